@@ -1,0 +1,115 @@
+import { Hono } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { loadConfig } from "./config/load";
+import type { Env } from "./env";
+import { type EnvironmentName, failure, success } from "./envelope";
+import type { AppEnv } from "./http/app-env";
+import { newCallId, respond } from "./http/respond";
+import { runs } from "./routes/runs";
+import { catalog } from "./tools";
+import { missingBindings } from "./upstream/bindings";
+
+const startupProblems = new WeakMap<object, string[]>();
+
+/**
+ * Checks configuration and every tool's binding once per environment object. A proxy that cannot
+ * reach one of its tools, or whose secrets are malformed, refuses all traffic and says why.
+ */
+function startupCheck(env: Env): string[] {
+  let problems = startupProblems.get(env);
+  if (!problems) {
+    problems = [];
+    try {
+      loadConfig(env);
+    } catch (error) {
+      problems.push(error instanceof Error ? error.message : String(error));
+    }
+    problems.push(...missingBindings(catalog, env));
+    for (const problem of problems) console.error(`edge-tool-proxy cannot start: ${problem}`);
+    startupProblems.set(env, problems);
+  }
+  return problems;
+}
+
+function environmentOf(env: Env): EnvironmentName {
+  return env.ENVIRONMENT === "production" ? "production" : "sandbox";
+}
+
+export const app = new Hono<AppEnv>();
+
+app.use(async (c, next) => {
+  const problems = startupCheck(c.env);
+  if (problems.length > 0) {
+    return respond(
+      c,
+      failure(
+        { call_id: newCallId(), environment: environmentOf(c.env) },
+        {
+          code: "internal_error",
+          outcome: "terminal_failure",
+          message: `The proxy is misconfigured: ${problems.join("; ")}.`,
+          recommended_next_action: "escalate_to_human",
+        },
+      ),
+    );
+  }
+  await next();
+});
+
+app.get("/healthz", async (c) =>
+  respond(
+    c,
+    success(
+      { call_id: newCallId(), environment: environmentOf(c.env) },
+      {
+        status: "ok",
+        environment: environmentOf(c.env),
+        catalog_version: await catalog.version(),
+        namespaces: catalog.namespaces(),
+      },
+    ),
+  ),
+);
+
+app.route("/v1/runs", runs);
+
+app.notFound((c) =>
+  respond(
+    c,
+    failure(
+      { call_id: newCallId(), environment: environmentOf(c.env) },
+      {
+        code: "not_found",
+        message: `No route ${c.req.method} ${new URL(c.req.url).pathname}. See the HTTP contract in the README.`,
+        recommended_next_action: "stop",
+      },
+    ),
+  ),
+);
+
+app.onError((error, c) => {
+  const ctx = { call_id: newCallId(), environment: environmentOf(c.env) };
+  // Hono's JSON validator throws on a body that is not JSON; that is the caller's mistake, not ours.
+  if (error instanceof HTTPException && error.status < 500) {
+    return respond(
+      c,
+      failure(ctx, {
+        code: "validation_error",
+        message: "The request body is not valid JSON.",
+        problems: [
+          {
+            field: "body",
+            reason: "not valid JSON",
+            hint: "Send a JSON object with content-type application/json.",
+          },
+        ],
+      }),
+      { status: error.status },
+    );
+  }
+  console.error("unhandled error", error);
+  return respond(
+    c,
+    failure(ctx, { code: "internal_error", message: "The proxy failed unexpectedly. Retry shortly." }),
+  );
+});

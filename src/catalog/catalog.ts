@@ -1,0 +1,191 @@
+import { z } from "zod";
+import { sha256Hex } from "../ledger/digest";
+import { SIDE_EFFECTS, type ToolSpec } from "./define-tool";
+
+/** Thrown when a tool definition breaks a catalog rule; the message names the tool and the rule. */
+export class CatalogError extends Error {
+  override name = "CatalogError";
+}
+
+export const MAX_TOOLS_PER_NAMESPACE = 10;
+const TOOL_NAME = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;
+const DESCRIPTION_PARTS = ["does", "use_when", "avoid_when", "side_effects"] as const;
+const MIN_DESCRIPTION_LENGTH = 12;
+const MAX_TIMEOUT_MS = 30_000;
+
+/** Wrappers that do not change which fields an object accepts. */
+function unwrap(schema: z.ZodType): z.ZodType {
+  let current: z.ZodType = schema;
+  for (;;) {
+    if (
+      current instanceof z.ZodOptional ||
+      current instanceof z.ZodNullable ||
+      current instanceof z.ZodDefault
+    ) {
+      current = current.unwrap() as z.ZodType;
+    } else {
+      return current;
+    }
+  }
+}
+
+function describedAs(schema: z.ZodType): string | undefined {
+  return schema.description ?? unwrap(schema).description;
+}
+
+function isStrictObject(schema: z.ZodObject<z.ZodRawShape>): boolean {
+  const catchall = schema._zod.def.catchall;
+  return catchall !== undefined && catchall._zod.def.type === "never";
+}
+
+/** Every object in the input, at any depth, must be strict and every field described. */
+function checkInputSchema(tool: string, schema: z.ZodType, path: string): void {
+  const inner = unwrap(schema);
+  if (inner instanceof z.ZodArray) {
+    checkInputSchema(tool, inner.element as z.ZodType, `${path}[]`);
+    return;
+  }
+  if (!(inner instanceof z.ZodObject)) return;
+  const where = path === "" ? "its input schema" : `the object at "${path}"`;
+  if (!isStrictObject(inner)) {
+    throw new CatalogError(
+      `tool "${tool}": ${where} is not strict; use z.strictObject(...) or .strict() so unknown fields are refused`,
+    );
+  }
+  for (const [field, fieldSchema] of Object.entries(inner.shape)) {
+    const fieldPath = path === "" ? field : `${path}.${field}`;
+    const description = describedAs(fieldSchema as z.ZodType);
+    if (!description || description.trim().length === 0) {
+      throw new CatalogError(
+        `tool "${tool}": field "${fieldPath}" has no description; a model fills fields from their descriptions`,
+      );
+    }
+    checkInputSchema(tool, fieldSchema as z.ZodType, fieldPath);
+  }
+}
+
+/** Checks one tool against every catalog rule, throwing a CatalogError at the first broken one. */
+export function checkToolSpec(spec: ToolSpec): void {
+  const name = typeof spec.name === "string" ? spec.name : String(spec.name);
+  if (!TOOL_NAME.test(name)) {
+    throw new CatalogError(
+      `tool "${name}": name must be snake_case verb_noun such as "lookup_order" or "issue_refund"`,
+    );
+  }
+  if (!SIDE_EFFECTS.includes(spec.side_effect)) {
+    throw new CatalogError(
+      `tool "${name}": side_effect must be one of ${SIDE_EFFECTS.join(", ")}; a tool that cannot be classified is not exposed`,
+    );
+  }
+  if (typeof spec.namespace !== "string" || !/^[a-z][a-z0-9_]*$/.test(spec.namespace)) {
+    throw new CatalogError(`tool "${name}": namespace must be a lowercase identifier`);
+  }
+  for (const part of DESCRIPTION_PARTS) {
+    const text = spec.description?.[part];
+    if (typeof text !== "string" || text.trim().length < MIN_DESCRIPTION_LENGTH) {
+      throw new CatalogError(
+        `tool "${name}": description.${part} is missing or too short; every tool says what it does, when to use it, when not to, and its side effects`,
+      );
+    }
+  }
+  if (!(spec.input instanceof z.ZodObject)) {
+    throw new CatalogError(`tool "${name}": input must be a zod object schema`);
+  }
+  checkInputSchema(name, spec.input, "");
+  if (!(spec.output instanceof z.ZodType)) {
+    throw new CatalogError(
+      `tool "${name}": output must be a zod schema; it is the whitelist of what the model sees`,
+    );
+  }
+  if (typeof spec.timeout_ms !== "number" || !(spec.timeout_ms > 0) || spec.timeout_ms > MAX_TIMEOUT_MS) {
+    throw new CatalogError(`tool "${name}": timeout_ms must be a number between 1 and ${MAX_TIMEOUT_MS}`);
+  }
+  if (typeof spec.upstream?.binding !== "string" || spec.upstream.binding.length === 0) {
+    throw new CatalogError(
+      `tool "${name}": upstream.binding must name the wrangler.toml binding its calls go through`,
+    );
+  }
+  if (typeof spec.upstream.request !== "function") {
+    throw new CatalogError(`tool "${name}": upstream.request must map arguments to an HTTP request`);
+  }
+  if (typeof spec.version !== "string" || spec.version.length === 0) {
+    throw new CatalogError(`tool "${name}": version is required`);
+  }
+}
+
+/** The loaded, checked set of tools, grouped by namespace. */
+export class Catalog {
+  readonly #byNamespace: ReadonlyMap<string, ReadonlyMap<string, ToolSpec>>;
+  #version: Promise<string> | undefined;
+
+  constructor(byNamespace: ReadonlyMap<string, ReadonlyMap<string, ToolSpec>>) {
+    this.#byNamespace = byNamespace;
+  }
+
+  namespaces(): string[] {
+    return [...this.#byNamespace.keys()];
+  }
+
+  hasNamespace(namespace: string): boolean {
+    return this.#byNamespace.has(namespace);
+  }
+
+  tools(namespace: string): ToolSpec[] {
+    return [...(this.#byNamespace.get(namespace)?.values() ?? [])];
+  }
+
+  /** A tool by name, only within the given namespace: other namespaces are invisible. */
+  find(namespace: string, name: string): ToolSpec | undefined {
+    return this.#byNamespace.get(namespace)?.get(name);
+  }
+
+  all(): ToolSpec[] {
+    return [...this.#byNamespace.values()].flatMap((tools) => [...tools.values()]);
+  }
+
+  /** A content hash of every tool's contract: changes whenever a schema, description or version does. */
+  version(): Promise<string> {
+    this.#version ??= sha256Hex(
+      JSON.stringify(
+        this.all().map((tool) => ({
+          name: tool.name,
+          namespace: tool.namespace,
+          version: tool.version,
+          side_effect: tool.side_effect,
+          description: tool.description,
+          timeout_ms: tool.timeout_ms,
+          binding: tool.upstream.binding,
+          input: z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }),
+          output: z.toJSONSchema(tool.output, { io: "output", unrepresentable: "any" }),
+        })),
+      ),
+    ).then((hex) => `cat_${hex.slice(0, 16)}`);
+    return this.#version;
+  }
+}
+
+/**
+ * Checks every tool and builds the catalog. Throws a CatalogError naming the tool and the rule it
+ * breaks: a proxy with a half-valid catalog must not start.
+ */
+export function loadCatalog(specs: readonly ToolSpec[]): Catalog {
+  const byNamespace = new Map<string, Map<string, ToolSpec>>();
+  for (const spec of specs) {
+    checkToolSpec(spec);
+    let tools = byNamespace.get(spec.namespace);
+    if (!tools) {
+      tools = new Map();
+      byNamespace.set(spec.namespace, tools);
+    }
+    if (tools.has(spec.name)) {
+      throw new CatalogError(`tool "${spec.name}" is defined twice in namespace "${spec.namespace}"`);
+    }
+    tools.set(spec.name, spec);
+    if (tools.size > MAX_TOOLS_PER_NAMESPACE) {
+      throw new CatalogError(
+        `namespace "${spec.namespace}" has more than ${MAX_TOOLS_PER_NAMESPACE} tools; split it so a model can still choose well`,
+      );
+    }
+  }
+  return new Catalog(byNamespace);
+}

@@ -1,0 +1,108 @@
+import type { z } from "zod";
+import type { TenantConfig } from "../config/tenants";
+
+export const SIDE_EFFECTS = ["read", "write", "destructive"] as const;
+/** What calling a tool does to the world; it decides retries, idempotency keys and approvals. */
+export type SideEffect = (typeof SIDE_EFFECTS)[number];
+
+/**
+ * The four parts a model needs to choose a tool well. Each part is written for the model,
+ * in full sentences, with concrete examples of arguments where they help.
+ */
+export interface ToolDescription {
+  does: string;
+  use_when: string;
+  avoid_when: string;
+  side_effects: string;
+}
+
+/** The HTTP request a tool call becomes, relative to the tool's upstream binding. */
+export interface UpstreamRequest {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  path: string;
+  query?: Record<string, string>;
+  body?: unknown;
+}
+
+/** Why a policy refused a call, phrased so the model can act on it. */
+export type PolicyDecision = { allow: true } | { allow: false; field: string; reason: string; hint: string };
+
+export interface PolicyContext {
+  tenantId: string;
+  tenant: TenantConfig;
+}
+
+export type ToolPolicy<Args> = (args: Args, ctx: PolicyContext) => PolicyDecision;
+
+/** An input schema: a zod object whose fields the model fills. */
+export type InputSchema = z.ZodObject<z.ZodRawShape>;
+
+export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodType> {
+  /** `verb_noun` in snake_case: the side effect must be visible in the name. */
+  name: string;
+  namespace: string;
+  /** Bumped whenever the contract (arguments, output, meaning) changes. */
+  version: string;
+  /** A short human title shown in consoles and MCP clients. */
+  title: string;
+  side_effect: SideEffect;
+  description: ToolDescription;
+  /** Strict: unknown fields are errors, and every field carries a description. */
+  input: Input;
+  /** The whitelist: only what it names reaches the model. */
+  output: Output;
+  upstream: {
+    /** The name of the binding in `wrangler.toml` that decides where this tool's calls go. */
+    binding: string;
+    request: (args: z.infer<Input>) => UpstreamRequest;
+  };
+  /** Hard limit for the whole call, retries included; the request is aborted when it passes. */
+  timeout_ms: number;
+  /** Business rules checked after the schema, before anything is dispatched. */
+  policy?: readonly ToolPolicy<z.infer<Input>>[];
+  /** Whether the tool reaches beyond the tenant's own systems (web, email to strangers). */
+  open_world?: boolean;
+}
+
+/** A tool as the catalog stores it, with its argument types erased. */
+export interface ToolSpec {
+  name: string;
+  namespace: string;
+  version: string;
+  title: string;
+  side_effect: SideEffect;
+  description: ToolDescription;
+  input: InputSchema;
+  output: z.ZodType;
+  upstream: { binding: string; request: (args: Record<string, unknown>) => UpstreamRequest };
+  timeout_ms: number;
+  policy: readonly ToolPolicy<Record<string, unknown>>[];
+  open_world: boolean;
+}
+
+/**
+ * Declares a tool. Types flow from the input schema into the request mapping and policies;
+ * the rules that types cannot express are enforced when the catalog loads.
+ *
+ * @example
+ * const lookupOrder = defineTool({
+ *   name: "lookup_order", namespace: "support", version: "1", title: "Look up an order",
+ *   side_effect: "read", description: { does: "...", use_when: "...", avoid_when: "...", side_effects: "None." },
+ *   input: z.object({ order_id: z.string().describe("Order id such as A1001.") }).strict(),
+ *   output: OrderSchema,
+ *   upstream: { binding: "ORDERS_API", request: (a) => ({ method: "GET", path: `/orders/${a.order_id}` }) },
+ *   timeout_ms: 2500,
+ * });
+ */
+export function defineTool<Input extends InputSchema, Output extends z.ZodType>(
+  definition: ToolDefinition<Input, Output>,
+): ToolSpec {
+  // Policies and the request mapping are written against the parsed input type. The catalog only
+  // ever hands them arguments that passed `input`, so widening the parameter type is sound.
+  return {
+    ...definition,
+    upstream: definition.upstream as ToolSpec["upstream"],
+    policy: (definition.policy ?? []) as ToolSpec["policy"],
+    open_world: definition.open_world ?? false,
+  };
+}

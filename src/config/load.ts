@@ -1,0 +1,35 @@
+import { parseKeyHashes, parseKeyList } from "../auth/keys";
+import type { Env } from "../env";
+import { type EnvironmentName, EnvironmentSchema } from "../envelope";
+import { parseTenants, type Tenants } from "./tenants";
+
+/**
+ * Configuration read from the environment once per isolate. A malformed secret or var throws with
+ * a message naming it, which the entry turns into a loud start-up failure.
+ */
+export interface ProxyConfig {
+  environment: EnvironmentName;
+  tenants: Tenants;
+  tenantKeyHashes: Map<string, string[]>;
+  runTokenKeys: string[];
+  upstreamKeys: string[];
+}
+
+const cache = new WeakMap<object, ProxyConfig>();
+
+export function loadConfig(env: Env): ProxyConfig {
+  let config = cache.get(env);
+  if (!config) {
+    const environment = EnvironmentSchema.safeParse(env.ENVIRONMENT);
+    if (!environment.success) throw new Error(`ENVIRONMENT must be "sandbox" or "production"`);
+    config = {
+      environment: environment.data,
+      tenants: parseTenants(env.TENANTS),
+      tenantKeyHashes: parseKeyHashes("TENANT_KEYS", env.TENANT_KEYS),
+      runTokenKeys: parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS),
+      upstreamKeys: parseKeyList("UPSTREAM_KEYS", env.UPSTREAM_KEYS),
+    };
+    cache.set(env, config);
+  }
+  return config;
+}

@@ -1,0 +1,66 @@
+import { z } from "zod";
+
+/** Run limits: what a run may spend. A tenant's ceilings bound what any of its runs may ask for. */
+export const RunLimitsSchema = z.strictObject({
+  max_calls: z.number().int().min(1).max(10_000),
+  max_writes: z.number().int().min(0).max(1_000),
+  max_destructive: z.number().int().min(0).max(100),
+  deadline_s: z.number().int().min(1).max(86_400),
+});
+export type RunLimits = z.infer<typeof RunLimitsSchema>;
+
+export const DEFAULT_LIMITS: RunLimits = {
+  max_calls: 20,
+  max_writes: 5,
+  max_destructive: 1,
+  deadline_s: 120,
+};
+
+export const TenantConfigSchema = z.strictObject({
+  /** Namespaces whose tools this tenant's runs may open. */
+  namespaces: z.array(z.string()).min(1),
+  ceilings: RunLimitsSchema,
+  /** The nth identical call in a run is refused as a repeat. */
+  repeat_threshold: z.number().int().min(2).max(1_000).default(3),
+  /** Largest single refund an agent may issue, in cents. */
+  max_refund_cents: z.number().int().min(0),
+  /** Which resource ids belong to the tenant: argument name → anchored regular expression. */
+  owns: z.record(z.string(), z.string()).default({}),
+});
+export type TenantConfig = z.infer<typeof TenantConfigSchema>;
+
+export const TenantsSchema = z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/), TenantConfigSchema);
+export type Tenants = z.infer<typeof TenantsSchema>;
+
+/** Reads the `TENANTS` var; a malformed one is a deploy error, reported with the offending path. */
+export function parseTenants(raw: unknown): Tenants {
+  const value = typeof raw === "string" ? JSON.parse(raw) : raw;
+  const parsed = TenantsSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`TENANTS is invalid at "${issue?.path.join(".")}": ${issue?.message}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * The limits a run gets: the requested ones, else the defaults, each checked against the tenant's
+ * ceiling. Asking above a ceiling is an error, not a silent cap, so an orchestrator learns its
+ * real budget.
+ */
+export function resolveRunLimits(
+  requested: Partial<RunLimits> | undefined,
+  ceilings: RunLimits,
+): { ok: true; limits: RunLimits } | { ok: false; field: keyof RunLimits; ceiling: number; asked: number } {
+  const limits = { ...DEFAULT_LIMITS };
+  for (const field of Object.keys(DEFAULT_LIMITS) as (keyof RunLimits)[]) {
+    const asked = requested?.[field];
+    if (asked !== undefined) {
+      if (asked > ceilings[field]) return { ok: false, field, ceiling: ceilings[field], asked };
+      limits[field] = asked;
+    } else {
+      limits[field] = Math.min(DEFAULT_LIMITS[field], ceilings[field]);
+    }
+  }
+  return { ok: true, limits };
+}

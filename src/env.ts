@@ -1,0 +1,19 @@
+import type { RunLedger } from "./ledger/run-ledger";
+
+/**
+ * Bindings and configuration of the proxy worker. Tool bindings (ORDERS_API, PAYMENTS_API,
+ * CRM_API, EMAIL_API, ...) are looked up by name from the catalog, so they are not listed here.
+ */
+export interface Env {
+  /** "sandbox" or "production": named in every envelope. */
+  ENVIRONMENT: string;
+  /** Tenant configuration (namespaces, ceilings, policy limits); a table in wrangler.toml. */
+  TENANTS: unknown;
+  /** Secret. JSON `{ tenant: [sha256 hex of each valid key] }`; two entries during a rotation. */
+  TENANT_KEYS: string;
+  /** Secret. JSON array of HMAC keys for run tokens: the first signs, all verify. */
+  RUN_TOKEN_KEYS: string;
+  /** Secret. JSON array of HMAC keys for per-run upstream credentials: the first signs. */
+  UPSTREAM_KEYS: string;
+  RUN_LEDGER: DurableObjectNamespace<RunLedger>;
+}

@@ -1,0 +1,244 @@
+import { z } from "zod";
+
+/**
+ * The one response shape of the proxy. Every body it sends, a tool result, an auth failure or a
+ * malformed request, is an envelope; agents branch on `outcome` and `error.code`, never on prose.
+ */
+
+export const OUTCOMES = ["success", "retryable_failure", "terminal_failure"] as const;
+export const OutcomeSchema = z.enum(OUTCOMES);
+export type Outcome = z.infer<typeof OutcomeSchema>;
+
+export const ERROR_CODES = [
+  "validation_error",
+  "permission_error",
+  "not_found",
+  "transient_error",
+  "timeout",
+  "rate_limited",
+  "conflict_error",
+  "partial_success",
+  "silent_failure",
+  "terminal_error",
+  "budget_exhausted",
+  "repeat_detected",
+  "approval_required",
+  "approval_rejected",
+  "approval_expired",
+  "run_closed",
+  "internal_error",
+] as const;
+export const ErrorCodeSchema = z.enum(ERROR_CODES);
+export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
+
+export const NEXT_ACTIONS = [
+  "fix_arguments",
+  "retry",
+  "wait_for_approval",
+  "reconcile",
+  "escalate_to_human",
+  "stop",
+  "use_other_tool",
+] as const;
+export const NextActionSchema = z.enum(NEXT_ACTIONS);
+export type NextAction = z.infer<typeof NextActionSchema>;
+
+export const EnvironmentSchema = z.enum(["sandbox", "production"]);
+export type EnvironmentName = z.infer<typeof EnvironmentSchema>;
+
+export const ProblemSchema = z.object({
+  field: z.string(),
+  reason: z.string(),
+  hint: z.string(),
+});
+export type Problem = z.infer<typeof ProblemSchema>;
+
+export const ToolErrorSchema = z.object({
+  code: ErrorCodeSchema,
+  message: z.string(),
+  problems: z.array(ProblemSchema),
+  retryable: z.boolean(),
+  retry_after_ms: z.number().int().nonnegative().nullable(),
+  side_effect_confirmed: z.boolean().nullable(),
+  external_id: z.string().nullable(),
+  recommended_next_action: NextActionSchema,
+  /** Machine-readable specifics: the limit that tripped, the tools that exist, ... */
+  details: z.record(z.string(), z.unknown()).nullable(),
+});
+export type ToolError = z.infer<typeof ToolErrorSchema>;
+
+export const BudgetSchema = z.object({
+  calls_left: z.number().int().nonnegative(),
+  writes_left: z.number().int().nonnegative(),
+  destructive_left: z.number().int().nonnegative(),
+  deadline_ms_left: z.number().int().nonnegative(),
+});
+export type Budget = z.infer<typeof BudgetSchema>;
+
+export const EnvelopeSchema = z
+  .object({
+    outcome: OutcomeSchema,
+    tool: z.string().nullable(),
+    call_id: z.string(),
+    environment: EnvironmentSchema,
+    idempotency_key: z.string().nullable(),
+    replayed: z.boolean(),
+    data: z.unknown().nullable(),
+    observed_state: z.unknown().nullable(),
+    error: ToolErrorSchema.nullable(),
+    budget: BudgetSchema.nullable(),
+  })
+  .strict()
+  .refine((envelope) => (envelope.outcome === "success") === (envelope.error === null), {
+    message: "an envelope has an error exactly when its outcome is not success",
+  });
+export type Envelope = z.infer<typeof EnvelopeSchema>;
+
+/** What a caller passes to describe a failure; everything else gets a safe default. */
+export interface FailureSpec {
+  code: ErrorCode;
+  message: string;
+  problems?: Problem[];
+  retry_after_ms?: number | null;
+  side_effect_confirmed?: boolean | null;
+  external_id?: string | null;
+  recommended_next_action?: NextAction;
+  details?: Record<string, unknown> | null;
+  /** Overrides the outcome implied by the code (e.g. a timeout of a read that may be retried). */
+  outcome?: Exclude<Outcome, "success">;
+}
+
+export interface EnvelopeContext {
+  call_id: string;
+  environment: EnvironmentName;
+  tool?: string | null;
+  idempotency_key?: string | null;
+  replayed?: boolean;
+  budget?: Budget | null;
+  observed_state?: unknown;
+}
+
+/** The outcome and next step each code implies unless the caller says otherwise. */
+export function defaultsFor(code: ErrorCode): { outcome: Exclude<Outcome, "success">; next: NextAction } {
+  switch (code) {
+    case "validation_error":
+      return { outcome: "terminal_failure", next: "fix_arguments" };
+    case "permission_error":
+      return { outcome: "terminal_failure", next: "stop" };
+    case "not_found":
+      return { outcome: "terminal_failure", next: "fix_arguments" };
+    case "transient_error":
+    case "timeout":
+    case "rate_limited":
+      return { outcome: "retryable_failure", next: "retry" };
+    case "conflict_error":
+      return { outcome: "terminal_failure", next: "reconcile" };
+    case "partial_success":
+    case "silent_failure":
+      return { outcome: "terminal_failure", next: "reconcile" };
+    case "terminal_error":
+      return { outcome: "terminal_failure", next: "escalate_to_human" };
+    case "budget_exhausted":
+      return { outcome: "terminal_failure", next: "stop" };
+    case "repeat_detected":
+      return { outcome: "terminal_failure", next: "escalate_to_human" };
+    case "approval_required":
+      return { outcome: "retryable_failure", next: "wait_for_approval" };
+    case "approval_rejected":
+    case "approval_expired":
+      return { outcome: "terminal_failure", next: "escalate_to_human" };
+    case "run_closed":
+      return { outcome: "terminal_failure", next: "stop" };
+    case "internal_error":
+      return { outcome: "retryable_failure", next: "retry" };
+    default:
+      return assertNever(code);
+  }
+}
+
+export function assertNever(value: never): never {
+  throw new Error(`unhandled case: ${String(value)}`);
+}
+
+export function success(ctx: EnvelopeContext, data: unknown): Envelope {
+  return {
+    outcome: "success",
+    tool: ctx.tool ?? null,
+    call_id: ctx.call_id,
+    environment: ctx.environment,
+    idempotency_key: ctx.idempotency_key ?? null,
+    replayed: ctx.replayed ?? false,
+    data: data ?? null,
+    observed_state: ctx.observed_state ?? null,
+    error: null,
+    budget: ctx.budget ?? null,
+  };
+}
+
+export function failure(ctx: EnvelopeContext, spec: FailureSpec): Envelope {
+  const defaults = defaultsFor(spec.code);
+  const outcome = spec.outcome ?? defaults.outcome;
+  return {
+    outcome,
+    tool: ctx.tool ?? null,
+    call_id: ctx.call_id,
+    environment: ctx.environment,
+    idempotency_key: ctx.idempotency_key ?? null,
+    replayed: ctx.replayed ?? false,
+    data: null,
+    observed_state: ctx.observed_state ?? null,
+    error: {
+      code: spec.code,
+      message: spec.message,
+      problems: spec.problems ?? [],
+      retryable: outcome === "retryable_failure",
+      retry_after_ms: spec.retry_after_ms ?? null,
+      side_effect_confirmed: spec.side_effect_confirmed ?? null,
+      external_id: spec.external_id ?? null,
+      recommended_next_action: spec.recommended_next_action ?? defaults.next,
+      details: spec.details ?? null,
+    },
+    budget: ctx.budget ?? null,
+  };
+}
+
+/**
+ * The HTTP status that mirrors an envelope, so plain HTTP clients can branch without parsing.
+ * `authFailure` distinguishes "who are you?" (401) from "you may not" (403).
+ */
+export function httpStatusFor(envelope: Envelope, opts: { authFailure?: boolean } = {}): number {
+  const error = envelope.error;
+  if (!error) return 200;
+  switch (error.code) {
+    case "validation_error":
+      return 422;
+    case "permission_error":
+      return opts.authFailure ? 401 : 403;
+    case "not_found":
+      return 404;
+    case "conflict_error":
+    case "repeat_detected":
+    case "run_closed":
+    case "approval_required":
+      return 409;
+    case "approval_rejected":
+    case "approval_expired":
+      return 403;
+    case "budget_exhausted":
+      return 403;
+    case "rate_limited":
+      return 429;
+    case "transient_error":
+      return 503;
+    case "timeout":
+      return 504;
+    case "partial_success":
+    case "silent_failure":
+    case "terminal_error":
+      return 502;
+    case "internal_error":
+      return 500;
+    default:
+      return assertNever(error.code);
+  }
+}

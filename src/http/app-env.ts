@@ -1,0 +1,11 @@
+import type { RunTokenClaims } from "../auth/run-token";
+import type { Env } from "../env";
+
+/** Hono's typing of this app: bindings plus what authentication establishes. */
+export interface AppEnv {
+  Bindings: Env;
+  Variables: {
+    tenant: string;
+    claims: RunTokenClaims;
+  };
+}

@@ -1,0 +1,50 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { bearerToken, findKeyOwner } from "../auth/keys";
+import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
+import { loadConfig } from "../config/load";
+import { failure } from "../envelope";
+import type { AppEnv } from "./app-env";
+import { newCallId, respond } from "./respond";
+
+function denied(c: Context<AppEnv>, message: string, authFailure: boolean) {
+  c.header("WWW-Authenticate", 'Bearer realm="edge-tool-proxy"');
+  return respond(
+    c,
+    failure(
+      { call_id: newCallId(), environment: loadConfig(c.env).environment },
+      { code: "permission_error", message },
+    ),
+    { authFailure },
+  );
+}
+
+/** Routes for an orchestrator: a tenant key, stored hashed, compared in constant time. */
+export const requireTenantKey: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const token = bearerToken(c.req.header("authorization"));
+  if (!token) return denied(c, "This route needs a tenant key: Authorization: Bearer <tenant key>.", true);
+  const tenant = await findKeyOwner(token, loadConfig(c.env).tenantKeyHashes);
+  if (!tenant) return denied(c, "The tenant key is not valid.", true);
+  c.set("tenant", tenant);
+  await next();
+};
+
+const TOKEN_REFUSALS = {
+  malformed: "The run token is not valid.",
+  bad_signature: "The run token is not valid.",
+  expired: "The run token has expired; open a new run.",
+} as const;
+
+/** Routes of one run: a run token signed for exactly this run. */
+export const requireRunToken: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const token = bearerToken(c.req.header("authorization"));
+  if (!token) return denied(c, "This route needs the run's token: Authorization: Bearer <run token>.", true);
+  const verified = await verifyRunToken(token, loadConfig(c.env).runTokenKeys);
+  if (!verified.ok) return denied(c, TOKEN_REFUSALS[verified.reason], true);
+  const claims: RunTokenClaims = verified.payload;
+  if (claims.run !== c.req.param("run_id")) {
+    return denied(c, "This run token belongs to another run.", false);
+  }
+  c.set("tenant", claims.tenant);
+  c.set("claims", claims);
+  await next();
+};

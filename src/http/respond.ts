@@ -1,0 +1,20 @@
+import type { Context } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { type Envelope, httpStatusFor } from "../envelope";
+
+/** Sends an envelope with the HTTP status that mirrors it and the replay header when it applies. */
+export function respond(
+  c: Context,
+  envelope: Envelope,
+  opts: { authFailure?: boolean; status?: number } = {},
+) {
+  if (envelope.replayed) c.header("Idempotent-Replayed", "true");
+  if (envelope.error?.retry_after_ms)
+    c.header("Retry-After", String(Math.ceil(envelope.error.retry_after_ms / 1000)));
+  return c.json(envelope, (opts.status ?? httpStatusFor(envelope, opts)) as ContentfulStatusCode);
+}
+
+/** A proxy-assigned id for one request; agents quote it, traces are keyed by it. */
+export function newCallId(): string {
+  return `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+}

@@ -1,0 +1,87 @@
+import type { TraceEntry } from "./trace";
+
+/**
+ * Renders a run's trace as OTLP/JSON spans following the OpenTelemetry GenAI conventions: one
+ * `execute_tool` span per dispatch, all in one trace per run.
+ */
+
+type OtlpValue = { stringValue: string } | { intValue: string } | { boolValue: boolean };
+interface OtlpAttribute {
+  key: string;
+  value: OtlpValue;
+}
+
+function attribute(key: string, value: string | number | boolean): OtlpAttribute {
+  if (typeof value === "boolean") return { key, value: { boolValue: value } };
+  if (typeof value === "number") return { key, value: { intValue: String(Math.trunc(value)) } };
+  return { key, value: { stringValue: value } };
+}
+
+/** Deterministic hex ids from the run and call ids, so re-exports of a trace line up. */
+function hexId(text: string, length: number): string {
+  let hash = 0xcbf29ce484222325n;
+  let out = "";
+  let salt = 0;
+  while (out.length < length) {
+    for (const char of `${salt}:${text}`) {
+      hash ^= BigInt(char.codePointAt(0) ?? 0);
+      hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
+    }
+    out += hash.toString(16).padStart(16, "0");
+    salt++;
+  }
+  return out.slice(0, length);
+}
+
+const toNanos = (iso: string) => `${BigInt(Date.parse(iso)) * 1_000_000n}`;
+
+export function traceToOtlp(runId: string, entries: readonly TraceEntry[], environment: string) {
+  const traceId = hexId(runId, 32);
+  return {
+    resourceSpans: [
+      {
+        resource: {
+          attributes: [
+            attribute("service.name", "edge-tool-proxy"),
+            attribute("deployment.environment.name", environment),
+            attribute("gen_ai.conversation.id", runId),
+          ],
+        },
+        scopeSpans: [
+          {
+            scope: { name: "edge-tool-proxy.run-ledger" },
+            spans: entries.map((entry) => {
+              const attributes = [
+                attribute("gen_ai.operation.name", "execute_tool"),
+                attribute("gen_ai.tool.name", entry.tool ?? "unknown"),
+                attribute("gen_ai.tool.call.id", entry.call_id),
+                attribute("gen_ai.tool.type", "function"),
+                attribute("tool.outcome", entry.outcome),
+                attribute("tool.replayed", entry.replayed),
+                attribute("tool.catalog_version", entry.catalog_version),
+              ];
+              if (entry.side_effect) attributes.push(attribute("tool.side_effect", entry.side_effect));
+              if (entry.error_code) attributes.push(attribute("error.type", entry.error_code));
+              if (entry.upstream_status !== null) {
+                attributes.push(attribute("http.response.status_code", entry.upstream_status));
+              }
+              if (entry.idempotency_key)
+                attributes.push(attribute("tool.idempotency_key", entry.idempotency_key));
+              attributes.push(attribute("tool.upstream_attempts", entry.upstream_attempts.length));
+              return {
+                traceId,
+                spanId: hexId(entry.call_id, 16),
+                name: `execute_tool ${entry.tool ?? "unknown"}`,
+                kind: 1,
+                startTimeUnixNano: toNanos(entry.started_at),
+                endTimeUnixNano: toNanos(entry.ended_at ?? entry.started_at),
+                attributes,
+                status: entry.error_code ? { code: 2, message: entry.error_code } : { code: 1 },
+              };
+            }),
+          },
+        ],
+      },
+    ],
+  };
+}

@@ -1,0 +1,35 @@
+import type { RunLimits } from "../config/tenants";
+import type { Budget, EnvironmentName } from "../envelope";
+import { budgetLeft, type Counters } from "./budget";
+import type { RunMeta } from "./run-store";
+
+/** What `GET /v1/runs/{id}` reports: the run's state, what it has spent and what is left. */
+export interface RunStatus {
+  run_id: string;
+  namespace: string;
+  environment: EnvironmentName;
+  state: "open" | "closed" | "expired";
+  created_at: string;
+  deadline_at: string;
+  ended_at: string | null;
+  catalog_version: string;
+  limits: RunLimits;
+  used: Counters;
+  budget: Budget;
+}
+
+export function runStatus(run: RunMeta, now: number): RunStatus {
+  return {
+    run_id: run.run_id,
+    namespace: run.namespace,
+    environment: run.environment,
+    state: run.state === "open" && now >= run.deadline_at ? "expired" : run.state,
+    created_at: new Date(run.created_at).toISOString(),
+    deadline_at: new Date(run.deadline_at).toISOString(),
+    ended_at: run.ended_at === null ? null : new Date(run.ended_at).toISOString(),
+    catalog_version: run.catalog_version,
+    limits: run.limits,
+    used: run.counters,
+    budget: budgetLeft(run.limits, run.counters, run.deadline_at, now),
+  };
+}

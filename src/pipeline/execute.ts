@@ -1,0 +1,101 @@
+import type { ToolSpec } from "../catalog/define-tool";
+import type { FailureSpec } from "../envelope";
+import type { Upstream } from "../upstream/bindings";
+import { classifyUpstream } from "../upstream/classify";
+import { sendAttempt } from "../upstream/dispatch";
+import { decideRetry } from "../upstream/retry";
+import { shapeOutput } from "./shape";
+
+/** One upstream attempt as the trace records it. */
+export interface AttemptRecord {
+  attempt: number;
+  started_at: number;
+  latency_ms: number;
+  upstream_status: number | null;
+  result: "success" | "timeout" | "network_error" | "http_error" | "invalid_body";
+}
+
+export type Execution =
+  | { ok: true; data: unknown; status: number; attempts: AttemptRecord[] }
+  | { ok: false; failure: FailureSpec; status: number | null; attempts: AttemptRecord[] };
+
+export interface ExecuteInput {
+  tool: ToolSpec;
+  args: Record<string, unknown>;
+  upstream: Upstream;
+  headers: Record<string, string>;
+  random?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Stages "dispatch", "classify" and "shape" for one agent call: sends the request, retrying reads on
+ * transient failures within the tool's timeout, and turns the final answer into data or a failure.
+ */
+export async function executeTool(input: ExecuteInput): Promise<Execution> {
+  const { tool } = input;
+  const random = input.random ?? Math.random;
+  const sleep = input.sleep ?? defaultSleep;
+  const request = tool.upstream.request(input.args);
+  const attempts: AttemptRecord[] = [];
+  const began = Date.now();
+
+  for (;;) {
+    const startedAt = Date.now();
+    const remaining = tool.timeout_ms - (startedAt - began);
+    const result = await sendAttempt({
+      upstream: input.upstream,
+      request,
+      headers: input.headers,
+      timeoutMs: remaining,
+    });
+    const classification = classifyUpstream(result, tool.side_effect);
+    const status = result.kind === "response" || result.kind === "oversized" ? result.status : null;
+    const record: AttemptRecord = {
+      attempt: attempts.length + 1,
+      started_at: startedAt,
+      latency_ms: Date.now() - startedAt,
+      upstream_status: status,
+      result:
+        result.kind === "timeout" || result.kind === "network_error"
+          ? result.kind
+          : classification.kind === "success"
+            ? "success"
+            : status !== null && status >= 200 && status < 300
+              ? "invalid_body"
+              : "http_error",
+    };
+    attempts.push(record);
+
+    if (classification.kind === "success") {
+      const shaped = shapeOutput(tool, classification.body);
+      return shaped.ok
+        ? { ok: true, data: shaped.data, status: classification.status, attempts }
+        : { ok: false, failure: shaped.failure, status, attempts };
+    }
+
+    const decision = decideRetry({
+      sideEffect: tool.side_effect,
+      transient: classification.transient,
+      attempts: attempts.length,
+      elapsedMs: Date.now() - began,
+      timeoutMs: tool.timeout_ms,
+      retryAfterMs: classification.failure.retry_after_ms ?? null,
+      random: random(),
+    });
+    if (!decision.retry) {
+      return {
+        ok: false,
+        failure: {
+          ...classification.failure,
+          details: { ...classification.failure.details, attempts: attempts.length },
+        },
+        status,
+        attempts,
+      };
+    }
+    await sleep(decision.delayMs);
+  }
+}

@@ -1,0 +1,91 @@
+import type { Catalog } from "../catalog/catalog";
+import type { PolicyContext, ToolSpec } from "../catalog/define-tool";
+import type { FailureSpec, Problem } from "../envelope";
+import { checkPolicy } from "./policy";
+import { validateArguments } from "./validate";
+
+/** A call as the worker hands it to the ledger: parsed, or already known to be malformed. */
+export type CallRequest =
+  | { ok: true; tool: string; args: unknown }
+  | { ok: false; tool: string | null; args: unknown; problems: Problem[] };
+
+export interface PreparedCall {
+  toolName: string | null;
+  tool: ToolSpec | null;
+  /** What the agent sent, for the trace and repeat detection. */
+  rawArgs: unknown;
+  /** The parsed arguments, when they passed the schema and the policy. */
+  args: Record<string, unknown> | null;
+  refusal: FailureSpec | null;
+}
+
+/**
+ * Stages "resolve", "validate" and "policy": finds the tool in the run's namespace, checks the
+ * arguments' structure, then the business rules. Pure: nothing is stored or sent here.
+ */
+export function prepareCall(
+  catalog: Catalog,
+  namespace: string,
+  request: CallRequest,
+  policy: PolicyContext,
+): PreparedCall {
+  const base = { toolName: request.tool, tool: null, rawArgs: request.args, args: null };
+  if (!request.ok) {
+    return {
+      ...base,
+      refusal: {
+        code: "validation_error",
+        message: "The request body is not a valid tool call. Fix the fields listed in problems.",
+        problems: request.problems,
+      },
+    };
+  }
+
+  const tool = catalog.find(namespace, request.tool);
+  if (!tool) {
+    const available = catalog.tools(namespace).map((candidate) => candidate.name);
+    return {
+      ...base,
+      refusal: {
+        code: "not_found",
+        message: `There is no tool "${request.tool}" in this run's namespace. Use one of the listed tools.`,
+        recommended_next_action: "use_other_tool",
+        details: { available_tools: available },
+      },
+    };
+  }
+
+  const validation = validateArguments(tool.input, request.args);
+  if (!validation.ok) {
+    return {
+      ...base,
+      tool,
+      refusal: {
+        code: "validation_error",
+        message: `The arguments for ${tool.name} are invalid: ${validation.problems
+          .map((problem) => `${problem.field} (${problem.reason})`)
+          .join("; ")}. Fix them and call again.`,
+        problems: validation.problems,
+      },
+    };
+  }
+
+  const decision = checkPolicy(tool, validation.args, policy);
+  if (!decision.ok) {
+    return {
+      ...base,
+      tool,
+      refusal: {
+        code: "permission_error",
+        message: `Policy does not allow this ${tool.name} call: ${decision.problems
+          .map((problem) => problem.reason)
+          .join("; ")}.`,
+        problems: decision.problems,
+        side_effect_confirmed: false,
+        recommended_next_action: "escalate_to_human",
+      },
+    };
+  }
+
+  return { ...base, tool, args: validation.args, refusal: null };
+}

@@ -1,0 +1,175 @@
+import { z } from "zod";
+import type { InputSchema } from "../catalog/define-tool";
+import type { Problem } from "../envelope";
+
+export type Validation = { ok: true; args: Record<string, unknown> } | { ok: false; problems: Problem[] };
+
+/**
+ * Stage "validate": checks arguments against the tool's strict schema and turns every zod issue
+ * into a problem that names the field, says what is wrong, and what is allowed.
+ */
+export function validateArguments(schema: InputSchema, args: unknown): Validation {
+  const parsed = schema.safeParse(args, { reportInput: true });
+  if (parsed.success) return { ok: true, args: parsed.data };
+  const problems = parsed.error.issues.flatMap((issue) => problemsFor(schema, issue));
+  return { ok: false, problems: dedupe(problems) };
+}
+
+function dedupe(problems: Problem[]): Problem[] {
+  const seen = new Set<string>();
+  return problems.filter((problem) => {
+    const key = `${problem.field}\u0000${problem.reason}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** `items[0].sku` style paths; the root is `args`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out === "" ? String(part) : `.${String(part)}`;
+  }
+  return out === "" ? "args" : out;
+}
+
+function describeValueType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (typeof value === "number" && Number.isInteger(value)) return "integer";
+  return typeof value;
+}
+
+/** The schema of the object that holds `path`, walking through optional and array wrappers. */
+function schemaAt(root: z.ZodType, path: readonly PropertyKey[]): z.ZodType | undefined {
+  let current: z.ZodType | undefined = root;
+  for (const part of path) {
+    current = peel(current);
+    if (current instanceof z.ZodObject && typeof part === "string") {
+      current = current.shape[part] as z.ZodType | undefined;
+    } else if (current instanceof z.ZodArray && typeof part === "number") {
+      current = current.element as z.ZodType;
+    } else {
+      return undefined;
+    }
+  }
+  return current;
+}
+
+function peel(schema: z.ZodType | undefined): z.ZodType | undefined {
+  let current = schema;
+  while (
+    current instanceof z.ZodOptional ||
+    current instanceof z.ZodNullable ||
+    current instanceof z.ZodDefault
+  ) {
+    current = current.unwrap() as z.ZodType;
+  }
+  return current;
+}
+
+function describe(schema: z.ZodType | undefined): string | undefined {
+  return schema?.description ?? peel(schema)?.description;
+}
+
+function problemsFor(root: InputSchema, issue: z.core.$ZodIssue): Problem[] {
+  const field = formatPath(issue.path);
+  const fieldSchema = schemaAt(root, issue.path);
+  const description = describe(fieldSchema) ?? "See the tool's input schema.";
+  switch (issue.code) {
+    case "invalid_type": {
+      if (issue.path.length === 0) {
+        return [
+          {
+            field,
+            reason: `expected an object of arguments, got ${describeValueType(issue.input)}`,
+            hint: "Send args as a JSON object.",
+          },
+        ];
+      }
+      if (issue.input === undefined) return [{ field, reason: "missing required field", hint: description }];
+      return [
+        {
+          field,
+          reason: `expected ${issue.expected}, got ${describeValueType(issue.input)}`,
+          hint: description,
+        },
+      ];
+    }
+    case "unrecognized_keys": {
+      const holder = peel(schemaAt(root, issue.path));
+      const valid = holder instanceof z.ZodObject ? Object.keys(holder.shape) : [];
+      return issue.keys.map((key) => {
+        const path = [...issue.path, key];
+        const suggestion = closestField(key, valid);
+        const didYouMean = suggestion ? `Did you mean "${suggestion}"? ` : "";
+        return {
+          field: formatPath(path),
+          reason: "unknown field",
+          hint: `${didYouMean}Valid fields: ${valid.join(", ")}.`,
+        };
+      });
+    }
+    case "invalid_value":
+      return [
+        {
+          field,
+          reason: `${JSON.stringify(issue.input)} is not an allowed value`,
+          hint: `Allowed values: ${issue.values.map((value) => JSON.stringify(value)).join(", ")}. ${description}`,
+        },
+      ];
+    case "too_small":
+    case "too_big": {
+      const bound = issue.code === "too_small" ? "at least" : "at most";
+      const limit = Number(issue.code === "too_small" ? issue.minimum : issue.maximum);
+      const unit =
+        issue.origin === "string"
+          ? " characters"
+          : issue.origin === "array" || issue.origin === "set"
+            ? " items"
+            : "";
+      const exclusive =
+        issue.inclusive === false ? (issue.code === "too_small" ? "more than" : "less than") : bound;
+      return [{ field, reason: `must be ${exclusive} ${limit}${unit}`, hint: description }];
+    }
+    case "invalid_format":
+      return [{ field, reason: issue.message, hint: description }];
+    case "not_multiple_of":
+      return [{ field, reason: `must be a multiple of ${String(issue.divisor)}`, hint: description }];
+    case "invalid_union":
+    case "invalid_key":
+    case "invalid_element":
+    case "custom":
+      return [{ field, reason: issue.message, hint: description }];
+    default:
+      return [{ field, reason: "invalid value", hint: description }];
+  }
+}
+
+/** The valid field a near miss was probably meant to be: `orderId` → `order_id`. */
+export function closestField(key: string, valid: readonly string[]): string | undefined {
+  const normal = (text: string) => text.toLowerCase().replace(/[^a-z0-9]/g, "");
+  const target = normal(key);
+  let best: { name: string; distance: number } | undefined;
+  for (const name of valid) {
+    const distance = normal(name) === target ? 0 : levenshtein(target, normal(name));
+    if (!best || distance < best.distance) best = { name, distance };
+  }
+  if (!best) return undefined;
+  return best.distance <= Math.max(1, Math.floor(best.name.length / 4)) ? best.name : undefined;
+}
+
+function levenshtein(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + cost);
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}

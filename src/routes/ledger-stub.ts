@@ -1,0 +1,26 @@
+import type { Env } from "../env";
+import type { Envelope } from "../envelope";
+import type { CallInput, OpenRunInput } from "../ledger/run-ledger";
+import type { RunStatus } from "../ledger/run-status";
+import type { TraceEntry } from "../ledger/trace";
+
+/** The RunLedger's RPC surface as the worker uses it. */
+export interface LedgerClient {
+  open(input: OpenRunInput): Promise<RunStatus>;
+  status(tenant: string): Promise<RunStatus | null>;
+  end(tenant: string): Promise<RunStatus | null>;
+  trace(tenant: string): Promise<{ run: RunStatus; entries: TraceEntry[] } | null>;
+  call(input: CallInput): Promise<Envelope>;
+}
+
+/**
+ * The run's ledger. Its id is derived from tenant and run id together, so a run id alone, guessed or
+ * leaked, never reaches another tenant's ledger.
+ */
+export function ledgerFor(env: Env, tenant: string, runId: string): LedgerClient {
+  const stub = env.RUN_LEDGER.get(env.RUN_LEDGER.idFromName(`${tenant}/${runId}`));
+  // Workers RPC types a method returning `unknown` JSON (tool data, trace arguments) as `never`.
+  // Every value the ledger returns is plain JSON, which RPC carries unchanged, so the ledger's own
+  // method signatures are the true types.
+  return stub as unknown as LedgerClient;
+}

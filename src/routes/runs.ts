@@ -1,0 +1,172 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { z } from "zod";
+import { issueRunToken } from "../auth/run-token";
+import { loadConfig } from "../config/load";
+import { RunLimitsSchema, resolveRunLimits } from "../config/tenants";
+import { failure, success } from "../envelope";
+import type { AppEnv } from "../http/app-env";
+import { requireRunToken, requireTenantKey } from "../http/auth";
+import { parseCallBody } from "../http/call-body";
+import { parseJsonBody } from "../http/json-body";
+import { newCallId, respond } from "../http/respond";
+import { tooLarge } from "../http/too-large";
+import { traceToOtlp } from "../ledger/otlp";
+import { RETENTION_MS } from "../ledger/run-ledger";
+import { catalog } from "../tools";
+import { ledgerFor } from "./ledger-stub";
+import { toolSpecsFor } from "./tool-specs";
+
+export const MAX_CALL_BODY_BYTES = 64 * 1024;
+/** Run tokens outlive the deadline a little, so an agent can still read its status and trace. */
+const TOKEN_GRACE_MS = 60 * 60 * 1000;
+
+export const OpenRunBodySchema = z.strictObject({
+  namespace: z.string().describe("The tool namespace the run may use, such as support."),
+  limits: RunLimitsSchema.partial()
+    .optional()
+    .describe("Budgets for this run, within the tenant's ceilings."),
+});
+
+export const runs = new Hono<AppEnv>();
+
+const env = (c: { env: AppEnv["Bindings"] }) => loadConfig(c.env).environment;
+
+runs.post(
+  "/",
+  requireTenantKey,
+  bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
+  async (c) => {
+    const tenantId = c.get("tenant");
+    const config = loadConfig(c.env);
+    const tenant = config.tenants[tenantId];
+    const ctx = { call_id: newCallId(), environment: config.environment };
+    const parsed = parseJsonBody(await c.req.text(), OpenRunBodySchema);
+    if (!parsed.ok) {
+      return respond(
+        c,
+        failure(ctx, {
+          code: "validation_error",
+          message: "The request body is invalid. Fix the fields listed in problems.",
+          problems: parsed.problems,
+        }),
+      );
+    }
+    const body = parsed.value;
+    if (!tenant?.namespaces.includes(body.namespace) || !catalog.hasNamespace(body.namespace)) {
+      return respond(
+        c,
+        failure(ctx, {
+          code: "not_found",
+          message: `Namespace "${body.namespace}" is not available to this tenant.`,
+          details: { namespaces: tenant?.namespaces.filter((ns) => catalog.hasNamespace(ns)) ?? [] },
+        }),
+      );
+    }
+    const limits = resolveRunLimits(body.limits, tenant.ceilings);
+    if (!limits.ok) {
+      return respond(
+        c,
+        failure(ctx, {
+          code: "validation_error",
+          message: `limits.${limits.field} asks for ${limits.asked}, above this tenant's ceiling.`,
+          problems: [
+            {
+              field: `limits.${limits.field}`,
+              reason: `${limits.asked} is above the tenant's ceiling`,
+              hint: `At most ${limits.ceiling}.`,
+            },
+          ],
+        }),
+      );
+    }
+    const runId = `run_${crypto.randomUUID().replaceAll("-", "")}`;
+    const status = await ledgerFor(c.env, tenantId, runId).open({
+      tenant: tenantId,
+      run_id: runId,
+      namespace: body.namespace,
+      limits: limits.limits,
+      repeat_threshold: tenant.repeat_threshold,
+    });
+    const expiresAt = Date.parse(status.deadline_at) + TOKEN_GRACE_MS;
+    const token = await issueRunToken(
+      { tenant: tenantId, run: runId, ns: body.namespace, exp: expiresAt },
+      config.runTokenKeys,
+    );
+    return respond(
+      c,
+      success(ctx, {
+        run_token: token,
+        expires_at: new Date(expiresAt).toISOString(),
+        retained_until: new Date(Date.parse(status.deadline_at) + RETENTION_MS).toISOString(),
+        ...status,
+        tools: await toolSpecsFor(body.namespace),
+      }),
+      { status: 201 },
+    );
+  },
+);
+
+runs.get("/:run_id", requireRunToken, async (c) => {
+  const status = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).status(c.get("tenant"));
+  const ctx = { call_id: newCallId(), environment: env(c) };
+  if (!status)
+    return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));
+  return respond(c, success(ctx, status));
+});
+
+runs.post(
+  "/:run_id/calls",
+  requireRunToken,
+  bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
+  async (c) => {
+    const tenant = c.get("tenant");
+    const callId = newCallId();
+    const request = parseCallBody(await c.req.text());
+    try {
+      const envelope = await ledgerFor(c.env, tenant, c.req.param("run_id")).call({
+        call_id: callId,
+        tenant,
+        request,
+        intent: c.req.header("x-call-intent") ?? null,
+      });
+      return respond(c, envelope);
+    } catch (error) {
+      // The ledger was reset or evicted mid-call. Its reservation survives, so a resend is safe.
+      console.error("run ledger call failed", error);
+      return respond(
+        c,
+        failure(
+          { call_id: callId, environment: env(c), tool: request.tool },
+          {
+            code: "internal_error",
+            message:
+              "The run's ledger was interrupted. Call again with the same arguments; it cannot happen twice.",
+          },
+        ),
+      );
+    }
+  },
+);
+
+runs.get("/:run_id/trace", requireRunToken, async (c) => {
+  const runId = c.req.param("run_id");
+  const trace = await ledgerFor(c.env, c.get("tenant"), runId).trace(c.get("tenant"));
+  const ctx = { call_id: newCallId(), environment: env(c) };
+  if (!trace) return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));
+  if (c.req.query("format") === "otlp")
+    return c.json(traceToOtlp(runId, trace.entries, trace.run.environment));
+  if ((c.req.header("accept") ?? "").includes("application/x-ndjson")) {
+    c.header("content-type", "application/x-ndjson");
+    return c.body(trace.entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""));
+  }
+  return respond(c, success(ctx, { run: trace.run, entries: trace.entries }));
+});
+
+runs.post("/:run_id/end", requireRunToken, async (c) => {
+  const status = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).end(c.get("tenant"));
+  const ctx = { call_id: newCallId(), environment: env(c) };
+  if (!status)
+    return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));
+  return respond(c, success(ctx, status));
+});

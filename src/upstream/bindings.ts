@@ -1,0 +1,54 @@
+import type { Catalog } from "../catalog/catalog";
+
+/**
+ * Where a tool's calls go. In `sandbox` a binding is a service binding to the sandbox worker; in
+ * `production` it is the URL of the real API (a plain var). The proxy does not know or care which:
+ * dry run is a credential and binding choice made in wrangler.toml, never a branch in code.
+ */
+export interface Upstream {
+  fetch(request: Request): Promise<Response>;
+}
+
+function isFetcher(value: unknown): value is Fetcher {
+  return (
+    typeof value === "object" && value !== null && typeof (value as { fetch?: unknown }).fetch === "function"
+  );
+}
+
+/** Service bindings ignore the host; this one makes logs and traces readable. */
+const SERVICE_ORIGIN = "https://upstream.internal";
+
+export function resolveUpstream(env: object, binding: string): Upstream | null {
+  const value = (env as Record<string, unknown>)[binding];
+  if (isFetcher(value)) {
+    return { fetch: (request) => value.fetch(request) };
+  }
+  if (typeof value === "string" && /^https?:\/\//.test(value)) {
+    const base = value.replace(/\/+$/, "");
+    return {
+      fetch: (request) => {
+        const url = new URL(request.url);
+        return fetch(new Request(`${base}${url.pathname}${url.search}`, request));
+      },
+    };
+  }
+  return null;
+}
+
+/** Builds the request for a binding; the origin is rewritten by the binding that sends it. */
+export function upstreamUrl(path: string, query?: Record<string, string>): string {
+  const url = new URL(path, SERVICE_ORIGIN);
+  for (const [key, value] of Object.entries(query ?? {})) url.searchParams.set(key, value);
+  return url.toString();
+}
+
+/** Every tool whose binding is absent from this environment, as readable sentences. */
+export function missingBindings(catalog: Catalog, env: object): string[] {
+  return catalog
+    .all()
+    .filter((tool) => resolveUpstream(env, tool.upstream.binding) === null)
+    .map(
+      (tool) =>
+        `tool "${tool.name}" needs binding "${tool.upstream.binding}", which this environment does not define (a service binding or an https URL var in wrangler.toml)`,
+    );
+}

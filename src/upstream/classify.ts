@@ -1,0 +1,235 @@
+import type { SideEffect } from "../catalog/define-tool";
+import type { FailureSpec } from "../envelope";
+
+/** What came back from one upstream attempt, before any interpretation. */
+export type UpstreamResult =
+  | { kind: "response"; status: number; contentType: string; retryAfter: string | null; body: string }
+  | { kind: "oversized"; status: number }
+  | { kind: "timeout" }
+  | { kind: "network_error" };
+
+export type Classification =
+  | { kind: "success"; status: number; body: unknown }
+  | { kind: "failure"; status: number | null; transient: boolean; failure: FailureSpec };
+
+/** `Retry-After` as milliseconds: delta-seconds or an HTTP date; null when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now: number = Date.now()): number | null {
+  if (value === null) return null;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return null;
+  return Math.max(0, date - now);
+}
+
+function parseJson(body: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(body) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** The upstream's own error code, if its body is a `{error: {code}}` object; never its message. */
+function upstreamErrorCode(body: string): string | null {
+  const parsed = parseJson(body);
+  if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null) return null;
+  const error = (parsed.value as { error?: unknown }).error;
+  if (typeof error !== "object" || error === null) return null;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === "string" && /^[a-z0-9_]{1,64}$/.test(code) ? code : null;
+}
+
+/**
+ * The one place an upstream answer becomes an outcome. Upstream bodies are never passed through:
+ * messages are ours, and only a well-formed upstream error code is kept as a detail.
+ *
+ * `unknownEffect` is the side-effect certainty of a failure that may have happened after the
+ * upstream acted: null (unknown) for writes, false for reads which change nothing.
+ */
+export function classifyUpstream(
+  result: UpstreamResult,
+  sideEffect: SideEffect,
+  now: number = Date.now(),
+): Classification {
+  const unknownEffect = sideEffect === "read" ? false : null;
+
+  if (result.kind === "timeout") {
+    return {
+      kind: "failure",
+      status: null,
+      transient: true,
+      failure: {
+        code: "timeout",
+        message:
+          sideEffect === "read"
+            ? "The upstream did not answer within the tool's timeout; the request was cancelled. Retrying is safe."
+            : "The upstream did not answer within the tool's timeout; it may or may not have acted. Call again with the same arguments: the same idempotency key is sent, so it cannot happen twice.",
+        side_effect_confirmed: unknownEffect,
+      },
+    };
+  }
+  if (result.kind === "network_error") {
+    return {
+      kind: "failure",
+      status: null,
+      transient: true,
+      failure: {
+        code: "transient_error",
+        message: "The upstream could not be reached. Retrying with the same arguments is safe.",
+        side_effect_confirmed: unknownEffect,
+      },
+    };
+  }
+
+  if (result.kind === "oversized") {
+    return {
+      kind: "failure",
+      status: result.status,
+      transient: false,
+      failure: {
+        code: "terminal_error",
+        message: "The upstream answer was too large to process. Narrow the request or escalate.",
+        side_effect_confirmed: sideEffect === "read" ? false : null,
+        recommended_next_action: sideEffect === "read" ? "escalate_to_human" : "reconcile",
+      },
+    };
+  }
+
+  const { status } = result;
+  const code = upstreamErrorCode(result.body);
+  const details = code ? { upstream_status: status, upstream_code: code } : { upstream_status: status };
+
+  if (status >= 200 && status < 300) {
+    const parsed = result.contentType.includes("json") ? parseJson(result.body) : { ok: false as const };
+    if (!parsed.ok) {
+      return {
+        kind: "failure",
+        status,
+        transient: false,
+        failure: {
+          code: "terminal_error",
+          message:
+            "The upstream answered success but not with JSON, so the result cannot be trusted. Check the state with a read tool before acting again.",
+          side_effect_confirmed: unknownEffect,
+          recommended_next_action: sideEffect === "read" ? "escalate_to_human" : "reconcile",
+          details,
+        },
+      };
+    }
+    return { kind: "success", status, body: parsed.value };
+  }
+  if (status === 400 || status === 422) {
+    return {
+      kind: "failure",
+      status,
+      transient: false,
+      failure: {
+        code: "validation_error",
+        message: `The upstream refused the arguments${code ? ` (${code})` : ""}. Change them before calling again.`,
+        side_effect_confirmed: false,
+        details,
+      },
+    };
+  }
+  if (status === 401 || status === 403) {
+    return {
+      kind: "failure",
+      status,
+      transient: false,
+      failure: {
+        code: "permission_error",
+        message: "The upstream refused this call's credentials. This will not succeed on retry.",
+        side_effect_confirmed: false,
+        details,
+      },
+    };
+  }
+  if (status === 404) {
+    return {
+      kind: "failure",
+      status,
+      transient: false,
+      failure: {
+        code: "not_found",
+        message: "The upstream has no such record. Check the id you used.",
+        side_effect_confirmed: false,
+        details,
+      },
+    };
+  }
+  // The IETF idempotency draft answers 409 while the first request with the same key still runs:
+  // that is "not yet", not "conflict".
+  if (status === 409 && code === "idempotency_key_in_use") {
+    return {
+      kind: "failure",
+      status,
+      transient: true,
+      failure: {
+        code: "transient_error",
+        message:
+          "The same call is still being processed upstream. Call again shortly with the same arguments.",
+        retry_after_ms: 1000,
+        side_effect_confirmed: unknownEffect,
+        details,
+      },
+    };
+  }
+  if (status === 409) {
+    return {
+      kind: "failure",
+      status,
+      transient: false,
+      failure: {
+        code: "conflict_error",
+        message:
+          "The upstream reports a conflict with the current state. Read the record again before deciding.",
+        side_effect_confirmed: false,
+        details,
+      },
+    };
+  }
+  if (status === 429) {
+    return {
+      kind: "failure",
+      status,
+      transient: true,
+      failure: {
+        code: "rate_limited",
+        message:
+          "The upstream is rate limiting. Wait retry_after_ms, then call again with the same arguments.",
+        retry_after_ms: parseRetryAfter(result.retryAfter, now) ?? 1000,
+        side_effect_confirmed: false,
+        details,
+      },
+    };
+  }
+  if (status >= 500) {
+    return {
+      kind: "failure",
+      status,
+      transient: true,
+      failure: {
+        code: "transient_error",
+        message:
+          sideEffect === "read"
+            ? "The upstream failed temporarily. Retrying is safe."
+            : "The upstream failed temporarily; it may or may not have acted. Call again with the same arguments: it cannot happen twice.",
+        retry_after_ms: parseRetryAfter(result.retryAfter, now),
+        side_effect_confirmed: unknownEffect,
+        details,
+      },
+    };
+  }
+  return {
+    kind: "failure",
+    status,
+    transient: false,
+    failure: {
+      code: "terminal_error",
+      message: "The upstream answered in a way this tool does not understand. Do not retry; escalate.",
+      side_effect_confirmed: unknownEffect,
+      details,
+    },
+  };
+}

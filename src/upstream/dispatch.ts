@@ -1,0 +1,87 @@
+import type { UpstreamRequest } from "../catalog/define-tool";
+import { type Upstream, upstreamUrl } from "./bindings";
+import type { UpstreamResult } from "./classify";
+
+/** Upstream bodies larger than this are refused rather than buffered into the isolate. */
+export const MAX_UPSTREAM_BODY_BYTES = 8 * 1024 * 1024;
+
+export interface AttemptInput {
+  upstream: Upstream;
+  request: UpstreamRequest;
+  headers: Record<string, string>;
+  /** Milliseconds this attempt may take before it is aborted. */
+  timeoutMs: number;
+}
+
+/**
+ * Stage "dispatch": sends one attempt and reads the answer, aborting the request when the time is
+ * up. The abort is real: the connection closes and a service-bound worker is cancelled, so a
+ * timed-out call does not keep working upstream behind the agent's back.
+ */
+export async function sendAttempt(input: AttemptInput): Promise<UpstreamResult> {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException("tool timeout", "TimeoutError")),
+    input.timeoutMs,
+  );
+  try {
+    const headers = new Headers(input.headers);
+    let body: string | undefined;
+    if (input.request.body !== undefined) {
+      body = JSON.stringify(input.request.body);
+      headers.set("content-type", "application/json");
+    }
+    headers.set("accept", "application/json");
+    const response = await input.upstream.fetch(
+      new Request(upstreamUrl(input.request.path, input.request.query), {
+        method: input.request.method,
+        headers,
+        body,
+        signal: controller.signal,
+      }),
+    );
+    const text = await readCapped(response, MAX_UPSTREAM_BODY_BYTES);
+    if (text === null) return { kind: "oversized", status: response.status };
+    return {
+      kind: "response",
+      status: response.status,
+      contentType: response.headers.get("content-type") ?? "",
+      retryAfter: response.headers.get("retry-after"),
+      body: text,
+    };
+  } catch {
+    return controller.signal.aborted ? { kind: "timeout" } : { kind: "network_error" };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The body as text, or null when it is larger than `limit` bytes. */
+async function readCapped(response: Response, limit: number): Promise<string | null> {
+  const declared = Number(response.headers.get("content-length") ?? "0");
+  if (declared > limit) {
+    await response.body?.cancel();
+    return null;
+  }
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  const joined = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    joined.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(joined);
+}

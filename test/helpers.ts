@@ -1,0 +1,114 @@
+import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import { type Envelope, EnvelopeSchema } from "../src/envelope";
+
+/** Demo keys from .dev.vars.example. */
+export const KEYS = {
+  acme: "acme-demo-key",
+  globex: "globex-demo-key",
+  initech: "initech-demo-key",
+} as const;
+export const SANDBOX_ADMIN = "sandbox-admin-demo-token";
+
+/** Every body the proxy returns must be a valid envelope; this is checked on every request a test makes. */
+export async function request(
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; headers: Headers; body: Envelope }> {
+  const response = await exports.default.fetch(new Request(`https://proxy.test${path}`, init));
+  const text = await response.text();
+  const parsed = EnvelopeSchema.safeParse(JSON.parse(text));
+  if (!parsed.success) throw new Error(`not an envelope (${response.status}): ${text.slice(0, 500)}`);
+  return { status: response.status, headers: response.headers, body: parsed.data };
+}
+
+export interface TestRun {
+  id: string;
+  token: string;
+  tenant: keyof typeof KEYS;
+  data: Record<string, unknown>;
+}
+
+export async function openRun(
+  tenant: keyof typeof KEYS = "acme",
+  body: Record<string, unknown> = { namespace: "support" },
+): Promise<TestRun> {
+  const { status, body: envelope } = await request("/v1/runs", {
+    method: "POST",
+    headers: { authorization: `Bearer ${KEYS[tenant]}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  expect(status, JSON.stringify(envelope.error)).toBe(201);
+  const data = envelope.data as { run_id: string; run_token: string };
+  return { id: data.run_id, token: data.run_token, tenant, data: data as unknown as Record<string, unknown> };
+}
+
+export function callTool(run: TestRun, tool: string, args: unknown, headers: Record<string, string> = {}) {
+  return request(`/v1/runs/${run.id}/calls`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${run.token}`, "content-type": "application/json", ...headers },
+    body: JSON.stringify({ tool, args }),
+  });
+}
+
+export function postRaw(run: TestRun, body: string) {
+  return request(`/v1/runs/${run.id}/calls`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${run.token}`, "content-type": "application/json" },
+    body,
+  });
+}
+
+export async function traceOf(run: TestRun) {
+  const { body } = await request(`/v1/runs/${run.id}/trace`, {
+    headers: { authorization: `Bearer ${run.token}` },
+  });
+  return (body.data as { entries: Array<Record<string, unknown>> }).entries;
+}
+
+/** The sandbox's own admin API: the source of truth for what really happened upstream. */
+export async function sandbox<T = unknown>(path: string, init: RequestInit = {}): Promise<T> {
+  const response = await env.ORDERS_API.fetch(
+    new Request(`https://sandbox.test${path}`, {
+      ...init,
+      headers: {
+        "x-sandbox-admin": SANDBOX_ADMIN,
+        "content-type": "application/json",
+        ...(init.headers ?? {}),
+      },
+    }),
+  );
+  const text = await response.text();
+  if (!response.ok) throw new Error(`sandbox ${path} → ${response.status}: ${text}`);
+  return JSON.parse(text) as T;
+}
+
+export function armFault(runId: string, fault: Record<string, unknown>) {
+  return sandbox("/_admin/faults", { method: "POST", body: JSON.stringify({ run_id: runId, ...fault }) });
+}
+
+export interface SandboxRequest {
+  seq: number;
+  run_id: string | null;
+  tool: string | null;
+  method: string;
+  path: string;
+  idempotency_key: string | null;
+  fault: string | null;
+  status: number | null;
+  phase: string;
+}
+
+export async function sandboxRequests(runId: string): Promise<SandboxRequest[]> {
+  const body = await sandbox<{ requests: SandboxRequest[] }>(
+    `/_admin/requests?run_id=${encodeURIComponent(runId)}`,
+  );
+  return body.requests;
+}
+
+export async function refundsOf(orderId: string): Promise<Array<Record<string, unknown>>> {
+  const body = await sandbox<{ refunds: Array<Record<string, unknown>> }>(
+    `/_admin/refunds?order_id=${orderId}`,
+  );
+  return body.refunds;
+}
