@@ -1,0 +1,53 @@
+import { Hono } from "hono";
+import type { AppEnv } from "./auth";
+import { storeOf } from "./env";
+import { FaultSpecSchema, toFaultSpec } from "./faults";
+import { errorResponse } from "./http";
+import { describeIssues } from "./validation";
+
+/**
+ * Test, demo and evaluation controls. Mounted under `/_admin`, where the router has already
+ * required the admin token; nothing here is reachable with a business credential.
+ */
+export const admin = new Hono<AppEnv>();
+
+admin.post("/faults", async (c) => {
+  let json: unknown;
+  try {
+    json = await c.req.json();
+  } catch {
+    return errorResponse(400, "invalid_request", "Request body must be valid JSON.");
+  }
+  const parsed = FaultSpecSchema.safeParse(json);
+  if (!parsed.success) return errorResponse(400, "invalid_request", describeIssues(parsed.error));
+  const fault = await storeOf(c.env).armFault(toFaultSpec(parsed.data));
+  return c.json({ fault }, 201);
+});
+
+admin.get("/faults", async (c) => c.json({ faults: await storeOf(c.env).listFaults() }));
+
+admin.get("/requests", async (c) =>
+  c.json({ requests: await storeOf(c.env).listRequests(c.req.query("run_id") ?? null) }),
+);
+
+admin.get("/refunds", async (c) =>
+  c.json({
+    refunds: await storeOf(c.env).listRefunds({
+      tenant: c.req.query("tenant") ?? null,
+      order_id: c.req.query("order_id") ?? null,
+    }),
+  }),
+);
+
+admin.get("/tickets", async (c) =>
+  c.json({ tickets: await storeOf(c.env).listTickets(c.req.query("tenant") ?? null) }),
+);
+
+admin.get("/emails", async (c) =>
+  c.json({ emails: await storeOf(c.env).listEmails(c.req.query("tenant") ?? null) }),
+);
+
+admin.post("/reset", async (c) => {
+  await storeOf(c.env).reset();
+  return c.json({ ok: true });
+});

@@ -1,0 +1,64 @@
+import type { MiddlewareHandler } from "hono";
+import { verifyUpstreamCredential } from "../../src/upstream/credential";
+import { type SandboxEnv, storeOf, upstreamKeys } from "./env";
+import { errorResponse } from "./http";
+import type { Caller } from "./store";
+
+export type AppEnv = { Bindings: SandboxEnv; Variables: { caller: Caller } };
+
+const REJECTIONS = {
+  missing: "Missing credential: send 'Authorization: Bearer <credential>'.",
+  malformed: "The credential is malformed.",
+  bad_signature: "The credential signature is invalid.",
+  expired: "The credential has expired.",
+} as const;
+
+/**
+ * Business endpoints accept only a proxy-signed credential; the tenant it names scopes every
+ * query. Rejections are logged too, so a test can see that a forged call reached the upstream
+ * and was turned away.
+ */
+export const requireCredential: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const keys = upstreamKeys(c.env);
+  if (!keys) {
+    return errorResponse(
+      500,
+      "server_misconfigured",
+      "UPSTREAM_KEYS must be a non-empty JSON array of strings.",
+    );
+  }
+  const token = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
+  const verdict = token
+    ? await verifyUpstreamCredential(token, keys)
+    : ({ ok: false, reason: "missing" } as const);
+  if (!verdict.ok) {
+    const meta = {
+      tenant: null,
+      run_id: null,
+      tool: null,
+      method: c.req.method,
+      path: c.req.path,
+      idempotency_key: c.req.header("idempotency-key") ?? null,
+    };
+    await storeOf(c.env).finish(meta, null, 401, null);
+    return errorResponse(401, "unauthorized", REJECTIONS[verdict.reason]);
+  }
+  const { tenant, run, tool } = verdict.payload;
+  c.set("caller", { tenant, run_id: run, tool });
+  await next();
+};
+
+async function digest(text: string): Promise<ArrayBuffer> {
+  return crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+}
+
+/** Admin calls need the admin token; a business credential never opens them. */
+export const requireAdmin: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const expected = c.env.SANDBOX_ADMIN_TOKEN;
+  const given = c.req.header("x-sandbox-admin");
+  // Comparing digests keeps the comparison constant-time even when the lengths differ.
+  const valid =
+    !!expected && !!given && crypto.subtle.timingSafeEqual(await digest(expected), await digest(given));
+  if (!valid) return errorResponse(401, "unauthorized", "Missing or invalid X-Sandbox-Admin token.");
+  await next();
+};

@@ -1,0 +1,93 @@
+import type { IdempotencyRow } from "./rows";
+
+/**
+ * Idempotency-Key handling, modelled on payment APIs: a key is reserved when a request starts,
+ * holds the stored response once it finishes, and is bound to a fingerprint of the request so a
+ * key reused for a different request is refused instead of silently replaying the wrong answer.
+ */
+
+export type Reservation =
+  | { state: "reserved" }
+  | { state: "replay"; status: number; body: string }
+  | { state: "in_use" }
+  | { state: "reused" };
+
+/**
+ * How long a reservation blocks other requests with the same key unless renewed. A request whose
+ * caller went away is cancelled without releasing its key; the lease frees the key soon after, the
+ * way a real upstream's lock expires after a crashed request. Hanging requests renew it every
+ * HEARTBEAT_MS, so "still running" means alive, not "armed with a long hang".
+ */
+export const IDEMPOTENCY_LEASE_MS = 3_000;
+export const HEARTBEAT_MS = 1_000;
+
+export const MAX_KEY_LENGTH = 255;
+
+/** Fingerprint of the request: the same key on another endpoint counts as a different request. */
+export async function requestFingerprint(method: string, path: string, body: string): Promise<string> {
+  const data = new TextEncoder().encode(`${method} ${path}\n${body}`);
+  const digest = await crypto.subtle.digest("SHA-256", data);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export function reserve(
+  sql: SqlStorage,
+  tenant: string,
+  key: string,
+  fingerprint: string,
+  lockedUntil: number,
+  now: number,
+): Reservation {
+  const existing = sql
+    .exec<IdempotencyRow>("SELECT * FROM idempotency WHERE tenant = ? AND key = ?", tenant, key)
+    .toArray()[0];
+  if (!existing) {
+    sql.exec(
+      "INSERT INTO idempotency (tenant, key, request_hash, locked_until, created_at) VALUES (?, ?, ?, ?, ?)",
+      tenant,
+      key,
+      fingerprint,
+      lockedUntil,
+      new Date(now).toISOString(),
+    );
+    return { state: "reserved" };
+  }
+  if (existing.request_hash !== fingerprint) return { state: "reused" };
+  if (existing.status !== null && existing.body !== null) {
+    return { state: "replay", status: existing.status, body: existing.body };
+  }
+  if ((existing.locked_until ?? 0) > now) return { state: "in_use" };
+  // The first request holding this key was abandoned; this one takes over.
+  sql.exec("UPDATE idempotency SET locked_until = ? WHERE tenant = ? AND key = ?", lockedUntil, tenant, key);
+  return { state: "reserved" };
+}
+
+export function renew(sql: SqlStorage, tenant: string, key: string, lockedUntil: number): void {
+  sql.exec(
+    "UPDATE idempotency SET locked_until = ? WHERE tenant = ? AND key = ? AND status IS NULL",
+    lockedUntil,
+    tenant,
+    key,
+  );
+}
+
+export function storeResult(
+  sql: SqlStorage,
+  tenant: string,
+  key: string,
+  status: number,
+  body: string,
+): void {
+  sql.exec(
+    "UPDATE idempotency SET status = ?, body = ?, locked_until = NULL WHERE tenant = ? AND key = ?",
+    status,
+    body,
+    tenant,
+    key,
+  );
+}
+
+/** Requests rejected before they ran (malformed bodies) leave nothing behind, as on Stripe. */
+export function release(sql: SqlStorage, tenant: string, key: string): void {
+  sql.exec("DELETE FROM idempotency WHERE tenant = ? AND key = ? AND status IS NULL", tenant, key);
+}

@@ -1,0 +1,133 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import type { AppEnv } from "./auth";
+import { storeOf } from "./env";
+import { DEFAULT_HANG_MS, faultResponse } from "./faults";
+import { errorBody, errorResponse, jsonResponse, jsonText } from "./http";
+import { HEARTBEAT_MS, IDEMPOTENCY_LEASE_MS, MAX_KEY_LENGTH, requestFingerprint } from "./idempotency";
+import type { RequestMeta } from "./journal";
+import type { Outcome } from "./model";
+import type { Caller } from "./store";
+import { type Parsed, parseBody } from "./validation";
+
+/**
+ * The life of one business request: fault injection, idempotency, the optional hang, the work
+ * itself, and the log entry that lets tests see exactly what the upstream did.
+ */
+
+type Work<T> = (caller: Caller, input: T) => Promise<Outcome<unknown>>;
+
+/** Reads have no body and no idempotency: GETs are safe to repeat by definition. */
+export function serveRead(c: Context<AppEnv>, work: Work<undefined>): Promise<Response> {
+  return serve(c, () => ({ ok: true, value: undefined }), false, work);
+}
+
+export function serveWrite<T>(c: Context<AppEnv>, schema: z.ZodType<T>, work: Work<T>): Promise<Response> {
+  return serve(c, (raw) => parseBody(schema, raw), true, work);
+}
+
+function metaOf(c: Context<AppEnv>, caller: Caller): RequestMeta {
+  return {
+    tenant: caller.tenant,
+    run_id: caller.run_id,
+    tool: caller.tool,
+    method: c.req.method,
+    path: c.req.path,
+    idempotency_key: c.req.header("idempotency-key") ?? null,
+  };
+}
+
+async function serve<T>(
+  c: Context<AppEnv>,
+  parse: (raw: string) => Parsed<T>,
+  hasBody: boolean,
+  work: Work<T>,
+): Promise<Response> {
+  const caller = c.get("caller");
+  const store = storeOf(c.env);
+  const meta = metaOf(c, caller);
+  const key = hasBody ? meta.idempotency_key : null;
+
+  // Faults sit in front of the application, like a gateway or a crashing app server would.
+  const { seq, fault } = await store.admit(meta);
+  if (fault && fault.mode !== "hang") return faultResponse({ ...fault, mode: fault.mode }, meta);
+  const hangMs = fault?.mode === "hang" ? (fault.hang_ms ?? DEFAULT_HANG_MS) : 0;
+
+  /** Logs the request as completed; `remember` also stores the answer under the Idempotency-Key. */
+  const finish = async (
+    status: number,
+    text: string,
+    headers: Record<string, string> = {},
+    remember = false,
+  ) => {
+    await store.finish(meta, seq, status, remember && key !== null ? { key, status, body: text } : null);
+    return jsonResponse(status, text, headers);
+  };
+  const reject = (status: number, code: string, message: string) =>
+    finish(status, jsonText(errorBody(code, message)));
+
+  const raw = hasBody ? await c.req.text() : "";
+  if (key !== null) {
+    if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
+      return reject(400, "invalid_request", `Idempotency-Key must be 1-${MAX_KEY_LENGTH} characters.`);
+    }
+    const fingerprint = await requestFingerprint(meta.method, meta.path, raw);
+    // Reserved before the hang: a slow request holds its key for as long as it runs.
+    const reservation = await store.reserveIdempotency(caller.tenant, key, fingerprint, IDEMPOTENCY_LEASE_MS);
+    if (reservation.state !== "reserved") {
+      await hang(hangMs, null);
+      switch (reservation.state) {
+        case "replay":
+          return finish(reservation.status, reservation.body, { "Idempotent-Replayed": "true" });
+        case "in_use":
+          return reject(
+            409,
+            "idempotency_key_in_use",
+            "A request with this Idempotency-Key is still being processed. Retry later.",
+          );
+        case "reused":
+          return reject(
+            422,
+            "idempotency_key_reused",
+            "This Idempotency-Key was already used with a different request.",
+          );
+      }
+    }
+  }
+
+  // If the caller gives up during the hang, the runtime cancels this request mid-wait: the log
+  // entry stays `started` (the evidence tests use to prove an abort) and the heartbeat stops, so
+  // the key frees up shortly after instead of blocking retries for the whole hang.
+  await hang(
+    hangMs,
+    key === null ? null : () => store.renewIdempotency(caller.tenant, key, IDEMPOTENCY_LEASE_MS),
+  );
+
+  const parsed = parse(raw);
+  if (!parsed.ok) {
+    if (key !== null) await store.releaseIdempotency(caller.tenant, key);
+    return reject(400, "invalid_request", parsed.message);
+  }
+  const outcome = await work(caller, parsed.value);
+  return finish(outcome.status, jsonText(outcome.body), {}, true);
+}
+
+/** Waits in slices, renewing the idempotency lease between them while the request is alive. */
+async function hang(ms: number, heartbeat: (() => Promise<void>) | null): Promise<void> {
+  if (!heartbeat) {
+    if (ms > 0) await scheduler.wait(ms);
+    return;
+  }
+  for (let left = ms; left > 0; left -= HEARTBEAT_MS) {
+    await scheduler.wait(Math.min(left, HEARTBEAT_MS));
+    await heartbeat();
+  }
+}
+
+/** Unknown routes; an authenticated one is logged like any other request the upstream saw. */
+export async function notFound(c: Context<AppEnv>): Promise<Response> {
+  // Unset for admin paths and for requests turned away before authentication.
+  const caller: Caller | undefined = c.var.caller;
+  if (caller) await storeOf(c.env).finish(metaOf(c, caller), null, 404, null);
+  return errorResponse(404, "not_found", `No route for ${c.req.method} ${c.req.path}.`);
+}

@@ -1,0 +1,82 @@
+import { Hono } from "hono";
+import { admin } from "./admin";
+import { type AppEnv, requireAdmin, requireCredential } from "./auth";
+import { draftEmail } from "./drafts";
+import { storeOf } from "./env";
+import { errorResponse } from "./http";
+import { notFound, serveRead, serveWrite } from "./lifecycle";
+import { failure } from "./model";
+import { EmailBody, EmailDraftBody, RefundBody, TicketBody } from "./validation";
+
+/** The HTTP surface of the sandbox: business endpoints behind a credential, admin behind a token. */
+export const app = new Hono<AppEnv>();
+
+function isAdminPath(path: string): boolean {
+  return path === "/_admin" || path.startsWith("/_admin/");
+}
+
+app.use("*", (c, next) => (isAdminPath(c.req.path) ? requireAdmin(c, next) : requireCredential(c, next)));
+app.route("/_admin", admin);
+
+app.get("/orders/:order_id", (c) =>
+  serveRead(c, async (caller) => {
+    const orderId = c.req.param("order_id");
+    const order = await storeOf(c.env).getOrder(caller.tenant, orderId);
+    return order ? { status: 200, body: order } : failure(404, "not_found", `No order with id '${orderId}'.`);
+  }),
+);
+
+app.get("/customers/:customer_id", (c) =>
+  serveRead(c, async (caller) => {
+    const customerId = c.req.param("customer_id");
+    const customer = await storeOf(c.env).getCustomer(caller.tenant, customerId);
+    return customer
+      ? { status: 200, body: customer }
+      : failure(404, "not_found", `No customer with id '${customerId}'.`);
+  }),
+);
+
+app.get("/refund-policies", (c) =>
+  serveRead(c, async () => ({
+    status: 200,
+    body: await storeOf(c.env).searchPolicies(c.req.query("q") ?? ""),
+  })),
+);
+
+app.post("/email-drafts", (c) =>
+  serveWrite(c, EmailDraftBody, async (caller, input) => {
+    const store = storeOf(c.env);
+    const customer = await store.getCustomer(caller.tenant, input.customer_id);
+    if (!customer) return failure(404, "not_found", `No customer with id '${input.customer_id}'.`);
+    const order = input.order_id ? await store.getOrder(caller.tenant, input.order_id) : null;
+    if (input.order_id && !order) return failure(404, "not_found", `No order with id '${input.order_id}'.`);
+    if (order && order.customer_id !== customer.customer_id) {
+      return failure(
+        422,
+        "order_customer_mismatch",
+        `Order ${order.order_id} does not belong to customer ${customer.customer_id}.`,
+      );
+    }
+    return { status: 200, body: draftEmail(customer, order, input.template, input.notes) };
+  }),
+);
+
+app.post("/tickets", (c) =>
+  serveWrite(c, TicketBody, async (caller, input) => storeOf(c.env).createTicket(caller, input)),
+);
+
+app.post("/refunds", (c) =>
+  serveWrite(c, RefundBody, async (caller, input) => storeOf(c.env).createRefund(caller, input)),
+);
+
+app.post("/emails", (c) =>
+  serveWrite(c, EmailBody, async (caller, input) => storeOf(c.env).queueEmail(caller, input)),
+);
+
+app.notFound(notFound);
+
+app.onError((error, c) => {
+  // A real bug in the sandbox, not a scripted fault: keep it readable and out of the response.
+  console.error(`sandbox: ${c.req.method} ${c.req.path} failed`, error);
+  return errorResponse(500, "internal_error", "The sandbox failed to process the request.");
+});

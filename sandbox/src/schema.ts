@@ -1,0 +1,131 @@
+import { SEED_ORDERS, SEED_POLICIES } from "./seed";
+import { SEED_CUSTOMERS } from "./seed-customers";
+
+/**
+ * SQLite schema of the store. One database holds every tenant; each tenant-owned row carries a
+ * `tenant` column and every business query filters on it, which is the whole isolation story.
+ */
+
+const TABLES = [
+  `CREATE TABLE IF NOT EXISTS customers (
+    customer_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, name TEXT NOT NULL, email TEXT NOT NULL,
+    phone TEXT NOT NULL, tier TEXT NOT NULL, line1 TEXT NOT NULL, city TEXT NOT NULL,
+    postal_code TEXT NOT NULL, country TEXT NOT NULL, created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL, risk_score REAL NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS orders (
+    order_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, customer_id TEXT NOT NULL, status TEXT NOT NULL,
+    currency TEXT NOT NULL, total_cents INTEGER NOT NULL, placed_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL, version INTEGER NOT NULL, items TEXT NOT NULL,
+    internal_notes TEXT NOT NULL, warehouse_id TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS refunds (
+    refund_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, order_id TEXT NOT NULL,
+    amount_cents INTEGER NOT NULL, reason TEXT NOT NULL, status TEXT NOT NULL,
+    created_at TEXT NOT NULL, run_id TEXT, tool TEXT)`,
+  "CREATE INDEX IF NOT EXISTS refunds_by_order ON refunds (tenant, order_id)",
+  `CREATE TABLE IF NOT EXISTS tickets (
+    ticket_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, customer_id TEXT NOT NULL,
+    priority TEXT NOT NULL, summary TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL,
+    run_id TEXT, tool TEXT)`,
+  `CREATE TABLE IF NOT EXISTS emails (
+    email_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, customer_id TEXT NOT NULL,
+    to_address TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, status TEXT NOT NULL,
+    queued_at TEXT NOT NULL, run_id TEXT, tool TEXT)`,
+  `CREATE TABLE IF NOT EXISTS policies (
+    policy_id TEXT PRIMARY KEY, title TEXT NOT NULL, summary TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS faults (
+    fault_id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, path_prefix TEXT, mode TEXT NOT NULL,
+    remaining INTEGER NOT NULL, hang_ms INTEGER, retry_after_s INTEGER, created_at TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS requests (
+    seq INTEGER PRIMARY KEY, at TEXT NOT NULL, tenant TEXT, run_id TEXT, tool TEXT,
+    method TEXT NOT NULL, path TEXT NOT NULL, idempotency_key TEXT, fault TEXT, status INTEGER,
+    phase TEXT NOT NULL)`,
+  "CREATE INDEX IF NOT EXISTS requests_by_run ON requests (run_id, seq)",
+  `CREATE TABLE IF NOT EXISTS idempotency (
+    tenant TEXT NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL, status INTEGER,
+    body TEXT, locked_until INTEGER, created_at TEXT NOT NULL, PRIMARY KEY (tenant, key))`,
+  "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+];
+
+const RESETTABLE = [
+  "customers",
+  "orders",
+  "refunds",
+  "tickets",
+  "emails",
+  "policies",
+  "faults",
+  "requests",
+  "idempotency",
+];
+
+export function createSchema(sql: SqlStorage): void {
+  for (const statement of TABLES) sql.exec(statement);
+}
+
+export function isSeeded(sql: SqlStorage): boolean {
+  return sql.exec("SELECT 1 FROM meta WHERE key = 'seeded'").toArray().length > 0;
+}
+
+/** Wipes everything (log, faults and idempotency records included) and loads the seed again. */
+export function resetToSeed(sql: SqlStorage): void {
+  for (const table of RESETTABLE) sql.exec(`DELETE FROM ${table}`);
+  for (const c of SEED_CUSTOMERS) {
+    sql.exec(
+      `INSERT INTO customers (customer_id, tenant, name, email, phone, tier, line1, city, postal_code,
+        country, created_at, updated_at, risk_score) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      c.customer_id,
+      c.tenant,
+      c.name,
+      c.email,
+      c.phone,
+      c.tier,
+      c.address.line1,
+      c.address.city,
+      c.address.postal_code,
+      c.address.country,
+      c.created_at,
+      c.updated_at,
+      c.risk_score,
+    );
+  }
+  for (const o of SEED_ORDERS) {
+    const total = o.items.reduce((sum, i) => sum + i.quantity * i.unit_price_cents, 0);
+    sql.exec(
+      `INSERT INTO orders (order_id, tenant, customer_id, status, currency, total_cents, placed_at,
+        updated_at, version, items, internal_notes, warehouse_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      o.order_id,
+      o.tenant,
+      o.customer_id,
+      o.status,
+      o.currency,
+      total,
+      o.placed_at,
+      o.updated_at,
+      o.version,
+      JSON.stringify(o.items),
+      o.internal_notes,
+      o.warehouse_id,
+    );
+    for (const r of o.refunds) {
+      sql.exec(
+        `INSERT INTO refunds (refund_id, tenant, order_id, amount_cents, reason, status, created_at)
+          VALUES (?, ?, ?, ?, ?, 'succeeded', ?)`,
+        r.refund_id,
+        o.tenant,
+        o.order_id,
+        r.amount_cents,
+        r.reason,
+        r.created_at,
+      );
+    }
+  }
+  for (const p of SEED_POLICIES) {
+    sql.exec(
+      "INSERT INTO policies (policy_id, title, summary) VALUES (?, ?, ?)",
+      p.policy_id,
+      p.title,
+      p.summary,
+    );
+  }
+  sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('seeded', ?)", new Date().toISOString());
+}

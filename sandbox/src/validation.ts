@@ -1,0 +1,59 @@
+import { z } from "zod";
+
+/**
+ * Request bodies, checked about as loosely as a typical production API: types, required fields and
+ * sane lengths, unknown fields ignored. The proxy validates more strictly before it ever calls.
+ */
+
+const id = z.string().trim().min(1).max(64);
+
+export const RefundBody = z.object({
+  order_id: id,
+  amount_cents: z.number().int().min(1).max(100_000_000),
+  reason: z.string().trim().min(1).max(500),
+});
+
+export const TicketBody = z.object({
+  customer_id: id,
+  priority: z.enum(["low", "normal", "medium", "high", "urgent"]),
+  summary: z.string().trim().min(1).max(5000),
+});
+
+export const EmailBody = z.object({
+  customer_id: id,
+  subject: z.string().trim().min(1).max(300),
+  body: z.string().trim().min(1).max(50_000),
+});
+
+export const EmailDraftBody = z.object({
+  customer_id: id,
+  template: z.string().trim().min(1).max(100),
+  order_id: id.nullish(),
+  notes: z.string().max(5000).nullish(),
+});
+
+/** One readable line, the way APIs phrase validation errors: `field: problem; other: problem`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
+    .join("; ");
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/** Parses a raw JSON body against a schema; the text is kept raw because idempotency hashes it. */
+export function parseBody<T>(schema: z.ZodType<T>, raw: string): Parsed<T> {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return { ok: false, message: "Request body must be valid JSON." };
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return { ok: false, message: "Request body must be a JSON object." };
+  }
+  const result = schema.safeParse(json);
+  return result.success
+    ? { ok: true, value: result.data }
+    : { ok: false, message: describeIssues(result.error) };
+}
