@@ -104,7 +104,8 @@ export class RunLedger extends DurableObject<Env> {
     return runStatus(this.#run ?? run, Date.now());
   }
 
-  trace(tenant: string): { run: RunStatus; entries: TraceEntry[] } | null {
+  /** Named readTrace because `trace` is the tail-worker handler name, which RPC reserves. */
+  readTrace(tenant: string): { run: RunStatus; entries: TraceEntry[] } | null {
     const run = this.#ownRun(tenant);
     if (!run) return null;
     return { run: runStatus(run, Date.now()), entries: this.#store.readTrace() };

@@ -9,7 +9,7 @@ export interface LedgerClient {
   open(input: OpenRunInput): Promise<RunStatus>;
   status(tenant: string): Promise<RunStatus | null>;
   end(tenant: string): Promise<RunStatus | null>;
-  trace(tenant: string): Promise<{ run: RunStatus; entries: TraceEntry[] } | null>;
+  readTrace(tenant: string): Promise<{ run: RunStatus; entries: TraceEntry[] } | null>;
   call(input: CallInput): Promise<Envelope>;
 }
 

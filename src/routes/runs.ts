@@ -128,7 +128,7 @@ runs.post(
         call_id: callId,
         tenant,
         request,
-        intent: c.req.header("x-call-intent") ?? null,
+        intent: c.req.header("x-call-intent")?.trim() || null,
       });
       return respond(c, envelope);
     } catch (error) {
@@ -151,7 +151,7 @@ runs.post(
 
 runs.get("/:run_id/trace", requireRunToken, async (c) => {
   const runId = c.req.param("run_id");
-  const trace = await ledgerFor(c.env, c.get("tenant"), runId).trace(c.get("tenant"));
+  const trace = await ledgerFor(c.env, c.get("tenant"), runId).readTrace(c.get("tenant"));
   const ctx = { call_id: newCallId(), environment: env(c) };
   if (!trace) return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));
   if (c.req.query("format") === "otlp")
