@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { offlineEnv } from "./offline-env.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 // Absolute, because wrangler resolves a relative --outdir against the config file's folder.
@@ -26,12 +27,7 @@ const result = spawnSync("npx", args, {
   stdio: "inherit",
   // npx is a .cmd shim on Windows and needs a shell there.
   shell: process.platform === "win32",
-  env: {
-    ...process.env,
-    WRANGLER_SEND_METRICS: "false",
-    WRANGLER_SEND_ERROR_REPORTS: "false",
-    CLOUDFLARE_CF_FETCH_ENABLED: "false",
-  },
+  env: offlineEnv,
 });
 
 if (result.error) {

@@ -5,7 +5,9 @@ import type { Env } from "./env";
 import { type EnvironmentName, failure, success } from "./envelope";
 import type { AppEnv } from "./http/app-env";
 import { newCallId, respond } from "./http/respond";
+import { mcp } from "./mcp/routes";
 import { runs } from "./routes/runs";
+import { tools } from "./routes/tools";
 import { catalog } from "./tools";
 import { missingBindings } from "./upstream/bindings";
 
@@ -72,6 +74,8 @@ app.get("/healthz", async (c) =>
 );
 
 app.route("/v1/runs", runs);
+app.route("/v1/tools", tools);
+app.route("/", mcp);
 
 app.notFound((c) =>
   respond(

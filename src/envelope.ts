@@ -118,8 +118,44 @@ export interface EnvelopeContext {
   observed_state?: unknown;
 }
 
+interface CodeDefaults {
+  outcome: Exclude<Outcome, "success">;
+  next: NextAction;
+}
+
+/**
+ * Whether a failure with this code can have left a side effect behind. Refusals happen before
+ * anything is dispatched, so their answer is a certain `false`; the others are unknown (`null`)
+ * unless the classifier knows better.
+ */
+export function effectKnownAbsent(code: ErrorCode): boolean {
+  switch (code) {
+    case "validation_error":
+    case "permission_error":
+    case "not_found":
+    case "budget_exhausted":
+    case "repeat_detected":
+    case "approval_required":
+    case "approval_rejected":
+    case "approval_expired":
+    case "run_closed":
+    case "rate_limited":
+      return true;
+    case "transient_error":
+    case "timeout":
+    case "conflict_error":
+    case "partial_success":
+    case "silent_failure":
+    case "terminal_error":
+    case "internal_error":
+      return false;
+    default:
+      return assertNever(code);
+  }
+}
+
 /** The outcome and next step each code implies unless the caller says otherwise. */
-export function defaultsFor(code: ErrorCode): { outcome: Exclude<Outcome, "success">; next: NextAction } {
+export function defaultsFor(code: ErrorCode): CodeDefaults {
   switch (code) {
     case "validation_error":
       return { outcome: "terminal_failure", next: "fix_arguments" };
@@ -193,7 +229,8 @@ export function failure(ctx: EnvelopeContext, spec: FailureSpec): Envelope {
       problems: spec.problems ?? [],
       retryable: outcome === "retryable_failure",
       retry_after_ms: spec.retry_after_ms ?? null,
-      side_effect_confirmed: spec.side_effect_confirmed ?? null,
+      side_effect_confirmed:
+        spec.side_effect_confirmed !== undefined ? spec.side_effect_confirmed : effectKnownAbsent(spec.code) ? false : null,
       external_id: spec.external_id ?? null,
       recommended_next_action: spec.recommended_next_action ?? defaults.next,
       details: spec.details ?? null,

@@ -9,6 +9,7 @@ describe("structural validation of tool arguments", () => {
     expect(body.outcome).toBe("terminal_failure");
     expect(body.error?.code).toBe("validation_error");
     expect(body.error?.recommended_next_action).toBe("fix_arguments");
+    expect(body.error?.side_effect_confirmed).toBe(false);
     expect(body.error?.problems).toEqual([
       { field: "order_id", reason: "missing required field", hint: expect.stringContaining("such as A1001") },
     ]);

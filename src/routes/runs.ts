@@ -93,13 +93,15 @@ runs.post(
       { tenant: tenantId, run: runId, ns: body.namespace, exp: expiresAt },
       config.runTokenKeys,
     );
+    const { run_id, ...rest } = status;
     return respond(
       c,
       success(ctx, {
+        run_id,
         run_token: token,
         expires_at: new Date(expiresAt).toISOString(),
         retained_until: new Date(Date.parse(status.deadline_at) + RETENTION_MS).toISOString(),
-        ...status,
+        ...rest,
         tools: await toolSpecsFor(body.namespace),
       }),
       { status: 201 },

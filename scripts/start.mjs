@@ -1,0 +1,42 @@
+// `npm start`: the proxy and its sandbox upstream on http://127.0.0.1:8787, offline.
+// Local secrets come from .dev.vars files; on a fresh clone they are created from the committed
+// examples, whose demo keys are valid only here.
+import { spawn } from "node:child_process";
+import { copyFileSync, existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { offlineEnv } from "./offline-env.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const port = process.env.PORT ?? "8787";
+
+for (const folder of [".", "sandbox"]) {
+  const vars = join(root, folder, ".dev.vars");
+  if (!existsSync(vars)) {
+    copyFileSync(join(root, folder, ".dev.vars.example"), vars);
+    console.log(`start: created ${join(folder, ".dev.vars")} from the example (demo keys, local only)`);
+  }
+}
+
+const wrangler = spawn(
+  "npx",
+  [
+    "wrangler",
+    "dev",
+    "-c",
+    "wrangler.toml",
+    "-c",
+    join("sandbox", "wrangler.toml"),
+    "--env",
+    "sandbox",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    port,
+    "--show-interactive-dev-session=false",
+  ],
+  { cwd: root, stdio: "inherit", env: offlineEnv, shell: process.platform === "win32" },
+);
+
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => wrangler.kill(signal));
+wrangler.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -1,0 +1,106 @@
+import { type Context, Hono } from "hono";
+import { z } from "zod";
+import { bearerToken, findKeyOwner } from "../auth/keys";
+import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
+import { loadConfig } from "../config/load";
+import { type Envelope, failure, success } from "../envelope";
+import type { AppEnv } from "../http/app-env";
+import { newCallId, respond } from "../http/respond";
+import { validateArguments } from "../pipeline/validate";
+import { SpecFormatSchema, specsFor } from "../specs/formats";
+import { catalog } from "../tools";
+
+/** `GET /v1/tools`: ready-to-paste tool specs of one namespace, for the agent framework named by `format`. */
+export const tools = new Hono<AppEnv>();
+
+export const ToolsQuerySchema = z.strictObject({
+  namespace: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("The namespace whose tools to list, such as support. A run token may omit it: its own namespace."),
+  format: SpecFormatSchema.default("jsonschema").describe(
+    "openai (function tools, strict), anthropic (input_schema), mcp (MCP Tool objects) or jsonschema (neutral).",
+  ),
+});
+
+/** Who asks: a tenant's orchestrator (any namespace of its config) or one run (its namespace only). */
+type Caller = { kind: "tenant"; tenant: string } | { kind: "run"; claims: RunTokenClaims };
+
+const RUN_TOKEN_REFUSALS = {
+  malformed: "The run token is not valid.",
+  bad_signature: "The run token is not valid.",
+  expired: "The run token has expired; open a new run.",
+} as const;
+
+/** Stage "authenticate": a run token when the bearer is one, else a tenant key. */
+async function identify(c: Context<AppEnv>): Promise<Caller | { refusal: string }> {
+  const token = bearerToken(c.req.header("authorization"));
+  if (!token) return { refusal: "This route needs a tenant key or a run token: Authorization: Bearer <key>." };
+  const config = loadConfig(c.env);
+  const verified = await verifyRunToken(token, config.runTokenKeys);
+  if (verified.ok) return { kind: "run", claims: verified.payload };
+  // "malformed" means the bearer is not shaped like a run token at all: try it as a tenant key.
+  if (verified.reason !== "malformed") return { refusal: RUN_TOKEN_REFUSALS[verified.reason] };
+  const tenant = await findKeyOwner(token, config.tenantKeyHashes);
+  if (!tenant) return { refusal: "The tenant key or run token is not valid." };
+  return { kind: "tenant", tenant };
+}
+
+/** The namespaces a caller may see: a run its own, a tenant those of its config that the catalog serves. */
+function visibleNamespaces(caller: Caller, c: Context<AppEnv>): string[] {
+  if (caller.kind === "run") return [caller.claims.ns];
+  const tenant = loadConfig(c.env).tenants[caller.tenant];
+  return (tenant?.namespaces ?? []).filter((namespace) => catalog.hasNamespace(namespace));
+}
+
+tools.get("/", async (c) => {
+  const ctx = { call_id: newCallId(), environment: loadConfig(c.env).environment };
+  const answer = (envelope: Envelope, opts: { authFailure?: boolean } = {}) => respond(c, envelope, opts);
+
+  const caller = await identify(c);
+  if ("refusal" in caller) {
+    c.header("WWW-Authenticate", 'Bearer realm="edge-tool-proxy"');
+    return answer(failure(ctx, { code: "permission_error", message: caller.refusal }), { authFailure: true });
+  }
+
+  const query = validateArguments(ToolsQuerySchema, c.req.query());
+  if (!query.ok) {
+    return answer(
+      failure(ctx, {
+        code: "validation_error",
+        message: "The query is invalid. Fix the parameters listed in problems.",
+        problems: query.problems.map((problem) => ({ ...problem, field: `query.${problem.field}` })),
+      }),
+    );
+  }
+  const { format, namespace: asked } = query.args as z.output<typeof ToolsQuerySchema>;
+  const visible = visibleNamespaces(caller, c);
+  const namespace = asked ?? (caller.kind === "run" ? caller.claims.ns : undefined);
+  if (namespace === undefined) {
+    return answer(
+      failure(ctx, {
+        code: "validation_error",
+        message: "Name the namespace whose tools you want: ?namespace=<name>.",
+        problems: [
+          {
+            field: "query.namespace",
+            reason: "missing required field",
+            hint: `A tenant key must name one of: ${visible.join(", ")}.`,
+          },
+        ],
+      }),
+    );
+  }
+  // Exposure control: a namespace the caller may not see answers exactly like one that does not exist.
+  if (!visible.includes(namespace)) {
+    return answer(
+      failure(ctx, {
+        code: "not_found",
+        message: `Namespace "${namespace}" is not available to this ${caller.kind === "run" ? "run" : "tenant"}.`,
+        details: { namespaces: visible },
+      }),
+    );
+  }
+  return answer(success(ctx, specsFor(catalog, namespace, format)));
+});

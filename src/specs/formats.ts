@@ -1,0 +1,87 @@
+import { z } from "zod";
+import type { Catalog } from "../catalog/catalog";
+import type { ToolSpec } from "../catalog/define-tool";
+import { assertNever } from "../envelope";
+import { type AnthropicTool, toAnthropicTool } from "./anthropic";
+import { type McpTool, toMcpTool } from "./mcp";
+import { type NeutralTool, toNeutralTool } from "./neutral";
+import { type OpenAiTool, toOpenAiTool } from "./openai";
+import { estimateTokens, TOKEN_ESTIMATE_METHOD } from "./token-estimate";
+
+export const SPEC_FORMATS = ["openai", "anthropic", "mcp", "jsonschema"] as const;
+export const SpecFormatSchema = z.enum(SPEC_FORMATS);
+export type SpecFormat = z.infer<typeof SpecFormatSchema>;
+
+/** The tool object each format produces. */
+export interface SpecOf {
+  openai: OpenAiTool;
+  anthropic: AnthropicTool;
+  mcp: McpTool;
+  jsonschema: NeutralTool;
+}
+export type AnySpec = SpecOf[SpecFormat];
+
+export interface NamespaceSpecs<F extends SpecFormat = SpecFormat> {
+  namespace: string;
+  format: F;
+  tools: SpecOf[F][];
+  token_estimate: { total: number; per_tool: Record<string, number>; method: string };
+}
+
+export function specFor(tool: ToolSpec, format: SpecFormat): AnySpec {
+  switch (format) {
+    case "openai":
+      return toOpenAiTool(tool);
+    case "anthropic":
+      return toAnthropicTool(tool);
+    case "mcp":
+      return toMcpTool(tool);
+    case "jsonschema":
+      return toNeutralTool(tool);
+    default:
+      return assertNever(format);
+  }
+}
+
+/**
+ * Catalogs are fixed for an isolate's lifetime and turning zod into JSON Schema is not free on
+ * Workers (no JIT), so each namespace's specs are built once per format and kept.
+ */
+const cache = new WeakMap<Catalog, Map<string, NamespaceSpecs>>();
+
+/**
+ * Every tool of one namespace in one format, with the estimated token cost of pasting them into a
+ * prompt. An unknown namespace yields no tools; callers decide whether that is `not_found`.
+ *
+ * @example
+ * specsFor(catalog, "support", "openai").tools; // ready for `tools:` of a Chat Completions request
+ */
+export function specsFor<F extends SpecFormat>(
+  catalog: Catalog,
+  namespace: string,
+  format: F,
+): NamespaceSpecs<F> {
+  let byKey = cache.get(catalog);
+  if (!byKey) {
+    byKey = new Map();
+    cache.set(catalog, byKey);
+  }
+  const key = `${namespace}\u0000${format}`;
+  let specs = byKey.get(key);
+  if (!specs) {
+    const tools = catalog.tools(namespace);
+    const built = tools.map((tool) => specFor(tool, format));
+    const perTool: Record<string, number> = {};
+    tools.forEach((tool, index) => {
+      perTool[tool.name] = estimateTokens(built[index]);
+    });
+    specs = {
+      namespace,
+      format,
+      tools: built,
+      token_estimate: { total: estimateTokens(built), per_tool: perTool, method: TOKEN_ESTIMATE_METHOD },
+    };
+    byKey.set(key, specs);
+  }
+  return specs as NamespaceSpecs<F>;
+}
