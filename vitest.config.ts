@@ -34,6 +34,8 @@ export default defineConfig({
   ],
   test: {
     include: ["test/**/*.test.ts"],
+    // Browser tests drive Chromium from Node against `wrangler dev`: vitest.browser.config.ts.
+    exclude: ["test/browser/**", "node_modules/**"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

@@ -15,7 +15,13 @@ function upstreamKey() {
 }
 
 export async function mintUpstreamCredential(claims) {
-  const key = await crypto.subtle.importKey("raw", encoder.encode(upstreamKey()), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const key = await crypto.subtle.importKey(
+    "raw",
+    encoder.encode(upstreamKey()),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
   const signed = `uc1.${base64url(encoder.encode(JSON.stringify(claims)))}`;
   const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(signed));
   return `${signed}.${base64url(new Uint8Array(mac))}`;

@@ -21,7 +21,12 @@ function percentile(sorted, p) {
 
 function summarise(samples) {
   const sorted = [...samples].sort((a, b) => a - b);
-  return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), mean: sorted.reduce((a, b) => a + b, 0) / sorted.length };
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
+  };
 }
 
 async function timed(fn) {
@@ -41,13 +46,20 @@ async function series(label, count, fn) {
 
 async function main() {
   console.log("bench: starting the proxy + sandbox and a direct sandbox on loopback ...");
-  const proxy = await startWrangler({ configs: ["wrangler.toml", "sandbox/wrangler.toml"], port: PROXY_PORT, readyPath: "/healthz" });
+  const proxy = await startWrangler({
+    configs: ["wrangler.toml", "sandbox/wrangler.toml"],
+    port: PROXY_PORT,
+    readyPath: "/healthz",
+  });
   const direct = await startWrangler({ configs: ["sandbox/wrangler.toml"], port: SANDBOX_PORT });
   try {
     const opened = await fetch(`${proxy.url}/v1/runs`, {
       method: "POST",
       headers: { authorization: "Bearer initech-demo-key", "content-type": "application/json" },
-      body: JSON.stringify({ namespace: "support", limits: { max_calls: 10000, max_writes: 1000, deadline_s: 3600 } }),
+      body: JSON.stringify({
+        namespace: "support",
+        limits: { max_calls: 10000, max_writes: 1000, deadline_s: 3600 },
+      }),
     }).then((response) => response.json());
     const { run_id: runId, run_token: token } = opened.data;
     const call = (tool, args) =>
@@ -56,7 +68,12 @@ async function main() {
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
         body: JSON.stringify({ tool, args }),
       });
-    const credential = await mintUpstreamCredential({ tenant: "initech", run: "bench-direct", tool: "lookup_order", exp: Date.now() + 3_600_000 });
+    const credential = await mintUpstreamCredential({
+      tenant: "initech",
+      run: "bench-direct",
+      tool: "lookup_order",
+      exp: Date.now() + 3_600_000,
+    });
     const orderId = (index) => `I${3001 + (index % 20)}`;
     const directRead = (index) =>
       fetch(`${direct.url}/orders/${orderId(index)}`, { headers: { authorization: `Bearer ${credential}` } });
@@ -77,11 +94,21 @@ async function main() {
     }
     const directRead50 = summarise(directSamples);
     const proxiedRead50 = summarise(proxiedSamples);
-    const ticket = (index) => ({ customer_id: "C300", priority: "low", summary: `Benchmark ticket number ${index} for the ledger.` });
-    const firstWrite = await series("first write (create_internal_ticket)", 200, (index) => call("create_internal_ticket", ticket(index)));
-    const replay = await series("idempotent replay", 200, (index) => call("create_internal_ticket", ticket(index)));
+    const ticket = (index) => ({
+      customer_id: "C300",
+      priority: "low",
+      summary: `Benchmark ticket number ${index} for the ledger.`,
+    });
+    const firstWrite = await series("first write (create_internal_ticket)", 200, (index) =>
+      call("create_internal_ticket", ticket(index)),
+    );
+    const replay = await series("idempotent replay", 200, (index) =>
+      call("create_internal_ticket", ticket(index)),
+    );
 
-    console.log(`bench: throughput of one run's ledger (${CONCURRENCY} concurrent callers, ${THROUGHPUT_MS} ms each)`);
+    console.log(
+      `bench: throughput of one run's ledger (${CONCURRENCY} concurrent callers, ${THROUGHPUT_MS} ms each)`,
+    );
     const throughput = async (fn) => {
       let done = 0;
       const until = performance.now() + THROUGHPUT_MS;
@@ -115,7 +142,9 @@ async function main() {
     console.log("|------------------------------|----------|----------|");
     console.log(`| read, direct to sandbox      | ${fmt(directRead50.p50)} | ${fmt(directRead50.p99)} |`);
     console.log(`| read, through the proxy      | ${fmt(proxiedRead50.p50)} | ${fmt(proxiedRead50.p99)} |`);
-    console.log(`| added by the proxy           | ${fmt(report.added_ms.p50)} | ${fmt(report.added_ms.p99)} |`);
+    console.log(
+      `| added by the proxy           | ${fmt(report.added_ms.p50)} | ${fmt(report.added_ms.p99)} |`,
+    );
     console.log(`| first write (ticket)         | ${fmt(firstWrite.p50)} | ${fmt(firstWrite.p99)} |`);
     console.log(`| idempotent replay            | ${fmt(replay.p50)} | ${fmt(replay.p99)} |`);
     console.log(`\nledger throughput, one run: ${readsPerSecond} reads/s, ${replaysPerSecond} replays/s`);

@@ -1,30 +1,66 @@
 // Starts wrangler dev processes on loopback for benchmarks, demos and browser tests, and stops them.
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync } from "node:fs";
+import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { offlineEnv } from "./offline-env.mjs";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
-/** Creates the local .dev.vars files from the committed examples when they are missing. */
+const varNames = (text) => new Set([...text.matchAll(/^([A-Z_][A-Z0-9_]*)=/gm)].map((match) => match[1]));
+
+/**
+ * Creates the local .dev.vars files from the committed examples when they are missing, and adds any
+ * variable the example has gained since (a new secret) to an existing one, leaving local values be.
+ */
 export function ensureDevVars() {
   for (const folder of [".", "sandbox"]) {
     const vars = join(root, folder, ".dev.vars");
-    if (!existsSync(vars)) copyFileSync(join(root, folder, ".dev.vars.example"), vars);
+    const examplePath = join(root, folder, ".dev.vars.example");
+    if (!existsSync(vars)) {
+      copyFileSync(examplePath, vars);
+      console.log(`created ${join(folder, ".dev.vars")} from the example (demo keys, local only)`);
+      continue;
+    }
+    const have = varNames(readFileSync(vars, "utf8"));
+    const missing = readFileSync(examplePath, "utf8")
+      .split("\n")
+      .filter((line) => /^([A-Z_][A-Z0-9_]*)=/.test(line) && !have.has(line.slice(0, line.indexOf("="))));
+    if (missing.length > 0) {
+      appendFileSync(vars, `\n${missing.join("\n")}\n`);
+      console.log(
+        `added ${missing.map((line) => line.slice(0, line.indexOf("="))).join(", ")} to ${join(folder, ".dev.vars")}`,
+      );
+    }
   }
 }
 
 /**
  * Runs `wrangler dev` with the given configs on 127.0.0.1:port and resolves once `readyPath`
- * answers. The returned `stop()` ends the process group.
+ * answers. State lives in a fresh temporary folder unless `persistTo` names one, so a benchmark or
+ * a browser test never sees, or leaves, anyone else's refunds. `stop()` ends the process group.
  */
-export async function startWrangler({ configs, port, readyPath = "/", quiet = true, timeoutMs = 60_000 }) {
+export async function startWrangler({
+  configs,
+  port,
+  readyPath = "/",
+  quiet = true,
+  timeoutMs = 60_000,
+  persistTo,
+}) {
   ensureDevVars();
+  const state = persistTo ?? mkdtempSync(join(tmpdir(), "edge-tool-proxy-state-"));
   const args = ["wrangler", "dev", ...configs.flatMap((config) => ["-c", config]), "--env", "sandbox"];
+  args.push("--persist-to", state);
   args.push("--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(port + 1000));
   args.push("--show-interactive-dev-session=false", "--log-level", quiet ? "error" : "info");
-  const child = spawn("npx", args, { cwd: root, env: offlineEnv, stdio: quiet ? "ignore" : "inherit", detached: true });
+  const child = spawn("npx", args, {
+    cwd: root,
+    env: offlineEnv,
+    stdio: quiet ? "ignore" : "inherit",
+    detached: true,
+  });
   const stop = () => {
     try {
       process.kill(-child.pid, "SIGTERM");

@@ -2,21 +2,13 @@
 // Local secrets come from .dev.vars files; on a fresh clone they are created from the committed
 // examples, whose demo keys are valid only here.
 import { spawn } from "node:child_process";
-import { copyFileSync, existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { ensureDevVars, root } from "./local-stack.mjs";
 import { offlineEnv } from "./offline-env.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const port = process.env.PORT ?? "8787";
 
-for (const folder of [".", "sandbox"]) {
-  const vars = join(root, folder, ".dev.vars");
-  if (!existsSync(vars)) {
-    copyFileSync(join(root, folder, ".dev.vars.example"), vars);
-    console.log(`start: created ${join(folder, ".dev.vars")} from the example (demo keys, local only)`);
-  }
-}
+ensureDevVars();
 
 const wrangler = spawn(
   "npx",

@@ -1,11 +1,15 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { loadConfig } from "./config/load";
+import { operatorConsole } from "./console/routes";
 import type { Env } from "./env";
 import { type EnvironmentName, failure, success } from "./envelope";
 import type { AppEnv } from "./http/app-env";
+import { limitHeaders } from "./http/limits";
 import { newCallId, respond } from "./http/respond";
 import { mcp } from "./mcp/routes";
+import { approvals } from "./routes/approvals";
+import { docs } from "./routes/docs";
 import { runs } from "./routes/runs";
 import { tools } from "./routes/tools";
 import { catalog } from "./tools";
@@ -58,6 +62,8 @@ app.use(async (c, next) => {
   await next();
 });
 
+app.use(limitHeaders);
+
 app.get("/healthz", async (c) =>
   respond(
     c,
@@ -74,8 +80,11 @@ app.get("/healthz", async (c) =>
 );
 
 app.route("/v1/runs", runs);
+app.route("/v1/approvals", approvals);
 app.route("/v1/tools", tools);
 app.route("/", mcp);
+app.route("/", docs);
+app.route("/console", operatorConsole);
 
 app.notFound((c) =>
   respond(

@@ -1,4 +1,6 @@
+import type { ApprovalDirectory } from "./approvals/directory";
 import type { RunLedger } from "./ledger/run-ledger";
+import type { RateLimiter } from "./ratelimit/rate-limiter";
 
 /**
  * Bindings and configuration of the proxy worker. Tool bindings (ORDERS_API, PAYMENTS_API,
@@ -15,5 +17,11 @@ export interface Env {
   RUN_TOKEN_KEYS: string;
   /** Secret. JSON array of HMAC keys for per-run upstream credentials: the first signs. */
   UPSTREAM_KEYS: string;
+  /** Secret. JSON `{ tenant: [sha256 hex of each operator key] }`. */
+  OPERATOR_KEYS: string;
   RUN_LEDGER: DurableObjectNamespace<RunLedger>;
+  /** One per tenant: the index of approvals across the tenant's runs. */
+  APPROVAL_DIRECTORY: DurableObjectNamespace<ApprovalDirectory>;
+  /** One per tenant: request-rate buckets checked before any run ledger is touched. */
+  RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
 }

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * The one response shape of the proxy. Every body it sends, a tool result, an auth failure or a
@@ -75,6 +75,18 @@ export const BudgetSchema = z.object({
 });
 export type Budget = z.infer<typeof BudgetSchema>;
 
+export const APPROVAL_STATES = ["pending", "approved", "executed", "rejected", "expired"] as const;
+export const ApprovalStateSchema = z.enum(APPROVAL_STATES);
+export type ApprovalState = z.infer<typeof ApprovalStateSchema>;
+
+/** The part of an approval an agent may see: which one, where it stands, until when it can be granted. */
+export const ApprovalBlockSchema = z.object({
+  id: z.string(),
+  state: ApprovalStateSchema,
+  expires_at: z.string(),
+});
+export type ApprovalBlock = z.infer<typeof ApprovalBlockSchema>;
+
 export const EnvelopeSchema = z
   .object({
     outcome: OutcomeSchema,
@@ -87,6 +99,8 @@ export const EnvelopeSchema = z
     observed_state: z.unknown().nullable(),
     error: ToolErrorSchema.nullable(),
     budget: BudgetSchema.nullable(),
+    /** Set when the call waits for, or was decided by, a human approval. */
+    approval: ApprovalBlockSchema.nullable(),
   })
   .strict()
   .refine((envelope) => (envelope.outcome === "success") === (envelope.error === null), {
@@ -116,6 +130,7 @@ export interface EnvelopeContext {
   replayed?: boolean;
   budget?: Budget | null;
   observed_state?: unknown;
+  approval?: ApprovalBlock | null;
 }
 
 interface CodeDefaults {
@@ -208,6 +223,7 @@ export function success(ctx: EnvelopeContext, data: unknown): Envelope {
     observed_state: ctx.observed_state ?? null,
     error: null,
     budget: ctx.budget ?? null,
+    approval: ctx.approval ?? null,
   };
 }
 
@@ -230,12 +246,17 @@ export function failure(ctx: EnvelopeContext, spec: FailureSpec): Envelope {
       retryable: outcome === "retryable_failure",
       retry_after_ms: spec.retry_after_ms ?? null,
       side_effect_confirmed:
-        spec.side_effect_confirmed !== undefined ? spec.side_effect_confirmed : effectKnownAbsent(spec.code) ? false : null,
+        spec.side_effect_confirmed !== undefined
+          ? spec.side_effect_confirmed
+          : effectKnownAbsent(spec.code)
+            ? false
+            : null,
       external_id: spec.external_id ?? null,
       recommended_next_action: spec.recommended_next_action ?? defaults.next,
       details: spec.details ?? null,
     },
     budget: ctx.budget ?? null,
+    approval: ctx.approval ?? null,
   };
 }
 

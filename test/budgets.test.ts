@@ -32,8 +32,9 @@ describe("budgets that throw", () => {
   });
 
   it("lets exactly N destructive executions happen; a replay spends none", async () => {
-    const run = await openRun("acme", { namespace: "support", limits: { max_destructive: 1 } });
-    const args = { order_id: "A1001", amount_cents: 150, reason: "price_error" };
+    // globex auto-approves small refunds, so these run without an operator.
+    const run = await openRun("globex", { namespace: "support", limits: { max_destructive: 1 } });
+    const args = { order_id: "B2003", amount_cents: 150, reason: "price_error" };
     const first = await callTool(run, "issue_refund", args);
     expect(first.body.outcome).toBe("success");
     expect(first.body.budget?.destructive_left).toBe(0);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { CatalogError, loadCatalog, MAX_TOOLS_PER_NAMESPACE } from "../src/catalog/catalog";
 import { defineTool, type ToolSpec } from "../src/catalog/define-tool";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { catalog } from "../src/tools";
 
 const expected = {
@@ -10,6 +10,8 @@ const expected = {
   create_internal_ticket: { side_effect: "write", args: ["customer_id", "priority", "summary"] },
   issue_refund: { side_effect: "destructive", args: ["order_id", "amount_cents", "reason"] },
   send_customer_email: { side_effect: "destructive", args: ["customer_id", "subject", "body"] },
+  // Built in to every namespace: pages through results too large to return inline.
+  read_result_page: { side_effect: "read", args: ["handle", "cursor"] },
 } as const;
 
 describe("the demo support namespace", () => {

@@ -112,3 +112,34 @@ export async function refundsOf(orderId: string): Promise<Array<Record<string, u
   );
   return body.refunds;
 }
+
+export const OPERATOR_KEYS = { acme: "acme-operator-key", globex: "globex-operator-key" } as const;
+
+/** A request to the operator API with a tenant's operator key. */
+export function asOperator(
+  path: string,
+  init: RequestInit = {},
+  tenant: keyof typeof OPERATOR_KEYS = "acme",
+) {
+  return request(path, {
+    ...init,
+    headers: {
+      authorization: `Bearer ${OPERATOR_KEYS[tenant]}`,
+      "content-type": "application/json",
+      ...(init.headers ?? {}),
+    },
+  });
+}
+
+export function decide(
+  approvalId: string,
+  decision: "approve" | "reject",
+  reason?: string,
+  tenant: keyof typeof OPERATOR_KEYS = "acme",
+) {
+  return asOperator(
+    `/v1/approvals/${approvalId}/${decision}`,
+    { method: "POST", body: JSON.stringify(reason === undefined ? {} : { reason }) },
+    tenant,
+  );
+}

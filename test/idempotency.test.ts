@@ -49,9 +49,10 @@ describe("idempotency with server-derived keys", () => {
   });
 
   it("turns the opening story into one refund: 502 once, then three agent retries", async () => {
-    const run = await openRun("acme");
+    // globex auto-approves refunds up to 1000 cents, so the story runs without a human in it.
+    const run = await openRun("globex");
     await armFault(run.id, { mode: "bad_gateway", path_prefix: "/refunds", times: 1 });
-    const args = { order_id: "A1002", amount_cents: 500, reason: "user_cancel" };
+    const args = { order_id: "B2002", amount_cents: 500, reason: "user_cancel" };
     const first = await callTool(run, "issue_refund", args);
     expect(first.body.outcome).toBe("retryable_failure");
     expect(first.body.error?.side_effect_confirmed).toBeNull();
@@ -64,7 +65,7 @@ describe("idempotency with server-derived keys", () => {
       "repeat_detected",
     ]);
 
-    expect(await refundsOfRun("A1002", run)).toHaveLength(1);
+    expect(await refundsOfRun("B2002", run)).toHaveLength(1);
     const sent = (await sandboxRequests(run.id)).filter((request) => request.path === "/refunds");
     expect(sent.map((request) => request.status)).toEqual([502, 201]);
     expect(new Set(sent.map((request) => request.idempotency_key))).toEqual(
@@ -102,7 +103,7 @@ describe("idempotency with server-derived keys", () => {
     await armFault(run.id, { mode: "hang", path_prefix: "/tickets", hang_ms: 6_000 });
     const args = {
       customer_id: "C303",
-      priority: "urgent",
+      priority: "high",
       summary: "Customer reports a charge they did not make.",
     };
     const first = await callTool(run, "create_internal_ticket", args);
@@ -172,8 +173,8 @@ describe("idempotency with server-derived keys", () => {
     }
     expect(answer.body.outcome).toBe("success");
     expect(await refundsOfRun("I3002", run)).toHaveLength(1);
-    const keys = (await sandboxRequests(run.id)).map((request) => request.idempotency_key);
-    expect(new Set(keys).size).toBe(1);
+    const sent = (await sandboxRequests(run.id)).filter((request) => request.path === "/refunds");
+    expect(new Set(sent.map((request) => request.idempotency_key)).size).toBe(1);
   }, 30_000);
 
   it("makes two identical writes distinct only through the orchestrator's intent header", async () => {

@@ -1,10 +1,19 @@
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { exports } from "cloudflare:workers";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { type Envelope, EnvelopeSchema } from "../src/envelope";
 import { looseObjects } from "../src/specs/json-schema";
 import { catalog } from "../src/tools";
-import { callTool, KEYS, openRun, refundsOf, request, sandboxRequests, type TestRun, traceOf } from "./helpers";
+import {
+  callTool,
+  KEYS,
+  openRun,
+  refundsOf,
+  request,
+  sandboxRequests,
+  type TestRun,
+  traceOf,
+} from "./helpers";
 
 const MCP_URL = "https://proxy.test/mcp";
 
@@ -134,7 +143,9 @@ describe("MCP over Streamable HTTP", () => {
     expect(result.isError).toBe(true);
     const envelope = envelopeOf(result);
     expect(envelope.error?.code).toBe("not_found");
-    expect(envelope.error?.details?.available_tools).toEqual(catalog.tools("support").map((tool) => tool.name));
+    expect(envelope.error?.details?.available_tools).toEqual(
+      catalog.tools("support").map((tool) => tool.name),
+    );
     await client.close();
   });
 
@@ -143,7 +154,6 @@ describe("MCP over Streamable HTTP", () => {
     const args = { order_id: "I3004", amount_cents: 137, reason: "price_error" };
     const rest = await callTool(run, "issue_refund", args);
     expect(rest.body.idempotency_key).toMatch(/\S/);
-    console.log("REST-OUTCOME", rest.body.outcome, rest.body.error?.code);
 
     const client = await connect(run);
     const result = await client.callTool({ name: "issue_refund", arguments: args });
@@ -166,6 +176,24 @@ describe("MCP over Streamable HTTP", () => {
       expect(posted.length).toBeLessThanOrEqual(1);
     }
     await client.close();
+  });
+
+  it("honours the orchestrator's intent header on both doors: same intent, same key; new intent, new key", async () => {
+    const run = await openRun("initech");
+    const args = {
+      customer_id: "C301",
+      priority: "low",
+      summary: "Intent header parity check between doors.",
+    };
+    const rest = await callTool(run, "create_internal_ticket", args, { "x-call-intent": "attempt-1" });
+    const same = await connect(run, { "x-call-intent": "attempt-1" });
+    const other = await connect(run, { "x-call-intent": "attempt-2" });
+    const sameKey = envelopeOf(await same.callTool({ name: "create_internal_ticket", arguments: args }));
+    const otherKey = envelopeOf(await other.callTool({ name: "create_internal_ticket", arguments: args }));
+    expect(sameKey.idempotency_key).toBe(rest.body.idempotency_key);
+    expect(otherKey.idempotency_key).not.toBe(rest.body.idempotency_key);
+    await same.close();
+    await other.close();
   });
 
   it("refuses a second destructive call over budget, naming the limit", async () => {
@@ -197,7 +225,10 @@ describe("MCP over Streamable HTTP", () => {
   it("refuses calls after the run has ended, on the MCP door as on REST", async () => {
     const run = await openRun();
     const client = await connect(run);
-    await request(`/v1/runs/${run.id}/end`, { method: "POST", headers: { authorization: `Bearer ${run.token}` } });
+    await request(`/v1/runs/${run.id}/end`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${run.token}` },
+    });
     const result = await client.callTool({ name: "lookup_order", arguments: { order_id: "A1001" } });
     expect(result.isError).toBe(true);
     expect(envelopeOf(result).error?.code).toBe("run_closed");
@@ -206,7 +237,10 @@ describe("MCP over Streamable HTTP", () => {
 
   it("falls back to the 2025 handshake for a client that probes for the 2026 revision first", async () => {
     const run = await openRun();
-    const client = new Client({ name: "mcp-test", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+    const client = new Client(
+      { name: "mcp-test", version: "1.0.0" },
+      { versionNegotiation: { mode: "auto" } },
+    );
     await client.connect(
       new StreamableHTTPClientTransport(new URL(MCP_URL), {
         fetch: workerFetch,
@@ -222,7 +256,10 @@ describe("MCP over Streamable HTTP", () => {
 describe("MCP protocol errors are JSON-RPC errors", () => {
   it("answers an unknown method with -32601", async () => {
     const run = await openRun();
-    const { status, text } = await rpc(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "no/such_method" }), run.token);
+    const { status, text } = await rpc(
+      JSON.stringify({ jsonrpc: "2.0", id: 7, method: "no/such_method" }),
+      run.token,
+    );
     expect(status).toBe(200);
     expect(JSON.parse(text)).toMatchObject({ jsonrpc: "2.0", id: 7, error: { code: -32601 } });
   });
@@ -275,7 +312,9 @@ describe("MCP authorization", () => {
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
       });
       expect(status).toBe(401);
-      expect(headers.get("www-authenticate")).toMatch(/^Bearer error="invalid_token", error_description="[^"]+"/);
+      expect(headers.get("www-authenticate")).toMatch(
+        /^Bearer error="invalid_token", error_description="[^"]+"/,
+      );
       expect(headers.get("www-authenticate")).toContain(`resource_metadata="${resourceMetadata}"`);
     }
   });
@@ -283,11 +322,14 @@ describe("MCP authorization", () => {
   it("makes the official client fail to connect without a token", async () => {
     const client = new Client({ name: "mcp-test", version: "1.0.0" });
     const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), { fetch: workerFetch });
-    await expect(client.connect(transport)).rejects.toThrow();
+    await expect(client.connect(transport)).rejects.toThrow(/permission_error/);
   });
 
   it("serves the protected-resource metadata at both well-known paths", async () => {
-    for (const path of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"]) {
+    for (const path of [
+      "/.well-known/oauth-protected-resource/mcp",
+      "/.well-known/oauth-protected-resource",
+    ]) {
       const response = await workerFetch(`https://proxy.test${path}`);
       expect(response.status, path).toBe(200);
       expect(await response.json()).toMatchObject({

@@ -47,6 +47,8 @@ admin.get("/emails", async (c) =>
   c.json({ emails: await storeOf(c.env).listEmails(c.req.query("tenant") ?? null) }),
 );
 
+admin.get("/notifications", async (c) => c.json({ notifications: await storeOf(c.env).listNotifications() }));
+
 admin.post("/reset", async (c) => {
   await storeOf(c.env).reset();
   return c.json({ ok: true });

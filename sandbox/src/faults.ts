@@ -1,24 +1,39 @@
-import { z } from "zod";
+import * as z from "zod";
+import { BAD_GATEWAY_PAGE, loginPage, stackTrace } from "./fault-pages";
 import type { FaultSpec, RequestMeta } from "./journal";
-import type { ArmedFault, FaultMode } from "./model";
+import {
+  ANSWER_MODES,
+  type AnswerMode,
+  FAULT_MODES,
+  type FaultMode,
+  type FaultPlan,
+  SHAPE_MODES,
+  type ShapeMode,
+} from "./model";
+import { describeIssues } from "./validation";
 
 /**
- * Scripted upstream failures. Each reproduces what a real, misbehaving upstream or the
- * infrastructure in front of it sends back, leaks included, because that is what the proxy has to
- * survive and sanitize.
+ * Scripted upstream failures, armed per run (`POST /_admin/faults`) or asked for by one request
+ * (`X-Sandbox-Fault`). Each reproduces what a real, misbehaving upstream or the infrastructure in
+ * front of it does, because that is what the proxy has to survive.
  */
 
 export const DEFAULT_HANG_MS = 30_000;
 const MAX_HANG_MS = 300_000;
+const MAX_RETRY_AFTER_S = 3600;
 const DEFAULT_RETRY_AFTER_S = 1;
+/** An outage, not a blip: by default it outlasts any sane retry budget. */
+const DEFAULT_OUTAGE_TIMES = 1000;
+
+const FaultModeSchema = z.enum(FAULT_MODES);
 
 export const FaultSpecSchema = z.strictObject({
   run_id: z.string().min(1).max(200),
   path_prefix: z.string().startsWith("/").max(200).optional(),
-  mode: z.enum(["hang", "error_500", "bad_gateway", "html", "rate_limited"]),
+  mode: FaultModeSchema,
   times: z.number().int().min(1).max(1000).optional(),
   hang_ms: z.number().int().min(0).max(MAX_HANG_MS).optional(),
-  retry_after_s: z.number().int().min(0).max(3600).optional(),
+  retry_after_s: z.number().int().min(0).max(MAX_RETRY_AFTER_S).optional(),
 });
 
 /** Fills in defaults so the armed fault shows exactly what will happen. */
@@ -26,15 +41,85 @@ export function toFaultSpec(input: z.infer<typeof FaultSpecSchema>): FaultSpec {
   return {
     run_id: input.run_id,
     path_prefix: input.path_prefix ?? null,
-    mode: input.mode,
-    times: input.times ?? 1,
-    hang_ms: input.mode === "hang" ? (input.hang_ms ?? DEFAULT_HANG_MS) : null,
-    retry_after_s: input.mode === "rate_limited" ? (input.retry_after_s ?? DEFAULT_RETRY_AFTER_S) : null,
+    times: input.times ?? (input.mode === "transient_forever" ? DEFAULT_OUTAGE_TIMES : 1),
+    ...toFaultPlan(input.mode, input.hang_ms, input.retry_after_s),
   };
 }
 
-/** Status of a fault that answers instead of the application (a hang answers normally, later). */
-export function faultStatus(mode: Exclude<FaultMode, "hang">): number {
+/** Only the modes that wait or ask the caller to wait carry those numbers; the rest show null. */
+function toFaultPlan(
+  mode: FaultMode,
+  hangMs: number | undefined,
+  retryAfterS: number | undefined,
+): FaultPlan {
+  const waits = mode === "hang" || mode === "slow_success";
+  const asksToWait = mode === "rate_limited" || mode === "transient_forever";
+  return {
+    mode,
+    hang_ms: waits ? (hangMs ?? DEFAULT_HANG_MS) : null,
+    retry_after_s: asksToWait ? (retryAfterS ?? DEFAULT_RETRY_AFTER_S) : null,
+  };
+}
+
+function wholeNumberHeader(max: number) {
+  return z
+    .string()
+    .regex(/^\d{1,9}$/, "must be a whole number")
+    .transform(Number)
+    .pipe(z.number().max(max))
+    .optional();
+}
+
+const FaultHeadersSchema = z.object({
+  "x-sandbox-fault": FaultModeSchema,
+  "x-sandbox-fault-hang-ms": wholeNumberHeader(MAX_HANG_MS),
+  "x-sandbox-fault-retry-after": wholeNumberHeader(MAX_RETRY_AFTER_S),
+});
+
+export type RequestedFault = { ok: true; fault: FaultPlan | null } | { ok: false; message: string };
+
+/**
+ * The fault one request asks for by header, for that request only: nothing is armed or consumed.
+ * `shapes` are the shape faults the endpoint (`where`) supports; asking for another is refused.
+ */
+export function requestedFault(
+  header: (name: string) => string | undefined,
+  shapes: readonly ShapeMode[],
+  where: string,
+): RequestedFault {
+  const mode = header("x-sandbox-fault");
+  if (mode === undefined) return { ok: true, fault: null };
+  const parsed = FaultHeadersSchema.safeParse({
+    "x-sandbox-fault": mode.trim(),
+    "x-sandbox-fault-hang-ms": header("x-sandbox-fault-hang-ms")?.trim(),
+    "x-sandbox-fault-retry-after": header("x-sandbox-fault-retry-after")?.trim(),
+  });
+  if (!parsed.success) return { ok: false, message: describeIssues(parsed.error) };
+  const h = parsed.data;
+  if (!faultFits(h["x-sandbox-fault"], shapes)) {
+    return { ok: false, message: `x-sandbox-fault: '${h["x-sandbox-fault"]}' does not apply to ${where}.` };
+  }
+  return {
+    ok: true,
+    fault: toFaultPlan(h["x-sandbox-fault"], h["x-sandbox-fault-hang-ms"], h["x-sandbox-fault-retry-after"]),
+  };
+}
+
+export function isAnswerMode(mode: FaultMode): mode is AnswerMode {
+  return (ANSWER_MODES as readonly FaultMode[]).includes(mode);
+}
+
+function isShapeMode(mode: FaultMode): mode is ShapeMode {
+  return (SHAPE_MODES as readonly FaultMode[]).includes(mode);
+}
+
+/** Answer and delivery faults fit any endpoint; a shape fault only one that declares it. */
+export function faultFits(mode: FaultMode, shapes: readonly ShapeMode[]): boolean {
+  return !isShapeMode(mode) || shapes.includes(mode);
+}
+
+/** Status of a fault that answers instead of the application. */
+export function faultStatus(mode: AnswerMode): number {
   switch (mode) {
     case "error_500":
       return 500;
@@ -44,14 +129,14 @@ export function faultStatus(mode: Exclude<FaultMode, "hang">): number {
       return 200;
     case "rate_limited":
       return 429;
+    case "transient_forever":
+      return 503;
   }
 }
 
-export function faultResponse(
-  fault: ArmedFault & { mode: Exclude<FaultMode, "hang"> },
-  meta: RequestMeta,
-): Response {
+export function faultResponse(fault: FaultPlan & { mode: AnswerMode }, meta: RequestMeta): Response {
   const status = faultStatus(fault.mode);
+  const retryAfter = String(fault.retry_after_s ?? DEFAULT_RETRY_AFTER_S);
   switch (fault.mode) {
     case "error_500":
       return new Response(stackTrace(meta), {
@@ -69,84 +154,25 @@ export function faultResponse(
         headers: { "content-type": "text/html; charset=utf-8" },
       });
     case "rate_limited": {
-      const retryAfter = fault.retry_after_s ?? DEFAULT_RETRY_AFTER_S;
       const body = {
         error: { code: "rate_limited", message: `Too many requests. Retry after ${retryAfter} second(s).` },
       };
-      return Response.json(body, { status, headers: { "retry-after": String(retryAfter) } });
+      return Response.json(body, { status, headers: { "retry-after": retryAfter } });
+    }
+    case "transient_forever": {
+      // Every attempt says "soon": only a retry budget, never this answer, ends the loop.
+      const body = {
+        error: {
+          code: "service_unavailable",
+          message: "The service is temporarily unavailable. Please retry shortly.",
+        },
+      };
+      return Response.json(body, { status, headers: { "retry-after": retryAfter } });
     }
   }
 }
 
-/** An unhandled exception rendered by a framework left in debug mode: stack, SQL and a private host. */
-function stackTrace(meta: RequestMeta): string {
-  const table = meta.path.split("/")[1]?.replaceAll("-", "_") || "records";
-  const tenant = meta.tenant ?? "";
-  const read = meta.method === "GET";
-  const [error, method, sql] = read
-    ? [
-        "QueryFailedError: canceling statement due to statement timeout",
-        "findOne",
-        `SELECT * FROM "${table}" WHERE "tenant_id" = '${tenant}' AND "id" = $1 LIMIT 1`,
-      ]
-    : [
-        "QueryFailedError: could not serialize access due to concurrent update",
-        "save",
-        `UPDATE "${table}" SET "updated_at" = now(), "version" = "version" + 1 WHERE "tenant_id" = '${tenant}' AND "id" = $1 RETURNING *`,
-      ];
-  return [
-    "Internal Server Error",
-    "",
-    error,
-    "    at PostgresQueryRunner.query (/srv/app/node_modules/typeorm/driver/postgres/PostgresQueryRunner.js:219:19)",
-    `    at async ${pascal(table)}Repository.${method} (/srv/app/dist/repositories/${table}.repository.js:88:21)`,
-    `    at async ${pascal(table)}Service.handle (/srv/app/dist/services/${table}.service.js:142:9)`,
-    `    at async /srv/app/dist/routes/${table}.js:37:20`,
-    "",
-    `query: ${sql}`,
-    'parameters: ["8f3c2a91-5d4e-4b7a-9c1e-2f6d8a0b7e35"]',
-    "connection: postgres://svc_support@db-internal-7.corp.local:5432/support_prod (pool=rw, pid=48213)",
-    `request: ${meta.method} ${meta.path} run=${meta.run_id ?? "-"}`,
-  ].join("\n");
-}
-
-function pascal(name: string): string {
-  return name
-    .split("_")
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join("");
-}
-
-const BAD_GATEWAY_PAGE = `<html>
-<head><title>502 Bad Gateway</title></head>
-<body>
-<center><h1>502 Bad Gateway</h1></center>
-<hr><center>nginx/1.24.0</center>
-</body>
-</html>
-`;
-
-/** What an API behind an expired SSO session returns: a 200 sign-in page instead of JSON. */
-function loginPage(meta: RequestMeta): string {
-  const returnTo = encodeURIComponent(meta.path);
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <title>Sign in · Support Console</title>
-  <link rel="stylesheet" href="/static/css/login.3f9a1c.css">
-</head>
-<body class="login">
-  <main>
-    <h1>Sign in to continue</h1>
-    <p>Your session has expired. Please sign in again.</p>
-    <form method="post" action="https://sso.corp.local/oauth2/authorize?return_to=${returnTo}">
-      <label>Email <input type="email" name="username" autocomplete="username"></label>
-      <label>Password <input type="password" name="password" autocomplete="current-password"></label>
-      <button type="submit">Sign in</button>
-    </form>
-  </main>
-</body>
-</html>
-`;
+/** A body cut off halfway, as when a proxy or load balancer drops the connection mid-response. */
+export function truncate(text: string): string {
+  return text.slice(0, Math.floor(text.length / 2));
 }

@@ -1,4 +1,4 @@
-import type { ArmedFault, FaultMode, RequestLogEntry } from "./model";
+import type { ArmedFault, FaultMode, FaultPlan, RequestLogEntry } from "./model";
 import { type FaultRow, type RequestRow, toFault, toRequestLogEntry } from "./rows";
 
 /**
@@ -16,13 +16,10 @@ export interface RequestMeta {
   idempotency_key: string | null;
 }
 
-export interface FaultSpec {
+export interface FaultSpec extends FaultPlan {
   run_id: string;
   path_prefix: string | null;
-  mode: FaultMode;
   times: number;
-  hang_ms: number | null;
-  retry_after_s: number | null;
 }
 
 export function armFault(sql: SqlStorage, spec: FaultSpec, at: string): ArmedFault {
@@ -47,18 +44,27 @@ export function listFaults(sql: SqlStorage): ArmedFault[] {
 }
 
 /**
- * Consumes one use of the oldest fault armed for this run whose prefix matches, so several faults
- * armed for one run fire in the order they were armed.
+ * Consumes one use of the oldest fault armed for this run whose prefix matches and that the
+ * endpoint can suffer (`fits`), so several faults armed for one run fire in the order they were
+ * armed, and a `stale` armed without a prefix waits for the next read instead of being wasted.
  */
-export function takeFault(sql: SqlStorage, runId: string, path: string): ArmedFault | null {
+export function takeFault(
+  sql: SqlStorage,
+  runId: string,
+  path: string,
+  fits: (mode: FaultMode) => boolean,
+): ArmedFault | null {
   const candidates = sql
     .exec<FaultRow>("SELECT * FROM faults WHERE run_id = ? AND remaining > 0 ORDER BY fault_id", runId)
-    .toArray();
-  const row = candidates.find((f) => f.path_prefix === null || path.startsWith(f.path_prefix));
+    .toArray()
+    .map(toFault);
+  const row = candidates.find(
+    (f) => (f.path_prefix === null || path.startsWith(f.path_prefix)) && fits(f.mode),
+  );
   if (!row) return null;
   if (row.remaining <= 1) sql.exec("DELETE FROM faults WHERE fault_id = ?", row.fault_id);
   else sql.exec("UPDATE faults SET remaining = remaining - 1 WHERE fault_id = ?", row.fault_id);
-  return toFault({ ...row, remaining: row.remaining - 1 });
+  return { ...row, remaining: row.remaining - 1 };
 }
 
 export function logRequest(

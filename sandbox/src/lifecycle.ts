@@ -1,29 +1,76 @@
 import type { Context } from "hono";
-import type { z } from "zod";
+import type * as z from "zod";
 import type { AppEnv } from "./auth";
 import { storeOf } from "./env";
-import { DEFAULT_HANG_MS, faultResponse } from "./faults";
+import { withFailedItem } from "./fault-shapes";
+import { DEFAULT_HANG_MS, faultResponse, isAnswerMode, requestedFault, truncate } from "./faults";
 import { errorBody, errorResponse, jsonResponse, jsonText } from "./http";
 import { HEARTBEAT_MS, IDEMPOTENCY_LEASE_MS, MAX_KEY_LENGTH, requestFingerprint } from "./idempotency";
 import type { RequestMeta } from "./journal";
-import type { Outcome } from "./model";
+import type { FailedItem, FaultPlan, Outcome, ShapeMode } from "./model";
 import type { Caller } from "./store";
 import { type Parsed, parseBody } from "./validation";
 
 /**
  * The life of one business request: fault injection, idempotency, the optional hang, the work
- * itself, and the log entry that lets tests see exactly what the upstream did.
+ * itself, the log entry that lets tests see exactly what the upstream did, and finally delivery.
  */
 
-type Work<T> = (caller: Caller, input: T) => Promise<Outcome<unknown>>;
+/** `shape` is the shape fault this request suffers, one of those its endpoint declared. */
+type Work<T, S extends ShapeMode> = (caller: Caller, input: T, shape: S | null) => Promise<Outcome<unknown>>;
 
 /** Reads have no body and no idempotency: GETs are safe to repeat by definition. */
-export function serveRead(c: Context<AppEnv>, work: Work<undefined>): Promise<Response> {
-  return serve(c, () => ({ ok: true, value: undefined }), false, work);
+export function serveRead<S extends ShapeMode>(
+  c: Context<AppEnv>,
+  shapes: readonly S[],
+  work: (caller: Caller, shape: S | null) => Promise<Outcome<unknown>>,
+): Promise<Response> {
+  return serve(
+    c,
+    () => ({ ok: true, value: undefined }),
+    false,
+    shapes,
+    (caller, _, shape) => work(caller, shape),
+  );
 }
 
-export function serveWrite<T>(c: Context<AppEnv>, schema: z.ZodType<T>, work: Work<T>): Promise<Response> {
-  return serve(c, (raw) => parseBody(schema, raw), true, work);
+/** A POST that changes nothing (a rendered draft): no shape fault has anything to spoil. */
+export function serveWrite<T>(
+  c: Context<AppEnv>,
+  schema: z.ZodType<T>,
+  work: (caller: Caller, input: T) => Promise<Outcome<unknown>>,
+): Promise<Response> {
+  return serve(
+    c,
+    (raw) => parseBody(schema, raw),
+    true,
+    [],
+    (caller, input) => work(caller, input),
+  );
+}
+
+const EFFECT_SHAPES = ["partial_success", "silent_failure"] as const;
+
+/**
+ * A POST with an effect. `silent_failure` runs it unrecorded (`record` false), `partial_success`
+ * runs it and reports `failedItem` as the part that did not go through.
+ */
+export function serveEffect<T>(
+  c: Context<AppEnv>,
+  schema: z.ZodType<T>,
+  failedItem: FailedItem,
+  work: (caller: Caller, input: T, record: boolean) => Promise<Outcome<unknown>>,
+): Promise<Response> {
+  return serve(
+    c,
+    (raw) => parseBody(schema, raw),
+    true,
+    EFFECT_SHAPES,
+    async (caller, input, shape) => {
+      const outcome = await work(caller, input, shape !== "silent_failure");
+      return shape === "partial_success" ? withFailedItem(outcome, failedItem) : outcome;
+    },
+  );
 }
 
 function metaOf(c: Context<AppEnv>, caller: Caller): RequestMeta {
@@ -37,21 +84,29 @@ function metaOf(c: Context<AppEnv>, caller: Caller): RequestMeta {
   };
 }
 
-async function serve<T>(
+async function serve<T, S extends ShapeMode>(
   c: Context<AppEnv>,
   parse: (raw: string) => Parsed<T>,
   hasBody: boolean,
-  work: Work<T>,
+  shapes: readonly S[],
+  work: Work<T, S>,
 ): Promise<Response> {
   const caller = c.get("caller");
   const store = storeOf(c.env);
   const meta = metaOf(c, caller);
   const key = hasBody ? meta.idempotency_key : null;
 
+  const requested = requestedFault((name) => c.req.header(name), shapes, `${meta.method} ${meta.path}`);
+  if (!requested.ok) {
+    await store.finish(meta, null, 400, null);
+    return errorResponse(400, "invalid_request", requested.message);
+  }
+
   // Faults sit in front of the application, like a gateway or a crashing app server would.
-  const { seq, fault } = await store.admit(meta);
-  if (fault && fault.mode !== "hang") return faultResponse({ ...fault, mode: fault.mode }, meta);
+  const { seq, fault } = await store.admit(meta, shapes, requested.fault);
+  if (fault && isAnswerMode(fault.mode)) return faultResponse({ ...fault, mode: fault.mode }, meta);
   const hangMs = fault?.mode === "hang" ? (fault.hang_ms ?? DEFAULT_HANG_MS) : 0;
+  const shape = shapes.find((s) => s === fault?.mode) ?? null;
 
   /** Logs the request as completed; `remember` also stores the answer under the Idempotency-Key. */
   const finish = async (
@@ -61,7 +116,7 @@ async function serve<T>(
     remember = false,
   ) => {
     await store.finish(meta, seq, status, remember && key !== null ? { key, status, body: text } : null);
-    return jsonResponse(status, text, headers);
+    return deliver(fault, status, text, headers);
   };
   const reject = (status: number, code: string, message: string) =>
     finish(status, jsonText(errorBody(code, message)));
@@ -108,8 +163,24 @@ async function serve<T>(
     if (key !== null) await store.releaseIdempotency(caller.tenant, key);
     return reject(400, "invalid_request", parsed.message);
   }
-  const outcome = await work(caller, parsed.value);
+  const outcome = await work(caller, parsed.value, shape);
   return finish(outcome.status, jsonText(outcome.body), {}, true);
+}
+
+/**
+ * Sends an answer that is already on record, spoiled by a delivery fault. By now the effect and
+ * its idempotency record are stored, so a caller that gives up during `slow_success` has still
+ * caused the effect, and its retry with the same key gets the replay.
+ */
+async function deliver(
+  fault: FaultPlan | null,
+  status: number,
+  text: string,
+  headers: Record<string, string>,
+): Promise<Response> {
+  if (fault?.mode === "slow_success") await scheduler.wait(fault.hang_ms ?? DEFAULT_HANG_MS);
+  // The stored answer stays whole: only this delivery is cut, so a replay comes back intact.
+  return jsonResponse(status, fault?.mode === "truncated" ? truncate(text) : text, headers);
 }
 
 /** Waits in slices, renewing the idempotency lease between them while the request is alive. */

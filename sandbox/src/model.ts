@@ -37,6 +37,8 @@ export interface Order {
   refunds: Omit<Refund, "order_id">[];
   internal_notes: string;
   warehouse_id: string;
+  /** Only under the `injection` fault: free text the customer typed at checkout. */
+  customer_note?: string;
 }
 
 export interface Address {
@@ -44,6 +46,15 @@ export interface Address {
   city: string;
   postal_code: string;
   country: string;
+}
+
+/** A message a customer wrote to support: untrusted text, whoever reads it next. */
+export interface CustomerMessage {
+  message_id: string;
+  channel: "email" | "chat";
+  subject: string;
+  body: string;
+  received_at: string;
 }
 
 export interface Customer {
@@ -56,6 +67,8 @@ export interface Customer {
   created_at: string;
   updated_at: string;
   risk_score: number;
+  /** Newest first. */
+  recent_messages: CustomerMessage[];
 }
 
 export interface RefundPolicy {
@@ -119,16 +132,45 @@ export type AdminRefund = Refund & Provenance;
 export type AdminTicket = Ticket & Provenance;
 export type AdminEmail = Email & Provenance & { to: string; body: string };
 
-export type FaultMode = "hang" | "error_500" | "bad_gateway" | "html" | "rate_limited";
+/** One part of a batch-style write that did not go through, listed beside the parts that did. */
+export interface FailedItem {
+  id: string;
+  code: string;
+  message: string;
+}
 
-export interface ArmedFault {
+// ---- faults: three families, told apart by where they act ----
+
+/** Answer instead of the application, the way a gateway or a crashed app server does. */
+export const ANSWER_MODES = [
+  "error_500",
+  "bad_gateway",
+  "html",
+  "rate_limited",
+  "transient_forever",
+] as const;
+/** Let the application run and spoil how its answer arrives; they fit every endpoint. */
+export const DELIVERY_MODES = ["hang", "slow_success", "truncated"] as const;
+/** Change what the application does or says; only endpoints that declare one support it. */
+export const SHAPE_MODES = ["stale", "injection", "large", "partial_success", "silent_failure"] as const;
+export const FAULT_MODES = [...ANSWER_MODES, ...DELIVERY_MODES, ...SHAPE_MODES] as const;
+
+export type AnswerMode = (typeof ANSWER_MODES)[number];
+export type ShapeMode = (typeof SHAPE_MODES)[number];
+export type FaultMode = (typeof FAULT_MODES)[number];
+
+/** What one request will suffer, whether armed for its run or asked for by header. */
+export interface FaultPlan {
+  mode: FaultMode;
+  hang_ms: number | null;
+  retry_after_s: number | null;
+}
+
+export interface ArmedFault extends FaultPlan {
   fault_id: number;
   run_id: string;
   path_prefix: string | null;
-  mode: FaultMode;
   remaining: number;
-  hang_ms: number | null;
-  retry_after_s: number | null;
   created_at: string;
 }
 

@@ -3,8 +3,9 @@ import { admin } from "./admin";
 import { type AppEnv, requireAdmin, requireCredential } from "./auth";
 import { draftEmail } from "./drafts";
 import { storeOf } from "./env";
+import { FAILED_ITEMS, shapeCustomer, shapeOrder, shapePolicies } from "./fault-shapes";
 import { errorResponse } from "./http";
-import { notFound, serveRead, serveWrite } from "./lifecycle";
+import { notFound, serveEffect, serveRead, serveWrite } from "./lifecycle";
 import { failure } from "./model";
 import { EmailBody, EmailDraftBody, RefundBody, TicketBody } from "./validation";
 
@@ -15,31 +16,48 @@ function isAdminPath(path: string): boolean {
   return path === "/_admin" || path.startsWith("/_admin/");
 }
 
+/**
+ * Where the proxy's approval webhook lands in the sandbox environment. Like a chat webhook it has
+ * no credential of its own: only the proxy's service binding can reach this worker.
+ */
+app.post("/_hooks/approvals", async (c) => {
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    return errorResponse(400, "invalid_request", "Request body must be valid JSON.");
+  }
+  await storeOf(c.env).recordNotification(body);
+  return c.json({ ok: true }, 202);
+});
+
 app.use("*", (c, next) => (isAdminPath(c.req.path) ? requireAdmin(c, next) : requireCredential(c, next)));
 app.route("/_admin", admin);
 
 app.get("/orders/:order_id", (c) =>
-  serveRead(c, async (caller) => {
+  serveRead(c, ["stale", "injection"], async (caller, shape) => {
     const orderId = c.req.param("order_id");
     const order = await storeOf(c.env).getOrder(caller.tenant, orderId);
-    return order ? { status: 200, body: order } : failure(404, "not_found", `No order with id '${orderId}'.`);
+    return order
+      ? { status: 200, body: shapeOrder(order, shape) }
+      : failure(404, "not_found", `No order with id '${orderId}'.`);
   }),
 );
 
 app.get("/customers/:customer_id", (c) =>
-  serveRead(c, async (caller) => {
+  serveRead(c, ["stale", "injection"], async (caller, shape) => {
     const customerId = c.req.param("customer_id");
     const customer = await storeOf(c.env).getCustomer(caller.tenant, customerId);
     return customer
-      ? { status: 200, body: customer }
+      ? { status: 200, body: shapeCustomer(customer, shape) }
       : failure(404, "not_found", `No customer with id '${customerId}'.`);
   }),
 );
 
 app.get("/refund-policies", (c) =>
-  serveRead(c, async () => ({
+  serveRead(c, ["injection", "large"], async (_, shape) => ({
     status: 200,
-    body: await storeOf(c.env).searchPolicies(c.req.query("q") ?? ""),
+    body: shapePolicies(await storeOf(c.env).searchPolicies(c.req.query("q") ?? ""), shape),
   })),
 );
 
@@ -62,15 +80,21 @@ app.post("/email-drafts", (c) =>
 );
 
 app.post("/tickets", (c) =>
-  serveWrite(c, TicketBody, async (caller, input) => storeOf(c.env).createTicket(caller, input)),
+  serveEffect(c, TicketBody, FAILED_ITEMS.ticket, (caller, input, record) =>
+    storeOf(c.env).createTicket(caller, input, record),
+  ),
 );
 
 app.post("/refunds", (c) =>
-  serveWrite(c, RefundBody, async (caller, input) => storeOf(c.env).createRefund(caller, input)),
+  serveEffect(c, RefundBody, FAILED_ITEMS.refund, (caller, input, record) =>
+    storeOf(c.env).createRefund(caller, input, record),
+  ),
 );
 
 app.post("/emails", (c) =>
-  serveWrite(c, EmailBody, async (caller, input) => storeOf(c.env).queueEmail(caller, input)),
+  serveEffect(c, EmailBody, FAILED_ITEMS.email, (caller, input, record) =>
+    storeOf(c.env).queueEmail(caller, input, record),
+  ),
 );
 
 app.notFound(notFound);

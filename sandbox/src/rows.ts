@@ -4,6 +4,7 @@ import type {
   AdminTicket,
   ArmedFault,
   Customer,
+  CustomerMessage,
   CustomerTier,
   Email,
   FaultMode,
@@ -35,6 +36,16 @@ export type CustomerRow = {
   created_at: string;
   updated_at: string;
   risk_score: number;
+};
+
+export type MessageRow = {
+  message_id: string;
+  tenant: string;
+  customer_id: string;
+  channel: string;
+  subject: string;
+  body: string;
+  received_at: string;
 };
 
 export type PolicyRow = { policy_id: string; title: string; summary: string };
@@ -126,7 +137,8 @@ export type IdempotencyRow = {
   created_at: string;
 };
 
-export function toCustomer(row: CustomerRow): Customer {
+/** `messages` newest first, as the API lists them. */
+export function toCustomer(row: CustomerRow, messages: readonly MessageRow[]): Customer {
   return {
     customer_id: row.customer_id,
     name: row.name,
@@ -137,6 +149,17 @@ export function toCustomer(row: CustomerRow): Customer {
     created_at: row.created_at,
     updated_at: row.updated_at,
     risk_score: row.risk_score,
+    recent_messages: messages.map(toMessage),
+  };
+}
+
+function toMessage(row: MessageRow): CustomerMessage {
+  return {
+    message_id: row.message_id,
+    channel: row.channel === "chat" ? "chat" : "email",
+    subject: row.subject,
+    body: row.body,
+    received_at: row.received_at,
   };
 }
 

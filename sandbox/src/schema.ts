@@ -1,5 +1,6 @@
 import { SEED_ORDERS, SEED_POLICIES } from "./seed";
 import { SEED_CUSTOMERS } from "./seed-customers";
+import { SEED_MESSAGES } from "./seed-messages";
 
 /**
  * SQLite schema of the store. One database holds every tenant; each tenant-owned row carries a
@@ -12,6 +13,10 @@ const TABLES = [
     phone TEXT NOT NULL, tier TEXT NOT NULL, line1 TEXT NOT NULL, city TEXT NOT NULL,
     postal_code TEXT NOT NULL, country TEXT NOT NULL, created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL, risk_score REAL NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS customer_messages (
+    message_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, customer_id TEXT NOT NULL,
+    channel TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, received_at TEXT NOT NULL)`,
+  "CREATE INDEX IF NOT EXISTS messages_by_customer ON customer_messages (tenant, customer_id, received_at)",
   `CREATE TABLE IF NOT EXISTS orders (
     order_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, customer_id TEXT NOT NULL, status TEXT NOT NULL,
     currency TEXT NOT NULL, total_cents INTEGER NOT NULL, placed_at TEXT NOT NULL,
@@ -44,10 +49,12 @@ const TABLES = [
     tenant TEXT NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL, status INTEGER,
     body TEXT, locked_until INTEGER, created_at TEXT NOT NULL, PRIMARY KEY (tenant, key))`,
   "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+  "CREATE TABLE IF NOT EXISTS notifications (seq INTEGER PRIMARY KEY, at TEXT NOT NULL, body TEXT NOT NULL)",
 ];
 
 const RESETTABLE = [
   "customers",
+  "customer_messages",
   "orders",
   "refunds",
   "tickets",
@@ -56,14 +63,22 @@ const RESETTABLE = [
   "faults",
   "requests",
   "idempotency",
+  "notifications",
 ];
 
 export function createSchema(sql: SqlStorage): void {
   for (const statement of TABLES) sql.exec(statement);
 }
 
+/**
+ * Raised whenever the seed gains data an older store lacks (v2: customer messages). A store seeded
+ * by an older version is reseeded on start: sandbox state is disposable, a half-seeded one is not.
+ */
+const SEED_VERSION = "2";
+
 export function isSeeded(sql: SqlStorage): boolean {
-  return sql.exec("SELECT 1 FROM meta WHERE key = 'seeded'").toArray().length > 0;
+  const row = sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'seed_version'").toArray()[0];
+  return row?.value === SEED_VERSION;
 }
 
 /** Wipes everything (log, faults and idempotency records included) and loads the seed again. */
@@ -86,6 +101,22 @@ export function resetToSeed(sql: SqlStorage): void {
       c.created_at,
       c.updated_at,
       c.risk_score,
+    );
+  }
+  const tenantOf = new Map(SEED_CUSTOMERS.map((c) => [c.customer_id, c.tenant]));
+  for (const m of SEED_MESSAGES) {
+    const tenant = tenantOf.get(m.customer_id);
+    if (tenant === undefined) throw new Error(`seed message ${m.message_id} names no seeded customer`);
+    sql.exec(
+      `INSERT INTO customer_messages (message_id, tenant, customer_id, channel, subject, body, received_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      m.message_id,
+      tenant,
+      m.customer_id,
+      m.channel,
+      m.subject,
+      m.body,
+      m.received_at,
     );
   }
   for (const o of SEED_ORDERS) {
@@ -128,4 +159,5 @@ export function resetToSeed(sql: SqlStorage): void {
     );
   }
   sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('seeded', ?)", new Date().toISOString());
+  sql.exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('seed_version', ?)", SEED_VERSION);
 }

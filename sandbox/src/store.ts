@@ -1,8 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { SandboxEnv } from "./env";
-import { faultStatus } from "./faults";
+import { faultFits, faultStatus, isAnswerMode } from "./faults";
 import { type Reservation, release, renew, reserve, storeResult } from "./idempotency";
-import { newId, nowIso } from "./ids";
+import { nowIso } from "./ids";
 import {
   armFault,
   completeRequest,
@@ -13,41 +13,37 @@ import {
   type RequestMeta,
   takeFault,
 } from "./journal";
-import {
-  type AdminEmail,
-  type AdminRefund,
-  type AdminTicket,
-  type ArmedFault,
-  type Customer,
-  type Email,
-  failure,
-  type Order,
-  type Outcome,
-  type PolicySearchResult,
-  type Refund,
-  type RefundPolicy,
-  type RequestLogEntry,
-  type Ticket,
-  type TicketPriority,
+import type {
+  AdminEmail,
+  AdminRefund,
+  AdminTicket,
+  ArmedFault,
+  Customer,
+  Email,
+  FaultPlan,
+  Order,
+  Outcome,
+  PolicySearchResult,
+  Refund,
+  RefundPolicy,
+  RequestLogEntry,
+  ShapeMode,
+  Ticket,
+  TicketPriority,
 } from "./model";
+import { readCustomer, readOrder } from "./reads";
 import {
-  type CustomerRow,
   type EmailRow,
-  type OrderRow,
   type PolicyRow,
   type RefundRow,
   type TicketRow,
   toAdminEmail,
   toAdminRefund,
   toAdminTicket,
-  toCustomer,
-  toEmail,
-  toOrder,
-  toRefund,
-  toTicket,
 } from "./rows";
 import { createSchema, isSeeded, resetToSeed } from "./schema";
 import { searchPolicies } from "./search";
+import { insertEmail, insertRefund, insertTicket } from "./writes";
 
 /** The caller of a write, from its verified credential. */
 export interface Caller {
@@ -85,14 +81,24 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
   // ---- request lifecycle ----
 
   /**
-   * Called once per authenticated request before any work: consumes a matching fault and logs the
-   * request if the fault decides its fate now (`started` for a hang, `completed` otherwise).
+   * Called once per authenticated request before any work: picks its fault (the one it asked for
+   * by header, else the oldest armed one that fits the endpoint, consuming one use) and logs the
+   * request if it has one: `completed` when the fault answers instead of the application,
+   * `started` when the application still runs.
    */
-  admit(meta: RequestMeta): { seq: number | null; fault: ArmedFault | null } {
+  admit(
+    meta: RequestMeta,
+    shapes: readonly ShapeMode[],
+    requested: FaultPlan | null,
+  ): { seq: number | null; fault: FaultPlan | null } {
     return this.#storage.transactionSync(() => {
-      const fault = meta.run_id === null ? null : takeFault(this.#sql, meta.run_id, meta.path);
+      const fault =
+        requested ??
+        (meta.run_id === null
+          ? null
+          : takeFault(this.#sql, meta.run_id, meta.path, (mode) => faultFits(mode, shapes)));
       if (!fault) return { seq: null, fault: null };
-      const status = fault.mode === "hang" ? null : faultStatus(fault.mode);
+      const status = isAnswerMode(fault.mode) ? faultStatus(fault.mode) : null;
       return { seq: logRequest(this.#sql, meta, nowIso(), fault.mode, status), fault };
     });
   }
@@ -126,17 +132,11 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
   // ---- business reads ----
 
   getOrder(tenant: string, orderId: string): Order | null {
-    const row = this.#sql
-      .exec<OrderRow>("SELECT * FROM orders WHERE tenant = ? AND order_id = ?", tenant, orderId)
-      .toArray()[0];
-    return row ? toOrder(row, this.#refundsOf(tenant, orderId)) : null;
+    return readOrder(this.#sql, tenant, orderId);
   }
 
   getCustomer(tenant: string, customerId: string): Customer | null {
-    const row = this.#sql
-      .exec<CustomerRow>("SELECT * FROM customers WHERE tenant = ? AND customer_id = ?", tenant, customerId)
-      .toArray()[0];
-    return row ? toCustomer(row) : null;
+    return readCustomer(this.#sql, tenant, customerId);
   }
 
   searchPolicies(query: string): PolicySearchResult {
@@ -147,97 +147,30 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
     return { results, total: results.length };
   }
 
-  // ---- business writes ----
+  // ---- business writes: `record: false` answers as usual and keeps nothing (silent_failure) ----
 
   createRefund(
     caller: Caller,
     input: { order_id: string; amount_cents: number; reason: string },
+    record = true,
   ): Outcome<Refund> {
-    return this.#storage.transactionSync(() => {
-      const order = this.getOrder(caller.tenant, input.order_id);
-      if (!order) return failure(404, "not_found", `No order with id '${input.order_id}'.`);
-      if (order.status === "cancelled") {
-        return failure(
-          422,
-          "order_not_refundable",
-          `Order ${order.order_id} is cancelled and cannot be refunded.`,
-        );
-      }
-      if (input.amount_cents > order.refundable_cents) {
-        return failure(
-          422,
-          "amount_exceeds_refundable",
-          `Refund of ${input.amount_cents} cents exceeds the refundable amount of ${order.refundable_cents} cents for order ${order.order_id}.`,
-        );
-      }
-      const now = nowIso();
-      const row = this.#sql
-        .exec<RefundRow>(
-          `INSERT INTO refunds (refund_id, tenant, order_id, amount_cents, reason, status, created_at, run_id, tool)
-            VALUES (?, ?, ?, ?, ?, 'succeeded', ?, ?, ?) RETURNING *`,
-          newId("re"),
-          caller.tenant,
-          order.order_id,
-          input.amount_cents,
-          input.reason,
-          now,
-          caller.run_id,
-          caller.tool,
-        )
-        .one();
-      this.#sql.exec(
-        "UPDATE orders SET version = version + 1, updated_at = ? WHERE tenant = ? AND order_id = ?",
-        now,
-        caller.tenant,
-        order.order_id,
-      );
-      return { status: 201, body: toRefund(row) };
-    });
+    return this.#write(record, () => insertRefund(this.#sql, caller, input));
   }
 
   createTicket(
     caller: Caller,
     input: { customer_id: string; priority: TicketPriority; summary: string },
+    record = true,
   ): Outcome<Ticket> {
-    if (!this.getCustomer(caller.tenant, input.customer_id)) {
-      return failure(404, "not_found", `No customer with id '${input.customer_id}'.`);
-    }
-    const row = this.#sql
-      .exec<TicketRow>(
-        `INSERT INTO tickets (ticket_id, tenant, customer_id, priority, summary, status, created_at, run_id, tool)
-          VALUES (?, ?, ?, ?, ?, 'open', ?, ?, ?) RETURNING *`,
-        newId("tk"),
-        caller.tenant,
-        input.customer_id,
-        input.priority,
-        input.summary,
-        nowIso(),
-        caller.run_id,
-        caller.tool,
-      )
-      .one();
-    return { status: 201, body: toTicket(row) };
+    return this.#write(record, () => insertTicket(this.#sql, caller, input));
   }
 
-  queueEmail(caller: Caller, input: { customer_id: string; subject: string; body: string }): Outcome<Email> {
-    const customer = this.getCustomer(caller.tenant, input.customer_id);
-    if (!customer) return failure(404, "not_found", `No customer with id '${input.customer_id}'.`);
-    const row = this.#sql
-      .exec<EmailRow>(
-        `INSERT INTO emails (email_id, tenant, customer_id, to_address, subject, body, status, queued_at, run_id, tool)
-          VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?) RETURNING *`,
-        newId("em"),
-        caller.tenant,
-        customer.customer_id,
-        customer.email,
-        input.subject,
-        input.body,
-        nowIso(),
-        caller.run_id,
-        caller.tool,
-      )
-      .one();
-    return { status: 202, body: toEmail(row) };
+  queueEmail(
+    caller: Caller,
+    input: { customer_id: string; subject: string; body: string },
+    record = true,
+  ): Outcome<Email> {
+    return this.#write(record, () => insertEmail(this.#sql, caller, input));
   }
 
   // ---- admin ----
@@ -280,17 +213,40 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
       .map(toAdminEmail);
   }
 
+  /** A webhook the proxy sent (a new approval), kept so tests and demos can see it arrived. */
+  recordNotification(body: unknown): void {
+    this.#sql.exec("INSERT INTO notifications (at, body) VALUES (?, ?)", nowIso(), JSON.stringify(body));
+  }
+
+  listNotifications(): { seq: number; at: string; body: unknown }[] {
+    return this.#sql
+      .exec<{ seq: number; at: string; body: string }>("SELECT seq, at, body FROM notifications ORDER BY seq")
+      .toArray()
+      .map((row) => ({ seq: row.seq, at: row.at, body: JSON.parse(row.body) as unknown }));
+  }
+
   reset(): void {
     this.#storage.transactionSync(() => resetToSeed(this.#sql));
   }
 
-  #refundsOf(tenant: string, orderId: string): RefundRow[] {
-    return this.#sql
-      .exec<RefundRow>(
-        "SELECT * FROM refunds WHERE tenant = ? AND order_id = ? ORDER BY rowid",
-        tenant,
-        orderId,
-      )
-      .toArray();
+  /**
+   * Runs one write atomically. Unrecorded, it runs all the way (checks, new id, timestamps) and is
+   * then rolled back, so its answer is exactly what a real write would have said.
+   */
+  #write<T>(record: boolean, write: () => Outcome<T>): Outcome<T> {
+    if (record) return this.#storage.transactionSync(write);
+    try {
+      return this.#storage.transactionSync(() => {
+        throw new Discarded(write());
+      });
+    } catch (thrown) {
+      if (thrown instanceof Discarded) return thrown.outcome as Outcome<T>;
+      throw thrown;
+    }
   }
+}
+
+/** Thrown to roll back a write whose answer is still wanted; throwing is how a transaction aborts. */
+class Discarded {
+  constructor(readonly outcome: Outcome<unknown>) {}
 }

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Request bodies, checked about as loosely as a typical production API: types, required fields and

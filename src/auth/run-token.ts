@@ -1,5 +1,5 @@
-import { z } from "zod";
-import { signToken, verifyToken } from "./signed-token";
+import * as z from "zod";
+import { signToken, type TokenVerification, verifyToken } from "./signed-token";
 
 /** What a run token lets its holder do: call tools of one namespace in one run of one tenant. */
 export const RunTokenClaimsSchema = z.object({
@@ -16,8 +16,28 @@ export function issueRunToken(claims: RunTokenClaims, keys: readonly string[]): 
   return signToken(PREFIX, claims, keys);
 }
 
-export function verifyRunToken(token: string, keys: readonly string[], now?: number) {
-  return verifyToken(
+/**
+ * Tokens this isolate already verified, per key list: an agent sends the same token on every call,
+ * and an HMAC per call is the largest fixed cost of the hot path. Keyed by the key list's identity
+ * (the config is loaded once per isolate), so a rotation that drops a key starts a fresh cache.
+ * Expiry is still checked on every use.
+ */
+const verified = new WeakMap<readonly string[], Map<string, RunTokenClaims>>();
+const MAX_CACHED_TOKENS = 4096;
+
+export async function verifyRunToken(
+  token: string,
+  keys: readonly string[],
+  now: number = Date.now(),
+): Promise<TokenVerification<RunTokenClaims>> {
+  let cache = verified.get(keys);
+  if (!cache) {
+    cache = new Map();
+    verified.set(keys, cache);
+  }
+  const known = cache.get(token);
+  if (known) return known.exp > now ? { ok: true, payload: known } : { ok: false, reason: "expired" };
+  const result = await verifyToken(
     PREFIX,
     token,
     keys,
@@ -27,4 +47,9 @@ export function verifyRunToken(token: string, keys: readonly string[], now?: num
     },
     now,
   );
+  if (result.ok) {
+    if (cache.size >= MAX_CACHED_TOKENS) cache.clear();
+    cache.set(token, result.payload);
+  }
+  return result;
 }

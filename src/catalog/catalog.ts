@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { sha256Hex } from "../ledger/digest";
 import { SIDE_EFFECTS, type ToolSpec } from "./define-tool";
 

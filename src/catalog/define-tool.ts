@@ -1,5 +1,6 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import type { TenantConfig } from "../config/tenants";
+import type { MaskRule } from "../shaping/mask";
 
 export const SIDE_EFFECTS = ["read", "write", "destructive"] as const;
 /** What calling a tool does to the world; it decides retries, idempotency keys and approvals. */
@@ -24,8 +25,19 @@ export interface UpstreamRequest {
   body?: unknown;
 }
 
-/** Why a policy refused a call, phrased so the model can act on it. */
-export type PolicyDecision = { allow: true } | { allow: false; field: string; reason: string; hint: string };
+/**
+ * A policy's say on human approval. Destructive calls need an approval unless a policy waives it;
+ * a policy can also demand one for any call. A demand always wins over a waiver.
+ */
+export interface ApprovalRule {
+  required: boolean;
+  reason: string;
+}
+
+/** Why a policy refused a call, phrased so the model can act on it; or an allowance, maybe with an approval rule. */
+export type PolicyDecision =
+  | { allow: true; approval?: ApprovalRule }
+  | { allow: false; field: string; reason: string; hint: string };
 
 export interface PolicyContext {
   tenantId: string;
@@ -33,6 +45,27 @@ export interface PolicyContext {
 }
 
 export type ToolPolicy<Args> = (args: Args, ctx: PolicyContext) => PolicyDecision;
+
+/** What a postcondition concluded from its observation of the world after a claimed success. */
+export type Verdict =
+  | { ok: true }
+  | { ok: false; code: "silent_failure" | "partial_success"; message: string };
+
+/**
+ * A read that checks a write really happened: after a claimed success the proxy calls `tool` with
+ * `args(...)` and lets `verify` compare what it sees with what was claimed.
+ */
+export interface Postcondition<Args, Result> {
+  tool: string;
+  args: (args: Args, result: Result) => Record<string, unknown>;
+  verify: (args: Args, result: Result, observed: unknown) => Verdict;
+}
+
+/** Where a result's resource version lives, so an answer older than one already seen is flagged stale. */
+export interface Freshness<Result> {
+  resource: (result: Result) => string;
+  version: (result: Result) => number;
+}
 
 /** An input schema: a zod object whose fields the model fills. */
 export type InputSchema = z.ZodObject<z.ZodRawShape>;
@@ -62,6 +95,16 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
   policy?: readonly ToolPolicy<z.infer<Input>>[];
   /** Whether the tool reaches beyond the tenant's own systems (web, email to strangers). */
   open_world?: boolean;
+  /** Result fields masked for the model, the operators and the trace: path → rule. */
+  sensitive?: Readonly<Record<string, MaskRule>>;
+  /** Argument fields masked in the trace and the console: path → rule. */
+  sensitive_args?: Readonly<Record<string, MaskRule>>;
+  /** Result fields holding third-party text; fenced, and reading them taints the run. */
+  untrusted?: readonly string[];
+  /** Largest result (bytes of shaped JSON) returned inline; larger ones get a summary and a handle. */
+  max_result_bytes?: number;
+  observe?: Postcondition<z.infer<Input>, z.infer<Output>>;
+  freshness?: Freshness<z.infer<Output>>;
 }
 
 /** A tool as the catalog stores it, with its argument types erased. */
@@ -78,7 +121,16 @@ export interface ToolSpec {
   timeout_ms: number;
   policy: readonly ToolPolicy<Record<string, unknown>>[];
   open_world: boolean;
+  sensitive: Readonly<Record<string, MaskRule>>;
+  sensitive_args: Readonly<Record<string, MaskRule>>;
+  untrusted: readonly string[];
+  max_result_bytes: number;
+  observe: Postcondition<Record<string, unknown>, unknown> | null;
+  freshness: Freshness<unknown> | null;
 }
+
+/** Results up to this size are returned inline unless the tool says otherwise. */
+export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024;
 
 /**
  * Declares a tool. Types flow from the input schema into the request mapping and policies;
@@ -104,5 +156,11 @@ export function defineTool<Input extends InputSchema, Output extends z.ZodType>(
     upstream: definition.upstream as ToolSpec["upstream"],
     policy: (definition.policy ?? []) as ToolSpec["policy"],
     open_world: definition.open_world ?? false,
+    sensitive: definition.sensitive ?? {},
+    sensitive_args: definition.sensitive_args ?? {},
+    untrusted: definition.untrusted ?? [],
+    max_result_bytes: definition.max_result_bytes ?? DEFAULT_MAX_RESULT_BYTES,
+    observe: (definition.observe ?? null) as ToolSpec["observe"],
+    freshness: (definition.freshness ?? null) as ToolSpec["freshness"],
   };
 }

@@ -11,6 +11,7 @@ export interface ProxyConfig {
   environment: EnvironmentName;
   tenants: Tenants;
   tenantKeyHashes: Map<string, string[]>;
+  operatorKeyHashes: Map<string, string[]>;
   runTokenKeys: string[];
   upstreamKeys: string[];
 }
@@ -26,6 +27,7 @@ export function loadConfig(env: Env): ProxyConfig {
       environment: environment.data,
       tenants: parseTenants(env.TENANTS),
       tenantKeyHashes: parseKeyHashes("TENANT_KEYS", env.TENANT_KEYS),
+      operatorKeyHashes: parseKeyHashes("OPERATOR_KEYS", env.OPERATOR_KEYS),
       runTokenKeys: parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS),
       upstreamKeys: parseKeyList("UPSTREAM_KEYS", env.UPSTREAM_KEYS),
     };

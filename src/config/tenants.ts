@@ -1,4 +1,5 @@
-import { z } from "zod";
+import * as z from "zod";
+import { RateLimitSettingsSchema } from "../ratelimit/settings";
 
 /** Run limits: what a run may spend. A tenant's ceilings bound what any of its runs may ask for. */
 export const RunLimitsSchema = z.strictObject({
@@ -24,8 +25,14 @@ export const TenantConfigSchema = z.strictObject({
   repeat_threshold: z.number().int().min(2).max(1_000).default(3),
   /** Largest single refund an agent may issue, in cents. */
   max_refund_cents: z.number().int().min(0),
+  /** Refunds up to this amount run without a human approval; 0 means every refund waits for one. */
+  auto_approve_refund_cents: z.number().int().min(0).default(0),
+  /** Pending approvals a run may hold at once; a model that keeps asking is stopped here. */
+  max_open_approvals: z.number().int().min(1).max(100).default(3),
   /** Which resource ids belong to the tenant: argument name → anchored regular expression. */
   owns: z.record(z.string(), z.string()).default({}),
+  /** Requests per window at the edge; every setting left out takes its default. */
+  rate_limits: RateLimitSettingsSchema.prefault({}),
 });
 export type TenantConfig = z.infer<typeof TenantConfigSchema>;
 

@@ -7,5 +7,7 @@ export interface AppEnv {
   Variables: {
     tenant: string;
     claims: RunTokenClaims;
+    /** `operator:<key fingerprint>`: who decided, without ever recording the key. */
+    operator: string;
   };
 }

@@ -3,6 +3,7 @@ import { bearerToken, findKeyOwner } from "../auth/keys";
 import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
 import { failure } from "../envelope";
+import { operatorIdOf } from "../auth/operator-id";
 import type { AppEnv } from "./app-env";
 import { newCallId, respond } from "./respond";
 
@@ -47,4 +48,29 @@ export const requireRunToken: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("tenant", claims.tenant);
   c.set("claims", claims);
   await next();
+};
+
+/**
+ * Operator routes: an operator key of the tenant. A credential of another kind (a run token, a
+ * tenant key) is recognised and refused as such (403), so a misconfigured client learns why.
+ */
+export const requireOperatorKey: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const token = bearerToken(c.req.header("authorization"));
+  if (!token)
+    return denied(c, "This route needs an operator key: Authorization: Bearer <operator key>.", true);
+  const config = loadConfig(c.env);
+  const tenant = await findKeyOwner(token, config.operatorKeyHashes);
+  if (tenant) {
+    c.set("tenant", tenant);
+    c.set("operator", await operatorIdOf(token));
+    await next();
+    return;
+  }
+  if ((await verifyRunToken(token, config.runTokenKeys)).ok) {
+    return denied(c, "A run token cannot act as an operator; approvals need a human's operator key.", false);
+  }
+  if (await findKeyOwner(token, config.tenantKeyHashes)) {
+    return denied(c, "A tenant key cannot act as an operator; approvals need a human's operator key.", false);
+  }
+  return denied(c, "The operator key is not valid.", true);
 };

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type * as z from "zod";
 import type { InputSchema } from "../catalog/define-tool";
 import type { Problem } from "../envelope";
 import { validateArguments } from "../pipeline/validate";

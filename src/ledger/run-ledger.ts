@@ -1,21 +1,47 @@
 import { DurableObject } from "cloudflare:workers";
+import {
+  APPROVAL_POLL_MS,
+  APPROVAL_TTL_MS,
+  type ApprovalRecord,
+  type ApprovalSummary,
+  approvalBlock,
+  newApprovalId,
+  summarize,
+} from "../approvals/model";
+import { notifyApproval } from "../approvals/notify";
+import { policyVersion } from "../approvals/policy-version";
 import type { ToolSpec } from "../catalog/define-tool";
 import { loadConfig } from "../config/load";
-import type { RunLimits } from "../config/tenants";
+import type { RunLimits, TenantConfig } from "../config/tenants";
 import type { Env } from "../env";
-import { type Envelope, type EnvelopeContext, type FailureSpec, failure, success } from "../envelope";
-import { executeTool } from "../pipeline/execute";
-import { type CallRequest, prepareCall } from "../pipeline/prepare";
+import {
+  type ApprovalBlock,
+  type Envelope,
+  type EnvelopeContext,
+  type FailureSpec,
+  failure,
+  success,
+} from "../envelope";
+import { type AttemptRecord, executeTool } from "../pipeline/execute";
+import { type CallRequest, type PreparedCall, prepareCall } from "../pipeline/prepare";
+import { withTaint } from "../pipeline/taint";
+import { capResult } from "../shaping/cap";
+import { fenceUntrusted } from "../shaping/fence";
+import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
+import { LEDGER_BINDING } from "../tools/builtins";
 import { resolveUpstream } from "../upstream/bindings";
 import { issueUpstreamCredential } from "../upstream/credential";
+import { ApprovalStore } from "./approval-store";
 import { budgetLeft, type Counters, canChargeCall, canSpendEffect, spendEffect } from "./budget";
+import { canonicalJson } from "./canonical-json";
 import { callDigest, deriveIdempotencyKey } from "./idempotency-key";
+import { newResultHandle, ResultStore } from "./result-store";
 import { type RunStatus, runStatus } from "./run-status";
-import { type RunMeta, RunStore } from "./run-store";
+import { type RunMeta, RunStore, type Taint } from "./run-store";
 import type { TraceEntry } from "./trace";
 
-/** Keys, results and trace outlive the run by at least this long. */
+/** Keys, results, approvals and trace outlive the run by at least this long. */
 export const RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export interface OpenRunInput {
@@ -35,32 +61,57 @@ export interface CallInput {
   intent: string | null;
 }
 
+export interface DecideInput {
+  tenant: string;
+  approval_id: string;
+  decision: "approve" | "reject";
+  /** Who decided, for the record: an operator id derived from their key, never the key. */
+  operator: string;
+  reason: string | null;
+}
+
+export type DecideResult =
+  | { ok: true; approval: ApprovalRecord }
+  | { ok: false; code: "not_found" | "conflict_error"; message: string; approval: ApprovalRecord | null };
+
 /** How admission ended: answered at once, or sent upstream (leader), or joined an identical call in flight. */
 type Admission =
   | { kind: "answered"; envelope: Envelope }
   | { kind: "leader"; seq: number; key: string | null; settle: (envelope: Envelope) => void }
   | { kind: "follower"; seq: number; shared: Promise<Envelope> };
 
+type Leader = Extract<Admission, { kind: "leader" }>;
+
 /**
- * One agent run's single writer: budgets, idempotency keys, repeats and trace live here, in the
- * run's own SQLite database. Admission (charge, repeat check, key reservation, trace write-ahead)
- * is one synchronous transaction, so concurrent calls of a run can never both spend the last unit
- * of a budget or both reserve the same key.
+ * One agent run's single writer: budgets, idempotency keys, approvals, repeats and trace live here,
+ * in the run's own SQLite database. Admission (charge, repeat check, key lookup, approval gate, key
+ * reservation, trace write-ahead) is one synchronous transaction, so concurrent calls of a run can
+ * never both spend the last unit of a budget, both reserve the same key or both open an approval.
  */
 export class RunLedger extends DurableObject<Env> {
   readonly #store: RunStore;
+  #approvals: ApprovalStore | null = null;
+  readonly #results: ResultStore;
   #run: RunMeta | null = null;
+  /** Upstream credentials already signed for this run, by tool: the claims never change within a run. */
+  readonly #credentials = new Map<string, string>();
   /** Upstream requests in flight, by idempotency key: identical concurrent calls share one. */
   readonly #inflight = new Map<string, Promise<Envelope>>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#store = new RunStore(ctx.storage.sql);
-    // Nothing may be served before the schema exists and the run is loaded.
+    this.#results = new ResultStore(ctx.storage.sql);
+    // Nothing may be served before the schema is current and the run is loaded.
     void ctx.blockConcurrencyWhile(async () => {
       this.#store.migrate();
-      this.#run = this.#store.readRun();
+      this.#load(this.#store.readRun());
     });
+  }
+
+  #load(run: RunMeta | null): void {
+    this.#run = run;
+    this.#approvals = run ? new ApprovalStore(this.ctx.storage.sql, run) : null;
   }
 
   async open(input: OpenRunInput): Promise<RunStatus> {
@@ -79,11 +130,12 @@ export class RunLedger extends DurableObject<Env> {
       deadline_at: now + input.limits.deadline_s * 1000,
       ended_at: null,
       counters: { calls_used: 0, writes_used: 0, destructive_used: 0 },
+      fence_marker: crypto.randomUUID().replaceAll("-", "").slice(0, 12),
+      tainted_by: null,
     };
     this.#store.insertRun(run);
-    this.#run = run;
-    // A run that is never ended is over at its deadline; its data is kept 24 h past that.
-    await this.ctx.storage.setAlarm(run.deadline_at + RETENTION_MS);
+    this.#load(run);
+    await this.#scheduleAlarm();
     return runStatus(run, now);
   }
 
@@ -99,7 +151,7 @@ export class RunLedger extends DurableObject<Env> {
       const now = Date.now();
       this.#store.closeRun(now);
       this.#run = { ...run, state: "closed", ended_at: now };
-      await this.ctx.storage.setAlarm(now + RETENTION_MS);
+      await this.#scheduleAlarm();
     }
     return runStatus(this.#run ?? run, Date.now());
   }
@@ -111,17 +163,46 @@ export class RunLedger extends DurableObject<Env> {
     return { run: runStatus(run, Date.now()), entries: this.#store.readTrace() };
   }
 
-  /** Deletes the run's data once the retention window has passed, and not a moment before. */
+  approval(tenant: string, approvalId: string): ApprovalRecord | null {
+    if (!this.#ownRun(tenant)) return null;
+    return this.#approvals?.byId(approvalId) ?? null;
+  }
+
+  /** One page of a large result of this run; null when the handle is unknown or the run's data expired. */
+  resultPage(tenant: string, handle: string, cursor: number) {
+    if (!this.#ownRun(tenant)) return null;
+    return this.#results.page(handle, cursor);
+  }
+
+  /**
+   * Expires approvals whose window closed, then deletes the run's data once its retention has
+   * passed, and not a moment before. One alarm serves both: it is set to whichever comes first.
+   */
   override async alarm(): Promise<void> {
     const run = this.#store.readRun();
-    if (!run) return;
-    const retainUntil = (run.ended_at ?? run.deadline_at) + RETENTION_MS;
-    if (Date.now() < retainUntil) {
-      await this.ctx.storage.setAlarm(retainUntil);
+    if (!run || !this.#approvals) return;
+    const now = Date.now();
+    const expired = this.#approvals.overdue(now);
+    for (const approval of expired) this.#approvals.setState(approval.id, "expired", null);
+    await this.#publish(expired.map((approval) => ({ ...summarize(approval), state: "expired" as const })));
+    if (now >= this.#retainUntil(run)) {
+      this.#load(null);
+      await this.ctx.storage.deleteAll();
       return;
     }
-    this.#run = null;
-    await this.ctx.storage.deleteAll();
+    await this.#scheduleAlarm();
+  }
+
+  #retainUntil(run: RunMeta): number {
+    return (run.ended_at ?? run.deadline_at) + RETENTION_MS;
+  }
+
+  async #scheduleAlarm(): Promise<void> {
+    const run = this.#run;
+    if (!run) return;
+    const nextExpiry = this.#approvals?.nextExpiry() ?? null;
+    const retention = this.#retainUntil(run);
+    await this.ctx.storage.setAlarm(nextExpiry === null ? retention : Math.min(nextExpiry, retention));
   }
 
   /** The whole tool-call pipeline for one dispatch of this run. */
@@ -133,11 +214,11 @@ export class RunLedger extends DurableObject<Env> {
         { code: "not_found", message: "This run does not exist or its data has expired." },
       );
     }
-    const config = loadConfig(this.env);
-    const tenant = config.tenants[run.tenant];
-    if (!tenant) throw new Error(`tenant ${run.tenant} is no longer configured`);
-
-    const prepared = prepareCall(catalog, run.namespace, input.request, { tenantId: run.tenant, tenant });
+    const tenant = this.#tenantConfig(run);
+    const prepared = withTaint(
+      prepareCall(catalog, run.namespace, input.request, { tenantId: run.tenant, tenant }),
+      run.tainted_by,
+    );
     const digest = await callDigest(prepared.toolName ?? "", prepared.rawArgs);
     const key =
       prepared.tool && prepared.args && prepared.tool.side_effect !== "read"
@@ -149,24 +230,135 @@ export class RunLedger extends DurableObject<Env> {
             intent: input.intent,
           })
         : null;
+    const policy = prepared.approval.required ? await policyVersion(run.catalog_version, tenant) : null;
 
-    const admission = this.#admit(
-      input,
-      prepared.tool,
-      prepared.toolName,
-      prepared.rawArgs,
-      prepared.refusal,
-      digest,
-      key,
-    );
+    const published: ApprovalSummary[] = [];
+    const admission = this.#admit(input, prepared, digest, key, policy, published);
+    for (const approval of published) this.ctx.waitUntil(notifyApproval(this.env, run.tenant, approval));
+    await this.#publish(published);
     switch (admission.kind) {
       case "answered":
         return admission.envelope;
       case "follower":
         return this.#follow(admission.seq, input.call_id, admission.shared);
       case "leader":
-        return this.#lead(admission, input.call_id, prepared.tool as ToolSpec, prepared.args ?? {});
+        return this.#lead(admission, input.call_id, prepared.tool as ToolSpec, prepared.args ?? {}, null);
     }
+  }
+
+  /**
+   * An operator's decision. Approving executes the call exactly once, through the same dispatch path
+   * and idempotency key the agent's call would take; a second approval of the same request finds it
+   * no longer pending and executes nothing.
+   */
+  async decide(input: DecideInput): Promise<DecideResult> {
+    const run = this.#ownRun(input.tenant);
+    const approvals = this.#approvals;
+    if (!run || !approvals)
+      return { ok: false, code: "not_found", message: "No such approval.", approval: null };
+    const currentPolicy = await policyVersion(run.catalog_version, this.#tenantConfig(run));
+    const now = Date.now();
+    let leader: Leader | null = null;
+    let callId = "";
+    const refused = this.ctx.storage.transactionSync((): DecideResult | null => {
+      const approval = approvals.byId(input.approval_id);
+      if (!approval) return { ok: false, code: "not_found", message: "No such approval.", approval: null };
+      const wanted = input.decision === "approve" ? ["approved", "executed"] : ["rejected"];
+      if (approval.state !== "pending") {
+        // Deciding again the same way is a no-op, so two operators clicking at once execute once.
+        return wanted.includes(approval.state)
+          ? { ok: true, approval }
+          : {
+              ok: false,
+              code: "conflict_error",
+              message: `This approval is already ${approval.state}.`,
+              approval,
+            };
+      }
+      if (Date.parse(approval.expires_at) <= now || approval.policy_version !== currentPolicy) {
+        const why =
+          approval.policy_version !== currentPolicy
+            ? "the policy changed since it was requested"
+            : "it expired";
+        approvals.setState(approval.id, "expired", { at: now, by: null, reason: why });
+        return {
+          ok: false,
+          code: "conflict_error",
+          message: `This approval can no longer be granted: ${why}.`,
+          approval,
+        };
+      }
+      if (input.decision === "reject") {
+        approvals.setState(approval.id, "rejected", { at: now, by: input.operator, reason: input.reason });
+        return null;
+      }
+      if (run.state === "closed") {
+        return {
+          ok: false,
+          code: "conflict_error",
+          message: "The run has ended; nothing can be executed in it.",
+          approval,
+        };
+      }
+      const tool = catalog.find(run.namespace, approval.tool);
+      if (!tool)
+        return { ok: false, code: "conflict_error", message: "The tool no longer exists.", approval };
+      const effect = canSpendEffect(tool.side_effect, run.limits, run.counters);
+      if (!effect.ok) return { ok: false, code: "conflict_error", message: effect.message, approval };
+
+      approvals.setState(approval.id, "approved", { at: now, by: input.operator, reason: input.reason });
+      callId = `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+      const counters = spendEffect(tool.side_effect, run.counters);
+      this.#store.writeCounters(counters);
+      this.#run = { ...run, counters };
+      this.#store.reserveKey(approval.idempotency_key, tool.name, now);
+      const seq = this.#store.insertTrace({
+        call_id: callId,
+        actor: input.operator,
+        started_at: now,
+        tool: tool.name,
+        side_effect: tool.side_effect,
+        args: approval.args,
+        call_digest: approval.args_digest,
+        idempotency_key: approval.idempotency_key,
+        catalog_version: run.catalog_version,
+      });
+      leader = this.#becomeLeader(seq, approval.idempotency_key);
+      return null;
+    });
+    if (refused) {
+      const latest = refused.approval ? approvals.byId(refused.approval.id) : null;
+      if (latest) await this.#publish([summarize(latest)]);
+      return refused.ok ? refused : { ...refused, approval: latest };
+    }
+
+    const approval = approvals.byId(input.approval_id) as ApprovalRecord;
+    if (leader) {
+      const tool = catalog.find(run.namespace, approval.tool) as ToolSpec;
+      const envelope = await this.#lead(leader, callId, tool, approval.args, approvalBlock(approval));
+      // In doubt (retryable) stays "approved": the agent's identical call resends it with the same key.
+      if (envelope.outcome !== "retryable_failure") {
+        approvals.setState(approval.id, "executed", null, envelope);
+      }
+    }
+    const latest = approvals.byId(input.approval_id) as ApprovalRecord;
+    await this.#publish([summarize(latest)]);
+    return { ok: true, approval: latest };
+  }
+
+  #tenantConfig(run: RunMeta): TenantConfig {
+    const tenant = loadConfig(this.env).tenants[run.tenant];
+    if (!tenant) throw new Error(`tenant ${run.tenant} is no longer configured`);
+    return tenant;
+  }
+
+  /** Writes approval changes through to the tenant's directory, where operators list them. */
+  async #publish(summaries: ApprovalSummary[]): Promise<void> {
+    const run = this.#run;
+    if (!run || summaries.length === 0) return;
+    const directory = this.env.APPROVAL_DIRECTORY.get(this.env.APPROVAL_DIRECTORY.idFromName(run.tenant));
+    for (const summary of summaries) await directory.upsert(summary);
+    await this.#scheduleAlarm();
   }
 
   #ownRun(tenant: string): RunMeta | null {
@@ -174,50 +366,63 @@ export class RunLedger extends DurableObject<Env> {
     return run && run.tenant === tenant ? run : null;
   }
 
-  #context(callId: string, tool: string | null, key: string | null, replayed = false): EnvelopeContext {
+  #context(
+    callId: string,
+    tool: string | null,
+    key: string | null,
+    approval: ApprovalBlock | null = null,
+  ): EnvelopeContext {
     const run = this.#run as RunMeta;
     return {
       call_id: callId,
       environment: run.environment,
       tool,
       idempotency_key: key,
-      replayed,
       budget: budgetLeft(run.limits, run.counters, run.deadline_at, Date.now()),
+      approval,
     };
   }
 
   /**
-   * Stage "ledger": charge, repeat check, key lookup or reservation and trace write-ahead, in one
-   * synchronous transaction. No await may appear in here: the DO's single thread is what makes
-   * "check then spend" atomic across concurrent calls.
+   * Stage "ledger": charge, repeat check, key lookup, approval gate, key reservation and trace
+   * write-ahead, in one synchronous transaction. No await may appear in here: the DO's single thread
+   * is what makes "check then spend" atomic across concurrent calls.
    */
   #admit(
     input: CallInput,
-    tool: ToolSpec | null,
-    toolName: string | null,
-    rawArgs: unknown,
-    refusal: FailureSpec | null,
+    prepared: PreparedCall,
     digest: string,
     key: string | null,
+    policy: string | null,
+    published: ApprovalSummary[],
   ): Admission {
     const run = this.#run as RunMeta;
+    const { tool, toolName } = prepared;
     const now = Date.now();
     let counters: Counters = run.counters;
-    const result = this.ctx.storage.transactionSync((): Admission => {
+    return this.ctx.storage.transactionSync((): Admission => {
       const seq = this.#store.insertTrace({
         call_id: input.call_id,
         started_at: now,
         tool: toolName,
         side_effect: tool?.side_effect ?? null,
-        args: rawArgs,
+        args: tool ? applyMasks(prepared.rawArgs, tool.sensitive_args) : prepared.rawArgs,
         call_digest: digest,
         idempotency_key: key,
         catalog_version: run.catalog_version,
       });
-      const answer = (spec: FailureSpec | null, envelope?: Envelope): Admission => {
+      const commitCounters = () => {
         this.#store.writeCounters(counters);
         this.#run = { ...run, counters };
-        const out = envelope ?? failure(this.#context(input.call_id, toolName, key), spec as FailureSpec);
+      };
+      const answer = (
+        spec: FailureSpec | null,
+        envelope?: Envelope,
+        approval: ApprovalBlock | null = null,
+      ): Admission => {
+        commitCounters();
+        const out =
+          envelope ?? failure(this.#context(input.call_id, toolName, key, approval), spec as FailureSpec);
         this.#store.completeTrace(seq, {
           ended_at: Date.now(),
           outcome: out.outcome,
@@ -244,7 +449,7 @@ export class RunLedger extends DurableObject<Env> {
         });
       }
       counters = { ...counters, calls_used: counters.calls_used + 1 };
-      if (refusal) return answer(refusal);
+      if (prepared.refusal) return answer(prepared.refusal);
 
       // This dispatch is already in the trace, so "earlier identical calls" excludes it.
       const earlier = this.#store.countDigest(digest) - 1;
@@ -263,12 +468,25 @@ export class RunLedger extends DurableObject<Env> {
         }
         const shared = this.#inflight.get(key);
         if (shared) {
-          this.#store.writeCounters(counters);
-          this.#run = { ...run, counters };
+          commitCounters();
           return { kind: "follower", seq, shared };
         }
+        // A key already reserved was already allowed to run (and approved, if it needed that):
+        // resending it is recovery, not a new effect, so it passes the gate and spends nothing.
         if (!record) {
-          // Only a new key spends a write or destructive unit; resending an in-doubt key does not.
+          if (prepared.approval.required) {
+            const gate = this.#approvalGate(
+              input.call_id,
+              key,
+              tool,
+              prepared,
+              digest,
+              policy ?? "",
+              now,
+              published,
+            );
+            if (gate) return answer(gate.spec, undefined, gate.approval);
+          }
           const effect = canSpendEffect(tool.side_effect, run.limits, counters);
           if (!effect.ok) {
             return answer({
@@ -281,21 +499,109 @@ export class RunLedger extends DurableObject<Env> {
         }
         this.#store.reserveKey(key, tool.name, now);
       }
-
-      this.#store.writeCounters(counters);
-      this.#run = { ...run, counters };
-      let settle: (envelope: Envelope) => void = () => {};
-      if (key !== null) {
-        this.#inflight.set(
-          key,
-          new Promise<Envelope>((resolve) => {
-            settle = resolve;
-          }),
-        );
-      }
-      return { kind: "leader", seq, key, settle };
+      commitCounters();
+      return this.#becomeLeader(seq, key);
     });
-    return result;
+  }
+
+  /**
+   * Stage "approval": the call waits for a human unless an operator already approved it. Returns
+   * the refusal to answer with, or null when an approval lets the call through.
+   */
+  #approvalGate(
+    callId: string,
+    key: string,
+    tool: ToolSpec,
+    prepared: PreparedCall,
+    digest: string,
+    policy: string,
+    now: number,
+    published: ApprovalSummary[],
+  ): { spec: FailureSpec; approval: ApprovalBlock | null } | null {
+    const approvals = this.#approvals as ApprovalStore;
+    const tenant = this.#tenantConfig(this.#run as RunMeta);
+    let approval = approvals.byKey(key);
+    if (!approval) {
+      if (approvals.countOpen(now) >= tenant.max_open_approvals) {
+        return {
+          spec: {
+            code: "budget_exhausted",
+            message: `This run already has ${tenant.max_open_approvals} approvals waiting; wait for a decision before asking for more.`,
+            details: { limit: "max_open_approvals" },
+          },
+          approval: null,
+        };
+      }
+      const id = newApprovalId();
+      approvals.insert({
+        id,
+        idempotency_key: key,
+        tool: tool.name,
+        side_effect: tool.side_effect,
+        args: canonicalJson(prepared.args),
+        args_digest: digest,
+        policy_version: policy,
+        reasons: JSON.stringify(prepared.approval.reasons),
+        requested_call_id: callId,
+        created_at: now,
+        expires_at: now + APPROVAL_TTL_MS,
+      });
+      approval = approvals.byId(id) as ApprovalRecord;
+      published.push(summarize(approval));
+    }
+    const block = approvalBlock(approval);
+    switch (approval.state) {
+      case "pending":
+        if (Date.parse(approval.expires_at) <= now) {
+          approvals.setState(approval.id, "expired", null);
+          published.push({ ...summarize(approval), state: "expired" });
+          return { spec: this.#expiredSpec(), approval: { ...block, state: "expired" } };
+        }
+        return {
+          spec: {
+            code: "approval_required",
+            message: `A human must approve this ${tool.name} call (${approval.reasons.join("; ")}). Wait, then make the identical call again to get its result.`,
+            retry_after_ms: APPROVAL_POLL_MS,
+            details: { approval_id: approval.id },
+          },
+          approval: block,
+        };
+      case "rejected":
+        return {
+          spec: {
+            code: "approval_rejected",
+            message: `An operator rejected this call${approval.decision_reason ? `: ${approval.decision_reason}` : "."} Do not retry it.`,
+            details: { approval_id: approval.id, reason: approval.decision_reason },
+          },
+          approval: block,
+        };
+      case "expired":
+        return { spec: this.#expiredSpec(), approval: block };
+      case "approved":
+      case "executed":
+        return null;
+    }
+  }
+
+  #expiredSpec(): FailureSpec {
+    return {
+      code: "approval_expired",
+      message:
+        "Nobody approved this call in time, or the policy changed; it will not run. Ask a human how to proceed.",
+    };
+  }
+
+  #becomeLeader(seq: number, key: string | null): Leader {
+    let settle: (envelope: Envelope) => void = () => {};
+    if (key !== null) {
+      this.#inflight.set(
+        key,
+        new Promise<Envelope>((resolve) => {
+          settle = resolve;
+        }),
+      );
+    }
+    return { kind: "leader", seq, key, settle: (envelope) => settle(envelope) };
   }
 
   #replayFields(callId: string, counters: Counters) {
@@ -324,37 +630,45 @@ export class RunLedger extends DurableObject<Env> {
 
   /** Stages "dispatch" to "record" for the call that actually goes upstream. */
   async #lead(
-    admission: Extract<Admission, { kind: "leader" }>,
+    leader: Leader,
     callId: string,
     tool: ToolSpec,
     args: Record<string, unknown>,
+    approval: ApprovalBlock | null,
   ): Promise<Envelope> {
-    const run = this.#run as RunMeta;
-    const { seq, key } = admission;
+    const { seq, key } = leader;
+    const executed = approval ? { ...approval, state: "executed" as const } : null;
     let envelope: Envelope;
     let upstreamStatus: number | null = null;
-    let attempts: Awaited<ReturnType<typeof executeTool>>["attempts"] = [];
+    let attempts: AttemptRecord[] = [];
+    let record: Recorder = () => {};
     try {
-      const upstream = resolveUpstream(this.env, tool.upstream.binding);
-      if (!upstream) throw new Error(`binding ${tool.upstream.binding} is missing`);
-      const credential = await issueUpstreamCredential(
-        { tenant: run.tenant, run: run.run_id, tool: tool.name, exp: run.deadline_at + RETENTION_MS },
-        loadConfig(this.env).upstreamKeys,
-      );
-      const headers: Record<string, string> = {
-        authorization: `Bearer ${credential}`,
-        "x-request-id": callId,
-      };
-      if (key) headers["idempotency-key"] = key;
-      const execution = await executeTool({ tool, args, upstream, headers });
-      upstreamStatus = execution.status;
-      attempts = execution.attempts;
-      envelope = execution.ok
-        ? success(this.#context(callId, tool.name, key), execution.data)
-        : failure(this.#context(callId, tool.name, key), execution.failure);
+      if (tool.upstream.binding === LEDGER_BINDING) {
+        envelope = this.#serveBuiltin(callId, tool, args);
+      } else {
+        const execution = await this.#execute(callId, tool, args, key);
+        upstreamStatus = execution.status;
+        attempts = execution.attempts;
+        if (execution.ok) {
+          const shaped = await this.#shape(callId, tool, args, execution.data);
+          attempts = [...attempts, ...shaped.attempts];
+          record = shaped.record;
+          envelope = shaped.failure
+            ? failure(
+                { ...this.#context(callId, tool.name, key, approval), observed_state: shaped.observed },
+                shaped.failure,
+              )
+            : success(
+                { ...this.#context(callId, tool.name, key, executed), observed_state: shaped.observed },
+                shaped.data,
+              );
+        } else {
+          envelope = failure(this.#context(callId, tool.name, key, approval), execution.failure);
+        }
+      }
     } catch (error) {
       console.error("tool dispatch failed", tool.name, error);
-      envelope = failure(this.#context(callId, tool.name, key), {
+      envelope = failure(this.#context(callId, tool.name, key, approval), {
         code: "internal_error",
         message:
           "The proxy failed while dispatching this call. Call again with the same arguments; it cannot happen twice.",
@@ -368,6 +682,7 @@ export class RunLedger extends DurableObject<Env> {
         const state = envelope.outcome === "retryable_failure" ? "in_doubt" : "completed";
         this.#store.settleKey(key, state, state === "completed" ? envelope : null, Date.now());
       }
+      record();
       this.#store.completeTrace(seq, {
         ended_at: Date.now(),
         outcome: envelope.outcome,
@@ -375,12 +690,172 @@ export class RunLedger extends DurableObject<Env> {
         upstream_status: upstreamStatus,
         replayed: false,
         attempts,
+        result: traceable(envelope.data),
       });
     });
     if (key) {
       this.#inflight.delete(key);
-      admission.settle(envelope);
+      leader.settle(envelope);
     }
     return envelope;
   }
+
+  /** Stages "dispatch" and "classify": one tool call upstream with a credential of this run and tool. */
+  async #execute(callId: string, tool: ToolSpec, args: Record<string, unknown>, key: string | null) {
+    const run = this.#run as RunMeta;
+    const upstream = resolveUpstream(this.env, tool.upstream.binding);
+    if (!upstream) throw new Error(`binding ${tool.upstream.binding} is missing`);
+    let credential = this.#credentials.get(tool.name);
+    if (!credential) {
+      credential = await issueUpstreamCredential(
+        { tenant: run.tenant, run: run.run_id, tool: tool.name, exp: run.deadline_at + RETENTION_MS },
+        loadConfig(this.env).upstreamKeys,
+      );
+      this.#credentials.set(tool.name, credential);
+    }
+    const headers: Record<string, string> = { authorization: `Bearer ${credential}`, "x-request-id": callId };
+    if (key) headers["idempotency-key"] = key;
+    return executeTool({ tool, args, upstream, headers });
+  }
+
+  /**
+   * Stage "observe" and "shape" of a claimed success: the postcondition read, masking, fencing,
+   * staleness and the size cap. Storage writes it needs (taint, versions, pages) are returned as
+   * `record`, to commit with the rest of the call.
+   */
+  async #shape(
+    callId: string,
+    tool: ToolSpec,
+    args: Record<string, unknown>,
+    claimed: unknown,
+  ): Promise<Shaped> {
+    const run = this.#run as RunMeta;
+    const writes: Recorder[] = [];
+    const observed: Record<string, unknown> = {};
+    const attempts: AttemptRecord[] = [];
+    let verdictFailure: FailureSpec | null = null;
+    let fencedAny = false;
+
+    const forModel = (target: ToolSpec, data: unknown) => {
+      const fenced = fenceUntrusted(applyMasks(data, target.sensitive), target.untrusted, run.fence_marker);
+      fencedAny ||= fenced.fenced;
+      return fenced.value;
+    };
+    const checkFreshness = (target: ToolSpec, data: unknown) => {
+      if (!target.freshness) return;
+      const resource = target.freshness.resource(data);
+      const version = target.freshness.version(data);
+      // Decided now against what is stored; written with the call, so two reads in flight agree.
+      const verdict = this.#results.observeVersion(resource, version, Date.now());
+      if (verdict.stale) observed.stale = true;
+      observed.freshness = { resource, version, newest_seen: verdict.newest_seen, stale: verdict.stale };
+    };
+
+    if (tool.observe) {
+      const observer = catalog.find(run.namespace, tool.observe.tool);
+      if (observer) {
+        const observation = await this.#execute(callId, observer, tool.observe.args(args, claimed), null);
+        attempts.push(...observation.attempts);
+        if (observation.ok) {
+          const verdict = tool.observe.verify(args, claimed, observation.data);
+          checkFreshness(observer, observation.data);
+          observed.postcondition = {
+            tool: observer.name,
+            verified: verdict.ok,
+            observed: forModel(observer, observation.data),
+          };
+          if (!verdict.ok) {
+            verdictFailure = {
+              code: verdict.code,
+              message: `${verdict.message} Do not retry: reconcile the state with a read or a human first.`,
+              side_effect_confirmed: false,
+              recommended_next_action: "reconcile",
+              external_id: externalId(claimed),
+            };
+          }
+        } else {
+          observed.postcondition = { tool: observer.name, verified: null, error: observation.failure.code };
+        }
+      }
+    }
+
+    checkFreshness(tool, claimed);
+    let data = forModel(tool, claimed);
+    const capped = capResult(data, tool.max_result_bytes);
+    if (capped.kind === "paged") {
+      const handle = newResultHandle();
+      writes.push(() => this.#results.savePages(handle, tool.name, capped.summary, capped.pages));
+      data = {
+        handle,
+        summary: capped.summary,
+        partial: capped.skeleton,
+        next_step: `The result is too large to return at once. Call read_result_page with {"handle": "${handle}", "cursor": 0} and follow next_cursor, or GET /v1/runs/{run_id}/results/${handle}.`,
+      };
+    }
+    if (fencedAny && !run.tainted_by) {
+      const taint: Taint = { call_id: callId, tool: tool.name, at: new Date().toISOString() };
+      writes.push(() => {
+        this.#store.taint(taint);
+        this.#run = { ...(this.#run as RunMeta), tainted_by: (this.#run as RunMeta).tainted_by ?? taint };
+      });
+    }
+    return {
+      data,
+      observed: Object.keys(observed).length > 0 ? observed : null,
+      failure: verdictFailure,
+      attempts,
+      record: () => {
+        for (const write of writes) write();
+      },
+    };
+  }
+
+  /** read_result_page: served from this run's own storage. */
+  #serveBuiltin(callId: string, tool: ToolSpec, args: Record<string, unknown>): Envelope {
+    const handle = String(args.handle);
+    const cursor = typeof args.cursor === "number" ? args.cursor : 0;
+    const page = this.#results.page(handle, cursor);
+    if (!page) {
+      return failure(this.#context(callId, tool.name, null), {
+        code: "not_found",
+        message: `No page ${cursor} of result ${handle} in this run. Use a handle this run returned and a cursor below its page count.`,
+        problems: [
+          {
+            field: "handle",
+            reason: "unknown handle or cursor",
+            hint: "Handles belong to one run and expire with it.",
+          },
+        ],
+      });
+    }
+    return success(this.#context(callId, tool.name, null), page);
+  }
+}
+
+type Recorder = () => void;
+
+interface Shaped {
+  data: unknown;
+  observed: Record<string, unknown> | null;
+  failure: FailureSpec | null;
+  attempts: AttemptRecord[];
+  record: Recorder;
+}
+
+const TRACE_RESULT_BYTES = 4 * 1024;
+
+/** What the trace keeps of a result: the model's view when small, else only that it was omitted. */
+function traceable(data: unknown): unknown {
+  const text = JSON.stringify(data ?? null);
+  return text.length <= TRACE_RESULT_BYTES ? (data ?? null) : { omitted_bytes: text.length };
+}
+
+/** The upstream's own id of a claimed effect (a refund id, a ticket id), if it names one. */
+function externalId(claimed: unknown): string | null {
+  if (typeof claimed !== "object" || claimed === null) return null;
+  for (const [field, value] of Object.entries(claimed as Record<string, unknown>)) {
+    if (field.endsWith("_id") && typeof value === "string" && field !== "order_id" && field !== "customer_id")
+      return value;
+  }
+  return null;
 }

@@ -1,7 +1,7 @@
 import type { RunLimits } from "../config/tenants";
 import type { Budget, EnvironmentName } from "../envelope";
 import { budgetLeft, type Counters } from "./budget";
-import type { RunMeta } from "./run-store";
+import type { RunMeta, Taint } from "./run-store";
 
 /** What `GET /v1/runs/{id}` reports: the run's state, what it has spent and what is left. */
 export interface RunStatus {
@@ -16,6 +16,8 @@ export interface RunStatus {
   limits: RunLimits;
   used: Counters;
   budget: Budget;
+  /** Set once the run has read third-party text: from then on every destructive call waits for a human. */
+  tainted_by: Taint | null;
 }
 
 export function runStatus(run: RunMeta, now: number): RunStatus {
@@ -31,5 +33,6 @@ export function runStatus(run: RunMeta, now: number): RunStatus {
     limits: run.limits,
     used: run.counters,
     budget: budgetLeft(run.limits, run.counters, run.deadline_at, now),
+    tainted_by: run.tainted_by,
   };
 }

@@ -2,8 +2,15 @@ import type { RunLimits } from "../config/tenants";
 import type { Envelope, EnvironmentName } from "../envelope";
 import type { AttemptRecord } from "../pipeline/execute";
 import type { Counters } from "./budget";
-import { LEDGER_SCHEMA } from "./schema";
+import { migrateLedger } from "./schema";
 import { type TraceEntry, type TraceRow, traceEntryFromRow } from "./trace";
+
+/** Which call first brought third-party text into the run. */
+export interface Taint {
+  call_id: string;
+  tool: string;
+  at: string;
+}
 
 export interface RunMeta {
   tenant: string;
@@ -18,6 +25,9 @@ export interface RunMeta {
   deadline_at: number;
   ended_at: number | null;
   counters: Counters;
+  /** Random per run: untrusted text is fenced with it, so the text cannot forge the fence. */
+  fence_marker: string;
+  tainted_by: Taint | null;
 }
 
 /** reserved: written before the request leaves; in_doubt: its fate is unknown; completed: stored outcome. */
@@ -33,6 +43,8 @@ export interface KeyRecord {
 
 export interface NewTraceEntry {
   call_id: string;
+  /** "agent", or "operator:<id>" for a call an operator's approval executed. */
+  actor?: string;
   started_at: number;
   tool: string | null;
   side_effect: string | null;
@@ -44,6 +56,8 @@ export interface NewTraceEntry {
 
 export interface TraceCompletion {
   ended_at: number;
+  /** What the model was given (masked, fenced, or the summary of a paged result), if small enough to keep. */
+  result?: unknown;
   outcome: string;
   error_code: string | null;
   upstream_status: number | null;
@@ -66,6 +80,8 @@ interface RunRow extends Record<string, SqlStorageValue> {
   calls_used: number;
   writes_used: number;
   destructive_used: number;
+  fence_marker: string;
+  tainted_by: string | null;
 }
 
 /**
@@ -80,7 +96,7 @@ export class RunStore {
   }
 
   migrate(): void {
-    this.#sql.exec(LEDGER_SCHEMA);
+    migrateLedger(this.#sql);
   }
 
   readRun(): RunMeta | null {
@@ -103,14 +119,16 @@ export class RunStore {
         writes_used: row.writes_used,
         destructive_used: row.destructive_used,
       },
+      fence_marker: row.fence_marker,
+      tainted_by: row.tainted_by === null ? null : (JSON.parse(row.tainted_by) as Taint),
     };
   }
 
   insertRun(run: RunMeta): void {
     this.#sql.exec(
       `INSERT INTO run (id, tenant, run_id, namespace, environment, catalog_version, limits, repeat_threshold, state,
-         created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0)`,
+         created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used, fence_marker)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?)`,
       run.tenant,
       run.run_id,
       run.namespace,
@@ -121,6 +139,14 @@ export class RunStore {
       run.state,
       run.created_at,
       run.deadline_at,
+      run.fence_marker,
+    );
+  }
+
+  taint(taint: Taint): void {
+    this.#sql.exec(
+      "UPDATE run SET tainted_by = ? WHERE id = 1 AND tainted_by IS NULL",
+      JSON.stringify(taint),
     );
   }
 
@@ -177,19 +203,26 @@ export class RunStore {
     );
   }
 
-  /** How many earlier dispatches of this run had the same tool and canonical arguments. */
+  /**
+   * How many dispatches of this run had the same tool and canonical arguments. Asking again about a
+   * pending approval is what the agent was told to do, so those answers do not count as repeats.
+   */
   countDigest(digest: string): number {
     const row = this.#sql
-      .exec<{ n: number }>("SELECT COUNT(*) AS n FROM trace WHERE call_digest = ?", digest)
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM trace WHERE call_digest = ? AND actor = 'agent' AND (error_code IS NULL OR error_code != 'approval_required')",
+        digest,
+      )
       .one();
     return row.n;
   }
 
   insertTrace(entry: NewTraceEntry): number {
     this.#sql.exec(
-      `INSERT INTO trace (call_id, started_at, tool, side_effect, args, call_digest, outcome, idempotency_key, catalog_version)
-       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+      `INSERT INTO trace (call_id, actor, started_at, tool, side_effect, args, call_digest, outcome, idempotency_key, catalog_version)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
       entry.call_id,
+      entry.actor ?? "agent",
       entry.started_at,
       entry.tool,
       entry.side_effect,
@@ -204,7 +237,7 @@ export class RunStore {
   completeTrace(seq: number, completion: TraceCompletion): void {
     this.#sql.exec(
       `UPDATE trace SET ended_at = ?, outcome = ?, error_code = ?, upstream_status = ?, replayed = ?, attempts = ?,
-         latency_ms = ? - started_at WHERE seq = ?`,
+         latency_ms = ? - started_at, result = ? WHERE seq = ?`,
       completion.ended_at,
       completion.outcome,
       completion.error_code,
@@ -212,6 +245,7 @@ export class RunStore {
       completion.replayed ? 1 : 0,
       JSON.stringify(completion.attempts),
       completion.ended_at,
+      completion.result === undefined ? null : JSON.stringify(completion.result),
       seq,
     );
   }

@@ -1,8 +1,12 @@
+import { APPROVALS_SCHEMA } from "./approval-store";
+import { RESULTS_SCHEMA } from "./result-store";
+
 /**
- * The RunLedger's SQLite schema. One database per run; every statement is idempotent so the
- * constructor can run it on each wake-up inside blockConcurrencyWhile.
+ * The RunLedger's SQLite schema, as ordered migrations. One database per run; the constructor
+ * applies the ones past the recorded `schema_version` inside blockConcurrencyWhile, so a ledger
+ * created by an older deploy is brought up to date before it serves anything.
  */
-export const LEDGER_SCHEMA = `
+const V1 = `
 CREATE TABLE IF NOT EXISTS run (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   tenant TEXT NOT NULL,
@@ -49,3 +53,31 @@ CREATE TABLE IF NOT EXISTS trace (
 );
 CREATE INDEX IF NOT EXISTS trace_by_digest ON trace (call_digest);
 `;
+
+const V2 = `${APPROVALS_SCHEMA}
+ALTER TABLE trace ADD COLUMN actor TEXT NOT NULL DEFAULT 'agent';
+`;
+
+const V3 = `${RESULTS_SCHEMA}
+ALTER TABLE run ADD COLUMN fence_marker TEXT NOT NULL DEFAULT '';
+ALTER TABLE run ADD COLUMN tainted_by TEXT;
+ALTER TABLE trace ADD COLUMN result TEXT;
+`;
+
+export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3];
+
+export function migrateLedger(sql: SqlStorage): void {
+  sql.exec(
+    "CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
+  );
+  const current =
+    sql.exec<{ version: number }>("SELECT version FROM schema_version WHERE id = 1").toArray()[0]?.version ??
+    0;
+  for (let version = current; version < LEDGER_MIGRATIONS.length; version++) {
+    sql.exec(LEDGER_MIGRATIONS[version] ?? "");
+    sql.exec(
+      "INSERT INTO schema_version (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+      version + 1,
+    );
+  }
+}

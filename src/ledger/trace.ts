@@ -5,6 +5,8 @@ import type { AttemptRecord } from "../pipeline/execute";
 export interface TraceEntry {
   seq: number;
   call_id: string;
+  /** "agent", or "operator:<id>" when an operator's approval executed the call. */
+  actor: string;
   started_at: string;
   ended_at: string | null;
   tool: string | null;
@@ -17,6 +19,8 @@ export interface TraceEntry {
   latency_ms: number | null;
   idempotency_key: string | null;
   replayed: boolean;
+  /** What the model was given, masked and fenced as it saw it; null when not kept. */
+  result: unknown;
   /** Every upstream attempt this dispatch made; empty when nothing left the proxy. */
   upstream_attempts: AttemptRecord[];
   catalog_version: string;
@@ -25,6 +29,7 @@ export interface TraceEntry {
 export interface TraceRow {
   seq: number;
   call_id: string;
+  actor: string;
   started_at: number;
   ended_at: number | null;
   tool: string | null;
@@ -38,12 +43,14 @@ export interface TraceRow {
   replayed: number;
   attempts: string;
   catalog_version: string;
+  result: string | null;
 }
 
 export function traceEntryFromRow(row: TraceRow): TraceEntry {
   return {
     seq: row.seq,
     call_id: row.call_id,
+    actor: row.actor,
     started_at: new Date(row.started_at).toISOString(),
     ended_at: row.ended_at === null ? null : new Date(row.ended_at).toISOString(),
     tool: row.tool,
@@ -55,6 +62,7 @@ export function traceEntryFromRow(row: TraceRow): TraceEntry {
     latency_ms: row.latency_ms,
     idempotency_key: row.idempotency_key,
     replayed: row.replayed === 1,
+    result: row.result === null ? null : (JSON.parse(row.result) as unknown),
     upstream_attempts: JSON.parse(row.attempts) as AttemptRecord[],
     catalog_version: row.catalog_version,
   };

@@ -56,7 +56,11 @@ export async function authenticateMcp(
   const verified = await verifyRunToken(token, runTokenKeys);
   if (!verified.ok) {
     const message = REFUSALS[verified.reason];
-    return { ok: false, message, challenge: challenge(origin, { code: "invalid_token", description: message }) };
+    return {
+      ok: false,
+      message,
+      challenge: challenge(origin, { code: "invalid_token", description: message }),
+    };
   }
   return { ok: true, claims: verified.payload };
 }

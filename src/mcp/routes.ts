@@ -56,5 +56,8 @@ mcp.post(MCP_PATH, async (c) => {
 // A stateless server has no stream to open (GET) and no session to end (DELETE).
 mcp.on(["GET", "DELETE"], MCP_PATH, (c) => {
   c.header("Allow", "POST");
-  return c.json({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: use POST." }, id: null }, 405);
+  return c.json(
+    { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: use POST." }, id: null },
+    405,
+  );
 });

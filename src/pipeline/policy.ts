@@ -1,18 +1,35 @@
 import type { PolicyContext, ToolSpec } from "../catalog/define-tool";
 import type { Problem } from "../envelope";
 
-export type PolicyResult = { ok: true } | { ok: false; problems: Problem[] };
+/** Whether a human must approve this call before it runs, and the policies' reasons. */
+export interface ApprovalNeed {
+  required: boolean;
+  reasons: string[];
+}
+
+export type PolicyResult = { ok: true; approval: ApprovalNeed } | { ok: false; problems: Problem[] };
 
 /**
  * Stage "policy": the tool's business rules, run on arguments the schema already accepted.
- * Every rule runs, so the model learns about all refused fields at once.
+ * Every rule runs, so the model learns about all refused fields at once. Destructive calls need an
+ * approval by default; a rule may waive that, and any rule may demand one, which wins.
  */
 export function checkPolicy(tool: ToolSpec, args: Record<string, unknown>, ctx: PolicyContext): PolicyResult {
   const problems: Problem[] = [];
+  const demands: string[] = [];
+  const waivers: string[] = [];
   for (const rule of tool.policy) {
     const decision = rule(args, ctx);
-    if (!decision.allow)
+    if (!decision.allow) {
       problems.push({ field: decision.field, reason: decision.reason, hint: decision.hint });
+    } else if (decision.approval) {
+      (decision.approval.required ? demands : waivers).push(decision.approval.reason);
+    }
   }
-  return problems.length === 0 ? { ok: true } : { ok: false, problems };
+  if (problems.length > 0) return { ok: false, problems };
+  if (demands.length > 0) return { ok: true, approval: { required: true, reasons: demands } };
+  if (tool.side_effect === "destructive" && waivers.length === 0) {
+    return { ok: true, approval: { required: true, reasons: ["destructive tools need a human approval"] } };
+  }
+  return { ok: true, approval: { required: false, reasons: waivers } };
 }

@@ -1,7 +1,7 @@
 import type { Catalog } from "../catalog/catalog";
 import type { PolicyContext, ToolSpec } from "../catalog/define-tool";
 import type { FailureSpec, Problem } from "../envelope";
-import { checkPolicy } from "./policy";
+import { type ApprovalNeed, checkPolicy } from "./policy";
 import { validateArguments } from "./validate";
 
 /** A call as the worker hands it to the ledger: parsed, or already known to be malformed. */
@@ -17,6 +17,7 @@ export interface PreparedCall {
   /** The parsed arguments, when they passed the schema and the policy. */
   args: Record<string, unknown> | null;
   refusal: FailureSpec | null;
+  approval: ApprovalNeed;
 }
 
 /**
@@ -29,7 +30,13 @@ export function prepareCall(
   request: CallRequest,
   policy: PolicyContext,
 ): PreparedCall {
-  const base = { toolName: request.tool, tool: null, rawArgs: request.args, args: null };
+  const base = {
+    toolName: request.tool,
+    tool: null,
+    rawArgs: request.args,
+    args: null,
+    approval: { required: false, reasons: [] },
+  };
   if (!request.ok) {
     return {
       ...base,
@@ -87,5 +94,5 @@ export function prepareCall(
     };
   }
 
-  return { ...base, tool, args: validation.args, refusal: null };
+  return { ...base, tool, args: validation.args, refusal: null, approval: decision.approval };
 }

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import type { InputSchema } from "../catalog/define-tool";
 import type { Problem } from "../envelope";
 
@@ -9,10 +9,30 @@ export type Validation = { ok: true; args: Record<string, unknown> } | { ok: fal
  * into a problem that names the field, says what is wrong, and what is allowed.
  */
 export function validateArguments(schema: InputSchema, args: unknown): Validation {
-  const parsed = schema.safeParse(args, { reportInput: true });
+  const parsed = schema.safeParse(omitNullOptionals(schema, args), { reportInput: true });
   if (parsed.success) return { ok: true, args: parsed.data };
   const problems = parsed.error.issues.flatMap((issue) => problemsFor(schema, issue));
   return { ok: false, problems: dedupe(problems) };
+}
+
+/**
+ * OpenAI's strict function calling makes every property required, so an optional field is declared
+ * nullable there and the model sends `null` to leave it out. `null` for an optional field that does
+ * not accept null therefore means "absent": dropped before parsing, so it also derives the same
+ * idempotency key as leaving the field out.
+ */
+export function omitNullOptionals(schema: z.ZodType, value: unknown): unknown {
+  const inner = peel(schema);
+  if (!(inner instanceof z.ZodObject) || typeof value !== "object" || value === null || Array.isArray(value)) {
+    return value;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    const field = inner.shape[key] as z.ZodType | undefined;
+    if (item === null && field instanceof z.ZodOptional && !field.safeParse(null).success) continue;
+    out[key] = field ? omitNullOptionals(field, item) : item;
+  }
+  return out;
 }
 
 function dedupe(problems: Problem[]): Problem[] {

@@ -1,8 +1,10 @@
+import type { ApprovalRecord } from "../approvals/model";
 import type { Env } from "../env";
 import type { Envelope } from "../envelope";
-import type { CallInput, OpenRunInput } from "../ledger/run-ledger";
+import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "../ledger/run-ledger";
 import type { RunStatus } from "../ledger/run-status";
 import type { TraceEntry } from "../ledger/trace";
+import type { ResultPage } from "../tools/builtins";
 
 /** The RunLedger's RPC surface as the worker uses it. */
 export interface LedgerClient {
@@ -11,6 +13,9 @@ export interface LedgerClient {
   end(tenant: string): Promise<RunStatus | null>;
   readTrace(tenant: string): Promise<{ run: RunStatus; entries: TraceEntry[] } | null>;
   call(input: CallInput): Promise<Envelope>;
+  approval(tenant: string, approvalId: string): Promise<ApprovalRecord | null>;
+  decide(input: DecideInput): Promise<DecideResult>;
+  resultPage(tenant: string, handle: string, cursor: number): Promise<ResultPage | null>;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { z } from "zod";
+import * as z from "zod";
 import { issueRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
 import { RunLimitsSchema, resolveRunLimits } from "../config/tenants";
@@ -9,10 +9,12 @@ import type { AppEnv } from "../http/app-env";
 import { requireRunToken, requireTenantKey } from "../http/auth";
 import { parseCallBody } from "../http/call-body";
 import { parseJsonBody } from "../http/json-body";
+import { limitJsonBody } from "../http/limits";
 import { newCallId, respond } from "../http/respond";
 import { tooLarge } from "../http/too-large";
 import { traceToOtlp } from "../ledger/otlp";
 import { RETENTION_MS } from "../ledger/run-ledger";
+import { limitCallRate, limitRunOpens } from "../ratelimit/middleware";
 import { catalog } from "../tools";
 import { ledgerFor } from "./ledger-stub";
 import { toolSpecsFor } from "./tool-specs";
@@ -35,7 +37,9 @@ const env = (c: { env: AppEnv["Bindings"] }) => loadConfig(c.env).environment;
 runs.post(
   "/",
   requireTenantKey,
+  limitRunOpens,
   bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
+  limitJsonBody("object"),
   async (c) => {
     const tenantId = c.get("tenant");
     const config = loadConfig(c.env);
@@ -120,7 +124,10 @@ runs.get("/:run_id", requireRunToken, async (c) => {
 runs.post(
   "/:run_id/calls",
   requireRunToken,
+  // Before the body is read and before the ledger: a refused call is no dispatch and costs no budget.
+  limitCallRate,
   bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
+  limitJsonBody("call"),
   async (c) => {
     const tenant = c.get("tenant");
     const callId = newCallId();
@@ -163,6 +170,39 @@ runs.get("/:run_id/trace", requireRunToken, async (c) => {
     return c.body(trace.entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""));
   }
   return respond(c, success(ctx, { run: trace.run, entries: trace.entries }));
+});
+
+runs.get("/:run_id/results/:handle", requireRunToken, async (c) => {
+  const ctx = { call_id: newCallId(), environment: env(c) };
+  const cursorText = c.req.query("cursor") ?? "0";
+  if (!/^\d{1,6}$/.test(cursorText)) {
+    return respond(
+      c,
+      failure(ctx, {
+        code: "validation_error",
+        message: "cursor must be a page number.",
+        problems: [
+          {
+            field: "cursor",
+            reason: "not a non-negative integer",
+            hint: "Use 0, then each page's next_cursor.",
+          },
+        ],
+      }),
+    );
+  }
+  const page = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).resultPage(
+    c.get("tenant"),
+    c.req.param("handle"),
+    Number(cursorText),
+  );
+  if (!page) {
+    return respond(
+      c,
+      failure(ctx, { code: "not_found", message: "No such result page in this run (or it has expired)." }),
+    );
+  }
+  return respond(c, success(ctx, page));
 });
 
 runs.post("/:run_id/end", requireRunToken, async (c) => {

@@ -1,5 +1,5 @@
 import { type Context, Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { bearerToken, findKeyOwner } from "../auth/keys";
 import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
@@ -18,7 +18,9 @@ export const ToolsQuerySchema = z.strictObject({
     .string()
     .min(1)
     .optional()
-    .describe("The namespace whose tools to list, such as support. A run token may omit it: its own namespace."),
+    .describe(
+      "The namespace whose tools to list, such as support. A run token may omit it: its own namespace.",
+    ),
   format: SpecFormatSchema.default("jsonschema").describe(
     "openai (function tools, strict), anthropic (input_schema), mcp (MCP Tool objects) or jsonschema (neutral).",
   ),
@@ -36,7 +38,8 @@ const RUN_TOKEN_REFUSALS = {
 /** Stage "authenticate": a run token when the bearer is one, else a tenant key. */
 async function identify(c: Context<AppEnv>): Promise<Caller | { refusal: string }> {
   const token = bearerToken(c.req.header("authorization"));
-  if (!token) return { refusal: "This route needs a tenant key or a run token: Authorization: Bearer <key>." };
+  if (!token)
+    return { refusal: "This route needs a tenant key or a run token: Authorization: Bearer <key>." };
   const config = loadConfig(c.env);
   const verified = await verifyRunToken(token, config.runTokenKeys);
   if (verified.ok) return { kind: "run", claims: verified.payload };

@@ -31,7 +31,7 @@ export function annotationsFor(sideEffect: SideEffect, openWorld: boolean): McpT
     case "read":
       return { readOnlyHint: true, openWorldHint: openWorld };
     case "write":
-      return { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: openWorld };
+      return { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: openWorld };
     case "destructive":
       return { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: openWorld };
     default:

@@ -32,3 +32,19 @@ export function refundWithinLimit(args: { amount_cents: number }, ctx: PolicyCon
     hint: `At most ${limit} cents per refund; larger refunds need a human: use create_internal_ticket to escalate.`,
   };
 }
+
+/** Small refunds may skip the human approval, up to the tenant's auto-approval limit. */
+export function refundAutoApproval(args: { amount_cents: number }, ctx: PolicyContext): PolicyDecision {
+  const limit = ctx.tenant.auto_approve_refund_cents;
+  if (args.amount_cents > limit) return { allow: true };
+  return {
+    allow: true,
+    approval: { required: false, reason: `refunds up to ${limit} cents are auto-approved` },
+  };
+}
+
+/** Urgent tickets page the on-call team, so a human confirms them first. */
+export function urgentTicketNeedsApproval(args: { priority: string }): PolicyDecision {
+  if (args.priority !== "urgent") return { allow: true };
+  return { allow: true, approval: { required: true, reason: "urgent tickets page the on-call team" } };
+}

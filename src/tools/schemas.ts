@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 
 /**
  * Output whitelists of the support namespace. `z.object` strips every field it does not name,
@@ -43,6 +43,8 @@ export const OrderSchema = z.object({
     }),
   ),
   refunds: z.array(RefundSchema.omit({ order_id: true })),
+  /** Written by the customer at checkout: third-party text. */
+  customer_note: z.string().optional(),
 });
 
 export const PolicySearchSchema = z.object({
@@ -59,6 +61,18 @@ export const CustomerSchema = z.object({
   address: z.object({ line1: z.string(), city: z.string(), postal_code: z.string(), country: z.string() }),
   created_at: z.string(),
   updated_at: z.string(),
+  /** Messages the customer wrote to support: third-party text. */
+  recent_messages: z
+    .array(
+      z.object({
+        message_id: z.string(),
+        channel: z.string(),
+        subject: z.string(),
+        body: z.string(),
+        received_at: z.string(),
+      }),
+    )
+    .default([]),
 });
 
 export const EmailDraftSchema = z.object({

@@ -1,6 +1,6 @@
-import { z } from "zod";
+import * as z from "zod";
 import { defineTool } from "../catalog/define-tool";
-import { ownedBy, refundWithinLimit } from "./policies";
+import { ownedBy, refundAutoApproval, refundWithinLimit, urgentTicketNeedsApproval } from "./policies";
 import {
   CustomerIdSchema,
   CustomerSchema,
@@ -37,6 +37,8 @@ export const lookupOrder = defineTool({
   },
   timeout_ms: 2_500,
   policy: [ownedBy("order_id")],
+  untrusted: ["customer_note"],
+  freshness: { resource: (order) => `order:${order.order_id}`, version: (order) => order.version },
 });
 
 export const searchRefundPolicy = defineTool({
@@ -75,7 +77,7 @@ export const getCustomerProfile = defineTool({
   title: "Get a customer profile",
   side_effect: "read",
   description: {
-    does: "Returns a customer's profile: name, contact details, tier and address.",
+    does: "Returns a customer's profile: tier, city and country, and their recent messages to support. Contact details are masked.",
     use_when:
       "You need to know who the customer is or their tier, e.g. get_customer_profile({customer_id: 'C100'}); the id is on the order.",
     avoid_when: "You only need order facts (use lookup_order). Never copy contact details into tickets.",
@@ -89,6 +91,8 @@ export const getCustomerProfile = defineTool({
   },
   timeout_ms: 2_500,
   policy: [ownedBy("customer_id")],
+  sensitive: { name: "name", email: "email", phone: "phone", address: "address" },
+  untrusted: ["recent_messages[].subject", "recent_messages[].body"],
 });
 
 export const draftCustomerEmail = defineTool({
@@ -140,7 +144,7 @@ export const createInternalTicket = defineTool({
     avoid_when:
       "You can resolve the request yourself with the other tools. Do not open one ticket per message.",
     side_effects:
-      "Creates one ticket. Repeating the same call in a run returns the same ticket instead of a duplicate.",
+      "Creates one ticket. Repeating the same call in a run returns the same ticket instead of a duplicate. Urgent tickets page on-call staff and wait for a human approval first.",
   },
   input: z.strictObject({
     customer_id: CustomerIdSchema,
@@ -158,7 +162,7 @@ export const createInternalTicket = defineTool({
   output: TicketSchema,
   upstream: { binding: "CRM_API", request: (args) => ({ method: "POST", path: "/tickets", body: args }) },
   timeout_ms: 5_000,
-  policy: [ownedBy("customer_id")],
+  policy: [ownedBy("customer_id"), urgentTicketNeedsApproval],
 });
 
 export const issueRefund = defineTool({
@@ -174,7 +178,7 @@ export const issueRefund = defineTool({
     avoid_when:
       "You have not checked the order with lookup_order, the amount exceeds what is refundable, or the customer only asked a question.",
     side_effects:
-      "Irreversible money movement. Issued at most once per identical call in a run; after an unclear failure call again with the same arguments, never with a changed amount.",
+      "Irreversible money movement. Waits for a human approval (except small refunds the tenant auto-approves): you get approval_required, wait, then call again with the same arguments. Issued at most once per identical call in a run.",
   },
   input: z.strictObject({
     order_id: OrderIdSchema,
@@ -198,7 +202,22 @@ export const issueRefund = defineTool({
     request: (args) => ({ method: "POST", path: "/refunds", body: args }),
   },
   timeout_ms: 8_000,
-  policy: [ownedBy("order_id"), refundWithinLimit],
+  policy: [ownedBy("order_id"), refundWithinLimit, refundAutoApproval],
+  // A 201 is a claim; the refund listed on the order is the fact.
+  observe: {
+    tool: "lookup_order",
+    args: (args) => ({ order_id: args.order_id }),
+    verify: (_args, refund, observed) => {
+      const refunds = (observed as { refunds?: Array<{ refund_id: string }> }).refunds ?? [];
+      return refunds.some((entry) => entry.refund_id === refund.refund_id)
+        ? { ok: true }
+        : {
+            ok: false,
+            code: "silent_failure",
+            message: `The payment API confirmed refund ${refund.refund_id}, but the order shows no such refund.`,
+          };
+    },
+  },
 });
 
 export const sendCustomerEmail = defineTool({
@@ -212,7 +231,8 @@ export const sendCustomerEmail = defineTool({
     use_when:
       "You have a reviewed subject and body, e.g. from draft_customer_email, and the customer must be told something now.",
     avoid_when: "You are unsure of the content or only drafting: use draft_customer_email instead.",
-    side_effects: "A real email reaches a person. Sent at most once per identical call in a run.",
+    side_effects:
+      "A real email reaches a person. Waits for a human approval: you get approval_required, wait, then call again with the same arguments. Sent at most once per identical call.",
   },
   input: z.strictObject({
     customer_id: CustomerIdSchema,

@@ -46,7 +46,10 @@ export function upstreamUrl(path: string, query?: Record<string, string>): strin
 export function missingBindings(catalog: Catalog, env: object): string[] {
   return catalog
     .all()
-    .filter((tool) => resolveUpstream(env, tool.upstream.binding) === null)
+    .filter(
+      (tool) =>
+        !tool.upstream.binding.startsWith("@") && resolveUpstream(env, tool.upstream.binding) === null,
+    )
     .map(
       (tool) =>
         `tool "${tool.name}" needs binding "${tool.upstream.binding}", which this environment does not define (a service binding or an https URL var in wrangler.toml)`,

@@ -40,6 +40,22 @@ function upstreamErrorCode(body: string): string | null {
   return typeof code === "string" && /^[a-z0-9_]{1,64}$/.test(code) ? code : null;
 }
 
+/** The items a batch-style answer reports as failed (`failed_items: [{id, code}]`), ids and codes only. */
+function failedItemsOf(body: unknown): { id: string; code: string | null }[] {
+  if (typeof body !== "object" || body === null) return [];
+  const items = (body as { failed_items?: unknown }).failed_items;
+  if (!Array.isArray(items)) return [];
+  return items.map((item) => {
+    const record = (typeof item === "object" && item !== null ? item : {}) as {
+      id?: unknown;
+      code?: unknown;
+    };
+    const code =
+      typeof record.code === "string" && /^[a-z0-9_]{1,64}$/.test(record.code) ? record.code : null;
+    return { id: typeof record.id === "string" ? record.id.slice(0, 100) : "unknown", code };
+  });
+}
+
 /**
  * The one place an upstream answer becomes an outcome. Upstream bodies are never passed through:
  * messages are ours, and only a well-formed upstream error code is kept as a detail.
@@ -114,6 +130,24 @@ export function classifyUpstream(
           side_effect_confirmed: unknownEffect,
           recommended_next_action: sideEffect === "read" ? "escalate_to_human" : "reconcile",
           details,
+        },
+      };
+    }
+    const failedItems = failedItemsOf(parsed.value);
+    if (failedItems.length > 0) {
+      // A batch that half worked is not a success: the model must learn which parts failed.
+      return {
+        kind: "failure",
+        status,
+        transient: false,
+        failure: {
+          code: "partial_success",
+          message: `The upstream did part of the work: ${failedItems.length} item(s) failed (${failedItems
+            .map((item) => item.id)
+            .join(", ")}). Do not repeat the call; reconcile what is missing.`,
+          side_effect_confirmed: true,
+          recommended_next_action: "reconcile",
+          details: { failed_items: failedItems },
         },
       };
     }

@@ -1,0 +1,48 @@
+import type { Customer, Order } from "./model";
+import {
+  type CustomerRow,
+  type MessageRow,
+  type OrderRow,
+  type RefundRow,
+  toCustomer,
+  toOrder,
+} from "./rows";
+
+/** Business reads, each scoped to the caller's tenant. Writes reuse them for their checks. */
+
+/** How many messages a customer record shows; older ones stay in the inbox, not in the record. */
+const RECENT_MESSAGES = 5;
+
+export function readOrder(sql: SqlStorage, tenant: string, orderId: string): Order | null {
+  const row = sql
+    .exec<OrderRow>("SELECT * FROM orders WHERE tenant = ? AND order_id = ?", tenant, orderId)
+    .toArray()[0];
+  return row ? toOrder(row, refundsOf(sql, tenant, orderId)) : null;
+}
+
+export function readCustomer(sql: SqlStorage, tenant: string, customerId: string): Customer | null {
+  const row = sql
+    .exec<CustomerRow>("SELECT * FROM customers WHERE tenant = ? AND customer_id = ?", tenant, customerId)
+    .toArray()[0];
+  if (!row) return null;
+  const messages = sql
+    .exec<MessageRow>(
+      `SELECT * FROM customer_messages WHERE tenant = ? AND customer_id = ?
+        ORDER BY received_at DESC, message_id DESC LIMIT ?`,
+      tenant,
+      customerId,
+      RECENT_MESSAGES,
+    )
+    .toArray();
+  return toCustomer(row, messages);
+}
+
+function refundsOf(sql: SqlStorage, tenant: string, orderId: string): RefundRow[] {
+  return sql
+    .exec<RefundRow>(
+      "SELECT * FROM refunds WHERE tenant = ? AND order_id = ? ORDER BY rowid",
+      tenant,
+      orderId,
+    )
+    .toArray();
+}

@@ -1,0 +1,73 @@
+/** @jsxImportSource hono/jsx */
+import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { getCookie } from "hono/cookie";
+import { loadConfig } from "../config/load";
+import type { ConsoleEnv } from "./console-env";
+import { clearCookie, SESSION_COOKIE } from "./cookies";
+import { csrfMatches } from "./csrf";
+import { operatorStillConfigured } from "./operator-key";
+import { readSession } from "./session";
+import { MessagePage } from "./views/message-page";
+
+/** A console form holds a token, a key or a 500-character reason: 16 KiB is generous. */
+const FORM_BYTES = 16 * 1024;
+
+export const SIGN_IN_PATH = "/console/sign-in";
+
+export function environmentOf(c: Context<ConsoleEnv>) {
+  return loadConfig(c.env).environment;
+}
+
+/**
+ * Pages and forms of a signed-in operator. No valid session (none, forged, expired, or its operator
+ * key since removed) sends the browser to sign in; a stale cookie is cleared on the way.
+ */
+export const requireSession: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
+  const config = loadConfig(c.env);
+  const token = getCookie(c, SESSION_COOKIE);
+  const session = await readSession(token, config.runTokenKeys);
+  if (!session || !operatorStillConfigured(config, session)) {
+    if (token !== undefined) clearCookie(c, SESSION_COOKIE);
+    return c.redirect(SIGN_IN_PATH, 303);
+  }
+  c.set("session", session);
+  await next();
+};
+
+export function forgedForm(c: Context<ConsoleEnv>) {
+  return c.html(
+    <MessagePage
+      environment={environmentOf(c)}
+      session={c.get("session")}
+      title="Form refused"
+      message="This form's security token is missing or does not match your session, so nothing was done. Reload the page and try again."
+    />,
+    403,
+  );
+}
+
+/**
+ * Every POST of a session carries the session's CSRF token in a form field. SameSite=Strict already
+ * keeps the cookie off cross-site requests; this holds even where a browser ignores SameSite.
+ */
+export const requireCsrf: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
+  const form = await c.req.parseBody();
+  if (!csrfMatches(c.get("session").csrf, form.csrf)) return forgedForm(c);
+  await next();
+};
+
+/** Refuses an oversized form before it is parsed. */
+export const limitForm: MiddlewareHandler<ConsoleEnv> = bodyLimit({
+  maxSize: FORM_BYTES,
+  onError: (c) =>
+    c.html(
+      <MessagePage
+        environment={environmentOf(c)}
+        session={null}
+        title="Form too large"
+        message={`A console form is at most ${FORM_BYTES / 1024} KiB; nothing was done.`}
+      />,
+      413,
+    ),
+});

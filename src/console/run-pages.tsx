@@ -1,0 +1,31 @@
+/** @jsxImportSource hono/jsx */
+import type { Context } from "hono";
+import { inspectRun } from "../approvals/operator";
+import type { ConsoleEnv } from "./console-env";
+import { environmentOf } from "./guards";
+import { MessagePage } from "./views/message-page";
+import { RunPage } from "./views/run-page";
+
+/** Run ids are `run_` and hex; anything else is not looked up, so junk never creates a ledger. */
+const RUN_ID = /^run_[A-Za-z0-9]{1,64}$/;
+
+/** A run's trace; the ledger is found by tenant and run id together, so another tenant's run is not found. */
+export async function showRun(c: Context<ConsoleEnv>) {
+  const session = c.get("session");
+  const runId = c.req.param("run_id") ?? "";
+  const found = RUN_ID.test(runId) ? await inspectRun(c.env, session.tenant, runId) : null;
+  if (!found) {
+    return c.html(
+      <MessagePage
+        environment={environmentOf(c)}
+        session={session}
+        title="Run not found"
+        message="There is no such run for your tenant. It may belong to another tenant, or its data has expired."
+      />,
+      404,
+    );
+  }
+  return c.html(
+    <RunPage environment={environmentOf(c)} session={session} run={found.run} entries={found.entries} />,
+  );
+}

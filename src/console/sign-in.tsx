@@ -1,0 +1,71 @@
+/** @jsxImportSource hono/jsx */
+import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
+import { loadConfig } from "../config/load";
+import type { ConsoleEnv } from "./console-env";
+import { clearCookie, SESSION_COOKIE, SIGN_IN_COOKIE, setSessionCookie, setSignInCookie } from "./cookies";
+import { csrfMatches } from "./csrf";
+import { environmentOf, SIGN_IN_PATH } from "./guards";
+import { identifyOperator, operatorStillConfigured } from "./operator-key";
+import { issueSession, issueSignInToken, readSession, readSignInToken } from "./session";
+import { SignInPage } from "./views/sign-in-page";
+
+/** One message for every refused key, so the form never confirms that a guess is some other credential. */
+const BAD_KEY = "That is not an operator key of any tenant. Check the key and try again.";
+
+/** The sign-in form's CSRF token: the one in a still-valid cookie (other tabs keep working), else a new one. */
+async function signInCsrf(c: Context<ConsoleEnv>): Promise<string> {
+  const keys = loadConfig(c.env).runTokenKeys;
+  const current = await readSignInToken(getCookie(c, SIGN_IN_COOKIE), keys);
+  if (current) return current.csrf;
+  const issued = await issueSignInToken(keys);
+  setSignInCookie(c, issued.token);
+  return issued.claims.csrf;
+}
+
+export async function showSignIn(c: Context<ConsoleEnv>) {
+  const config = loadConfig(c.env);
+  const session = await readSession(getCookie(c, SESSION_COOKIE), config.runTokenKeys);
+  if (session && operatorStillConfigured(config, session)) return c.redirect("/console", 303);
+  return c.html(
+    <SignInPage
+      environment={environmentOf(c)}
+      csrf={await signInCsrf(c)}
+      signedOut={c.req.query("signed_out") === "1"}
+    />,
+  );
+}
+
+/**
+ * Checks the operator key and opens a session. The form is CSRF-protected too (login CSRF: another
+ * site must not sign a victim in to a session of its choosing); a stale form gets a fresh one, 403.
+ */
+export async function signIn(c: Context<ConsoleEnv>) {
+  const config = loadConfig(c.env);
+  const form = await c.req.parseBody();
+  const pending = await readSignInToken(getCookie(c, SIGN_IN_COOKIE), config.runTokenKeys);
+  if (!pending || !csrfMatches(pending.csrf, form.csrf)) {
+    return c.html(
+      <SignInPage
+        environment={environmentOf(c)}
+        csrf={await signInCsrf(c)}
+        error="The sign-in form expired or was not sent by this console. Enter the key again."
+      />,
+      403,
+    );
+  }
+  const identity = typeof form.key === "string" ? await identifyOperator(config, form.key) : null;
+  if (!identity) {
+    return c.html(<SignInPage environment={environmentOf(c)} csrf={pending.csrf} error={BAD_KEY} />, 401);
+  }
+  const { token } = await issueSession(identity, config.runTokenKeys);
+  setSessionCookie(c, token);
+  clearCookie(c, SIGN_IN_COOKIE);
+  return c.redirect("/console", 303);
+}
+
+/** A signed session cannot be revoked server-side before it expires; signing out deletes the cookie. */
+export function signOut(c: Context<ConsoleEnv>) {
+  clearCookie(c, SESSION_COOKIE);
+  return c.redirect(`${SIGN_IN_PATH}?signed_out=1`, 303);
+}

@@ -1,0 +1,216 @@
+/** @jsxImportSource hono/jsx */
+import type { FC } from "hono/jsx";
+import type { ApprovalRecord } from "../../approvals/model";
+import type { EnvironmentName } from "../../envelope";
+import type { RunStatus } from "../../ledger/run-status";
+import { displayArgs } from "../display-args";
+import { formatAge, formatTimestamp, formatUntil } from "../format";
+import type { ConsoleSession } from "../session";
+import { ArgsList } from "./args-list";
+import { Badge, Layout, Notice } from "./layout";
+
+export interface ApprovalPageProps {
+  environment: EnvironmentName;
+  session: ConsoleSession;
+  approval: ApprovalRecord;
+  run: RunStatus | null;
+  traceLength: number;
+  now: number;
+  /** Set after a decision (PRG): the page then says what the decision did, read from the ledger. */
+  decided: boolean;
+  /** Why the last decision was refused (expired, budget, already decided, missing reason). */
+  error?: string;
+}
+
+/**
+ * What happened, in words, from the approval's state as the ledger has it now. Computing it here
+ * rather than carrying text through the redirect means a crafted URL cannot show a false outcome.
+ */
+const Outcome: FC<{ approval: ApprovalRecord }> = ({ approval }) => {
+  const by = approval.decided_by ?? "an operator";
+  const result = approval.result;
+  switch (approval.state) {
+    case "executed":
+      return result?.outcome === "success" ? (
+        <Notice kind="ok">
+          <p>
+            Approved by <code>{by}</code>. The call executed once: <strong>success</strong>.
+          </p>
+        </Notice>
+      ) : (
+        <Notice kind="error">
+          <p>
+            Approved by <code>{by}</code>. The call executed and failed:{" "}
+            <strong>{result?.error?.code ?? "unknown"}</strong>. {result?.error?.message ?? ""}
+          </p>
+        </Notice>
+      );
+    case "approved":
+      return (
+        <Notice kind="info">
+          <p>
+            Approved by <code>{by}</code>. Whether the call took effect is not known yet
+            {result?.error ? ` (${result.error.message})` : ""}; the agent's identical call resends it with
+            the same idempotency key, so it still happens at most once.
+          </p>
+        </Notice>
+      );
+    case "rejected":
+      return (
+        <Notice kind="ok">
+          <p>
+            Rejected by <code>{by}</code>. The agent is told: “{approval.decision_reason ?? ""}”
+          </p>
+        </Notice>
+      );
+    default:
+      return null;
+  }
+};
+
+const DecisionForms: FC<{ approval: ApprovalRecord; session: ConsoleSession }> = ({ approval, session }) => {
+  const base = `/console/approvals/${encodeURIComponent(approval.id)}`;
+  return (
+    <section aria-labelledby="decide-heading">
+      <h2 id="decide-heading">Decision</h2>
+      <div class="decide">
+        <form method="post" action={`${base}/approve`} class="panel card">
+          <input type="hidden" name="csrf" value={session.csrf} />
+          <h3>Approve</h3>
+          <p class="hint">
+            The call executes once, now, recorded as <code>{session.operator}</code>.
+          </p>
+          <label for="approve-reason">Note (optional)</label>
+          <textarea id="approve-reason" name="reason" maxlength={500} rows={2} />
+          <button type="submit" class="approve">
+            Approve and execute
+          </button>
+        </form>
+        <form method="post" action={`${base}/reject`} class="panel card">
+          <input type="hidden" name="csrf" value={session.csrf} />
+          <h3>Reject</h3>
+          <p class="hint" id="reject-hint">
+            Nothing executes. The agent is told your reason.
+          </p>
+          <label for="reject-reason">Reason (required)</label>
+          <textarea
+            id="reject-reason"
+            name="reason"
+            maxlength={500}
+            rows={2}
+            required
+            aria-describedby="reject-hint"
+          />
+          <button type="submit" class="reject">
+            Reject
+          </button>
+        </form>
+      </div>
+    </section>
+  );
+};
+
+const Decided: FC<{ approval: ApprovalRecord }> = ({ approval }) => (
+  <section aria-labelledby="decided-heading">
+    <h2 id="decided-heading">Decision</h2>
+    <dl class="facts card">
+      <dt>State</dt>
+      <dd>
+        <Badge value={approval.state} />
+      </dd>
+      <dt>Decided by</dt>
+      <dd>{approval.decided_by ? <code>{approval.decided_by}</code> : "nobody (it expired)"}</dd>
+      {approval.decided_at ? (
+        <>
+          <dt>Decided at</dt>
+          <dd>{formatTimestamp(approval.decided_at)}</dd>
+        </>
+      ) : null}
+      <dt>Reason</dt>
+      <dd>{approval.decision_reason ?? "—"}</dd>
+      {approval.result ? (
+        <>
+          <dt>Result</dt>
+          <dd>
+            <Badge value={approval.result.outcome} />{" "}
+            {approval.result.error ? `${approval.result.error.code}: ${approval.result.error.message}` : null}
+            {approval.result.data !== null ? (
+              <details>
+                <summary>Result data</summary>
+                <pre>{JSON.stringify(approval.result.data, null, 2)}</pre>
+              </details>
+            ) : null}
+          </dd>
+        </>
+      ) : null}
+    </dl>
+  </section>
+);
+
+/** One approval: the exact call, why it needs a human, and the forms to decide it. */
+export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
+  const { approval, session, now } = props;
+  const runHref = `/console/runs/${encodeURIComponent(approval.run_id)}`;
+  return (
+    <Layout title={`Approval ${approval.id}`} environment={props.environment} session={session}>
+      <p class="back">
+        <a href="/console">← Pending approvals</a>
+      </p>
+      <h1>
+        Approval for <code>{approval.tool}</code> <Badge value={approval.state} />
+      </h1>
+      {props.error ? (
+        <Notice kind="error">
+          <p>{props.error}</p>
+        </Notice>
+      ) : null}
+      {props.decided ? <Outcome approval={approval} /> : null}
+      <section aria-labelledby="call-heading">
+        <h2 id="call-heading">The call</h2>
+        <dl class="facts card">
+          <dt>Tool</dt>
+          <dd>
+            <code>{approval.tool}</code> <Badge value={approval.side_effect} />
+          </dd>
+          <dt>Arguments</dt>
+          <dd>
+            <ArgsList args={displayArgs(approval.tool, approval.args)} />
+          </dd>
+          <dt>Why it needs approval</dt>
+          <dd>{approval.reasons.length > 0 ? approval.reasons.join("; ") : "—"}</dd>
+          <dt>Run</dt>
+          <dd>
+            <a href={runHref}>
+              <code>{approval.run_id}</code>
+            </a>
+            {props.run
+              ? ` · ${props.run.state} · ${props.traceLength} ${props.traceLength === 1 ? "call" : "calls"} so far`
+              : null}
+          </dd>
+          <dt>Requested</dt>
+          <dd>
+            <time datetime={approval.created_at}>{formatTimestamp(approval.created_at)}</time> (
+            {formatAge(approval.created_at, now)})
+          </dd>
+          <dt>Expires</dt>
+          <dd>
+            <time datetime={approval.expires_at}>{formatTimestamp(approval.expires_at)}</time> (
+            {formatUntil(approval.expires_at, now)})
+          </dd>
+          <dt>Idempotency key</dt>
+          <dd>
+            <code>{approval.idempotency_key}</code>
+          </dd>
+        </dl>
+      </section>
+      {approval.state === "pending" ? (
+        <DecisionForms approval={approval} session={session} />
+      ) : (
+        <Decided approval={approval} />
+      )}
+      <p>
+        <a href={runHref}>See the run's trace</a>
+      </p>
+    </Layout>
+  );
+};

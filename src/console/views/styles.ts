@@ -1,0 +1,95 @@
+/**
+ * The console's whole stylesheet, inlined in every page: no build step, no CDN, no web fonts, so
+ * `npm start` works offline and the CSP can forbid every fetch. System fonts, WCAG AA contrast,
+ * and a focus ring that is always visible for keyboard users.
+ */
+export const STYLES = `
+:root{--fg:#1b1f24;--muted:#57606a;--bg:#f4f5f7;--card:#fff;--line:#d0d7de;--accent:#0b57d0;
+--ok:#166c2e;--ok-bg:#e6f4ea;--bad:#b3261e;--bad-bg:#fce8e6;--warn:#7a4d00;--warn-bg:#fff4d6;--info-bg:#e8f0fe;
+--mono:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;color-scheme:light}
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Liberation Sans",sans-serif;color:var(--fg);background:var(--bg)}
+a{color:var(--accent)}
+:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+.skip{position:absolute;left:-999px;top:0;background:var(--card);padding:.5rem 1rem;z-index:1}
+.skip:focus{left:1rem}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+header.top{background:#1b1f24;color:#fff;padding:.6rem 1.5rem;display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;align-items:center}
+header.top a{color:#fff}
+header.top .brand{font-weight:600;text-decoration:none}
+header.top nav{display:flex;gap:1rem;flex:1}
+header.top .who{display:flex;gap:.75rem;align-items:center;font-size:.9rem}
+header.top .who code{color:#d0d7de}
+header.top button{background:transparent;color:#fff;border:1px solid #8c959f;padding:.2rem .7rem}
+header.top :focus-visible{outline-color:#8ab4f8}
+.env{font-size:.75rem;text-transform:uppercase;letter-spacing:.05em;padding:.1rem .5rem;border-radius:999px;background:var(--warn-bg);color:var(--warn);font-weight:600}
+.env-production{background:var(--bad);color:#fff}
+main{max-width:72rem;margin:0 auto;padding:1.5rem}
+main:focus{outline:none}
+h1{font-size:1.6rem;margin:.2rem 0 .8rem}
+h2{font-size:1.2rem;margin:1.8rem 0 .6rem}
+h3{font-size:1rem;margin:0 0 .4rem}
+.lede{color:var(--muted);margin-top:0}
+.back{margin:0 0 .5rem}
+code,pre{font-family:var(--mono);font-size:.88em}
+pre{background:var(--bg);padding:.75rem;overflow:auto;border-radius:6px;margin:.3rem 0}
+.card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:1rem 1.25rem}
+table{width:100%;border-collapse:collapse;background:var(--card);border:1px solid var(--line);border-radius:8px}
+caption{text-align:left;font-weight:600;padding:.5rem 0;color:var(--muted)}
+th,td{padding:.6rem .75rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
+th{background:#eaeef2;font-size:.85rem;text-transform:uppercase;letter-spacing:.03em}
+tbody th{background:none;font-size:1rem;text-transform:none;letter-spacing:0;font-weight:600}
+tbody th .meta{font-weight:400;margin:.2rem 0 0}
+td.args-cell{min-width:16rem}
+.run-id{font-size:.8rem;word-break:break-all}
+tbody tr:last-child td{border-bottom:0}
+dl.args{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .75rem;margin:0}
+dl.args dt{color:var(--muted);font-family:var(--mono);font-size:.85rem}
+dl.args dd{margin:0;font-family:var(--mono);font-size:.88rem;overflow-wrap:break-word;word-break:break-word;white-space:pre-wrap}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.35rem 1.25rem;margin:0}
+dl.facts dt{color:var(--muted)}
+dl.facts dd{margin:0;overflow-wrap:anywhere}
+.badge{display:inline-block;padding:.05rem .55rem;border-radius:999px;font-size:.8rem;font-weight:600;border:1px solid transparent;white-space:nowrap}
+.badge-read,.badge-pending{background:var(--info-bg);color:#174ea6}
+.badge-write,.badge-approved,.badge-retryable_failure{background:var(--warn-bg);color:var(--warn)}
+.badge-destructive,.badge-rejected,.badge-expired,.badge-terminal_failure{background:var(--bad-bg);color:var(--bad)}
+.badge-success,.badge-executed,.badge-open{background:var(--ok-bg);color:var(--ok)}
+.badge-closed{background:#eaeef2;color:#3d444d}
+.badge-operator{background:#f3e8fd;color:#6b2fa1}
+.notice{border-radius:8px;padding:.75rem 1rem;margin:0 0 1rem;border:1px solid}
+.notice-ok{background:var(--ok-bg);border-color:#a8d5b5;color:var(--ok)}
+.notice-error{background:var(--bad-bg);border-color:#f4b8b2;color:var(--bad)}
+.notice-info{background:var(--info-bg);border-color:#b6ccf5}
+.notice p{margin:.2rem 0}
+.decide{display:grid;grid-template-columns:repeat(auto-fit,minmax(18rem,1fr));gap:1rem}
+form.panel{display:flex;flex-direction:column;gap:.5rem}
+label{font-weight:600}
+.hint{color:var(--muted);font-size:.9rem;margin:0}
+input[type=password],textarea{font:inherit;padding:.5rem .6rem;border:1px solid #8c959f;border-radius:6px;width:100%;background:#fff;color:var(--fg)}
+textarea{resize:vertical;min-height:3.2rem}
+button,.button{font:inherit;font-weight:600;cursor:pointer;border-radius:6px;border:1px solid transparent;padding:.5rem 1rem;text-decoration:none;display:inline-block}
+button.primary,.button{background:var(--accent);color:#fff}
+button.approve{background:var(--ok);color:#fff}
+button.reject{background:var(--bad);color:#fff}
+button:hover,.button:hover{filter:brightness(1.1)}
+.signin{max-width:26rem;margin:3rem auto}
+.signin form{display:flex;flex-direction:column;gap:.6rem;margin-top:1rem}
+.empty{padding:1.5rem;text-align:center;color:var(--muted)}
+.meta{color:var(--muted);font-size:.9rem}
+ol.timeline{list-style:none;margin:0;padding:0 0 0 1.25rem;border-left:3px solid var(--line)}
+ol.timeline>li{position:relative;margin:0 0 1rem;padding:.75rem 1rem;background:var(--card);border:1px solid var(--line);border-radius:8px}
+ol.timeline>li::before{content:"";position:absolute;left:-1.95rem;top:1.05rem;width:.9rem;height:.9rem;border-radius:50%;background:var(--muted);border:3px solid var(--bg)}
+ol.timeline>li.outcome-success::before{background:var(--ok)}
+ol.timeline>li.outcome-terminal_failure::before{background:var(--bad)}
+ol.timeline>li.outcome-retryable_failure::before{background:#b06d00}
+ol.timeline>li.by-operator{border-color:#b78be0;box-shadow:0 0 0 2px #f3e8fd}
+.entry-head{display:flex;flex-wrap:wrap;gap:.4rem .75rem;align-items:baseline;margin-bottom:.4rem}
+.entry-head .seq{font-family:var(--mono);color:var(--muted)}
+.entry-head .tool{font-weight:700;font-family:var(--mono)}
+.latency{display:flex;align-items:center;gap:.5rem}
+.latency .bar{display:inline-block;height:.5rem;border-radius:4px;background:var(--accent);min-width:2px;max-width:12rem}
+.budget{display:flex;flex-wrap:wrap;gap:.75rem;margin:0;padding:0;list-style:none}
+.budget li{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.4rem .8rem}
+.budget strong{font-size:1.1rem}
+@media (max-width:40rem){main{padding:1rem}th,td{padding:.45rem}dl.facts{grid-template-columns:1fr}}
+`;

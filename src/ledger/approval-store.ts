@@ -1,0 +1,158 @@
+import type { ApprovalRecord } from "../approvals/model";
+import type { ApprovalState, Envelope } from "../envelope";
+
+interface ApprovalRow extends Record<string, SqlStorageValue> {
+  id: string;
+  idempotency_key: string;
+  tool: string;
+  side_effect: string;
+  args: string;
+  args_digest: string;
+  policy_version: string;
+  reasons: string;
+  state: string;
+  requested_call_id: string;
+  created_at: number;
+  expires_at: number;
+  decided_at: number | null;
+  decided_by: string | null;
+  decision_reason: string | null;
+  result: string | null;
+}
+
+export const APPROVALS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS approvals (
+  id TEXT PRIMARY KEY,
+  idempotency_key TEXT NOT NULL UNIQUE,
+  tool TEXT NOT NULL,
+  side_effect TEXT NOT NULL,
+  args TEXT NOT NULL,
+  args_digest TEXT NOT NULL,
+  policy_version TEXT NOT NULL,
+  reasons TEXT NOT NULL,
+  state TEXT NOT NULL,
+  requested_call_id TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  decided_at INTEGER,
+  decided_by TEXT,
+  decision_reason TEXT,
+  result TEXT
+);
+CREATE INDEX IF NOT EXISTS approvals_by_state ON approvals (state, expires_at);
+`;
+
+export type NewApproval = Omit<
+  ApprovalRow,
+  "decided_at" | "decided_by" | "decision_reason" | "result" | "state"
+>;
+
+/** The run's approvals, in the same SQLite database and transactions as its keys and trace. */
+export class ApprovalStore {
+  readonly #sql: SqlStorage;
+  readonly #owner: { tenant: string; run_id: string };
+
+  constructor(sql: SqlStorage, owner: { tenant: string; run_id: string }) {
+    this.#sql = sql;
+    this.#owner = owner;
+  }
+
+  insert(approval: NewApproval): void {
+    this.#sql.exec(
+      `INSERT INTO approvals (id, idempotency_key, tool, side_effect, args, args_digest, policy_version, reasons, state,
+         requested_call_id, created_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+      approval.id,
+      approval.idempotency_key,
+      approval.tool,
+      approval.side_effect,
+      approval.args,
+      approval.args_digest,
+      approval.policy_version,
+      approval.reasons,
+      approval.requested_call_id,
+      approval.created_at,
+      approval.expires_at,
+    );
+  }
+
+  byKey(key: string): ApprovalRecord | null {
+    return this.#one("SELECT * FROM approvals WHERE idempotency_key = ?", key);
+  }
+
+  byId(id: string): ApprovalRecord | null {
+    return this.#one("SELECT * FROM approvals WHERE id = ?", id);
+  }
+
+  countOpen(now: number): number {
+    return this.#sql
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM approvals WHERE state = 'pending' AND expires_at > ?",
+        now,
+      )
+      .one().n;
+  }
+
+  setState(
+    id: string,
+    state: ApprovalState,
+    decision: { at: number; by: string | null; reason: string | null } | null,
+    result: Envelope | null = null,
+  ): void {
+    if (decision) {
+      this.#sql.exec(
+        "UPDATE approvals SET state = ?, decided_at = ?, decided_by = ?, decision_reason = ? WHERE id = ?",
+        state,
+        decision.at,
+        decision.by,
+        decision.reason,
+        id,
+      );
+    } else {
+      this.#sql.exec("UPDATE approvals SET state = ? WHERE id = ?", state, id);
+    }
+    if (result) this.#sql.exec("UPDATE approvals SET result = ? WHERE id = ?", JSON.stringify(result), id);
+  }
+
+  /** Pending approvals whose window has closed: the alarm marks them expired. */
+  overdue(now: number): ApprovalRecord[] {
+    return this.#all("SELECT * FROM approvals WHERE state = 'pending' AND expires_at <= ?", now);
+  }
+
+  nextExpiry(): number | null {
+    const row = this.#sql
+      .exec<{ next: number | null }>("SELECT MIN(expires_at) AS next FROM approvals WHERE state = 'pending'")
+      .one();
+    return row.next;
+  }
+
+  #one(query: string, ...bindings: SqlStorageValue[]): ApprovalRecord | null {
+    return this.#all(query, ...bindings)[0] ?? null;
+  }
+
+  #all(query: string, ...bindings: SqlStorageValue[]): ApprovalRecord[] {
+    return this.#sql
+      .exec<ApprovalRow>(query, ...bindings)
+      .toArray()
+      .map((row) => ({
+        id: row.id,
+        tenant: this.#owner.tenant,
+        run_id: this.#owner.run_id,
+        tool: row.tool,
+        side_effect: row.side_effect,
+        idempotency_key: row.idempotency_key,
+        args: JSON.parse(row.args) as Record<string, unknown>,
+        args_digest: row.args_digest,
+        policy_version: row.policy_version,
+        reasons: JSON.parse(row.reasons) as string[],
+        state: row.state as ApprovalState,
+        requested_call_id: row.requested_call_id,
+        created_at: new Date(row.created_at).toISOString(),
+        expires_at: new Date(row.expires_at).toISOString(),
+        decided_at: row.decided_at === null ? null : new Date(row.decided_at).toISOString(),
+        decided_by: row.decided_by,
+        decision_reason: row.decision_reason,
+        result: row.result === null ? null : (JSON.parse(row.result) as Envelope),
+      }));
+  }
+}

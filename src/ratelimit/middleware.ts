@@ -1,0 +1,27 @@
+import type { MiddlewareHandler } from "hono";
+import { loadConfig } from "../config/load";
+import { type FailureSpec, failure } from "../envelope";
+import type { AppEnv } from "../http/app-env";
+import { newCallId, respond } from "../http/respond";
+import { admitCall, admitRunOpen } from "./admission";
+
+function refuse(c: Parameters<MiddlewareHandler<AppEnv>>[0], spec: FailureSpec) {
+  return respond(c, failure({ call_id: newCallId(), environment: loadConfig(c.env).environment }, spec));
+}
+
+/**
+ * For `POST /v1/runs/{run_id}/calls`, after `requireRunToken`: the run and its tenant come from the
+ * verified token, so an unauthenticated flood never reaches the limiter and never creates buckets.
+ */
+export const limitCallRate: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const refusal = await admitCall(c.env, c.get("tenant"), c.get("claims").run);
+  if (refusal) return refuse(c, refusal);
+  await next();
+};
+
+/** For `POST /v1/runs`, after `requireTenantKey`. */
+export const limitRunOpens: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const refusal = await admitRunOpen(c.env, c.get("tenant"));
+  if (refusal) return refuse(c, refusal);
+  await next();
+};

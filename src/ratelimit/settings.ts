@@ -1,0 +1,45 @@
+import * as z from "zod";
+
+/**
+ * A tenant's request-rate limits. Each is a token bucket: at most `limit` requests at once, refilled
+ * evenly over `window_s`, so the long-run rate is `limit` per window. They guard the edge, before a
+ * run's ledger is touched; run budgets (max_calls, deadline) remain the limit on what a run spends.
+ *
+ * The window is at most 60 s because the counters live in memory (see rate-limiter.ts): a Durable
+ * Object is only evicted after more than a minute without requests, by which time every bucket of a
+ * window of 60 s or less is full again, so eviction never forgets a drained bucket.
+ */
+export const RateLimitSettingsSchema = z.strictObject({
+  window_s: z
+    .number()
+    .int()
+    .min(1)
+    .max(60)
+    .default(60)
+    .describe("The window, in seconds, over which each limit refills."),
+  calls_per_tenant: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(1_200)
+    .describe("Tool calls per window across all of the tenant's runs."),
+  calls_per_run: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(120)
+    .describe("Tool calls per window within one run."),
+  runs_opened: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(120)
+    .describe("Runs the tenant may open per window."),
+});
+export type RateLimitSettings = z.infer<typeof RateLimitSettingsSchema>;
+
+/** The limits of a tenant that configures none: generous for an agent, tight for a runaway loop. */
+export const DEFAULT_RATE_LIMITS: RateLimitSettings = RateLimitSettingsSchema.parse({});

@@ -1,0 +1,372 @@
+import * as z from "zod";
+import { ToolsQuerySchema } from "../routes/tools";
+import { type JsonSchema, withoutDialect } from "./json-schema";
+
+/**
+ * Every route of the proxy's HTTP API, as data the OpenAPI document and the docs page are built
+ * from. A route added to the app must be added here too: test/openapi.test.ts compares this list
+ * with the routes the app really serves, both ways.
+ */
+
+/**
+ * `POST /v1/runs/{run_id}/calls` as `parseCallBody` reads it. The arguments' own schema depends on
+ * the tool and the run's namespace: `GET /v1/tools` serves it, this document does not list tools.
+ */
+export const CallBodySchema = z.strictObject({
+  tool: z.string().min(1).describe("The tool to call, a name from the run's namespace such as lookup_order."),
+  args: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe("The tool's arguments; see the tool's input_schema. Omitted means {}."),
+});
+
+export type Credential = "tenantKey" | "runToken" | "operatorKey";
+type Method = "get" | "post" | "delete";
+
+export interface Operation {
+  method: Method;
+  path: string;
+  summary: string;
+  description: string;
+  tag: "runs" | "approvals" | "tools" | "mcp" | "meta";
+  /** Any one of these is accepted; empty means no credential. */
+  credentials: readonly Credential[];
+  parameters?: JsonSchema[];
+  body?: { schema: string; description: string };
+  responses: Record<string, JsonSchema>;
+}
+
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+export function zodSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  return withoutDialect(z.toJSONSchema(schema, { io, target: "draft-2020-12" }) as JsonSchema);
+}
+
+/** An answer whose body is the envelope: the proxy's one response shape. */
+function envelope(description: string, data?: string): JsonSchema {
+  const schema = data ? { allOf: [ref("Envelope"), { properties: { data: ref(data) } }] } : ref("Envelope");
+  return { description, content: { "application/json": { schema } } };
+}
+
+const FAILURES = {
+  "401": envelope("Missing or invalid credential (`permission_error`); `WWW-Authenticate` says which."),
+  "403": envelope("The credential may not do this (`permission_error`)."),
+  "404": envelope("No such run, or its data has expired (`not_found`)."),
+};
+
+const runId: JsonSchema = {
+  name: "run_id",
+  in: "path",
+  required: true,
+  schema: { type: "string" },
+  description: "The run_id returned by POST /v1/runs.",
+};
+
+const approvalId: JsonSchema = {
+  name: "id",
+  in: "path",
+  required: true,
+  schema: { type: "string" },
+  description: "The approval id, from the agent's approval_required envelope or the list.",
+};
+
+/** Query parameters from a strict zod object: one parameter per field, with its description. */
+function queryParameters(schema: z.ZodObject<z.ZodRawShape>): JsonSchema[] {
+  const json = zodSchema(schema, "input");
+  const required = new Set(Array.isArray(json.required) ? json.required : []);
+  return Object.entries(json.properties as Record<string, JsonSchema>).map(([name, property]) => {
+    const { description, ...rest } = property;
+    return { name, in: "query", required: required.has(name), description, schema: rest };
+  });
+}
+
+export const OPERATIONS: readonly Operation[] = [
+  {
+    method: "get",
+    path: "/healthz",
+    tag: "meta",
+    summary: "Liveness",
+    description:
+      "Environment name, catalog version and namespaces. A misconfigured proxy answers 500 and says why.",
+    credentials: [],
+    responses: { "200": envelope("The proxy is up."), "500": envelope("The proxy is misconfigured.") },
+  },
+  {
+    method: "post",
+    path: "/v1/runs",
+    tag: "runs",
+    summary: "Open a run",
+    description:
+      "Opens a run in one namespace of the tenant. Returns run_id, run_token (short-lived, scoped to this run and namespace), expires_at, environment, limits and the namespace's tools in the jsonschema format.",
+    credentials: ["tenantKey"],
+    body: {
+      schema: "OpenRunBody",
+      description: "Namespace and optional limits within the tenant's ceilings.",
+    },
+    responses: {
+      "201": envelope("The run is open."),
+      "401": FAILURES["401"],
+      "404": envelope("The namespace is not available to this tenant (`not_found`)."),
+      "422": envelope("Invalid body or a limit above the tenant's ceiling (`validation_error`)."),
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/runs/{run_id}",
+    tag: "runs",
+    summary: "Run status",
+    description: "State (open, closed, expired), counters, limits and budget left.",
+    credentials: ["runToken"],
+    parameters: [runId],
+    responses: { "200": envelope("The run's status."), ...FAILURES },
+  },
+  {
+    method: "post",
+    path: "/v1/runs/{run_id}/calls",
+    tag: "runs",
+    summary: "Call a tool",
+    description:
+      "Runs the whole pipeline: validate, policy, ledger (budgets, repeats, idempotency key), dispatch, classify, shape, record. The HTTP status mirrors the envelope's outcome; a replay carries `Idempotent-Replayed: true`.",
+    credentials: ["runToken"],
+    parameters: [
+      runId,
+      {
+        name: "X-Call-Intent",
+        in: "header",
+        required: false,
+        schema: { type: "string" },
+        description:
+          "An orchestrator's nonce that makes two identical writes distinct. Never let the model set it.",
+      },
+    ],
+    body: { schema: "CallBody", description: "The tool and its arguments." },
+    responses: {
+      "200": envelope("The tool succeeded (or a stored success was replayed)."),
+      "409": envelope("Repeat detected, run closed, conflict, or approval required."),
+      "422": envelope("The call or its arguments are invalid; see error.problems."),
+      "4XX": envelope("Another failure of the call; see error.code."),
+      "5XX": envelope("An upstream or proxy failure; see error.retryable and error.side_effect_confirmed."),
+      "401": FAILURES["401"],
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/runs/{run_id}/trace",
+    tag: "runs",
+    summary: "Run trace",
+    description:
+      "Every dispatch of the run, in order. `Accept: application/x-ndjson` streams one entry per line; `?format=otlp` answers OTLP/JSON spans.",
+    credentials: ["runToken"],
+    parameters: [
+      runId,
+      {
+        name: "format",
+        in: "query",
+        required: false,
+        schema: { type: "string", enum: ["otlp"] },
+        description: "otlp for OpenTelemetry JSON instead of the envelope.",
+      },
+    ],
+    responses: { "200": envelope("The run and its trace entries."), ...FAILURES },
+  },
+  {
+    method: "get",
+    path: "/v1/runs/{run_id}/results/{handle}",
+    tag: "runs",
+    summary: "Page of a large result",
+    description:
+      "One page of a result too large for the envelope; the envelope names its handle. Start at `cursor=0`, then follow each page's next_cursor.",
+    credentials: ["runToken"],
+    parameters: [
+      runId,
+      {
+        name: "handle",
+        in: "path",
+        required: true,
+        schema: { type: "string" },
+        description: "The result handle from the call's envelope.",
+      },
+      {
+        name: "cursor",
+        in: "query",
+        required: false,
+        schema: { type: "string", pattern: "^\\d{1,6}$", default: "0" },
+        description: "The page number.",
+      },
+    ],
+    responses: {
+      "200": envelope("One page."),
+      "422": envelope("The cursor is not a page number."),
+      ...FAILURES,
+    },
+  },
+  {
+    method: "post",
+    path: "/v1/runs/{run_id}/end",
+    tag: "runs",
+    summary: "End a run",
+    description: "Closes the run: later calls answer `run_closed`. Data is kept 24 hours.",
+    credentials: ["runToken"],
+    parameters: [runId],
+    responses: { "200": envelope("The run's final status."), ...FAILURES },
+  },
+  {
+    method: "get",
+    path: "/v1/approvals",
+    tag: "approvals",
+    summary: "List approvals",
+    description: "The tenant's approvals in one state (`?state=`, default pending), for the human gate.",
+    credentials: ["operatorKey"],
+    parameters: [
+      {
+        name: "state",
+        in: "query",
+        required: false,
+        schema: { type: "string", default: "pending" },
+        description: "Which approvals to list.",
+      },
+    ],
+    responses: {
+      "200": envelope("The approvals."),
+      "401": FAILURES["401"],
+      "422": envelope("Unknown state."),
+    },
+  },
+  {
+    method: "get",
+    path: "/v1/approvals/{id}",
+    tag: "approvals",
+    summary: "One approval",
+    description: "The approval with its run and the run's trace, so an operator decides with context.",
+    credentials: ["operatorKey"],
+    parameters: [approvalId],
+    responses: {
+      "200": envelope("The approval, run and trace."),
+      "401": FAILURES["401"],
+      "404": FAILURES["404"],
+    },
+  },
+  ...(["approve", "reject"] as const).map(
+    (decision): Operation => ({
+      method: "post",
+      path: `/v1/approvals/{id}/${decision}`,
+      tag: "approvals",
+      summary: decision === "approve" ? "Approve a call" : "Reject a call",
+      description:
+        decision === "approve"
+          ? 'Approves the held call; the agent\'s next identical call executes it exactly once. Body `{ "reason"?: string }`.'
+          : 'Rejects the held call; the agent is told the reason. Body `{ "reason": string }`.',
+      credentials: ["operatorKey"],
+      parameters: [approvalId],
+      responses: {
+        "200": envelope("The decided approval."),
+        "401": FAILURES["401"],
+        "404": FAILURES["404"],
+        "409": envelope("Already decided or expired (`conflict_error`)."),
+        "422": envelope("Invalid body."),
+      },
+    }),
+  ),
+  {
+    method: "get",
+    path: "/v1/tools",
+    tag: "tools",
+    summary: "Tool specs for an agent framework",
+    description:
+      "Ready-to-paste specs of one namespace, generated from the tools' zod schemas, with an approximate token cost. A run token sees only its own namespace; a tenant key the namespaces of its config. Any other namespace is `not_found`.",
+    credentials: ["tenantKey", "runToken"],
+    parameters: queryParameters(ToolsQuerySchema),
+    responses: {
+      "200": envelope("The specs.", "NamespaceSpecs"),
+      "401": FAILURES["401"],
+      "404": envelope("The namespace is not available to this caller (`not_found`)."),
+      "422": envelope("Unknown format, unknown parameter or missing namespace (`validation_error`)."),
+    },
+  },
+  {
+    method: "post",
+    path: "/mcp",
+    tag: "mcp",
+    summary: "MCP Streamable HTTP endpoint",
+    description:
+      "JSON-RPC 2.0 over Streamable HTTP, stateless (no session id), JSON answers. `tools/list` lists the run's namespace; `tools/call` runs the same pipeline as POST /v1/runs/{run_id}/calls and returns the envelope as `structuredContent` (`isError: true` unless the outcome is success). Protocol errors are JSON-RPC errors.",
+    credentials: ["runToken"],
+    body: { schema: "JsonRpcMessage", description: "One JSON-RPC request or notification." },
+    responses: {
+      "200": {
+        description: "A JSON-RPC response.",
+        content: { "application/json": { schema: ref("JsonRpcMessage") } },
+      },
+      "202": { description: "A notification was accepted." },
+      "400": { description: "Not JSON or not JSON-RPC: a JSON-RPC error." },
+      "401": {
+        ...FAILURES["401"],
+        headers: {
+          "WWW-Authenticate": {
+            schema: { type: "string" },
+            description: "Bearer with resource_metadata pointing at the protected-resource metadata.",
+          },
+        },
+      },
+    },
+  },
+  {
+    method: "get",
+    path: "/mcp",
+    tag: "mcp",
+    summary: "No server-initiated stream",
+    description: "The endpoint is stateless: there is no stream to open.",
+    credentials: [],
+    responses: { "405": { description: "Method not allowed: a JSON-RPC error." } },
+  },
+  {
+    method: "delete",
+    path: "/mcp",
+    tag: "mcp",
+    summary: "No session to end",
+    description: "The endpoint is stateless: there is no session to delete.",
+    credentials: [],
+    responses: { "405": { description: "Method not allowed: a JSON-RPC error." } },
+  },
+  ...["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"].map(
+    (path): Operation => ({
+      method: "get",
+      path,
+      tag: "mcp",
+      summary: "Protected-resource metadata (RFC 9728)",
+      description:
+        "Tells MCP clients that /mcp takes a bearer run token in the Authorization header. Not an envelope: the RFC defines the shape.",
+      credentials: [],
+      responses: { "200": { description: "The metadata document.", content: { "application/json": {} } } },
+    }),
+  ),
+  {
+    method: "get",
+    path: "/openapi.json",
+    tag: "meta",
+    summary: "This document",
+    description: "The OpenAPI 3.1 description of the proxy's HTTP API.",
+    credentials: [],
+    responses: { "200": { description: "OpenAPI 3.1 JSON.", content: { "application/json": {} } } },
+  },
+  {
+    method: "get",
+    path: "/docs",
+    tag: "meta",
+    summary: "API documentation page",
+    description: "This document as a self-contained HTML page (no scripts, no external resources).",
+    credentials: [],
+    responses: { "200": { description: "HTML.", content: { "text/html": {} } } },
+  },
+];
+
+/**
+ * Paths served for people, not programs: the operator console is server-rendered HTML behind a
+ * sign-in cookie and CSRF tokens, documented in the README rather than as an API.
+ */
+export const UNDOCUMENTED_PREFIXES = ["/console"] as const;
+
+/** The methods and paths the document describes, for checking it against the app's routes. */
+export function documentedRoutes(): Array<{ method: string; path: string }> {
+  return OPERATIONS.map(({ method, path }) => ({ method: method.toUpperCase(), path }));
+}

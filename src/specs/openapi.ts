@@ -1,0 +1,106 @@
+import { EnvelopeSchema, ProblemSchema } from "../envelope";
+import { OpenRunBodySchema } from "../routes/runs";
+import { NamespaceSpecsSchema } from "./formats";
+import type { JsonSchema } from "./json-schema";
+import { CallBodySchema, OPERATIONS, type Operation, ref, zodSchema } from "./openapi-operations";
+
+/**
+ * The OpenAPI 3.1 document of the proxy's own HTTP API. Every body schema in it is generated from
+ * the zod schema the route validates or answers with; OpenAPI 3.1 speaks JSON Schema 2020-12, so
+ * zod's output is used as it is. The operations themselves live in openapi-operations.ts.
+ */
+
+const SECURITY_SCHEMES = {
+  tenantKey: {
+    type: "http",
+    scheme: "bearer",
+    description:
+      "A tenant key, held by the orchestrator. Opens runs and reads tool specs; never given to a model.",
+  },
+  runToken: {
+    type: "http",
+    scheme: "bearer",
+    description: "The run_token of POST /v1/runs: one run, one namespace, short-lived.",
+  },
+  operatorKey: {
+    type: "http",
+    scheme: "bearer",
+    description: "An operator key, for the human gate and the console.",
+  },
+} as const;
+
+function operationObject(operation: Operation): JsonSchema {
+  const out: JsonSchema = {
+    operationId: `${operation.method}${operation.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, next: string | undefined) => (next ?? "").toUpperCase())}`,
+    summary: operation.summary,
+    description: operation.description,
+    tags: [operation.tag],
+    security: operation.credentials.map((credential) => ({ [credential]: [] })),
+    responses: operation.responses,
+  };
+  if (operation.parameters) out.parameters = operation.parameters;
+  if (operation.body) {
+    out.requestBody = {
+      required: true,
+      description: operation.body.description,
+      content: { "application/json": { schema: ref(operation.body.schema) } },
+    };
+  }
+  return out;
+}
+
+let document: JsonSchema | undefined;
+
+/**
+ * Builds the document once per isolate.
+ *
+ * @example
+ * app.get("/openapi.json", (c) => c.json(openApiDocument()));
+ */
+export function openApiDocument(): JsonSchema {
+  if (document) return document;
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const operation of OPERATIONS) {
+    paths[operation.path] ??= {};
+    (paths[operation.path] as Record<string, JsonSchema>)[operation.method] = operationObject(operation);
+  }
+  document = {
+    openapi: "3.1.0",
+    info: {
+      title: "Edge tool proxy",
+      version: "1",
+      description:
+        "Tools for LLM agents behind one pipeline: strict validation, server-derived idempotency keys, per-run budgets and one envelope for every answer. Credentials travel as `Authorization: Bearer ...`.",
+    },
+    jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
+    tags: [
+      { name: "runs", description: "Runs and tool calls (REST door)." },
+      { name: "approvals", description: "The human gate for destructive calls." },
+      { name: "tools", description: "Tool specs for agent frameworks." },
+      { name: "mcp", description: "The MCP door to the same pipeline." },
+      { name: "meta", description: "Health and documentation." },
+    ],
+    paths,
+    components: {
+      securitySchemes: SECURITY_SCHEMES,
+      schemas: {
+        Envelope: zodSchema(EnvelopeSchema, "output"),
+        Problem: zodSchema(ProblemSchema, "output"),
+        OpenRunBody: zodSchema(OpenRunBodySchema, "input"),
+        CallBody: zodSchema(CallBodySchema, "input"),
+        NamespaceSpecs: zodSchema(NamespaceSpecsSchema, "output"),
+        JsonRpcMessage: {
+          type: "object",
+          required: ["jsonrpc"],
+          properties: {
+            jsonrpc: { const: "2.0" },
+            id: { type: ["string", "integer"] },
+            method: { type: "string" },
+          },
+          description: "A JSON-RPC 2.0 message as the MCP specification defines it.",
+        },
+      },
+    },
+  };
+  return document;
+}

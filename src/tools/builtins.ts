@@ -1,0 +1,53 @@
+import * as z from "zod";
+import { defineTool, type ToolSpec } from "../catalog/define-tool";
+
+/**
+ * The binding name of tools the run ledger serves itself. It is not a wrangler binding: the proxy
+ * answers these calls from the run's own storage, in every environment alike.
+ */
+export const LEDGER_BINDING = "@run-ledger";
+
+export const ResultPageSchema = z.object({
+  handle: z.string(),
+  cursor: z.number().int(),
+  next_cursor: z.number().int().nullable(),
+  total_pages: z.number().int(),
+  list_path: z.string().nullable(),
+  items: z.array(z.unknown()).optional(),
+  text: z.string().optional(),
+});
+export type ResultPage = z.infer<typeof ResultPageSchema>;
+
+/** A built-in read tool in every namespace: pages through a result too large to return inline. */
+export function readResultPage(namespace: string): ToolSpec {
+  return defineTool({
+    name: "read_result_page",
+    namespace,
+    version: "1",
+    title: "Read a page of a large result",
+    side_effect: "read",
+    description: {
+      does: "Returns one page of a result that was too large to return at once, by its handle.",
+      use_when:
+        "An earlier call returned a summary and a handle instead of the full data, e.g. read_result_page({handle: 'res_0123abcd', cursor: 0}); then follow next_cursor.",
+      avoid_when:
+        "The data you need is already in the summary's first items. Do not page through everything by habit.",
+      side_effects: "None. Pages are kept with the run and disappear when its data expires.",
+    },
+    input: z.strictObject({
+      handle: z
+        .string()
+        .regex(/^res_[0-9a-f]{24}$/, "a handle looks like res_ followed by 24 hex digits")
+        .describe("The handle from the earlier result, such as res_0123456789abcdef01234567."),
+      cursor: z
+        .number()
+        .int()
+        .min(0)
+        .optional()
+        .describe("Which page, from 0; use the next_cursor of the previous page. Defaults to 0."),
+    }),
+    output: ResultPageSchema,
+    upstream: { binding: LEDGER_BINDING, request: () => ({ method: "GET", path: "/" }) },
+    timeout_ms: 1_000,
+  });
+}

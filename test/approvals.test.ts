@@ -1,0 +1,285 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { RunLedger } from "../src/ledger/run-ledger";
+import {
+  asOperator,
+  callTool,
+  decide,
+  openRun,
+  refundsOf,
+  request,
+  sandbox,
+  sandboxRequests,
+  type TestRun,
+  traceOf,
+} from "./helpers";
+
+function stubOf(run: TestRun) {
+  return env.RUN_LEDGER.get(
+    env.RUN_LEDGER.idFromName(`${run.tenant}/${run.id}`),
+  ) as DurableObjectStub<RunLedger>;
+}
+
+async function refundsOfRun(orderId: string, run: TestRun) {
+  return (await refundsOf(orderId)).filter((refund) => refund.run_id === run.id);
+}
+
+const refund = (order_id: string, amount_cents: number) => ({
+  order_id,
+  amount_cents,
+  reason: "user_cancel",
+});
+
+describe("the human approval gate", () => {
+  it("holds a destructive call until an operator approves, then gives the agent the executed result", async () => {
+    const run = await openRun("acme");
+    const asked = await callTool(run, "issue_refund", refund("A1001", 1000));
+    expect(asked.status).toBe(409);
+    expect(asked.body.outcome).toBe("retryable_failure");
+    expect(asked.body.error).toMatchObject({
+      code: "approval_required",
+      recommended_next_action: "wait_for_approval",
+      retry_after_ms: 30_000,
+      side_effect_confirmed: false,
+    });
+    const approval = asked.body.approval;
+    expect(approval?.state).toBe("pending");
+    expect(Date.parse(approval?.expires_at ?? "")).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    expect(asked.body.budget?.destructive_left).toBe(1);
+    expect(await sandboxRequests(run.id)).toEqual([]);
+
+    // Asking again while pending returns the same approval, not a new one, and is not a repeat.
+    for (let poll = 0; poll < 3; poll++) {
+      const again = await callTool(run, "issue_refund", refund("A1001", 1000));
+      expect(again.body.approval?.id, JSON.stringify(again.body.error)).toBe(approval?.id);
+    }
+    const listed = await asOperator("/v1/approvals?state=pending");
+    const mine = (
+      listed.body.data as { approvals: Array<{ id: string; run_id: string; args: unknown }> }
+    ).approvals.filter((entry) => entry.run_id === run.id);
+    expect(mine).toEqual([expect.objectContaining({ id: approval?.id, args: refund("A1001", 1000) })]);
+
+    const detail = await asOperator(`/v1/approvals/${approval?.id}`);
+    expect(detail.body.data).toMatchObject({
+      approval: { tool: "issue_refund", args: refund("A1001", 1000), state: "pending" },
+    });
+    expect((detail.body.data as { trace: unknown[] }).trace).toHaveLength(4);
+
+    const approved = await decide(approval?.id ?? "", "approve", "customer called, verified");
+    expect(approved.status).toBe(200);
+    expect(approved.body.data).toMatchObject({
+      approval: {
+        state: "executed",
+        decided_by: expect.stringMatching(/^operator:/),
+        result: { outcome: "success" },
+      },
+    });
+    expect(await refundsOfRun("A1001", run)).toHaveLength(1);
+
+    const after = await callTool(run, "issue_refund", refund("A1001", 1000));
+    expect(after.body.outcome).toBe("success");
+    expect(after.body.replayed).toBe(true);
+    expect(after.body.approval).toMatchObject({ id: approval?.id, state: "executed" });
+    expect((after.body.data as { amount_cents: number }).amount_cents).toBe(1000);
+    expect(await refundsOfRun("A1001", run)).toHaveLength(1);
+    const trace = await traceOf(run);
+    expect(trace.filter((entry) => String(entry.actor).startsWith("operator:"))).toHaveLength(1);
+  });
+
+  it("binds an approval to the exact arguments: approving one call never executes another", async () => {
+    const run = await openRun("acme");
+    const first = await callTool(run, "issue_refund", refund("A1002", 700));
+    const other = await callTool(run, "issue_refund", refund("A1002", 701));
+    expect(other.body.approval?.id).not.toBe(first.body.approval?.id);
+    await decide(first.body.approval?.id ?? "", "approve");
+    const refunds = await refundsOfRun("A1002", run);
+    expect(refunds.map((entry) => entry.amount_cents)).toEqual([700]);
+    expect((await callTool(run, "issue_refund", refund("A1002", 701))).body.error?.code).toBe(
+      "approval_required",
+    );
+  });
+
+  it("executes once when two operators approve at the same moment", async () => {
+    const run = await openRun("acme");
+    const asked = await callTool(run, "issue_refund", refund("A1003", 900));
+    const id = asked.body.approval?.id ?? "";
+    const [a, b] = await Promise.all([decide(id, "approve"), decide(id, "approve")]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(await refundsOfRun("A1003", run)).toHaveLength(1);
+    expect((await sandboxRequests(run.id)).filter((entry) => entry.path === "/refunds")).toHaveLength(1);
+  });
+
+  it("tells the agent an operator rejected the call, with the reason, and never executes it", async () => {
+    const run = await openRun("acme");
+    const asked = await callTool(run, "send_customer_email", {
+      customer_id: "C101",
+      subject: "Your refund",
+      body: "Done.",
+    });
+    const id = asked.body.approval?.id ?? "";
+    const rejected = await decide(id, "reject", "Wrong customer; the order belongs to C100.");
+    expect(rejected.body.data).toMatchObject({ approval: { state: "rejected" } });
+    const after = await callTool(run, "send_customer_email", {
+      customer_id: "C101",
+      subject: "Your refund",
+      body: "Done.",
+    });
+    expect(after.body.outcome).toBe("terminal_failure");
+    expect(after.body.error?.code).toBe("approval_rejected");
+    expect(after.body.error?.message).toContain("Wrong customer; the order belongs to C100.");
+    expect(await sandboxRequests(run.id)).toEqual([]);
+    expect((await decide(id, "approve")).status).toBe(409);
+  });
+
+  it("requires a reason to reject", async () => {
+    const run = await openRun("acme");
+    const asked = await callTool(run, "issue_refund", refund("A1004", 100));
+    const { status, body } = await decide(asked.body.approval?.id ?? "", "reject");
+    expect(status).toBe(422);
+    expect(body.error?.problems?.[0]).toMatchObject({ field: "reason", reason: "missing required field" });
+  });
+
+  it("expires an approval nobody decided: the agent gets approval_expired and it can no longer be granted", async () => {
+    const run = await openRun("acme");
+    const asked = await callTool(run, "issue_refund", refund("A1004", 200));
+    const id = asked.body.approval?.id ?? "";
+    await runInDurableObject(stubOf(run), (_instance, state) => {
+      state.storage.sql.exec("UPDATE approvals SET expires_at = ? WHERE id = ?", Date.now() - 1, id);
+    });
+    expect(await runDurableObjectAlarm(stubOf(run))).toBe(true);
+    const expired = await asOperator("/v1/approvals?state=expired");
+    expect(
+      (expired.body.data as { approvals: Array<{ id: string }> }).approvals.map((entry) => entry.id),
+    ).toContain(id);
+    const after = await callTool(run, "issue_refund", refund("A1004", 200));
+    expect(after.body.error?.code).toBe("approval_expired");
+    expect(after.body.outcome).toBe("terminal_failure");
+    expect((await decide(id, "approve")).status).toBe(409);
+    expect(await refundsOfRun("A1004", run)).toHaveLength(0);
+  });
+
+  it("invalidates a pending approval when the policy it was asked under changed", async () => {
+    const run = await openRun("acme");
+    const asked = await callTool(run, "issue_refund", refund("A1005", 100));
+    const id = asked.body.approval?.id ?? "";
+    await runInDurableObject(stubOf(run), (_instance, state) => {
+      state.storage.sql.exec("UPDATE approvals SET policy_version = 'pol_older_rules' WHERE id = ?", id);
+    });
+    const { status, body } = await decide(id, "approve");
+    expect(status).toBe(409);
+    expect(body.error?.message).toContain("policy changed");
+    expect((await callTool(run, "issue_refund", refund("A1005", 100))).body.error?.code).toBe(
+      "approval_expired",
+    );
+  });
+
+  it("counts executions, not requests, against the destructive cap", async () => {
+    const run = await openRun("acme", { namespace: "support", limits: { max_destructive: 1 } });
+    const a = await callTool(run, "issue_refund", refund("A1001", 111));
+    const b = await callTool(run, "issue_refund", refund("A1001", 112));
+    expect(b.body.budget?.destructive_left).toBe(1);
+    expect((await decide(a.body.approval?.id ?? "", "approve")).status).toBe(200);
+    const refused = await decide(b.body.approval?.id ?? "", "approve");
+    expect(refused.status).toBe(409);
+    expect(refused.body.error?.message).toContain("max_destructive");
+    expect((await refundsOfRun("A1001", run)).map((entry) => entry.amount_cents)).toEqual([111]);
+  });
+
+  it("limits how many approvals a run may have open", async () => {
+    const run = await openRun("acme");
+    for (const amount of [301, 302, 303]) {
+      expect((await callTool(run, "issue_refund", refund("A1002", amount))).body.error?.code).toBe(
+        "approval_required",
+      );
+    }
+    const fourth = await callTool(run, "issue_refund", refund("A1002", 304));
+    expect(fourth.body.error).toMatchObject({
+      code: "budget_exhausted",
+      details: { limit: "max_open_approvals" },
+    });
+  });
+
+  it("lets a policy demand approval for a write, and waive it for a small refund", async () => {
+    const acme = await openRun("acme");
+    const urgent = await callTool(acme, "create_internal_ticket", {
+      customer_id: "C100",
+      priority: "urgent",
+      summary: "Customer reports fraud on their account right now.",
+    });
+    expect(urgent.body.error?.code).toBe("approval_required");
+    const globex = await openRun("globex");
+    const small = await callTool(globex, "issue_refund", refund("B2002", 500));
+    expect(small.body.outcome).toBe("success");
+    const large = await callTool(globex, "issue_refund", refund("B2002", 5000));
+    expect(large.body.error?.code).toBe("approval_required");
+  });
+
+  it("sends a webhook for each new approval", async () => {
+    const run = await openRun("acme");
+    const asked = await callTool(run, "issue_refund", refund("A1003", 123));
+    const id = asked.body.approval?.id;
+    let found = false;
+    for (let wait = 0; wait < 20 && !found; wait++) {
+      const { notifications } = await sandbox<{
+        notifications: Array<{ body: { approval: { id: string } } }>;
+      }>("/_admin/notifications");
+      found = notifications.some((entry) => entry.body.approval.id === id);
+      if (!found) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(found).toBe(true);
+  });
+});
+
+describe("no way around the gate", () => {
+  it.each([
+    ["approved: true", { approved: true }],
+    ["an approval id", { approval_id: "apr_123" }],
+    ["a skip flag", { skip_approval: true }],
+  ])("refuses %s as an argument", async (_case, extra) => {
+    const run = await openRun("acme");
+    const { body } = await callTool(run, "issue_refund", { ...refund("A1001", 100), ...extra });
+    expect(body.error?.code).toBe("validation_error");
+    expect(body.error?.problems?.[0]?.reason).toBe("unknown field");
+  });
+
+  it("refuses a run token on operator routes (403)", async () => {
+    const run = await openRun("acme");
+    const asked = await callTool(run, "issue_refund", refund("A1001", 100));
+    const { status, body } = await request(`/v1/approvals/${asked.body.approval?.id}/approve`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${run.token}` },
+      body: "{}",
+    });
+    expect(status).toBe(403);
+    expect(body.error?.code).toBe("permission_error");
+    expect(await sandboxRequests(run.id)).toEqual([]);
+  });
+
+  it("refuses a tenant key on operator routes (403) and no or a wrong key (401)", async () => {
+    expect(
+      (await request("/v1/approvals", { headers: { authorization: "Bearer acme-demo-key" } })).status,
+    ).toBe(403);
+    expect((await request("/v1/approvals")).status).toBe(401);
+    expect(
+      (await request("/v1/approvals", { headers: { authorization: "Bearer not-an-operator" } })).status,
+    ).toBe(401);
+  });
+
+  it("keeps one tenant's operators away from another tenant's approvals", async () => {
+    const run = await openRun("acme");
+    const asked = await callTool(run, "issue_refund", refund("A1001", 100));
+    const id = asked.body.approval?.id ?? "";
+    expect((await asOperator(`/v1/approvals/${id}`, {}, "globex")).status).toBe(404);
+    expect((await decide(id, "approve", undefined, "globex")).status).toBe(404);
+    const listed = await asOperator("/v1/approvals", {}, "globex");
+    expect(JSON.stringify(listed.body.data)).not.toContain(id);
+    expect(await sandboxRequests(run.id)).toEqual([]);
+  });
+
+  it("refuses an unknown state filter", async () => {
+    const { status, body } = await asOperator("/v1/approvals?state=maybe");
+    expect(status).toBe(422);
+    expect(body.error?.problems?.[0]?.field).toBe("state");
+  });
+});
