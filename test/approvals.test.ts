@@ -1,29 +1,17 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { RunLedger } from "../src/ledger/run-ledger";
 import {
   asOperator,
   callTool,
   decide,
+  ledgerStubOf,
   openRun,
-  refundsOf,
+  refundsOfRun,
   request,
   sandbox,
   sandboxRequests,
-  type TestRun,
   traceOf,
 } from "./helpers";
-
-function stubOf(run: TestRun) {
-  return env.RUN_LEDGER.get(
-    env.RUN_LEDGER.idFromName(`${run.tenant}/${run.id}`),
-  ) as DurableObjectStub<RunLedger>;
-}
-
-async function refundsOfRun(orderId: string, run: TestRun) {
-  return (await refundsOf(orderId)).filter((refund) => refund.run_id === run.id);
-}
 
 const refund = (order_id: string, amount_cents: number) => ({
   order_id,
@@ -144,10 +132,10 @@ describe("the human approval gate", () => {
     const run = await openRun("acme");
     const asked = await callTool(run, "issue_refund", refund("A1004", 200));
     const id = asked.body.approval?.id ?? "";
-    await runInDurableObject(stubOf(run), (_instance, state) => {
+    await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
       state.storage.sql.exec("UPDATE approvals SET expires_at = ? WHERE id = ?", Date.now() - 1, id);
     });
-    expect(await runDurableObjectAlarm(stubOf(run))).toBe(true);
+    expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
     const expired = await asOperator("/v1/approvals?state=expired");
     expect(
       (expired.body.data as { approvals: Array<{ id: string }> }).approvals.map((entry) => entry.id),
@@ -163,7 +151,7 @@ describe("the human approval gate", () => {
     const run = await openRun("acme");
     const asked = await callTool(run, "issue_refund", refund("A1005", 100));
     const id = asked.body.approval?.id ?? "";
-    await runInDurableObject(stubOf(run), (_instance, state) => {
+    await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
       state.storage.sql.exec("UPDATE approvals SET policy_version = 'pol_older_rules' WHERE id = ?", id);
     });
     const { status, body } = await decide(id, "approve");

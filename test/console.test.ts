@@ -10,7 +10,7 @@ import {
   callTool,
   OPERATOR_KEYS,
   openRun,
-  refundsOf,
+  refundsOfRun,
   sandboxRequests,
   type TestRun,
   traceOf,
@@ -89,10 +89,6 @@ async function pendingRefund(run?: TestRun, order = "A1001", amount = 1000) {
   const asked = await callTool(agentRun, "issue_refund", refund(order, amount));
   expect(asked.body.error?.code).toBe("approval_required");
   return { run: agentRun, approvalId: asked.body.approval?.id ?? "" };
-}
-
-async function refundsOfRun(orderId: string, run: TestRun) {
-  return (await refundsOf(orderId)).filter((entry) => entry.run_id === run.id);
 }
 
 async function approvalState(approvalId: string) {

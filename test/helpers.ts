@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { type Envelope, EnvelopeSchema } from "../src/envelope";
+import type { RunLedger } from "../src/ledger/run-ledger";
 
 /** Demo keys from .dev.vars.example. */
 export const KEYS = {
@@ -142,4 +143,16 @@ export function decide(
     { method: "POST", body: JSON.stringify(reason === undefined ? {} : { reason }) },
     tenant,
   );
+}
+
+/** The run's ledger Durable Object, for tests that inspect or disturb its storage directly. */
+export function ledgerStubOf(run: TestRun) {
+  return env.RUN_LEDGER.get(
+    env.RUN_LEDGER.idFromName(`${run.tenant}/${run.id}`),
+  ) as DurableObjectStub<RunLedger>;
+}
+
+/** The refunds a run caused, as the sandbox recorded them. */
+export async function refundsOfRun(orderId: string, run: TestRun) {
+  return (await refundsOf(orderId)).filter((refund) => refund.run_id === run.id);
 }

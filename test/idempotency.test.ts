@@ -3,31 +3,20 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseKeyList } from "../src/auth/keys";
 import { deriveIdempotencyKey } from "../src/ledger/idempotency-key";
-import type { RunLedger } from "../src/ledger/run-ledger";
 import { RunStore } from "../src/ledger/run-store";
 import { issueUpstreamCredential } from "../src/upstream/credential";
 import {
   armFault,
   callTool,
+  ledgerStubOf,
   openRun,
-  refundsOf,
+  refundsOfRun,
   sandbox,
   sandboxRequests,
-  type TestRun,
   traceOf,
 } from "./helpers";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function refundsOfRun(orderId: string, run: TestRun) {
-  return (await refundsOf(orderId)).filter((refund) => refund.run_id === run.id);
-}
-
-function stubOf(run: TestRun) {
-  return env.RUN_LEDGER.get(
-    env.RUN_LEDGER.idFromName(`${run.tenant}/${run.id}`),
-  ) as DurableObjectStub<RunLedger>;
-}
 
 describe("idempotency with server-derived keys", () => {
   it("coalesces 50 concurrent identical refunds onto one upstream effect and one envelope", async () => {
@@ -130,7 +119,7 @@ describe("idempotency with server-derived keys", () => {
     const key = await deriveIdempotencyKey({ tenant: "acme", runId: run.id, tool: "issue_refund", args });
     // The state a crash leaves: the key was reserved and the request reached the upstream, which acted,
     // but the ledger never recorded the answer.
-    await runInDurableObject(stubOf(run), (_instance, state) => {
+    await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
       new RunStore(state.storage.sql).reserveKey(key, "issue_refund", Date.now());
     });
     const credential = await issueUpstreamCredential(
@@ -208,7 +197,7 @@ describe("idempotency with server-derived keys", () => {
   it("stores nothing for a call that failed validation", async () => {
     const run = await openRun("acme");
     await callTool(run, "issue_refund", { order_id: "A1001", amount_cents: -5, reason: "user_cancel" });
-    const keys = await runInDurableObject(stubOf(run), (_instance, state) =>
+    const keys = await runInDurableObject(ledgerStubOf(run), (_instance, state) =>
       state.storage.sql.exec("SELECT COUNT(*) AS n FROM idempotency").one(),
     );
     expect(keys.n).toBe(0);

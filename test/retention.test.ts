@@ -1,14 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { RETENTION_MS, type RunLedger } from "../src/ledger/run-ledger";
-import { callTool, openRun, request, type TestRun } from "./helpers";
-
-function stubOf(run: TestRun) {
-  return env.RUN_LEDGER.get(
-    env.RUN_LEDGER.idFromName(`${run.tenant}/${run.id}`),
-  ) as DurableObjectStub<RunLedger>;
-}
+import { RETENTION_MS } from "../src/ledger/run-ledger";
+import { callTool, ledgerStubOf, openRun, request, type TestRun } from "./helpers";
 
 const statusCode = async (run: TestRun) =>
   (await request(`/v1/runs/${run.id}`, { headers: { authorization: `Bearer ${run.token}` } })).status;
@@ -21,11 +14,11 @@ describe("retention of a run's data", () => {
       method: "POST",
       headers: { authorization: `Bearer ${run.token}` },
     });
-    const alarm = await runInDurableObject(stubOf(run), (_instance, state) => state.storage.getAlarm());
+    const alarm = await runInDurableObject(ledgerStubOf(run), (_instance, state) => state.storage.getAlarm());
     expect(alarm).toBeGreaterThanOrEqual(Date.now() + RETENTION_MS - 5_000);
 
     // Firing early (e.g. a rescheduled alarm) must not delete anything.
-    expect(await runDurableObjectAlarm(stubOf(run))).toBe(true);
+    expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
     expect(await statusCode(run)).toBe(200);
   });
 
@@ -41,12 +34,12 @@ describe("retention of a run's data", () => {
       headers: { authorization: `Bearer ${run.token}` },
     });
     // The run ended more than 24 h ago; its alarm (set at end) fires now.
-    await runInDurableObject(stubOf(run), (_instance, state) => {
+    await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
       state.storage.sql.exec("UPDATE run SET ended_at = ?", Date.now() - RETENTION_MS - 1_000);
     });
-    expect(await runDurableObjectAlarm(stubOf(run))).toBe(true);
+    expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
     expect(await statusCode(run)).toBe(404);
-    const tables = await runInDurableObject(stubOf(run), (_instance, state) =>
+    const tables = await runInDurableObject(ledgerStubOf(run), (_instance, state) =>
       state.storage.sql
         .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('trace', 'idempotency')")
         .toArray(),

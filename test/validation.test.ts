@@ -180,9 +180,17 @@ describe("structural validation of tool arguments", () => {
 describe("arguments from OpenAI strict mode", () => {
   it("treats null for an optional field as absent, and null for a required one as a wrong type", async () => {
     const run = await openRun("acme");
-    const withNull = await callTool(run, "draft_customer_email", { customer_id: "C100", template: "apology", order_id: null, notes: null });
+    const withNull = await callTool(run, "draft_customer_email", {
+      customer_id: "C100",
+      template: "apology",
+      order_id: null,
+      notes: null,
+    });
     expect(withNull.body.outcome).toBe("success");
     const required = await callTool(run, "draft_customer_email", { customer_id: null, template: "apology" });
-    expect(required.body.error?.problems?.[0]).toMatchObject({ field: "customer_id", reason: "expected string, got null" });
+    expect(required.body.error?.problems?.[0]).toMatchObject({
+      field: "customer_id",
+      reason: "expected string, got null",
+    });
   });
 });

@@ -9,7 +9,6 @@ export interface OperatorIdentity {
   operator: string;
 }
 
-
 /**
  * The tenant and operator id of a presented operator key, or null. Only operator keys count: a
  * tenant key or a run token is not found in OPERATOR_KEYS and is refused like any wrong key, so

@@ -1,9 +1,9 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { bearerToken, findKeyOwner } from "../auth/keys";
+import { operatorIdOf } from "../auth/operator-id";
 import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
 import { failure } from "../envelope";
-import { operatorIdOf } from "../auth/operator-id";
 import type { AppEnv } from "./app-env";
 import { newCallId, respond } from "./respond";
 

@@ -23,7 +23,12 @@ export function validateArguments(schema: InputSchema, args: unknown): Validatio
  */
 export function omitNullOptionals(schema: z.ZodType, value: unknown): unknown {
   const inner = peel(schema);
-  if (!(inner instanceof z.ZodObject) || typeof value !== "object" || value === null || Array.isArray(value)) {
+  if (
+    !(inner instanceof z.ZodObject) ||
+    typeof value !== "object" ||
+    value === null ||
+    Array.isArray(value)
+  ) {
     return value;
   }
   const out: Record<string, unknown> = {};
