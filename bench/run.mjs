@@ -3,6 +3,7 @@
 // Two local workerd processes: the proxy with its sandbox upstream (as `npm start` runs them), and a
 // second copy of the sandbox alone, called directly with a minted upstream credential. The same read
 // is timed both ways at concurrency 1; the difference is what the proxy adds.
+import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { root, startWrangler } from "../scripts/local-stack.mjs";
@@ -157,9 +158,31 @@ async function main() {
   }
 }
 
-if (process.argv.includes("--abuse")) {
-  await import("../scripts/bench-abuse.mjs");
-} else {
-  await main();
+/** `npm run bench -- --abuse`: one tenant floods, another keeps working; on a proxy of its own. */
+async function abuse() {
+  console.log("bench: starting the proxy + sandbox on loopback for the abuse load test ...");
+  const proxy = await startWrangler({
+    configs: ["wrangler.toml", "sandbox/wrangler.toml"],
+    port: 8803,
+    readyPath: "/healthz",
+  });
+  try {
+    const passThrough = process.argv.slice(2).filter((arg) => arg !== "--abuse");
+    const result = spawnSync(
+      process.execPath,
+      [join(root, "scripts", "bench-abuse.mjs"), "--url", proxy.url, "--control", ...passThrough],
+      {
+        stdio: "inherit",
+      },
+    );
+    return result.status ?? 1;
+  } finally {
+    proxy.stop();
+  }
 }
+
+if (process.argv.includes("--abuse")) {
+  process.exit(await abuse());
+}
+await main();
 process.exit(0);

@@ -56,12 +56,16 @@ describe("catalog loading", () => {
     expect(loadError([broken({ side_effect: "sync" })])).toMatch(/side_effect must be one of/);
   });
 
-  it.each(["lookupWidget", "widget", "Lookup_widget", "lookup-widget", "lookup_widget_"])(
-    "refuses the name %s, which is not snake_case verb_noun",
-    (name) => {
-      expect(loadError([broken({ name })])).toMatch(/name must be snake_case verb_noun/);
-    },
-  );
+  it.each([
+    "lookupWidget",
+    "widget",
+    "Lookup_widget",
+    "lookup-widget",
+    "lookup_widget_",
+    `lookup_${"w".repeat(60)}`,
+  ])("refuses the name %s, which is not snake_case verb_noun", (name) => {
+    expect(loadError([broken({ name })])).toMatch(/name must be snake_case verb_noun/);
+  });
 
   it.each(["does", "use_when", "avoid_when", "side_effects"])(
     "refuses a description without its %s part",

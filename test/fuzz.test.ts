@@ -391,3 +391,22 @@ describe("the worker under random bodies", () => {
     );
   });
 });
+
+describe("the ledger defends itself", () => {
+  it("refuses a non-finite number that reaches prepareCall directly, without throwing", () => {
+    const tenant = parseTenants(env.TENANTS).acme;
+    if (!tenant) throw new Error("acme is configured");
+    const prepared = prepareCall(
+      catalog,
+      "support",
+      {
+        ok: true,
+        tool: "issue_refund",
+        args: { order_id: "A1001", amount_cents: Number.POSITIVE_INFINITY, reason: "user_cancel" },
+      },
+      { tenantId: "acme", tenant },
+    );
+    expect(prepared.refusal?.code).toBe("validation_error");
+    expect(prepared.rawArgs).toBeNull();
+  });
+});

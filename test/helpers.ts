@@ -11,13 +11,46 @@ export const KEYS = {
 } as const;
 export const SANDBOX_ADMIN = "sandbox-admin-demo-token";
 
-/** Every body the proxy returns must be a valid envelope; this is checked on every request a test makes. */
+/**
+ * Secrets no response may ever contain: every tenant and operator key, the signing keys, the sandbox
+ * admin token. Run tokens are checked separately: only the run-open answer may carry one.
+ */
+const SECRETS = [
+  "acme-demo-key",
+  "acme-next-demo-key",
+  "globex-demo-key",
+  "initech-demo-key",
+  "umbrella-demo-key",
+  "acme-operator-key",
+  "globex-operator-key",
+  ...(JSON.parse(env.RUN_TOKEN_KEYS) as string[]),
+  ...(JSON.parse(env.UPSTREAM_KEYS) as string[]),
+  "sandbox-admin-demo-token",
+];
+const RUN_TOKEN = /rt1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/;
+const UPSTREAM_CREDENTIAL = /uc1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/;
+
+/** Fails the test if a body carries a credential it must not. */
+export function assertNoSecrets(text: string, opts: { runTokenAllowed?: boolean } = {}): void {
+  for (const secret of SECRETS) {
+    if (text.includes(secret)) throw new Error(`a response leaked a secret (${secret.slice(0, 6)}…)`);
+  }
+  if (UPSTREAM_CREDENTIAL.test(text)) throw new Error("a response leaked an upstream credential");
+  if (!opts.runTokenAllowed && RUN_TOKEN.test(text)) throw new Error("a response leaked a run token");
+}
+
+/**
+ * Every body the proxy returns must be a valid envelope and free of secrets; both are checked on
+ * every request a test makes through this helper.
+ */
 export async function request(
   path: string,
   init: RequestInit = {},
 ): Promise<{ status: number; headers: Headers; body: Envelope }> {
   const response = await exports.default.fetch(new Request(`https://proxy.test${path}`, init));
   const text = await response.text();
+  const opensRun = path === "/v1/runs" && (init.method ?? "GET").toUpperCase() === "POST" && response.status === 201;
+  assertNoSecrets(text, { runTokenAllowed: opensRun });
   const parsed = EnvelopeSchema.safeParse(JSON.parse(text));
   if (!parsed.success) throw new Error(`not an envelope (${response.status}): ${text.slice(0, 500)}`);
   return { status: response.status, headers: response.headers, body: parsed.data };

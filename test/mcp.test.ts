@@ -338,4 +338,15 @@ describe("MCP authorization", () => {
       });
     }
   });
+
+  it("applies the edge's input limits to tool arguments before the ledger", async () => {
+    const run = await openRun();
+    const client = await connect(run);
+    let deep: unknown = "leaf";
+    for (let level = 0; level < 20; level++) deep = { nested: deep };
+    const result = await client.callTool({ name: "search_refund_policy", arguments: { query: deep } });
+    expect(result.isError).toBe(true);
+    expect(envelopeOf(result).error?.problems?.[0]?.reason).toMatch(/nested deeper than/);
+    expect((await traceOf(run)).length).toBe(0);
+  });
 });

@@ -1,4 +1,5 @@
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { parseTenants } from "../src/config/tenants";
 import { DEFAULT_RATE_LIMITS } from "../src/ratelimit/settings";
@@ -245,5 +246,19 @@ describe.sequential("umbrella's limits within one window", () => {
       ({ status, body }) => status === 429 && body.error?.code === "rate_limited",
     );
     expect(refused.length).toBeGreaterThanOrEqual(flooded.length - 1);
+  });
+
+  it("hold for MCP calls too: the same buckets refuse a tools/call, as a result the model can read", async () => {
+    const client = new Client({ name: "rate-limit-test", version: "1.0.0" });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL("https://proxy.test/mcp"), {
+        fetch: (url, init) => exports.default.fetch(new Request(url, init)),
+        requestInit: { headers: { authorization: `Bearer ${runB.token}` } },
+      }),
+    );
+    const result = await client.callTool({ name: "lookup_order", arguments: { order_id: "U0009" } });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ error: { code: "rate_limited" } });
+    expect((await statusOf(runB)).used.calls_used).toBe(2);
   });
 });

@@ -9,6 +9,8 @@ export class CatalogError extends Error {
 
 export const MAX_TOOLS_PER_NAMESPACE = 10;
 const TOOL_NAME = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;
+/** Provider APIs cap function names at 64 characters, and so does the proxy's edge. */
+const MAX_TOOL_NAME = 64;
 const DESCRIPTION_PARTS = ["does", "use_when", "avoid_when", "side_effects"] as const;
 const MIN_DESCRIPTION_LENGTH = 12;
 const MAX_TIMEOUT_MS = 30_000;
@@ -67,9 +69,9 @@ function checkInputSchema(tool: string, schema: z.ZodType, path: string): void {
 /** Checks one tool against every catalog rule, throwing a CatalogError at the first broken one. */
 export function checkToolSpec(spec: ToolSpec): void {
   const name = typeof spec.name === "string" ? spec.name : String(spec.name);
-  if (!TOOL_NAME.test(name)) {
+  if (!TOOL_NAME.test(name) || name.length > MAX_TOOL_NAME) {
     throw new CatalogError(
-      `tool "${name}": name must be snake_case verb_noun such as "lookup_order" or "issue_refund"`,
+      `tool "${name}": name must be snake_case verb_noun of at most ${MAX_TOOL_NAME} characters, such as "lookup_order" or "issue_refund"`,
     );
   }
   if (!SIDE_EFFECTS.includes(spec.side_effect)) {

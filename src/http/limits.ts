@@ -27,7 +27,7 @@ export const INPUT_LIMITS = {
   array_items: 100,
   object_keys: 50,
   key_chars: 128,
-  /** OpenAI's limit on function names; no catalog tool name is longer. */
+  /** OpenAI's limit on function names, so no tool an agent can be offered has a longer name. */
   tool_name_chars: 64,
 } as const;
 
@@ -46,8 +46,8 @@ function refuse(c: Context<AppEnv>, status: 422 | 431, message: string, problems
 }
 
 /**
- * Header sizes, for every route (mounted in app.ts). Values of the fetch API are byte strings, one
- * byte per character, so `length` is the byte count.
+ * Header sizes, for every route (mounted in app.ts). Counted in characters, which are bytes for the
+ * ASCII that keys, tokens and nonces are made of.
  */
 export const limitHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
   const problems: Problem[] = [];

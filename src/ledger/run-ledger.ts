@@ -214,6 +214,21 @@ export class RunLedger extends DurableObject<Env> {
         { code: "not_found", message: "This run does not exist or its data has expired." },
       );
     }
+    // A run keeps the tools it opened with: a deploy that changed the catalog must not change a
+    // running agent's tools under it, so the run is told, plainly, to start over.
+    const current = await catalog.version();
+    if (current !== run.catalog_version) {
+      return failure(
+        { call_id: input.call_id, environment: run.environment, tool: input.request.tool },
+        {
+          code: "conflict_error",
+          message: `The tool catalog changed since this run opened (${run.catalog_version} → ${current}). Open a new run to use the current tools.`,
+          recommended_next_action: "stop",
+          side_effect_confirmed: false,
+          details: { run_catalog_version: run.catalog_version, current_catalog_version: current },
+        },
+      );
+    }
     const tenant = this.#tenantConfig(run);
     const prepared = withTaint(
       prepareCall(catalog, run.namespace, input.request, { tenantId: run.tenant, tenant }),

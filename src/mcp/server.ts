@@ -2,7 +2,9 @@ import { Server } from "@modelcontextprotocol/server";
 import type { RunTokenClaims } from "../auth/run-token";
 import type { Env } from "../env";
 import { type Envelope, type EnvironmentName, failure } from "../envelope";
+import { structuralProblems } from "../http/limits";
 import { newCallId } from "../http/respond";
+import { admitCall } from "../ratelimit/admission";
 import { ledgerFor } from "../routes/ledger-stub";
 import { specsFor } from "../specs/formats";
 import { catalog } from "../tools";
@@ -29,6 +31,19 @@ const INSTRUCTIONS =
 async function callThroughLedger(ctx: RunServerContext, tool: string, args: unknown): Promise<Envelope> {
   const callId = newCallId();
   const { tenant, run } = ctx.claims;
+  const base = { call_id: callId, environment: ctx.environment, tool };
+  // The same edge guards as the REST door, in the same order: rate limit, then the structure of
+  // what the caller controls; neither spends budget or reaches the ledger.
+  const limited = await admitCall(ctx.env, tenant, run);
+  if (limited) return failure(base, limited);
+  const problems = structuralProblems(args ?? {});
+  if (problems.length > 0) {
+    return failure(base, {
+      code: "validation_error",
+      message: "The arguments break the proxy's input limits. Fix the fields listed in problems.",
+      problems,
+    });
+  }
   try {
     return await ledgerFor(ctx.env, tenant, run).call({
       call_id: callId,

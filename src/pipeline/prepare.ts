@@ -1,6 +1,7 @@
 import type { Catalog } from "../catalog/catalog";
 import type { PolicyContext, ToolSpec } from "../catalog/define-tool";
 import type { FailureSpec, Problem } from "../envelope";
+import { structuralProblems } from "../http/limits";
 import { type ApprovalNeed, checkPolicy } from "./policy";
 import { validateArguments } from "./validate";
 
@@ -37,6 +38,20 @@ export function prepareCall(
     args: null,
     approval: { required: false, reasons: [] },
   };
+  // The edge refuses these already; the ledger defends itself too, because a value JSON cannot
+  // represent canonically (1e400 parses as Infinity) must never reach the digest or the trace.
+  const structural = request.ok ? structuralProblems(request.args) : [];
+  if (structural.length > 0) {
+    return {
+      ...base,
+      rawArgs: null,
+      refusal: {
+        code: "validation_error",
+        message: "The arguments break the proxy's input limits. Fix the fields listed in problems.",
+        problems: structural,
+      },
+    };
+  }
   if (!request.ok) {
     return {
       ...base,
