@@ -12,6 +12,10 @@ export type Classification =
   | { kind: "success"; status: number; body: unknown }
   | { kind: "failure"; status: number | null; transient: boolean; failure: FailureSpec };
 
+function failed(status: number | null, transient: boolean, failure: FailureSpec): Classification {
+  return { kind: "failure", status, transient, failure };
+}
+
 /** `Retry-After` as milliseconds: delta-seconds or an HTTP date; null when absent or unreadable. */
 export function parseRetryAfter(value: string | null, now: number = Date.now()): number | null {
   if (value === null) return null;
@@ -71,45 +75,30 @@ export function classifyUpstream(
   const unknownEffect = sideEffect === "read" ? false : null;
 
   if (result.kind === "timeout") {
-    return {
-      kind: "failure",
-      status: null,
-      transient: true,
-      failure: {
-        code: "timeout",
-        message:
-          sideEffect === "read"
-            ? "The upstream did not answer within the tool's timeout; the request was cancelled. Retrying is safe."
-            : "The upstream did not answer within the tool's timeout; it may or may not have acted. Call again with the same arguments: the same idempotency key is sent, so it cannot happen twice.",
-        side_effect_confirmed: unknownEffect,
-      },
-    };
+    return failed(null, true, {
+      code: "timeout",
+      message:
+        sideEffect === "read"
+          ? "The upstream did not answer within the tool's timeout; the request was cancelled. Retrying is safe."
+          : "The upstream did not answer within the tool's timeout; it may or may not have acted. Call again with the same arguments: the same idempotency key is sent, so it cannot happen twice.",
+      side_effect_confirmed: unknownEffect,
+    });
   }
   if (result.kind === "network_error") {
-    return {
-      kind: "failure",
-      status: null,
-      transient: true,
-      failure: {
-        code: "transient_error",
-        message: "The upstream could not be reached. Retrying with the same arguments is safe.",
-        side_effect_confirmed: unknownEffect,
-      },
-    };
+    return failed(null, true, {
+      code: "transient_error",
+      message: "The upstream could not be reached. Retrying with the same arguments is safe.",
+      side_effect_confirmed: unknownEffect,
+    });
   }
 
   if (result.kind === "oversized") {
-    return {
-      kind: "failure",
-      status: result.status,
-      transient: false,
-      failure: {
-        code: "terminal_error",
-        message: "The upstream answer was too large to process. Narrow the request or escalate.",
-        side_effect_confirmed: sideEffect === "read" ? false : null,
-        recommended_next_action: sideEffect === "read" ? "escalate_to_human" : "reconcile",
-      },
-    };
+    return failed(result.status, false, {
+      code: "terminal_error",
+      message: "The upstream answer was too large to process. Narrow the request or escalate.",
+      side_effect_confirmed: sideEffect === "read" ? false : null,
+      recommended_next_action: sideEffect === "read" ? "escalate_to_human" : "reconcile",
+    });
   }
 
   const { status } = result;
@@ -119,151 +108,99 @@ export function classifyUpstream(
   if (status >= 200 && status < 300) {
     const parsed = result.contentType.includes("json") ? parseJson(result.body) : { ok: false as const };
     if (!parsed.ok) {
-      return {
-        kind: "failure",
-        status,
-        transient: false,
-        failure: {
-          code: "terminal_error",
-          message:
-            "The upstream answered success but not with JSON, so the result cannot be trusted. Check the state with a read tool before acting again.",
-          side_effect_confirmed: unknownEffect,
-          recommended_next_action: sideEffect === "read" ? "escalate_to_human" : "reconcile",
-          details,
-        },
-      };
+      return failed(status, false, {
+        code: "terminal_error",
+        message:
+          "The upstream answered success but not with JSON, so the result cannot be trusted. Check the state with a read tool before acting again.",
+        side_effect_confirmed: unknownEffect,
+        recommended_next_action: sideEffect === "read" ? "escalate_to_human" : "reconcile",
+        details,
+      });
     }
     const failedItems = failedItemsOf(parsed.value);
     if (failedItems.length > 0) {
       // A batch that half worked is not a success: the model must learn which parts failed.
-      return {
-        kind: "failure",
-        status,
-        transient: false,
-        failure: {
-          code: "partial_success",
-          message: `The upstream did part of the work: ${failedItems.length} item(s) failed (${failedItems
-            .map((item) => item.id)
-            .join(", ")}). Do not repeat the call; reconcile what is missing.`,
-          side_effect_confirmed: true,
-          recommended_next_action: "reconcile",
-          details: { failed_items: failedItems },
-        },
-      };
+      return failed(status, false, {
+        code: "partial_success",
+        message: `The upstream did part of the work: ${failedItems.length} item(s) failed (${failedItems
+          .map((item) => item.id)
+          .join(", ")}). Do not repeat the call; reconcile what is missing.`,
+        side_effect_confirmed: true,
+        recommended_next_action: "reconcile",
+        details: { failed_items: failedItems },
+      });
     }
     return { kind: "success", status, body: parsed.value };
   }
   if (status === 400 || status === 422) {
-    return {
-      kind: "failure",
-      status,
-      transient: false,
-      failure: {
-        code: "validation_error",
-        message: `The upstream refused the arguments${code ? ` (${code})` : ""}. Change them before calling again.`,
-        side_effect_confirmed: false,
-        details,
-      },
-    };
+    return failed(status, false, {
+      code: "validation_error",
+      message: `The upstream refused the arguments${code ? ` (${code})` : ""}. Change them before calling again.`,
+      side_effect_confirmed: false,
+      details,
+    });
   }
   if (status === 401 || status === 403) {
-    return {
-      kind: "failure",
-      status,
-      transient: false,
-      failure: {
-        code: "permission_error",
-        message: "The upstream refused this call's credentials. This will not succeed on retry.",
-        side_effect_confirmed: false,
-        details,
-      },
-    };
+    return failed(status, false, {
+      code: "permission_error",
+      message: "The upstream refused this call's credentials. This will not succeed on retry.",
+      side_effect_confirmed: false,
+      details,
+    });
   }
   if (status === 404) {
-    return {
-      kind: "failure",
-      status,
-      transient: false,
-      failure: {
-        code: "not_found",
-        message: "The upstream has no such record. Check the id you used.",
-        side_effect_confirmed: false,
-        details,
-      },
-    };
+    return failed(status, false, {
+      code: "not_found",
+      message: "The upstream has no such record. Check the id you used.",
+      side_effect_confirmed: false,
+      details,
+    });
   }
   // The IETF idempotency draft answers 409 while the first request with the same key still runs:
   // that is "not yet", not "conflict".
   if (status === 409 && code === "idempotency_key_in_use") {
-    return {
-      kind: "failure",
-      status,
-      transient: true,
-      failure: {
-        code: "transient_error",
-        message:
-          "The same call is still being processed upstream. Call again shortly with the same arguments.",
-        retry_after_ms: 1000,
-        side_effect_confirmed: unknownEffect,
-        details,
-      },
-    };
-  }
-  if (status === 409) {
-    return {
-      kind: "failure",
-      status,
-      transient: false,
-      failure: {
-        code: "conflict_error",
-        message:
-          "The upstream reports a conflict with the current state. Read the record again before deciding.",
-        side_effect_confirmed: false,
-        details,
-      },
-    };
-  }
-  if (status === 429) {
-    return {
-      kind: "failure",
-      status,
-      transient: true,
-      failure: {
-        code: "rate_limited",
-        message:
-          "The upstream is rate limiting. Wait retry_after_ms, then call again with the same arguments.",
-        retry_after_ms: parseRetryAfter(result.retryAfter, now) ?? 1000,
-        side_effect_confirmed: false,
-        details,
-      },
-    };
-  }
-  if (status >= 500) {
-    return {
-      kind: "failure",
-      status,
-      transient: true,
-      failure: {
-        code: "transient_error",
-        message:
-          sideEffect === "read"
-            ? "The upstream failed temporarily. Retrying is safe."
-            : "The upstream failed temporarily; it may or may not have acted. Call again with the same arguments: it cannot happen twice.",
-        retry_after_ms: parseRetryAfter(result.retryAfter, now),
-        side_effect_confirmed: unknownEffect,
-        details,
-      },
-    };
-  }
-  return {
-    kind: "failure",
-    status,
-    transient: false,
-    failure: {
-      code: "terminal_error",
-      message: "The upstream answered in a way this tool does not understand. Do not retry; escalate.",
+    return failed(status, true, {
+      code: "transient_error",
+      message: "The same call is still being processed upstream. Call again shortly with the same arguments.",
+      retry_after_ms: 1000,
       side_effect_confirmed: unknownEffect,
       details,
-    },
-  };
+    });
+  }
+  if (status === 409) {
+    return failed(status, false, {
+      code: "conflict_error",
+      message:
+        "The upstream reports a conflict with the current state. Read the record again before deciding.",
+      side_effect_confirmed: false,
+      details,
+    });
+  }
+  if (status === 429) {
+    return failed(status, true, {
+      code: "rate_limited",
+      message: "The upstream is rate limiting. Wait retry_after_ms, then call again with the same arguments.",
+      retry_after_ms: parseRetryAfter(result.retryAfter, now) ?? 1000,
+      side_effect_confirmed: false,
+      details,
+    });
+  }
+  if (status >= 500) {
+    return failed(status, true, {
+      code: "transient_error",
+      message:
+        sideEffect === "read"
+          ? "The upstream failed temporarily. Retrying is safe."
+          : "The upstream failed temporarily; it may or may not have acted. Call again with the same arguments: it cannot happen twice.",
+      retry_after_ms: parseRetryAfter(result.retryAfter, now),
+      side_effect_confirmed: unknownEffect,
+      details,
+    });
+  }
+  return failed(status, false, {
+    code: "terminal_error",
+    message: "The upstream answered in a way this tool does not understand. Do not retry; escalate.",
+    side_effect_confirmed: unknownEffect,
+    details,
+  });
 }
