@@ -19,6 +19,11 @@ export interface Env {
   UPSTREAM_KEYS: string;
   /** Secret. JSON `{ tenant: [sha256 hex of each operator key] }`. */
   OPERATOR_KEYS: string;
+  /**
+   * "sandbox-header" where run scenarios and X-Sandbox-Fault are forwarded to the upstream (the
+   * sandbox environment); absent elsewhere, where both are refused.
+   */
+  FAULT_INJECTION?: string;
   RUN_LEDGER: DurableObjectNamespace<RunLedger>;
   /** One per tenant: the index of approvals across the tenant's runs. */
   APPROVAL_DIRECTORY: DurableObjectNamespace<ApprovalDirectory>;

@@ -49,7 +49,8 @@ export async function request(
 ): Promise<{ status: number; headers: Headers; body: Envelope }> {
   const response = await exports.default.fetch(new Request(`https://proxy.test${path}`, init));
   const text = await response.text();
-  const opensRun = path === "/v1/runs" && (init.method ?? "GET").toUpperCase() === "POST" && response.status === 201;
+  const opensRun =
+    path === "/v1/runs" && (init.method ?? "GET").toUpperCase() === "POST" && response.status === 201;
   assertNoSecrets(text, { runTokenAllowed: opensRun });
   const parsed = EnvelopeSchema.safeParse(JSON.parse(text));
   if (!parsed.success) throw new Error(`not an envelope (${response.status}): ${text.slice(0, 500)}`);

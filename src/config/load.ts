@@ -1,6 +1,7 @@
 import { parseKeyHashes, parseKeyList } from "../auth/keys";
 import type { Env } from "../env";
 import { type EnvironmentName, EnvironmentSchema } from "../envelope";
+import { type FaultInjection, parseFaultInjection } from "./fault-injection";
 import { parseTenants, type Tenants } from "./tenants";
 
 /**
@@ -14,6 +15,8 @@ export interface ProxyConfig {
   operatorKeyHashes: Map<string, string[]>;
   runTokenKeys: string[];
   upstreamKeys: string[];
+  /** Whether run scenarios and X-Sandbox-Fault headers are accepted and forwarded upstream. */
+  faultInjection: FaultInjection;
 }
 
 const cache = new WeakMap<object, ProxyConfig>();
@@ -30,6 +33,7 @@ export function loadConfig(env: Env): ProxyConfig {
       operatorKeyHashes: parseKeyHashes("OPERATOR_KEYS", env.OPERATOR_KEYS),
       runTokenKeys: parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS),
       upstreamKeys: parseKeyList("UPSTREAM_KEYS", env.UPSTREAM_KEYS),
+      faultInjection: parseFaultInjection(env.FAULT_INJECTION),
     };
     cache.set(env, config);
   }

@@ -25,6 +25,11 @@ import {
 import { type AttemptRecord, executeTool } from "../pipeline/execute";
 import { type CallRequest, type PreparedCall, prepareCall } from "../pipeline/prepare";
 import { withTaint } from "../pipeline/taint";
+import { refuseUnfitFault } from "../scenarios/accept";
+import { injectFaults } from "../scenarios/inject";
+import type { FaultPlan } from "../scenarios/modes";
+import type { ScenarioStep } from "../scenarios/scenario";
+import { ScenarioStore } from "../scenarios/scenario-store";
 import { capResult } from "../shaping/cap";
 import { fenceUntrusted } from "../shaping/fence";
 import { applyMasks } from "../shaping/mask";
@@ -50,6 +55,8 @@ export interface OpenRunInput {
   namespace: string;
   limits: RunLimits;
   repeat_threshold: number;
+  /** Upstream faults for this run, already checked; only where fault injection is enabled. */
+  scenario?: ScenarioStep[];
 }
 
 export interface CallInput {
@@ -59,6 +66,8 @@ export interface CallInput {
   request: CallRequest;
   /** Orchestrator-supplied intent nonce (a header, never a model argument). */
   intent: string | null;
+  /** Orchestrator-supplied X-Sandbox-Fault for this call's first upstream request (sandbox only). */
+  fault?: FaultPlan | null;
 }
 
 export interface DecideInput {
@@ -92,6 +101,7 @@ export class RunLedger extends DurableObject<Env> {
   readonly #store: RunStore;
   #approvals: ApprovalStore | null = null;
   readonly #results: ResultStore;
+  readonly #scenario: ScenarioStore;
   #run: RunMeta | null = null;
   /** Upstream credentials already signed for this run, by tool: the claims never change within a run. */
   readonly #credentials = new Map<string, string>();
@@ -102,6 +112,7 @@ export class RunLedger extends DurableObject<Env> {
     super(ctx, env);
     this.#store = new RunStore(ctx.storage.sql);
     this.#results = new ResultStore(ctx.storage.sql);
+    this.#scenario = new ScenarioStore(ctx.storage.sql);
     // Nothing may be served before the schema is current and the run is loaded.
     void ctx.blockConcurrencyWhile(async () => {
       this.#store.migrate();
@@ -133,7 +144,10 @@ export class RunLedger extends DurableObject<Env> {
       fence_marker: crypto.randomUUID().replaceAll("-", "").slice(0, 12),
       tainted_by: null,
     };
-    this.#store.insertRun(run);
+    this.ctx.storage.transactionSync(() => {
+      this.#store.insertRun(run);
+      this.#scenario.insert(input.scenario ?? []);
+    });
     this.#load(run);
     await this.#scheduleAlarm();
     return runStatus(run, now);
@@ -230,10 +244,14 @@ export class RunLedger extends DurableObject<Env> {
       );
     }
     const tenant = this.#tenantConfig(run);
+    const fault = input.fault ?? null;
     const prepared = withTaint(
       prepareCall(catalog, run.namespace, input.request, { tenantId: run.tenant, tenant }),
       run.tainted_by,
     );
+    // Refused before admission, like a malformed header: the orchestrator's mistake costs no budget.
+    const unfit = refuseUnfitFault(fault, prepared.tool);
+    if (unfit) return failure(this.#context(input.call_id, prepared.toolName, null), unfit);
     const digest = await callDigest(prepared.toolName ?? "", prepared.rawArgs);
     const key =
       prepared.tool && prepared.args && prepared.tool.side_effect !== "read"
@@ -246,7 +264,6 @@ export class RunLedger extends DurableObject<Env> {
           })
         : null;
     const policy = prepared.approval.required ? await policyVersion(run.catalog_version, tenant) : null;
-
     const published: ApprovalSummary[] = [];
     const admission = this.#admit(input, prepared, digest, key, policy, published);
     for (const approval of published) this.ctx.waitUntil(notifyApproval(this.env, run.tenant, approval));
@@ -257,7 +274,14 @@ export class RunLedger extends DurableObject<Env> {
       case "follower":
         return this.#follow(admission.seq, input.call_id, admission.shared);
       case "leader":
-        return this.#lead(admission, input.call_id, prepared.tool as ToolSpec, prepared.args ?? {}, null);
+        return this.#lead(
+          admission,
+          input.call_id,
+          prepared.tool as ToolSpec,
+          prepared.args ?? {},
+          null,
+          fault,
+        );
     }
   }
 
@@ -650,6 +674,7 @@ export class RunLedger extends DurableObject<Env> {
     tool: ToolSpec,
     args: Record<string, unknown>,
     approval: ApprovalBlock | null,
+    fault: FaultPlan | null = null,
   ): Promise<Envelope> {
     const { seq, key } = leader;
     const executed = approval ? { ...approval, state: "executed" as const } : null;
@@ -661,7 +686,7 @@ export class RunLedger extends DurableObject<Env> {
       if (tool.upstream.binding === LEDGER_BINDING) {
         envelope = this.#serveBuiltin(callId, tool, args);
       } else {
-        const execution = await this.#execute(callId, tool, args, key);
+        const execution = await this.#execute(callId, tool, args, key, fault);
         upstreamStatus = execution.status;
         attempts = execution.attempts;
         if (execution.ok) {
@@ -716,10 +741,26 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   /** Stages "dispatch" and "classify": one tool call upstream with a credential of this run and tool. */
-  async #execute(callId: string, tool: ToolSpec, args: Record<string, unknown>, key: string | null) {
+  async #execute(
+    callId: string,
+    tool: ToolSpec,
+    args: Record<string, unknown>,
+    key: string | null,
+    callFault: FaultPlan | null = null,
+  ) {
     const run = this.#run as RunMeta;
-    const upstream = resolveUpstream(this.env, tool.upstream.binding);
-    if (!upstream) throw new Error(`binding ${tool.upstream.binding} is missing`);
+    const resolved = resolveUpstream(this.env, tool.upstream.binding);
+    if (!resolved) throw new Error(`binding ${tool.upstream.binding} is missing`);
+    // Checked per dispatch, not at run open: turning the var off stops every stored scenario too.
+    const upstream =
+      loadConfig(this.env).faultInjection === "sandbox-header"
+        ? injectFaults(resolved, {
+            scenario: this.#scenario,
+            tool: tool.name,
+            side_effect: tool.side_effect,
+            callFault,
+          })
+        : resolved;
     let credential = this.#credentials.get(tool.name);
     if (!credential) {
       credential = await issueUpstreamCredential(

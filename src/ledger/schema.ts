@@ -1,3 +1,4 @@
+import { SCENARIO_SCHEMA } from "../scenarios/scenario-store";
 import { APPROVALS_SCHEMA } from "./approval-store";
 import { RESULTS_SCHEMA } from "./result-store";
 
@@ -64,7 +65,10 @@ ALTER TABLE run ADD COLUMN tainted_by TEXT;
 ALTER TABLE trace ADD COLUMN result TEXT;
 `;
 
-export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3];
+/** The run's fault scenario (sandbox only): its steps and the uses left of each. */
+const V4 = SCENARIO_SCHEMA;
+
+export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
 
 export function migrateLedger(sql: SqlStorage): void {
   sql.exec(

@@ -6,6 +6,7 @@ import { structuralProblems } from "../http/limits";
 import { newCallId } from "../http/respond";
 import { admitCall } from "../ratelimit/admission";
 import { ledgerFor } from "../routes/ledger-stub";
+import type { FaultPlan } from "../scenarios/modes";
 import { specsFor } from "../specs/formats";
 import { catalog } from "../tools";
 import { toCallToolResult } from "./call-result";
@@ -17,6 +18,8 @@ export interface RunServerContext {
   environment: EnvironmentName;
   /** The orchestrator's intent nonce (`X-Call-Intent` header), as on the REST door. */
   intent: string | null;
+  /** The orchestrator's one-call fault (`X-Sandbox-Fault`), where fault injection is on. */
+  fault: FaultPlan | null;
   catalogVersion: string;
 }
 
@@ -52,6 +55,7 @@ async function callThroughLedger(ctx: RunServerContext, tool: string, args: unkn
       // doors derive the same idempotency key for the same call.
       request: { ok: true, tool, args: args ?? {} },
       intent: ctx.intent,
+      fault: ctx.fault,
     });
   } catch (error) {
     // The ledger was reset or evicted mid-call. Its reservation survives, so a resend is safe.

@@ -15,6 +15,8 @@ import { tooLarge } from "../http/too-large";
 import { traceToOtlp } from "../ledger/otlp";
 import { RETENTION_MS } from "../ledger/run-ledger";
 import { limitCallRate, limitRunOpens } from "../ratelimit/middleware";
+import { acceptFaultHeaders, acceptScenario } from "../scenarios/accept";
+import { ScenarioSchema } from "../scenarios/scenario";
 import { catalog } from "../tools";
 import { ledgerFor } from "./ledger-stub";
 import { toolSpecsFor } from "./tool-specs";
@@ -28,6 +30,7 @@ export const OpenRunBodySchema = z.strictObject({
   limits: RunLimitsSchema.partial()
     .optional()
     .describe("Budgets for this run, within the tenant's ceilings."),
+  scenario: ScenarioSchema.optional(),
 });
 
 export const runs = new Hono<AppEnv>();
@@ -84,6 +87,17 @@ runs.post(
         }),
       );
     }
+    const scenario = acceptScenario(
+      body.scenario,
+      config.faultInjection,
+      new Map(catalog.tools(body.namespace).map((tool) => [tool.name, tool.side_effect])),
+    );
+    if (!scenario.ok) {
+      return respond(
+        c,
+        failure(ctx, { code: "validation_error", message: scenario.message, problems: scenario.problems }),
+      );
+    }
     const runId = `run_${crypto.randomUUID().replaceAll("-", "")}`;
     const status = await ledgerFor(c.env, tenantId, runId).open({
       tenant: tenantId,
@@ -91,6 +105,7 @@ runs.post(
       namespace: body.namespace,
       limits: limits.limits,
       repeat_threshold: tenant.repeat_threshold,
+      scenario: scenario.value,
     });
     const expiresAt = Date.parse(status.deadline_at) + TOKEN_GRACE_MS;
     const token = await issueRunToken(
@@ -106,6 +121,7 @@ runs.post(
         expires_at: new Date(expiresAt).toISOString(),
         retained_until: new Date(Date.parse(status.deadline_at) + RETENTION_MS).toISOString(),
         ...rest,
+        ...(body.scenario === undefined ? {} : { scenario: scenario.value }),
         tools: await toolSpecsFor(body.namespace),
       }),
       { status: 201 },
@@ -131,6 +147,17 @@ runs.post(
   async (c) => {
     const tenant = c.get("tenant");
     const callId = newCallId();
+    // The orchestrator's fault header is checked before the ledger: a refusal costs no budget.
+    const fault = acceptFaultHeaders((name) => c.req.header(name), loadConfig(c.env).faultInjection);
+    if (!fault.ok) {
+      return respond(
+        c,
+        failure(
+          { call_id: callId, environment: env(c) },
+          { code: "validation_error", message: fault.message, problems: fault.problems },
+        ),
+      );
+    }
     const request = parseCallBody(await c.req.text());
     try {
       const envelope = await ledgerFor(c.env, tenant, c.req.param("run_id")).call({
@@ -138,6 +165,7 @@ runs.post(
         tenant,
         request,
         intent: c.req.header("x-call-intent")?.trim() || null,
+        fault: fault.value,
       });
       return respond(c, envelope);
     } catch (error) {

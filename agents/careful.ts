@@ -1,0 +1,152 @@
+import type { Envelope } from "../src/envelope";
+import type { RunClient } from "./client";
+import { sendPlanned } from "./parallel";
+import { type Agent, type AgentResult, type PlannedCall, sleep, type Task } from "./types";
+
+export interface CarefulAgentOptions {
+  /** Retries of one planned call when told `retry`; the proxy's repeat breaker may stop it sooner. */
+  retries?: number;
+  /** The longest it waits before one retry, whatever `retry_after_ms` asks. */
+  maxRetryWaitMs?: number;
+  /** How often it asks again about a pending approval, at most. */
+  approvalPollMs?: number;
+  /** How long it waits for a human in all before escalating instead. */
+  approvalWaitMs?: number;
+  /** Pages of a large result it reads before working from what it has. */
+  maxPages?: number;
+}
+
+/** What happened to one planned call: done, or the end of the whole task. */
+type StepEnd = { done: true } | { done: false; result: AgentResult };
+
+const BASE_BACKOFF_MS = 250;
+
+/**
+ * An agent loop that reads the envelope: it follows `recommended_next_action`, waits
+ * `retry_after_ms` (capped) before a retry, waits for a human within a bounded time, reconciles
+ * with a read when the outcome of a write is unclear, pages through large results by handle, and
+ * stops instead of guessing when it cannot fix what is wrong.
+ */
+export class CarefulAgent implements Agent {
+  readonly name = "careful";
+  readonly #options: Required<CarefulAgentOptions>;
+
+  constructor(options: CarefulAgentOptions = {}) {
+    this.#options = {
+      retries: options.retries ?? 3,
+      maxRetryWaitMs: options.maxRetryWaitMs ?? 2_000,
+      approvalPollMs: options.approvalPollMs ?? 300,
+      approvalWaitMs: options.approvalWaitMs ?? 8_000,
+      maxPages: options.maxPages ?? 2,
+    };
+  }
+
+  async run(task: Task, client: RunClient): Promise<AgentResult> {
+    for (const step of task.plan) {
+      const end = await this.#perform(step, client);
+      if (!end.done) return end.result;
+    }
+    return { status: "completed", reason: "every planned call succeeded" };
+  }
+
+  async #perform(step: PlannedCall, client: RunClient): Promise<StepEnd> {
+    let retries = 0;
+    let rereadStale = false;
+    const waitingSince = Date.now();
+    for (;;) {
+      const envelope = await sendPlanned(client, step);
+      if (envelope.outcome === "success") {
+        // A read older than one the run already saw: read once more rather than act on it.
+        if (isStale(envelope) && !rereadStale) {
+          rereadStale = true;
+          continue;
+        }
+        await this.#readPages(envelope, client);
+        return { done: true };
+      }
+      const error = envelope.error;
+      // An outcome this agent does not know is terminal, as the contract says.
+      if (!error || envelope.outcome !== "retryable_failure") {
+        if (error?.recommended_next_action === "reconcile")
+          return this.#reconcile(step, client, error.message);
+        return this.#endFor(envelope);
+      }
+      switch (error.recommended_next_action) {
+        case "retry": {
+          if (retries >= this.#options.retries) {
+            return stop("escalated", `still failing after ${retries} retries: ${error.code}`);
+          }
+          const backoff = BASE_BACKOFF_MS * 2 ** retries;
+          await sleep(Math.min(error.retry_after_ms ?? backoff, this.#options.maxRetryWaitMs));
+          retries++;
+          continue;
+        }
+        case "wait_for_approval": {
+          if (Date.now() - waitingSince >= this.#options.approvalWaitMs) {
+            return stop("escalated", "a human has not decided the approval in time");
+          }
+          await sleep(
+            Math.min(error.retry_after_ms ?? this.#options.approvalPollMs, this.#options.approvalPollMs),
+          );
+          continue;
+        }
+        case "reconcile":
+          return this.#reconcile(step, client, error.message);
+        default:
+          return this.#endFor(envelope);
+      }
+    }
+  }
+
+  /** The end a terminal answer calls for: a human when told so, else a stop with the reason. */
+  #endFor(envelope: Envelope): StepEnd {
+    const error = envelope.error;
+    if (!error) return stop("stopped", `unknown outcome ${String(envelope.outcome)}`);
+    switch (error.recommended_next_action) {
+      case "escalate_to_human":
+        return stop("escalated", `${error.code}: ${error.message}`);
+      case "fix_arguments":
+        return stop("stopped", `cannot fix the arguments itself (${error.code})`);
+      default:
+        return stop("stopped", `${error.code}: ${error.message}`);
+    }
+  }
+
+  /** The write's fate is unclear: look at the order once, then stop and leave the rest to a human. */
+  async #reconcile(step: PlannedCall, client: RunClient, why: string): Promise<StepEnd> {
+    const orderId = step.args.order_id;
+    if (typeof orderId !== "string") return stop("stopped", `reconcile needed, nothing to read: ${why}`);
+    const args = { order_id: orderId };
+    const read = await client.call("lookup_order", args);
+    return {
+      done: false,
+      result: {
+        status: "stopped",
+        reason: `reconciled with lookup_order: ${why}`,
+        reconciled: { tool: "lookup_order", args, outcome: read.outcome },
+      },
+    };
+  }
+
+  /** Follows a large result's handle for a few pages: enough to act on, not the whole archive. */
+  async #readPages(envelope: Envelope, client: RunClient): Promise<void> {
+    const handle = (envelope.data as { handle?: unknown } | null)?.handle;
+    if (typeof handle !== "string") return;
+    let cursor: number | null = 0;
+    for (let page = 0; page < this.#options.maxPages && cursor !== null; page++) {
+      const read = await client.call("read_result_page", { handle, cursor });
+      if (read.outcome !== "success") return;
+      const next = (read.data as { next_cursor?: unknown } | null)?.next_cursor;
+      cursor = typeof next === "number" ? next : null;
+    }
+  }
+}
+
+function isStale(envelope: Envelope): boolean {
+  const observed = envelope.observed_state as { stale?: unknown } | null;
+  return observed?.stale === true;
+}
+
+function stop(status: AgentResult["status"], reason: string): StepEnd {
+  return { done: false, result: { status, reason } };
+}

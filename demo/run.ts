@@ -1,0 +1,150 @@
+// `npm run demo`: the opening story as a transcript. The payment API answers 502, the agent's loop
+// retries three times, and the proxy turns it into one refund: over REST, then over MCP.
+//
+// Uses the proxy at http://127.0.0.1:8787 when `npm start` is running there, else starts its own.
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { ProxyClient, type RunClient } from "../agents/client";
+import { TENANT_KEYS } from "../eval/credentials";
+import { existingProxy, isHealthy, type LocalProxy, startProxy } from "../eval/local-proxy";
+import { SandboxAdmin } from "../eval/sandbox-admin";
+import { type Envelope, EnvelopeSchema } from "../src/envelope";
+import { heading, note, say, showEnvelope, showRefunds, showRequests } from "./print";
+
+const DEFAULT_URL = "http://127.0.0.1:8787";
+const ORDER = "B2002";
+const REFUND = { order_id: ORDER, amount_cents: 500, reason: "user_cancel" };
+/** Chosen by the orchestrator when it opens the run; the model never sees or sets it. */
+const SCENARIO = [{ mode: "bad_gateway", tool: "issue_refund", times: 1 }];
+const RETRIES = 3;
+
+async function openStoryRun(proxy: ProxyClient, transport: string) {
+  say(`The orchestrator opens a run for tenant globex (${transport}), with a scenario for the sandbox.`);
+  const opened = await proxy.openRun(TENANT_KEYS.globex, { namespace: "support", scenario: SCENARIO });
+  note(`POST /v1/runs {"namespace":"support","scenario":${JSON.stringify(SCENARIO)}}`);
+  note(`run ${opened.run_id}: the payment API will answer 502 Bad Gateway to this run's first refund.`);
+  note("globex auto-approves refunds up to 1000 cents, so this 500-cent refund needs no human:");
+  note("the story has no approval step in it (acme's would wait for an operator first).");
+  return opened;
+}
+
+async function restStory(proxy: ProxyClient, admin: SandboxAdmin): Promise<void> {
+  heading("Over REST: POST /v1/runs/{run_id}/calls");
+  const opened = await openStoryRun(proxy, "REST");
+  const client = proxy.forRun(opened);
+
+  say(`The agent looks up order ${ORDER}.`);
+  const order = await client.call("lookup_order", { order_id: ORDER });
+  showEnvelope(order, lastStatus(client));
+  const data = order.data as { status?: string; refundable_cents?: number; refunds?: unknown[] } | null;
+  note(
+    `  order ${ORDER}: ${data?.status}, refundable ${data?.refundable_cents} cents, ${data?.refunds?.length} refunds`,
+  );
+
+  say(`The agent refunds 500 cents: issue_refund ${JSON.stringify(REFUND)}`);
+  showEnvelope(await client.call("issue_refund", REFUND), lastStatus(client));
+  note("  The sandbox answered an nginx 502 page; the agent gets this envelope instead, never the page.");
+
+  for (let retry = 1; retry <= RETRIES; retry++) {
+    say(
+      `The agent's loop does not read envelopes: it sends the identical call again (retry ${retry} of ${RETRIES}).`,
+    );
+    showEnvelope(await client.call("issue_refund", REFUND), lastStatus(client));
+  }
+
+  say("What really happened, from the payments sandbox's own records:");
+  const effects = await admin.effectsOf("globex", opened.run_id);
+  showRefunds(effects.refunds);
+  showRequests(effects.requests, "/refunds");
+  note("One refund. The first request failed at the gateway; the first retry was resent with the same key");
+  note(
+    "and succeeded; the next two identical calls were refused by the repeat breaker and never left the proxy.",
+  );
+  await client.end();
+}
+
+/** An MCP client over real HTTP to the proxy's /mcp endpoint, authenticated with the run token. */
+async function connectMcp(baseUrl: string, runToken: string): Promise<Client> {
+  const client = new Client({ name: "demo-agent", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${runToken}` } },
+  });
+  await client.connect(transport);
+  return client;
+}
+
+async function mcpStory(proxy: ProxyClient, admin: SandboxAdmin): Promise<void> {
+  heading("The same story over MCP: tools/call on POST /mcp");
+  const opened = await openStoryRun(proxy, "MCP");
+  const mcp = await connectMcp(proxy.baseUrl, opened.run_token);
+  try {
+    const { tools } = await mcp.listTools();
+    say(`The agent connects an MCP client with the run token and lists ${tools.length} tools.`);
+    note(tools.map((tool) => tool.name).join(", "));
+
+    const call = async (name: string, args: Record<string, unknown>): Promise<Envelope> => {
+      const result = await mcp.callTool({ name, arguments: args });
+      note(`isError: ${String(result.isError ?? false)}`);
+      return EnvelopeSchema.parse(result.structuredContent);
+    };
+    say(`tools/call issue_refund ${JSON.stringify(REFUND)}`);
+    showEnvelope(await call("issue_refund", REFUND));
+    for (let retry = 1; retry <= RETRIES; retry++) {
+      say(`The agent retries the identical tools/call (retry ${retry} of ${RETRIES}).`);
+      showEnvelope(await call("issue_refund", REFUND));
+    }
+  } finally {
+    await mcp.close();
+  }
+  say("The payments sandbox's records for the MCP run:");
+  const effects = await admin.effectsOf("globex", opened.run_id);
+  showRefunds(effects.refunds);
+  showRequests(effects.requests, "/refunds");
+  note("Same pipeline, same ledger, same envelope: one refund again.");
+}
+
+function moral(): void {
+  heading("In short");
+  note(`Each run: ${RETRIES + 1} identical refund calls from an agent that ignores what it is told,`);
+  note("2 requests to the payment API (both with one Idempotency-Key derived by the proxy), 1 refund.");
+  note("Without the proxy, the same loop against the same API makes three refunds (four, had the 502");
+  note(
+    "come after the API acted): nothing tells the API the retries are one refund, and nothing stops the loop.",
+  );
+}
+
+/** The HTTP status of the client's last call, to show beside its envelope. */
+function lastStatus(client: RunClient): number | undefined {
+  return client.log.at(-1)?.http_status;
+}
+
+async function findOrStartProxy(): Promise<LocalProxy> {
+  const url = process.env.DEMO_BASE_URL ?? DEFAULT_URL;
+  if (await isHealthy(url)) {
+    console.log(`demo: using the proxy already running at ${url}`);
+    return existingProxy(url);
+  }
+  console.log(`demo: nothing answers ${url}/healthz; starting the proxy and its sandbox (wrangler dev) ...`);
+  const started = await startProxy(8787);
+  console.log(`demo: proxy ready on ${started.url}`);
+  return started;
+}
+
+async function main(): Promise<void> {
+  const local = await findOrStartProxy();
+  const admin = await SandboxAdmin.connect();
+  try {
+    const proxy = new ProxyClient(local.url);
+    await restStory(proxy, admin);
+    await mcpStory(proxy, admin);
+    moral();
+    console.log("");
+  } finally {
+    await admin.dispose();
+    local.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`demo: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,55 @@
+import type { ScenarioStepBody } from "../agents/client";
+import type { AgentStatus, Task } from "../agents/types";
+
+/**
+ * What an evaluation case is: a task for an agent, the upstream scenario its run is opened with,
+ * how the simulated operator decides, and the outcome expected at the source.
+ */
+
+export type CaseGroup = "normal" | "edge" | "adversarial";
+export const CASE_GROUPS: readonly CaseGroup[] = ["normal", "edge", "adversarial"];
+
+/** The demo tenants whose keys the evaluation holds (see .dev.vars.example). */
+export type EvalTenant = "acme" | "globex";
+
+/** A refund, ticket or email the task means to cause, as the sandbox records it. */
+export type IntendedEffect =
+  | { kind: "refund"; order_id: string; amount_cents: number; reason: string }
+  | { kind: "ticket"; customer_id: string; priority: string; summary: string }
+  | { kind: "email"; customer_id: string; subject: string };
+
+/**
+ * How the simulated operator decides this run's approvals: approve those asking for an intended
+ * effect and reject any other, or reject everything.
+ */
+export type OperatorPolicy = "approve_intended" | "reject_all";
+
+export interface EvalCase {
+  /** kebab-case, unique: names the trace file. */
+  id: string;
+  group: CaseGroup;
+  title: string;
+  tenant: EvalTenant;
+  task: Task;
+  scenario?: ScenarioStepBody[];
+  limits?: Partial<Record<"max_calls" | "max_writes" | "max_destructive" | "deadline_s", number>>;
+  operator?: OperatorPolicy;
+  expect: {
+    /**
+     * Exactly the effects the run must leave at the source: listing one twice means two. Empty
+     * means none, which is the right outcome when the upstream never acted.
+     */
+    effects: IntendedEffect[];
+    /** The agent endings that count as handling the task right; anything else fails it. */
+    ends: AgentStatus[];
+    /** Text no envelope the agent received may contain (upstream stack traces, HTML pages). */
+    envelopesExclude?: string[];
+    /**
+     * Third-party text that may reach the agent only inside the proxy's untrusted-content fence:
+     * every string value carrying it must start with the fence's opening line.
+     */
+    fenced?: string[];
+  };
+  /** In the reduced set `npm run eval -- --quick` runs for a fast local check. */
+  quick?: boolean;
+}

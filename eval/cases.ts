@@ -1,0 +1,15 @@
+import type { EvalCase } from "./case-types";
+import { adversarial } from "./cases/adversarial";
+import { edge } from "./cases/edge";
+import { normal } from "./cases/normal";
+
+/**
+ * The evaluation's cases, in three groups. Each is a task, the scenario its run is opened with,
+ * and the outcome expected at the source (the sandbox's refunds, tickets and emails of the run).
+ *
+ * Tenants: acme needs a human for every refund and email; globex auto-approves refunds up to 1000
+ * cents (unless the run read untrusted text). Amounts differ between cases so a trace is easy to
+ * follow; the source is always filtered by the case's own run.
+ */
+
+export const CASES: readonly EvalCase[] = [...normal, ...edge, ...adversarial];

@@ -1,0 +1,85 @@
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { ROOT } from "./paths";
+
+/** A proxy (with its sandbox) to evaluate against: one already running, or one this process started. */
+export interface LocalProxy {
+  url: string;
+  /** True when this process started it, and so must stop it. */
+  started: boolean;
+  stop(): void;
+}
+
+interface LocalStackModule {
+  startWrangler(options: {
+    configs: string[];
+    port: number;
+    readyPath?: string;
+    quiet?: boolean;
+    timeoutMs?: number;
+  }): Promise<{ url: string; stop(): void }>;
+}
+
+/** Whether a proxy answers `GET /healthz` with 200 at this address. */
+export async function isHealthy(url: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${url.replace(/\/+$/, "")}/healthz`, {
+      signal: AbortSignal.timeout(2_000),
+    });
+    await response.arrayBuffer();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts the proxy and its sandbox with `wrangler dev` (scripts/local-stack.mjs: loopback, a fresh
+ * temporary state folder). It registers its workers in a private dev registry, so the admin client
+ * of this process reaches this sandbox and not the one of an `npm start` running beside it.
+ */
+export async function startProxy(fromPort: number): Promise<LocalProxy> {
+  process.env.WRANGLER_REGISTRY_PATH = mkdtempSync(join(tmpdir(), "edge-tool-proxy-registry-"));
+  // Imported only now: the script snapshots the environment (for wrangler) when it is loaded.
+  const stack = (await import(
+    pathToFileURL(join(ROOT, "scripts", "local-stack.mjs")).href
+  )) as LocalStackModule;
+  const port = await freePort(fromPort);
+  const proxy = await stack.startWrangler({
+    configs: ["wrangler.toml", "sandbox/wrangler.toml"],
+    port,
+    readyPath: "/healthz",
+    timeoutMs: 90_000,
+  });
+  if (!(await isHealthy(proxy.url))) {
+    proxy.stop();
+    throw new Error(
+      `the proxy started on ${proxy.url} does not answer /healthz with 200. If .dev.vars predates .dev.vars.example, delete it to have it recreated.`,
+    );
+  }
+  return { url: proxy.url, started: true, stop: proxy.stop };
+}
+
+/** An already running proxy: never stopped by this process. */
+export function existingProxy(url: string): LocalProxy {
+  return { url: url.replace(/\/+$/, ""), started: false, stop: () => {} };
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/** A loopback port that is free, with its inspector port (port + 1000, as startWrangler uses) free too. */
+async function freePort(from: number): Promise<number> {
+  for (let port = from; port < from + 100; port++) {
+    if ((await canListen(port)) && (await canListen(port + 1000))) return port;
+  }
+  throw new Error(`no free loopback port between ${from} and ${from + 99}`);
+}

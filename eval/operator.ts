@@ -1,0 +1,109 @@
+import { type Envelope, EnvelopeSchema } from "../src/envelope";
+import type { IntendedEffect, OperatorPolicy } from "./case-types";
+import type { ApprovalView } from "./source-types";
+import { effectOfApproval, fingerprint } from "./verdict";
+
+/** One decision the simulated operator made, for the case's trace file. */
+export interface OperatorDecision {
+  approval_id: string;
+  tool: string;
+  args: Record<string, unknown>;
+  decision: "approve" | "reject";
+  outcome: Envelope["outcome"];
+  at: string;
+}
+
+const APPROVAL_STATES = ["pending", "approved", "executed", "rejected", "expired"] as const;
+const POLL_MS = 150;
+
+/**
+ * The human at the console, simulated through the operator API with the tenant's operator key:
+ * while the agent runs it looks at the pending approvals of one run and approves those asking for
+ * an effect the task intends, rejecting anything else (or everything, in a rejection case).
+ */
+export class SimulatedOperator {
+  readonly decisions: OperatorDecision[] = [];
+  readonly #baseUrl: string;
+  readonly #key: string;
+  readonly #runId: string;
+  readonly #policy: OperatorPolicy;
+  readonly #intended: Set<string>;
+  #loop: Promise<void> | null = null;
+  #running = false;
+
+  constructor(opts: {
+    baseUrl: string;
+    operatorKey: string;
+    runId: string;
+    policy: OperatorPolicy;
+    intended: readonly IntendedEffect[];
+  }) {
+    this.#baseUrl = opts.baseUrl;
+    this.#key = opts.operatorKey;
+    this.#runId = opts.runId;
+    this.#policy = opts.policy;
+    this.#intended = new Set(opts.intended.map(fingerprint));
+  }
+
+  start(): void {
+    this.#running = true;
+    this.#loop = (async () => {
+      while (this.#running) {
+        await this.sweep();
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      }
+    })();
+  }
+
+  /** Stops polling, then decides whatever is still pending: an agent that gave up early is still served. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    await this.#loop;
+    await this.sweep();
+  }
+
+  /** Decides every pending approval of the run once. */
+  async sweep(): Promise<void> {
+    for (const approval of await this.#list("pending")) {
+      const effect = effectOfApproval(approval);
+      const wanted = effect !== null && this.#intended.has(fingerprint(effect));
+      const decision = this.#policy === "approve_intended" && wanted ? "approve" : "reject";
+      const reason =
+        decision === "approve"
+          ? "checked against the ticket: intended"
+          : "not part of the customer's request";
+      const envelope = await this.#request(`/v1/approvals/${approval.id}/${decision}`, {
+        method: "POST",
+        body: JSON.stringify({ reason }),
+      });
+      this.decisions.push({
+        approval_id: approval.id,
+        tool: approval.tool,
+        args: approval.args,
+        decision,
+        outcome: envelope.outcome,
+        at: new Date().toISOString(),
+      });
+    }
+  }
+
+  /** Every approval of the run, in any state: what the operator API says was asked and decided. */
+  async approvalsOfRun(): Promise<ApprovalView[]> {
+    const lists = await Promise.all(APPROVAL_STATES.map((state) => this.#list(state)));
+    return lists.flat();
+  }
+
+  async #list(state: (typeof APPROVAL_STATES)[number]): Promise<ApprovalView[]> {
+    const envelope = await this.#request(`/v1/approvals?state=${state}`);
+    const approvals = (envelope.data as { approvals?: ApprovalView[] } | null)?.approvals ?? [];
+    return approvals.filter((approval) => approval.run_id === this.#runId);
+  }
+
+  async #request(path: string, init: { method?: string; body?: string } = {}): Promise<Envelope> {
+    const response = await fetch(`${this.#baseUrl}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${this.#key}`, "content-type": "application/json" },
+    });
+    return EnvelopeSchema.parse(await response.json());
+  }
+}

@@ -1,0 +1,58 @@
+/** Rows of the sandbox's admin API (sandbox/API.md, "Admin"), as far as the evaluation reads them. */
+
+export interface AdminRefund {
+  refund_id: string;
+  order_id: string;
+  amount_cents: number;
+  reason: string;
+  tenant: string;
+  run_id: string | null;
+  created_at: string;
+}
+
+export interface AdminTicket {
+  ticket_id: string;
+  customer_id: string;
+  priority: string;
+  summary: string;
+  tenant: string;
+  run_id: string | null;
+}
+
+export interface AdminEmail {
+  email_id: string;
+  customer_id: string;
+  subject: string;
+  tenant: string;
+  run_id: string | null;
+}
+
+export interface AdminRequest {
+  seq: number;
+  run_id: string | null;
+  tool: string | null;
+  method: string;
+  path: string;
+  idempotency_key: string | null;
+  fault: string | null;
+  status: number | null;
+  phase: string;
+}
+
+/** What one run left at the source. */
+export interface SourceEffects {
+  refunds: AdminRefund[];
+  tickets: AdminTicket[];
+  emails: AdminEmail[];
+  requests: AdminRequest[];
+}
+
+/** An approval as the operator API lists it (GET /v1/approvals?state=). */
+export interface ApprovalView {
+  id: string;
+  run_id: string;
+  tool: string;
+  state: string;
+  args: Record<string, unknown>;
+  decided_by: string | null;
+}
