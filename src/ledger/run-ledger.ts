@@ -1,18 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
-import {
-  APPROVAL_POLL_MS,
-  APPROVAL_TTL_MS,
-  type ApprovalRecord,
-  type ApprovalSummary,
-  approvalBlock,
-  newApprovalId,
-  summarize,
-} from "../approvals/model";
+import { type ApprovalRecord, type ApprovalSummary, approvalBlock, summarize } from "../approvals/model";
 import { notifyApproval } from "../approvals/notify";
 import { policyVersion } from "../approvals/policy-version";
 import type { ToolSpec } from "../catalog/define-tool";
 import { loadConfig } from "../config/load";
-import type { RunLimits, TenantConfig } from "../config/tenants";
+import type { TenantConfig } from "../config/tenants";
 import type { Env } from "../env";
 import {
   type ApprovalBlock,
@@ -23,65 +15,32 @@ import {
   success,
 } from "../envelope";
 import { type AttemptRecord, executeTool } from "../pipeline/execute";
-import { type CallRequest, type PreparedCall, prepareCall } from "../pipeline/prepare";
+import { type PreparedCall, prepareCall } from "../pipeline/prepare";
 import { withTaint } from "../pipeline/taint";
 import { refuseUnfitFault } from "../scenarios/accept";
 import { injectFaults } from "../scenarios/inject";
 import type { FaultPlan } from "../scenarios/modes";
-import type { ScenarioStep } from "../scenarios/scenario";
 import { ScenarioStore } from "../scenarios/scenario-store";
-import { capResult } from "../shaping/cap";
-import { fenceUntrusted } from "../shaping/fence";
 import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
 import { LEDGER_BINDING } from "../tools/builtins";
 import { resolveUpstream } from "../upstream/bindings";
 import { issueUpstreamCredential } from "../upstream/credential";
+import { passApprovalGate } from "./approval-gate";
 import { ApprovalStore } from "./approval-store";
 import { budgetLeft, type Counters, canChargeCall, canSpendEffect, spendEffect } from "./budget";
-import { canonicalJson } from "./canonical-json";
 import { callDigest, deriveIdempotencyKey } from "./idempotency-key";
-import { newResultHandle, ResultStore } from "./result-store";
+import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./ledger-api";
+import { ResultStore } from "./result-store";
 import { type RunStatus, runStatus } from "./run-status";
-import { type RunMeta, RunStore, type Taint } from "./run-store";
+import { type RunMeta, RunStore } from "./run-store";
+import { type Recorder, shapeResult, traceable } from "./shape-result";
 import type { TraceEntry } from "./trace";
 
 /** Keys, results, approvals and trace outlive the run by at least this long. */
 export const RETENTION_MS = 24 * 60 * 60 * 1000;
 
-export interface OpenRunInput {
-  tenant: string;
-  run_id: string;
-  namespace: string;
-  limits: RunLimits;
-  repeat_threshold: number;
-  /** Upstream faults for this run, already checked; only where fault injection is enabled. */
-  scenario?: ScenarioStep[];
-}
-
-export interface CallInput {
-  call_id: string;
-  /** From the verified run token; the ledger refuses a caller of another tenant. */
-  tenant: string;
-  request: CallRequest;
-  /** Orchestrator-supplied intent nonce (a header, never a model argument). */
-  intent: string | null;
-  /** Orchestrator-supplied X-Sandbox-Fault for this call's first upstream request (sandbox only). */
-  fault?: FaultPlan | null;
-}
-
-export interface DecideInput {
-  tenant: string;
-  approval_id: string;
-  decision: "approve" | "reject";
-  /** Who decided, for the record: an operator id derived from their key, never the key. */
-  operator: string;
-  reason: string | null;
-}
-
-export type DecideResult =
-  | { ok: true; approval: ApprovalRecord }
-  | { ok: false; code: "not_found" | "conflict_error"; message: string; approval: ApprovalRecord | null };
+export type { CallInput, DecideInput, DecideResult, OpenRunInput };
 
 /** How admission ended: answered at once, or sent upstream (leader), or joined an identical call in flight. */
 type Admission =
@@ -514,14 +473,19 @@ export class RunLedger extends DurableObject<Env> {
         // resending it is recovery, not a new effect, so it passes the gate and spends nothing.
         if (!record) {
           if (prepared.approval.required) {
-            const gate = this.#approvalGate(
-              input.call_id,
-              key,
-              tool,
-              prepared,
-              digest,
-              policy ?? "",
-              now,
+            const gate = passApprovalGate(
+              this.#approvals as ApprovalStore,
+              this.#tenantConfig(run),
+              {
+                callId: input.call_id,
+                key,
+                tool,
+                args: prepared.args,
+                reasons: prepared.approval.reasons,
+                digest,
+                policyVersion: policy ?? "",
+                now,
+              },
               published,
             );
             if (gate) return answer(gate.spec, undefined, gate.approval);
@@ -541,93 +505,6 @@ export class RunLedger extends DurableObject<Env> {
       commitCounters();
       return this.#becomeLeader(seq, key);
     });
-  }
-
-  /**
-   * Stage "approval": the call waits for a human unless an operator already approved it. Returns
-   * the refusal to answer with, or null when an approval lets the call through.
-   */
-  #approvalGate(
-    callId: string,
-    key: string,
-    tool: ToolSpec,
-    prepared: PreparedCall,
-    digest: string,
-    policy: string,
-    now: number,
-    published: ApprovalSummary[],
-  ): { spec: FailureSpec; approval: ApprovalBlock | null } | null {
-    const approvals = this.#approvals as ApprovalStore;
-    const tenant = this.#tenantConfig(this.#run as RunMeta);
-    let approval = approvals.byKey(key);
-    if (!approval) {
-      if (approvals.countOpen(now) >= tenant.max_open_approvals) {
-        return {
-          spec: {
-            code: "budget_exhausted",
-            message: `This run already has ${tenant.max_open_approvals} approvals waiting; wait for a decision before asking for more.`,
-            details: { limit: "max_open_approvals" },
-          },
-          approval: null,
-        };
-      }
-      const id = newApprovalId();
-      approvals.insert({
-        id,
-        idempotency_key: key,
-        tool: tool.name,
-        side_effect: tool.side_effect,
-        args: canonicalJson(prepared.args),
-        args_digest: digest,
-        policy_version: policy,
-        reasons: JSON.stringify(prepared.approval.reasons),
-        requested_call_id: callId,
-        created_at: now,
-        expires_at: now + APPROVAL_TTL_MS,
-      });
-      approval = approvals.byId(id) as ApprovalRecord;
-      published.push(summarize(approval));
-    }
-    const block = approvalBlock(approval);
-    switch (approval.state) {
-      case "pending":
-        if (Date.parse(approval.expires_at) <= now) {
-          approvals.setState(approval.id, "expired", null);
-          published.push({ ...summarize(approval), state: "expired" });
-          return { spec: this.#expiredSpec(), approval: { ...block, state: "expired" } };
-        }
-        return {
-          spec: {
-            code: "approval_required",
-            message: `A human must approve this ${tool.name} call (${approval.reasons.join("; ")}). Wait, then make the identical call again to get its result.`,
-            retry_after_ms: APPROVAL_POLL_MS,
-            details: { approval_id: approval.id },
-          },
-          approval: block,
-        };
-      case "rejected":
-        return {
-          spec: {
-            code: "approval_rejected",
-            message: `An operator rejected this call${approval.decision_reason ? `: ${approval.decision_reason}` : "."} Do not retry it.`,
-            details: { approval_id: approval.id, reason: approval.decision_reason },
-          },
-          approval: block,
-        };
-      case "expired":
-        return { spec: this.#expiredSpec(), approval: block };
-      case "approved":
-      case "executed":
-        return null;
-    }
-  }
-
-  #expiredSpec(): FailureSpec {
-    return {
-      code: "approval_expired",
-      message:
-        "Nobody approved this call in time, or the policy changed; it will not run. Ask a human how to proceed.",
-    };
   }
 
   #becomeLeader(seq: number, key: string | null): Leader {
@@ -690,7 +567,25 @@ export class RunLedger extends DurableObject<Env> {
         upstreamStatus = execution.status;
         attempts = execution.attempts;
         if (execution.ok) {
-          const shaped = await this.#shape(callId, tool, args, execution.data);
+          const run = this.#run as RunMeta;
+          const shaped = await shapeResult(
+            {
+              callId,
+              fenceMarker: run.fence_marker,
+              alreadyTainted: run.tainted_by !== null,
+              results: this.#results,
+              findTool: (name) => catalog.find(run.namespace, name),
+              observe: (observer, observeArgs) => this.#execute(callId, observer, observeArgs, null),
+              taint: (taint) => {
+                this.#store.taint(taint);
+                const current = this.#run as RunMeta;
+                this.#run = { ...current, tainted_by: current.tainted_by ?? taint };
+              },
+            },
+            tool,
+            args,
+            execution.data,
+          );
           attempts = [...attempts, ...shaped.attempts];
           record = shaped.record;
           envelope = shaped.failure
@@ -774,98 +669,6 @@ export class RunLedger extends DurableObject<Env> {
     return executeTool({ tool, args, upstream, headers });
   }
 
-  /**
-   * Stage "observe" and "shape" of a claimed success: the postcondition read, masking, fencing,
-   * staleness and the size cap. Storage writes it needs (taint, versions, pages) are returned as
-   * `record`, to commit with the rest of the call.
-   */
-  async #shape(
-    callId: string,
-    tool: ToolSpec,
-    args: Record<string, unknown>,
-    claimed: unknown,
-  ): Promise<Shaped> {
-    const run = this.#run as RunMeta;
-    const writes: Recorder[] = [];
-    const observed: Record<string, unknown> = {};
-    const attempts: AttemptRecord[] = [];
-    let verdictFailure: FailureSpec | null = null;
-    let fencedAny = false;
-
-    const forModel = (target: ToolSpec, data: unknown) => {
-      const fenced = fenceUntrusted(applyMasks(data, target.sensitive), target.untrusted, run.fence_marker);
-      fencedAny ||= fenced.fenced;
-      return fenced.value;
-    };
-    const checkFreshness = (target: ToolSpec, data: unknown) => {
-      if (!target.freshness) return;
-      const resource = target.freshness.resource(data);
-      const version = target.freshness.version(data);
-      // Decided now against what is stored; written with the call, so two reads in flight agree.
-      const verdict = this.#results.observeVersion(resource, version, Date.now());
-      if (verdict.stale) observed.stale = true;
-      observed.freshness = { resource, version, newest_seen: verdict.newest_seen, stale: verdict.stale };
-    };
-
-    if (tool.observe) {
-      const observer = catalog.find(run.namespace, tool.observe.tool);
-      if (observer) {
-        const observation = await this.#execute(callId, observer, tool.observe.args(args, claimed), null);
-        attempts.push(...observation.attempts);
-        if (observation.ok) {
-          const verdict = tool.observe.verify(args, claimed, observation.data);
-          checkFreshness(observer, observation.data);
-          observed.postcondition = {
-            tool: observer.name,
-            verified: verdict.ok,
-            observed: forModel(observer, observation.data),
-          };
-          if (!verdict.ok) {
-            verdictFailure = {
-              code: verdict.code,
-              message: `${verdict.message} Do not retry: reconcile the state with a read or a human first.`,
-              side_effect_confirmed: false,
-              recommended_next_action: "reconcile",
-              external_id: externalId(claimed),
-            };
-          }
-        } else {
-          observed.postcondition = { tool: observer.name, verified: null, error: observation.failure.code };
-        }
-      }
-    }
-
-    checkFreshness(tool, claimed);
-    let data = forModel(tool, claimed);
-    const capped = capResult(data, tool.max_result_bytes);
-    if (capped.kind === "paged") {
-      const handle = newResultHandle();
-      writes.push(() => this.#results.savePages(handle, tool.name, capped.summary, capped.pages));
-      data = {
-        handle,
-        summary: capped.summary,
-        partial: capped.skeleton,
-        next_step: `The result is too large to return at once. Call read_result_page with {"handle": "${handle}", "cursor": 0} and follow next_cursor, or GET /v1/runs/{run_id}/results/${handle}.`,
-      };
-    }
-    if (fencedAny && !run.tainted_by) {
-      const taint: Taint = { call_id: callId, tool: tool.name, at: new Date().toISOString() };
-      writes.push(() => {
-        this.#store.taint(taint);
-        this.#run = { ...(this.#run as RunMeta), tainted_by: (this.#run as RunMeta).tainted_by ?? taint };
-      });
-    }
-    return {
-      data,
-      observed: Object.keys(observed).length > 0 ? observed : null,
-      failure: verdictFailure,
-      attempts,
-      record: () => {
-        for (const write of writes) write();
-      },
-    };
-  }
-
   /** read_result_page: served from this run's own storage. */
   #serveBuiltin(callId: string, tool: ToolSpec, args: Record<string, unknown>): Envelope {
     const handle = String(args.handle);
@@ -886,32 +689,4 @@ export class RunLedger extends DurableObject<Env> {
     }
     return success(this.#context(callId, tool.name, null), page);
   }
-}
-
-type Recorder = () => void;
-
-interface Shaped {
-  data: unknown;
-  observed: Record<string, unknown> | null;
-  failure: FailureSpec | null;
-  attempts: AttemptRecord[];
-  record: Recorder;
-}
-
-const TRACE_RESULT_BYTES = 4 * 1024;
-
-/** What the trace keeps of a result: the model's view when small, else only that it was omitted. */
-function traceable(data: unknown): unknown {
-  const text = JSON.stringify(data ?? null);
-  return text.length <= TRACE_RESULT_BYTES ? (data ?? null) : { omitted_bytes: text.length };
-}
-
-/** The upstream's own id of a claimed effect (a refund id, a ticket id), if it names one. */
-function externalId(claimed: unknown): string | null {
-  if (typeof claimed !== "object" || claimed === null) return null;
-  for (const [field, value] of Object.entries(claimed as Record<string, unknown>)) {
-    if (field.endsWith("_id") && typeof value === "string" && field !== "order_id" && field !== "customer_id")
-      return value;
-  }
-  return null;
 }
