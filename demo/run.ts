@@ -5,8 +5,8 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { ProxyClient, type RunClient } from "../agents/client";
 import { TENANT_KEYS } from "../eval/credentials";
-import { existingProxy, isHealthy, type LocalProxy, startProxy } from "../eval/local-proxy";
 import { SandboxAdmin } from "../eval/sandbox-admin";
+import { existingProxy, isHealthy, type LocalProxy, startProxy } from "../scripts/local-proxy";
 import { type Envelope, EnvelopeSchema } from "../src/envelope";
 import { heading, note, say, showEnvelope, showRefunds, showRequests } from "./print";
 

@@ -15,9 +15,9 @@ import { ProxyClient } from "../agents/client";
 import { NaiveAgent } from "../agents/naive";
 import { OpenAiCompatibleAgent, openAiConfigFromEnv } from "../agents/openai-compatible";
 import type { Agent } from "../agents/types";
+import { existingProxy, isHealthy, type LocalProxy, startProxy } from "../scripts/local-proxy";
 import type { EvalCase } from "./case-types";
 import { CASES } from "./cases";
-import { existingProxy, isHealthy, type LocalProxy, startProxy } from "./local-proxy";
 import {
   type AgentSummary,
   type CaseOutcome,

@@ -1,3 +1,4 @@
+import type { RequestLogEntry } from "../sandbox/src/model";
 /** Rows of the sandbox's admin API (sandbox/API.md, "Admin"), as far as the evaluation reads them. */
 
 export interface AdminRefund {
@@ -27,17 +28,8 @@ export interface AdminEmail {
   run_id: string | null;
 }
 
-export interface AdminRequest {
-  seq: number;
-  run_id: string | null;
-  tool: string | null;
-  method: string;
-  path: string;
-  idempotency_key: string | null;
-  fault: string | null;
-  status: number | null;
-  phase: string;
-}
+/** An entry of the sandbox's request log, as its admin API returns it. */
+export type AdminRequest = RequestLogEntry;
 
 /** What one run left at the source. */
 export interface SourceEffects {

@@ -1,5 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import type { RequestLogEntry } from "../sandbox/src/model";
 import { type Envelope, EnvelopeSchema } from "../src/envelope";
 import type { RunLedger } from "../src/ledger/run-ledger";
 
@@ -122,17 +123,8 @@ export function armFault(runId: string, fault: Record<string, unknown>) {
   return sandbox("/_admin/faults", { method: "POST", body: JSON.stringify({ run_id: runId, ...fault }) });
 }
 
-export interface SandboxRequest {
-  seq: number;
-  run_id: string | null;
-  tool: string | null;
-  method: string;
-  path: string;
-  idempotency_key: string | null;
-  fault: string | null;
-  status: number | null;
-  phase: string;
-}
+/** An entry of the sandbox's request log, as its admin API returns it. */
+export type SandboxRequest = RequestLogEntry;
 
 export async function sandboxRequests(runId: string): Promise<SandboxRequest[]> {
   const body = await sandbox<{ requests: SandboxRequest[] }>(

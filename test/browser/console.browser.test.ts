@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, type LocalProxy, startProxy } from "./local-stack";
+import { type LocalProxy, startProxy } from "../../scripts/local-proxy";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SCREENSHOTS = new URL("../../screenshots/", import.meta.url);
@@ -47,7 +47,7 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`No Chromium at ${CHROMIUM}: apt-get update && apt-get install -y chromium`);
   }
-  proxy = await startProxy(await freePort(8811));
+  proxy = await startProxy(8811);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,

@@ -1,9 +1,11 @@
 import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { ROOT } from "./paths";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+/** The repository root, whichever folder the script was started from. */
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** A proxy (with its sandbox) to evaluate against: one already running, or one this process started. */
 export interface LocalProxy {
