@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
+  armFault,
   asOperator,
   callTool,
   decide,
@@ -73,6 +74,23 @@ describe("the human approval gate", () => {
     expect(await refundsOfRun("A1001", run)).toHaveLength(1);
     const trace = await traceOf(run);
     expect(trace.filter((entry) => String(entry.actor).startsWith("operator:"))).toHaveLength(1);
+  });
+
+  it("keeps an approved call whose execution was unclear approved, until the agent's resend executes it", async () => {
+    const run = await openRun("acme");
+    await armFault(run.id, { mode: "bad_gateway", path_prefix: "/refunds", times: 1 });
+    const asked = await callTool(run, "issue_refund", refund("A1002", 2));
+    const id = asked.body.approval?.id ?? "";
+    const approved = await decide(id, "approve");
+    expect(approved.body.data).toMatchObject({ approval: { state: "approved", result: null } });
+    const resent = await callTool(run, "issue_refund", refund("A1002", 2));
+    expect(resent.body.outcome).toBe("success");
+    const detail = await asOperator(`/v1/approvals/${id}`);
+    const sent = (await sandboxRequests(run.id)).filter((entry) => entry.path === "/refunds");
+    expect(sent.map((entry) => entry.status)).toEqual([502, 201]);
+    expect(await refundsOfRun("A1002", run)).toHaveLength(1);
+    expect(new Set(sent.map((entry) => entry.idempotency_key)).size).toBe(1);
+    expect(detail.body.data).toMatchObject({ approval: { state: "executed" } });
   });
 
   it("binds an approval to the exact arguments: approving one call never executes another", async () => {

@@ -107,3 +107,52 @@ export function passApprovalGate(
       return null;
   }
 }
+
+/** What an operator's decision does to an approval, decided before anything is written. */
+export type DecisionPlan =
+  /** Nothing changes: no such approval, or the same decision again (two operators at once). */
+  | { kind: "unchanged"; found: boolean }
+  | { kind: "expire"; why: string }
+  | { kind: "refuse"; message: string }
+  | { kind: "reject" }
+  | { kind: "approve"; tool: ToolSpec };
+
+export interface DecisionContext {
+  now: number;
+  policyVersion: string;
+  runClosed: boolean;
+  findTool: (name: string) => ToolSpec | undefined;
+  /** Why the run's budget cannot take one more execution of this tool, or null when it can. */
+  budgetRefusal: (tool: ToolSpec) => string | null;
+}
+
+/**
+ * The rules of an operator's decision. Deciding a decided approval the same way again changes
+ * nothing; the other way is a conflict. A pending approval past its expiry, or asked under another
+ * policy version, can no longer be granted. Approving needs an open run, a tool that still exists
+ * and room in the run's budget: the cap counts executions, so it is checked now, not when asked.
+ */
+export function planDecision(
+  approval: ApprovalRecord | null,
+  decision: "approve" | "reject",
+  ctx: DecisionContext,
+): DecisionPlan {
+  if (!approval) return { kind: "unchanged", found: false };
+  if (approval.state !== "pending") {
+    const same = decision === "approve" ? ["approved", "executed"] : ["rejected"];
+    return same.includes(approval.state)
+      ? { kind: "unchanged", found: true }
+      : { kind: "refuse", message: `This approval is already ${approval.state}.` };
+  }
+  if (approval.policy_version !== ctx.policyVersion) {
+    return { kind: "expire", why: "the policy changed since it was requested" };
+  }
+  if (Date.parse(approval.expires_at) <= ctx.now) return { kind: "expire", why: "it expired" };
+  if (decision === "reject") return { kind: "reject" };
+  if (ctx.runClosed) return { kind: "refuse", message: "The run has ended; nothing can be executed in it." };
+  const tool = ctx.findTool(approval.tool);
+  if (!tool) return { kind: "refuse", message: "The tool no longer exists." };
+  const budget = ctx.budgetRefusal(tool);
+  if (budget) return { kind: "refuse", message: budget };
+  return { kind: "approve", tool };
+}

@@ -26,7 +26,7 @@ import { catalog } from "../tools";
 import { LEDGER_BINDING } from "../tools/builtins";
 import { resolveUpstream } from "../upstream/bindings";
 import { issueUpstreamCredential } from "../upstream/credential";
-import { passApprovalGate } from "./approval-gate";
+import { passApprovalGate, planDecision } from "./approval-gate";
 import { ApprovalStore } from "./approval-store";
 import { budgetLeft, type Counters, canChargeCall, canSpendEffect, spendEffect } from "./budget";
 import { callDigest, deriveIdempotencyKey } from "./idempotency-key";
@@ -260,69 +260,58 @@ export class RunLedger extends DurableObject<Env> {
     let callId = "";
     const refused = this.ctx.storage.transactionSync((): DecideResult | null => {
       const approval = approvals.byId(input.approval_id);
-      if (!approval) return { ok: false, code: "not_found", message: "No such approval.", approval: null };
-      const wanted = input.decision === "approve" ? ["approved", "executed"] : ["rejected"];
-      if (approval.state !== "pending") {
-        // Deciding again the same way is a no-op, so two operators clicking at once execute once.
-        return wanted.includes(approval.state)
-          ? { ok: true, approval }
-          : {
-              ok: false,
-              code: "conflict_error",
-              message: `This approval is already ${approval.state}.`,
-              approval,
-            };
-      }
-      if (Date.parse(approval.expires_at) <= now || approval.policy_version !== currentPolicy) {
-        const why =
-          approval.policy_version !== currentPolicy
-            ? "the policy changed since it was requested"
-            : "it expired";
-        approvals.setState(approval.id, "expired", { at: now, by: null, reason: why });
-        return {
-          ok: false,
-          code: "conflict_error",
-          message: `This approval can no longer be granted: ${why}.`,
-          approval,
-        };
-      }
-      if (input.decision === "reject") {
-        approvals.setState(approval.id, "rejected", { at: now, by: input.operator, reason: input.reason });
-        return null;
-      }
-      if (run.state === "closed") {
-        return {
-          ok: false,
-          code: "conflict_error",
-          message: "The run has ended; nothing can be executed in it.",
-          approval,
-        };
-      }
-      const tool = catalog.find(run.namespace, approval.tool);
-      if (!tool)
-        return { ok: false, code: "conflict_error", message: "The tool no longer exists.", approval };
-      const effect = canSpendEffect(tool.side_effect, run.limits, run.counters);
-      if (!effect.ok) return { ok: false, code: "conflict_error", message: effect.message, approval };
-
-      approvals.setState(approval.id, "approved", { at: now, by: input.operator, reason: input.reason });
-      callId = `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
-      const counters = spendEffect(tool.side_effect, run.counters);
-      this.#store.writeCounters(counters);
-      this.#run = { ...run, counters };
-      this.#store.reserveKey(approval.idempotency_key, tool.name, now);
-      const seq = this.#store.insertTrace({
-        call_id: callId,
-        actor: input.operator,
-        started_at: now,
-        tool: tool.name,
-        side_effect: tool.side_effect,
-        args: approval.args,
-        call_digest: approval.args_digest,
-        idempotency_key: approval.idempotency_key,
-        catalog_version: run.catalog_version,
+      const plan = planDecision(approval, input.decision, {
+        now,
+        policyVersion: currentPolicy,
+        runClosed: run.state === "closed",
+        findTool: (name) => catalog.find(run.namespace, name),
+        budgetRefusal: (tool) => {
+          const effect = canSpendEffect(tool.side_effect, run.limits, run.counters);
+          return effect.ok ? null : effect.message;
+        },
       });
-      leader = this.#becomeLeader(seq, approval.idempotency_key);
-      return null;
+      if (!approval || plan.kind === "unchanged") {
+        return approval
+          ? { ok: true, approval }
+          : { ok: false, code: "not_found", message: "No such approval.", approval: null };
+      }
+      switch (plan.kind) {
+        case "expire":
+          approvals.setState(approval.id, "expired", { at: now, by: null, reason: plan.why });
+          return {
+            ok: false,
+            code: "conflict_error",
+            message: `This approval can no longer be granted: ${plan.why}.`,
+            approval,
+          };
+        case "refuse":
+          return { ok: false, code: "conflict_error", message: plan.message, approval };
+        case "reject":
+          approvals.setState(approval.id, "rejected", { at: now, by: input.operator, reason: input.reason });
+          return null;
+        case "approve": {
+          const { tool } = plan;
+          approvals.setState(approval.id, "approved", { at: now, by: input.operator, reason: input.reason });
+          callId = `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+          const counters = spendEffect(tool.side_effect, run.counters);
+          this.#store.writeCounters(counters);
+          this.#run = { ...run, counters };
+          this.#store.reserveKey(approval.idempotency_key, tool.name, now);
+          const seq = this.#store.insertTrace({
+            call_id: callId,
+            actor: input.operator,
+            started_at: now,
+            tool: tool.name,
+            side_effect: tool.side_effect,
+            args: approval.args,
+            call_digest: approval.args_digest,
+            idempotency_key: approval.idempotency_key,
+            catalog_version: run.catalog_version,
+          });
+          leader = this.#becomeLeader(seq, approval.idempotency_key);
+          return null;
+        }
+      }
     });
     if (refused) {
       const latest = refused.approval ? approvals.byId(refused.approval.id) : null;
@@ -333,11 +322,7 @@ export class RunLedger extends DurableObject<Env> {
     const approval = approvals.byId(input.approval_id) as ApprovalRecord;
     if (leader) {
       const tool = catalog.find(run.namespace, approval.tool) as ToolSpec;
-      const envelope = await this.#lead(leader, callId, tool, approval.args, approvalBlock(approval));
-      // In doubt (retryable) stays "approved": the agent's identical call resends it with the same key.
-      if (envelope.outcome !== "retryable_failure") {
-        approvals.setState(approval.id, "executed", null, envelope);
-      }
+      await this.#lead(leader, callId, tool, approval.args, approvalBlock(approval));
     }
     const latest = approvals.byId(input.approval_id) as ApprovalRecord;
     await this.#publish([summarize(latest)]);
@@ -559,6 +544,7 @@ export class RunLedger extends DurableObject<Env> {
     let upstreamStatus: number | null = null;
     let attempts: AttemptRecord[] = [];
     let record: Recorder = () => {};
+    let executedApproval: ApprovalRecord | null = null;
     try {
       if (tool.upstream.binding === LEDGER_BINDING) {
         envelope = this.#serveBuiltin(callId, tool, args);
@@ -616,6 +602,13 @@ export class RunLedger extends DurableObject<Env> {
         // A retryable failure leaves the key in doubt: the next identical call resends it, unchanged.
         const state = envelope.outcome === "retryable_failure" ? "in_doubt" : "completed";
         this.#store.settleKey(key, state, state === "completed" ? envelope : null, Date.now());
+        // An approved call is executed once its outcome is known, whoever resent it: the operator's
+        // approval or, after an unclear first attempt, the agent's identical call.
+        const approved = this.#approvals?.byKey(key);
+        if (approved?.state === "approved" && state === "completed") {
+          this.#approvals?.setState(approved.id, "executed", null, envelope);
+          executedApproval = approved;
+        }
       }
       record();
       this.#store.completeTrace(seq, {
@@ -632,6 +625,7 @@ export class RunLedger extends DurableObject<Env> {
       this.#inflight.delete(key);
       leader.settle(envelope);
     }
+    if (executedApproval) await this.#publish([{ ...summarize(executedApproval), state: "executed" }]);
     return envelope;
   }
 
