@@ -5,18 +5,11 @@ import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
 import { failure } from "../envelope";
 import type { AppEnv } from "./app-env";
-import { newCallId, respond } from "./respond";
+import { requestContext, respond } from "./respond";
 
 function denied(c: Context<AppEnv>, message: string, authFailure: boolean) {
   c.header("WWW-Authenticate", 'Bearer realm="edge-tool-proxy"');
-  return respond(
-    c,
-    failure(
-      { call_id: newCallId(), environment: loadConfig(c.env).environment },
-      { code: "permission_error", message },
-    ),
-    { authFailure },
-  );
+  return respond(c, failure(requestContext(c.env), { code: "permission_error", message }), { authFailure });
 }
 
 /** Routes for an orchestrator: a tenant key, stored hashed, compared in constant time. */
@@ -29,7 +22,8 @@ export const requireTenantKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
 };
 
-const TOKEN_REFUSALS = {
+/** What a caller is told when its run token is refused, by the reason it was. */
+export const RUN_TOKEN_REFUSALS = {
   malformed: "The run token is not valid.",
   bad_signature: "The run token is not valid.",
   expired: "The run token has expired; open a new run.",
@@ -40,7 +34,7 @@ export const requireRunToken: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = bearerToken(c.req.header("authorization"));
   if (!token) return denied(c, "This route needs the run's token: Authorization: Bearer <run token>.", true);
   const verified = await verifyRunToken(token, loadConfig(c.env).runTokenKeys);
-  if (!verified.ok) return denied(c, TOKEN_REFUSALS[verified.reason], true);
+  if (!verified.ok) return denied(c, RUN_TOKEN_REFUSALS[verified.reason], true);
   const claims: RunTokenClaims = verified.payload;
   if (claims.run !== c.req.param("run_id")) {
     return denied(c, "This run token belongs to another run.", false);

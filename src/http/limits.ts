@@ -1,8 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { loadConfig } from "../config/load";
 import { failure, type Problem } from "../envelope";
 import type { AppEnv } from "./app-env";
-import { newCallId, respond } from "./respond";
+import { requestContext, respond } from "./respond";
 
 /**
  * Limits on everything a caller controls, checked at the edge before any parsing that could be made
@@ -37,10 +36,12 @@ const MAX_PROBLEMS = 20;
 function refuse(c: Context<AppEnv>, status: 422 | 431, message: string, problems: Problem[]) {
   return respond(
     c,
-    failure(
-      { call_id: newCallId(), environment: loadConfig(c.env).environment },
-      { code: "validation_error", message, problems, side_effect_confirmed: false },
-    ),
+    failure(requestContext(c.env), {
+      code: "validation_error",
+      message,
+      problems,
+      side_effect_confirmed: false,
+    }),
     { status },
   );
 }

@@ -1,6 +1,8 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { type Envelope, httpStatusFor } from "../envelope";
+import { loadConfig } from "../config/load";
+import type { Env } from "../env";
+import { type Envelope, type EnvelopeContext, httpStatusFor } from "../envelope";
 
 /** Sends an envelope with the HTTP status that mirrors it and the replay header when it applies. */
 export function respond(
@@ -17,4 +19,9 @@ export function respond(
 /** A proxy-assigned id for one request; agents quote it, traces are keyed by it. */
 export function newCallId(): string {
   return `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+}
+
+/** The envelope context of a request that is not a tool call: a fresh id and the environment's name. */
+export function requestContext(env: Env): EnvelopeContext {
+  return { call_id: newCallId(), environment: loadConfig(env).environment };
 }

@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { loadConfig } from "../config/load";
 import { failure } from "../envelope";
 import type { AppEnv } from "../http/app-env";
-import { newCallId, respond } from "../http/respond";
+import { requestContext, respond } from "../http/respond";
 import { MAX_CALL_BODY_BYTES } from "../routes/runs";
 import { acceptFaultHeaders } from "../scenarios/accept";
 import { catalog } from "../tools";
@@ -27,24 +27,20 @@ mcp.post(MCP_PATH, async (c) => {
   );
   if (!auth.ok) {
     c.header("WWW-Authenticate", auth.challenge);
-    return respond(
-      c,
-      failure(
-        { call_id: newCallId(), environment: config.environment },
-        { code: "permission_error", message: auth.message },
-      ),
-      { authFailure: true },
-    );
+    return respond(c, failure(requestContext(c.env), { code: "permission_error", message: auth.message }), {
+      authFailure: true,
+    });
   }
   // The orchestrator's fault header, exactly as on the REST door: refused where injection is off.
   const fault = acceptFaultHeaders((name) => c.req.header(name), config.faultInjection);
   if (!fault.ok) {
     return respond(
       c,
-      failure(
-        { call_id: newCallId(), environment: config.environment },
-        { code: "validation_error", message: fault.message, problems: fault.problems },
-      ),
+      failure(requestContext(c.env), {
+        code: "validation_error",
+        message: fault.message,
+        problems: fault.problems,
+      }),
     );
   }
   const server = createRunServer({

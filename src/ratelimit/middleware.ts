@@ -1,12 +1,11 @@
 import type { MiddlewareHandler } from "hono";
-import { loadConfig } from "../config/load";
 import { type FailureSpec, failure } from "../envelope";
 import type { AppEnv } from "../http/app-env";
-import { newCallId, respond } from "../http/respond";
+import { requestContext, respond } from "../http/respond";
 import { admitCall, admitRunOpen } from "./admission";
 
 function refuse(c: Parameters<MiddlewareHandler<AppEnv>>[0], spec: FailureSpec) {
-  return respond(c, failure({ call_id: newCallId(), environment: loadConfig(c.env).environment }, spec));
+  return respond(c, failure(requestContext(c.env), spec));
 }
 
 /**

@@ -1,13 +1,12 @@
 import { Hono } from "hono";
 import * as z from "zod";
 import { decideApproval, inspectApproval, listApprovals } from "../approvals/operator";
-import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { APPROVAL_STATES, ApprovalStateSchema, failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
 import { requireOperatorKey } from "../http/auth";
 import { parseJsonBody } from "../http/json-body";
-import { newCallId, respond } from "../http/respond";
+import { requestContext, respond } from "../http/respond";
 
 /** The human gate: operators of a tenant list, inspect, approve and reject that tenant's approvals. */
 export const approvals = new Hono<AppEnv>();
@@ -32,14 +31,12 @@ const RejectBodySchema = z.strictObject({
     .describe("Why the call is rejected; the agent is told this reason."),
 });
 
-const ctxOf = (env: Env) => ({ call_id: newCallId(), environment: loadConfig(env).environment });
-
 approvals.get("/", async (c) => {
   const state = ApprovalStateSchema.safeParse(c.req.query("state") ?? "pending");
   if (!state.success) {
     return respond(
       c,
-      failure(ctxOf(c.env), {
+      failure(requestContext(c.env), {
         code: "validation_error",
         message: "Unknown approval state.",
         problems: [
@@ -49,11 +46,11 @@ approvals.get("/", async (c) => {
     );
   }
   const list = await listApprovals(c.env, c.get("tenant"), state.data);
-  return respond(c, success(ctxOf(c.env), { state: state.data, approvals: list }));
+  return respond(c, success(requestContext(c.env), { state: state.data, approvals: list }));
 });
 
 const notFound = (env: Env) =>
-  failure(ctxOf(env), {
+  failure(requestContext(env), {
     code: "not_found",
     message: "No such approval for this tenant.",
     recommended_next_action: "stop",
@@ -62,7 +59,7 @@ const notFound = (env: Env) =>
 approvals.get("/:id", async (c) => {
   const found = await inspectApproval(c.env, c.get("tenant"), c.req.param("id"));
   if (!found) return respond(c, notFound(c.env));
-  return respond(c, success(ctxOf(c.env), found));
+  return respond(c, success(requestContext(c.env), found));
 });
 
 for (const decision of ["approve", "reject"] as const) {
@@ -74,7 +71,7 @@ for (const decision of ["approve", "reject"] as const) {
     if (!parsed.ok) {
       return respond(
         c,
-        failure(ctxOf(c.env), {
+        failure(requestContext(c.env), {
           code: "validation_error",
           message: "The decision body is invalid.",
           problems: parsed.problems,
@@ -92,7 +89,7 @@ for (const decision of ["approve", "reject"] as const) {
       if (result.code === "not_found") return respond(c, notFound(c.env));
       return respond(
         c,
-        failure(ctxOf(c.env), {
+        failure(requestContext(c.env), {
           code: "conflict_error",
           message: result.message,
           details: { approval: result.approval },
@@ -100,6 +97,6 @@ for (const decision of ["approve", "reject"] as const) {
         }),
       );
     }
-    return respond(c, success(ctxOf(c.env), { approval: result.approval }));
+    return respond(c, success(requestContext(c.env), { approval: result.approval }));
   });
 }

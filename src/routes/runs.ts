@@ -10,7 +10,7 @@ import { requireRunToken, requireTenantKey } from "../http/auth";
 import { parseCallBody } from "../http/call-body";
 import { parseJsonBody } from "../http/json-body";
 import { limitJsonBody } from "../http/limits";
-import { newCallId, respond } from "../http/respond";
+import { newCallId, requestContext, respond } from "../http/respond";
 import { tooLarge } from "../http/too-large";
 import { traceToOtlp } from "../ledger/otlp";
 import { RETENTION_MS } from "../ledger/run-ledger";
@@ -47,7 +47,7 @@ runs.post(
     const tenantId = c.get("tenant");
     const config = loadConfig(c.env);
     const tenant = config.tenants[tenantId];
-    const ctx = { call_id: newCallId(), environment: config.environment };
+    const ctx = requestContext(c.env);
     const parsed = parseJsonBody(await c.req.text(), OpenRunBodySchema);
     if (!parsed.ok) {
       return respond(
@@ -131,7 +131,7 @@ runs.post(
 
 runs.get("/:run_id", requireRunToken, async (c) => {
   const status = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).status(c.get("tenant"));
-  const ctx = { call_id: newCallId(), environment: env(c) };
+  const ctx = requestContext(c.env);
   if (!status)
     return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));
   return respond(c, success(ctx, status));
@@ -189,7 +189,7 @@ runs.post(
 runs.get("/:run_id/trace", requireRunToken, async (c) => {
   const runId = c.req.param("run_id");
   const trace = await ledgerFor(c.env, c.get("tenant"), runId).readTrace(c.get("tenant"));
-  const ctx = { call_id: newCallId(), environment: env(c) };
+  const ctx = requestContext(c.env);
   if (!trace) return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));
   if (c.req.query("format") === "otlp")
     return c.json(traceToOtlp(runId, trace.entries, trace.run.environment));
@@ -201,7 +201,7 @@ runs.get("/:run_id/trace", requireRunToken, async (c) => {
 });
 
 runs.get("/:run_id/results/:handle", requireRunToken, async (c) => {
-  const ctx = { call_id: newCallId(), environment: env(c) };
+  const ctx = requestContext(c.env);
   const cursorText = c.req.query("cursor") ?? "0";
   if (!/^\d{1,6}$/.test(cursorText)) {
     return respond(
@@ -235,7 +235,7 @@ runs.get("/:run_id/results/:handle", requireRunToken, async (c) => {
 
 runs.post("/:run_id/end", requireRunToken, async (c) => {
   const status = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).end(c.get("tenant"));
-  const ctx = { call_id: newCallId(), environment: env(c) };
+  const ctx = requestContext(c.env);
   if (!status)
     return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));
   return respond(c, success(ctx, status));

@@ -5,7 +5,8 @@ import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
 import { type Envelope, failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
-import { newCallId, respond } from "../http/respond";
+import { RUN_TOKEN_REFUSALS } from "../http/auth";
+import { requestContext, respond } from "../http/respond";
 import { validateArguments } from "../pipeline/validate";
 import { SpecFormatSchema, specsFor } from "../specs/formats";
 import { catalog } from "../tools";
@@ -28,12 +29,6 @@ export const ToolsQuerySchema = z.strictObject({
 
 /** Who asks: a tenant's orchestrator (any namespace of its config) or one run (its namespace only). */
 type Caller = { kind: "tenant"; tenant: string } | { kind: "run"; claims: RunTokenClaims };
-
-const RUN_TOKEN_REFUSALS = {
-  malformed: "The run token is not valid.",
-  bad_signature: "The run token is not valid.",
-  expired: "The run token has expired; open a new run.",
-} as const;
 
 /** Stage "authenticate": a run token when the bearer is one, else a tenant key. */
 async function identify(c: Context<AppEnv>): Promise<Caller | { refusal: string }> {
@@ -58,7 +53,7 @@ function visibleNamespaces(caller: Caller, c: Context<AppEnv>): string[] {
 }
 
 tools.get("/", async (c) => {
-  const ctx = { call_id: newCallId(), environment: loadConfig(c.env).environment };
+  const ctx = requestContext(c.env);
   const answer = (envelope: Envelope, opts: { authFailure?: boolean } = {}) => respond(c, envelope, opts);
 
   const caller = await identify(c);
