@@ -34,7 +34,8 @@ describe("the human approval gate", () => {
     });
     const approval = asked.body.approval;
     expect(approval?.state).toBe("pending");
-    expect(Date.parse(approval?.expires_at ?? "")).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    // An approval cannot outlive its run: it expires at the run's deadline when that comes first.
+    expect(approval?.expires_at).toBe(run.data.deadline_at);
     expect(asked.body.budget?.destructive_left).toBe(1);
     expect(await sandboxRequests(run.id)).toEqual([]);
 
@@ -94,7 +95,7 @@ describe("the human approval gate", () => {
   });
 
   it("binds an approval to the exact arguments: approving one call never executes another", async () => {
-    const run = await openRun("acme");
+    const run = await openRun("acme", { namespace: "support", limits: { max_destructive: 2 } });
     const first = await callTool(run, "issue_refund", refund("A1002", 700));
     const other = await callTool(run, "issue_refund", refund("A1002", 701));
     expect(other.body.approval?.id).not.toBe(first.body.approval?.id);
@@ -214,7 +215,7 @@ describe("the human approval gate", () => {
       summary: "Customer reports fraud on their account right now.",
     });
     expect(urgent.body.error?.code).toBe("approval_required");
-    const globex = await openRun("globex");
+    const globex = await openRun("globex", { namespace: "support", limits: { max_destructive: 2 } });
     const small = await callTool(globex, "issue_refund", refund("B2002", 500));
     expect(small.body.outcome).toBe("success");
     const large = await callTool(globex, "issue_refund", refund("B2002", 5000));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../src/ledger/canonical-json";
-import { callDigest, deriveIdempotencyKey } from "../src/ledger/idempotency-key";
+import { canonicalJson } from "../src/core/canonical-json";
+import { callDigest, deriveIdempotencyKey } from "../src/core/idempotency-key";
 
 const base = { tenant: "acme", runId: "run_1", tool: "issue_refund" };
 

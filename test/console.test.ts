@@ -334,7 +334,9 @@ describe("console approvals", () => {
     });
     expect(status).toBe(409);
     expect(headers.get("content-type")).toMatch(/^text\/html/);
-    expect(html).toContain("This approval can no longer be granted: it expired.");
+    expect(html).toContain(
+      "This approval can no longer be granted: nobody decided within the approval window.",
+    );
     expect(html).not.toMatch(/\bat \S+ \(|Error:|\.ts:\d+/);
     expect(await sandboxRequests(run.id)).toEqual([]);
   });

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type * as z from "zod";
 import { parseTenants } from "../src/config/tenants";
+import { canonicalJson } from "../src/core/canonical-json";
 import {
   type Envelope,
   EnvelopeSchema,
@@ -13,7 +14,6 @@ import {
   ProblemSchema,
   success,
 } from "../src/envelope";
-import { canonicalJson } from "../src/ledger/canonical-json";
 import { type CallRequest, prepareCall } from "../src/pipeline/prepare";
 import { validateArguments } from "../src/pipeline/validate";
 import { catalog } from "../src/tools";

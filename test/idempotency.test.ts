@@ -2,8 +2,11 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseKeyList } from "../src/auth/keys";
-import { deriveIdempotencyKey } from "../src/ledger/idempotency-key";
-import { RunStore } from "../src/ledger/run-store";
+import type { ToolSpec } from "../src/catalog/define-tool";
+import { deriveIdempotencyKey } from "../src/core/idempotency-key";
+import { KeyStore } from "../src/ledger/key-store";
+import { buildRequest } from "../src/pipeline/dispatch";
+import { catalog } from "../src/tools";
 import { issueUpstreamCredential } from "../src/upstream/credential";
 import {
   armFault,
@@ -119,8 +122,10 @@ describe("idempotency with server-derived keys", () => {
     const key = await deriveIdempotencyKey({ tenant: "acme", runId: run.id, tool: "issue_refund", args });
     // The state a crash leaves: the key was reserved and the request reached the upstream, which acted,
     // but the ledger never recorded the answer.
+    const refund = catalog.find("support", "issue_refund") as ToolSpec;
+    const stored = buildRequest(refund, args, { key, callId: "call_lost" });
     await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
-      new RunStore(state.storage.sql).reserveKey(key, "issue_refund", Date.now());
+      new KeyStore(state.storage.sql).send(key, "issue_refund", "destructive", stored, Date.now());
     });
     const credential = await issueUpstreamCredential(
       { tenant: "acme", run: run.id, tool: "issue_refund", exp: Date.now() + 60_000 },
@@ -128,12 +133,8 @@ describe("idempotency with server-derived keys", () => {
     );
     const lost = await env.PAYMENTS_API.fetch("https://upstream.internal/refunds", {
       method: "POST",
-      headers: {
-        authorization: `Bearer ${credential}`,
-        "idempotency-key": key,
-        "content-type": "application/json",
-      },
-      body: JSON.stringify(args),
+      headers: { ...stored.headers, authorization: `Bearer ${credential}` },
+      body: stored.body,
     });
     expect(lost.status).toBe(201);
     const lostRefund = (await lost.json()) as { refund_id: string };

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { findKeyOwner, parseKeyHashes, parseKeyList } from "../src/auth/keys";
 import { issueRunToken, verifyRunToken } from "../src/auth/run-token";
-import { sha256Hex } from "../src/ledger/digest";
+import { sha256Hex } from "../src/core/digest";
 import { issueUpstreamCredential, verifyUpstreamCredential } from "../src/upstream/credential";
 import { callTool, openRun, request, type TestRun } from "./helpers";
 

@@ -76,7 +76,7 @@ describe("output shaping", () => {
   });
 
   it("makes a tainted run's destructive calls wait for a human even when policy waives it, naming the tainting call", async () => {
-    const run = await openRun("globex");
+    const run = await openRun("globex", { namespace: "support", limits: { max_destructive: 2 } });
     const clean = await callTool(run, "issue_refund", {
       order_id: "B2003",
       amount_cents: 100,

@@ -30,6 +30,13 @@ admin.get("/requests", async (c) =>
   c.json({ requests: await storeOf(c.env).listRequests(c.req.query("run_id") ?? null) }),
 );
 
+/** The last credential each tool of a run presented: what a leaky upstream's logs would hold. */
+admin.get("/credentials", async (c) => {
+  const runId = c.req.query("run_id");
+  if (!runId) return errorResponse(400, "invalid_request", "Give the run: ?run_id=<run id>.");
+  return c.json({ credentials: await storeOf(c.env).listCredentials(runId) });
+});
+
 admin.get("/refunds", async (c) =>
   c.json({
     refunds: await storeOf(c.env).listRefunds({

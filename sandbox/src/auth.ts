@@ -44,7 +44,10 @@ export const requireCredential: MiddlewareHandler<AppEnv> = async (c, next) => {
     return errorResponse(401, "unauthorized", REJECTIONS[verdict.reason]);
   }
   const { tenant, run, tool } = verdict.payload;
-  c.set("caller", { tenant, run_id: run, tool });
+  const caller = { tenant, run_id: run, tool };
+  c.set("caller", caller);
+  // Kept like a leaky upstream's access log would keep it: GET /_admin/credentials replays it.
+  if (token) await storeOf(c.env).recordCredential(caller, token);
   await next();
 };
 

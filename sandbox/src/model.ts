@@ -187,3 +187,12 @@ export interface RequestLogEntry {
   status: number | null;
   phase: "started" | "completed";
 }
+
+/** The last credential a run presented for one tool, as an upstream whose logs leak would keep it. */
+export interface PresentedCredential {
+  run_id: string;
+  tool: string;
+  tenant: string;
+  credential: string;
+  presented_at: string;
+}

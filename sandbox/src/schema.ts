@@ -50,6 +50,9 @@ const TABLES = [
     body TEXT, locked_until INTEGER, created_at TEXT NOT NULL, PRIMARY KEY (tenant, key))`,
   "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
   "CREATE TABLE IF NOT EXISTS notifications (seq INTEGER PRIMARY KEY, at TEXT NOT NULL, body TEXT NOT NULL)",
+  `CREATE TABLE IF NOT EXISTS credentials (
+    run_id TEXT NOT NULL, tool TEXT NOT NULL, tenant TEXT NOT NULL, credential TEXT NOT NULL,
+    presented_at TEXT NOT NULL, PRIMARY KEY (run_id, tool))`,
 ];
 
 const RESETTABLE = [
@@ -64,6 +67,7 @@ const RESETTABLE = [
   "requests",
   "idempotency",
   "notifications",
+  "credentials",
 ];
 
 export function createSchema(sql: SqlStorage): void {

@@ -24,6 +24,7 @@ import type {
   Order,
   Outcome,
   PolicySearchResult,
+  PresentedCredential,
   Refund,
   RefundPolicy,
   RequestLogEntry,
@@ -129,6 +130,23 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
     release(this.#sql, tenant, key);
   }
 
+  /**
+   * Keeps the credential a verified request presented, the last one per run and tool: the sandbox
+   * stands in for an upstream whose logs leak, so tests can replay what an attacker would find.
+   */
+  recordCredential(caller: Caller, credential: string): void {
+    this.#sql.exec(
+      `INSERT INTO credentials (run_id, tool, tenant, credential, presented_at) VALUES (?, ?, ?, ?, ?)
+        ON CONFLICT (run_id, tool) DO UPDATE SET tenant = excluded.tenant,
+          credential = excluded.credential, presented_at = excluded.presented_at`,
+      caller.run_id,
+      caller.tool,
+      caller.tenant,
+      credential,
+      nowIso(),
+    );
+  }
+
   // ---- business reads ----
 
   getOrder(tenant: string, orderId: string): Order | null {
@@ -185,6 +203,22 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
 
   listRequests(runId: string | null): RequestLogEntry[] {
     return listRequests(this.#sql, runId);
+  }
+
+  listCredentials(runId: string): PresentedCredential[] {
+    return this.#sql
+      .exec<PresentedCredential & Record<string, SqlStorageValue>>(
+        "SELECT run_id, tool, tenant, credential, presented_at FROM credentials WHERE run_id = ? ORDER BY tool",
+        runId,
+      )
+      .toArray()
+      .map((row) => ({
+        run_id: row.run_id,
+        tool: row.tool,
+        tenant: row.tenant,
+        credential: row.credential,
+        presented_at: row.presented_at,
+      }));
   }
 
   listRefunds(filter: { tenant: string | null; order_id: string | null }): AdminRefund[] {

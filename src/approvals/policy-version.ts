@@ -1,6 +1,6 @@
 import type { TenantConfig } from "../config/tenants";
-import { canonicalJson } from "../ledger/canonical-json";
-import { sha256Hex } from "../ledger/digest";
+import { canonicalJson } from "../core/canonical-json";
+import { sha256Hex } from "../core/digest";
 
 /**
  * The version of the rules an approval is asked under: the catalog's content version and the

@@ -1,4 +1,4 @@
-import { sha256Hex } from "../ledger/digest";
+import { sha256Hex } from "../core/digest";
 
 /** A JSON array of strings from a secret; a malformed secret is a deploy error, said plainly. */
 export function parseKeyList(name: string, raw: string | undefined): string[] {

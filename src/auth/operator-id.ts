@@ -1,4 +1,4 @@
-import { sha256Hex } from "../ledger/digest";
+import { sha256Hex } from "../core/digest";
 
 const FINGERPRINT_HEX = 12;
 

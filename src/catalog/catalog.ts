@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { sha256Hex } from "../ledger/digest";
+import { sha256Hex } from "../core/digest";
 import { SIDE_EFFECTS, type ToolSpec } from "./define-tool";
 
 /** Thrown when a tool definition breaks a catalog rule; the message names the tool and the rule. */

@@ -21,6 +21,15 @@ export function parseCallBody(text: string): CallRequest {
       },
     ]);
   }
+  return readCallBody(body);
+}
+
+/**
+ * The checks of a call body once it is a JSON value: the REST door's parsed body, or the MCP door's
+ * `{ tool: params.name, args: params.arguments }`. An absent `args` is an empty object on both, so
+ * both doors derive the same idempotency key for the same call.
+ */
+export function readCallBody(body: unknown): CallRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return malformed(null, undefined, [
       {

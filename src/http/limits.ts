@@ -30,6 +30,12 @@ export const INPUT_LIMITS = {
   tool_name_chars: 64,
 } as const;
 
+/**
+ * Names that reach an object's prototype rather than its own fields when copied: `{"__proto__":
+ * {...}}` would hand a validator inherited arguments that the digest and the key never saw.
+ */
+const RESERVED_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+
 /** A body with thousands of violations gets the first few; the agent must fix those anyway. */
 const MAX_PROBLEMS = 20;
 
@@ -149,6 +155,14 @@ export function structuralProblems(value: unknown): Problem[] {
       return;
     }
     for (const key of keys) {
+      if (RESERVED_KEYS.has(key)) {
+        problems.push({
+          field: child(path, key),
+          reason: "a reserved field name",
+          hint: `No tool takes a field named ${key}; send the arguments themselves, with the fields the tool's schema lists.`,
+        });
+        continue;
+      }
       if (key.length > INPUT_LIMITS.key_chars) {
         problems.push({
           field: child(path, `${key.slice(0, 32)}…`),

@@ -1,4 +1,5 @@
 import type { ApprovalRecord } from "../approvals/model";
+import { canonicalJson } from "../core/canonical-json";
 import type { ApprovalState, Envelope } from "../envelope";
 
 interface ApprovalRow extends Record<string, SqlStorageValue> {
@@ -42,22 +43,19 @@ CREATE TABLE IF NOT EXISTS approvals (
 CREATE INDEX IF NOT EXISTS approvals_by_state ON approvals (state, expires_at);
 `;
 
-export type NewApproval = Omit<
-  ApprovalRow,
-  "decided_at" | "decided_by" | "decision_reason" | "result" | "state"
->;
-
 /** The run's approvals, in the same SQLite database and transactions as its keys and trace. */
 export class ApprovalStore {
   readonly #sql: SqlStorage;
-  readonly #owner: { tenant: string; run_id: string };
+  /** The run the approvals belong to; read when a record is built, since the run loads after this store. */
+  readonly #owner: () => { tenant: string; run_id: string } | null;
 
-  constructor(sql: SqlStorage, owner: { tenant: string; run_id: string }) {
+  constructor(sql: SqlStorage, owner: () => { tenant: string; run_id: string } | null) {
     this.#sql = sql;
     this.#owner = owner;
   }
 
-  insert(approval: NewApproval): void {
+  /** Opens a pending approval; its arguments are stored as canonical JSON, the form they were keyed by. */
+  insert(approval: ApprovalRecord): void {
     this.#sql.exec(
       `INSERT INTO approvals (id, idempotency_key, tool, side_effect, args, args_digest, policy_version, reasons, state,
          requested_call_id, created_at, expires_at)
@@ -66,13 +64,13 @@ export class ApprovalStore {
       approval.idempotency_key,
       approval.tool,
       approval.side_effect,
-      approval.args,
+      canonicalJson(approval.args),
       approval.args_digest,
       approval.policy_version,
-      approval.reasons,
+      JSON.stringify(approval.reasons),
       approval.requested_call_id,
-      approval.created_at,
-      approval.expires_at,
+      Date.parse(approval.created_at),
+      Date.parse(approval.expires_at),
     );
   }
 
@@ -114,9 +112,9 @@ export class ApprovalStore {
     if (result) this.#sql.exec("UPDATE approvals SET result = ? WHERE id = ?", JSON.stringify(result), id);
   }
 
-  /** Pending approvals whose window has closed: the alarm marks them expired. */
-  overdue(now: number): ApprovalRecord[] {
-    return this.#all("SELECT * FROM approvals WHERE state = 'pending' AND expires_at <= ?", now);
+  /** Every pending approval of the run: the sweep decides which of them can still execute. */
+  pending(): ApprovalRecord[] {
+    return this.#all("SELECT * FROM approvals WHERE state = 'pending'");
   }
 
   nextExpiry(): number | null {
@@ -131,13 +129,14 @@ export class ApprovalStore {
   }
 
   #all(query: string, ...bindings: SqlStorageValue[]): ApprovalRecord[] {
+    const owner = this.#owner() ?? { tenant: "", run_id: "" };
     return this.#sql
       .exec<ApprovalRow>(query, ...bindings)
       .toArray()
       .map((row) => ({
         id: row.id,
-        tenant: this.#owner.tenant,
-        run_id: this.#owner.run_id,
+        tenant: owner.tenant,
+        run_id: owner.run_id,
         tool: row.tool,
         side_effect: row.side_effect,
         idempotency_key: row.idempotency_key,

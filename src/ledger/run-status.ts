@@ -1,7 +1,7 @@
 import type { RunLimits } from "../config/tenants";
 import type { Budget, EnvironmentName } from "../envelope";
-import { budgetLeft, type Counters } from "./budget";
-import type { RunMeta, Taint } from "./run-store";
+import { budgetLeft, type Counters } from "../pipeline/budget";
+import type { RunMeta, Taint } from "../pipeline/run-state";
 
 /** What `GET /v1/runs/{id}` reports: the run's state, what it has spent and what is left. */
 export interface RunStatus {

@@ -1,69 +1,9 @@
 import type { RunLimits } from "../config/tenants";
-import type { Envelope, EnvironmentName } from "../envelope";
-import type { AttemptRecord } from "../pipeline/execute";
-import type { Counters } from "./budget";
+import type { EnvironmentName } from "../envelope";
+import type { Counters } from "../pipeline/budget";
+import type { NewTraceEntry, RunMeta, Taint, TraceCompletion } from "../pipeline/run-state";
 import { migrateLedger } from "./schema";
 import { type TraceEntry, type TraceRow, traceEntryFromRow } from "./trace";
-
-/** Which call first brought third-party text into the run. */
-export interface Taint {
-  call_id: string;
-  tool: string;
-  at: string;
-}
-
-export interface RunMeta {
-  tenant: string;
-  run_id: string;
-  namespace: string;
-  environment: EnvironmentName;
-  catalog_version: string;
-  limits: RunLimits;
-  repeat_threshold: number;
-  state: "open" | "closed";
-  created_at: number;
-  deadline_at: number;
-  ended_at: number | null;
-  counters: Counters;
-  /** Random per run: untrusted text is fenced with it, so the text cannot forge the fence. */
-  fence_marker: string;
-  tainted_by: Taint | null;
-}
-
-/** reserved: written before the request leaves; in_doubt: its fate is unknown; completed: stored outcome. */
-export type KeyState = "reserved" | "in_doubt" | "completed";
-
-export interface KeyRecord {
-  key: string;
-  tool: string;
-  state: KeyState;
-  envelope: Envelope | null;
-  upstream_sends: number;
-}
-
-export interface NewTraceEntry {
-  call_id: string;
-  /** "agent", or "operator:<id>" for a call an operator's approval executed. */
-  actor?: string;
-  started_at: number;
-  tool: string | null;
-  side_effect: string | null;
-  args: unknown;
-  call_digest: string;
-  idempotency_key: string | null;
-  catalog_version: string;
-}
-
-export interface TraceCompletion {
-  ended_at: number;
-  /** What the model was given (masked, fenced, or the summary of a paged result), if small enough to keep. */
-  result?: unknown;
-  outcome: string;
-  error_code: string | null;
-  upstream_status: number | null;
-  replayed: boolean;
-  attempts: readonly AttemptRecord[];
-}
 
 interface RunRow extends Record<string, SqlStorageValue> {
   tenant: string;
@@ -163,46 +103,6 @@ export class RunStore {
     this.#sql.exec("UPDATE run SET state = 'closed', ended_at = ? WHERE id = 1", endedAt);
   }
 
-  readKey(key: string): KeyRecord | null {
-    const row = this.#sql
-      .exec<{ key: string; tool: string; state: string; envelope: string | null; upstream_sends: number }>(
-        "SELECT key, tool, state, envelope, upstream_sends FROM idempotency WHERE key = ?",
-        key,
-      )
-      .toArray()[0];
-    if (!row) return null;
-    return {
-      key: row.key,
-      tool: row.tool,
-      state: row.state as KeyState,
-      envelope: row.envelope === null ? null : (JSON.parse(row.envelope) as Envelope),
-      upstream_sends: row.upstream_sends,
-    };
-  }
-
-  /** Records that a request with this key is about to leave (first send or a resend of an in-doubt key). */
-  reserveKey(key: string, tool: string, now: number): void {
-    this.#sql.exec(
-      `INSERT INTO idempotency (key, tool, state, envelope, upstream_sends, created_at, updated_at)
-       VALUES (?, ?, 'reserved', NULL, 1, ?, ?)
-       ON CONFLICT (key) DO UPDATE SET state = 'reserved', upstream_sends = upstream_sends + 1, updated_at = excluded.updated_at`,
-      key,
-      tool,
-      now,
-      now,
-    );
-  }
-
-  settleKey(key: string, state: Exclude<KeyState, "reserved">, envelope: Envelope | null, now: number): void {
-    this.#sql.exec(
-      "UPDATE idempotency SET state = ?, envelope = ?, updated_at = ? WHERE key = ?",
-      state,
-      envelope === null ? null : JSON.stringify(envelope),
-      now,
-      key,
-    );
-  }
-
   /**
    * How many dispatches of this run had the same tool and canonical arguments. Asking again about a
    * pending approval is what the agent was told to do, so those answers do not count as repeats.
@@ -217,12 +117,12 @@ export class RunStore {
     return row.n;
   }
 
-  insertTrace(entry: NewTraceEntry): number {
+  insertTrace(entry: NewTraceEntry): void {
     this.#sql.exec(
       `INSERT INTO trace (call_id, actor, started_at, tool, side_effect, args, call_digest, outcome, idempotency_key, catalog_version)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
       entry.call_id,
-      entry.actor ?? "agent",
+      entry.actor,
       entry.started_at,
       entry.tool,
       entry.side_effect,
@@ -231,13 +131,12 @@ export class RunStore {
       entry.idempotency_key,
       entry.catalog_version,
     );
-    return this.#sql.exec<{ seq: number }>("SELECT last_insert_rowid() AS seq").one().seq;
   }
 
-  completeTrace(seq: number, completion: TraceCompletion): void {
+  completeTrace(callId: string, completion: TraceCompletion): void {
     this.#sql.exec(
       `UPDATE trace SET ended_at = ?, outcome = ?, error_code = ?, upstream_status = ?, replayed = ?, attempts = ?,
-         latency_ms = ? - started_at, result = ? WHERE seq = ?`,
+         latency_ms = ? - started_at, result = ? WHERE call_id = ?`,
       completion.ended_at,
       completion.outcome,
       completion.error_code,
@@ -246,7 +145,7 @@ export class RunStore {
       JSON.stringify(completion.attempts),
       completion.ended_at,
       completion.result === undefined ? null : JSON.stringify(completion.result),
-      seq,
+      callId,
     );
   }
 

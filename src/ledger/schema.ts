@@ -68,7 +68,17 @@ ALTER TABLE trace ADD COLUMN result TEXT;
 /** The run's fault scenario (sandbox only): its steps and the uses left of each. */
 const V4 = SCENARIO_SCHEMA;
 
-export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4];
+/**
+ * Each key keeps the exact request it sends and its side effect, so any later attempt (a resend, an
+ * operator's approval) sends the same bytes; trace entries are completed by their call id.
+ */
+const V5 = `
+ALTER TABLE idempotency ADD COLUMN side_effect TEXT;
+ALTER TABLE idempotency ADD COLUMN request TEXT;
+CREATE UNIQUE INDEX IF NOT EXISTS trace_by_call ON trace (call_id);
+`;
+
+export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5];
 
 export function migrateLedger(sql: SqlStorage): void {
   sql.exec(

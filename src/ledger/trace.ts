@@ -1,5 +1,5 @@
 import type { Outcome } from "../envelope";
-import type { AttemptRecord } from "../pipeline/execute";
+import type { AttemptRecord } from "../pipeline/dispatch";
 
 /** One dispatch of a run, written ahead ("pending") and completed when the call ends. */
 export interface TraceEntry {

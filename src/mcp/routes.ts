@@ -5,7 +5,6 @@ import { failure } from "../envelope";
 import type { AppEnv } from "../http/app-env";
 import { requestContext, respond } from "../http/respond";
 import { MAX_CALL_BODY_BYTES } from "../routes/runs";
-import { acceptFaultHeaders } from "../scenarios/accept";
 import { catalog } from "../tools";
 import { authenticateMcp, MCP_PATH, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "./auth";
 import { createRunServer } from "./server";
@@ -31,24 +30,10 @@ mcp.post(MCP_PATH, async (c) => {
       authFailure: true,
     });
   }
-  // The orchestrator's fault header, exactly as on the REST door: refused where injection is off.
-  const fault = acceptFaultHeaders((name) => c.req.header(name), config.faultInjection);
-  if (!fault.ok) {
-    return respond(
-      c,
-      failure(requestContext(c.env), {
-        code: "validation_error",
-        message: fault.message,
-        problems: fault.problems,
-      }),
-    );
-  }
   const server = createRunServer({
     env: c.env,
     claims: auth.claims,
-    environment: config.environment,
-    intent: c.req.header("x-call-intent")?.trim() || null,
-    fault: fault.value,
+    header: (name) => c.req.header(name),
     catalogVersion: await catalog.version(),
   });
   // Stateless: no session id, one server and one transport per request, a JSON answer rather than

@@ -3,6 +3,7 @@ import type { PolicyContext, ToolSpec } from "../catalog/define-tool";
 import type { FailureSpec, Problem } from "../envelope";
 import { structuralProblems } from "../http/limits";
 import { type ApprovalNeed, checkPolicy } from "./policy";
+import { resolveTool } from "./resolve";
 import { validateArguments } from "./validate";
 
 /** A call as the worker hands it to the ledger: parsed, or already known to be malformed. */
@@ -22,7 +23,7 @@ export interface PreparedCall {
 }
 
 /**
- * Stages "resolve", "validate" and "policy": finds the tool in the run's namespace, checks the
+ * Stages "resolve", "validate" and "policy" together: finds the tool in the run's namespace, checks the
  * arguments' structure, then the business rules. Pure: nothing is stored or sent here.
  */
 export function prepareCall(
@@ -63,19 +64,9 @@ export function prepareCall(
     };
   }
 
-  const tool = catalog.find(namespace, request.tool);
-  if (!tool) {
-    const available = catalog.tools(namespace).map((candidate) => candidate.name);
-    return {
-      ...base,
-      refusal: {
-        code: "not_found",
-        message: `There is no tool "${request.tool}" in this run's namespace. Use one of the listed tools.`,
-        recommended_next_action: "use_other_tool",
-        details: { available_tools: available },
-      },
-    };
-  }
+  const resolved = resolveTool(catalog, namespace, request.tool);
+  if (!resolved.ok) return { ...base, refusal: resolved.refusal };
+  const { tool } = resolved;
 
   const validation = validateArguments(tool.input, request.args);
   if (!validation.ok) {

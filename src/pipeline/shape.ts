@@ -1,13 +1,147 @@
 import type { ToolSpec } from "../catalog/define-tool";
 import type { FailureSpec } from "../envelope";
+import { newResultHandle, type ResultStore } from "../ledger/result-store";
+import { capResult } from "../shaping/cap";
+import { fenceUntrusted } from "../shaping/fence";
+import { applyMasks } from "../shaping/mask";
+import type { AttemptRecord, Execution } from "./dispatch";
+import type { Taint } from "./run-state";
 
-export type Shaped = { ok: true; data: unknown } | { ok: false; failure: FailureSpec };
+/** A storage write the shaping stage needs, committed with the rest of the call. */
+export type Recorder = () => void;
+
+export interface ShapedResult {
+  data: unknown;
+  observed: Record<string, unknown> | null;
+  failure: FailureSpec | null;
+  attempts: AttemptRecord[];
+  /** Set when this result brought third-party text into a run that had none. */
+  taint: Taint | null;
+  record: Recorder;
+}
+
+/** What shaping needs of the run's ledger, and nothing more. */
+export interface ShapeContext {
+  callId: string;
+  fenceMarker: string;
+  alreadyTainted: boolean;
+  results: ResultStore;
+  /** A tool of the run's namespace by name (the postcondition's read). */
+  findTool: (name: string) => ToolSpec | undefined;
+  /** One upstream call of a read, with this run's credential: the postcondition's observation. */
+  observe: (tool: ToolSpec, args: Record<string, unknown>) => Promise<Execution>;
+}
+
+/**
+ * Stages "observe" and "shape" of a claimed success: the postcondition read, masking, fencing,
+ * staleness and the size cap. Storage writes (taint, versions, pages) are returned as `record`, so
+ * the ledger commits them in the same transaction as the call's key and trace entry.
+ */
+export async function shapeResult(
+  ctx: ShapeContext,
+  tool: ToolSpec,
+  args: Record<string, unknown>,
+  claimed: unknown,
+): Promise<ShapedResult> {
+  const writes: Recorder[] = [];
+  const observed: Record<string, unknown> = {};
+  const attempts: AttemptRecord[] = [];
+  let verdictFailure: FailureSpec | null = null;
+  let fencedAny = false;
+
+  const forModel = (target: ToolSpec, data: unknown) => {
+    const fenced = fenceUntrusted(applyMasks(data, target.sensitive), target.untrusted, ctx.fenceMarker);
+    fencedAny ||= fenced.fenced;
+    return fenced.value;
+  };
+  const checkFreshness = (target: ToolSpec, data: unknown) => {
+    if (!target.freshness) return;
+    const resource = target.freshness.resource(data);
+    const version = target.freshness.version(data);
+    // Decided now against what is stored; written with the call, so two reads in flight agree.
+    const verdict = ctx.results.observeVersion(resource, version, Date.now());
+    if (verdict.stale) observed.stale = true;
+    observed.freshness = { resource, version, newest_seen: verdict.newest_seen, stale: verdict.stale };
+  };
+
+  const observer = tool.observe ? ctx.findTool(tool.observe.tool) : undefined;
+  if (tool.observe && observer) {
+    const observation = await ctx.observe(observer, tool.observe.args(args, claimed));
+    attempts.push(...observation.attempts);
+    if (observation.ok) {
+      const verdict = tool.observe.verify(args, claimed, observation.data);
+      checkFreshness(observer, observation.data);
+      observed.postcondition = {
+        tool: observer.name,
+        verified: verdict.ok,
+        observed: forModel(observer, observation.data),
+      };
+      if (!verdict.ok) {
+        verdictFailure = {
+          code: verdict.code,
+          message: `${verdict.message} Do not retry: reconcile the state with a read or a human first.`,
+          side_effect_confirmed: false,
+          recommended_next_action: "reconcile",
+          external_id: externalId(claimed),
+        };
+      }
+    } else {
+      observed.postcondition = { tool: observer.name, verified: null, error: observation.failure.code };
+    }
+  }
+
+  checkFreshness(tool, claimed);
+  let data = forModel(tool, claimed);
+  const capped = capResult(data, tool.max_result_bytes);
+  if (capped.kind === "paged") {
+    const handle = newResultHandle();
+    writes.push(() => ctx.results.savePages(handle, tool.name, capped.summary, capped.pages));
+    data = {
+      handle,
+      summary: capped.summary,
+      partial: capped.skeleton,
+      next_step: `The result is too large to return at once. Call read_result_page with {"handle": "${handle}", "cursor": 0} and follow next_cursor, or GET /v1/runs/{run_id}/results/${handle}.`,
+    };
+  }
+  const taint: Taint | null =
+    fencedAny && !ctx.alreadyTainted
+      ? { call_id: ctx.callId, tool: tool.name, at: new Date().toISOString() }
+      : null;
+  return {
+    data,
+    observed: Object.keys(observed).length > 0 ? observed : null,
+    failure: verdictFailure,
+    attempts,
+    taint,
+    record: () => {
+      for (const write of writes) write();
+    },
+  };
+}
+
+/** The upstream's own id of a claimed effect (a refund id, a ticket id), if it names one. */
+export function externalId(claimed: unknown): string | null {
+  if (typeof claimed !== "object" || claimed === null) return null;
+  for (const [field, value] of Object.entries(claimed as Record<string, unknown>)) {
+    if (
+      field.endsWith("_id") &&
+      typeof value === "string" &&
+      field !== "order_id" &&
+      field !== "customer_id"
+    ) {
+      return value;
+    }
+  }
+  return null;
+}
+
+export type ShapedOutput = { ok: true; data: unknown } | { ok: false; failure: FailureSpec };
 
 /**
  * Stage "shape": the tool's output schema is a whitelist. Fields it does not name are stripped
  * before the model sees them; an answer that does not fit the contract is not passed on at all.
  */
-export function shapeOutput(tool: ToolSpec, body: unknown): Shaped {
+export function shapeOutput(tool: ToolSpec, body: unknown): ShapedOutput {
   const parsed = tool.output.safeParse(body);
   if (parsed.success) return { ok: true, data: parsed.data };
   return {

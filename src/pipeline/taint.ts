@@ -1,5 +1,5 @@
-import type { Taint } from "../ledger/run-store";
 import type { PreparedCall } from "./prepare";
+import type { Taint } from "./run-state";
 
 /**
  * Once a run has read third-party text, the model may be acting on someone else's instructions.

@@ -10,12 +10,13 @@ import { requireRunToken, requireTenantKey } from "../http/auth";
 import { parseCallBody } from "../http/call-body";
 import { parseJsonBody } from "../http/json-body";
 import { limitJsonBody } from "../http/limits";
-import { newCallId, requestContext, respond } from "../http/respond";
+import { requestContext, respond } from "../http/respond";
 import { tooLarge } from "../http/too-large";
 import { traceToOtlp } from "../ledger/otlp";
 import { RETENTION_MS } from "../ledger/run-ledger";
-import { limitCallRate, limitRunOpens } from "../ratelimit/middleware";
-import { acceptFaultHeaders, acceptScenario } from "../scenarios/accept";
+import { handleToolCall } from "../pipeline/entry";
+import { limitRunOpens } from "../ratelimit/middleware";
+import { acceptScenario } from "../scenarios/accept";
 import { ScenarioSchema } from "../scenarios/scenario";
 import { catalog } from "../tools";
 import { ledgerFor } from "./ledger-stub";
@@ -34,8 +35,6 @@ export const OpenRunBodySchema = z.strictObject({
 });
 
 export const runs = new Hono<AppEnv>();
-
-const env = (c: { env: AppEnv["Bindings"] }) => loadConfig(c.env).environment;
 
 runs.post(
   "/",
@@ -140,49 +139,16 @@ runs.get("/:run_id", requireRunToken, async (c) => {
 runs.post(
   "/:run_id/calls",
   requireRunToken,
-  // Before the body is read and before the ledger: a refused call is no dispatch and costs no budget.
-  limitCallRate,
   bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
   limitJsonBody("call"),
   async (c) => {
-    const tenant = c.get("tenant");
-    const callId = newCallId();
-    // The orchestrator's fault header is checked before the ledger: a refusal costs no budget.
-    const fault = acceptFaultHeaders((name) => c.req.header(name), loadConfig(c.env).faultInjection);
-    if (!fault.ok) {
-      return respond(
-        c,
-        failure(
-          { call_id: callId, environment: env(c) },
-          { code: "validation_error", message: fault.message, problems: fault.problems },
-        ),
-      );
-    }
-    const request = parseCallBody(await c.req.text());
-    try {
-      const envelope = await ledgerFor(c.env, tenant, c.req.param("run_id")).call({
-        call_id: callId,
-        tenant,
-        request,
-        intent: c.req.header("x-call-intent")?.trim() || null,
-        fault: fault.value,
-      });
-      return respond(c, envelope);
-    } catch (error) {
-      // The ledger was reset or evicted mid-call. Its reservation survives, so a resend is safe.
-      console.error("run ledger call failed", error);
-      return respond(
-        c,
-        failure(
-          { call_id: callId, environment: env(c), tool: request.tool },
-          {
-            code: "internal_error",
-            message:
-              "The run's ledger was interrupted. Call again with the same arguments; it cannot happen twice.",
-          },
-        ),
-      );
-    }
+    const envelope = await handleToolCall(
+      c.env,
+      { tenant: c.get("tenant"), run: c.get("claims").run },
+      parseCallBody(await c.req.text()),
+      (name) => c.req.header(name),
+    );
+    return respond(c, envelope);
   },
 );
 

@@ -35,11 +35,16 @@ export function resolveUpstream(env: object, binding: string): Upstream | null {
   return null;
 }
 
-/** Builds the request for a binding; the origin is rewritten by the binding that sends it. */
-export function upstreamUrl(path: string, query?: Record<string, string>): string {
+/** A request's path and query, as stored with a key: `/orders/A1001?expand=refunds`. */
+export function upstreamTarget(path: string, query?: Record<string, string>): string {
   const url = new URL(path, SERVICE_ORIGIN);
   for (const [key, value] of Object.entries(query ?? {})) url.searchParams.set(key, value);
-  return url.toString();
+  return `${url.pathname}${url.search}`;
+}
+
+/** The URL a binding is sent; the origin is rewritten by the binding that sends it. */
+export function upstreamUrl(target: string): string {
+  return new URL(target, SERVICE_ORIGIN).toString();
 }
 
 /** Every tool whose binding is absent from this environment, as readable sentences. */

@@ -1,4 +1,4 @@
-import type { UpstreamRequest } from "../catalog/define-tool";
+import type { StoredRequest } from "../pipeline/run-state";
 import { type Upstream, upstreamUrl } from "./bindings";
 import type { UpstreamResult } from "./classify";
 
@@ -7,8 +7,9 @@ export const MAX_UPSTREAM_BODY_BYTES = 8 * 1024 * 1024;
 
 export interface AttemptInput {
   upstream: Upstream;
-  request: UpstreamRequest;
-  headers: Record<string, string>;
+  request: StoredRequest;
+  /** Signed for this dispatch; the only header that is not part of the stored request. */
+  credential: string;
   /** Milliseconds this attempt may take before it is aborted. */
   timeoutMs: number;
 }
@@ -25,18 +26,13 @@ export async function sendAttempt(input: AttemptInput): Promise<UpstreamResult> 
     input.timeoutMs,
   );
   try {
-    const headers = new Headers(input.headers);
-    let body: string | undefined;
-    if (input.request.body !== undefined) {
-      body = JSON.stringify(input.request.body);
-      headers.set("content-type", "application/json");
-    }
-    headers.set("accept", "application/json");
+    const headers = new Headers(input.request.headers);
+    headers.set("authorization", `Bearer ${input.credential}`);
     const response = await input.upstream.fetch(
-      new Request(upstreamUrl(input.request.path, input.request.query), {
+      new Request(upstreamUrl(input.request.target), {
         method: input.request.method,
         headers,
-        body,
+        body: input.request.body ?? undefined,
         signal: controller.signal,
       }),
     );

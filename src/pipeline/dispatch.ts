@@ -1,9 +1,12 @@
 import type { ToolSpec } from "../catalog/define-tool";
+import { canonicalJson } from "../core/canonical-json";
 import type { FailureSpec } from "../envelope";
 import type { Upstream } from "../upstream/bindings";
+import { upstreamTarget } from "../upstream/bindings";
 import { classifyUpstream } from "../upstream/classify";
 import { sendAttempt } from "../upstream/dispatch";
 import { decideRetry } from "../upstream/retry";
+import type { StoredRequest } from "./run-state";
 import { shapeOutput } from "./shape";
 
 /** One upstream attempt as the trace records it. */
@@ -21,9 +24,11 @@ export type Execution =
 
 export interface ExecuteInput {
   tool: ToolSpec;
-  args: Record<string, unknown>;
+  /** The exact request, as stored under the call's key (or built for a read). */
+  request: StoredRequest;
   upstream: Upstream;
-  headers: Record<string, string>;
+  /** Per-dispatch headers that are not part of the stored request: the credential. */
+  credential: string;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -31,14 +36,34 @@ export interface ExecuteInput {
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Stages "dispatch", "classify" and "shape" for one agent call: sends the request, retrying reads on
+ * The upstream request of a call, built once from its validated arguments: the body is serialized
+ * here and nowhere else, so the bytes stored under a key are the bytes every attempt sends. The
+ * body is canonical JSON, so the same arguments make the same bytes whatever order they came in.
+ */
+export function buildRequest(
+  tool: ToolSpec,
+  args: Record<string, unknown>,
+  ids: { key: string | null; callId: string },
+): StoredRequest {
+  const request = tool.upstream.request(args);
+  const headers: Record<string, string> = { accept: "application/json", "x-request-id": ids.callId };
+  if (ids.key) headers["idempotency-key"] = ids.key;
+  let body: string | null = null;
+  if (request.body !== undefined) {
+    body = canonicalJson(request.body);
+    headers["content-type"] = "application/json";
+  }
+  return { method: request.method, target: upstreamTarget(request.path, request.query), headers, body };
+}
+
+/**
+ * Stages "dispatch", "classify" and "shape" for one call: sends the request, retrying reads on
  * transient failures within the tool's timeout, and turns the final answer into data or a failure.
  */
-export async function executeTool(input: ExecuteInput): Promise<Execution> {
-  const { tool } = input;
+export async function executeRequest(input: ExecuteInput): Promise<Execution> {
+  const { tool, request } = input;
   const random = input.random ?? Math.random;
   const sleep = input.sleep ?? defaultSleep;
-  const request = tool.upstream.request(input.args);
   const attempts: AttemptRecord[] = [];
   const began = Date.now();
 
@@ -48,7 +73,7 @@ export async function executeTool(input: ExecuteInput): Promise<Execution> {
     const result = await sendAttempt({
       upstream: input.upstream,
       request,
-      headers: input.headers,
+      credential: input.credential,
       timeoutMs: remaining,
     });
     const classification = classifyUpstream(result, tool.side_effect);

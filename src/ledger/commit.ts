@@ -1,0 +1,77 @@
+import { type ApprovalSummary, summarize } from "../approvals/model";
+import { assertNever } from "../envelope";
+import type { Write } from "../pipeline/admit";
+import type { RunMeta } from "../pipeline/run-state";
+import type { ApprovalStore } from "./approval-store";
+import type { KeyStore } from "./key-store";
+import type { RunStore } from "./run-store";
+
+export interface LedgerStores {
+  run: RunStore;
+  keys: KeyStore;
+  approvals: ApprovalStore;
+}
+
+/**
+ * Applies the admission machine's writes to the run's tables, in order. Called inside
+ * `transactionSync`, so an event's writes commit together or not at all. Returns the run as the
+ * writes leave it, and the approvals they changed, for the tenant's directory.
+ */
+export function commitWrites(
+  stores: LedgerStores,
+  run: RunMeta,
+  writes: readonly Write[],
+): { run: RunMeta; changed: ApprovalSummary[] } {
+  let next = run;
+  const changedIds: string[] = [];
+  for (const write of writes) {
+    switch (write.kind) {
+      case "counters":
+        stores.run.writeCounters(write.counters);
+        next = { ...next, counters: write.counters };
+        break;
+      case "close_run":
+        stores.run.closeRun(write.at);
+        next = { ...next, state: "closed", ended_at: write.at };
+        break;
+      case "taint":
+        // The first call that read third-party text is the one named; later ones change nothing.
+        if (next.tainted_by === null) {
+          stores.run.taint(write.taint);
+          next = { ...next, tainted_by: write.taint };
+        }
+        break;
+      case "trace_open":
+        stores.run.insertTrace(write.entry);
+        break;
+      case "trace_close":
+        stores.run.completeTrace(write.call_id, write.completion);
+        break;
+      case "key_hold":
+        stores.keys.hold(write.record, write.now);
+        break;
+      case "key_send":
+        stores.keys.send(write.key, write.tool, write.side_effect, write.request, write.now);
+        break;
+      case "key_settle":
+        stores.keys.settle(write.key, write.state, write.envelope, write.now);
+        break;
+      case "approval_open":
+        stores.approvals.insert(write.approval);
+        changedIds.push(write.approval.id);
+        break;
+      case "approval_state":
+        stores.approvals.setState(write.id, write.state, write.decision, write.result ?? null);
+        changedIds.push(write.id);
+        break;
+      default:
+        assertNever(write);
+    }
+  }
+  const changed: ApprovalSummary[] = [];
+  for (const id of new Set(changedIds)) {
+    const approval = stores.approvals.byId(id);
+    if (approval) changed.push(summarize(approval));
+  }
+  return { run: next, changed };
+}

@@ -1,0 +1,89 @@
+import type { SideEffect } from "../catalog/define-tool";
+import type { Envelope } from "../envelope";
+import type { CallRecord, KeyState, StoredRequest } from "../pipeline/run-state";
+
+interface KeyRow extends Record<string, SqlStorageValue> {
+  key: string;
+  tool: string;
+  side_effect: string | null;
+  state: string;
+  request: string | null;
+  envelope: string | null;
+  upstream_sends: number;
+}
+
+/** The run's call records, one per idempotency key, in the same database and transactions as its trace. */
+export class KeyStore {
+  readonly #sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+  }
+
+  /**
+   * The record of a key. A record written before requests were stored has none: it takes the
+   * request the current call would send (`fallback`), which is what was sent for it then.
+   */
+  read(key: string, fallback: StoredRequest | null): CallRecord | null {
+    const row = this.#sql
+      .exec<KeyRow>(
+        "SELECT key, tool, side_effect, state, request, envelope, upstream_sends FROM idempotency WHERE key = ?",
+        key,
+      )
+      .toArray()[0];
+    if (!row) return null;
+    const request = row.request === null ? fallback : (JSON.parse(row.request) as StoredRequest);
+    if (!request) return null;
+    return {
+      key: row.key,
+      tool: row.tool,
+      side_effect: (row.side_effect ?? "write") as SideEffect,
+      state: row.state === "reserved" ? "sending" : (row.state as KeyState),
+      request,
+      envelope: row.envelope === null ? null : (JSON.parse(row.envelope) as Envelope),
+      sends: row.upstream_sends,
+    };
+  }
+
+  /** A key that waits for a human: its request is fixed now, nothing is sent. */
+  hold(record: CallRecord, now: number): void {
+    this.#sql.exec(
+      `INSERT INTO idempotency (key, tool, side_effect, state, request, envelope, upstream_sends, created_at, updated_at)
+       VALUES (?, ?, ?, 'held', ?, NULL, 0, ?, ?)`,
+      record.key,
+      record.tool,
+      record.side_effect,
+      JSON.stringify(record.request),
+      now,
+      now,
+    );
+  }
+
+  /**
+   * Records that the key's request is about to leave: first send, an approval's, or a resend of a
+   * key in doubt. The request is written only when the key is new: a stored one is never replaced.
+   */
+  send(key: string, tool: string, sideEffect: SideEffect, request: StoredRequest, now: number): void {
+    this.#sql.exec(
+      `INSERT INTO idempotency (key, tool, side_effect, state, request, envelope, upstream_sends, created_at, updated_at)
+       VALUES (?, ?, ?, 'sending', ?, NULL, 1, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET state = 'sending', upstream_sends = upstream_sends + 1, updated_at = excluded.updated_at`,
+      key,
+      tool,
+      sideEffect,
+      JSON.stringify(request),
+      now,
+      now,
+    );
+  }
+
+  settle(key: string, state: "in_doubt" | "completed", envelope: Envelope | null, now: number): void {
+    this.#sql.exec(
+      "UPDATE idempotency SET state = ?, envelope = ?, updated_at = ? WHERE key = ?",
+      state,
+      envelope === null ? null : JSON.stringify(envelope),
+      now,
+      key,
+    );
+  }
+}

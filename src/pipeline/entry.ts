@@ -1,0 +1,58 @@
+import { loadConfig } from "../config/load";
+import type { Env } from "../env";
+import { type Envelope, failure } from "../envelope";
+import { newCallId } from "../http/respond";
+import { ledgerFor } from "../routes/ledger-stub";
+import { acceptFaultHeaders } from "../scenarios/accept";
+import { limitCall } from "./limit";
+import type { CallRequest } from "./prepare";
+
+/** Who is calling: what a verified run token (REST or MCP) says. */
+export interface Caller {
+  tenant: string;
+  run: string;
+}
+
+/** Reads a request header by name, whatever the door's request object is. */
+export type HeaderReader = (name: string) => string | undefined;
+
+/**
+ * The one entry of a tool call, for both doors: REST (`POST /v1/runs/{id}/calls`) and MCP
+ * (`tools/call`) authenticate the caller and read the call body, then hand both here. Everything
+ * after that (rate and input limits, the orchestrator's headers, the run's ledger, the answer when
+ * the ledger is interrupted) happens once, so the two doors cannot drift apart.
+ */
+export async function handleToolCall(
+  env: Env,
+  caller: Caller,
+  request: CallRequest,
+  header: HeaderReader,
+): Promise<Envelope> {
+  const callId = newCallId();
+  const environment = loadConfig(env).environment;
+  const base = { call_id: callId, environment, tool: request.tool };
+  const limited = await limitCall(env, caller, request);
+  if (limited) return failure(base, limited);
+  // The orchestrator's fault header is checked before the ledger: a refusal costs no budget.
+  const fault = acceptFaultHeaders(header, loadConfig(env).faultInjection);
+  if (!fault.ok) {
+    return failure(base, { code: "validation_error", message: fault.message, problems: fault.problems });
+  }
+  try {
+    return await ledgerFor(env, caller.tenant, caller.run).call({
+      call_id: callId,
+      tenant: caller.tenant,
+      request,
+      intent: header("x-call-intent")?.trim() || null,
+      fault: fault.value,
+    });
+  } catch (error) {
+    // The ledger was reset or evicted mid-call. Its reservation survives, so a resend is safe.
+    console.error("run ledger call failed", error);
+    return failure(base, {
+      code: "internal_error",
+      message:
+        "The run's ledger was interrupted. Call again with the same arguments; it cannot happen twice.",
+    });
+  }
+}

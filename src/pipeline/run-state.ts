@@ -1,0 +1,90 @@
+import type { SideEffect } from "../catalog/define-tool";
+import type { RunLimits } from "../config/tenants";
+import type { Envelope, EnvironmentName } from "../envelope";
+import type { Counters } from "./budget";
+import type { AttemptRecord } from "./dispatch";
+
+/**
+ * The state the run's ledger keeps and the admission machine (`admit.ts`) reasons about: the run,
+ * one call record per idempotency key, and the trace. Plain data, so the machine stays pure.
+ */
+
+/** Which call first brought third-party text into the run. */
+export interface Taint {
+  call_id: string;
+  tool: string;
+  at: string;
+}
+
+export interface RunMeta {
+  tenant: string;
+  run_id: string;
+  namespace: string;
+  environment: EnvironmentName;
+  catalog_version: string;
+  limits: RunLimits;
+  repeat_threshold: number;
+  state: "open" | "closed";
+  created_at: number;
+  deadline_at: number;
+  ended_at: number | null;
+  counters: Counters;
+  /** Random per run: untrusted text is fenced with it, so the text cannot forge the fence. */
+  fence_marker: string;
+  tainted_by: Taint | null;
+}
+
+/**
+ * The exact upstream request of a key, fixed when the key is first recorded: every attempt under the
+ * key (the agent's call, its resend, an operator's approval) sends these bytes. The credential is
+ * not part of it: it is signed per dispatch and dies with it.
+ */
+export interface StoredRequest {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** Path and query, such as `/orders/A1001?expand=refunds`. */
+  target: string;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+/**
+ * held: waiting for a human, nothing sent, no effect budget spent;
+ * sending: the request may be on its way (a ledger restart leaves it here, and it counts as in doubt);
+ * in_doubt: sent, fate unknown; the next identical call resends the stored bytes;
+ * completed: the outcome is known and stored; identical calls replay it.
+ */
+export type KeyState = "held" | "sending" | "in_doubt" | "completed";
+
+export interface CallRecord {
+  key: string;
+  tool: string;
+  side_effect: SideEffect;
+  state: KeyState;
+  request: StoredRequest;
+  envelope: Envelope | null;
+  sends: number;
+}
+
+export interface NewTraceEntry {
+  call_id: string;
+  /** "agent", or "operator:<id>" for a call an operator's approval executed. */
+  actor: string;
+  started_at: number;
+  tool: string | null;
+  side_effect: string | null;
+  args: unknown;
+  call_digest: string;
+  idempotency_key: string | null;
+  catalog_version: string;
+}
+
+export interface TraceCompletion {
+  ended_at: number;
+  /** What the model was given (masked, fenced, or the summary of a paged result), if small enough to keep. */
+  result?: unknown;
+  outcome: string;
+  error_code: string | null;
+  upstream_status: number | null;
+  replayed: boolean;
+  attempts: readonly AttemptRecord[];
+}
