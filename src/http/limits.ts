@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { failure, type Problem } from "../envelope";
+import { requestContext, respond } from "../pipeline/respond";
 import type { AppEnv } from "./app-env";
-import { requestContext, respond } from "./respond";
 
 /**
  * Limits on everything a caller controls, checked at the edge before any parsing that could be made

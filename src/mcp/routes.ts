@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { loadConfig } from "../config/load";
 import { failure } from "../envelope";
 import type { AppEnv } from "../http/app-env";
-import { requestContext, respond } from "../http/respond";
+import { requestContext, respond } from "../pipeline/respond";
 import { MAX_CALL_BODY_BYTES } from "../routes/runs";
 import { catalog } from "../tools";
 import { authenticateMcp, MCP_PATH, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "./auth";

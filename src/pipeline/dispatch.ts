@@ -3,9 +3,9 @@ import { canonicalJson } from "../core/canonical-json";
 import type { FailureSpec } from "../envelope";
 import type { Upstream } from "../upstream/bindings";
 import { upstreamTarget } from "../upstream/bindings";
-import { classifyUpstream } from "../upstream/classify";
-import { sendAttempt } from "../upstream/dispatch";
+import { sendAttempt } from "../upstream/send-attempt";
 import { decideRetry } from "../upstream/retry";
+import { classifyUpstream } from "./classify";
 import type { StoredRequest } from "./run-state";
 import { shapeOutput } from "./shape";
 

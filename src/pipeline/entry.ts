@@ -1,11 +1,11 @@
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { type Envelope, failure } from "../envelope";
-import { newCallId } from "../http/respond";
 import { ledgerFor } from "../routes/ledger-stub";
 import { acceptFaultHeaders } from "../scenarios/accept";
 import { limitCall } from "./limit";
 import type { CallRequest } from "./prepare";
+import { newCallId } from "./respond";
 
 /** Who is calling: what a verified run token (REST or MCP) says. */
 export interface Caller {

@@ -4,9 +4,9 @@ import { decideApproval, inspectApproval, listApprovals } from "../approvals/ope
 import type { Env } from "../env";
 import { APPROVAL_STATES, ApprovalStateSchema, failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
-import { requireOperatorKey } from "../http/auth";
 import { parseJsonBody } from "../http/json-body";
-import { requestContext, respond } from "../http/respond";
+import { requireOperatorKey } from "../pipeline/authenticate";
+import { requestContext, respond } from "../pipeline/respond";
 
 /** The human gate: operators of a tenant list, inspect, approve and reject that tenant's approvals. */
 export const approvals = new Hono<AppEnv>();

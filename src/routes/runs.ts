@@ -6,21 +6,21 @@ import { loadConfig } from "../config/load";
 import { RunLimitsSchema, resolveRunLimits } from "../config/tenants";
 import { failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
-import { requireRunToken, requireTenantKey } from "../http/auth";
 import { parseCallBody } from "../http/call-body";
 import { parseJsonBody } from "../http/json-body";
 import { limitJsonBody } from "../http/limits";
-import { requestContext, respond } from "../http/respond";
 import { tooLarge } from "../http/too-large";
-import { traceToOtlp } from "../ledger/otlp";
 import { RETENTION_MS } from "../ledger/run-ledger";
+import { requireRunToken, requireTenantKey } from "../pipeline/authenticate";
 import { handleToolCall } from "../pipeline/entry";
+import { requestContext, respond } from "../pipeline/respond";
 import { limitRunOpens } from "../ratelimit/middleware";
 import { acceptScenario } from "../scenarios/accept";
 import { ScenarioSchema } from "../scenarios/scenario";
 import { catalog } from "../tools";
 import { ledgerFor } from "./ledger-stub";
 import { toolSpecsFor } from "./tool-specs";
+import { traceToOtlp } from "./trace-otlp";
 
 export const MAX_CALL_BODY_BYTES = 64 * 1024;
 /** Run tokens outlive the deadline a little, so an agent can still read its status and trace. */

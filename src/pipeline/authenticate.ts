@@ -4,7 +4,7 @@ import { operatorIdOf } from "../auth/operator-id";
 import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
 import { failure } from "../envelope";
-import type { AppEnv } from "./app-env";
+import type { AppEnv } from "../http/app-env";
 import { requestContext, respond } from "./respond";
 
 function denied(c: Context<AppEnv>, message: string, authFailure: boolean) {
