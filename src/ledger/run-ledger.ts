@@ -25,9 +25,9 @@ import { commitWrites, type LedgerStores } from "./commit";
 import { KeyStore } from "./key-store";
 import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./ledger-api";
 import { ResultStore } from "./result-store";
-import { type RunStatus, runStatus } from "./run-status";
+import { type RunStatus, runStatus } from "../wire/run-status";
 import { RunStore } from "./run-store";
-import type { TraceEntry } from "./trace";
+import type { TraceEntry } from "../wire/trace-entry";
 
 /** Keys, results, approvals and trace outlive the run by at least this long. */
 export const RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -224,6 +224,7 @@ export class RunLedger extends DurableObject<Env> {
           now,
           policy_version: policy,
         },
+        approvals.pending(),
       );
     });
     const decided = step.result;

@@ -522,6 +522,7 @@ export function decideApproval(
   record: CallRecord | null,
   tool: ToolSpec | undefined,
   decision: Decision,
+  pending: readonly ApprovalRecord[] = [],
 ): DecideStep {
   if (!approval)
     return { kind: "done", writes: [], refusal: { code: "not_found", message: "No such approval." } };
@@ -592,6 +593,14 @@ export function decideApproval(
           catalog_version: run.catalog_version,
         },
       },
+      // This execution may spend the budget other pending approvals need: they expire now, not
+      // when someone next looks at them.
+      ...sweepApprovals(
+        { ...run, counters },
+        pending.filter((other) => other.id !== approval.id),
+        decision.now,
+        decision.policy_version,
+      ),
     ],
   };
 }
