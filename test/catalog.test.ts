@@ -106,6 +106,14 @@ describe("catalog loading", () => {
     );
   });
 
+  it("refuses a write served by the ledger itself: only reads may skip the upstream", () => {
+    const ledgerWrite = broken({
+      side_effect: "write",
+      upstream: { binding: "@run-ledger", request: validTool.upstream.request },
+    });
+    expect(loadError([ledgerWrite])).toMatch(/only read tools may use the ledger's own binding @run-ledger/);
+  });
+
   it("refuses two tools with the same name in a namespace", () => {
     expect(loadError([validTool, validTool])).toMatch(
       /"lookup_widget" is defined twice in namespace "widgets"/,

@@ -107,6 +107,13 @@ export function checkToolSpec(spec: ToolSpec): void {
       `tool "${name}": upstream.binding must name the wrangler.toml binding its calls go through`,
     );
   }
+  // A binding starting with "@" is served by the run's ledger from its own storage: no upstream, no
+  // key, no effect. Only a read may be served that way.
+  if (spec.upstream.binding.startsWith("@") && spec.side_effect !== "read") {
+    throw new CatalogError(
+      `tool "${name}": only read tools may use the ledger's own binding ${spec.upstream.binding}`,
+    );
+  }
   if (typeof spec.upstream.request !== "function") {
     throw new CatalogError(`tool "${name}": upstream.request must map arguments to an HTTP request`);
   }

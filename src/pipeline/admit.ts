@@ -39,8 +39,9 @@ import { externalId } from "./shape";
  *
  * A pending approval "can no longer execute" when the run is ended, its deadline or the approval's
  * own window has passed, the policy it was asked under changed, or the run's budget for its side
- * effect is spent. `sweepApprovals` finds those; the ledger runs it on every event and on its alarm,
- * so an agent is told to wait only for an approval that can still run.
+ * effect is spent. An agent's identical call checks its own approval; `sweepApprovals` finds the
+ * rest when an approval is decided, after every execution, when the run ends and on the ledger's
+ * alarm, so an agent is told to wait only for an approval that can still run.
  */
 
 /** What the ledger commits for one event, in order, in one transaction. */
@@ -259,11 +260,19 @@ export function admitCall(view: CallView, call: AgentCall): CallStep {
     );
   }
 
-  if (call.key === null || call.request === null) {
+  if (call.key === null) {
     writes.push({ kind: "counters", counters });
     return { kind: "send", writes, key: null, request: call.request, budget: counters };
   }
   const key = call.key;
+  if (call.request === null) {
+    // The catalog refuses a write served without an upstream; this only guards the invariant.
+    return answerWith(run, call, counters, writes, {
+      code: "internal_error",
+      message: `${tool.name} has no upstream request to send; it cannot run.`,
+      recommended_next_action: "escalate_to_human",
+    });
+  }
 
   if (record?.state === "completed" && record.envelope) {
     const envelope: Envelope = {
@@ -555,11 +564,21 @@ export function decideApproval(
       refusal: null,
     };
   }
-  if (!tool || !record) {
+  if (!tool) {
     return {
       kind: "done",
       writes: [],
       refusal: { code: "conflict_error", message: "The tool no longer exists." },
+    };
+  }
+  if (!record) {
+    return {
+      kind: "done",
+      writes: [],
+      refusal: {
+        code: "conflict_error",
+        message: "This approval's request was not kept; ask the agent to make the call again.",
+      },
     };
   }
   const counters = spendEffect(tool.side_effect, run.counters);

@@ -109,7 +109,9 @@ export async function prepareAgentCall(
     digest,
     key,
     request,
-    policy_version: prepared.approval.required ? await policyVersion(run.catalog_version, tenant) : null,
+    // Every keyed call is judged under the current policy: a held key's approval asked under another
+    // one can no longer be granted, even when the new policy would not ask for a human at all.
+    policy_version: key ? await policyVersion(run.catalog_version, tenant) : null,
     trace_args: tool ? applyMasks(args ?? prepared.rawArgs, tool.sensitive_args) : prepared.rawArgs,
   };
   return { kind: "ready", call, tool, tenant, admit: (view) => admitCall(view, call) };
