@@ -14,6 +14,7 @@ import { runs } from "./routes/runs";
 import { tools } from "./routes/tools";
 import { catalog } from "./tools";
 import { missingBindings } from "./upstream/bindings";
+import type { Health } from "./wire/health";
 
 const startupProblems = new WeakMap<object, string[]>();
 
@@ -64,20 +65,15 @@ app.use(async (c, next) => {
 
 app.use(limitHeaders);
 
-app.get("/healthz", async (c) =>
-  respond(
-    c,
-    success(
-      { call_id: newCallId(), environment: environmentOf(c.env) },
-      {
-        status: "ok",
-        environment: environmentOf(c.env),
-        catalog_version: await catalog.version(),
-        namespaces: catalog.namespaces(),
-      },
-    ),
-  ),
-);
+app.get("/healthz", async (c) => {
+  const health: Health = {
+    status: "ok",
+    environment: environmentOf(c.env),
+    catalog_version: await catalog.version(),
+    namespaces: catalog.namespaces(),
+  };
+  return respond(c, success({ call_id: newCallId(), environment: environmentOf(c.env) }, health));
+});
 
 app.route("/v1/runs", runs);
 app.route("/v1/approvals", approvals);

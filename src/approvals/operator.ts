@@ -2,6 +2,8 @@ import type { Env } from "../env";
 import type { ApprovalState } from "../envelope";
 import type { DecideResult } from "../ledger/run-ledger";
 import { ledgerFor } from "../routes/ledger-stub";
+import type { ApprovalSummary } from "../wire/approval";
+import type { ApprovalDetail } from "../wire/approval-answers";
 
 /**
  * What an operator can do, shared by the operator API and the console so both doors reach the same
@@ -12,7 +14,11 @@ function directoryFor(env: Env, tenant: string) {
   return env.APPROVAL_DIRECTORY.get(env.APPROVAL_DIRECTORY.idFromName(tenant));
 }
 
-export function listApprovals(env: Env, tenant: string, state: ApprovalState) {
+export async function listApprovals(
+  env: Env,
+  tenant: string,
+  state: ApprovalState,
+): Promise<ApprovalSummary[]> {
   return directoryFor(env, tenant).list(state);
 }
 
@@ -23,7 +29,11 @@ async function locate(env: Env, tenant: string, approvalId: string) {
 }
 
 /** One approval with its arguments, and the run's status and trace so far; null when not this tenant's. */
-export async function inspectApproval(env: Env, tenant: string, approvalId: string) {
+export async function inspectApproval(
+  env: Env,
+  tenant: string,
+  approvalId: string,
+): Promise<ApprovalDetail | null> {
   const ledger = await locate(env, tenant, approvalId);
   const approval = ledger ? await ledger.approval(tenant, approvalId) : null;
   if (!ledger || !approval) return null;

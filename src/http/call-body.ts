@@ -1,7 +1,9 @@
 import type { Problem } from "../envelope";
 import type { CallRequest } from "../pipeline/prepare";
+import { CallBodySchema } from "../wire/call-body";
 
-const CALL_FIELDS = ["tool", "args"];
+/** The top-level fields of a call, from the one schema of the body (src/wire/call-body.ts). */
+const CALL_FIELDS: readonly string[] = Object.keys(CallBodySchema.shape);
 
 /**
  * Reads `{ "tool": "...", "args": { ... } }`. Anything else (not JSON, not an object, no tool,

@@ -1,4 +1,5 @@
 import type { ApprovalRecord } from "../approvals/model";
+import type { SideEffect } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import type { ApprovalState, Envelope } from "../envelope";
 
@@ -138,7 +139,7 @@ export class ApprovalStore {
         tenant: owner.tenant,
         run_id: owner.run_id,
         tool: row.tool,
-        side_effect: row.side_effect,
+        side_effect: row.side_effect as SideEffect,
         idempotency_key: row.idempotency_key,
         args: JSON.parse(row.args) as Record<string, unknown>,
         args_digest: row.args_digest,

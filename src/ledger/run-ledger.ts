@@ -20,14 +20,14 @@ import { type DispatchPlan, dispatchCall, prepareAgentCall } from "../pipeline/r
 import type { RunMeta } from "../pipeline/run-state";
 import { ScenarioStore } from "../scenarios/scenario-store";
 import { catalog } from "../tools";
+import { type RunStatus, runStatus } from "../wire/run-status";
+import type { TraceEntry } from "../wire/trace-entry";
 import { ApprovalStore } from "./approval-store";
 import { commitWrites, type LedgerStores } from "./commit";
 import { KeyStore } from "./key-store";
 import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./ledger-api";
 import { ResultStore } from "./result-store";
-import { type RunStatus, runStatus } from "../wire/run-status";
 import { RunStore } from "./run-store";
-import type { TraceEntry } from "../wire/trace-entry";
 
 /** Keys, results, approvals and trace outlive the run by at least this long. */
 export const RETENTION_MS = 24 * 60 * 60 * 1000;

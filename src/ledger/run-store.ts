@@ -2,8 +2,8 @@ import type { RunLimits } from "../config/tenants";
 import type { EnvironmentName } from "../envelope";
 import type { Counters } from "../pipeline/budget";
 import type { NewTraceEntry, RunMeta, Taint, TraceCompletion } from "../pipeline/run-state";
+import { type TraceEntry, type TraceRow, traceEntryFromRow } from "../wire/trace-entry";
 import { migrateLedger } from "./schema";
-import { type TraceEntry, type TraceRow, traceEntryFromRow } from "./trace";
 
 interface RunRow extends Record<string, SqlStorageValue> {
   tenant: string;

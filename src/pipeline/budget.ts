@@ -1,13 +1,10 @@
 import type { SideEffect } from "../catalog/define-tool";
 import type { RunLimits } from "../config/tenants";
 import type { Budget } from "../envelope";
+import type { Counters } from "../wire/run-status";
 
-/** What a run has spent so far. */
-export interface Counters {
-  calls_used: number;
-  writes_used: number;
-  destructive_used: number;
-}
+/** What a run has spent so far: the wire schema's type, reported as `used` by the run status. */
+export type { Counters } from "../wire/run-status";
 
 export type BudgetLimitName = keyof RunLimits | "deadline";
 

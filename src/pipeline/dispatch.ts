@@ -5,18 +5,13 @@ import type { Upstream } from "../upstream/bindings";
 import { upstreamTarget } from "../upstream/bindings";
 import { decideRetry } from "../upstream/retry";
 import { sendAttempt } from "../upstream/send-attempt";
+import type { AttemptRecord } from "../wire/trace-entry";
 import { classifyUpstream } from "./classify";
 import type { StoredRequest } from "./run-state";
 import { shapeOutput } from "./shape";
 
-/** One upstream attempt as the trace records it. */
-export interface AttemptRecord {
-  attempt: number;
-  started_at: number;
-  latency_ms: number;
-  upstream_status: number | null;
-  result: "success" | "timeout" | "network_error" | "http_error" | "invalid_body";
-}
+/** One upstream attempt as the trace records it: the wire schema's type. */
+export type { AttemptRecord } from "../wire/trace-entry";
 
 export type Execution =
   | { ok: true; data: unknown; status: number; attempts: AttemptRecord[] }

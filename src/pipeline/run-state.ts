@@ -1,20 +1,17 @@
 import type { SideEffect } from "../catalog/define-tool";
 import type { RunLimits } from "../config/tenants";
 import type { Envelope, EnvironmentName } from "../envelope";
+import type { Taint } from "../wire/run-status";
+import type { AttemptRecord } from "../wire/trace-entry";
 import type { Counters } from "./budget";
-import type { AttemptRecord } from "./dispatch";
 
 /**
  * The state the run's ledger keeps and the admission machine (`admit.ts`) reasons about: the run,
  * one call record per idempotency key, and the trace. Plain data, so the machine stays pure.
  */
 
-/** Which call first brought third-party text into the run. */
-export interface Taint {
-  call_id: string;
-  tool: string;
-  at: string;
-}
+/** Which call first brought third-party text into the run: the wire schema's type. */
+export type { Taint } from "../wire/run-status";
 
 export interface RunMeta {
   tenant: string;

@@ -7,6 +7,7 @@ import type { AppEnv } from "../http/app-env";
 import { parseJsonBody } from "../http/json-body";
 import { requireOperatorKey } from "../pipeline/authenticate";
 import { requestContext, respond } from "../pipeline/respond";
+import type { ApprovalDecision, ApprovalList } from "../wire/approval-answers";
 
 /** The human gate: operators of a tenant list, inspect, approve and reject that tenant's approvals. */
 export const approvals = new Hono<AppEnv>();
@@ -45,8 +46,11 @@ approvals.get("/", async (c) => {
       }),
     );
   }
-  const list = await listApprovals(c.env, c.get("tenant"), state.data);
-  return respond(c, success(requestContext(c.env), { state: state.data, approvals: list }));
+  const list: ApprovalList = {
+    state: state.data,
+    approvals: await listApprovals(c.env, c.get("tenant"), state.data),
+  };
+  return respond(c, success(requestContext(c.env), list));
 });
 
 const notFound = (env: Env) =>
@@ -97,6 +101,7 @@ for (const decision of ["approve", "reject"] as const) {
         }),
       );
     }
-    return respond(c, success(requestContext(c.env), { approval: result.approval }));
+    const decided: ApprovalDecision = { approval: result.approval };
+    return respond(c, success(requestContext(c.env), decided));
   });
 }

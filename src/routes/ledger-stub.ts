@@ -2,16 +2,16 @@ import type { ApprovalRecord } from "../approvals/model";
 import type { Env } from "../env";
 import type { Envelope } from "../envelope";
 import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "../ledger/run-ledger";
-import type { RunStatus } from "../ledger/run-status";
-import type { TraceEntry } from "../ledger/trace";
 import type { ResultPage } from "../tools/builtins";
+import type { RunStatus } from "../wire/run-status";
+import type { RunTrace } from "../wire/run-trace";
 
 /** The RunLedger's RPC surface as the worker uses it. */
 export interface LedgerClient {
   open(input: OpenRunInput): Promise<RunStatus>;
   status(tenant: string): Promise<RunStatus | null>;
   end(tenant: string): Promise<RunStatus | null>;
-  readTrace(tenant: string): Promise<{ run: RunStatus; entries: TraceEntry[] } | null>;
+  readTrace(tenant: string): Promise<RunTrace | null>;
   call(input: CallInput): Promise<Envelope>;
   approval(tenant: string, approvalId: string): Promise<ApprovalRecord | null>;
   decide(input: DecideInput): Promise<DecideResult>;

@@ -18,6 +18,7 @@ import { limitRunOpens } from "../ratelimit/middleware";
 import { acceptScenario } from "../scenarios/accept";
 import { ScenarioSchema } from "../scenarios/scenario";
 import { catalog } from "../tools";
+import type { RunOpened } from "../wire/run-open";
 import { ledgerFor } from "./ledger-stub";
 import { toolSpecsFor } from "./tool-specs";
 import { traceToOtlp } from "./trace-otlp";
@@ -112,19 +113,16 @@ runs.post(
       config.runTokenKeys,
     );
     const { run_id, ...rest } = status;
-    return respond(
-      c,
-      success(ctx, {
-        run_id,
-        run_token: token,
-        expires_at: new Date(expiresAt).toISOString(),
-        retained_until: new Date(Date.parse(status.deadline_at) + RETENTION_MS).toISOString(),
-        ...rest,
-        ...(body.scenario === undefined ? {} : { scenario: scenario.value }),
-        tools: await toolSpecsFor(body.namespace),
-      }),
-      { status: 201 },
-    );
+    const opened: RunOpened = {
+      run_id,
+      run_token: token,
+      expires_at: new Date(expiresAt).toISOString(),
+      retained_until: new Date(Date.parse(status.deadline_at) + RETENTION_MS).toISOString(),
+      ...rest,
+      ...(body.scenario === undefined ? {} : { scenario: scenario.value }),
+      tools: await toolSpecsFor(body.namespace),
+    };
+    return respond(c, success(ctx, opened), { status: 201 });
   },
 );
 

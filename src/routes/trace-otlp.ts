@@ -1,4 +1,4 @@
-import type { TraceEntry } from "../ledger/trace";
+import type { TraceEntry } from "../wire/trace-entry";
 
 /**
  * Renders a run's trace as OTLP/JSON spans following the OpenTelemetry GenAI conventions: one

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { SideEffect } from "../catalog/define-tool";
 import type { Problem } from "../envelope";
+import type { RunScenarioStep } from "../wire/scenario-step";
 import {
   defaultTimes,
   type FaultMode,
@@ -70,11 +71,7 @@ export const ScenarioSchema = z
   );
 
 /** A step as stored: defaults filled in, so the run shows exactly what will be sent. */
-export interface ScenarioStep extends FaultPlan {
-  tool: string | null;
-  path_prefix: string | null;
-  times: number;
-}
+export type ScenarioStep = RunScenarioStep;
 
 /** The tools a scenario may name, with what they do to the world. */
 export type ToolSideEffects = ReadonlyMap<string, SideEffect>;

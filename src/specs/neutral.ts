@@ -1,16 +1,9 @@
-import type { SideEffect, ToolSpec } from "../catalog/define-tool";
+import type { ToolSpec } from "../catalog/define-tool";
+import type { NeutralTool } from "../wire/neutral-tool";
 import { modelDescription } from "./description";
-import { inputJsonSchema, type ObjectJsonSchema } from "./json-schema";
+import { inputJsonSchema } from "./json-schema";
 
-/** A tool as a run sees it in `POST /v1/runs` and `format=jsonschema`: no vendor wrapping. */
-export interface NeutralTool {
-  name: string;
-  title: string;
-  version: string;
-  side_effect: SideEffect;
-  description: string;
-  input_schema: ObjectJsonSchema;
-}
+export type { NeutralTool } from "../wire/neutral-tool";
 
 export function toNeutralTool(tool: ToolSpec): NeutralTool {
   return {

@@ -1,24 +1,13 @@
 import * as z from "zod";
 import { ToolsQuerySchema } from "../routes/tools";
 import { type JsonSchema, withoutDialect } from "./json-schema";
+import type { DataComponent } from "./openapi-components";
 
 /**
  * Every route of the proxy's HTTP API, as data the OpenAPI document and the docs page are built
  * from. A route added to the app must be added here too: test/openapi.test.ts compares this list
  * with the routes the app really serves, both ways.
  */
-
-/**
- * `POST /v1/runs/{run_id}/calls` as `parseCallBody` reads it. The arguments' own schema depends on
- * the tool and the run's namespace: `GET /v1/tools` serves it, this document does not list tools.
- */
-export const CallBodySchema = z.strictObject({
-  tool: z.string().min(1).describe("The tool to call, a name from the run's namespace such as lookup_order."),
-  args: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe("The tool's arguments; see the tool's input_schema. Omitted means {}."),
-});
 
 export type Credential = "tenantKey" | "runToken" | "operatorKey";
 type Method = "get" | "post" | "delete";
@@ -42,8 +31,11 @@ export function zodSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema
   return withoutDialect(z.toJSONSchema(schema, { io, target: "draft-2020-12" }) as JsonSchema);
 }
 
-/** An answer whose body is the envelope: the proxy's one response shape. */
-function envelope(description: string, data?: string): JsonSchema {
+/**
+ * An answer whose body is the envelope: the proxy's one response shape. `data` names the component
+ * of a success's payload (openapi-components.ts); failures carry `data: null`.
+ */
+function envelope(description: string, data?: DataComponent): JsonSchema {
   const schema = data ? { allOf: [ref("Envelope"), { properties: { data: ref(data) } }] } : ref("Envelope");
   return { description, content: { "application/json": { schema } } };
 }
@@ -89,7 +81,10 @@ export const OPERATIONS: readonly Operation[] = [
     description:
       "Environment name, catalog version and namespaces. A misconfigured proxy answers 500 and says why.",
     credentials: [],
-    responses: { "200": envelope("The proxy is up."), "500": envelope("The proxy is misconfigured.") },
+    responses: {
+      "200": envelope("The proxy is up.", "Health"),
+      "500": envelope("The proxy is misconfigured."),
+    },
   },
   {
     method: "post",
@@ -104,7 +99,7 @@ export const OPERATIONS: readonly Operation[] = [
       description: "Namespace and optional limits within the tenant's ceilings.",
     },
     responses: {
-      "201": envelope("The run is open."),
+      "201": envelope("The run is open.", "RunOpened"),
       "401": FAILURES["401"],
       "404": envelope("The namespace is not available to this tenant (`not_found`)."),
       "422": envelope("Invalid body or a limit above the tenant's ceiling (`validation_error`)."),
@@ -118,7 +113,7 @@ export const OPERATIONS: readonly Operation[] = [
     description: "State (open, closed, expired), counters, limits and budget left.",
     credentials: ["runToken"],
     parameters: [runId],
-    responses: { "200": envelope("The run's status."), ...FAILURES },
+    responses: { "200": envelope("The run's status.", "RunStatus"), ...FAILURES },
   },
   {
     method: "post",
@@ -141,7 +136,9 @@ export const OPERATIONS: readonly Operation[] = [
     ],
     body: { schema: "CallBody", description: "The tool and its arguments." },
     responses: {
-      "200": envelope("The tool succeeded (or a stored success was replayed)."),
+      "200": envelope(
+        "The tool succeeded (or a stored success was replayed). `data` is the tool's shaped output: its schema is the tool's MCP `outputSchema` in `GET /v1/tools?format=mcp`.",
+      ),
       "409": envelope("Repeat detected, run closed, conflict, or approval required."),
       "422": envelope("The call or its arguments are invalid; see error.problems."),
       "4XX": envelope("Another failure of the call; see error.code."),
@@ -167,7 +164,7 @@ export const OPERATIONS: readonly Operation[] = [
         description: "otlp for OpenTelemetry JSON instead of the envelope.",
       },
     ],
-    responses: { "200": envelope("The run and its trace entries."), ...FAILURES },
+    responses: { "200": envelope("The run and its trace entries.", "RunTrace"), ...FAILURES },
   },
   {
     method: "get",
@@ -195,7 +192,7 @@ export const OPERATIONS: readonly Operation[] = [
       },
     ],
     responses: {
-      "200": envelope("One page."),
+      "200": envelope("One page.", "ResultPage"),
       "422": envelope("The cursor is not a page number."),
       ...FAILURES,
     },
@@ -208,7 +205,7 @@ export const OPERATIONS: readonly Operation[] = [
     description: "Closes the run: later calls answer `run_closed`. Data is kept 24 hours.",
     credentials: ["runToken"],
     parameters: [runId],
-    responses: { "200": envelope("The run's final status."), ...FAILURES },
+    responses: { "200": envelope("The run's final status.", "RunStatus"), ...FAILURES },
   },
   {
     method: "get",
@@ -227,7 +224,7 @@ export const OPERATIONS: readonly Operation[] = [
       },
     ],
     responses: {
-      "200": envelope("The approvals."),
+      "200": envelope("The approvals.", "ApprovalList"),
       "401": FAILURES["401"],
       "422": envelope("Unknown state."),
     },
@@ -241,7 +238,7 @@ export const OPERATIONS: readonly Operation[] = [
     credentials: ["operatorKey"],
     parameters: [approvalId],
     responses: {
-      "200": envelope("The approval, run and trace."),
+      "200": envelope("The approval, run and trace.", "ApprovalDetail"),
       "401": FAILURES["401"],
       "404": FAILURES["404"],
     },
@@ -259,7 +256,7 @@ export const OPERATIONS: readonly Operation[] = [
       credentials: ["operatorKey"],
       parameters: [approvalId],
       responses: {
-        "200": envelope("The decided approval."),
+        "200": envelope("The decided approval.", "ApprovalDecision"),
         "401": FAILURES["401"],
         "404": FAILURES["404"],
         "409": envelope("Already decided or expired (`conflict_error`)."),

@@ -1,13 +1,15 @@
-import { EnvelopeSchema, ProblemSchema } from "../envelope";
+import { ProblemSchema } from "../envelope";
 import { OpenRunBodySchema } from "../routes/runs";
-import { NamespaceSpecsSchema } from "./formats";
+import { CallBodySchema } from "../wire/call-body";
 import type { JsonSchema } from "./json-schema";
-import { CallBodySchema, OPERATIONS, type Operation, ref, zodSchema } from "./openapi-operations";
+import { answerComponents } from "./openapi-components";
+import { OPERATIONS, type Operation, ref, zodSchema } from "./openapi-operations";
 
 /**
  * The OpenAPI 3.1 document of the proxy's own HTTP API. Every body schema in it is generated from
- * the zod schema the route validates or answers with; OpenAPI 3.1 speaks JSON Schema 2020-12, so
- * zod's output is used as it is. The operations themselves live in openapi-operations.ts.
+ * the zod schema the route validates or answers with (src/wire/ holds the answers' payloads);
+ * OpenAPI 3.1 speaks JSON Schema 2020-12, so zod's output is used as it is. The operations
+ * themselves live in openapi-operations.ts, the answers' components in openapi-components.ts.
  */
 
 const SECURITY_SCHEMES = {
@@ -84,11 +86,10 @@ export function openApiDocument(): JsonSchema {
     components: {
       securitySchemes: SECURITY_SCHEMES,
       schemas: {
-        Envelope: zodSchema(EnvelopeSchema, "output"),
+        ...answerComponents(),
         Problem: zodSchema(ProblemSchema, "output"),
         OpenRunBody: zodSchema(OpenRunBodySchema, "input"),
         CallBody: zodSchema(CallBodySchema, "input"),
-        NamespaceSpecs: zodSchema(NamespaceSpecsSchema, "output"),
         JsonRpcMessage: {
           type: "object",
           required: ["jsonrpc"],

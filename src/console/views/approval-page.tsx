@@ -2,7 +2,7 @@
 import type { FC } from "hono/jsx";
 import type { ApprovalRecord } from "../../approvals/model";
 import type { EnvironmentName } from "../../envelope";
-import type { RunStatus } from "../../ledger/run-status";
+import type { RunStatus } from "../../wire/run-status";
 import { displayArgs } from "../display-args";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
 import type { ConsoleSession } from "../session";

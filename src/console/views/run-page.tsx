@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
 import type { EnvironmentName } from "../../envelope";
-import type { RunStatus } from "../../ledger/run-status";
-import type { TraceEntry } from "../../ledger/trace";
+import type { RunStatus } from "../../wire/run-status";
+import type { TraceEntry } from "../../wire/trace-entry";
 import { displayArgs } from "../display-args";
 import { formatLatency, formatSpan, formatTimestamp } from "../format";
 import type { ConsoleSession } from "../session";

@@ -1,0 +1,19 @@
+import * as z from "zod";
+import { NeutralToolSchema } from "./neutral-tool";
+import { RunStatusSchema } from "./run-status";
+import { RunScenarioStepSchema } from "./scenario-step";
+
+/** What `POST /v1/runs` answers in `data`: the new run's status, its token and its tools. */
+export const RunOpenedSchema = RunStatusSchema.extend({
+  run_token: z
+    .string()
+    .describe("The agent's credential for this run and namespace only; never the tenant key."),
+  expires_at: z.iso.datetime().describe("When the run token stops working."),
+  retained_until: z.iso.datetime().describe("Until when the run's data (status, trace, pages) is kept."),
+  scenario: z
+    .array(RunScenarioStepSchema)
+    .optional()
+    .describe("The accepted fault scenario, with its defaults; only when one was asked for."),
+  tools: z.array(NeutralToolSchema).describe("The namespace's tools in the jsonschema format."),
+});
+export type RunOpened = z.infer<typeof RunOpenedSchema>;

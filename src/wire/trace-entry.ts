@@ -1,0 +1,82 @@
+import * as z from "zod";
+import { type ErrorCode, ErrorCodeSchema, OUTCOMES } from "../envelope";
+import { SideEffectSchema } from "./side-effect";
+
+/** One upstream attempt as the trace records it. */
+export const AttemptRecordSchema = z.strictObject({
+  attempt: z.number().int().min(1),
+  started_at: z.number().int().describe("When the attempt was sent, in milliseconds since the epoch."),
+  latency_ms: z.number().int().nonnegative(),
+  upstream_status: z.number().int().nullable(),
+  result: z.enum(["success", "timeout", "network_error", "http_error", "invalid_body"]),
+});
+export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
+
+/** One dispatch of a run, written ahead ("pending") and completed when the call ends. */
+export const TraceEntrySchema = z.strictObject({
+  seq: z.number().int(),
+  call_id: z.string(),
+  actor: z.string().describe('"agent", or "operator:<id>" when an operator\'s approval executed the call.'),
+  started_at: z.iso.datetime(),
+  ended_at: z.iso.datetime().nullable(),
+  tool: z.string().nullable(),
+  side_effect: SideEffectSchema.nullable(),
+  args: z.unknown().describe("Canonical arguments as sent by the agent, sensitive fields masked."),
+  outcome: z.enum([...OUTCOMES, "pending"]),
+  error_code: ErrorCodeSchema.nullable(),
+  upstream_status: z.number().int().nullable(),
+  latency_ms: z.number().int().nonnegative().nullable(),
+  idempotency_key: z.string().nullable(),
+  replayed: z.boolean(),
+  result: z
+    .unknown()
+    .describe("What the model was given, masked and fenced as it saw it; null when not kept."),
+  upstream_attempts: z
+    .array(AttemptRecordSchema)
+    .describe("Every upstream attempt this dispatch made; empty when nothing left the proxy."),
+  catalog_version: z.string(),
+});
+export type TraceEntry = z.infer<typeof TraceEntrySchema>;
+
+/** A row of the run's `trace` table, as SQLite returns it. */
+export interface TraceRow {
+  seq: number;
+  call_id: string;
+  actor: string;
+  started_at: number;
+  ended_at: number | null;
+  tool: string | null;
+  side_effect: string | null;
+  args: string;
+  outcome: string;
+  error_code: string | null;
+  upstream_status: number | null;
+  latency_ms: number | null;
+  idempotency_key: string | null;
+  replayed: number;
+  attempts: string;
+  catalog_version: string;
+  result: string | null;
+}
+
+export function traceEntryFromRow(row: TraceRow): TraceEntry {
+  return {
+    seq: row.seq,
+    call_id: row.call_id,
+    actor: row.actor,
+    started_at: new Date(row.started_at).toISOString(),
+    ended_at: row.ended_at === null ? null : new Date(row.ended_at).toISOString(),
+    tool: row.tool,
+    side_effect: row.side_effect as TraceEntry["side_effect"],
+    args: JSON.parse(row.args) as unknown,
+    outcome: row.outcome as TraceEntry["outcome"],
+    error_code: row.error_code as ErrorCode | null,
+    upstream_status: row.upstream_status,
+    latency_ms: row.latency_ms,
+    idempotency_key: row.idempotency_key,
+    replayed: row.replayed === 1,
+    result: row.result === null ? null : (JSON.parse(row.result) as unknown),
+    upstream_attempts: JSON.parse(row.attempts) as AttemptRecord[],
+    catalog_version: row.catalog_version,
+  };
+}
