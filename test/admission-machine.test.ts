@@ -1168,7 +1168,7 @@ describe("a joined call", () => {
     const run = runMeta({ counters: { calls_used: 7, writes_used: 2, destructive_used: 1 } });
     const original = upstreamEnvelope(run, "call_sender", "idk_x", "success");
     const step = joinedAnswer(run, original, "call_joiner", NOW + 50);
-    const envelope = answerOf(step);
+    const { envelope } = step;
     expect(envelope).toEqual({
       ...original,
       call_id: "call_joiner",

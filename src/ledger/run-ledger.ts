@@ -2,13 +2,10 @@ import { DurableObject } from "cloudflare:workers";
 import type { ApprovalRecord, ApprovalSummary } from "../approvals/model";
 import { notifyApproval } from "../approvals/notify";
 import { policyVersion } from "../approvals/policy-version";
-import type { ToolSpec } from "../catalog/define-tool";
 import { loadConfig } from "../config/load";
-import type { TenantConfig } from "../config/tenants";
 import type { Env } from "../env";
 import type { Envelope } from "../envelope";
 import {
-  type CallStep,
   decideApproval,
   endRun,
   joinedAnswer,
@@ -17,7 +14,7 @@ import {
   type Write,
 } from "../pipeline/admit";
 import { type DispatchPlan, dispatchCall, prepareAgentCall } from "../pipeline/run-call";
-import type { RunMeta } from "../pipeline/run-state";
+import { newRun, type RunMeta } from "../pipeline/run-state";
 import { ScenarioStore } from "../scenarios/scenario-store";
 import { catalog } from "../tools";
 import { type RunStatus, runStatus } from "../wire/run-status";
@@ -34,12 +31,14 @@ export const RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export type { CallInput, DecideInput, DecideResult, OpenRunInput };
 
+type Send = Omit<DispatchPlan, "run" | "results" | "scenario" | "approval">;
+
 /**
- * One agent run's single writer. The decisions are the pure machine of `pipeline/admit.ts`; this
- * object only loads the run before serving anything, reads what an event needs, applies the
- * machine's writes in one `transactionSync` (no await inside, so concurrent calls of a run can never
- * both spend the last unit of a budget or both reserve a key), keeps the requests in flight, and
- * runs the alarm that expires approvals and deletes the run after its retention.
+ * One agent run's single writer. Its decisions are the pure machine of `pipeline/admit.ts`; this
+ * object loads the run before serving anything, reads what an event needs, applies the machine's
+ * writes in one `transactionSync` (no await inside, so concurrent calls of a run can never both
+ * spend the last unit of a budget or both reserve a key), keeps the requests in flight, and runs
+ * the alarm that expires approvals and deletes the run after its retention.
  */
 export class RunLedger extends DurableObject<Env> {
   readonly #stores: LedgerStores;
@@ -52,9 +51,8 @@ export class RunLedger extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const sql = ctx.storage.sql;
-    const runStore = new RunStore(sql);
     this.#stores = {
-      run: runStore,
+      run: new RunStore(sql),
       keys: new KeyStore(sql),
       approvals: new ApprovalStore(sql, () => this.#run),
     };
@@ -62,30 +60,15 @@ export class RunLedger extends DurableObject<Env> {
     this.#scenario = new ScenarioStore(sql);
     // Nothing may be served before the schema is current and the run is loaded.
     void ctx.blockConcurrencyWhile(async () => {
-      runStore.migrate();
-      this.#run = runStore.readRun();
+      this.#stores.run.migrate();
+      this.#run = this.#stores.run.readRun();
     });
   }
 
   async open(input: OpenRunInput): Promise<RunStatus> {
     if (this.#run) throw new Error("run already exists");
     const now = Date.now();
-    const run: RunMeta = {
-      tenant: input.tenant,
-      run_id: input.run_id,
-      namespace: input.namespace,
-      environment: loadConfig(this.env).environment,
-      catalog_version: await catalog.version(),
-      limits: input.limits,
-      repeat_threshold: input.repeat_threshold,
-      state: "open",
-      created_at: now,
-      deadline_at: now + input.limits.deadline_s * 1000,
-      ended_at: null,
-      counters: { calls_used: 0, writes_used: 0, destructive_used: 0 },
-      fence_marker: crypto.randomUUID().replaceAll("-", "").slice(0, 12),
-      tainted_by: null,
-    };
+    const run = newRun(input, loadConfig(this.env).environment, await catalog.version(), now);
     this.ctx.storage.transactionSync(() => {
       this.#stores.run.insertRun(run);
       this.#scenario.insert(input.scenario ?? []);
@@ -104,16 +87,14 @@ export class RunLedger extends DurableObject<Env> {
   async end(tenant: string): Promise<RunStatus | null> {
     const run = this.#ownRun(tenant);
     if (!run) return null;
-    const now = Date.now();
-    await this.#commit(() => endRun(run, this.#stores.approvals.pending(), now));
-    return runStatus(this.#run ?? run, now);
+    await this.#commit(() => endRun(run, this.#stores.approvals.pending(), Date.now()));
+    return runStatus(this.#run ?? run, Date.now());
   }
 
   /** Named readTrace because `trace` is the tail-worker handler name, which RPC reserves. */
   readTrace(tenant: string): { run: RunStatus; entries: TraceEntry[] } | null {
     const run = this.#ownRun(tenant);
-    if (!run) return null;
-    return { run: runStatus(run, Date.now()), entries: this.#stores.run.readTrace() };
+    return run ? { run: runStatus(run, Date.now()), entries: this.#stores.run.readTrace() } : null;
   }
 
   approval(tenant: string, approvalId: string): ApprovalRecord | null {
@@ -148,41 +129,41 @@ export class RunLedger extends DurableObject<Env> {
 
   /** The whole tool-call pipeline for one dispatch of this run, from resolve to record. */
   async call(input: CallInput): Promise<Envelope> {
-    const run = this.#ownRun(input.tenant);
-    const prepared = await prepareAgentCall(this.env, run, input);
+    const prepared = await prepareAgentCall(this.env, this.#ownRun(input.tenant), input);
     if (prepared.kind === "refused") return prepared.envelope;
     const { call } = prepared;
-    const step = this.#commitStep(() => {
-      const current = this.#run as RunMeta;
-      const record = call.key ? this.#stores.keys.read(call.key, call.request) : null;
-      return prepared.admit({
-        run: current,
-        record,
+    const { result: next, changed } = this.#commitStep(() =>
+      prepared.admit({
+        run: this.#run as RunMeta,
+        record: call.key ? this.#stores.keys.read(call.key, call.request) : null,
         approval: call.key ? this.#stores.approvals.byKey(call.key) : null,
         earlier_identical: this.#stores.run.countDigest(call.digest),
         open_approvals: this.#stores.approvals.countOpen(call.now),
         max_open_approvals: prepared.tenant.max_open_approvals,
         inflight: call.key !== null && this.#inflight.has(call.key),
-      });
-    });
-    const next = step.result;
+      }),
+    );
     // Registered in the same synchronous turn as the reservation: an identical call arriving while
     // this one awaits anything must find it in flight, never a "sending" key to send again.
     const settle = next.kind === "send" ? this.#markInflight(next.key) : null;
-    // An approval the call opened is announced once, through the optional webhook.
-    for (const approval of step.changed) {
+    for (const approval of changed) {
+      // Only an approval this call opened is pending among the changes: announce it once.
       if (approval.state === "pending")
-        this.ctx.waitUntil(notifyApproval(this.env, (this.#run as RunMeta).tenant, approval));
+        this.ctx.waitUntil(notifyApproval(this.env, prepared.run.tenant, approval));
     }
-    await this.#publish(step.changed);
+    await this.#publish(changed);
     switch (next.kind) {
       case "answer":
         return next.envelope;
       case "join": {
-        const envelope = await (this.#inflight.get(next.key) as Promise<Envelope>);
-        const joined = joinedAnswer(this.#run as RunMeta, envelope, call.call_id, Date.now());
+        const joined = joinedAnswer(
+          this.#run as RunMeta,
+          await (this.#inflight.get(next.key) as Promise<Envelope>),
+          call.call_id,
+          Date.now(),
+        );
         await this.#commit(() => joined.writes);
-        return (joined as Extract<CallStep, { kind: "answer" }>).envelope;
+        return joined.envelope;
       }
       case "send":
         return this.#send(settle, {
@@ -205,82 +186,69 @@ export class RunLedger extends DurableObject<Env> {
     const run = this.#ownRun(input.tenant);
     if (!run) return { ok: false, code: "not_found", message: "No such approval.", approval: null };
     const policy = await this.#policyVersion(run);
-    const now = Date.now();
     const callId = `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
     const approvals = this.#stores.approvals;
-    const step = this.#commitStep(() => {
+    const { result: decided, changed } = this.#commitStep(() => {
       const approval = approvals.byId(input.approval_id);
-      const record = approval ? this.#stores.keys.read(approval.idempotency_key, null) : null;
       return decideApproval(
         this.#run as RunMeta,
         approval,
-        record,
+        approval ? this.#stores.keys.read(approval.idempotency_key, null) : null,
         approval ? catalog.find(run.namespace, approval.tool) : undefined,
-        {
-          decision: input.decision,
-          operator: input.operator,
-          reason: input.reason,
-          call_id: callId,
-          now,
-          policy_version: policy,
-        },
+        { ...input, call_id: callId, now: Date.now(), policy_version: policy },
         approvals.pending(),
       );
     });
-    const decided = step.result;
     const settle = decided.kind === "send" ? this.#markInflight(decided.key) : null;
-    await this.#publish(step.changed);
-    if (decided.kind === "send") {
-      const approval = approvals.byId(input.approval_id) as ApprovalRecord;
-      await this.#send(settle, {
-        callId,
-        tool: catalog.find(run.namespace, decided.tool) as ToolSpec,
-        key: decided.key,
-        request: decided.request,
-        args: approval.args,
-        fault: null,
-      });
-    } else if (decided.refusal) {
-      return { ok: false, ...decided.refusal, approval: approvals.byId(input.approval_id) };
+    await this.#publish(changed);
+    const latest = () => approvals.byId(input.approval_id);
+    if (decided.kind === "done") {
+      return decided.refusal
+        ? { ok: false, ...decided.refusal, approval: latest() }
+        : { ok: true, approval: latest() as ApprovalRecord };
     }
-    return { ok: true, approval: approvals.byId(input.approval_id) as ApprovalRecord };
+    await this.#send(settle, {
+      callId,
+      tool: catalog.find(run.namespace, decided.tool) ?? null,
+      key: decided.key,
+      request: decided.request,
+      args: (latest() as ApprovalRecord).args,
+      fault: null,
+    });
+    return { ok: true, approval: latest() as ApprovalRecord };
   }
 
-  /** Stages "dispatch" to "record" for a call that goes upstream (or to the run's own pages). */
   #markInflight(key: string | null): (envelope: Envelope) => void {
-    if (key === null) return () => {};
     let settle: (envelope: Envelope) => void = () => {};
-    this.#inflight.set(key, new Promise<Envelope>((resolve) => (settle = resolve)));
+    if (key !== null) this.#inflight.set(key, new Promise<Envelope>((resolve) => (settle = resolve)));
     return settle;
   }
 
-  async #send(
-    settle: ((envelope: Envelope) => void) | null,
-    plan: Omit<DispatchPlan, "run" | "results" | "scenario" | "approval">,
-  ): Promise<Envelope> {
+  /** Stages "dispatch" to "record" for a call that goes upstream (or to the run's own pages). */
+  async #send(settle: ((envelope: Envelope) => void) | null, plan: Send): Promise<Envelope> {
     const { key } = plan;
-    const approved = key ? this.#stores.approvals.byKey(key) : null;
+    const approval = key ? this.#stores.approvals.byKey(key) : null;
     try {
       const dispatched = await dispatchCall(this.env, {
         ...plan,
-        approval: approved
-          ? { id: approved.id, state: approved.state, expires_at: approved.expires_at }
+        approval: approval
+          ? { id: approval.id, state: approval.state, expires_at: approval.expires_at }
           : null,
         run: () => this.#run as RunMeta,
         results: this.#results,
         scenario: this.#scenario,
       });
-      const approval = key ? this.#stores.approvals.byKey(key) : null;
       await this.#commit((run) => {
         dispatched.record();
+        const { envelope, completion, taint } = dispatched;
         return [
           ...settleCall(
             key,
-            approval,
-            dispatched.envelope,
-            dispatched.completion,
+            key ? this.#stores.approvals.byKey(key) : null,
+            envelope,
+            completion,
             plan.callId,
-            dispatched.taint,
+            taint,
           ),
           // An execution spends a budget other pending approvals may have counted on.
           ...(key ? sweepApprovals(run, this.#stores.approvals.pending(), Date.now(), null) : []),
@@ -304,8 +272,7 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   async #commit(writes: (run: RunMeta) => Write[]): Promise<void> {
-    const step = this.#commitStep(() => ({ writes: writes(this.#run as RunMeta) }));
-    await this.#publish(step.changed);
+    await this.#publish(this.#commitStep(() => ({ writes: writes(this.#run as RunMeta) })).changed);
   }
 
   #retainUntil(run: RunMeta): number {
@@ -321,7 +288,9 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   #policyVersion(run: RunMeta): Promise<string> {
-    return policyVersion(run.catalog_version, tenantConfig(this.env, run));
+    const tenant = loadConfig(this.env).tenants[run.tenant];
+    if (!tenant) throw new Error(`tenant ${run.tenant} is no longer configured`);
+    return policyVersion(run.catalog_version, tenant);
   }
 
   /** Writes approval changes through to the tenant's directory, where operators list them. */
@@ -337,10 +306,4 @@ export class RunLedger extends DurableObject<Env> {
     const run = this.#run;
     return run && run.tenant === tenant ? run : null;
   }
-}
-
-export function tenantConfig(env: Env, run: RunMeta): TenantConfig {
-  const tenant = loadConfig(env).tenants[run.tenant];
-  if (!tenant) throw new Error(`tenant ${run.tenant} is no longer configured`);
-  return tenant;
 }

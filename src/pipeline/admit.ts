@@ -662,7 +662,12 @@ export function settleCall(
 }
 
 /** Event "an identical call in flight answered": the joiner's copy of that envelope. */
-export function joinedAnswer(run: RunMeta, envelope: Envelope, callId: string, now: number): CallStep {
+export function joinedAnswer(
+  run: RunMeta,
+  envelope: Envelope,
+  callId: string,
+  now: number,
+): { envelope: Envelope; writes: Write[] } {
   const out: Envelope = {
     ...envelope,
     call_id: callId,
@@ -670,7 +675,6 @@ export function joinedAnswer(run: RunMeta, envelope: Envelope, callId: string, n
     budget: budgetLeft(run.limits, run.counters, run.deadline_at, now),
   };
   return {
-    kind: "answer",
     envelope: out,
     writes: [{ kind: "trace_close", call_id: callId, completion: completionOf(out, now) }],
   };

@@ -38,6 +38,7 @@ export type PreparedAgentCall =
   | { kind: "refused"; envelope: Envelope }
   | {
       kind: "ready";
+      run: RunMeta;
       call: AgentCall;
       tool: ToolSpec | null;
       tenant: TenantConfig;
@@ -114,7 +115,7 @@ export async function prepareAgentCall(
     policy_version: key ? await policyVersion(run.catalog_version, tenant) : null,
     trace_args: tool ? applyMasks(args ?? prepared.rawArgs, tool.sensitive_args) : prepared.rawArgs,
   };
-  return { kind: "ready", call, tool, tenant, admit: (view) => admitCall(view, call) };
+  return { kind: "ready", run, call, tool, tenant, admit: (view) => admitCall(view, call) };
 }
 
 export interface DispatchPlan {

@@ -85,3 +85,28 @@ export interface TraceCompletion {
   replayed: boolean;
   attempts: readonly AttemptRecord[];
 }
+
+/** A new run as `POST /v1/runs` opens it: nothing spent, its deadline counted from now. */
+export function newRun(
+  input: { tenant: string; run_id: string; namespace: string; limits: RunLimits; repeat_threshold: number },
+  environment: EnvironmentName,
+  catalogVersion: string,
+  now: number,
+): RunMeta {
+  return {
+    tenant: input.tenant,
+    run_id: input.run_id,
+    namespace: input.namespace,
+    environment,
+    catalog_version: catalogVersion,
+    limits: input.limits,
+    repeat_threshold: input.repeat_threshold,
+    state: "open",
+    created_at: now,
+    deadline_at: now + input.limits.deadline_s * 1000,
+    ended_at: null,
+    counters: { calls_used: 0, writes_used: 0, destructive_used: 0 },
+    fence_marker: crypto.randomUUID().replaceAll("-", "").slice(0, 12),
+    tainted_by: null,
+  };
+}
