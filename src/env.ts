@@ -19,6 +19,8 @@ export interface Env {
   UPSTREAM_KEYS: string;
   /** Secret. JSON `{ tenant: [sha256 hex of each operator key] }`. */
   OPERATOR_KEYS: string;
+  /** Secret, optional. JSON `{ tenant: { agent profile: [sha256 hex of each agent key] } }`. */
+  AGENT_KEYS?: string;
   /**
    * "sandbox-header" where run scenarios and X-Sandbox-Fault are forwarded to the upstream (the
    * sandbox environment); absent elsewhere, where both are refused.

@@ -38,7 +38,7 @@ describe("runs and credentials", () => {
       body: JSON.stringify({ namespace: "support" }),
     });
     expect(status).toBe(401);
-    expect(body.error?.message).toBe("The tenant key is not valid.");
+    expect(body.error?.message).toBe("The tenant key or agent key is not valid.");
   });
 
   it("refuses a namespace the tenant does not have", async () => {

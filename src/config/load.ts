@@ -1,3 +1,4 @@
+import { parseAgentKeyHashes } from "../auth/agent-keys";
 import { parseKeyHashes, parseKeyList } from "../auth/keys";
 import type { Env } from "../env";
 import { type EnvironmentName, EnvironmentSchema } from "../envelope";
@@ -13,6 +14,8 @@ export interface ProxyConfig {
   tenants: Tenants;
   tenantKeyHashes: Map<string, string[]>;
   operatorKeyHashes: Map<string, string[]>;
+  /** Agent keys by tenant and profile; empty where none are issued. */
+  agentKeyHashes: Map<string, Map<string, string[]>>;
   runTokenKeys: string[];
   upstreamKeys: string[];
   /** Whether run scenarios and X-Sandbox-Fault headers are accepted and forwarded upstream. */
@@ -31,6 +34,7 @@ export function loadConfig(env: Env): ProxyConfig {
       tenants: parseTenants(env.TENANTS),
       tenantKeyHashes: parseKeyHashes("TENANT_KEYS", env.TENANT_KEYS),
       operatorKeyHashes: parseKeyHashes("OPERATOR_KEYS", env.OPERATOR_KEYS),
+      agentKeyHashes: parseAgentKeyHashes(env.AGENT_KEYS),
       runTokenKeys: parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS),
       upstreamKeys: parseKeyList("UPSTREAM_KEYS", env.UPSTREAM_KEYS),
       faultInjection: parseFaultInjection(env.FAULT_INJECTION),

@@ -17,6 +17,13 @@ export const DEFAULT_LIMITS: RunLimits = {
   deadline_s: 120,
 };
 
+/** What a run opened with an agent key of this profile gets; see src/auth/agent-keys.ts. */
+export const AgentProfileSchema = z.strictObject({
+  namespace: z.string().describe("The namespace whose tools runs opened with this profile may use."),
+  limits: RunLimitsSchema.partial().default({}).describe("The run limits, within the tenant's ceilings."),
+});
+export type AgentProfile = z.infer<typeof AgentProfileSchema>;
+
 export const TenantConfigSchema = z.strictObject({
   /** Namespaces whose tools this tenant's runs may open. */
   namespaces: z.array(z.string()).min(1),
@@ -33,10 +40,34 @@ export const TenantConfigSchema = z.strictObject({
   owns: z.record(z.string(), z.string()).default({}),
   /** Requests per window at the edge; every setting left out takes its default. */
   rate_limits: RateLimitSettingsSchema.prefault({}),
+  /** What a run opened with one of the tenant's agent keys gets: profile name → namespace and limits. */
+  agent_profiles: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/), AgentProfileSchema).default({}),
 });
 export type TenantConfig = z.infer<typeof TenantConfigSchema>;
 
-export const TenantsSchema = z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/), TenantConfigSchema);
+/** An agent profile must stay inside its tenant: one of its namespaces, limits under its ceilings. */
+const TenantWithProfilesSchema = TenantConfigSchema.superRefine((tenant, ctx) => {
+  for (const [name, profile] of Object.entries(tenant.agent_profiles)) {
+    if (!tenant.namespaces.includes(profile.namespace)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["agent_profiles", name, "namespace"],
+        message: `"${profile.namespace}" is not one of the tenant's namespaces`,
+      });
+    }
+    for (const [field, value] of Object.entries(profile.limits) as [keyof RunLimits, number][]) {
+      if (value > tenant.ceilings[field]) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["agent_profiles", name, "limits", field],
+          message: `${value} is above the tenant's ceiling of ${tenant.ceilings[field]}`,
+        });
+      }
+    }
+  }
+});
+
+export const TenantsSchema = z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/), TenantWithProfilesSchema);
 export type Tenants = z.infer<typeof TenantsSchema>;
 
 /** Reads the `TENANTS` var; a malformed one is a deploy error, reported with the offending path. */

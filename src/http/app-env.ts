@@ -1,5 +1,6 @@
 import type { RunTokenClaims } from "../auth/run-token";
 import type { Env } from "../env";
+import type { RunOpener } from "../runs/open-run";
 
 /** Hono's typing of this app: bindings plus what authentication establishes. */
 export interface AppEnv {
@@ -9,5 +10,7 @@ export interface AppEnv {
     claims: RunTokenClaims;
     /** `operator:<key fingerprint>`: who decided, without ever recording the key. */
     operator: string;
+    /** Who may open a run on `POST /v1/runs`: the tenant key's orchestrator or an agent key. */
+    opener: RunOpener;
   };
 }

@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
+import { findAgentKey } from "../auth/agent-keys";
 import { bearerToken, findKeyOwner } from "../auth/keys";
 import { operatorIdOf } from "../auth/operator-id";
 import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
@@ -19,6 +20,24 @@ export const requireTenantKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const tenant = await findKeyOwner(token, loadConfig(c.env).tenantKeyHashes);
   if (!tenant) return denied(c, "The tenant key is not valid.", true);
   c.set("tenant", tenant);
+  await next();
+};
+
+/**
+ * `POST /v1/runs`: a tenant key (an orchestrator, any of the tenant's namespaces) or an agent key
+ * (its profile's namespace and limits). Both are stored hashed and compared in constant time.
+ */
+export const requireRunOpener: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const token = bearerToken(c.req.header("authorization"));
+  if (!token) {
+    return denied(c, "This route needs a tenant key or an agent key: Authorization: Bearer <key>.", true);
+  }
+  const config = loadConfig(c.env);
+  const tenant = await findKeyOwner(token, config.tenantKeyHashes);
+  const agent = tenant ? null : await findAgentKey(token, config);
+  if (!tenant && !agent) return denied(c, "The tenant key or agent key is not valid.", true);
+  c.set("tenant", tenant ?? agent?.tenant ?? "");
+  c.set("opener", agent ? { kind: "agent", agent } : { kind: "tenant", tenant: tenant ?? "" });
   await next();
 };
 

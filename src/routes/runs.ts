@@ -11,10 +11,11 @@ import { parseJsonBody } from "../http/json-body";
 import { limitJsonBody } from "../http/limits";
 import { tooLarge } from "../http/too-large";
 import { RETENTION_MS } from "../ledger/run-ledger";
-import { requireRunToken, requireTenantKey } from "../pipeline/authenticate";
+import { requireRunOpener, requireRunToken } from "../pipeline/authenticate";
 import { handleToolCall } from "../pipeline/entry";
 import { requestContext, respond } from "../pipeline/respond";
 import { limitRunOpens } from "../ratelimit/middleware";
+import { openRunFor } from "../runs/open-run";
 import { acceptScenario } from "../scenarios/accept";
 import { ScenarioSchema } from "../scenarios/scenario";
 import { catalog } from "../tools";
@@ -24,11 +25,14 @@ import { toolSpecsFor } from "./tool-specs";
 import { traceToOtlp } from "./trace-otlp";
 
 export const MAX_CALL_BODY_BYTES = 64 * 1024;
-/** Run tokens outlive the deadline a little, so an agent can still read its status and trace. */
-const TOKEN_GRACE_MS = 60 * 60 * 1000;
 
 export const OpenRunBodySchema = z.strictObject({
-  namespace: z.string().describe("The tool namespace the run may use, such as support."),
+  namespace: z
+    .string()
+    .optional()
+    .describe(
+      "The tool namespace the run may use, such as support. Required with a tenant key; an agent key's profile names it.",
+    ),
   limits: RunLimitsSchema.partial()
     .optional()
     .describe("Budgets for this run, within the tenant's ceilings."),
@@ -39,90 +43,24 @@ export const runs = new Hono<AppEnv>();
 
 runs.post(
   "/",
-  requireTenantKey,
+  requireRunOpener,
   limitRunOpens,
   bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
   limitJsonBody("object"),
   async (c) => {
-    const tenantId = c.get("tenant");
-    const config = loadConfig(c.env);
-    const tenant = config.tenants[tenantId];
-    const ctx = requestContext(c.env);
     const parsed = parseJsonBody(await c.req.text(), OpenRunBodySchema);
     if (!parsed.ok) {
       return respond(
         c,
-        failure(ctx, {
+        failure(requestContext(c.env), {
           code: "validation_error",
           message: "The request body is invalid. Fix the fields listed in problems.",
           problems: parsed.problems,
         }),
       );
     }
-    const body = parsed.value;
-    if (!tenant?.namespaces.includes(body.namespace) || !catalog.hasNamespace(body.namespace)) {
-      return respond(
-        c,
-        failure(ctx, {
-          code: "not_found",
-          message: `Namespace "${body.namespace}" is not available to this tenant.`,
-          details: { namespaces: tenant?.namespaces.filter((ns) => catalog.hasNamespace(ns)) ?? [] },
-        }),
-      );
-    }
-    const limits = resolveRunLimits(body.limits, tenant.ceilings);
-    if (!limits.ok) {
-      return respond(
-        c,
-        failure(ctx, {
-          code: "validation_error",
-          message: `limits.${limits.field} asks for ${limits.asked}, above this tenant's ceiling.`,
-          problems: [
-            {
-              field: `limits.${limits.field}`,
-              reason: `${limits.asked} is above the tenant's ceiling`,
-              hint: `At most ${limits.ceiling}.`,
-            },
-          ],
-        }),
-      );
-    }
-    const scenario = acceptScenario(
-      body.scenario,
-      config.faultInjection,
-      new Map(catalog.tools(body.namespace).map((tool) => [tool.name, tool.side_effect])),
-    );
-    if (!scenario.ok) {
-      return respond(
-        c,
-        failure(ctx, { code: "validation_error", message: scenario.message, problems: scenario.problems }),
-      );
-    }
-    const runId = `run_${crypto.randomUUID().replaceAll("-", "")}`;
-    const status = await ledgerFor(c.env, tenantId, runId).open({
-      tenant: tenantId,
-      run_id: runId,
-      namespace: body.namespace,
-      limits: limits.limits,
-      repeat_threshold: tenant.repeat_threshold,
-      scenario: scenario.value,
-    });
-    const expiresAt = Date.parse(status.deadline_at) + TOKEN_GRACE_MS;
-    const token = await issueRunToken(
-      { tenant: tenantId, run: runId, ns: body.namespace, exp: expiresAt },
-      config.runTokenKeys,
-    );
-    const { run_id, ...rest } = status;
-    const opened: RunOpened = {
-      run_id,
-      run_token: token,
-      expires_at: new Date(expiresAt).toISOString(),
-      retained_until: new Date(Date.parse(status.deadline_at) + RETENTION_MS).toISOString(),
-      ...rest,
-      ...(body.scenario === undefined ? {} : { scenario: scenario.value }),
-      tools: await toolSpecsFor(body.namespace),
-    };
-    return respond(c, success(ctx, opened), { status: 201 });
+    const opened = await openRunFor(c.env, c.get("opener"), parsed.value);
+    return opened.ok ? respond(c, opened.envelope, { status: 201 }) : respond(c, opened.envelope);
   },
 );
 

@@ -1,0 +1,125 @@
+import type { AgentPrincipal } from "../auth/agent-keys";
+import { issueRunToken } from "../auth/run-token";
+import { loadConfig } from "../config/load";
+import { type RunLimits, resolveRunLimits } from "../config/tenants";
+import type { Env } from "../env";
+import { type Envelope, failure, success } from "../envelope";
+import { RETENTION_MS } from "../ledger/run-ledger";
+import { requestContext } from "../pipeline/respond";
+import { ledgerFor } from "../routes/ledger-stub";
+import { toolSpecsFor } from "../routes/tool-specs";
+import { acceptScenario } from "../scenarios/accept";
+import type { ScenarioStepInput } from "../scenarios/scenario";
+import { catalog } from "../tools";
+import type { RunOpened } from "../wire/run-open";
+
+/** Run tokens outlive the deadline a little, so an agent can still read its status and trace. */
+export const TOKEN_GRACE_MS = 60 * 60 * 1000;
+
+/** Who opens a run: an orchestrator with the tenant key, or an agent with an agent key (or OAuth grant). */
+export type RunOpener = { kind: "tenant"; tenant: string } | { kind: "agent"; agent: AgentPrincipal };
+
+export interface OpenRunRequest {
+  namespace?: string | undefined;
+  limits?: Partial<RunLimits> | undefined;
+  scenario?: ScenarioStepInput[] | undefined;
+}
+
+export type OpenRunResult =
+  | { ok: true; envelope: Envelope; opened: RunOpened }
+  | { ok: false; envelope: Envelope };
+
+/**
+ * Opens a run, for `POST /v1/runs` and for an MCP session's `initialize` alike. A tenant key may
+ * open a run in any of the tenant's namespaces with limits under its ceilings; an agent key only in
+ * its profile's namespace, with the profile's limits (a request may ask for less, never more).
+ */
+export async function openRunFor(
+  env: Env,
+  opener: RunOpener,
+  request: OpenRunRequest,
+): Promise<OpenRunResult> {
+  const config = loadConfig(env);
+  const tenantId = opener.kind === "tenant" ? opener.tenant : opener.agent.tenant;
+  const tenant = config.tenants[tenantId];
+  const ctx = requestContext(env);
+  const refuse = (envelope: Envelope): OpenRunResult => ({ ok: false, envelope });
+  const namespace = request.namespace ?? (opener.kind === "agent" ? opener.agent.namespace : undefined);
+  if (namespace === undefined) {
+    return refuse(
+      failure(ctx, {
+        code: "validation_error",
+        message: "Name the namespace the run may use.",
+        problems: [{ field: "namespace", reason: "missing required field", hint: "Such as support." }],
+      }),
+    );
+  }
+  const allowed = opener.kind === "agent" ? [opener.agent.namespace] : (tenant?.namespaces ?? []);
+  if (!tenant || !allowed.includes(namespace) || !catalog.hasNamespace(namespace)) {
+    return refuse(
+      failure(ctx, {
+        code: "not_found",
+        message: `Namespace "${namespace}" is not available to this ${opener.kind === "agent" ? "agent key" : "tenant"}.`,
+        details: { namespaces: allowed.filter((ns) => catalog.hasNamespace(ns)) },
+      }),
+    );
+  }
+  // An agent's profile is its ceiling: it may ask for less than the profile gives, never more.
+  const profile = opener.kind === "agent" ? opener.agent.limits : {};
+  const ceilings = { ...tenant.ceilings };
+  for (const [field, value] of Object.entries(profile) as [keyof RunLimits, number][]) {
+    ceilings[field] = Math.min(ceilings[field], value);
+  }
+  const limits = resolveRunLimits({ ...profile, ...request.limits }, ceilings);
+  if (!limits.ok) {
+    const whose = opener.kind === "agent" ? "agent profile's limit" : "tenant's ceiling";
+    return refuse(
+      failure(ctx, {
+        code: "validation_error",
+        message: `limits.${limits.field} asks for ${limits.asked}, above this ${whose}.`,
+        problems: [
+          {
+            field: `limits.${limits.field}`,
+            reason: `${limits.asked} is above the ${whose}`,
+            hint: `At most ${limits.ceiling}.`,
+          },
+        ],
+      }),
+    );
+  }
+  const scenario = acceptScenario(
+    request.scenario,
+    config.faultInjection,
+    new Map(catalog.tools(namespace).map((tool) => [tool.name, tool.side_effect])),
+  );
+  if (!scenario.ok) {
+    return refuse(
+      failure(ctx, { code: "validation_error", message: scenario.message, problems: scenario.problems }),
+    );
+  }
+  const runId = `run_${crypto.randomUUID().replaceAll("-", "")}`;
+  const status = await ledgerFor(env, tenantId, runId).open({
+    tenant: tenantId,
+    run_id: runId,
+    namespace,
+    limits: limits.limits,
+    repeat_threshold: tenant.repeat_threshold,
+    scenario: scenario.value,
+  });
+  const expiresAt = Date.parse(status.deadline_at) + TOKEN_GRACE_MS;
+  const token = await issueRunToken(
+    { tenant: tenantId, run: runId, ns: namespace, exp: expiresAt },
+    config.runTokenKeys,
+  );
+  const { run_id, ...rest } = status;
+  const opened: RunOpened = {
+    run_id,
+    run_token: token,
+    expires_at: new Date(expiresAt).toISOString(),
+    retained_until: new Date(Date.parse(status.deadline_at) + RETENTION_MS).toISOString(),
+    ...rest,
+    ...(request.scenario === undefined ? {} : { scenario: scenario.value }),
+    tools: await toolSpecsFor(namespace),
+  };
+  return { ok: true, envelope: success(ctx, opened), opened };
+}
