@@ -17,7 +17,12 @@ export default defineConfig({
     cloudflareTest({
       wrangler: { configPath: "./wrangler.toml", environment: "sandbox" },
       miniflare: {
-        bindings: { ...readDevVars(".dev.vars.example"), SANDBOX_ADMIN_TOKEN: "sandbox-admin-demo-token" },
+        bindings: {
+          ...readDevVars(".dev.vars.example"),
+          SANDBOX_ADMIN_TOKEN: "sandbox-admin-demo-token",
+          // How many sequences the model-based test runs (`npm run soak`); empty means its CI share.
+          SOAK_RUNS: process.env.SOAK_RUNS ?? "",
+        },
         workers: [
           {
             // The sandbox upstream runs as a real second worker, prebuilt by `npm run build:sandbox`.

@@ -7,6 +7,8 @@ import { type EnvironmentName, failure, success } from "./envelope";
 import type { AppEnv } from "./http/app-env";
 import { limitHeaders } from "./http/limits";
 import { mcp } from "./mcp/routes";
+import { consent } from "./oauth/consent";
+import { OAUTH_PATHS } from "./oauth/provider";
 import { newCallId, respond } from "./pipeline/respond";
 import { approvals } from "./routes/approvals";
 import { docs } from "./routes/docs";
@@ -81,6 +83,8 @@ app.route("/v1/tools", tools);
 app.route("/", mcp);
 app.route("/", docs);
 app.route("/console", operatorConsole);
+// The OAuth consent page; the provider (src/oauth/entry.ts) passes /authorize on to it.
+app.route(OAUTH_PATHS.authorize, consent);
 
 app.notFound((c) =>
   respond(

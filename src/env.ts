@@ -31,4 +31,9 @@ export interface Env {
   APPROVAL_DIRECTORY: DurableObjectNamespace<ApprovalDirectory>;
   /** One per tenant: request-rate buckets checked before any run ledger is touched. */
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+  /**
+   * OAuth 2.1 for MCP clients: registered clients, grants, and tokens stored only as hashes (with
+   * their props encrypted), kept by @cloudflare/workers-oauth-provider. See src/oauth/.
+   */
+  OAUTH_KV: KVNamespace;
 }

@@ -17,7 +17,7 @@ import {
 } from "./helpers";
 
 /**
- * Regressions for the exactly-once contract of the redesigned ledger (issue 11): every case checks
+ * Regressions for the exactly-once guarantees of the run ledger: every case checks
  * the proxy's answer and the sandbox's own records, because the sandbox is what really happened.
  */
 

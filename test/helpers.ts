@@ -13,8 +13,8 @@ export const KEYS = {
 export const SANDBOX_ADMIN = "sandbox-admin-demo-token";
 
 /**
- * Secrets no response may ever contain: every tenant and operator key, the signing keys, the sandbox
- * admin token. Run tokens are checked separately: only the run-open answer may carry one.
+ * Secrets no response may ever contain: every tenant, operator and agent key, the signing keys, the
+ * sandbox admin token. Run tokens are checked separately: only the run-open answer may carry one.
  */
 const SECRETS = [
   "acme-demo-key",
@@ -24,6 +24,9 @@ const SECRETS = [
   "umbrella-demo-key",
   "acme-operator-key",
   "globex-operator-key",
+  "acme-agent-key",
+  "acme-next-agent-key",
+  "globex-agent-key",
   ...(JSON.parse(env.RUN_TOKEN_KEYS) as string[]),
   ...(JSON.parse(env.UPSTREAM_KEYS) as string[]),
   "sandbox-admin-demo-token",

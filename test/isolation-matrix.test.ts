@@ -49,6 +49,7 @@ type Credential =
   | "other_run"
   | "other_tenant_run"
   | "tenant_key"
+  | "agent_key"
   | "foreign_operator";
 
 function bearer(kind: Credential): Record<string, string> {
@@ -59,6 +60,8 @@ function bearer(kind: Credential): Record<string, string> {
     other_run: fx.otherRun.token,
     other_tenant_run: fx.otherTenantRun.token,
     tenant_key: "acme-demo-key",
+    // The victim's own tenant's agent key: it opens runs of its own, and reaches no other.
+    agent_key: "acme-agent-key",
     foreign_operator: "globex-operator-key",
   }[kind];
   return token ? { authorization: `Bearer ${token}` } : {};
@@ -85,6 +88,7 @@ const RUN_ROUTE_EXPECTED: Record<Credential, number> = {
   other_run: 403,
   other_tenant_run: 403,
   tenant_key: 401,
+  agent_key: 401,
   foreign_operator: 401,
 };
 
@@ -129,7 +133,17 @@ describe("isolation matrix", () => {
     expect(status).toBe(expected);
   });
 
-  it.each(["none", "malformed", "expired", "foreign_operator"] as const)(
+  it("lets an agent key open only a run of its own where a tenant key opens runs", async () => {
+    const { status, body } = await request("/v1/runs", {
+      method: "POST",
+      headers: { ...bearer("agent_key"), "content-type": "application/json" },
+      body: JSON.stringify({ namespace: "support" }),
+    });
+    expect(status).toBe(201);
+    expect((body.data as { run_id: string }).run_id).not.toBe(fx.victim.id);
+  });
+
+  it.each(["none", "malformed", "expired", "agent_key", "foreign_operator"] as const)(
     "refuses %s on the tool specs",
     async (kind) => {
       const { status } = await request("/v1/tools?namespace=support", { headers: bearer(kind) });
@@ -142,6 +156,7 @@ describe("isolation matrix", () => {
     ["malformed", 401],
     ["a run token", 403],
     ["a tenant key", 403],
+    ["an agent key", 403],
     ["another tenant's operator key", 404],
   ] as const)("refuses %s on an approval", async (kind, expected) => {
     const token = {
@@ -149,6 +164,7 @@ describe("isolation matrix", () => {
       malformed: "x",
       "a run token": fx.victim.token,
       "a tenant key": "acme-demo-key",
+      "an agent key": "acme-agent-key",
       "another tenant's operator key": "globex-operator-key",
     }[kind];
     const headers: Record<string, string> = token
@@ -190,6 +206,45 @@ describe("isolation matrix", () => {
       expect(response.headers.get("www-authenticate")).toMatch(/^Bearer/);
     },
   );
+
+  it("lets an agent key reach only its own session's run over MCP", async () => {
+    const post = (key: string, body: unknown, session?: string) =>
+      exports.default.fetch("https://proxy.test/mcp", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${key}`,
+          ...(session ? { "mcp-session-id": session } : {}),
+        },
+        body: JSON.stringify(body),
+      });
+    const call = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "lookup_order", arguments: { order_id: "A1001" } },
+    };
+    // No session: nothing is served, and the victim's run is not a session to be named.
+    const sessionless = await post("acme-agent-key", call);
+    expect(sessionless.status).toBe(400);
+    assertNoSecrets(await sessionless.text());
+    const initialized = await post("globex-agent-key", {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
+    const session = initialized.headers.get("mcp-session-id") ?? "";
+    expect(session).toMatch(/^ms1\./);
+    // globex's session may not read acme's order: refused by policy inside globex's own run.
+    const answered = await post("globex-agent-key", call, session);
+    const text = await answered.text();
+    assertNoSecrets(text);
+    expect(text).toContain("permission_error");
+    // acme's agent key with globex's session: not its session, 404.
+    expect((await post("acme-agent-key", call, session)).status).toBe(404);
+  });
 
   it("lets a token reach only its own run over MCP: another run's token lists and calls in that run", async () => {
     const response = await exports.default.fetch("https://proxy.test/mcp", {

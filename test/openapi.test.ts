@@ -95,7 +95,7 @@ describe("GET /openapi.json", () => {
     const parameters = operation?.parameters as JsonSchema[];
     expect(parameters.map((parameter) => parameter.name)).toEqual(["namespace", "format"]);
     expect(parameters.find((parameter) => parameter.name === "format")?.schema).toMatchObject({
-      enum: ["openai", "anthropic", "mcp", "jsonschema"],
+      enum: ["openai", "openai-responses", "anthropic", "gemini", "mcp", "jsonschema"],
       default: "jsonschema",
     });
     expect(operation?.security).toEqual([{ tenantKey: [] }, { runToken: [] }]);

@@ -7,7 +7,7 @@ import type { ConsoleEnv } from "./console-env";
 import { clearCookie, SESSION_COOKIE } from "./cookies";
 import { csrfMatches } from "./csrf";
 import { operatorStillConfigured } from "./operator-key";
-import { readSession } from "./session";
+import { type ConsoleSession, readSession } from "./session";
 import { MessagePage } from "./views/message-page";
 
 /** A console form holds a token, a key or a 500-character reason: 16 KiB is generous. */
@@ -24,16 +24,21 @@ export function environmentOf(c: Context<ConsoleEnv>) {
  * key since removed) sends the browser to sign in; a stale cookie is cleared on the way.
  */
 export const requireSession: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
-  const config = loadConfig(c.env);
-  const token = getCookie(c, SESSION_COOKIE);
-  const session = await readSession(token, config.runTokenKeys);
-  if (!session || !operatorStillConfigured(config, session)) {
-    if (token !== undefined) clearCookie(c, SESSION_COOKIE);
-    return c.redirect(SIGN_IN_PATH, 303);
-  }
+  const session = await currentSession(c);
+  if (!session) return c.redirect(SIGN_IN_PATH, 303);
   c.set("session", session);
   await next();
 };
+
+/** The signed-in operator's session, or null (a stale cookie is cleared on the way). */
+export async function currentSession(c: Context<ConsoleEnv>): Promise<ConsoleSession | null> {
+  const config = loadConfig(c.env);
+  const token = getCookie(c, SESSION_COOKIE);
+  const session = await readSession(token, config.runTokenKeys);
+  if (session && operatorStillConfigured(config, session)) return session;
+  if (token !== undefined) clearCookie(c, SESSION_COOKIE);
+  return null;
+}
 
 export function forgedForm(c: Context<ConsoleEnv>) {
   return c.html(

@@ -2,8 +2,10 @@
 import { Hono } from "hono";
 import { decide, showApproval, showPending } from "./approval-pages";
 import type { ConsoleEnv } from "./console-env";
+import { disconnectClient, revokeGrant, showGrants } from "./grant-pages";
 import { environmentOf, limitForm, requireCsrf, requireSession } from "./guards";
 import { showRun } from "./run-pages";
+import { setConsoleHeaders } from "./security-headers";
 import { showSignIn, signIn, signOut } from "./sign-in";
 import { MessagePage } from "./views/message-page";
 
@@ -13,20 +15,8 @@ import { MessagePage } from "./views/message-page";
  */
 export const operatorConsole = new Hono<ConsoleEnv>();
 
-/**
- * The pages load nothing from anywhere (styles are inline, there is no script), so the policy
- * forbids every fetch; forms may only post back here, and no other site may frame a page with an
- * approve button on it. Pages show live approvals and are never cached.
- */
 operatorConsole.use(async (c, next) => {
-  c.header(
-    "Content-Security-Policy",
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  );
-  c.header("X-Frame-Options", "DENY");
-  c.header("X-Content-Type-Options", "nosniff");
-  c.header("Referrer-Policy", "same-origin");
-  c.header("Cache-Control", "no-store");
+  setConsoleHeaders(c);
   await next();
 });
 
@@ -46,6 +36,10 @@ for (const decision of ["approve", "reject"] as const) {
   );
 }
 operatorConsole.get("/runs/:run_id", requireSession, showRun);
+
+operatorConsole.get("/oauth", requireSession, showGrants);
+operatorConsole.post("/oauth/grants/:id/revoke", requireSession, limitForm, requireCsrf, revokeGrant);
+operatorConsole.post("/oauth/clients/:id/revoke", requireSession, limitForm, requireCsrf, disconnectClient);
 
 operatorConsole.all("*", (c) =>
   c.html(

@@ -7,6 +7,7 @@ import { clearCookie, SESSION_COOKIE, SIGN_IN_COOKIE, setSessionCookie, setSignI
 import { csrfMatches } from "./csrf";
 import { environmentOf, SIGN_IN_PATH } from "./guards";
 import { identifyOperator, operatorStillConfigured } from "./operator-key";
+import { safeReturnPath } from "./return-path";
 import { issueSession, issueSignInToken, readSession, readSignInToken } from "./session";
 import { SignInPage } from "./views/sign-in-page";
 
@@ -23,15 +24,21 @@ async function signInCsrf(c: Context<ConsoleEnv>): Promise<string> {
   return issued.claims.csrf;
 }
 
+/**
+ * The sign-in form. `return_to` (a console page, or the OAuth consent page that sent the browser
+ * here) is carried through the form and followed after sign-in; anything else is dropped.
+ */
 export async function showSignIn(c: Context<ConsoleEnv>) {
   const config = loadConfig(c.env);
+  const returnTo = safeReturnPath(c.req.query("return_to"));
   const session = await readSession(getCookie(c, SESSION_COOKIE), config.runTokenKeys);
-  if (session && operatorStillConfigured(config, session)) return c.redirect("/console", 303);
+  if (session && operatorStillConfigured(config, session)) return c.redirect(returnTo ?? "/console", 303);
   return c.html(
     <SignInPage
       environment={environmentOf(c)}
       csrf={await signInCsrf(c)}
       signedOut={c.req.query("signed_out") === "1"}
+      returnTo={returnTo}
     />,
   );
 }
@@ -43,6 +50,7 @@ export async function showSignIn(c: Context<ConsoleEnv>) {
 export async function signIn(c: Context<ConsoleEnv>) {
   const config = loadConfig(c.env);
   const form = await c.req.parseBody();
+  const returnTo = safeReturnPath(form.return_to);
   const pending = await readSignInToken(getCookie(c, SIGN_IN_COOKIE), config.runTokenKeys);
   if (!pending || !csrfMatches(pending.csrf, form.csrf)) {
     return c.html(
@@ -50,18 +58,22 @@ export async function signIn(c: Context<ConsoleEnv>) {
         environment={environmentOf(c)}
         csrf={await signInCsrf(c)}
         error="The sign-in form expired or was not sent by this console. Enter the key again."
+        returnTo={returnTo}
       />,
       403,
     );
   }
   const identity = typeof form.key === "string" ? await identifyOperator(config, form.key) : null;
   if (!identity) {
-    return c.html(<SignInPage environment={environmentOf(c)} csrf={pending.csrf} error={BAD_KEY} />, 401);
+    return c.html(
+      <SignInPage environment={environmentOf(c)} csrf={pending.csrf} error={BAD_KEY} returnTo={returnTo} />,
+      401,
+    );
   }
   const { token } = await issueSession(identity, config.runTokenKeys);
   setSessionCookie(c, token);
   clearCookie(c, SIGN_IN_COOKIE);
-  return c.redirect("/console", 303);
+  return c.redirect(returnTo ?? "/console", 303);
 }
 
 /** A signed session cannot be revoked server-side before it expires; signing out deletes the cookie. */

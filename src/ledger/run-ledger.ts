@@ -29,6 +29,12 @@ import { RunStore } from "./run-store";
 /** Keys, results, approvals and trace outlive the run by at least this long. */
 export const RETENTION_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * When the run's MCP session last made a request (epoch ms), in the object's key-value storage: a
+ * session's bookkeeping, not part of the run's state the admission machine reasons about.
+ */
+export const SESSION_ACTIVITY_KEY = "mcp_session_last_active_at";
+
 export type { CallInput, DecideInput, DecideResult, OpenRunInput };
 
 type Send = Omit<DispatchPlan, "run" | "results" | "scenario" | "approval">;
@@ -89,6 +95,23 @@ export class RunLedger extends DurableObject<Env> {
     if (!run) return null;
     await this.#commit(() => endRun(run, this.#stores.approvals.pending(), Date.now()));
     return runStatus(this.#run ?? run, Date.now());
+  }
+
+  /**
+   * An MCP session's request of this run: whether the session may continue, recording its activity
+   * when it may. A run that is closed, past its deadline or idle longer than `idleMs` may not, and
+   * the last two are ended here, so an abandoned session holds nothing open.
+   */
+  async touchSession(tenant: string, now: number, idleMs: number): Promise<boolean> {
+    const run = this.#ownRun(tenant);
+    if (!run || run.state === "closed") return false;
+    const lastActive = this.ctx.storage.kv.get<number>(SESSION_ACTIVITY_KEY) ?? run.created_at;
+    if (now >= run.deadline_at || now - lastActive > idleMs) {
+      await this.#commit(() => endRun(run, this.#stores.approvals.pending(), now));
+      return false;
+    }
+    this.ctx.storage.kv.put(SESSION_ACTIVITY_KEY, now);
+    return true;
   }
 
   /** Named readTrace because `trace` is the tail-worker handler name, which RPC reserves. */

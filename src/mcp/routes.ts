@@ -1,16 +1,39 @@
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
-import { Hono } from "hono";
+import {
+  isInitializeRequest,
+  readRequestBody,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import { type Context, Hono } from "hono";
+import type { AgentPrincipal } from "../auth/agent-keys";
 import { loadConfig } from "../config/load";
-import { failure } from "../envelope";
+import { failure, httpStatusFor } from "../envelope";
 import type { AppEnv } from "../http/app-env";
 import { requestContext, respond } from "../pipeline/respond";
 import { MAX_CALL_BODY_BYTES } from "../routes/runs";
 import { catalog } from "../tools";
-import { authenticateMcp, MCP_PATH, PROTECTED_RESOURCE_PATH, protectedResourceMetadata } from "./auth";
-import { createRunServer } from "./server";
+import {
+  authenticateMcp,
+  MCP_PATH,
+  type McpCaller,
+  PROTECTED_RESOURCE_PATH,
+  protectedResourceMetadata,
+} from "./auth";
+import { createRunServer, type RunServerContext } from "./server";
+import { endSession, openSession, resumeSession } from "./session";
 
-/** `/mcp` (Streamable HTTP, stateless) and the metadata documents that tell clients how to reach it. */
+/**
+ * `/mcp` (Streamable HTTP) and the metadata documents that tell clients how to reach it.
+ *
+ * Two kinds of connection share one stateless server: a run token is its run on every request; an
+ * agent's `initialize` opens a run and answers with an `Mcp-Session-Id` naming it, which every later
+ * request of the session carries. Either way each request gets a fresh server and transport, and
+ * nothing survives it but what the run's ledger stores, so any isolate can serve the next one.
+ */
 export const mcp = new Hono<AppEnv>();
+
+type McpContext = Context<AppEnv>;
+
+const SESSION_HEADER = "mcp-session-id";
 
 const metadata = (c: { req: { url: string } }) => protectedResourceMetadata(new URL(c.req.url).origin);
 // Clients try the path-suffixed document first (RFC 9728 section 3.1), then the bare one.
@@ -18,40 +41,165 @@ mcp.get(PROTECTED_RESOURCE_PATH, (c) => c.json(metadata(c)));
 mcp.get(`${PROTECTED_RESOURCE_PATH}${MCP_PATH}`, (c) => c.json(metadata(c)));
 
 mcp.post(MCP_PATH, async (c) => {
-  const config = loadConfig(c.env);
+  const auth = await authenticate(c);
+  if (auth instanceof Response) return auth;
+  return auth.kind === "run" ? serve(c, auth.claims) : serveAgent(c, auth.agent);
+});
+
+// No stream to open: a call ends with one result, answered on its POST.
+mcp.get(MCP_PATH, (c) => methodNotAllowed(c));
+
+// `DELETE` ends an agent's session and its run. A run token's connection has no session to end.
+mcp.delete(MCP_PATH, async (c) => {
+  const sessionId = c.req.header(SESSION_HEADER);
+  if (!sessionId) return methodNotAllowed(c);
+  const auth = await authenticate(c);
+  if (auth instanceof Response) return auth;
+  if (auth.kind === "run") return methodNotAllowed(c);
+  const claims = await resumeSession(c.env, auth.agent, sessionId);
+  if (!claims) return sessionNotFound(null);
+  await endSession(c.env, claims);
+  return c.body(null, 200);
+});
+
+/** The grant props the OAuth provider hands an authenticated request on its execution context. */
+function oauthPropsOf(c: McpContext): unknown {
+  try {
+    return c.executionCtx.props;
+  } catch {
+    // Hono throws when the app is called without an execution context: then there is no grant.
+    return undefined;
+  }
+}
+
+async function authenticate(c: McpContext): Promise<McpCaller | Response> {
   const auth = await authenticateMcp(
     c.req.header("authorization"),
-    config.runTokenKeys,
+    loadConfig(c.env),
     new URL(c.req.url).origin,
+    oauthPropsOf(c),
   );
-  if (!auth.ok) {
-    c.header("WWW-Authenticate", auth.challenge);
-    return respond(c, failure(requestContext(c.env), { code: "permission_error", message: auth.message }), {
-      authFailure: true,
-    });
-  }
+  if (auth.ok) return auth.caller;
+  c.header("WWW-Authenticate", auth.challenge);
+  return respond(c, failure(requestContext(c.env), { code: "permission_error", message: auth.message }), {
+    authFailure: true,
+  });
+}
+
+/**
+ * One request of one run, through the SDK's stateless transport (no `sessionIdGenerator`). That
+ * transport ignores an incoming `Mcp-Session-Id` (the session was checked before this) and still
+ * refuses an unsupported `MCP-Protocol-Version` header on every request but `initialize`.
+ */
+async function serve(
+  c: McpContext,
+  claims: RunServerContext["claims"],
+  parsedBody?: unknown,
+): Promise<Response> {
   const server = createRunServer({
     env: c.env,
-    claims: auth.claims,
+    claims,
     header: (name) => c.req.header(name),
     catalogVersion: await catalog.version(),
   });
-  // Stateless: no session id, one server and one transport per request, a JSON answer rather than
-  // an SSE stream (there is nothing to stream: a call ends with one result).
+  // A JSON answer rather than an SSE stream: there is nothing to stream, a call ends with one result.
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
     maxRequestBodySize: MAX_CALL_BODY_BYTES,
   });
   await server.connect(transport);
-  return transport.handleRequest(c.req.raw);
-});
+  return transport.handleRequest(c.req.raw, parsedBody === undefined ? undefined : { parsedBody });
+}
 
-// A stateless server has no stream to open (GET) and no session to end (DELETE).
-mcp.on(["GET", "DELETE"], MCP_PATH, (c) => {
+/**
+ * A request with an agent's credential. The body is read here, once, because only `initialize`
+ * may come without a session: it opens the run and the answer names it in `Mcp-Session-Id`.
+ */
+async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Response> {
+  const read = await readRequestBody(c.req.raw, MAX_CALL_BODY_BYTES);
+  if (read.tooLarge) {
+    return rpcError(413, -32000, `Payload too large: at most ${MAX_CALL_BODY_BYTES} bytes.`, null);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(read.text);
+  } catch {
+    return rpcError(400, -32700, "Parse error: Invalid JSON", null);
+  }
+  const id = requestIdOf(body);
+  const initialize = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+  if (initialize) {
+    // A new session, whatever session id came along (the SDK client sends none on initialize).
+    const opened = await openSession(c.env, agent);
+    if (!opened.ok) {
+      // The envelope rides along as the error's data: a rate limit's retry_after_ms, a limit's name.
+      const error = opened.envelope.error;
+      const response = rpcError(
+        httpStatusFor(opened.envelope),
+        -32000,
+        error?.message ?? "No run opened.",
+        id,
+        error,
+      );
+      if (error?.retry_after_ms)
+        response.headers.set("Retry-After", String(Math.ceil(error.retry_after_ms / 1000)));
+      return response;
+    }
+    const response = await serve(c, opened.claims, body);
+    // The transport refused the request (headers, a batch): the run it was to open is not wanted.
+    if (!response.ok) {
+      await endSession(c.env, opened.claims);
+      return response;
+    }
+    const headers = new Headers(response.headers);
+    headers.set(SESSION_HEADER, opened.sessionId);
+    return new Response(response.body, { status: response.status, headers });
+  }
+  const sessionId = c.req.header(SESSION_HEADER);
+  if (!sessionId) {
+    return rpcError(
+      400,
+      -32000,
+      "Bad Request: no Mcp-Session-Id. Send initialize first: it opens a run for this agent key and answers with the Mcp-Session-Id to send on every later request.",
+      id,
+    );
+  }
+  const claims = await resumeSession(c.env, agent, sessionId);
+  if (!claims) return sessionNotFound(id);
+  return serve(c, claims, body);
+}
+
+/**
+ * 404 is how Streamable HTTP says a session is gone: the client starts a new one with `initialize`.
+ * Forged, another agent's, ended, past its deadline and idle sessions all look the same.
+ */
+function sessionNotFound(id: JsonRpcId): Response {
+  return rpcError(
+    404,
+    -32001,
+    "Session not found: it ended, passed its deadline, sat idle too long or is not this agent's. Send initialize to open a new session.",
+    id,
+  );
+}
+
+function methodNotAllowed(c: McpContext) {
   c.header("Allow", "POST");
   return c.json(
     { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: use POST." }, id: null },
     405,
   );
-});
+}
+
+type JsonRpcId = string | number | null;
+
+/** The id of a single JSON-RPC request, so its error answers it; null for a batch or a notification. */
+function requestIdOf(body: unknown): JsonRpcId {
+  if (typeof body !== "object" || body === null || Array.isArray(body) || !("id" in body)) return null;
+  return typeof body.id === "string" || typeof body.id === "number" ? body.id : null;
+}
+
+function rpcError(status: number, code: number, message: string, id: JsonRpcId, data?: unknown): Response {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  return Response.json({ jsonrpc: "2.0", error, id }, { status });
+}

@@ -7,10 +7,11 @@ import { specsFor } from "../specs/formats";
 import { catalog } from "../tools";
 import { toCallToolResult } from "./call-result";
 
-/** Everything one MCP request may touch: the run its token names, and nothing else. */
+/** Everything one MCP request may touch: the run its credential names, and nothing else. */
 export interface RunServerContext {
   env: Env;
-  claims: RunTokenClaims;
+  /** From a verified run token, or from an agent's verified session id (whose run the session is). */
+  claims: Pick<RunTokenClaims, "tenant" | "run" | "ns">;
   /** The HTTP request's headers: the orchestrator's `X-Call-Intent` and `X-Sandbox-Fault`, as on REST. */
   header: HeaderReader;
   catalogVersion: string;
@@ -32,8 +33,8 @@ export function createRunServer(ctx: RunServerContext): Server {
   // Only the run's namespace exists for this server: other namespaces' tools are neither listed
   // nor callable (the ledger resolves names within the run's namespace and answers not_found).
   server.setRequestHandler("tools/list", () => ({ tools: specsFor(catalog, ctx.claims.ns, "mcp").tools }));
-  // The run comes from the token, never from the MCP session, so REST and MCP calls of one run
-  // share budgets and keys; the call takes the same entry as `POST /v1/runs/{id}/calls`.
+  // The run comes from the verified credential, never from the request body, and the call takes the
+  // same entry as `POST /v1/runs/{id}/calls`: budgets, keys, approvals and trace are a REST run's.
   server.setRequestHandler("tools/call", async (request) =>
     toCallToolResult(
       await handleToolCall(

@@ -65,7 +65,8 @@ export const requireRunToken: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 /**
  * Operator routes: an operator key of the tenant. A credential of another kind (a run token, a
- * tenant key) is recognised and refused as such (403), so a misconfigured client learns why.
+ * tenant key, an agent key) is recognised and refused as such (403), so a misconfigured client
+ * learns why.
  */
 export const requireOperatorKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const token = bearerToken(c.req.header("authorization"));
@@ -84,6 +85,9 @@ export const requireOperatorKey: MiddlewareHandler<AppEnv> = async (c, next) => 
   }
   if (await findKeyOwner(token, config.tenantKeyHashes)) {
     return denied(c, "A tenant key cannot act as an operator; approvals need a human's operator key.", false);
+  }
+  if (await findAgentKey(token, config)) {
+    return denied(c, "An agent key cannot act as an operator; approvals need a human's operator key.", false);
   }
   return denied(c, "The operator key is not valid.", true);
 };

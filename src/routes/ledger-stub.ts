@@ -11,6 +11,7 @@ export interface LedgerClient {
   open(input: OpenRunInput): Promise<RunStatus>;
   status(tenant: string): Promise<RunStatus | null>;
   end(tenant: string): Promise<RunStatus | null>;
+  touchSession(tenant: string, now: number, idleMs: number): Promise<boolean>;
   readTrace(tenant: string): Promise<RunTrace | null>;
   call(input: CallInput): Promise<Envelope>;
   approval(tenant: string, approvalId: string): Promise<ApprovalRecord | null>;

@@ -1,27 +1,20 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import * as z from "zod";
-import { issueRunToken } from "../auth/run-token";
-import { loadConfig } from "../config/load";
-import { RunLimitsSchema, resolveRunLimits } from "../config/tenants";
+import { RunLimitsSchema } from "../config/tenants";
 import { failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
 import { parseCallBody } from "../http/call-body";
 import { parseJsonBody } from "../http/json-body";
 import { limitJsonBody } from "../http/limits";
 import { tooLarge } from "../http/too-large";
-import { RETENTION_MS } from "../ledger/run-ledger";
 import { requireRunOpener, requireRunToken } from "../pipeline/authenticate";
 import { handleToolCall } from "../pipeline/entry";
 import { requestContext, respond } from "../pipeline/respond";
 import { limitRunOpens } from "../ratelimit/middleware";
 import { openRunFor } from "../runs/open-run";
-import { acceptScenario } from "../scenarios/accept";
 import { ScenarioSchema } from "../scenarios/scenario";
-import { catalog } from "../tools";
-import type { RunOpened } from "../wire/run-open";
 import { ledgerFor } from "./ledger-stub";
-import { toolSpecsFor } from "./tool-specs";
 import { traceToOtlp } from "./trace-otlp";
 
 export const MAX_CALL_BODY_BYTES = 64 * 1024;

@@ -23,7 +23,7 @@ export const ToolsQuerySchema = z.strictObject({
       "The namespace whose tools to list, such as support. A run token may omit it: its own namespace.",
     ),
   format: SpecFormatSchema.default("jsonschema").describe(
-    "openai (function tools, strict), anthropic (input_schema), mcp (MCP Tool objects) or jsonschema (neutral).",
+    "openai (Chat Completions function tools, strict), openai-responses (Responses API function tools, strict), anthropic (input_schema), gemini (functionDeclarations), mcp (MCP Tool objects) or jsonschema (neutral).",
   ),
 });
 

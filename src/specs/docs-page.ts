@@ -33,7 +33,7 @@ curl -s -X POST http://127.0.0.1:8787/v1/runs/$RUN_ID/calls \\
 # 3. Or hand the run to an MCP client: URL http://127.0.0.1:8787/mcp,
 #    header Authorization: Bearer $RUN_TOKEN
 
-# 4. Tool specs for your framework (openai | anthropic | mcp | jsonschema)
+# 4. Tool specs for your framework (openai | openai-responses | anthropic | gemini | mcp | jsonschema)
 curl -s 'http://127.0.0.1:8787/v1/tools?namespace=support&format=openai' \\
   -H 'Authorization: Bearer acme-demo-key'`;
 

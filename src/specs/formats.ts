@@ -3,19 +3,29 @@ import type { Catalog } from "../catalog/catalog";
 import type { ToolSpec } from "../catalog/define-tool";
 import { assertNever } from "../envelope";
 import { type AnthropicTool, toAnthropicTool } from "./anthropic";
+import { type GeminiFunctionDeclaration, toGeminiFunctionDeclaration } from "./gemini";
 import { type McpTool, toMcpTool } from "./mcp";
 import { type NeutralTool, toNeutralTool } from "./neutral";
-import { type OpenAiTool, toOpenAiTool } from "./openai";
+import { type OpenAiResponsesTool, type OpenAiTool, toOpenAiResponsesTool, toOpenAiTool } from "./openai";
 import { estimateTokens, TOKEN_ESTIMATE_METHOD } from "./token-estimate";
 
-export const SPEC_FORMATS = ["openai", "anthropic", "mcp", "jsonschema"] as const;
+export const SPEC_FORMATS = [
+  "openai",
+  "openai-responses",
+  "anthropic",
+  "gemini",
+  "mcp",
+  "jsonschema",
+] as const;
 export const SpecFormatSchema = z.enum(SPEC_FORMATS);
 export type SpecFormat = z.infer<typeof SpecFormatSchema>;
 
 /** The tool object each format produces. */
 export interface SpecOf {
   openai: OpenAiTool;
+  "openai-responses": OpenAiResponsesTool;
   anthropic: AnthropicTool;
+  gemini: GeminiFunctionDeclaration;
   mcp: McpTool;
   jsonschema: NeutralTool;
 }
@@ -48,8 +58,12 @@ export function specFor(tool: ToolSpec, format: SpecFormat): AnySpec {
   switch (format) {
     case "openai":
       return toOpenAiTool(tool);
+    case "openai-responses":
+      return toOpenAiResponsesTool(tool);
     case "anthropic":
       return toAnthropicTool(tool);
+    case "gemini":
+      return toGeminiFunctionDeclaration(tool);
     case "mcp":
       return toMcpTool(tool);
     case "jsonschema":
@@ -71,6 +85,7 @@ const cache = new WeakMap<Catalog, Map<string, NamespaceSpecs>>();
  *
  * @example
  * specsFor(catalog, "support", "openai").tools; // ready for `tools:` of a Chat Completions request
+ * specsFor(catalog, "support", "gemini").tools; // ready for `tools: [{ functionDeclarations }]`
  */
 export function specsFor<F extends SpecFormat>(
   catalog: Catalog,

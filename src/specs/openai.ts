@@ -2,10 +2,19 @@ import type { ToolSpec } from "../catalog/define-tool";
 import { modelDescription } from "./description";
 import { inputJsonSchema, type JsonSchema, withoutDialect } from "./json-schema";
 
-/** An OpenAI Chat Completions function tool (`tools: [...]`); Responses takes `function`'s fields flat. */
+/** An OpenAI Chat Completions function tool (`tools: [...]`). */
 export interface OpenAiTool {
   type: "function";
   function: { name: string; description: string; parameters: JsonSchema; strict: true };
+}
+
+/** An OpenAI Responses API function tool (`tools: [...]`): the same fields, flat beside `type`. */
+export interface OpenAiResponsesTool {
+  type: "function";
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  strict: true;
 }
 
 /**
@@ -86,4 +95,15 @@ export function toOpenAiTool(tool: ToolSpec): OpenAiTool {
       strict: true,
     },
   };
+}
+
+/**
+ * The same strict function for the Responses API, which takes the function's fields flat.
+ *
+ * @example
+ * await openai.responses.create({ model, input, tools: tools.map(toOpenAiResponsesTool) });
+ */
+export function toOpenAiResponsesTool(tool: ToolSpec): OpenAiResponsesTool {
+  const { function: fn } = toOpenAiTool(tool);
+  return { type: "function", ...fn };
 }

@@ -358,10 +358,11 @@ export const OPERATIONS: readonly Operation[] = [
 ];
 
 /**
- * Paths served for people, not programs: the operator console is server-rendered HTML behind a
- * sign-in cookie and CSRF tokens, documented in the README rather than as an API.
+ * Paths served for people, not programs: the operator console and the OAuth consent page are
+ * server-rendered HTML behind a sign-in cookie and CSRF tokens, documented in the README rather
+ * than as an API. (OAuth's own endpoints describe themselves in its authorization-server metadata.)
  */
-export const UNDOCUMENTED_PREFIXES = ["/console"] as const;
+export const UNDOCUMENTED_PREFIXES = ["/console", "/authorize"] as const;
 
 /** The methods and paths the document describes, for checking it against the app's routes. */
 export function documentedRoutes(): Array<{ method: string; path: string }> {

@@ -40,6 +40,7 @@ export const Layout: FC<LayoutProps> = ({ title, environment, session, refreshSe
             <>
               <nav aria-label="Console">
                 <a href="/console">Pending approvals</a>
+                <a href="/console/oauth">OAuth clients</a>
               </nav>
               <div class="who">
                 <span>

@@ -72,6 +72,12 @@ button.primary,.button{background:var(--accent);color:#fff}
 button.approve{background:var(--ok);color:#fff}
 button.reject{background:var(--bad);color:#fff}
 button:hover,.button:hover{filter:brightness(1.1)}
+button.secondary{background:var(--card);color:var(--fg);border-color:#8c959f}
+fieldset.choices{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;margin:1rem 0 .5rem;background:var(--card)}
+fieldset.choices legend{font-weight:600;padding:0 .3rem}
+label.choice{display:block;font-weight:400;padding:.3rem 0}
+.actions{display:flex;flex-wrap:wrap;gap:.75rem}
+td form{margin:0}
 .signin{max-width:26rem;margin:3rem auto}
 .signin form{display:flex;flex-direction:column;gap:.6rem;margin-top:1rem}
 .empty{padding:1.5rem;text-align:center;color:var(--muted)}

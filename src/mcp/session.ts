@@ -1,0 +1,98 @@
+import * as z from "zod";
+import type { AgentPrincipal } from "../auth/agent-keys";
+import { signToken, verifyToken } from "../auth/signed-token";
+import { loadConfig } from "../config/load";
+import type { Env } from "../env";
+import { type Envelope, failure } from "../envelope";
+import { requestContext } from "../pipeline/respond";
+import { admitRunOpen } from "../ratelimit/admission";
+import { ledgerFor } from "../routes/ledger-stub";
+import { openRunFor } from "../runs/open-run";
+
+/**
+ * One MCP session of an agent is one run. The `Mcp-Session-Id` names that run, signed so it cannot
+ * be forged or pointed at another run, and is never a credential by itself: every request of the
+ * session must also carry an agent key (or OAuth token) of the same tenant and agent profile.
+ */
+
+/**
+ * How long a session may go unused before its run is ended. An abandoned chat must not hold a run,
+ * its budget and its pending approvals open until the deadline; a client that comes back later is
+ * told 404 and initializes a new session, as the MCP transport specifies.
+ */
+export const SESSION_IDLE_MS = 30 * 60 * 1000;
+
+const PREFIX = "ms1";
+
+/** What a session id names: whose session it is, and the run and namespace it serves. */
+export const SessionClaimsSchema = z.strictObject({
+  tenant: z.string(),
+  profile: z.string(),
+  run: z.string(),
+  ns: z.string(),
+  exp: z.number(),
+});
+export type SessionClaims = z.infer<typeof SessionClaimsSchema>;
+
+/** The claims of a session id signed with one of `keys`, or null for anything else (forged, expired, a run token). */
+export async function verifySessionId(
+  sessionId: string,
+  keys: readonly string[],
+): Promise<SessionClaims | null> {
+  const verified = await verifyToken(PREFIX, sessionId, keys, (value) => {
+    const parsed = SessionClaimsSchema.safeParse(value);
+    return parsed.success ? parsed.data : null;
+  });
+  return verified.ok ? verified.payload : null;
+}
+
+export type OpenedSession =
+  | { ok: true; sessionId: string; claims: SessionClaims }
+  | { ok: false; envelope: Envelope };
+
+/**
+ * `initialize` with an agent's credential: opens a run with the agent profile's namespace and limits,
+ * through the same service and the same run-open rate limit as `POST /v1/runs`, and names it in a
+ * session id signed with the run-token key (a distinct prefix, so neither passes for the other).
+ */
+export async function openSession(env: Env, agent: AgentPrincipal): Promise<OpenedSession> {
+  const limited = await admitRunOpen(env, agent.tenant);
+  if (limited) return { ok: false, envelope: failure(requestContext(env), limited) };
+  const opened = await openRunFor(env, { kind: "agent", agent }, {});
+  if (!opened.ok) return opened;
+  const claims: SessionClaims = {
+    tenant: agent.tenant,
+    profile: agent.profile,
+    run: opened.opened.run_id,
+    ns: opened.opened.namespace,
+    // As long as the run's token would live: past the deadline the ledger refuses (and closes) it.
+    exp: Date.parse(opened.opened.expires_at),
+  };
+  return { ok: true, claims, sessionId: await signToken(PREFIX, claims, loadConfig(env).runTokenKeys) };
+}
+
+/**
+ * Every later request of a session: the id must verify and belong to the caller's tenant and profile
+ * (any of the profile's keys, so a key rotation keeps sessions alive), and its run must be live. The
+ * ledger decides liveness and ends a run that is past its deadline or idle as it refuses it. Another
+ * agent's session id is answered exactly like a forged one, and its run is left alone.
+ */
+export async function resumeSession(
+  env: Env,
+  agent: AgentPrincipal,
+  sessionId: string,
+): Promise<SessionClaims | null> {
+  const claims = await verifySessionId(sessionId, loadConfig(env).runTokenKeys);
+  if (!claims || claims.tenant !== agent.tenant || claims.profile !== agent.profile) return null;
+  const live = await ledgerFor(env, claims.tenant, claims.run).touchSession(
+    claims.tenant,
+    Date.now(),
+    SESSION_IDLE_MS,
+  );
+  return live ? claims : null;
+}
+
+/** `DELETE /mcp`: the session ends, and with it its run (pending approvals expire, saying why). */
+export async function endSession(env: Env, claims: SessionClaims): Promise<void> {
+  await ledgerFor(env, claims.tenant, claims.run).end(claims.tenant);
+}

@@ -1,0 +1,127 @@
+import {
+  getOAuthApi,
+  type OAuthHelpers,
+  type OAuthProviderOptions,
+} from "@cloudflare/workers-oauth-provider";
+import type { Env } from "../env";
+import { type EnvironmentName, failure } from "../envelope";
+import { MCP_PATH } from "../mcp/auth";
+import { newCallId } from "../pipeline/respond";
+
+/**
+ * OAuth 2.1 for MCP clients, by @cloudflare/workers-oauth-provider: it serves the token,
+ * registration and metadata endpoints and checks OAuth access tokens on `/mcp`; the consent page
+ * (`/authorize`, src/oauth/consent.tsx) and the console's grant list are ours.
+ */
+export const OAUTH_PATHS = {
+  authorize: "/authorize",
+  token: "/token",
+  register: "/register",
+  metadata: "/.well-known/oauth-authorization-server",
+} as const;
+
+/** An hour: a leaked access token is soon worthless, and clients refresh rarely. Revocation is immediate anyway. */
+const ACCESS_TOKEN_TTL_S = 60 * 60;
+/** A grant lives 30 days after its code exchange however often it is refreshed; then an operator consents again. */
+const REFRESH_TOKEN_TTL_S = 30 * 24 * 60 * 60;
+/** Dynamically registered clients that stop refreshing are forgotten after 30 days. */
+const CLIENT_REGISTRATION_TTL_S = 30 * 24 * 60 * 60;
+
+export type FetchHandler = (
+  request: Request,
+  env: Env,
+  ctx: ExecutionContext,
+) => Response | Promise<Response>;
+
+/**
+ * The grant's owner as the provider stores it (`userId`). A grant belongs to the tenant, like an
+ * agent key, not to the operator who consented (recorded in its metadata): so every operator of the
+ * tenant lists and revokes all of the tenant's grants, one operator's key rotation orphans none,
+ * and the tenant is part of the storage key, so a listing never reaches another tenant's grants.
+ * Tenant names are `[a-z][a-z0-9_-]*`, so never contain the `:` that separates token parts.
+ */
+export function grantOwnerOf(tenant: string): string {
+  return tenant;
+}
+
+/** What the console shows about a grant, stored beside it in clear (the props are encrypted). */
+export interface GrantMetadata {
+  tenant: string;
+  profile: string;
+  /** `operator:<key fingerprint>` of the operator who consented. */
+  operator: string;
+}
+
+/** A 401 of the provider on `/mcp` (an unknown, expired or revoked token) as an envelope, challenge kept. */
+function tokenRefusal(environment: EnvironmentName, status: number, headers: Record<string, string>) {
+  const envelope = failure(
+    { call_id: newCallId(), environment },
+    {
+      code: "permission_error",
+      message:
+        "The OAuth access token is not valid here: it is unknown, expired or revoked. Refresh it, or have an operator authorize the client again.",
+      recommended_next_action: "escalate_to_human",
+    },
+  );
+  return new Response(JSON.stringify(envelope), {
+    status,
+    headers: { ...headers, "content-type": "application/json" },
+  });
+}
+
+export function environmentOf(env: Env): EnvironmentName {
+  return env.ENVIRONMENT === "production" ? "production" : "sandbox";
+}
+
+/**
+ * The provider's options for one origin. The protected resource is `<origin>/mcp` and the
+ * authorization server is the origin itself: tokens are bound to the URL a client reached, so a
+ * token issued on one hostname of the worker is refused on another.
+ */
+export function oauthOptions(
+  origin: string,
+  environment: EnvironmentName,
+  handlers: { api: FetchHandler; fallback: FetchHandler },
+): OAuthProviderOptions<Env> {
+  return {
+    apiRoute: MCP_PATH,
+    apiHandler: { fetch: handlers.api },
+    defaultHandler: { fetch: handlers.fallback },
+    authorizeEndpoint: OAUTH_PATHS.authorize,
+    tokenEndpoint: OAUTH_PATHS.token,
+    clientRegistrationEndpoint: OAUTH_PATHS.register,
+    accessTokenTTL: ACCESS_TOKEN_TTL_S,
+    refreshTokenTTL: REFRESH_TOKEN_TTL_S,
+    clientRegistrationTTL: CLIENT_REGISTRATION_TTL_S,
+    // No scopes: the agent profile the operator picks on the consent page decides what a token may do.
+    resourceMetadata: {
+      resource: `${origin}${MCP_PATH}`,
+      authorization_servers: [origin],
+      resource_name: "edge-tool-proxy MCP endpoint",
+      bearer_methods_supported: ["header"],
+    },
+    onError: ({ status, headers, internal }) => {
+      // Token-endpoint and registration errors keep OAuth's wire format, which clients parse; a
+      // refusal on /mcp is an envelope like every other answer of the proxy.
+      if (internal.category === "protected-resource" && status === 401) {
+        return tokenRefusal(environment, status, headers);
+      }
+      console.warn(`oauth: ${status} ${internal.category}/${internal.reason}`);
+    },
+  };
+}
+
+const unused: FetchHandler = () => new Response(null, { status: 404 });
+
+/**
+ * The provider's helpers (consent, grants, clients) for the origin of a request, or null where
+ * OAuth cannot be offered: the provider takes only https origins, and http on loopback hosts.
+ */
+export function oauthApi(env: Env, origin: string): OAuthHelpers | null {
+  try {
+    // The helpers never call a handler; the options only have to be complete.
+    return getOAuthApi(oauthOptions(origin, environmentOf(env), { api: unused, fallback: unused }), env);
+  } catch {
+    return null;
+  }
+}

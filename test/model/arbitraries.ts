@@ -1,0 +1,215 @@
+import fc from "fast-check";
+import {
+  AgentCallCommand,
+  ArmFaultCommand,
+  CallAcrossRestartCommand,
+  DecideCommand,
+  type DecisionKind,
+  EndRunCommand,
+  type ModelCommand,
+  PassDeadlineCommand,
+  PollutedArgumentsCommand,
+  ResendLastCallCommand,
+  RestartCommand,
+} from "./commands";
+import {
+  type AgentCall,
+  type Door,
+  type HeaderFault,
+  reorderKeys,
+  TENANTS,
+  type TenantName,
+  TIMEOUT_MS,
+  type ToolName,
+} from "./reference";
+
+/**
+ * The arbitraries of the model-based test: which calls an agent makes, what operators decide, which
+ * faults and restarts happen, weighted so that calls and decisions dominate and slow or drastic
+ * steps stay rare (a slow fault costs a real tool timeout).
+ */
+
+/**
+ * A deliberately small pool, so that a sequence often repeats a call: the tenants' own orders (the
+ * last one cancelled, so the upstream refuses to refund it), one customer, one summary.
+ */
+const ORDERS: Record<TenantName, readonly string[]> = {
+  acme: ["A1001", "A1002", "A1005"],
+  globex: ["B2002", "B2003", "B2004"],
+};
+const CUSTOMER: Record<TenantName, string> = { acme: "C101", globex: "C201" };
+/** globex auto-approves refunds up to 1000 cents, so 1500 is the amount that needs a human there. */
+const AMOUNTS: Record<TenantName, readonly number[]> = { acme: [25], globex: [25, 1500] };
+const TICKET_SUMMARY = "Customer asked for a call back about a late order.";
+
+const orderIndex = fc.oneof({ weight: 9, arbitrary: fc.nat(1) }, { weight: 1, arbitrary: fc.constant(2) });
+
+type ToolChoice =
+  | { tool: "lookup_order"; order: number }
+  | { tool: "create_internal_ticket"; urgent: boolean }
+  | { tool: "issue_refund"; order: number; amount: number };
+
+const toolChoice: fc.Arbitrary<ToolChoice> = fc.oneof(
+  { weight: 2, arbitrary: fc.record({ tool: fc.constant("lookup_order" as const), order: orderIndex }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      tool: fc.constant("create_internal_ticket" as const),
+      urgent: fc.oneof(
+        { weight: 2, arbitrary: fc.constant(false) },
+        { weight: 1, arbitrary: fc.constant(true) },
+      ),
+    }),
+  },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      tool: fc.constant("issue_refund" as const),
+      order: orderIndex,
+      amount: fc.nat(2),
+    }),
+  },
+);
+
+function argsOf(tenant: TenantName, choice: ToolChoice): Record<string, unknown> {
+  switch (choice.tool) {
+    case "lookup_order":
+      return { order_id: ORDERS[tenant][choice.order] };
+    case "create_internal_ticket":
+      return {
+        customer_id: CUSTOMER[tenant],
+        priority: choice.urgent ? "urgent" : "normal",
+        summary: TICKET_SUMMARY,
+      };
+    case "issue_refund": {
+      const amounts = AMOUNTS[tenant];
+      return {
+        order_id: ORDERS[tenant][choice.order],
+        amount_cents: amounts[choice.amount % amounts.length],
+        reason: "user_cancel",
+      };
+    }
+  }
+}
+
+const tenant = fc.constantFrom(...TENANTS);
+const door = fc.constantFrom<Door>("rest", "mcp");
+const intent = fc.oneof(
+  { weight: 4, arbitrary: fc.constant(null) },
+  { weight: 1, arbitrary: fc.constantFrom("nonce-a", "nonce-b") },
+);
+
+type FaultChoice = "none" | "bad_gateway" | "silent_failure" | "slow_success" | "hang";
+
+const faultChoice = fc.oneof(
+  { weight: 14, arbitrary: fc.constant<FaultChoice>("none") },
+  { weight: 2, arbitrary: fc.constant<FaultChoice>("bad_gateway") },
+  { weight: 1, arbitrary: fc.constant<FaultChoice>("silent_failure") },
+  { weight: 1, arbitrary: fc.constantFrom<FaultChoice>("slow_success", "hang") },
+);
+
+/** The fault as the endpoint can take it: reads have nothing to roll back, so no silent failure. */
+function faultFor(tool: ToolName, choice: FaultChoice): HeaderFault | null {
+  switch (choice) {
+    case "none":
+      return null;
+    case "bad_gateway":
+      return { mode: "bad_gateway" };
+    case "silent_failure":
+      return tool === "lookup_order" ? null : { mode: "silent_failure" };
+    case "slow_success":
+    case "hang":
+      return { mode: choice, hang_ms: TIMEOUT_MS[tool] + 1_000 };
+  }
+}
+
+const agentCall = fc
+  .record({ run: tenant, choice: toolChoice, order: fc.nat(5), intent, fault: faultChoice })
+  .map(
+    ({ run, choice, order, intent, fault }): AgentCall => ({
+      run,
+      tool: choice.tool,
+      args: reorderKeys(argsOf(run, choice), order),
+      intent,
+      door: "rest",
+      fault: faultFor(choice.tool, fault),
+    }),
+  );
+
+const singleCall = fc
+  .tuple(agentCall, door)
+  .map(([call, via]) => new AgentCallCommand({ ...call, door: via }, [via]));
+
+const burst = fc
+  .tuple(agentCall, fc.array(door, { minLength: 2, maxLength: 3 }))
+  .map(([call, doors]) => new AgentCallCommand({ ...call, fault: null }, doors));
+
+/** Only writes reach the upstream and hold a key worth losing mid-flight. */
+const callAcrossRestart = agentCall
+  .filter((call) => call.tool !== "lookup_order")
+  .map((call) => new CallAcrossRestartCommand({ ...call, fault: { mode: "hang", hang_ms: 1_500 } }));
+
+const resend = fc
+  .record({ run: tenant, door, keyOrder: fc.nat(5) })
+  .map(({ run, door, keyOrder }) => new ResendLastCallCommand(run, door, keyOrder));
+
+const decision = fc
+  .record({
+    run: tenant,
+    pick: fc.nat(7),
+    kind: fc.oneof(
+      { weight: 4, arbitrary: fc.constant<DecisionKind>("approve") },
+      { weight: 1, arbitrary: fc.constant<DecisionKind>("reject") },
+      { weight: 1, arbitrary: fc.constant<DecisionKind>("two racing approves") },
+    ),
+  })
+  .map(({ run, pick, kind }) => new DecideCommand(run, pick, kind));
+
+const armedFault = fc
+  .record({
+    run: tenant,
+    target: fc.constantFrom(
+      { path: "/refunds" as const, tool: "issue_refund" as const },
+      { path: "/tickets" as const, tool: "create_internal_ticket" as const },
+    ),
+    fault: fc.constantFrom<FaultChoice>("bad_gateway", "silent_failure", "slow_success", "hang"),
+  })
+  .map(
+    ({ run, target, fault }) =>
+      new ArmFaultCommand(run, target.path, faultFor(target.tool, fault) ?? { mode: "bad_gateway" }),
+  );
+
+const restart = fc
+  .constantFrom<"every Durable Object" | TenantName>("every Durable Object", ...TENANTS)
+  .map((target) => new RestartCommand(target));
+
+const polluted = fc
+  .record({
+    run: tenant,
+    key: fc.constantFrom("__proto__" as const, "constructor" as const, "prototype" as const),
+    nested: fc.boolean(),
+  })
+  .map(({ run, key, nested }) => new PollutedArgumentsCommand(run, key, nested));
+
+/** Every command, weighted so that calls and decisions dominate and slow or drastic steps are rare. */
+export const modelCommand: fc.Arbitrary<ModelCommand> = fc.oneof(
+  { weight: 10, arbitrary: singleCall },
+  { weight: 5, arbitrary: resend },
+  { weight: 3, arbitrary: burst },
+  { weight: 6, arbitrary: decision },
+  { weight: 2, arbitrary: armedFault },
+  { weight: 1, arbitrary: restart },
+  { weight: 1, arbitrary: callAcrossRestart },
+  { weight: 1, arbitrary: tenant.map((run) => new PassDeadlineCommand(run)) },
+  { weight: 1, arbitrary: tenant.map((run) => new EndRunCommand(run)) },
+  { weight: 1, arbitrary: polluted },
+);
+
+export const limits = fc.record({
+  max_calls: fc.integer({ min: 10, max: 15 }),
+  max_writes: fc.integer({ min: 1, max: 2 }),
+  max_destructive: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(1) },
+    { weight: 1, arbitrary: fc.constant(2) },
+  ),
+});

@@ -1,0 +1,5 @@
+/** `import text from "./file.md?raw"`: Vite (and so the vitest pool) imports a file's text as a string. */
+declare module "*.md?raw" {
+  const text: string;
+  export default text;
+}
