@@ -46,8 +46,9 @@ export const requireCredential: MiddlewareHandler<AppEnv> = async (c, next) => {
   const { tenant, run, tool } = verdict.payload;
   const caller = { tenant, run_id: run, tool };
   c.set("caller", caller);
-  // Kept like a leaky upstream's access log would keep it: GET /_admin/credentials replays it.
-  if (token) await storeOf(c.env).recordCredential(caller, token);
+  // Kept like a leaky upstream's access log would keep it: GET /_admin/credentials replays it. Sent
+  // before the request is served but not awaited, so logging never slows the API it logs.
+  if (token) c.executionCtx.waitUntil(storeOf(c.env).recordCredential(caller, token));
   await next();
 };
 

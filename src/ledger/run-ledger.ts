@@ -161,7 +161,8 @@ export class RunLedger extends DurableObject<Env> {
         record: call.key ? this.#stores.keys.read(call.key, call.request) : null,
         approval: call.key ? this.#stores.approvals.byKey(call.key) : null,
         earlier_identical: this.#stores.run.countDigest(call.digest),
-        open_approvals: this.#stores.approvals.countOpen(call.now),
+        // Counted only when the call may open an approval: a read never needs the figure.
+        open_approvals: call.prepared.approval.required ? this.#stores.approvals.countOpen(call.now) : 0,
         max_open_approvals: prepared.tenant.max_open_approvals,
         inflight: call.key !== null && this.#inflight.has(call.key),
       }),

@@ -219,24 +219,34 @@ export async function dispatchCall(env: Env, plan: DispatchPlan): Promise<Dispat
 }
 
 /**
- * Signs a credential for exactly this dispatch: it names the run and the tool, and expires within
- * the tool's timeout plus a small margin, so one captured from a log is worth seconds, not a run.
- * None is signed once the run is ended or past its deadline.
+ * Credentials signed in the last moment, by run and tool. A dispatch may reuse one only while it
+ * still outlives the whole dispatch (its tool's timeout), which leaves the reuse window at the
+ * margin: a second at most. Bounded, since one isolate can host many runs.
  */
-function credentialFor(env: Env, run: RunMeta, tool: ToolSpec): Promise<string> {
+const recentCredentials = new Map<string, { token: string; exp: number }>();
+const RECENT_CREDENTIALS_MAX = 256;
+
+/**
+ * A credential for this dispatch: it names the run and the tool, and expires within the tool's
+ * timeout plus a small margin, so one captured from a log is worth seconds, not a run. None is
+ * signed (or reused) once the run is ended or past its deadline.
+ */
+async function credentialFor(env: Env, run: RunMeta, tool: ToolSpec): Promise<string> {
   const now = Date.now();
   if (run.state !== "open" || now >= run.deadline_at) {
     throw new Error("no credential is issued for a run that is ended or past its deadline");
   }
-  return issueUpstreamCredential(
-    {
-      tenant: run.tenant,
-      run: run.run_id,
-      tool: tool.name,
-      exp: now + tool.timeout_ms + CREDENTIAL_MARGIN_MS,
-    },
+  const cacheKey = `${run.tenant}/${run.run_id}/${tool.name}`;
+  const recent = recentCredentials.get(cacheKey);
+  if (recent && recent.exp - now >= tool.timeout_ms + CREDENTIAL_MARGIN_MS / 2) return recent.token;
+  const exp = now + tool.timeout_ms + CREDENTIAL_MARGIN_MS;
+  const token = await issueUpstreamCredential(
+    { tenant: run.tenant, run: run.run_id, tool: tool.name, exp },
     loadConfig(env).upstreamKeys,
   );
+  if (recentCredentials.size >= RECENT_CREDENTIALS_MAX) recentCredentials.clear();
+  recentCredentials.set(cacheKey, { token, exp });
+  return token;
 }
 
 function upstreamOf(env: Env, plan: DispatchPlan, tool: ToolSpec, fault: FaultPlan | null): Upstream {

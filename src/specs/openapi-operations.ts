@@ -9,7 +9,7 @@ import type { DataComponent } from "./openapi-components";
  * with the routes the app really serves, both ways.
  */
 
-export type Credential = "tenantKey" | "runToken" | "operatorKey";
+export type Credential = "tenantKey" | "runToken" | "operatorKey" | "agentKey" | "oauth";
 type Method = "get" | "post" | "delete";
 
 export interface Operation {
@@ -92,8 +92,8 @@ export const OPERATIONS: readonly Operation[] = [
     tag: "runs",
     summary: "Open a run",
     description:
-      "Opens a run in one namespace of the tenant. Returns run_id, run_token (short-lived, scoped to this run and namespace), expires_at, environment, limits and the namespace's tools in the jsonschema format.",
-    credentials: ["tenantKey"],
+      "Opens a run in one namespace of the tenant. Returns run_id, run_token (short-lived, scoped to this run and namespace), expires_at, environment, limits and the namespace's tools in the jsonschema format. With an agent key the run gets the key's agent profile: its namespace, and its limits (a request may ask for less, never more).",
+    credentials: ["tenantKey", "agentKey"],
     body: {
       schema: "OpenRunBody",
       description: "Namespace and optional limits within the tenant's ceilings.",
@@ -286,8 +286,8 @@ export const OPERATIONS: readonly Operation[] = [
     tag: "mcp",
     summary: "MCP Streamable HTTP endpoint",
     description:
-      "JSON-RPC 2.0 over Streamable HTTP, stateless (no session id), JSON answers. `tools/list` lists the run's namespace; `tools/call` runs the same pipeline as POST /v1/runs/{run_id}/calls and returns the envelope as `structuredContent` (`isError: true` unless the outcome is success). Protocol errors are JSON-RPC errors.",
-    credentials: ["runToken"],
+      "JSON-RPC 2.0 over Streamable HTTP, JSON answers. With a run token: stateless, every request is a call in that run. With an agent key or an OAuth access token: `initialize` opens a run with the agent profile and answers with an `Mcp-Session-Id`, which every later request of the session sends (with the same key or token); an unknown, ended, idle or past-deadline session answers 404 so the client initializes again. `tools/list` lists the run's namespace; `tools/call` runs the same pipeline as POST /v1/runs/{run_id}/calls and returns the envelope as `structuredContent` (`isError: true` unless the outcome is success). Protocol errors are JSON-RPC errors.",
+    credentials: ["runToken", "agentKey", "oauth"],
     body: { schema: "JsonRpcMessage", description: "One JSON-RPC request or notification." },
     responses: {
       "200": {
@@ -295,7 +295,13 @@ export const OPERATIONS: readonly Operation[] = [
         content: { "application/json": { schema: ref("JsonRpcMessage") } },
       },
       "202": { description: "A notification was accepted." },
-      "400": { description: "Not JSON or not JSON-RPC: a JSON-RPC error." },
+      "400": {
+        description:
+          "Not JSON or not JSON-RPC, or an agent's request other than `initialize` without a session: a JSON-RPC error.",
+      },
+      "404": {
+        description: "The session is unknown, ended, idle or past its run's deadline: initialize again.",
+      },
       "401": {
         ...FAILURES["401"],
         headers: {
@@ -312,7 +318,7 @@ export const OPERATIONS: readonly Operation[] = [
     path: "/mcp",
     tag: "mcp",
     summary: "No server-initiated stream",
-    description: "The endpoint is stateless: there is no stream to open.",
+    description: "Calls end with one result each, so there is no server-initiated stream to open.",
     credentials: [],
     responses: { "405": { description: "Method not allowed: a JSON-RPC error." } },
   },
@@ -320,10 +326,15 @@ export const OPERATIONS: readonly Operation[] = [
     method: "delete",
     path: "/mcp",
     tag: "mcp",
-    summary: "No session to end",
-    description: "The endpoint is stateless: there is no session to delete.",
-    credentials: [],
-    responses: { "405": { description: "Method not allowed: a JSON-RPC error." } },
+    summary: "End an MCP session",
+    description:
+      "With an agent key or OAuth token and the session's `Mcp-Session-Id`: ends the session's run. Without a session (a run token's stateless use) there is nothing to end.",
+    credentials: ["agentKey", "oauth"],
+    responses: {
+      "200": { description: "The session's run is ended." },
+      "404": { description: "No such live session." },
+      "405": { description: "No session to end: a JSON-RPC error." },
+    },
   },
   ...["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"].map(
     (path): Operation => ({
@@ -332,7 +343,7 @@ export const OPERATIONS: readonly Operation[] = [
       tag: "mcp",
       summary: "Protected-resource metadata (RFC 9728)",
       description:
-        "Tells MCP clients that /mcp takes a bearer run token in the Authorization header. Not an envelope: the RFC defines the shape.",
+        "Tells MCP clients how /mcp is authorized: a bearer run token or agent key in the Authorization header, or OAuth through the authorization server it names. Not an envelope: the RFC defines the shape.",
       credentials: [],
       responses: { "200": { description: "The metadata document.", content: { "application/json": {} } } },
     }),

@@ -29,6 +29,25 @@ const SECURITY_SCHEMES = {
     scheme: "bearer",
     description: "An operator key, for the human gate and the console.",
   },
+  agentKey: {
+    type: "http",
+    scheme: "bearer",
+    description:
+      "A long-lived agent key, issued for one agent profile of a tenant (namespace and run limits). Opens runs and MCP sessions; each session is one run.",
+  },
+  oauth: {
+    type: "oauth2",
+    description:
+      "OAuth 2.1 with PKCE and dynamic client registration, for MCP clients; an operator grants a client one agent profile on the consent page. The access token acts as that profile's agent key.",
+    flows: {
+      authorizationCode: {
+        authorizationUrl: "/authorize",
+        tokenUrl: "/token",
+        refreshUrl: "/token",
+        scopes: {},
+      },
+    },
+  },
 } as const;
 
 function operationObject(operation: Operation): JsonSchema {
