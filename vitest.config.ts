@@ -26,7 +26,7 @@ export default defineConfig({
         workers: [
           {
             // The sandbox upstream runs as a real second worker, prebuilt by `npm run build:sandbox`.
-            name: "tool-sandbox",
+            name: "edge-tool-proxy-sandbox-upstream",
             modules: true,
             scriptPath: "./dist/sandbox/index.js",
             compatibilityDate: "2026-04-20",

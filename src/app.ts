@@ -1,9 +1,7 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { loadConfig } from "./config/load";
 import { operatorConsole } from "./console/routes";
-import type { Env } from "./env";
-import { type EnvironmentName, failure, success } from "./envelope";
+import { failure, success } from "./envelope";
 import type { AppEnv } from "./http/app-env";
 import { limitHeaders } from "./http/limits";
 import { mcp } from "./mcp/routes";
@@ -12,42 +10,17 @@ import { OAUTH_PATHS } from "./oauth/provider";
 import { newCallId, respond } from "./pipeline/respond";
 import { approvals } from "./routes/approvals";
 import { docs } from "./routes/docs";
+import { jwks } from "./routes/jwks";
 import { runs } from "./routes/runs";
 import { tools } from "./routes/tools";
+import { environmentOf, startupCheck } from "./startup";
 import { catalog } from "./tools";
-import { missingBindings } from "./upstream/bindings";
 import type { Health } from "./wire/health";
-
-const startupProblems = new WeakMap<object, string[]>();
-
-/**
- * Checks configuration and every tool's binding once per environment object. A proxy that cannot
- * reach one of its tools, or whose secrets are malformed, refuses all traffic and says why.
- */
-function startupCheck(env: Env): string[] {
-  let problems = startupProblems.get(env);
-  if (!problems) {
-    problems = [];
-    try {
-      loadConfig(env);
-    } catch (error) {
-      problems.push(error instanceof Error ? error.message : String(error));
-    }
-    problems.push(...missingBindings(catalog, env));
-    for (const problem of problems) console.error(`edge-tool-proxy cannot start: ${problem}`);
-    startupProblems.set(env, problems);
-  }
-  return problems;
-}
-
-function environmentOf(env: Env): EnvironmentName {
-  return env.ENVIRONMENT === "production" ? "production" : "sandbox";
-}
 
 export const app = new Hono<AppEnv>();
 
 app.use(async (c, next) => {
-  const problems = startupCheck(c.env);
+  const { problems, missing_secrets } = startupCheck(c.env);
   if (problems.length > 0) {
     return respond(
       c,
@@ -58,8 +31,11 @@ app.use(async (c, next) => {
           outcome: "terminal_failure",
           message: `The proxy is misconfigured: ${problems.join("; ")}.`,
           recommended_next_action: "escalate_to_human",
+          details: missing_secrets.length > 0 ? { missing_secrets } : null,
         },
       ),
+      // A health check reads "not serving": 503, for load balancers and uptime monitors.
+      new URL(c.req.url).pathname === "/healthz" ? { status: 503 } : {},
     );
   }
   await next();
@@ -82,6 +58,8 @@ app.route("/v1/approvals", approvals);
 app.route("/v1/tools", tools);
 app.route("/", mcp);
 app.route("/", docs);
+// The public keys of upstream credentials, for the APIs behind the tools.
+app.route("/", jwks);
 app.route("/console", operatorConsole);
 // The OAuth consent page; the provider (src/oauth/entry.ts) passes /authorize on to it.
 app.route(OAUTH_PATHS.authorize, consent);

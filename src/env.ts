@@ -15,12 +15,20 @@ export interface Env {
   TENANT_KEYS: string;
   /** Secret. JSON array of HMAC keys for run tokens: the first signs, all verify. */
   RUN_TOKEN_KEYS: string;
-  /** Secret. JSON array of HMAC keys for per-run upstream credentials: the first signs. */
-  UPSTREAM_KEYS: string;
+  /**
+   * Secret. JSON array of Ed25519 private JWKs for per-dispatch upstream credentials (JWTs): the
+   * first signs, every one is published at `/.well-known/jwks.json` (public members only).
+   */
+  UPSTREAM_SIGNING_KEYS: string;
   /** Secret. JSON `{ tenant: [sha256 hex of each operator key] }`. */
   OPERATOR_KEYS: string;
   /** Secret, optional. JSON `{ tenant: { agent profile: [sha256 hex of each agent key] } }`. */
   AGENT_KEYS?: string;
+  /**
+   * Secret, optional. `whsec_` + base64: signs the approval webhooks posted to the optional
+   * `APPROVAL_WEBHOOK` binding, per Standard Webhooks. Without it no webhook is sent (never unsigned).
+   */
+  APPROVAL_WEBHOOK_SECRET?: string;
   /**
    * "sandbox-header" where run scenarios and X-Sandbox-Fault are forwarded to the upstream (the
    * sandbox environment); absent elsewhere, where both are refused.

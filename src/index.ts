@@ -1,12 +1,18 @@
 import { app } from "./app";
 import type { Env } from "./env";
 import { withOAuth } from "./oauth/entry";
+import { startupCheck } from "./startup";
 
 export { ApprovalDirectory } from "./approvals/directory";
 export { RunLedger } from "./ledger/run-ledger";
 export { RateLimiter } from "./ratelimit/rate-limiter";
 
+// OAuth for MCP clients wraps the app: its endpoints and OAuth tokens on /mcp; the rest is the app's.
+const withProvider = withOAuth(app.fetch);
+
 export default {
-  // OAuth for MCP clients wraps the app: its endpoints and OAuth tokens on /mcp; the rest is the app's.
-  fetch: withOAuth(app.fetch),
+  // A proxy that refuses to start (a missing secret or binding) answers every path, the OAuth
+  // provider's included, with the app's envelope saying why.
+  fetch: (request, env, ctx) =>
+    startupCheck(env).problems.length > 0 ? app.fetch(request, env, ctx) : withProvider(request, env, ctx),
 } satisfies ExportedHandler<Env>;

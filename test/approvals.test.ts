@@ -1,5 +1,9 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { Webhook } from "standardwebhooks";
+import { describe, expect, it, vi } from "vitest";
+import type { ApprovalSummary } from "../src/approvals/model";
+import { notifyApproval } from "../src/approvals/notify";
 import {
   armFault,
   asOperator,
@@ -221,20 +225,210 @@ describe("the human approval gate", () => {
     const large = await callTool(globex, "issue_refund", refund("B2002", 5000));
     expect(large.body.error?.code).toBe("approval_required");
   });
+});
 
-  it("sends a webhook for each new approval", async () => {
-    const run = await openRun("acme");
-    const asked = await callTool(run, "issue_refund", refund("A1003", 123));
-    const id = asked.body.approval?.id;
-    let found = false;
-    for (let wait = 0; wait < 20 && !found; wait++) {
-      const { notifications } = await sandbox<{
-        notifications: Array<{ body: { approval: { id: string } } }>;
-      }>("/_admin/notifications");
-      found = notifications.some((entry) => entry.body.approval.id === id);
-      if (!found) await new Promise((resolve) => setTimeout(resolve, 50));
+describe("signed approval webhooks (Standard Webhooks)", () => {
+  type Delivery = {
+    seq: number;
+    verified: boolean;
+    webhook_id: string | null;
+    webhook_timestamp: number | null;
+    body: { type: string; timestamp: string; tenant: string; approval: { id: string; state: string } };
+  };
+  type Rejection = { webhook_id: string | null; status: number; code: string };
+  const hooks = () =>
+    sandbox<{ notifications: Delivery[]; rejections: Rejection[] }>("/_admin/notifications");
+
+  /** Waits for the delivery of one event: webhooks leave after the answer, through waitUntil. */
+  async function delivered(webhookId: string): Promise<Delivery> {
+    for (let wait = 0; wait < 40; wait++) {
+      const found = (await hooks()).notifications.find((entry) => entry.webhook_id === webhookId);
+      if (found) return found;
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect(found).toBe(true);
+    throw new Error(`webhook ${webhookId} never arrived`);
+  }
+
+  /** Posts to the sandbox's receiver directly, as an attacker (or a replaying proxy) could. */
+  function postHook(body: string, headers: Record<string, string>) {
+    return env.ORDERS_API.fetch(
+      new Request("https://sandbox.test/_hooks/approvals", {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body,
+      }),
+    );
+  }
+
+  function signed(id: string, body: string, at = new Date(), secret = env.APPROVAL_WEBHOOK_SECRET ?? "") {
+    return {
+      "webhook-id": id,
+      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+      "webhook-signature": new Webhook(secret).sign(id, at, body),
+    };
+  }
+
+  const event = (id: string) =>
+    JSON.stringify({
+      type: "approval.created",
+      timestamp: new Date().toISOString(),
+      tenant: "acme",
+      approval: { id, state: "pending" },
+      console_path: `/console/approvals/${id}`,
+    });
+
+  it("signs each event of a real approval, and the sandbox records it verified, once per state", async () => {
+    const run = await openRun("acme", { namespace: "support", limits: { max_destructive: 2 } });
+    const asked = await callTool(run, "issue_refund", refund("A1003", 123));
+    const id = asked.body.approval?.id ?? "";
+    const created = await delivered(`evt_${id}_pending`);
+    expect(created).toMatchObject({
+      verified: true,
+      webhook_id: `evt_${id}_pending`,
+      body: { type: "approval.created", tenant: "acme", approval: { id, state: "pending" } },
+    });
+    expect(
+      Math.abs((created.webhook_timestamp ?? 0) * 1000 - Date.parse(created.body.timestamp)),
+    ).toBeLessThan(1000);
+
+    expect((await decide(id, "approve", "verified by phone")).status).toBe(200);
+    expect((await delivered(`evt_${id}_approved`)).body).toMatchObject({
+      type: "approval.decided",
+      approval: { id, state: "approved" },
+    });
+    expect((await delivered(`evt_${id}_executed`)).body).toMatchObject({
+      type: "approval.executed",
+      approval: { id, state: "executed" },
+    });
+
+    const other = (await callTool(run, "issue_refund", refund("A1003", 124))).body.approval?.id ?? "";
+    await delivered(`evt_${other}_pending`);
+    await request(`/v1/runs/${run.id}/end`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${run.token}` },
+    });
+    expect((await delivered(`evt_${other}_expired`)).body).toMatchObject({
+      type: "approval.expired",
+      approval: { id: other, state: "expired" },
+    });
+
+    const mine = (await hooks()).notifications.filter((entry) =>
+      [id, other].includes(entry.body.approval?.id),
+    );
+    expect(mine.every((entry) => entry.verified)).toBe(true);
+    // Asking again while pending announces nothing new: one delivery per state reached.
+    expect(mine.map((entry) => entry.webhook_id).sort()).toEqual(
+      [
+        `evt_${id}_pending`,
+        `evt_${id}_approved`,
+        `evt_${id}_executed`,
+        `evt_${other}_pending`,
+        `evt_${other}_expired`,
+      ].sort(),
+    );
+  });
+
+  it("refuses a forged signature and records nothing", async () => {
+    const id = "evt_apr_forged000000000000000000_pending";
+    const body = event("apr_forged000000000000000000");
+    const forged = await postHook(
+      body,
+      signed(id, body, new Date(), "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"),
+    );
+    expect(forged.status).toBe(401);
+    expect(await forged.json()).toMatchObject({ error: { code: "invalid_signature" } });
+    const tampered = await postHook(body.replace("acme", "globex"), signed(id, body));
+    expect(tampered.status).toBe(401);
+    const unsigned = await postHook(body, {});
+    expect(unsigned.status).toBe(400);
+    expect(await unsigned.json()).toMatchObject({ error: { code: "missing_signature" } });
+    const { notifications, rejections } = await hooks();
+    expect(notifications.some((entry) => entry.webhook_id === id)).toBe(false);
+    expect(rejections.filter((entry) => entry.webhook_id === id).map((entry) => entry.code)).toEqual([
+      "invalid_signature",
+      "invalid_signature",
+    ]);
+  });
+
+  it("refuses a replayed delivery: the same id and body posted again, or a real event's id re-signed", async () => {
+    const id = "evt_apr_replayed0000000000000000_pending";
+    const body = event("apr_replayed0000000000000000");
+    const headers = signed(id, body);
+    expect((await postHook(body, headers)).status).toBe(202);
+    const replayed = await postHook(body, headers);
+    expect(replayed.status).toBe(400);
+    expect(await replayed.json()).toMatchObject({ error: { code: "replayed_webhook" } });
+    const resigned = await postHook(body, signed(id, body, new Date(Date.now() + 1000)));
+    expect(resigned.status).toBe(400);
+
+    const run = await openRun("acme");
+    const approvalId = (await callTool(run, "issue_refund", refund("A1004", 125))).body.approval?.id ?? "";
+    const real = await delivered(`evt_${approvalId}_pending`);
+    const again = JSON.stringify(real.body);
+    expect((await postHook(again, signed(`evt_${approvalId}_pending`, again))).status).toBe(400);
+
+    const { notifications } = await hooks();
+    expect(notifications.filter((entry) => entry.webhook_id === id)).toHaveLength(1);
+    expect(notifications.filter((entry) => entry.webhook_id === `evt_${approvalId}_pending`)).toHaveLength(1);
+  });
+
+  it("refuses a timestamp beyond the five-minute tolerance, old or in the future", async () => {
+    const id = "evt_apr_stale000000000000000000_pending";
+    const body = event("apr_stale000000000000000000");
+    const old = await postHook(body, signed(id, body, new Date(Date.now() - 6 * 60_000)));
+    expect(old.status).toBe(401);
+    expect(await old.json()).toMatchObject({ error: { code: "stale_timestamp" } });
+    const future = await postHook(body, signed(id, body, new Date(Date.now() + 6 * 60_000)));
+    expect(future.status).toBe(401);
+    expect((await hooks()).notifications.some((entry) => entry.webhook_id === id)).toBe(false);
+    // Within the tolerance the same event is accepted: the refusals did not burn its id.
+    expect((await postHook(body, signed(id, body, new Date(Date.now() - 60_000)))).status).toBe(202);
+  });
+
+  it("sends nothing, never unsigned, without a secret, and says so once", async () => {
+    const sent: Request[] = [];
+    const hook = {
+      fetch: async (request: Request) => {
+        sent.push(request);
+        return new Response(null, { status: 202 });
+      },
+    };
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const bare = { ...env, APPROVAL_WEBHOOK: hook, APPROVAL_WEBHOOK_SECRET: undefined };
+      const approval = {
+        id: "apr_nosecret000000000000000",
+        run_id: "run_x",
+        tool: "issue_refund",
+        side_effect: "destructive",
+        state: "pending",
+        args: {},
+        reasons: [],
+        created_at: 0,
+        expires_at: 0,
+        decided_by: null,
+      } as unknown as ApprovalSummary;
+      await notifyApproval(bare, "acme", approval);
+      await notifyApproval(bare, "acme", approval);
+      expect(sent).toEqual([]);
+      expect(
+        warn.mock.calls.filter(([message]) => String(message).includes("APPROVAL_WEBHOOK_SECRET")),
+      ).toHaveLength(1);
+
+      const withSecret = { ...env, APPROVAL_WEBHOOK: hook };
+      await notifyApproval(withSecret, "acme", approval);
+      expect(sent).toHaveLength(1);
+      const request = sent[0] as Request;
+      const verified = new Webhook(env.APPROVAL_WEBHOOK_SECRET ?? "").verify(await request.text(), {
+        "webhook-id": request.headers.get("webhook-id") ?? "",
+        "webhook-timestamp": request.headers.get("webhook-timestamp") ?? "",
+        "webhook-signature": request.headers.get("webhook-signature") ?? "",
+      });
+      expect(verified).toMatchObject({ type: "approval.created", approval: { id: approval.id } });
+      expect(request.headers.get("webhook-id")).toBe(`evt_${approval.id}_pending`);
+    } finally {
+      warn.mockRestore();
+    }
   });
 });
 
@@ -287,6 +481,10 @@ describe("no way around the gate", () => {
   it("refuses an unknown state filter", async () => {
     const { status, body } = await asOperator("/v1/approvals?state=maybe");
     expect(status).toBe(422);
-    expect(body.error?.problems?.[0]?.field).toBe("state");
+    // Query parameters are named `query.<name>` by the validation hook, as on GET /v1/tools.
+    expect(body.error?.problems?.[0]).toMatchObject({
+      field: "query.state",
+      reason: '"maybe" is not an allowed value',
+    });
   });
 });

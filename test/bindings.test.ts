@@ -20,7 +20,8 @@ describe("tool bindings", () => {
     const { PAYMENTS_API: _payments, ...partial } = env;
     const response = await app.request("/healthz", {}, partial);
     const body = EnvelopeSchema.parse(await response.json());
-    expect(response.status).toBe(500);
+    // /healthz reads "not serving" (503); every other path answers the same envelope (500).
+    expect(response.status).toBe(503);
     expect(body.outcome).toBe("terminal_failure");
     expect(body.error?.message).toContain('tool "issue_refund" needs binding "PAYMENTS_API"');
     expect(body.error?.recommended_next_action).toBe("escalate_to_human");

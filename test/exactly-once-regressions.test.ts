@@ -15,6 +15,7 @@ import {
   sandboxRequests,
   type TestRun,
 } from "./helpers";
+import { type CredentialClaims, credentialClaims } from "./upstream-credentials";
 
 /**
  * Regressions for the exactly-once guarantees of the run ledger: every case checks
@@ -85,14 +86,11 @@ async function refundRequestsOf(run: TestRun) {
   return (await sandboxRequests(run.id)).filter((entry) => entry.path === "/refunds");
 }
 
-/** The claims of a `uc1.<base64url JSON>.<signature>` upstream credential, read without verifying it. */
-function credentialClaims(credential: string): { tenant: string; run: string; tool: string; exp: number } {
-  const [prefix, payload, signature] = credential.split(".");
-  expect(prefix).toBe("uc1");
-  expect(signature).toBeTruthy();
-  const base64 = (payload ?? "").replaceAll("-", "+").replaceAll("_", "/");
-  const json = atob(base64 + "===".slice((base64.length + 3) % 4));
-  return JSON.parse(json) as { tenant: string; run: string; tool: string; exp: number };
+/** The claims of an upstream credential (a JWT), read without verifying it. */
+function claimsOf(credential: string): CredentialClaims {
+  const claims = credentialClaims(credential);
+  expect(claims, "an upstream credential is a JWT").not.toBeNull();
+  return claims as CredentialClaims;
 }
 
 async function credentialsOf(run: TestRun): Promise<PresentedCredential[]> {
@@ -461,7 +459,7 @@ describe("6. upstream credentials die with the dispatch", () => {
       const presented = (await credentialsOf(run)).find((entry) => entry.tool === "lookup_order");
       expect(presented).toBeDefined();
       const credential = presented?.credential ?? "";
-      const claims = credentialClaims(credential);
+      const claims = claimsOf(credential);
       expect(claims).toMatchObject({ tenant: "acme", run: run.id, tool: "lookup_order" });
       // Issued no later than the answer: lookup_order's 2.5 s timeout plus 2 s is all it may live.
       expect(claims.exp - answeredAt).toBeLessThanOrEqual(2_500 + 2_000);

@@ -13,8 +13,9 @@ export const KEYS = {
 export const SANDBOX_ADMIN = "sandbox-admin-demo-token";
 
 /**
- * Secrets no response may ever contain: every tenant, operator and agent key, the signing keys, the
- * sandbox admin token. Run tokens are checked separately: only the run-open answer may carry one.
+ * Secrets no response may ever contain: every tenant, operator and agent key, the run-token keys, the
+ * private half (`d`) of every upstream signing key, the sandbox admin token. Run tokens are checked
+ * separately: only the run-open answer may carry one.
  */
 const SECRETS = [
   "acme-demo-key",
@@ -28,18 +29,23 @@ const SECRETS = [
   "acme-next-agent-key",
   "globex-agent-key",
   ...(JSON.parse(env.RUN_TOKEN_KEYS) as string[]),
-  ...(JSON.parse(env.UPSTREAM_KEYS) as string[]),
+  ...(JSON.parse(env.UPSTREAM_SIGNING_KEYS) as Array<{ d: string }>).map((key) => key.d),
   "sandbox-admin-demo-token",
 ];
 const RUN_TOKEN = /rt1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/;
-const UPSTREAM_CREDENTIAL = /uc1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/;
+/** Any JWT, as upstream credentials are: a base64url JSON header (`{"` or `{ `) and payload, then a signature. */
+const JWT = /ey[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}/;
+/** A JWK that carries private key material: `kty` and a private member (`d`, `p`, `k`, ...) in one object. */
+const PRIVATE_JWK =
+  /\{[^{}]*"kty"[^{}]*"(?:d|p|q|dp|dq|qi|k)"\s*:[^{}]*\}|\{[^{}]*"(?:d|p|q|dp|dq|qi|k)"\s*:[^{}]*"kty"[^{}]*\}/;
 
 /** Fails the test if a body carries a credential it must not. */
 export function assertNoSecrets(text: string, opts: { runTokenAllowed?: boolean } = {}): void {
   for (const secret of SECRETS) {
     if (text.includes(secret)) throw new Error(`a response leaked a secret (${secret.slice(0, 6)}…)`);
   }
-  if (UPSTREAM_CREDENTIAL.test(text)) throw new Error("a response leaked an upstream credential");
+  if (JWT.test(text)) throw new Error("a response leaked a JWT (an upstream credential)");
+  if (PRIVATE_JWK.test(text)) throw new Error("a response leaked a private JWK");
   if (!opts.runTokenAllowed && RUN_TOKEN.test(text)) throw new Error("a response leaked a run token");
 }
 

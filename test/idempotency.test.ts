@@ -1,7 +1,6 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { parseKeyList } from "../src/auth/keys";
 import type { ToolSpec } from "../src/catalog/define-tool";
 import { deriveIdempotencyKey } from "../src/core/idempotency-key";
 import { KeyStore } from "../src/ledger/key-store";
@@ -18,6 +17,7 @@ import {
   sandboxRequests,
   traceOf,
 } from "./helpers";
+import { configuredSigningKeys } from "./upstream-credentials";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -129,7 +129,7 @@ describe("idempotency with server-derived keys", () => {
     });
     const credential = await issueUpstreamCredential(
       { tenant: "acme", run: run.id, tool: "issue_refund", exp: Date.now() + 60_000 },
-      parseKeyList("UPSTREAM_KEYS", env.UPSTREAM_KEYS),
+      configuredSigningKeys(),
     );
     const lost = await env.PAYMENTS_API.fetch("https://upstream.internal/refunds", {
       method: "POST",

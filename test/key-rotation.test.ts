@@ -1,10 +1,13 @@
 import { env } from "cloudflare:workers";
+import { createLocalJWKSet, decodeProtectedHeader } from "jose";
 import { describe, expect, it } from "vitest";
 import { findKeyOwner, parseKeyHashes, parseKeyList } from "../src/auth/keys";
 import { issueRunToken, verifyRunToken } from "../src/auth/run-token";
 import { sha256Hex } from "../src/core/digest";
 import { issueUpstreamCredential, verifyUpstreamCredential } from "../src/upstream/credential";
+import { publicJwks, type UpstreamSigningKey } from "../src/upstream/signing-keys";
 import { callTool, openRun, request, type TestRun } from "./helpers";
+import { configuredSigningKeys, generateSigningKey } from "./upstream-credentials";
 
 const OLD = "signing-key-of-last-quarter-0001";
 const NEW = "signing-key-of-this-quarter-0002";
@@ -36,33 +39,50 @@ describe("run-token signing keys rotate with an overlap window", () => {
   });
 });
 
-describe("upstream credential keys rotate the same way", () => {
-  const credential = { tenant: "acme", run: "run_1", tool: "lookup_order", exp: Date.now() + 60_000 };
+describe("upstream signing keys rotate with an overlap: the first signs, every listed key is published", () => {
+  const credential = () => ({ tenant: "acme", run: "run_1", tool: "lookup_order", exp: Date.now() + 60_000 });
+  const verifyWith = (token: string, published: UpstreamSigningKey[]) =>
+    verifyUpstreamCredential(token, createLocalJWKSet(publicJwks(published)), { tool: "lookup_order" });
 
-  it("let an upstream that lists both keys accept credentials of either", async () => {
-    const old = await issueUpstreamCredential(credential, [OLD]);
-    const current = await issueUpstreamCredential(credential, [NEW, OLD]);
-    expect(await verifyUpstreamCredential(old, [NEW, OLD])).toMatchObject({ ok: true });
-    expect(await verifyUpstreamCredential(current, [NEW, OLD])).toMatchObject({ ok: true });
+  it("sign with the first key only, naming it in the header's kid", async () => {
+    const [current, retired] = [await generateSigningKey("next"), await generateSigningKey("previous")];
+    const token = await issueUpstreamCredential(credential(), [current, retired]);
+    expect(decodeProtectedHeader(token)).toMatchObject({ alg: "EdDSA", kid: "next" });
+    expect(await verifyWith(token, [current])).toMatchObject({ ok: true, credential: { kid: "next" } });
+    expect(await verifyWith(token, [retired])).toEqual({ ok: false, reason: "unknown_key" });
   });
 
-  it("break an upstream that has not learned the new key yet, which is why upstreams learn it first", async () => {
-    const current = await issueUpstreamCredential(credential, [NEW, OLD]);
-    expect(await verifyUpstreamCredential(current, [OLD])).toEqual({ ok: false, reason: "bad_signature" });
+  it("let an upstream that has the published set accept credentials of either key during the overlap", async () => {
+    const [current, retired] = [await generateSigningKey("next"), await generateSigningKey("previous")];
+    const before = await issueUpstreamCredential(credential(), [retired]);
+    const after = await issueUpstreamCredential(credential(), [current, retired]);
+    expect(await verifyWith(before, [current, retired])).toMatchObject({ ok: true });
+    expect(await verifyWith(after, [current, retired])).toMatchObject({ ok: true });
   });
 
-  it("are refused by the sandbox upstream when signed with a key it does not list", async () => {
-    const sandboxKeys = parseKeyList("UPSTREAM_KEYS", env.UPSTREAM_KEYS);
-    const lookup = async (keys: string[]) => {
-      const token = await issueUpstreamCredential({ ...credential, tenant: "acme" }, keys);
+  it("refuse a removed key's credentials, and a listed kid whose signature is another key's", async () => {
+    const [current, removed] = [await generateSigningKey("next"), await generateSigningKey("previous")];
+    const stale = await issueUpstreamCredential(credential(), [removed]);
+    expect(await verifyWith(stale, [current])).toEqual({ ok: false, reason: "unknown_key" });
+    const impostor = await issueUpstreamCredential(credential(), [{ ...removed, kid: "next" }]);
+    expect(await verifyWith(impostor, [current])).toEqual({ ok: false, reason: "bad_signature" });
+  });
+
+  it("are accepted by the sandbox upstream for the current and the retired configured key, and refused for an unlisted one", async () => {
+    const lookup = async (keys: UpstreamSigningKey[]) => {
+      const token = await issueUpstreamCredential(credential(), keys);
       const response = await env.ORDERS_API.fetch("https://sandbox.test/orders/A1001", {
         headers: { authorization: `Bearer ${token}` },
       });
-      await response.body?.cancel();
-      return response.status;
+      const body = await response.text();
+      return { status: response.status, body };
     };
-    expect(await lookup(sandboxKeys)).toBe(200);
-    expect(await lookup([NEW])).toBe(401);
+    const [current, retired] = configuredSigningKeys();
+    expect((await lookup([current as UpstreamSigningKey])).status).toBe(200);
+    expect((await lookup([retired as UpstreamSigningKey])).status).toBe(200);
+    const unlisted = await lookup([await generateSigningKey("demo-2026-02")]);
+    expect(unlisted.status).toBe(401);
+    expect(unlisted.body).toContain("a key this API does not trust");
   });
 });
 

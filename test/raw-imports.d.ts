@@ -3,3 +3,9 @@ declare module "*.md?raw" {
   const text: string;
   export default text;
 }
+
+/** `import text from "../.dev.vars.example?raw"`: the committed example of the local secrets. */
+declare module "*.example?raw" {
+  const text: string;
+  export default text;
+}

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { parseKeyList } from "../src/auth/keys";
 import { issueUpstreamCredential } from "../src/upstream/credential";
 import { armFault, refundsOf, sandbox, sandboxRequests } from "./helpers";
+import { configuredSigningKeys } from "./upstream-credentials";
 
 /**
  * The sandbox upstream's own contract: customer messages and every fault mode, driven straight at
@@ -25,20 +25,38 @@ interface Probe {
   ): Promise<Response>;
 }
 
-/** A fresh run with its own credential; every service binding reaches the same sandbox worker. */
+/**
+ * The tool each sandbox endpoint serves (API.md), written out here rather than imported from the
+ * sandbox: a credential's audience must name it, as the proxy's would.
+ */
+function toolOf(method: "GET" | "POST", path: string): string {
+  const route = `${method} /${path.split(/[/?]/)[1] ?? ""}`;
+  const tools: Record<string, string> = {
+    "GET /orders": "lookup_order",
+    "GET /customers": "get_customer_profile",
+    "GET /refund-policies": "search_refund_policy",
+    "POST /email-drafts": "draft_customer_email",
+    "POST /tickets": "create_internal_ticket",
+    "POST /refunds": "issue_refund",
+    "POST /emails": "send_customer_email",
+  };
+  const tool = tools[route];
+  if (!tool) throw new Error(`no sandbox tool serves ${route}`);
+  return tool;
+}
+
+/** A fresh run; each call carries a credential for the tool of its endpoint. Every binding reaches the same sandbox. */
 async function probe(tenant: Tenant = "initech"): Promise<Probe> {
   const runId = crypto.randomUUID();
-  const credential = await issueUpstreamCredential(
-    { tenant, run: runId, tool: "fault_probe", exp: Date.now() + 60_000 },
-    parseKeyList("UPSTREAM_KEYS", env.UPSTREAM_KEYS),
-  );
+  const credential = (tool: string) =>
+    issueUpstreamCredential({ tenant, run: runId, tool, exp: Date.now() + 60_000 }, configuredSigningKeys());
   return {
     runId,
-    call: (method, path, init = {}) =>
+    call: async (method, path, init = {}) =>
       env.ORDERS_API.fetch(`https://upstream.internal${path}`, {
         method,
         headers: {
-          authorization: `Bearer ${credential}`,
+          authorization: `Bearer ${await credential(toolOf(method, path))}`,
           "content-type": "application/json",
           ...init.headers,
         },

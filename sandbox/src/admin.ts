@@ -54,7 +54,14 @@ admin.get("/emails", async (c) =>
   c.json({ emails: await storeOf(c.env).listEmails(c.req.query("tenant") ?? null) }),
 );
 
-admin.get("/notifications", async (c) => c.json({ notifications: await storeOf(c.env).listNotifications() }));
+/** Approval webhooks: those verified and recorded, and those refused with the reason. */
+admin.get("/notifications", async (c) => {
+  const store = storeOf(c.env);
+  return c.json({
+    notifications: await store.listNotifications(),
+    rejections: await store.listWebhookRejections(),
+  });
+});
 
 admin.post("/reset", async (c) => {
   await storeOf(c.env).reset();

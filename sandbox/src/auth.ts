@@ -1,56 +1,62 @@
 import type { MiddlewareHandler } from "hono";
-import { verifyUpstreamCredential } from "../../src/upstream/credential";
-import { type SandboxEnv, storeOf, upstreamKeys } from "./env";
+import { type CredentialRejection, verifyUpstreamCredential } from "../../src/upstream/credential";
+import { type SandboxEnv, storeOf, upstreamKeySet } from "./env";
 import { errorResponse } from "./http";
 import type { Caller } from "./store";
 
 export type AppEnv = { Bindings: SandboxEnv; Variables: { caller: Caller } };
 
-const REJECTIONS = {
+const REJECTIONS: Record<CredentialRejection | "missing", string> = {
   missing: "Missing credential: send 'Authorization: Bearer <credential>'.",
   malformed: "The credential is malformed.",
   bad_signature: "The credential signature is invalid.",
+  unknown_key: "The credential is signed with a key this API does not trust.",
   expired: "The credential has expired.",
-} as const;
+  wrong_audience: "The credential was issued for another tool.",
+};
 
 /**
- * Business endpoints accept only a proxy-signed credential; the tenant it names scopes every
- * query. Rejections are logged too, so a test can see that a forged call reached the upstream
- * and was turned away.
+ * A business endpoint accepts only a proxy-signed credential issued for `tool`, the tool this
+ * endpoint serves (the JWT's `aud`): a credential for lookup_order reads orders and cannot create a
+ * refund. The tenant it names (`sub`) scopes every query; its run (`run`) tags what is logged.
+ * Rejections are logged too, so a test can see that a forged call reached the upstream and was
+ * turned away.
  */
-export const requireCredential: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const keys = upstreamKeys(c.env);
-  if (!keys) {
-    return errorResponse(
-      500,
-      "server_misconfigured",
-      "UPSTREAM_KEYS must be a non-empty JSON array of strings.",
-    );
-  }
-  const token = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
-  const verdict = token
-    ? await verifyUpstreamCredential(token, keys)
-    : ({ ok: false, reason: "missing" } as const);
-  if (!verdict.ok) {
-    const meta = {
-      tenant: null,
-      run_id: null,
-      tool: null,
-      method: c.req.method,
-      path: c.req.path,
-      idempotency_key: c.req.header("idempotency-key") ?? null,
-    };
-    await storeOf(c.env).finish(meta, null, 401, null);
-    return errorResponse(401, "unauthorized", REJECTIONS[verdict.reason]);
-  }
-  const { tenant, run, tool } = verdict.payload;
-  const caller = { tenant, run_id: run, tool };
-  c.set("caller", caller);
-  // Kept like a leaky upstream's access log would keep it: GET /_admin/credentials replays it. Sent
-  // before the request is served but not awaited, so logging never slows the API it logs.
-  if (token) c.executionCtx.waitUntil(storeOf(c.env).recordCredential(caller, token));
-  await next();
-};
+export function requireCredential(tool: string): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const keys = upstreamKeySet(c.env);
+    if (!keys) {
+      return errorResponse(
+        500,
+        "server_misconfigured",
+        'UPSTREAM_JWKS must be a JWK Set {"keys": [...]} of the proxy\'s Ed25519 public keys, with no private member.',
+      );
+    }
+    const token = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    const verdict = token
+      ? await verifyUpstreamCredential(token, keys, { tool })
+      : ({ ok: false, reason: "missing" } as const);
+    if (!verdict.ok) {
+      const meta = {
+        tenant: null,
+        run_id: null,
+        tool: null,
+        method: c.req.method,
+        path: c.req.path,
+        idempotency_key: c.req.header("idempotency-key") ?? null,
+      };
+      await storeOf(c.env).finish(meta, null, 401, null);
+      return errorResponse(401, "unauthorized", REJECTIONS[verdict.reason]);
+    }
+    const { tenant, run } = verdict.credential;
+    const caller = { tenant, run_id: run, tool };
+    c.set("caller", caller);
+    // Kept like a leaky upstream's access log would keep it: GET /_admin/credentials replays it. Sent
+    // before the request is served but not awaited, so logging never slows the API it logs.
+    if (token) c.executionCtx.waitUntil(storeOf(c.env).recordCredential(caller, token));
+    await next();
+  };
+}
 
 async function digest(text: string): Promise<ArrayBuffer> {
   return crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));

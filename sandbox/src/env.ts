@@ -1,10 +1,17 @@
+import { createLocalJWKSet, type JWTVerifyGetKey } from "jose";
+import { parseUpstreamJwks } from "../../src/upstream/signing-keys";
 import type { SandboxStore } from "./store";
 
 export interface SandboxEnv {
   STORE: DurableObjectNamespace<SandboxStore>;
-  /** JSON array of HMAC keys; the first signs, all verify (rotation overlap), as in the proxy. */
-  UPSTREAM_KEYS?: string;
+  /**
+   * The proxy's public keys as a JWK Set, `{"keys": [...]}`: what its `/.well-known/jwks.json`
+   * serves, pinned. Every listed key verifies (rotation overlap); a set holding a private key is refused.
+   */
+  UPSTREAM_JWKS?: string;
   SANDBOX_ADMIN_TOKEN?: string;
+  /** The proxy's approval webhook secret (`whsec_` + base64): `/_hooks/approvals` verifies with it. */
+  APPROVAL_WEBHOOK_SECRET?: string;
 }
 
 /** The one store instance: every tenant lives in it, separated by a tenant column. */
@@ -13,26 +20,17 @@ export function storeOf(env: SandboxEnv): DurableObjectStub<SandboxStore> {
 }
 
 let cachedRaw: string | undefined;
-let cachedKeys: string[] | null = null;
+let cachedKeys: JWTVerifyGetKey | null = null;
 
-/** Parses `UPSTREAM_KEYS`; null means the secret is missing or malformed, never "accept anything". */
-export function upstreamKeys(env: SandboxEnv): string[] | null {
-  const raw = env.UPSTREAM_KEYS;
+/**
+ * The key set credentials are verified against, from `UPSTREAM_JWKS`; null means the var is missing
+ * or malformed, never "accept anything". Built once per value, so imported keys are reused.
+ */
+export function upstreamKeySet(env: SandboxEnv): JWTVerifyGetKey | null {
+  const raw = env.UPSTREAM_JWKS;
   if (raw === cachedRaw) return cachedKeys;
   cachedRaw = raw;
-  cachedKeys = null;
-  if (!raw) return null;
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    if (
-      Array.isArray(parsed) &&
-      parsed.length > 0 &&
-      parsed.every((k): k is string => typeof k === "string" && k.length > 0)
-    ) {
-      cachedKeys = parsed;
-    }
-  } catch {
-    // Leave cachedKeys null: a malformed secret is a configuration error, reported per request.
-  }
+  const jwks = parseUpstreamJwks(raw);
+  cachedKeys = jwks ? createLocalJWKSet(jwks) : null;
   return cachedKeys;
 }

@@ -195,10 +195,10 @@ async function hang(ms: number, heartbeat: (() => Promise<void>) | null): Promis
   }
 }
 
-/** Unknown routes; an authenticated one is logged like any other request the upstream saw. */
+/**
+ * Unknown routes. No tool serves them, so no credential is checked and nothing is logged: the request
+ * log holds what a tool's credential was presented for.
+ */
 export async function notFound(c: Context<AppEnv>): Promise<Response> {
-  // Unset for admin paths and for requests turned away before authentication.
-  const caller: Caller | undefined = c.var.caller;
-  if (caller) await storeOf(c.env).finish(metaOf(c, caller), null, 404, null);
   return errorResponse(404, "not_found", `No route for ${c.req.method} ${c.req.path}.`);
 }

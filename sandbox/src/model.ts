@@ -196,3 +196,25 @@ export interface PresentedCredential {
   credential: string;
   presented_at: string;
 }
+
+/** An approval webhook the sandbox received and verified (Standard Webhooks), as the admin API lists it. */
+export interface AdminNotification {
+  seq: number;
+  at: string;
+  /** True for every delivery recorded since signing: only verified deliveries are recorded. */
+  verified: boolean;
+  webhook_id: string | null;
+  /** The signed `webhook-timestamp`, seconds since the epoch. */
+  webhook_timestamp: number | null;
+  body: unknown;
+}
+
+/** A delivery to `/_hooks/approvals` that was refused, and why; nothing of it was recorded. */
+export interface WebhookRejection {
+  seq: number;
+  at: string;
+  webhook_id: string | null;
+  status: number;
+  code: string;
+  message: string;
+}

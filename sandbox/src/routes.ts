@@ -4,12 +4,17 @@ import { type AppEnv, requireAdmin, requireCredential } from "./auth";
 import { draftEmail } from "./drafts";
 import { storeOf } from "./env";
 import { FAILED_ITEMS, shapeCustomer, shapeOrder, shapePolicies } from "./fault-shapes";
+import { receiveApprovalHook } from "./hooks";
 import { errorResponse } from "./http";
 import { notFound, serveEffect, serveRead, serveWrite } from "./lifecycle";
 import { failure } from "./model";
 import { EmailBody, EmailDraftBody, RefundBody, TicketBody } from "./validation";
 
-/** The HTTP surface of the sandbox: business endpoints behind a credential, admin behind a token. */
+/**
+ * The HTTP surface of the sandbox: each business endpoint behind a credential for the one tool it
+ * serves (its `aud`), admin behind a token. A path that is neither is a 404 without authentication:
+ * there is no tool to check a credential against.
+ */
 export const app = new Hono<AppEnv>();
 
 function isAdminPath(path: string): boolean {
@@ -17,24 +22,15 @@ function isAdminPath(path: string): boolean {
 }
 
 /**
- * Where the proxy's approval webhook lands in the sandbox environment. Like a chat webhook it has
- * no credential of its own: only the proxy's service binding can reach this worker.
+ * Where the proxy's approval webhook lands in the sandbox environment. It needs no credential:
+ * each delivery is signed per Standard Webhooks, and only verified, first deliveries are recorded.
  */
-app.post("/_hooks/approvals", async (c) => {
-  let body: unknown;
-  try {
-    body = await c.req.json();
-  } catch {
-    return errorResponse(400, "invalid_request", "Request body must be valid JSON.");
-  }
-  await storeOf(c.env).recordNotification(body);
-  return c.json({ ok: true }, 202);
-});
+app.post("/_hooks/approvals", receiveApprovalHook);
 
-app.use("*", (c, next) => (isAdminPath(c.req.path) ? requireAdmin(c, next) : requireCredential(c, next)));
+app.use("*", (c, next) => (isAdminPath(c.req.path) ? requireAdmin(c, next) : next()));
 app.route("/_admin", admin);
 
-app.get("/orders/:order_id", (c) =>
+app.get("/orders/:order_id", requireCredential("lookup_order"), (c) =>
   serveRead(c, ["stale", "injection"], async (caller, shape) => {
     const orderId = c.req.param("order_id");
     const order = await storeOf(c.env).getOrder(caller.tenant, orderId);
@@ -44,7 +40,7 @@ app.get("/orders/:order_id", (c) =>
   }),
 );
 
-app.get("/customers/:customer_id", (c) =>
+app.get("/customers/:customer_id", requireCredential("get_customer_profile"), (c) =>
   serveRead(c, ["stale", "injection"], async (caller, shape) => {
     const customerId = c.req.param("customer_id");
     const customer = await storeOf(c.env).getCustomer(caller.tenant, customerId);
@@ -54,14 +50,14 @@ app.get("/customers/:customer_id", (c) =>
   }),
 );
 
-app.get("/refund-policies", (c) =>
+app.get("/refund-policies", requireCredential("search_refund_policy"), (c) =>
   serveRead(c, ["injection", "large"], async (_, shape) => ({
     status: 200,
     body: shapePolicies(await storeOf(c.env).searchPolicies(c.req.query("q") ?? ""), shape),
   })),
 );
 
-app.post("/email-drafts", (c) =>
+app.post("/email-drafts", requireCredential("draft_customer_email"), (c) =>
   serveWrite(c, EmailDraftBody, async (caller, input) => {
     const store = storeOf(c.env);
     const customer = await store.getCustomer(caller.tenant, input.customer_id);
@@ -79,19 +75,19 @@ app.post("/email-drafts", (c) =>
   }),
 );
 
-app.post("/tickets", (c) =>
+app.post("/tickets", requireCredential("create_internal_ticket"), (c) =>
   serveEffect(c, TicketBody, FAILED_ITEMS.ticket, (caller, input, record) =>
     storeOf(c.env).createTicket(caller, input, record),
   ),
 );
 
-app.post("/refunds", (c) =>
+app.post("/refunds", requireCredential("issue_refund"), (c) =>
   serveEffect(c, RefundBody, FAILED_ITEMS.refund, (caller, input, record) =>
     storeOf(c.env).createRefund(caller, input, record),
   ),
 );
 
-app.post("/emails", (c) =>
+app.post("/emails", requireCredential("send_customer_email"), (c) =>
   serveEffect(c, EmailBody, FAILED_ITEMS.email, (caller, input, record) =>
     storeOf(c.env).queueEmail(caller, input, record),
   ),

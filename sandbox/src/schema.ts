@@ -50,6 +50,12 @@ const TABLES = [
     body TEXT, locked_until INTEGER, created_at TEXT NOT NULL, PRIMARY KEY (tenant, key))`,
   "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
   "CREATE TABLE IF NOT EXISTS notifications (seq INTEGER PRIMARY KEY, at TEXT NOT NULL, body TEXT NOT NULL)",
+  // The webhook-id of each verified delivery: a second delivery of an id is a replay.
+  `CREATE TABLE IF NOT EXISTS webhook_deliveries (
+    webhook_id TEXT PRIMARY KEY, notification_seq INTEGER NOT NULL, webhook_timestamp INTEGER NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS webhook_rejections (
+    seq INTEGER PRIMARY KEY, at TEXT NOT NULL, webhook_id TEXT, status INTEGER NOT NULL, code TEXT NOT NULL,
+    message TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS credentials (
     run_id TEXT NOT NULL, tool TEXT NOT NULL, tenant TEXT NOT NULL, credential TEXT NOT NULL,
     presented_at TEXT NOT NULL, PRIMARY KEY (run_id, tool))`,
@@ -67,6 +73,8 @@ const RESETTABLE = [
   "requests",
   "idempotency",
   "notifications",
+  "webhook_deliveries",
+  "webhook_rejections",
   "credentials",
 ];
 

@@ -15,6 +15,7 @@ import {
 } from "./journal";
 import type {
   AdminEmail,
+  AdminNotification,
   AdminRefund,
   AdminTicket,
   ArmedFault,
@@ -31,6 +32,7 @@ import type {
   ShapeMode,
   Ticket,
   TicketPriority,
+  WebhookRejection,
 } from "./model";
 import { readCustomer, readOrder } from "./reads";
 import {
@@ -247,16 +249,79 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
       .map(toAdminEmail);
   }
 
-  /** A webhook the proxy sent (a new approval), kept so tests and demos can see it arrived. */
-  recordNotification(body: unknown): void {
-    this.#sql.exec("INSERT INTO notifications (at, body) VALUES (?, ?)", nowIso(), JSON.stringify(body));
+  /**
+   * An approval webhook whose signature verified, recorded under its `webhook-id` unless that id
+   * was recorded before: false for a replay. One synchronous transaction, so two copies of a
+   * delivery racing in are told apart.
+   */
+  recordVerifiedNotification(delivery: {
+    webhook_id: string;
+    webhook_timestamp: number;
+    body: unknown;
+  }): boolean {
+    return this.#storage.transactionSync(() => {
+      const seen = this.#sql
+        .exec("SELECT 1 FROM webhook_deliveries WHERE webhook_id = ?", delivery.webhook_id)
+        .toArray();
+      if (seen.length > 0) return false;
+      const { seq } = this.#sql
+        .exec<{ seq: number }>(
+          "INSERT INTO notifications (at, body) VALUES (?, ?) RETURNING seq",
+          nowIso(),
+          JSON.stringify(delivery.body),
+        )
+        .one();
+      this.#sql.exec(
+        "INSERT INTO webhook_deliveries (webhook_id, notification_seq, webhook_timestamp) VALUES (?, ?, ?)",
+        delivery.webhook_id,
+        seq,
+        delivery.webhook_timestamp,
+      );
+      return true;
+    });
   }
 
-  listNotifications(): { seq: number; at: string; body: unknown }[] {
+  /** A delivery refused (unsigned, forged, stale, replayed): why, never its body. */
+  recordWebhookRejection(rejection: Omit<WebhookRejection, "seq" | "at">): void {
+    this.#sql.exec(
+      "INSERT INTO webhook_rejections (at, webhook_id, status, code, message) VALUES (?, ?, ?, ?, ?)",
+      nowIso(),
+      rejection.webhook_id,
+      rejection.status,
+      rejection.code,
+      rejection.message,
+    );
+  }
+
+  listNotifications(): AdminNotification[] {
     return this.#sql
-      .exec<{ seq: number; at: string; body: string }>("SELECT seq, at, body FROM notifications ORDER BY seq")
+      .exec<{
+        seq: number;
+        at: string;
+        body: string;
+        webhook_id: string | null;
+        webhook_timestamp: number | null;
+      }>(
+        `SELECT n.seq, n.at, n.body, d.webhook_id, d.webhook_timestamp FROM notifications n
+          LEFT JOIN webhook_deliveries d ON d.notification_seq = n.seq ORDER BY n.seq`,
+      )
       .toArray()
-      .map((row) => ({ seq: row.seq, at: row.at, body: JSON.parse(row.body) as unknown }));
+      .map((row) => ({
+        seq: row.seq,
+        at: row.at,
+        verified: row.webhook_id !== null,
+        webhook_id: row.webhook_id,
+        webhook_timestamp: row.webhook_timestamp,
+        body: JSON.parse(row.body) as unknown,
+      }));
+  }
+
+  listWebhookRejections(): WebhookRejection[] {
+    return this.#sql
+      .exec<{ [K in keyof WebhookRejection]: WebhookRejection[K] }>(
+        "SELECT seq, at, webhook_id, status, code, message FROM webhook_rejections ORDER BY seq",
+      )
+      .toArray();
   }
 
   reset(): void {

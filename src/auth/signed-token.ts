@@ -1,7 +1,8 @@
 /**
  * Compact HMAC-SHA256 tokens: `<prefix>.<base64url(payload)>.<base64url(mac)>`.
  *
- * Used for run tokens (agent → proxy) and for per-run upstream credentials (proxy → upstream).
+ * Used for run tokens (agent → proxy), which only the proxy signs and verifies, so a shared secret
+ * fits; upstream credentials are JWTs with asymmetric keys instead (src/upstream/credential.ts).
  * Signing always uses the first key; verification accepts any listed key, which is what makes
  * rotation with an overlap window possible.
  */

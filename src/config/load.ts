@@ -2,6 +2,7 @@ import { parseAgentKeyHashes } from "../auth/agent-keys";
 import { parseKeyHashes, parseKeyList } from "../auth/keys";
 import type { Env } from "../env";
 import { type EnvironmentName, EnvironmentSchema } from "../envelope";
+import { parseUpstreamSigningKeys, type UpstreamSigningKey } from "../upstream/signing-keys";
 import { type FaultInjection, parseFaultInjection } from "./fault-injection";
 import { parseTenants, type Tenants } from "./tenants";
 
@@ -17,7 +18,8 @@ export interface ProxyConfig {
   /** Agent keys by tenant and profile; empty where none are issued. */
   agentKeyHashes: Map<string, Map<string, string[]>>;
   runTokenKeys: string[];
-  upstreamKeys: string[];
+  /** Ed25519 private JWKs: the first signs upstream credentials, all are published. */
+  upstreamSigningKeys: UpstreamSigningKey[];
   /** Whether run scenarios and X-Sandbox-Fault headers are accepted and forwarded upstream. */
   faultInjection: FaultInjection;
 }
@@ -36,7 +38,7 @@ export function loadConfig(env: Env): ProxyConfig {
       operatorKeyHashes: parseKeyHashes("OPERATOR_KEYS", env.OPERATOR_KEYS),
       agentKeyHashes: parseAgentKeyHashes(env.AGENT_KEYS),
       runTokenKeys: parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS),
-      upstreamKeys: parseKeyList("UPSTREAM_KEYS", env.UPSTREAM_KEYS),
+      upstreamSigningKeys: parseUpstreamSigningKeys("UPSTREAM_SIGNING_KEYS", env.UPSTREAM_SIGNING_KEYS),
       faultInjection: parseFaultInjection(env.FAULT_INJECTION),
     };
     cache.set(env, config);

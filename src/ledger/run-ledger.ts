@@ -170,11 +170,6 @@ export class RunLedger extends DurableObject<Env> {
     // Registered in the same synchronous turn as the reservation: an identical call arriving while
     // this one awaits anything must find it in flight, never a "sending" key to send again.
     const settle = next.kind === "send" ? this.#markInflight(next.key) : null;
-    for (const approval of changed) {
-      // Only an approval this call opened is pending among the changes: announce it once.
-      if (approval.state === "pending")
-        this.ctx.waitUntil(notifyApproval(this.env, prepared.run.tenant, approval));
-    }
     await this.#publish(changed);
     switch (next.kind) {
       case "answer":
@@ -317,10 +312,15 @@ export class RunLedger extends DurableObject<Env> {
     return policyVersion(run.catalog_version, tenant);
   }
 
-  /** Writes approval changes through to the tenant's directory, where operators list them. */
+  /**
+   * Writes approval changes through to the tenant's directory, where operators list them, and
+   * announces each on the approval webhook. Every change passes here exactly once (each state is
+   * reached once), so each event is sent once: created, decided, executed, expired.
+   */
   async #publish(summaries: ApprovalSummary[]): Promise<void> {
     const run = this.#run;
     if (!run || summaries.length === 0) return;
+    for (const summary of summaries) this.ctx.waitUntil(notifyApproval(this.env, run.tenant, summary));
     const directory = this.env.APPROVAL_DIRECTORY.get(this.env.APPROVAL_DIRECTORY.idFromName(run.tenant));
     for (const summary of summaries) await directory.upsert(summary);
     await this.#scheduleAlarm();

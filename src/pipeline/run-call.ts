@@ -239,10 +239,13 @@ async function credentialFor(env: Env, run: RunMeta, tool: ToolSpec): Promise<st
   const cacheKey = `${run.tenant}/${run.run_id}/${tool.name}`;
   const recent = recentCredentials.get(cacheKey);
   if (recent && recent.exp - now >= tool.timeout_ms + CREDENTIAL_MARGIN_MS / 2) return recent.token;
-  const exp = now + tool.timeout_ms + CREDENTIAL_MARGIN_MS;
+  // A JWT's `exp` is in whole seconds: rounding down keeps the lifetime within the margin, and at
+  // least a second longer than the dispatch.
+  const exp = Math.floor((now + tool.timeout_ms + CREDENTIAL_MARGIN_MS) / 1_000) * 1_000;
   const token = await issueUpstreamCredential(
     { tenant: run.tenant, run: run.run_id, tool: tool.name, exp },
-    loadConfig(env).upstreamKeys,
+    loadConfig(env).upstreamSigningKeys,
+    now,
   );
   if (recentCredentials.size >= RECENT_CREDENTIALS_MAX) recentCredentials.clear();
   recentCredentials.set(cacheKey, { token, exp });

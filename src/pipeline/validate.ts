@@ -11,8 +11,44 @@ export type Validation = { ok: true; args: Record<string, unknown> } | { ok: fal
 export function validateArguments(schema: InputSchema, args: unknown): Validation {
   const parsed = schema.safeParse(omitNullOptionals(schema, args), { reportInput: true });
   if (parsed.success) return { ok: true, args: parsed.data };
-  const problems = parsed.error.issues.flatMap((issue) => problemsFor(schema, issue));
-  return { ok: false, problems: dedupe(problems) };
+  return { ok: false, problems: problemsFromIssues(schema, parsed.error.issues) };
+}
+
+/**
+ * What the value being checked is called in problems: a tool's `args`, or a request's `body` or
+ * `query` on the JSON routes (src/http/validation-hook.ts), which share this one problem builder.
+ */
+export interface ProblemSubject {
+  /** The field name of the value itself: `args`, `body`, `query`. */
+  root: string;
+  /** Put before each field's path: `query.` for a parameter, nothing for `args` and `body`. */
+  prefix: string;
+  /** `expected <object>, got array` when the value itself is not an object. */
+  object: string;
+  objectHint: string;
+  /** The hint of a field whose schema has no description. */
+  fallbackHint: string;
+}
+
+export const TOOL_ARGUMENTS: ProblemSubject = {
+  root: "args",
+  prefix: "",
+  object: "an object of arguments",
+  objectHint: "Send args as a JSON object.",
+  fallbackHint: "See the tool's input schema.",
+};
+
+/**
+ * Turns zod issues (parsed with `reportInput: true`, which the reasons need) into problems that
+ * name the field, say what is wrong and what is allowed: an unknown field with a did-you-mean, the
+ * expected type, the allowed values.
+ */
+export function problemsFromIssues(
+  schema: z.ZodType,
+  issues: readonly z.core.$ZodIssue[],
+  subject: ProblemSubject = TOOL_ARGUMENTS,
+): Problem[] {
+  return dedupe(issues.flatMap((issue) => problemsFor(schema, issue, subject)));
 }
 
 /**
@@ -50,14 +86,14 @@ function dedupe(problems: Problem[]): Problem[] {
   });
 }
 
-/** `items[0].sku` style paths; the root is `args`. */
-export function formatPath(path: readonly PropertyKey[]): string {
+/** `items[0].sku` style paths; the root is `args` (or the subject's root). */
+export function formatPath(path: readonly PropertyKey[], subject: ProblemSubject = TOOL_ARGUMENTS): string {
   let out = "";
   for (const part of path) {
     if (typeof part === "number") out += `[${part}]`;
     else out += out === "" ? String(part) : `.${String(part)}`;
   }
-  return out === "" ? "args" : out;
+  return out === "" ? subject.root : `${subject.prefix}${out}`;
 }
 
 function describeValueType(value: unknown): string {
@@ -99,18 +135,18 @@ function describe(schema: z.ZodType | undefined): string | undefined {
   return schema?.description ?? peel(schema)?.description;
 }
 
-function problemsFor(root: InputSchema, issue: z.core.$ZodIssue): Problem[] {
-  const field = formatPath(issue.path);
+function problemsFor(root: z.ZodType, issue: z.core.$ZodIssue, subject: ProblemSubject): Problem[] {
+  const field = formatPath(issue.path, subject);
   const fieldSchema = schemaAt(root, issue.path);
-  const description = describe(fieldSchema) ?? "See the tool's input schema.";
+  const description = describe(fieldSchema) ?? subject.fallbackHint;
   switch (issue.code) {
     case "invalid_type": {
       if (issue.path.length === 0) {
         return [
           {
             field,
-            reason: `expected an object of arguments, got ${describeValueType(issue.input)}`,
-            hint: "Send args as a JSON object.",
+            reason: `expected ${subject.object}, got ${describeValueType(issue.input)}`,
+            hint: subject.objectHint,
           },
         ];
       }
@@ -131,7 +167,7 @@ function problemsFor(root: InputSchema, issue: z.core.$ZodIssue): Problem[] {
         const suggestion = closestField(key, valid);
         const didYouMean = suggestion ? `Did you mean "${suggestion}"? ` : "";
         return {
-          field: formatPath(path),
+          field: formatPath(path, subject),
           reason: "unknown field",
           hint: `${didYouMean}Valid fields: ${valid.join(", ")}.`,
         };

@@ -1,10 +1,13 @@
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import * as z from "zod";
 import { decideApproval, inspectApproval, listApprovals } from "../approvals/operator";
 import type { Env } from "../env";
 import { APPROVAL_STATES, ApprovalStateSchema, failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
-import { parseJsonBody } from "../http/json-body";
+import { limitJsonBody } from "../http/limits";
+import { tooLarge } from "../http/too-large";
+import { jsonBody, validated } from "../http/validation-hook";
 import { requireOperatorKey } from "../pipeline/authenticate";
 import { requestContext, respond } from "../pipeline/respond";
 import type { ApprovalDecision, ApprovalList } from "../wire/approval-answers";
@@ -14,7 +17,10 @@ export const approvals = new Hono<AppEnv>();
 
 approvals.use(requireOperatorKey);
 
-const DecisionBodySchema = z.strictObject({
+/** A decision body is a sentence at most; anything near this size is not one. */
+const MAX_DECISION_BODY_BYTES = 8 * 1024;
+
+export const DecisionBodySchema = z.strictObject({
   reason: z
     .string()
     .trim()
@@ -23,7 +29,7 @@ const DecisionBodySchema = z.strictObject({
     .optional()
     .describe("Why, in a sentence; shown to the agent on rejection."),
 });
-const RejectBodySchema = z.strictObject({
+export const RejectBodySchema = z.strictObject({
   reason: z
     .string()
     .trim()
@@ -32,24 +38,16 @@ const RejectBodySchema = z.strictObject({
     .describe("Why the call is rejected; the agent is told this reason."),
 });
 
-approvals.get("/", async (c) => {
-  const state = ApprovalStateSchema.safeParse(c.req.query("state") ?? "pending");
-  if (!state.success) {
-    return respond(
-      c,
-      failure(requestContext(c.env), {
-        code: "validation_error",
-        message: "Unknown approval state.",
-        problems: [
-          { field: "state", reason: "not an approval state", hint: `One of: ${APPROVAL_STATES.join(", ")}.` },
-        ],
-      }),
-    );
-  }
-  const list: ApprovalList = {
-    state: state.data,
-    approvals: await listApprovals(c.env, c.get("tenant"), state.data),
-  };
+/** `GET /v1/approvals?state=`: which of the tenant's approvals to list. */
+export const ApprovalsQuerySchema = z.strictObject({
+  state: ApprovalStateSchema.default("pending").describe(
+    `The state of the approvals to list: ${APPROVAL_STATES.join(", ")}; pending when omitted.`,
+  ),
+});
+
+approvals.get("/", validated("query", ApprovalsQuerySchema), async (c) => {
+  const { state } = c.req.valid("query");
+  const list: ApprovalList = { state, approvals: await listApprovals(c.env, c.get("tenant"), state) };
   return respond(c, success(requestContext(c.env), list));
 });
 
@@ -67,41 +65,34 @@ approvals.get("/:id", async (c) => {
 });
 
 for (const decision of ["approve", "reject"] as const) {
-  approvals.post(`/:id/${decision}`, async (c) => {
-    const parsed = parseJsonBody(
-      await c.req.text(),
-      decision === "approve" ? DecisionBodySchema : RejectBodySchema,
-    );
-    if (!parsed.ok) {
-      return respond(
-        c,
-        failure(requestContext(c.env), {
-          code: "validation_error",
-          message: "The decision body is invalid.",
-          problems: parsed.problems,
-        }),
-      );
-    }
-    const result = await decideApproval(c.env, {
-      tenant: c.get("tenant"),
-      operator: c.get("operator"),
-      approvalId: c.req.param("id"),
-      decision,
-      reason: parsed.value.reason ?? null,
-    });
-    if (!result.ok) {
-      if (result.code === "not_found") return respond(c, notFound(c.env));
-      return respond(
-        c,
-        failure(requestContext(c.env), {
-          code: "conflict_error",
-          message: result.message,
-          details: { approval: result.approval },
-          recommended_next_action: "stop",
-        }),
-      );
-    }
-    const decided: ApprovalDecision = { approval: result.approval };
-    return respond(c, success(requestContext(c.env), decided));
-  });
+  approvals.post(
+    `/:id/${decision}`,
+    bodyLimit({ maxSize: MAX_DECISION_BODY_BYTES, onError: tooLarge(MAX_DECISION_BODY_BYTES) }),
+    limitJsonBody("object"),
+    jsonBody,
+    validated("json", decision === "approve" ? DecisionBodySchema : RejectBodySchema),
+    async (c) => {
+      const result = await decideApproval(c.env, {
+        tenant: c.get("tenant"),
+        operator: c.get("operator"),
+        approvalId: c.req.param("id"),
+        decision,
+        reason: c.req.valid("json").reason ?? null,
+      });
+      if (!result.ok) {
+        if (result.code === "not_found") return respond(c, notFound(c.env));
+        return respond(
+          c,
+          failure(requestContext(c.env), {
+            code: "conflict_error",
+            message: result.message,
+            details: { approval: result.approval },
+            recommended_next_action: "stop",
+          }),
+        );
+      }
+      const decided: ApprovalDecision = { approval: result.approval };
+      return respond(c, success(requestContext(c.env), decided));
+    },
+  );
 }

@@ -5,9 +5,9 @@ import { RunLimitsSchema } from "../config/tenants";
 import { failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
 import { parseCallBody } from "../http/call-body";
-import { parseJsonBody } from "../http/json-body";
 import { limitJsonBody } from "../http/limits";
 import { tooLarge } from "../http/too-large";
+import { jsonBody, validated } from "../http/validation-hook";
 import { requireRunOpener, requireRunToken } from "../pipeline/authenticate";
 import { handleToolCall } from "../pipeline/entry";
 import { requestContext, respond } from "../pipeline/respond";
@@ -32,6 +32,15 @@ export const OpenRunBodySchema = z.strictObject({
   scenario: ScenarioSchema.optional(),
 });
 
+/** `GET /v1/runs/{run_id}/results/{handle}?cursor=`: which page of a large result. */
+export const ResultPageQuerySchema = z.strictObject({
+  cursor: z
+    .string()
+    .regex(/^\d{1,6}$/, "not a non-negative integer")
+    .default("0")
+    .describe("The page to read: 0, then each page's next_cursor."),
+});
+
 export const runs = new Hono<AppEnv>();
 
 runs.post(
@@ -40,19 +49,10 @@ runs.post(
   limitRunOpens,
   bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
   limitJsonBody("object"),
+  jsonBody,
+  validated("json", OpenRunBodySchema),
   async (c) => {
-    const parsed = parseJsonBody(await c.req.text(), OpenRunBodySchema);
-    if (!parsed.ok) {
-      return respond(
-        c,
-        failure(requestContext(c.env), {
-          code: "validation_error",
-          message: "The request body is invalid. Fix the fields listed in problems.",
-          problems: parsed.problems,
-        }),
-      );
-    }
-    const opened = await openRunFor(c.env, c.get("opener"), parsed.value);
+    const opened = await openRunFor(c.env, c.get("opener"), c.req.valid("json"));
     return opened.ok ? respond(c, opened.envelope, { status: 201 }) : respond(c, opened.envelope);
   },
 );
@@ -95,38 +95,26 @@ runs.get("/:run_id/trace", requireRunToken, async (c) => {
   return respond(c, success(ctx, { run: trace.run, entries: trace.entries }));
 });
 
-runs.get("/:run_id/results/:handle", requireRunToken, async (c) => {
-  const ctx = requestContext(c.env);
-  const cursorText = c.req.query("cursor") ?? "0";
-  if (!/^\d{1,6}$/.test(cursorText)) {
-    return respond(
-      c,
-      failure(ctx, {
-        code: "validation_error",
-        message: "cursor must be a page number.",
-        problems: [
-          {
-            field: "cursor",
-            reason: "not a non-negative integer",
-            hint: "Use 0, then each page's next_cursor.",
-          },
-        ],
-      }),
+runs.get(
+  "/:run_id/results/:handle",
+  requireRunToken,
+  validated("query", ResultPageQuerySchema),
+  async (c) => {
+    const ctx = requestContext(c.env);
+    const page = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).resultPage(
+      c.get("tenant"),
+      c.req.param("handle"),
+      Number(c.req.valid("query").cursor),
     );
-  }
-  const page = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).resultPage(
-    c.get("tenant"),
-    c.req.param("handle"),
-    Number(cursorText),
-  );
-  if (!page) {
-    return respond(
-      c,
-      failure(ctx, { code: "not_found", message: "No such result page in this run (or it has expired)." }),
-    );
-  }
-  return respond(c, success(ctx, page));
-});
+    if (!page) {
+      return respond(
+        c,
+        failure(ctx, { code: "not_found", message: "No such result page in this run (or it has expired)." }),
+      );
+    }
+    return respond(c, success(ctx, page));
+  },
+);
 
 runs.post("/:run_id/end", requireRunToken, async (c) => {
   const status = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).end(c.get("tenant"));

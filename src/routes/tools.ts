@@ -1,18 +1,15 @@
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import * as z from "zod";
 import { bearerToken, findKeyOwner } from "../auth/keys";
 import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
 import { type Envelope, failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
+import { validated } from "../http/validation-hook";
 import { RUN_TOKEN_REFUSALS } from "../pipeline/authenticate";
 import { requestContext, respond } from "../pipeline/respond";
-import { validateArguments } from "../pipeline/validate";
 import { SpecFormatSchema, specsFor } from "../specs/formats";
 import { catalog } from "../tools";
-
-/** `GET /v1/tools`: ready-to-paste tool specs of one namespace, for the agent framework named by `format`. */
-export const tools = new Hono<AppEnv>();
 
 export const ToolsQuerySchema = z.strictObject({
   namespace: z
@@ -30,8 +27,13 @@ export const ToolsQuerySchema = z.strictObject({
 /** Who asks: a tenant's orchestrator (any namespace of its config) or one run (its namespace only). */
 type Caller = { kind: "tenant"; tenant: string } | { kind: "run"; claims: RunTokenClaims };
 
+type ToolsEnv = { Bindings: AppEnv["Bindings"]; Variables: { caller: Caller } };
+
+/** `GET /v1/tools`: ready-to-paste tool specs of one namespace, for the agent framework named by `format`. */
+export const tools = new Hono<ToolsEnv>();
+
 /** Stage "authenticate": a run token when the bearer is one, else a tenant key. */
-async function identify(c: Context<AppEnv>): Promise<Caller | { refusal: string }> {
+async function identify(c: Context<ToolsEnv>): Promise<Caller | { refusal: string }> {
   const token = bearerToken(c.req.header("authorization"));
   if (!token)
     return { refusal: "This route needs a tenant key or a run token: Authorization: Bearer <key>." };
@@ -46,33 +48,30 @@ async function identify(c: Context<AppEnv>): Promise<Caller | { refusal: string 
 }
 
 /** The namespaces a caller may see: a run its own, a tenant those of its config that the catalog serves. */
-function visibleNamespaces(caller: Caller, c: Context<AppEnv>): string[] {
+function visibleNamespaces(caller: Caller, c: Context<ToolsEnv>): string[] {
   if (caller.kind === "run") return [caller.claims.ns];
   const tenant = loadConfig(c.env).tenants[caller.tenant];
   return (tenant?.namespaces ?? []).filter((namespace) => catalog.hasNamespace(namespace));
 }
 
-tools.get("/", async (c) => {
-  const ctx = requestContext(c.env);
-  const answer = (envelope: Envelope, opts: { authFailure?: boolean } = {}) => respond(c, envelope, opts);
-
+/** Authentication comes first: a caller without a credential learns nothing about the query. */
+const requireCaller: MiddlewareHandler<ToolsEnv> = async (c, next) => {
   const caller = await identify(c);
   if ("refusal" in caller) {
     c.header("WWW-Authenticate", 'Bearer realm="edge-tool-proxy"');
-    return answer(failure(ctx, { code: "permission_error", message: caller.refusal }), { authFailure: true });
+    return respond(c, failure(requestContext(c.env), { code: "permission_error", message: caller.refusal }), {
+      authFailure: true,
+    });
   }
+  c.set("caller", caller);
+  await next();
+};
 
-  const query = validateArguments(ToolsQuerySchema, c.req.query());
-  if (!query.ok) {
-    return answer(
-      failure(ctx, {
-        code: "validation_error",
-        message: "The query is invalid. Fix the parameters listed in problems.",
-        problems: query.problems.map((problem) => ({ ...problem, field: `query.${problem.field}` })),
-      }),
-    );
-  }
-  const { format, namespace: asked } = query.args as z.output<typeof ToolsQuerySchema>;
+tools.get("/", requireCaller, validated("query", ToolsQuerySchema), async (c) => {
+  const ctx = requestContext(c.env);
+  const answer = (envelope: Envelope) => respond(c, envelope);
+  const caller = c.get("caller");
+  const { format, namespace: asked } = c.req.valid("query");
   const visible = visibleNamespaces(caller, c);
   const namespace = asked ?? (caller.kind === "run" ? caller.claims.ns : undefined);
   if (namespace === undefined) {

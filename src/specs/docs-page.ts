@@ -20,22 +20,44 @@ table{border-collapse:collapse;width:100%}td,th{border-top:1px solid #e4e7ed;pad
 .muted{color:#5b6475}nav a{margin-right:1rem}
 `;
 
-const QUICK_START = `# 1. Open a run with a tenant key (the orchestrator holds it, never the model)
-curl -s -X POST http://127.0.0.1:8787/v1/runs \\
-  -H 'Authorization: Bearer acme-demo-key' -H 'content-type: application/json' \\
+/**
+ * The tenant key the quick start shows: the demo key of the committed sandbox example, which is
+ * valid only there; any other environment shows a placeholder, so no page ever suggests that a
+ * demo key opens runs in production.
+ */
+export const SANDBOX_DEMO_TENANT_KEY = "acme-demo-key";
+export const TENANT_KEY_PLACEHOLDER = "<tenant key>";
+
+export interface DocsPageOptions {
+  /** The key the quick start's commands use: SANDBOX_DEMO_TENANT_KEY or TENANT_KEY_PLACEHOLDER. */
+  tenantKey: string;
+}
+
+/** The quick start's commands, against the origin the page was read from. */
+function quickStart(origin: string, tenantKey: string): string {
+  return `# 1. Open a run with a tenant key (the orchestrator holds it, never the model)
+curl -s -X POST ${origin}/v1/runs \\
+  -H 'Authorization: Bearer ${tenantKey}' -H 'content-type: application/json' \\
   -d '{"namespace":"support"}'
 
 # 2. Call a tool with the run token
-curl -s -X POST http://127.0.0.1:8787/v1/runs/$RUN_ID/calls \\
+curl -s -X POST ${origin}/v1/runs/$RUN_ID/calls \\
   -H "Authorization: Bearer $RUN_TOKEN" -H 'content-type: application/json' \\
   -d '{"tool":"lookup_order","args":{"order_id":"A1001"}}'
 
-# 3. Or hand the run to an MCP client: URL http://127.0.0.1:8787/mcp,
+# 3. Or hand the run to an MCP client: URL ${origin}/mcp,
 #    header Authorization: Bearer $RUN_TOKEN
 
 # 4. Tool specs for your framework (openai | openai-responses | anthropic | gemini | mcp | jsonschema)
-curl -s 'http://127.0.0.1:8787/v1/tools?namespace=support&format=openai' \\
-  -H 'Authorization: Bearer acme-demo-key'`;
+curl -s '${origin}/v1/tools?namespace=support&format=openai' \\
+  -H 'Authorization: Bearer ${tenantKey}'`;
+}
+
+/** The origin the document names as its server (openapi.ts sets the request's). */
+function serverOrigin(document: JsonSchema): string {
+  const servers = (document.servers ?? []) as Array<{ url?: unknown }>;
+  return typeof servers[0]?.url === "string" ? servers[0].url : "";
+}
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 
@@ -85,8 +107,8 @@ function operationBlock(path: string, method: string, op: JsonSchema): Html {
   </div>`;
 }
 
-/** The whole page for an OpenAPI 3.1 document. */
-export function renderDocsPage(document: JsonSchema): Html {
+/** The whole page for an OpenAPI 3.1 document; its quick start uses the document's server. */
+export function renderDocsPage(document: JsonSchema, options: DocsPageOptions): Html {
   const info = record(document.info);
   const components = record(document.components);
   const tags = (document.tags ?? []) as Array<{ name: string; description: string }>;
@@ -106,7 +128,7 @@ export function renderDocsPage(document: JsonSchema): Html {
 <p>${prose(info.description)}</p>
 <nav><a href="/openapi.json">openapi.json</a>${tags.map((tag) => html`<a href="#tag-${tag.name}">${tag.name}</a>`)}<a href="#schemas">schemas</a></nav>
 <h2>Quick start</h2>
-<pre>${QUICK_START}</pre>
+<pre>${quickStart(serverOrigin(document), options.tenantKey)}</pre>
 <h2>Credentials</h2>
 <table>${Object.entries(record(components.securitySchemes)).map(
     ([name, scheme]) => html`<tr><td><code>${name}</code></td><td>${String(scheme.description)}</td></tr>`,

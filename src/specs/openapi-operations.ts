@@ -1,7 +1,8 @@
 import * as z from "zod";
 import { ToolsQuerySchema } from "../routes/tools";
+import { catalog } from "../tools";
 import { type JsonSchema, withoutDialect } from "./json-schema";
-import type { DataComponent } from "./openapi-components";
+import { type DataComponent, type ToolAnswer, toolOutputComponents } from "./openapi-components";
 
 /**
  * Every route of the proxy's HTTP API, as data the OpenAPI document and the docs page are built
@@ -23,6 +24,12 @@ export interface Operation {
   parameters?: JsonSchema[];
   body?: { schema: string; description: string };
   responses: Record<string, JsonSchema>;
+  /**
+   * Set, to say why, when the operation's success answers are not envelopes: a protocol or a
+   * standard defines their shape (MCP, RFC metadata, this document, HTML). Every other success
+   * answer is an envelope whose `data` names its schema; test/openapi.test.ts checks both.
+   */
+  notEnvelope?: string;
 }
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -33,11 +40,39 @@ export function zodSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema
 
 /**
  * An answer whose body is the envelope: the proxy's one response shape. `data` names the component
- * of a success's payload (openapi-components.ts); failures carry `data: null`.
+ * of a success's payload (openapi-components.ts), and is then required so generated clients type
+ * it as present; failures carry `data: null`.
  */
 function envelope(description: string, data?: DataComponent): JsonSchema {
-  const schema = data ? { allOf: [ref("Envelope"), { properties: { data: ref(data) } }] } : ref("Envelope");
+  const schema = data
+    ? { allOf: [ref("Envelope"), { type: "object", required: ["data"], properties: { data: ref(data) } }] }
+    : ref("Envelope");
   return { description, content: { "application/json": { schema } } };
+}
+
+/**
+ * A tool call's success: the envelope of one of the catalog's tools, told apart by `tool`, with
+ * `data` that tool's shaped output, or a LargeResult (summary and handle) when the output is too
+ * large to return inline. `tool` makes the branches exclusive, so `oneOf` holds; a generated
+ * client gets a union it narrows by checking `tool`.
+ */
+function toolCallSuccess(description: string, answers: readonly ToolAnswer[]): JsonSchema {
+  const oneOf = answers.map(({ tool, namespaces, outputs }) => ({
+    title: tool,
+    description: `A call of \`${tool}\` (namespace ${namespaces.join(", ")}).`,
+    allOf: [
+      ref("Envelope"),
+      {
+        type: "object",
+        required: ["tool", "data"],
+        properties: {
+          tool: { const: tool },
+          data: { anyOf: [...outputs.map(ref), ref("LargeResult")] },
+        },
+      },
+    ],
+  }));
+  return { description, content: { "application/json": { schema: { oneOf } } } };
 }
 
 const FAILURES = {
@@ -136,8 +171,9 @@ export const OPERATIONS: readonly Operation[] = [
     ],
     body: { schema: "CallBody", description: "The tool and its arguments." },
     responses: {
-      "200": envelope(
-        "The tool succeeded (or a stored success was replayed). `data` is the tool's shaped output: its schema is the tool's MCP `outputSchema` in `GET /v1/tools?format=mcp`.",
+      "200": toolCallSuccess(
+        "The tool succeeded (or a stored success was replayed). `tool` names the tool and `data` is its shaped output (masked, fenced, whitelisted): one schema per tool of the catalog, or a `LargeResult` (a summary and a handle to page through) when the output is too large to return inline. A run sees only its namespace's tools; `GET /v1/tools?format=mcp` lists them, each with its `outputSchema`: this envelope with `data` narrowed to the tool's output.",
+        toolOutputComponents(catalog.all()).answers,
       ),
       "409": envelope("Repeat detected, run closed, conflict, or approval required."),
       "422": envelope("The call or its arguments are invalid; see error.problems."),
@@ -288,6 +324,7 @@ export const OPERATIONS: readonly Operation[] = [
     description:
       "JSON-RPC 2.0 over Streamable HTTP, JSON answers. With a run token: stateless, every request is a call in that run. With an agent key or an OAuth access token: `initialize` opens a run with the agent profile and answers with an `Mcp-Session-Id`, which every later request of the session sends (with the same key or token); an unknown, ended, idle or past-deadline session answers 404 so the client initializes again. `tools/list` lists the run's namespace; `tools/call` runs the same pipeline as POST /v1/runs/{run_id}/calls and returns the envelope as `structuredContent` (`isError: true` unless the outcome is success). Protocol errors are JSON-RPC errors.",
     credentials: ["runToken", "agentKey", "oauth"],
+    notEnvelope: "MCP Streamable HTTP: JSON-RPC messages, as the MCP specification defines them.",
     body: { schema: "JsonRpcMessage", description: "One JSON-RPC request or notification." },
     responses: {
       "200": {
@@ -330,8 +367,9 @@ export const OPERATIONS: readonly Operation[] = [
     description:
       "With an agent key or OAuth token and the session's `Mcp-Session-Id`: ends the session's run. Without a session (a run token's stateless use) there is nothing to end.",
     credentials: ["agentKey", "oauth"],
+    notEnvelope: "MCP Streamable HTTP: ending a session answers an empty body.",
     responses: {
-      "200": { description: "The session's run is ended." },
+      "200": { description: "The session's run is ended (empty body)." },
       "404": { description: "No such live session." },
       "405": { description: "No session to end: a JSON-RPC error." },
     },
@@ -345,16 +383,30 @@ export const OPERATIONS: readonly Operation[] = [
       description:
         "Tells MCP clients how /mcp is authorized: a bearer run token or agent key in the Authorization header, or OAuth through the authorization server it names. Not an envelope: the RFC defines the shape.",
       credentials: [],
+      notEnvelope: "RFC 9728 defines the metadata document.",
       responses: { "200": { description: "The metadata document.", content: { "application/json": {} } } },
     }),
   ),
   {
     method: "get",
+    path: "/.well-known/jwks.json",
+    tag: "meta",
+    summary: "Upstream credential keys (RFC 7517)",
+    description:
+      "The public keys the proxy signs upstream credentials with, as a JWK Set, for upstreams to verify them: every configured key, retired ones included, public members only. Cacheable for a few minutes. Not an envelope: the RFC defines the shape.",
+    credentials: [],
+    notEnvelope: "RFC 7517 defines the JWK Set.",
+    responses: { "200": { description: "The JWK Set.", content: { "application/json": {} } } },
+  },
+  {
+    method: "get",
     path: "/openapi.json",
     tag: "meta",
     summary: "This document",
-    description: "The OpenAPI 3.1 description of the proxy's HTTP API.",
+    description:
+      "The OpenAPI 3.1 description of the proxy's HTTP API. `servers` names the origin the document was requested from.",
     credentials: [],
+    notEnvelope: "An OpenAPI document.",
     responses: { "200": { description: "OpenAPI 3.1 JSON.", content: { "application/json": {} } } },
   },
   {
@@ -364,6 +416,7 @@ export const OPERATIONS: readonly Operation[] = [
     summary: "API documentation page",
     description: "This document as a self-contained HTML page (no scripts, no external resources).",
     credentials: [],
+    notEnvelope: "An HTML page for people.",
     responses: { "200": { description: "HTML.", content: { "text/html": {} } } },
   },
 ];

@@ -1,5 +1,6 @@
 import { ProblemSchema } from "../envelope";
 import { OpenRunBodySchema } from "../routes/runs";
+import { catalog } from "../tools";
 import { CallBodySchema } from "../wire/call-body";
 import type { JsonSchema } from "./json-schema";
 import { answerComponents } from "./openapi-components";
@@ -70,22 +71,35 @@ function operationObject(operation: Operation): JsonSchema {
   return out;
 }
 
-let document: JsonSchema | undefined;
+let cached: JsonSchema | undefined;
 
 /**
- * Builds the document once per isolate.
+ * The document for a caller that reached the proxy at `origin` (`https://proxy.example.com`): its
+ * one server is that origin, so a client generated from it, or the docs page, talks to the proxy
+ * it was read from. Everything else is built once per isolate and shared; `servers` is added per
+ * call, so no origin is ever handed to another.
  *
  * @example
- * app.get("/openapi.json", (c) => c.json(openApiDocument()));
+ * app.get("/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
  */
-export function openApiDocument(): JsonSchema {
-  if (document) return document;
+export function openApiDocument(origin: string): JsonSchema {
+  cached ??= buildDocument();
+  const { openapi, info, ...rest } = cached;
+  return {
+    openapi,
+    info,
+    servers: [{ url: origin, description: "The proxy this document was read from." }],
+    ...rest,
+  };
+}
+
+function buildDocument(): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const operation of OPERATIONS) {
     paths[operation.path] ??= {};
     (paths[operation.path] as Record<string, JsonSchema>)[operation.method] = operationObject(operation);
   }
-  document = {
+  return {
     openapi: "3.1.0",
     info: {
       title: "Edge tool proxy",
@@ -105,7 +119,7 @@ export function openApiDocument(): JsonSchema {
     components: {
       securitySchemes: SECURITY_SCHEMES,
       schemas: {
-        ...answerComponents(),
+        ...answerComponents(catalog.all()),
         Problem: zodSchema(ProblemSchema, "output"),
         OpenRunBody: zodSchema(OpenRunBodySchema, "input"),
         CallBody: zodSchema(CallBodySchema, "input"),
@@ -122,5 +136,4 @@ export function openApiDocument(): JsonSchema {
       },
     },
   };
-  return document;
 }

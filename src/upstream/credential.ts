@@ -1,36 +1,152 @@
+import { errors, importJWK, type JWTVerifyGetKey, jwtVerify, SignJWT } from "jose";
 import * as z from "zod";
-import { signToken, verifyToken } from "../auth/signed-token";
+import { UPSTREAM_CREDENTIAL_ALG, type UpstreamSigningKey } from "./signing-keys";
 
 /**
- * The per-run, per-tool credential the proxy presents to an upstream. The agent never sees it,
- * nor the secret that signs it; it expires with the run, so a leaked one is worth one run at most.
+ * The per-dispatch credential the proxy presents to an upstream: a JWT (RFC 7519) signed with the
+ * proxy's Ed25519 key. The agent never sees it, nor the key that signs it; it expires seconds after
+ * its dispatch, so a leaked one is worth seconds of one tool of one run.
+ *
+ * Claims: `iss` the proxy, `sub` the tenant, `aud` the tool (one string), `run` the run id (a private
+ * claim), `exp` and `iat` in whole seconds, `jti` a random id; header `kid` names the signing key.
  */
-export const UpstreamCredentialSchema = z.object({
-  tenant: z.string(),
-  run: z.string(),
-  tool: z.string(),
-  exp: z.number(),
-});
-export type UpstreamCredential = z.infer<typeof UpstreamCredentialSchema>;
 
-const PREFIX = "uc1";
+/** The `iss` of every upstream credential. */
+export const UPSTREAM_CREDENTIAL_ISSUER = "edge-tool-proxy";
 
-export function issueUpstreamCredential(
-  claims: UpstreamCredential,
-  secrets: readonly string[],
-): Promise<string> {
-  return signToken(PREFIX, claims, secrets);
+/** What the proxy asserts for one dispatch. `exp` is epoch milliseconds, rounded down to the second. */
+export interface UpstreamCredential {
+  tenant: string;
+  run: string;
+  tool: string;
+  exp: number;
 }
 
-export function verifyUpstreamCredential(token: string, secrets: readonly string[], now?: number) {
-  return verifyToken(
-    PREFIX,
-    token,
-    secrets,
-    (value) => {
-      const parsed = UpstreamCredentialSchema.safeParse(value);
-      return parsed.success ? parsed.data : null;
-    },
-    now,
-  );
+/** A credential that verified: its claims, with times in epoch milliseconds like the rest of the code. */
+export interface VerifiedUpstreamCredential extends UpstreamCredential {
+  iat: number;
+  jti: string;
+  kid: string;
+}
+
+/** The claims set after the signature checked out; anything else is `malformed`. */
+const UpstreamCredentialClaimsSchema = z.object({
+  iss: z.literal(UPSTREAM_CREDENTIAL_ISSUER),
+  sub: z.string().min(1),
+  aud: z.string().min(1),
+  run: z.string().min(1),
+  exp: z.number().int(),
+  iat: z.number().int(),
+  jti: z.string().min(1),
+});
+
+export type CredentialRejection =
+  | "malformed"
+  | "bad_signature"
+  | "unknown_key"
+  | "expired"
+  | "wrong_audience";
+
+export type CredentialVerification =
+  | { ok: true; credential: VerifiedUpstreamCredential }
+  | { ok: false; reason: CredentialRejection };
+
+const signingKeys = new Map<string, Promise<CryptoKey>>();
+
+/** Imported once per isolate and key, and never extractable once imported. */
+function signingKeyOf(key: UpstreamSigningKey): Promise<CryptoKey> {
+  const id = `${key.kid}.${key.x}`;
+  let imported = signingKeys.get(id);
+  if (!imported) {
+    const { kty, crv, x, d } = key;
+    imported = importJWK({ kty, crv, x, d }, UPSTREAM_CREDENTIAL_ALG, {
+      extractable: false,
+    }) as Promise<CryptoKey>;
+    signingKeys.set(id, imported);
+  }
+  return imported;
+}
+
+const seconds = (ms: number) => Math.floor(ms / 1_000);
+
+/**
+ * Signs a credential with the first of `keys`; the others are only published, so credentials they
+ * signed earlier keep verifying through a rotation.
+ *
+ * @example
+ * const token = await issueUpstreamCredential(
+ *   { tenant: "acme", run: "run_1", tool: "lookup_order", exp: Date.now() + 4_500 },
+ *   loadConfig(env).upstreamSigningKeys,
+ * );
+ */
+export async function issueUpstreamCredential(
+  credential: UpstreamCredential,
+  keys: readonly UpstreamSigningKey[],
+  now: number = Date.now(),
+): Promise<string> {
+  const key = keys[0];
+  if (!key) throw new Error("cannot sign an upstream credential: no signing key configured");
+  return new SignJWT({ run: credential.run })
+    .setProtectedHeader({ alg: UPSTREAM_CREDENTIAL_ALG, kid: key.kid, typ: "JWT" })
+    .setIssuer(UPSTREAM_CREDENTIAL_ISSUER)
+    .setSubject(credential.tenant)
+    .setAudience(credential.tool)
+    .setIssuedAt(seconds(now))
+    .setExpirationTime(seconds(credential.exp))
+    .setJti(crypto.randomUUID())
+    .sign(await signingKeyOf(key));
+}
+
+/**
+ * The upstream's side, with public keys only: `keys` is a JWK Set resolver (jose's
+ * `createLocalJWKSet` for a pinned set, `createRemoteJWKSet` for the proxy's endpoint). The
+ * credential must be signed by one of them with EdDSA, come from the proxy, be for `tool` and be
+ * unexpired. No clock tolerance: the proxy and its upstreams share the edge's clock, and a credential
+ * already outlives its dispatch by a second or two.
+ */
+export async function verifyUpstreamCredential(
+  token: string,
+  keys: JWTVerifyGetKey,
+  expected: { tool: string; now?: number },
+): Promise<CredentialVerification> {
+  try {
+    const { payload, protectedHeader } = await jwtVerify(token, keys, {
+      algorithms: [UPSTREAM_CREDENTIAL_ALG],
+      issuer: UPSTREAM_CREDENTIAL_ISSUER,
+      audience: expected.tool,
+      requiredClaims: ["sub", "run", "exp", "iat", "jti"],
+      ...(expected.now === undefined ? {} : { currentDate: new Date(expected.now) }),
+    });
+    const claims = UpstreamCredentialClaimsSchema.safeParse(payload);
+    if (!claims.success || !protectedHeader.kid) return { ok: false, reason: "malformed" };
+    const { sub, aud, run, exp, iat, jti } = claims.data;
+    return {
+      ok: true,
+      credential: {
+        tenant: sub,
+        run,
+        tool: aud,
+        exp: exp * 1_000,
+        iat: iat * 1_000,
+        jti,
+        kid: protectedHeader.kid,
+      },
+    };
+  } catch (error) {
+    return { ok: false, reason: rejectionOf(error) };
+  }
+}
+
+/** Why jose refused a token, in the verifier's few words. Anything unexpected is `malformed`. */
+function rejectionOf(error: unknown): CredentialRejection {
+  // Signed by no key of the set: retired and removed, or never the proxy's.
+  if (error instanceof errors.JWKSNoMatchingKey) return "unknown_key";
+  // A listed kid but another key's signature, an altered header or payload, or an algorithm other
+  // than EdDSA (`none`, or HS256 keyed with the public key).
+  if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JOSEAlgNotAllowed) {
+    return "bad_signature";
+  }
+  if (error instanceof errors.JWTExpired) return "expired";
+  if (error instanceof errors.JWTClaimValidationFailed && error.claim === "aud") return "wrong_audience";
+  return "malformed";
 }

@@ -244,21 +244,5 @@ export async function presentedCredentialsOf(run: TestRun): Promise<PresentedCre
   return credentials;
 }
 
-export interface CredentialClaims {
-  tenant: string;
-  run: string;
-  tool: string;
-  exp: number;
-}
-
-/** The claims of a `uc1.<base64url JSON>.<signature>` credential, read without verifying it. */
-export function credentialClaims(credential: string): CredentialClaims | null {
-  const [prefix, payload, signature] = credential.split(".");
-  if (prefix !== "uc1" || !payload || !signature) return null;
-  const base64 = payload.replaceAll("-", "+").replaceAll("_", "/");
-  try {
-    return JSON.parse(atob(base64 + "===".slice((base64.length + 3) % 4))) as CredentialClaims;
-  } catch {
-    return null;
-  }
-}
+/** A credential is a JWT: `sub` the tenant, `aud` the tool, `run` the run, `exp` read as milliseconds. */
+export { type CredentialClaims, credentialClaims } from "../upstream-credentials";

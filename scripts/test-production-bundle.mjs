@@ -1,0 +1,306 @@
+// Tests the artifact a production deploy ships, not the source: builds it the way
+// `wrangler deploy --env production` would (a dry run to dist/production), then boots exactly that
+// file in Miniflare, the pinned one (package.json), from Node. The proxy gets only what production
+// gives it: the vars, Durable Objects and KV of `[env.production]` in wrangler.toml, and the secrets
+// the README's template (secrets.production.example.json) names, filled with the demo values of
+// .dev.vars.example. Its URL upstreams (https://orders.api.example.com, ...) are answered by the
+// sandbox upstream's bundle (dist/sandbox/index.js, `npm run build:sandbox`) in the same Miniflare:
+// every fetch the proxy makes goes to a Node handler that passes the four API hosts to the sandbox
+// and refuses any other. Nothing leaves 127.0.0.1.
+//
+//   node scripts/test-production-bundle.mjs [--skip-build]
+//
+// Asserts: the bundle is at most 200 KiB gzipped; /healthz answers 200 naming production; a run
+// opens for acme; a read goes through; a refund waits for a human, an operator approves it through
+// the API, and the sandbox's admin API shows the refund, once.
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { gzipSync } from "node:zlib";
+import { Miniflare } from "miniflare";
+import { unstable_readConfig as readConfig } from "wrangler";
+import { root } from "./local-stack.mjs";
+import { offlineEnv } from "./offline-env.mjs";
+
+const MAX_GZIP_BYTES = 200 * 1024;
+const OUTDIR = join(root, "dist", "production");
+const SANDBOX_BUNDLE = join(root, "dist", "sandbox", "index.js");
+const SECRETS_TEMPLATE = join(root, "secrets.production.example.json");
+// Demo credentials of .dev.vars.example (README, Quick start); valid only here.
+const TENANT_KEY = "acme-demo-key";
+const OPERATOR_KEY = "acme-operator-key";
+
+const { values: opts } = parseArgs({ options: { "skip-build": { type: "boolean", default: false } } });
+
+let failures = 0;
+function check(ok, what, detail = "") {
+  console.log(`${ok ? "ok" : "FAIL"}  ${what}${!ok && detail ? `\n      ${detail}` : ""}`);
+  if (!ok) failures++;
+  return ok;
+}
+
+/** Fails the whole script at once: nothing after it can be checked. */
+function fatal(message) {
+  console.error(`test-production-bundle: ${message}`);
+  process.exit(1);
+}
+
+function run(command, args) {
+  const result = spawnSync(command, args, {
+    cwd: root,
+    // No banner: its update check is the one request wrangler would still send off this machine.
+    env: { ...offlineEnv, WRANGLER_HIDE_BANNER: "true" },
+    encoding: "utf8",
+    shell: process.platform === "win32",
+  });
+  if (result.status !== 0)
+    fatal(`${command} ${args.join(" ")} exited with ${result.status}:\n${result.stdout}\n${result.stderr}`);
+  return result.stdout;
+}
+
+/** KEY=value lines of a .dev.vars file. */
+function readDevVars(path) {
+  const vars = {};
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (match) vars[match[1]] = match[2];
+  }
+  return vars;
+}
+
+// 1. The artifact: wrangler's own bundler, minified as configured, no network.
+if (!opts["skip-build"]) {
+  run("npx", ["wrangler", "deploy", "--dry-run", "--env", "production", "--outdir", OUTDIR]);
+  if (!existsSync(SANDBOX_BUNDLE)) run(process.execPath, [join(root, "scripts", "build-sandbox.mjs")]);
+}
+const bundlePath = join(OUTDIR, "index.js");
+if (!existsSync(bundlePath)) fatal(`${bundlePath} is missing: run without --skip-build`);
+if (!existsSync(SANDBOX_BUNDLE)) fatal(`${SANDBOX_BUNDLE} is missing: run npm run build:sandbox`);
+
+const bundle = readFileSync(bundlePath);
+const gzipped = gzipSync(bundle).length;
+const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+check(
+  gzipped <= MAX_GZIP_BYTES,
+  `bundle ${kib(bundle.length)}, ${kib(gzipped)} gzipped (limit ${kib(MAX_GZIP_BYTES)})`,
+  "the production bundle grew past the budget: see what grew with `npx wrangler deploy --dry-run --env production --outdir dist/production --metafile dist/production/meta.json`",
+);
+
+// 2. What production gives the Worker, read from wrangler.toml by the pinned wrangler.
+const config = readConfig({ config: join(root, "wrangler.toml"), env: "production" }, { hideWarnings: true });
+/** Miniflare's Durable Objects for a config: its bindings, SQLite-backed where its migrations say so. */
+function durableObjectsOf(workerConfig) {
+  const sqlite = new Set(workerConfig.migrations.flatMap((migration) => migration.new_sqlite_classes ?? []));
+  return Object.fromEntries(
+    workerConfig.durable_objects.bindings.map((binding) => [
+      binding.name,
+      { className: binding.class_name, useSQLite: sqlite.has(binding.class_name) },
+    ]),
+  );
+}
+const durableObjects = durableObjectsOf(config);
+const kvNamespaces = Object.fromEntries(config.kv_namespaces.map((kv) => [kv.binding, kv.id]));
+const vars = config.vars;
+if (vars.ENVIRONMENT !== "production") fatal('[env.production.vars] must set ENVIRONMENT = "production"');
+// The tools' upstreams: the vars holding an https URL.
+const apiHosts = new Set(
+  Object.values(vars)
+    .filter((value) => typeof value === "string" && /^https:\/\//.test(value))
+    .map((value) => new URL(value).host),
+);
+check(apiHosts.size > 0, `production binds its tools by URL: ${[...apiHosts].join(", ")}`);
+
+// The sandbox upstream as its own config declares it (name, compatibility date, Durable Object).
+const upstreamConfig = readConfig(
+  { config: join(root, "sandbox", "wrangler.toml"), env: "sandbox" },
+  { hideWarnings: true },
+);
+const SANDBOX_WORKER = upstreamConfig.name;
+
+// 3. Only the secrets the README tells an operator to set, with demo values.
+const template = JSON.parse(readFileSync(SECRETS_TEMPLATE, "utf8"));
+const demo = readDevVars(join(root, ".dev.vars.example"));
+const secrets = {};
+for (const name of Object.keys(template)) {
+  if (demo[name] === undefined)
+    fatal(`secrets.production.example.json names ${name}, which .dev.vars.example gives no demo value`);
+  secrets[name] = demo[name];
+}
+
+// 4. The artifact and its upstream in one Miniflare, on loopback.
+const outbound = { allowed: [], refused: [] };
+/** The Miniflare options: the artifact given `proxySecrets`, and the sandbox upstream. */
+const options = (proxySecrets) => ({
+  host: "127.0.0.1",
+  port: 0,
+  cf: false,
+  workers: [
+    {
+      name: config.name,
+      modules: true,
+      scriptPath: bundlePath,
+      compatibilityDate: config.compatibility_date,
+      compatibilityFlags: config.compatibility_flags,
+      bindings: { ...vars, ...proxySecrets },
+      durableObjects,
+      kvNamespaces,
+      // Every fetch the Worker makes: the four API hosts reach the sandbox, anything else is refused.
+      outboundService: async (request) => {
+        const url = new URL(request.url);
+        if (!apiHosts.has(url.host)) {
+          outbound.refused.push(url.href);
+          return new Response("not an upstream of this test", { status: 502 });
+        }
+        outbound.allowed.push(`${request.method} ${url.host}${url.pathname}`);
+        const upstream = await mf.getWorker(SANDBOX_WORKER);
+        const body = ["GET", "HEAD"].includes(request.method) ? undefined : await request.arrayBuffer();
+        return upstream.fetch(url.href, { method: request.method, headers: request.headers, body });
+      },
+    },
+    {
+      name: SANDBOX_WORKER,
+      modules: true,
+      scriptPath: SANDBOX_BUNDLE,
+      compatibilityDate: upstreamConfig.compatibility_date,
+      compatibilityFlags: upstreamConfig.compatibility_flags,
+      durableObjects: durableObjectsOf(upstreamConfig),
+      bindings: readDevVars(join(root, "sandbox", ".dev.vars.example")),
+    },
+  ],
+});
+const mf = new Miniflare(options(secrets));
+
+const sandboxAdminToken = readDevVars(join(root, "sandbox", ".dev.vars.example")).SANDBOX_ADMIN_TOKEN;
+
+try {
+  const base = (await mf.ready).toString().replace(/\/+$/, "");
+  if (!/^http:\/\/127\.0\.0\.1:\d+$/.test(base))
+    throw new Error(`Miniflare listens on ${base}, not on loopback`);
+
+  async function call(method, path, token, body) {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await response.text();
+    let json = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // shown by the failing check
+    }
+    return { status: response.status, json, text: text.slice(0, 600) };
+  }
+
+  async function sandboxAdmin(path) {
+    const upstream = await mf.getWorker(SANDBOX_WORKER);
+    const response = await upstream.fetch(`http://sandbox.internal${path}`, {
+      headers: { "x-sandbox-admin": sandboxAdminToken },
+    });
+    return response.json();
+  }
+
+  const health = await call("GET", "/healthz");
+  check(
+    health.status === 200 && health.json?.data?.environment === "production",
+    "GET /healthz answers 200, environment production",
+    `${health.status} ${health.text}`,
+  );
+
+  const opened = await call("POST", "/v1/runs", TENANT_KEY, { namespace: "support" });
+  const runId = opened.json?.data?.run_id;
+  const runToken = opened.json?.data?.run_token;
+  if (
+    !check(opened.status === 201 && runId && runToken, "acme opens a run", `${opened.status} ${opened.text}`)
+  )
+    throw new Error("no run to test with");
+  check(opened.json.environment === "production", "the run's envelope names production");
+
+  const read = await call("POST", `/v1/runs/${runId}/calls`, runToken, {
+    tool: "lookup_order",
+    args: { order_id: "A1001" },
+  });
+  check(
+    read.status === 200 && read.json?.outcome === "success" && read.json?.data?.order_id === "A1001",
+    "lookup_order A1001 reaches the upstream by URL and succeeds",
+    `${read.status} ${read.text}`,
+  );
+
+  const refund = {
+    tool: "issue_refund",
+    args: { order_id: "A1001", amount_cents: 500, reason: "user_cancel" },
+  };
+  const asked = await call("POST", `/v1/runs/${runId}/calls`, runToken, refund);
+  const approvalId = asked.json?.approval?.id;
+  check(
+    asked.json?.error?.code === "approval_required" && approvalId,
+    "issue_refund waits for a human (approval_required)",
+    `${asked.status} ${asked.text}`,
+  );
+  const before = await sandboxAdmin("/_admin/refunds?order_id=A1001");
+  check(
+    before.refunds?.length === 0,
+    "no refund exists upstream before the approval",
+    JSON.stringify(before),
+  );
+
+  const approved = await call("POST", `/v1/approvals/${approvalId}/approve`, OPERATOR_KEY, {
+    reason: "production bundle test",
+  });
+  check(
+    approved.status === 200 && approved.json?.outcome === "success",
+    "the operator approves through the API and the refund executes",
+    `${approved.status} ${approved.text}`,
+  );
+  const after = await sandboxAdmin("/_admin/refunds?order_id=A1001");
+  check(
+    after.refunds?.length === 1 && after.refunds[0].amount_cents === 500 && after.refunds[0].run_id === runId,
+    "the sandbox's admin API shows exactly that refund, tagged with the run",
+    JSON.stringify(after),
+  );
+
+  const replay = await call("POST", `/v1/runs/${runId}/calls`, runToken, refund);
+  check(
+    replay.json?.outcome === "success" && replay.json?.replayed === true,
+    "the agent's identical call gets the executed refund as a replay",
+    `${replay.status} ${replay.text}`,
+  );
+
+  check(
+    outbound.allowed.some((line) => line.startsWith("GET ")) &&
+      outbound.allowed.some((line) => line.startsWith("POST ")),
+    `the proxy's fetches went to its URL upstreams (${outbound.allowed.length}: ${[...new Set(outbound.allowed.map((line) => line.split(" ")[1].split("/")[0]))].join(", ")})`,
+  );
+  check(outbound.refused.length === 0, "no fetch to any other host", outbound.refused.join(", "));
+
+  // The same artifact deployed without one of the secrets refuses, naming it.
+  const [forgotten, ...kept] = Object.keys(secrets);
+  await mf.setOptions(options(Object.fromEntries(kept.map((name) => [name, secrets[name]]))));
+  const unready = await call("GET", "/healthz");
+  check(
+    unready.status === 503 &&
+      unready.json?.error?.code === "internal_error" &&
+      unready.json?.error?.recommended_next_action === "escalate_to_human" &&
+      unready.json?.error?.message?.includes(`secret ${forgotten} is not set`) &&
+      unready.json?.error?.message?.includes("wrangler secret bulk"),
+    `without ${forgotten}, GET /healthz answers 503 naming it and how to set it`,
+    `${unready.status} ${unready.text}`,
+  );
+} catch (error) {
+  check(
+    false,
+    "the production bundle test ran to the end",
+    error instanceof Error ? error.stack : String(error),
+  );
+} finally {
+  await mf.dispose();
+}
+
+if (failures > 0) fatal(`${failures} check(s) failed`);
+console.log("test-production-bundle: the production bundle works");

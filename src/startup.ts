@@ -1,0 +1,48 @@
+import { loadConfig } from "./config/load";
+import { missingSecrets, missingSecretsProblem } from "./config/secrets";
+import type { Env } from "./env";
+import type { EnvironmentName } from "./envelope";
+import { catalog } from "./tools";
+import { missingBindings } from "./upstream/bindings";
+
+/** Why this proxy refuses traffic; both lists empty when it may serve. */
+export interface StartupReport {
+  /** Readable sentences, one per problem: a missing secret list, a malformed secret, a binding. */
+  problems: string[];
+  /** The required secrets that are not set, by name. */
+  missing_secrets: string[];
+}
+
+const reports = new WeakMap<object, StartupReport>();
+
+export function environmentOf(env: Env): EnvironmentName {
+  return env.ENVIRONMENT === "production" ? "production" : "sandbox";
+}
+
+/**
+ * Checks secrets, configuration and every tool's binding once per environment object. A proxy
+ * that lacks a secret, cannot reach one of its tools, or whose secrets are malformed refuses all
+ * traffic and says why, and logs it once (Workers Logs, `wrangler tail`).
+ */
+export function startupCheck(env: Env): StartupReport {
+  let report = reports.get(env);
+  if (!report) {
+    const problems: string[] = [];
+    const missing = missingSecrets(env);
+    if (missing.length > 0) {
+      // Named together, with how to set them; parsing what is absent would only say "malformed".
+      problems.push(missingSecretsProblem(missing, environmentOf(env)));
+    } else {
+      try {
+        loadConfig(env);
+      } catch (error) {
+        problems.push(error instanceof Error ? error.message : String(error));
+      }
+    }
+    problems.push(...missingBindings(catalog, env));
+    for (const problem of problems) console.error(`edge-tool-proxy cannot start: ${problem}`);
+    report = { problems, missing_secrets: missing };
+    reports.set(env, report);
+  }
+  return report;
+}
