@@ -1,10 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { displayArgs } from "../src/console/display-args";
 import { formatLatency, formatSpan, formatTimestamp, formatUntil } from "../src/console/format";
 import { SESSION_TTL_MS, signSession } from "../src/console/session";
 import type { RunLedger } from "../src/ledger/run-ledger";
+import { ConsoleClient } from "./console-client";
 import {
   asOperator,
   callTool,
@@ -23,45 +24,6 @@ async function operatorIdOf(key: string): Promise<string> {
     .map((byte) => byte.toString(16).padStart(2, "0"))
     .join("")
     .slice(0, 12)}`;
-}
-
-/** A minimal browser for HTML pages: a cookie jar, no redirects followed, the last CSRF token seen. */
-class ConsoleClient {
-  readonly cookies = new Map<string, string>();
-  csrf = "";
-
-  async get(path: string) {
-    return this.send(path, { method: "GET" });
-  }
-
-  async post(path: string, form: Record<string, string>) {
-    return this.send(path, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams(form).toString(),
-    });
-  }
-
-  async send(path: string, init: RequestInit) {
-    const headers = new Headers(init.headers);
-    if (this.cookies.size > 0) {
-      headers.set("cookie", [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; "));
-    }
-    const response = await exports.default.fetch(
-      new Request(`https://proxy.test${path}`, { ...init, headers, redirect: "manual" }),
-    );
-    const setCookies = response.headers.getAll("set-cookie");
-    for (const line of setCookies) {
-      const [pair = ""] = line.split(";");
-      const [name = "", value = ""] = pair.split("=");
-      if (/max-age=0/i.test(line) || value === "") this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    const html = await response.text();
-    const csrf = /name="csrf" value="([^"]+)"/.exec(html)?.[1];
-    if (csrf) this.csrf = csrf;
-    return { status: response.status, headers: response.headers, html, setCookies };
-  }
 }
 
 async function signIn(key: string) {
