@@ -1,3 +1,4 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { RequestLogEntry } from "../sandbox/src/model";
@@ -185,6 +186,22 @@ export function ledgerStubOf(run: TestRun) {
   return env.RUN_LEDGER.get(
     env.RUN_LEDGER.idFromName(`${run.tenant}/${run.id}`),
   ) as DurableObjectStub<RunLedger>;
+}
+
+const RESTART_REASON = "test: restart this Durable Object";
+
+/**
+ * Restarts one Durable Object the way a deploy or an eviction would: its instance is reset, so the
+ * next request builds a fresh one that reloads from storage; other objects are left alone. The
+ * workerd the tests run on has no `evictDurableObject`, so the object aborts itself (`ctx.abort()`).
+ * Every stub to it is broken afterwards: take a fresh one.
+ */
+export async function restartDurableObject(stub: DurableObjectStub): Promise<void> {
+  const reset = await runInDurableObject(stub, (_instance, state) => state.abort(RESTART_REASON)).then(
+    () => new Error("the Durable Object did not reset"),
+    (error: unknown) => (error instanceof Error && error.message === RESTART_REASON ? null : error),
+  );
+  if (reset !== null) throw reset;
 }
 
 /** The refunds a run caused, as the sandbox recorded them. */

@@ -1,4 +1,4 @@
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
@@ -10,7 +10,7 @@ import { SESSION_ACTIVITY_KEY } from "../src/ledger/run-ledger";
 import { SESSION_IDLE_MS, verifySessionId } from "../src/mcp/session";
 import { catalog } from "../src/tools";
 import type { ApprovalDetail } from "../src/wire/approval-answers";
-import { asOperator, assertNoSecrets, decide, openRun, refundsOf } from "./helpers";
+import { asOperator, assertNoSecrets, decide, openRun, refundsOf, restartDurableObject } from "./helpers";
 
 const MCP_URL = "https://proxy.test/mcp";
 const AGENT_KEYS = { acme: "acme-agent-key", acmeNext: "acme-next-agent-key", globex: "globex-agent-key" };
@@ -193,7 +193,7 @@ describe("a session that is not this agent's, or no longer live, is 404", () => 
       state.storage.sql.exec("UPDATE run SET deadline_at = ?", Date.now() - 1_000);
     });
     // A fresh instance reads the run as it is now stored.
-    await evictDurableObject(stub);
+    await restartDurableObject(stub);
     const { status, json } = await rpc({ ...bearer(AGENT_KEYS.acme), "mcp-session-id": session.id });
     expect(status).toBe(404);
     expect(json).toMatchObject({ error: { code: -32001 } });

@@ -1,7 +1,7 @@
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { catalog } from "../src/tools";
-import { callTool, ledgerStubOf, openRun, request, traceOf } from "./helpers";
+import { callTool, ledgerStubOf, openRun, request, restartDurableObject, traceOf } from "./helpers";
 
 describe("catalog versions", () => {
   it("shows the catalog's content version in /healthz, run status and every trace entry", async () => {
@@ -22,7 +22,7 @@ describe("catalog versions", () => {
       state.storage.sql.exec("UPDATE run SET catalog_version = 'cat_0000000000000000'");
     });
     // A fresh instance reads the run as a deploy would find it.
-    await evictDurableObject(stub);
+    await restartDurableObject(stub);
     const { status, body } = await callTool(run, "lookup_order", { order_id: "A1001" });
     expect(status).toBe(409);
     expect(body.error).toMatchObject({

@@ -1,12 +1,7 @@
-import {
-  abortAllDurableObjects,
-  evictDurableObject,
-  runDurableObjectAlarm,
-  runInDurableObject,
-} from "cloudflare:test";
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import type fc from "fast-check";
 import { EnvelopeSchema } from "../../src/envelope";
-import { armFault, ledgerStubOf } from "../helpers";
+import { armFault, ledgerStubOf, restartDurableObject } from "../helpers";
 import { callContext, checkAnswers } from "./answer-checks";
 import {
   type AgentCall,
@@ -281,7 +276,7 @@ export class ArmFaultCommand implements ModelCommand {
   }
 }
 
-/** A ledger restart between calls: every Durable Object aborted, or one run's ledger evicted. */
+/** A ledger restart between calls: every Durable Object aborted, or one run's ledger restarted. */
 export class RestartCommand implements ModelCommand {
   constructor(readonly target: "every Durable Object" | TenantName) {}
 
@@ -297,16 +292,16 @@ export class RestartCommand implements ModelCommand {
       return;
     }
     const run = model.runs[this.target];
-    // Eviction needs a running instance; a status read wakes it.
+    // Between calls, so nothing is in flight: a status read wakes the ledger, then it restarts alone.
     await runStatusOf(run.handle);
-    await evictDurableObject(ledgerStubOf(run.handle));
+    await restartDurableObject(ledgerStubOf(run.handle));
     await checkWorld([run], []);
   }
 
   toString(): string {
     return this.target === "every Durable Object"
       ? "restart: abort every Durable Object"
-      : `restart: evict the ${this.target} run's ledger`;
+      : `restart: restart the ${this.target} run's ledger alone`;
   }
 }
 
@@ -334,8 +329,9 @@ export class PassDeadlineCommand implements ModelCommand {
       state.storage.sql.exec("UPDATE run SET deadline_at = ?", Date.now() - 1_000);
       return alarm !== null && alarm <= deadline_at;
     });
-    await evictDurableObject(stub);
-    if (alarmDue) await runDurableObjectAlarm(stub);
+    await restartDurableObject(stub);
+    // The restart broke every stub to the old instance; the alarm goes to the fresh one.
+    if (alarmDue) await runDurableObjectAlarm(ledgerStubOf(run.handle));
     run.lifecycle = "past_deadline";
     await closeRun(run);
   }
