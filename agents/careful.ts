@@ -17,7 +17,7 @@ export interface CarefulAgentOptions {
 }
 
 /** What happened to one planned call: done, or the end of the whole task. */
-type StepEnd = { done: true } | { done: false; result: AgentResult };
+type StepEnd = { done: true; data: unknown } | { done: false; result: AgentResult };
 
 const BASE_BACKOFF_MS = 250;
 
@@ -42,19 +42,21 @@ export class CarefulAgent implements Agent {
   }
 
   async run(task: Task, client: RunClient): Promise<AgentResult> {
+    let previous: unknown = null;
     for (const step of task.plan) {
-      const end = await this.#perform(step, client);
+      const end = await this.#perform(step, client, previous);
       if (!end.done) return end.result;
+      previous = end.data;
     }
     return { status: "completed", reason: "every planned call succeeded" };
   }
 
-  async #perform(step: PlannedCall, client: RunClient): Promise<StepEnd> {
+  async #perform(step: PlannedCall, client: RunClient, previous: unknown): Promise<StepEnd> {
     let retries = 0;
     let rereadStale = false;
     const waitingSince = Date.now();
     for (;;) {
-      const envelope = await sendPlanned(client, step);
+      const envelope = await sendPlanned(client, step, previous);
       if (envelope.outcome === "success") {
         // A read older than one the run already saw: read once more rather than act on it.
         if (isStale(envelope) && !rereadStale) {
@@ -62,7 +64,7 @@ export class CarefulAgent implements Agent {
           continue;
         }
         await this.#readPages(envelope, client);
-        return { done: true };
+        return { done: true, data: envelope.data };
       }
       const error = envelope.error;
       // An outcome this agent does not know is terminal, as the contract says.

@@ -28,11 +28,13 @@ export class NaiveAgent implements Agent {
   async run(task: Task, client: RunClient): Promise<AgentResult> {
     const queue: PlannedCall[] = [...task.plan];
     const failed: string[] = [];
+    let previous: unknown = null;
     for (let step = queue.shift(); step; step = queue.shift()) {
       let succeeded = false;
       for (let attempt = 0; attempt < this.#attempts && !succeeded; attempt++) {
-        const envelope = await sendPlanned(client, step);
+        const envelope = await sendPlanned(client, step, previous);
         succeeded = envelope.outcome === "success";
+        if (succeeded) previous = envelope.data;
         if (succeeded && this.#obeys) queue.unshift(...instructionsIn(envelope.data));
       }
       if (!succeeded) failed.push(step.tool);

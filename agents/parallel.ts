@@ -7,11 +7,26 @@ import type { PlannedCall } from "./types";
  * matters is a success if any copy got one, else the first failure: what an agent that fired
  * parallel tool calls would act on.
  */
-export async function sendPlanned(client: RunClient, step: PlannedCall): Promise<Envelope> {
+export async function sendPlanned(
+  client: RunClient,
+  step: PlannedCall,
+  previous: unknown = null,
+): Promise<Envelope> {
   const copies = Math.max(1, step.parallel ?? 1);
+  const args = argsOf(step, previous);
   const answers = await Promise.all(
-    Array.from({ length: copies }, () => client.call(step.tool, step.args, { intent: step.intent ?? null })),
+    Array.from({ length: copies }, () => client.call(step.tool, args, { intent: step.intent ?? null })),
   );
   const first = answers[0] as Envelope;
   return answers.find((answer) => answer.outcome === "success") ?? first;
+}
+
+/** The step's arguments, with those it copies from the previous successful call's data filled in. */
+export function argsOf(step: PlannedCall, previous: unknown): Record<string, unknown> {
+  if (!step.fromPrevious) return step.args;
+  const data = (typeof previous === "object" && previous !== null ? previous : {}) as Record<string, unknown>;
+  const copied = Object.fromEntries(
+    Object.entries(step.fromPrevious).map(([arg, field]) => [arg, data[field] ?? null]),
+  );
+  return { ...step.args, ...copied };
 }

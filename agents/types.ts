@@ -16,6 +16,12 @@ export interface PlannedCall {
   intent?: string;
   /** Send this many identical calls at once, as a model emitting parallel tool calls does. */
   parallel?: number;
+  /**
+   * Arguments copied from the data of the plan's previous successful call, as a model copies an id
+   * from one answer into the next call: argument name → field of that data (e.g. a draft's
+   * `draft_id` and `version` into send_customer_email).
+   */
+  fromPrevious?: Record<string, string>;
 }
 
 export interface Task {

@@ -20,9 +20,10 @@ export type IntendedEffect =
 
 /**
  * How the simulated operator decides this run's approvals: approve those asking for an intended
- * effect and reject any other, or reject everything.
+ * effect and reject any other, or reject everything; or, for an email send, have a colleague edit
+ * the draft in the CRM just before approving it (the approval is for the text as it was).
  */
-export type OperatorPolicy = "approve_intended" | "reject_all";
+export type OperatorPolicy = "approve_intended" | "reject_all" | "edit_draft_then_approve";
 
 export interface EvalCase {
   /** kebab-case, unique: names the trace file. */
@@ -34,6 +35,11 @@ export interface EvalCase {
   scenario?: ScenarioStepBody[];
   limits?: Partial<Record<"max_calls" | "max_writes" | "max_destructive" | "deadline_s", number>>;
   operator?: OperatorPolicy;
+  /**
+   * The effects the operator approves, when they differ from what the run must leave: a send the
+   * human approves but the upstream silently drops. Defaults to `expect.effects`.
+   */
+  approves?: IntendedEffect[];
   expect: {
     /**
      * Exactly the effects the run must leave at the source: listing one twice means two. Empty

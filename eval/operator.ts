@@ -1,5 +1,6 @@
 import { type Envelope, EnvelopeSchema } from "../src/envelope";
 import type { IntendedEffect, OperatorPolicy } from "./case-types";
+import type { SandboxAdmin } from "./sandbox-admin";
 import type { ApprovalView } from "./source-types";
 import { effectOfApproval, fingerprint } from "./verdict";
 
@@ -28,6 +29,8 @@ export class SimulatedOperator {
   readonly #runId: string;
   readonly #policy: OperatorPolicy;
   readonly #intended: Set<string>;
+  readonly #admin: SandboxAdmin;
+  readonly #tenant: string;
   #loop: Promise<void> | null = null;
   #running = false;
 
@@ -37,7 +40,11 @@ export class SimulatedOperator {
     runId: string;
     policy: OperatorPolicy;
     intended: readonly IntendedEffect[];
+    admin: SandboxAdmin;
+    tenant: string;
   }) {
+    this.#admin = opts.admin;
+    this.#tenant = opts.tenant;
     this.#baseUrl = opts.baseUrl;
     this.#key = opts.operatorKey;
     this.#runId = opts.runId;
@@ -64,10 +71,23 @@ export class SimulatedOperator {
 
   /** Decides every pending approval of the run once. */
   async sweep(): Promise<void> {
-    for (const approval of await this.#list("pending")) {
-      const effect = effectOfApproval(approval);
+    const pending = await this.#list("pending");
+    const drafts = pending.some((approval) => approval.tool === "send_customer_email")
+      ? await this.#admin.drafts(this.#tenant)
+      : [];
+    for (const approval of pending) {
+      const effect = effectOfApproval(approval, drafts);
       const wanted = effect !== null && this.#intended.has(fingerprint(effect));
-      const decision = this.#policy === "approve_intended" && wanted ? "approve" : "reject";
+      let decision: "approve" | "reject" =
+        this.#policy === "approve_intended" && wanted ? "approve" : "reject";
+      if (this.#policy === "edit_draft_then_approve" && approval.tool === "send_customer_email") {
+        // A colleague rewrites the draft after the approval was asked for; the operator approves
+        // what they saw. The send must not carry the new text.
+        await this.#admin.editDraft(this.#tenant, String(approval.args.draft_id), {
+          body: "Edited after approval: this text was never approved.",
+        });
+        decision = "approve";
+      }
       const reason =
         decision === "approve"
           ? "checked against the ticket: intended"

@@ -38,7 +38,9 @@ export async function runCase(opts: {
       operatorKey: OPERATOR_KEYS[evalCase.tenant],
       runId,
       policy: evalCase.operator ?? "approve_intended",
-      intended: evalCase.expect.effects,
+      intended: evalCase.approves ?? evalCase.expect.effects,
+      admin,
+      tenant: evalCase.tenant,
     });
     operator.start();
     let result: AgentResult;

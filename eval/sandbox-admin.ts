@@ -2,7 +2,14 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { getPlatformProxy } from "wrangler";
 import { ROOT } from "./paths";
-import type { AdminEmail, AdminRefund, AdminRequest, AdminTicket, SourceEffects } from "./source-types";
+import type {
+  AdminDraft,
+  AdminEmail,
+  AdminRefund,
+  AdminRequest,
+  AdminTicket,
+  SourceEffects,
+} from "./source-types";
 
 /**
  * The sandbox's admin API: the source of truth for what really happened upstream. An evaluation
@@ -10,7 +17,10 @@ import type { AdminEmail, AdminRefund, AdminRequest, AdminTicket, SourceEffects 
  */
 
 interface AdminFetcher {
-  fetch(url: string, init?: { headers?: Record<string, string> }): Promise<Response>;
+  fetch(
+    url: string,
+    init?: { method?: string; headers?: Record<string, string>; body?: string },
+  ): Promise<Response>;
 }
 
 export class SandboxAdmin {
@@ -67,18 +77,37 @@ export class SandboxAdmin {
     const mine = <T extends { run_id: string | null }>(rows: T[]) =>
       rows.filter((row) => row.run_id === runId);
     const q = encodeURIComponent(tenant);
-    const [refunds, tickets, emails, requests] = await Promise.all([
+    const [refunds, tickets, emails, drafts, requests] = await Promise.all([
       this.get<{ refunds: AdminRefund[] }>(`/_admin/refunds?tenant=${q}`),
       this.get<{ tickets: AdminTicket[] }>(`/_admin/tickets?tenant=${q}`),
       this.get<{ emails: AdminEmail[] }>(`/_admin/emails?tenant=${q}`),
+      this.drafts(tenant),
       this.get<{ requests: AdminRequest[] }>(`/_admin/requests?run_id=${encodeURIComponent(runId)}`),
     ]);
     return {
       refunds: mine(refunds.refunds),
       tickets: mine(tickets.tickets),
       emails: mine(emails.emails),
+      drafts,
       requests: requests.requests,
     };
+  }
+
+  /** The tenant's stored email drafts. */
+  async drafts(tenant: string): Promise<AdminDraft[]> {
+    const q = encodeURIComponent(tenant);
+    return (await this.get<{ drafts: AdminDraft[] }>(`/_admin/email-drafts?tenant=${q}`)).drafts;
+  }
+
+  /** A member of staff edits a draft in the CRM: its text changes and its version goes up. */
+  async editDraft(tenant: string, draftId: string, edit: { subject?: string; body?: string }): Promise<void> {
+    const path = `/_admin/email-drafts/${encodeURIComponent(draftId)}?tenant=${encodeURIComponent(tenant)}`;
+    const response = await this.#fetcher.fetch(`http://sandbox.internal${path}`, {
+      method: "PUT",
+      headers: { "x-sandbox-admin": this.#token, "content-type": "application/json" },
+      body: JSON.stringify(edit),
+    });
+    if (!response.ok) throw new Error(`sandbox admin PUT ${path} answered ${response.status}`);
   }
 
   dispose(): Promise<void> {

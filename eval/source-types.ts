@@ -28,6 +28,15 @@ export interface AdminEmail {
   run_id: string | null;
 }
 
+/** A stored email draft (GET /_admin/email-drafts): what a send of it would say. */
+export interface AdminDraft {
+  draft_id: string;
+  customer_id: string;
+  subject: string;
+  body: string;
+  version: number;
+}
+
 /** An entry of the sandbox's request log, as its admin API returns it. */
 export type AdminRequest = RequestLogEntry;
 
@@ -36,6 +45,8 @@ export interface SourceEffects {
   refunds: AdminRefund[];
   tickets: AdminTicket[];
   emails: AdminEmail[];
+  /** The tenant's email drafts: a send's approval names only a draft, its effect is the draft's. */
+  drafts: AdminDraft[];
   requests: AdminRequest[];
 }
 

@@ -79,7 +79,7 @@ const SMALL_REFUND: [string, Args] = [
 ];
 const EMAIL: [string, Args] = [
   "send_customer_email",
-  { customer_id: "C100", subject: "Your refund", body: "We refunded 19.99 today." },
+  { draft_id: "dr_4Fz0aQ9mW2xYc7Lp1Rt8Vb", draft_version: 1 },
 ];
 const INVALID: [string, Args] = ["issue_refund", { orderId: "A1001", amount_cents: "19.99" }];
 

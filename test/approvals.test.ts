@@ -124,17 +124,15 @@ describe("the human approval gate", () => {
   it("tells the agent an operator rejected the call, with the reason, and never executes it", async () => {
     const run = await openRun("acme");
     const asked = await callTool(run, "send_customer_email", {
-      customer_id: "C101",
-      subject: "Your refund",
-      body: "Done.",
+      draft_id: "dr_4Fz0aQ9mW2xYc7Lp1Rt8Vb",
+      draft_version: 1,
     });
     const id = asked.body.approval?.id ?? "";
     const rejected = await decide(id, "reject", "Wrong customer; the order belongs to C100.");
     expect(rejected.body.data).toMatchObject({ approval: { state: "rejected" } });
     const after = await callTool(run, "send_customer_email", {
-      customer_id: "C101",
-      subject: "Your refund",
-      body: "Done.",
+      draft_id: "dr_4Fz0aQ9mW2xYc7Lp1Rt8Vb",
+      draft_version: 1,
     });
     expect(after.body.outcome).toBe("terminal_failure");
     expect(after.body.error?.code).toBe("approval_rejected");

@@ -12,6 +12,7 @@ describe("tool bindings", () => {
       expect.stringContaining('tool "draft_customer_email" needs binding "EMAIL_API"'),
       expect.stringContaining('tool "issue_refund" needs binding "PAYMENTS_API"'),
       expect.stringContaining('tool "send_customer_email" needs binding "EMAIL_API"'),
+      expect.stringContaining('tool "lookup_email" needs binding "EMAIL_API"'),
     ]);
     expect(missingBindings(catalog, env)).toEqual([]);
   });

@@ -22,6 +22,7 @@ const validTool = defineTool({
     request: (args) => ({ method: "GET", path: `/widgets/${args.widget_id}` }),
   },
   timeout_ms: 1_000,
+  trusted_text: { widget_id: "an id the widget API issues" },
 });
 
 /** A copy of the valid tool with some parts replaced, as a careless definition would have them. */
@@ -48,11 +49,11 @@ describe("catalog loading", () => {
 
   it("refuses a tool without a side effect class", () => {
     expect(loadError([broken({ side_effect: undefined })])).toMatch(
-      /lookup_widget.*side_effect must be one of read, write, destructive/,
+      /lookup_widget.*side_effect must be one of read, draft, write, destructive/,
     );
   });
 
-  it("refuses a side effect class outside read, write and destructive", () => {
+  it("refuses a side effect class outside read, draft, write and destructive", () => {
     expect(loadError([broken({ side_effect: "sync" })])).toMatch(/side_effect must be one of/);
   });
 
@@ -109,9 +110,170 @@ describe("catalog loading", () => {
   it("refuses a write served by the ledger itself: only reads may skip the upstream", () => {
     const ledgerWrite = broken({
       side_effect: "write",
+      no_postcondition: "A test write: this rule is checked before the postcondition's.",
       upstream: { binding: "@run-ledger", request: validTool.upstream.request },
     });
     expect(loadError([ledgerWrite])).toMatch(/only read tools may use the ledger's own binding @run-ledger/);
+  });
+
+  describe("postconditions of writes", () => {
+    const postcondition = {
+      tool: "lookup_widget",
+      args: (args: Record<string, unknown>) => ({ widget_id: args.widget_id }),
+      verify: () => ({ ok: true as const }),
+    };
+
+    it.each(["write", "destructive"])(
+      "refuses a %s tool with neither observe nor no_postcondition",
+      (sideEffect) => {
+        expect(loadError([validTool, broken({ name: "restock_widget", side_effect: sideEffect })])).toMatch(
+          new RegExp(
+            `tool "restock_widget": a ${sideEffect} tool needs a postcondition \\(observe: .*\\) or no_postcondition: "<documented reason>"`,
+          ),
+        );
+      },
+    );
+
+    it("loads a write that reads back its effect, or that documents why it cannot", () => {
+      const observed = broken({ name: "restock_widget", side_effect: "write", observe: postcondition });
+      const excused = broken({
+        name: "ship_widget",
+        side_effect: "destructive",
+        no_postcondition: "The shipping API offers no read of a shipment once it is handed over.",
+      });
+      const catalog = loadCatalog([validTool, observed, excused]);
+      expect(catalog.find("widgets", "restock_widget")?.observe?.tool).toBe("lookup_widget");
+      expect(catalog.find("widgets", "ship_widget")?.no_postcondition).toMatch(/no read of a shipment/);
+      // Reads need neither.
+      expect(catalog.find("widgets", "lookup_widget")?.observe).toBeNull();
+    });
+
+    it("refuses an empty or token reason", () => {
+      for (const reason of ["", "   ", "n/a"]) {
+        expect(
+          loadError([
+            validTool,
+            broken({ name: "ship_widget", side_effect: "write", no_postcondition: reason }),
+          ]),
+        ).toMatch(/no_postcondition must give the documented reason/);
+      }
+    });
+
+    it("refuses both a postcondition and a reason for not having one", () => {
+      const both = broken({
+        name: "restock_widget",
+        side_effect: "write",
+        observe: postcondition,
+        no_postcondition: "The warehouse API offers no read of stock levels at all.",
+      });
+      expect(loadError([validTool, both])).toMatch(/declares both observe and no_postcondition/);
+    });
+
+    it("refuses a postcondition whose read is not a read tool of the same namespace", () => {
+      const missing = broken({
+        name: "restock_widget",
+        side_effect: "write",
+        observe: { ...postcondition, tool: "lookup_gadget" },
+      });
+      expect(loadError([validTool, missing])).toMatch(
+        /postcondition reads with "lookup_gadget", which is not a tool of namespace "widgets"/,
+      );
+      const elsewhere = broken({ name: "lookup_widget", namespace: "gadgets" });
+      const observed = broken({ name: "restock_widget", side_effect: "write", observe: postcondition });
+      expect(loadError([elsewhere, observed])).toMatch(/which is not a tool of namespace "widgets"/);
+      const writer = broken({
+        name: "recount_widget",
+        side_effect: "write",
+        no_postcondition: "The warehouse API offers no read of stock levels at all.",
+      });
+      const readsWithWrite = broken({
+        name: "restock_widget",
+        side_effect: "write",
+        observe: { ...postcondition, tool: "recount_widget" },
+      });
+      expect(loadError([writer, readsWithWrite])).toMatch(
+        /postcondition tool "recount_widget" must be a read, not write/,
+      );
+    });
+
+    it("holds the shipped catalog to the rule: every write and destructive tool says how it is checked", async () => {
+      const { catalog } = await import("../src/tools");
+      const writes = catalog
+        .all()
+        .filter((tool) => tool.side_effect === "write" || tool.side_effect === "destructive");
+      expect(writes.length).toBeGreaterThan(0);
+      for (const tool of writes) {
+        expect(tool.observe !== null || tool.no_postcondition !== null, tool.name).toBe(true);
+      }
+      expect(catalog.find("support", "create_internal_ticket")?.observe?.tool).toBe("lookup_ticket");
+      expect(catalog.find("support", "issue_refund")?.observe?.tool).toBe("lookup_order");
+    });
+  });
+
+  describe("output trust: every free-text output field is classified", () => {
+    const withOutput = (output: z.ZodType, extra: Record<string, unknown> = {}) =>
+      broken({ output, trusted_text: {}, untrusted: [], sensitive: {}, ...extra });
+
+    it("refuses a tool with an unclassified free-text field, naming the field", () => {
+      const tool = withOutput(z.object({ widget_id: z.string(), notes: z.string() }), {
+        trusted_text: { widget_id: "an id the widget API issues" },
+      });
+      expect(loadError([tool])).toMatch(
+        /tool "lookup_widget": output field "notes" is free text but not classified; list it in untrusted/,
+      );
+    });
+
+    it("finds free text inside arrays, nested objects and optional fields", () => {
+      const output = z.object({ reviews: z.array(z.object({ text: z.string().optional() })) });
+      expect(loadError([withOutput(output)])).toMatch(/output field "reviews\[\]\.text" is free text/);
+      expect(() => loadCatalog([withOutput(output, { untrusted: ["reviews[].text"] })])).not.toThrow();
+    });
+
+    it("accepts a field declared untrusted, trusted with a reason, or masked as sensitive", () => {
+      const output = z.object({ a: z.string(), b: z.string(), c: z.string() });
+      const tool = withOutput(output, {
+        untrusted: ["a"],
+        trusted_text: { b: "a code from a fixed list" },
+        sensitive: { c: "email" },
+      });
+      expect(() => loadCatalog([tool])).not.toThrow();
+    });
+
+    it("does not count enums, literals, regex-checked or formatted strings as free text", () => {
+      const output = z.object({
+        state: z.enum(["open", "closed"]),
+        kind: z.literal("widget"),
+        sku: z.string().regex(/^W\d+$/),
+        at: z.iso.datetime(),
+        count: z.number(),
+      });
+      expect(() => loadCatalog([withOutput(output)])).not.toThrow();
+    });
+
+    it("refuses a trusted_text entry without a reason, and a declaration naming no string field", () => {
+      const output = z.object({ widget_id: z.string() });
+      expect(loadError([withOutput(output, { trusted_text: { widget_id: " " } })])).toMatch(
+        /trusted_text "widget_id" needs a reason/,
+      );
+      expect(
+        loadError([
+          withOutput(output, { untrusted: ["widget_notes"], trusted_text: { widget_id: "an id" } }),
+        ]),
+      ).toMatch(/"widget_notes" is declared untrusted or trusted_text but is not a string field/);
+    });
+
+    it("classifies the demo catalog's third-party text as untrusted", async () => {
+      const { catalog } = await import("../src/tools");
+      expect(catalog.find("support", "search_refund_policy")?.untrusted).toEqual([
+        "results[].title",
+        "results[].summary",
+      ]);
+      expect(catalog.find("support", "lookup_order")?.untrusted).toContain("customer_note");
+      expect(catalog.find("support", "get_customer_profile")?.untrusted).toEqual([
+        "recent_messages[].subject",
+        "recent_messages[].body",
+      ]);
+    });
   });
 
   it("refuses two tools with the same name in a namespace", () => {

@@ -14,7 +14,7 @@ const response = (
   retryAfter,
 });
 
-function failureOf(result: UpstreamResult, sideEffect: "read" | "write" | "destructive" = "read") {
+function failureOf(result: UpstreamResult, sideEffect: "read" | "draft" | "write" | "destructive" = "read") {
   const classified = classifyUpstream(result, sideEffect, 0);
   if (classified.kind !== "failure") throw new Error("expected a failure");
   return classified;

@@ -321,10 +321,10 @@ describe("console approvals", () => {
 
   it("escapes arguments, so an agent's text cannot inject markup into the page", async () => {
     const run = await openRun("acme");
-    const asked = await callTool(run, "send_customer_email", {
+    const asked = await callTool(run, "create_internal_ticket", {
       customer_id: "C101",
-      subject: "Your refund",
-      body: '<script>alert("x")</script><img src=x onerror=alert(1)>',
+      priority: "urgent",
+      summary: '<script>alert("x")</script><img src=x onerror=alert(1)>',
     });
     const approvalId = asked.body.approval?.id ?? "";
     expect(approvalId).not.toBe("");

@@ -6,10 +6,12 @@ const expected = {
   lookup_order: { side_effect: "read", args: ["order_id"] },
   search_refund_policy: { side_effect: "read", args: ["query"] },
   get_customer_profile: { side_effect: "read", args: ["customer_id"] },
-  draft_customer_email: { side_effect: "read", args: ["customer_id", "template", "order_id", "notes"] },
+  draft_customer_email: { side_effect: "draft", args: ["customer_id", "template", "order_id", "notes"] },
   create_internal_ticket: { side_effect: "write", args: ["customer_id", "priority", "summary"] },
+  lookup_ticket: { side_effect: "read", args: ["ticket_id"] },
   issue_refund: { side_effect: "destructive", args: ["order_id", "amount_cents", "reason"] },
-  send_customer_email: { side_effect: "destructive", args: ["customer_id", "subject", "body"] },
+  send_customer_email: { side_effect: "destructive", args: ["draft_id", "draft_version"] },
+  lookup_email: { side_effect: "read", args: ["email_id"] },
   // Built in to every namespace: pages through results too large to return inline.
   read_result_page: { side_effect: "read", args: ["handle", "cursor"] },
 } as const;

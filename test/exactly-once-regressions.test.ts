@@ -279,9 +279,8 @@ describe("3. nothing executes after the run's deadline or end", () => {
     const run = await openRun("acme");
     const refundAsked = await callTool(run, "issue_refund", refund("A1004", 101));
     const emailAsked = await callTool(run, "send_customer_email", {
-      customer_id: "C100",
-      subject: "Your refund",
-      body: "It is on its way.",
+      draft_id: "dr_4Fz0aQ9mW2xYc7Lp1Rt8Vb",
+      draft_version: 1,
     });
     const ids = [refundAsked.body.approval?.id ?? "", emailAsked.body.approval?.id ?? ""];
     expect(await pendingApprovalsOf(run)).toEqual(expect.arrayContaining(ids));

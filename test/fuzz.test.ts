@@ -45,7 +45,9 @@ const VALID_ARGS: Record<string, Record<string, unknown>> = {
   },
   create_internal_ticket: { customer_id: "C100", priority: "high", summary: "Refund of 900.00 requested" },
   issue_refund: { order_id: "A1001", amount_cents: 1999, reason: "out_of_stock" },
-  send_customer_email: { customer_id: "C100", subject: "Your refund", body: "We refunded 19.99 today." },
+  send_customer_email: { draft_id: "dr_4Fz0aQ9mW2xYc7Lp1Rt8Vb", draft_version: 1 },
+  lookup_email: { email_id: "em_4Fz0aQ9mW2xYc7Lp1Rt8Vb" },
+  lookup_ticket: { ticket_id: "tk_4Fz0aQ9mW2xYc7Lp1Rt8Vb" },
   read_result_page: { handle: "res_0123456789abcdef01234567", cursor: 0 },
 };
 

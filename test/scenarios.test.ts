@@ -166,6 +166,8 @@ describe("a scenario chosen when the run opens", () => {
       [429, "rate_limited"],
       [201, "partial_success"],
       [201, null],
+      // The ticket's postcondition read, after the plain success: a request of its own.
+      [200, null],
     ]);
   });
 
@@ -273,11 +275,15 @@ describe("the X-Sandbox-Fault header on one call", () => {
     expect(again.body.outcome).toBe("success");
     expect(again.body.idempotency_key).toBe(limited.body.idempotency_key);
     const log = await sandboxRequests(run.id);
-    expect(log.map(({ status, fault }) => [status, fault])).toEqual([
-      [429, "rate_limited"],
-      [201, null],
+    expect(log.map(({ method, status, fault }) => [method, status, fault])).toEqual([
+      ["POST", 429, "rate_limited"],
+      ["POST", 201, null],
+      // The ticket's postcondition read: a GET, without a key.
+      ["GET", 200, null],
     ]);
-    expect(new Set(log.map((entry) => entry.idempotency_key)).size).toBe(1);
+    const writes = log.filter((entry) => entry.method === "POST");
+    expect(new Set(writes.map((entry) => entry.idempotency_key)).size).toBe(1);
+    expect(log.find((entry) => entry.method === "GET")?.idempotency_key).toBeNull();
   });
 
   it("takes the place of the run's scenario for that request and leaves the step for later", async () => {

@@ -41,8 +41,10 @@ const SAMPLE_CALLS: Record<string, Record<string, unknown>> = {
   get_customer_profile: { customer_id: "C100" },
   draft_customer_email: { customer_id: "C100", template: "apology" },
   create_internal_ticket: { customer_id: "C100", priority: "high", summary: "The parcel arrived broken." },
+  lookup_ticket: { ticket_id: "tk_4Fz0aQ9mW2xYc7Lp1Rt8Vb" },
   issue_refund: { order_id: "A1001", amount_cents: 1999, reason: "price_error" },
-  send_customer_email: { customer_id: "C100", subject: "Your refund", body: "It is on its way." },
+  send_customer_email: { draft_id: "dr_4Fz0aQ9mW2xYc7Lp1Rt8Vb", draft_version: 1 },
+  lookup_email: { email_id: "em_4Fz0aQ9mW2xYc7Lp1Rt8Vb" },
   read_result_page: { handle: "res_0123456789abcdef01234567" },
 };
 
@@ -372,6 +374,7 @@ describe("generated tool specs", () => {
         output: z.object({ id: z.string() }),
         upstream: { binding: "ORDERS_API", request: () => ({ method: "GET", path: "/" }) },
         timeout_ms: 1_000,
+        trusted_text: { id: "an id the test upstream issues" },
       });
     const twoNamespaces = loadCatalog([tool("read_public", "public"), tool("read_secret", "internal")]);
     for (const format of SPEC_FORMATS) {

@@ -90,7 +90,7 @@ export const normal: EvalCase[] = [
     tenant: "acme",
     task: {
       prompt: "Email customer C101 that their refund is on its way.",
-      plan: [email("C101", "Your refund is on its way")],
+      plan: email("C101", "refund_confirmation"),
     },
     expect: { effects: [emailed("C101", "Your refund is on its way")], ends: DONE },
   },

@@ -41,10 +41,19 @@ export const ticketed = (customer_id: string, priority: string, summary: string)
   priority,
   summary,
 });
-export const email = (customer_id: string, subject: string): PlannedCall => ({
-  tool: "send_customer_email",
-  args: { customer_id, subject, body: "Hello, we have looked into your request and it is now resolved." },
-});
+/**
+ * An email is two steps: draft it (stored, nothing sent), then send that draft by id and version,
+ * copied from the draft's answer as a model would. The model never writes the text that goes out.
+ */
+export const email = (customer_id: string, template: string): PlannedCall[] => [
+  { tool: "draft_customer_email", args: { customer_id, template } },
+  {
+    tool: "send_customer_email",
+    args: {},
+    fromPrevious: { draft_id: "draft_id", draft_version: "version" },
+  },
+];
+/** The email a draft of that template renders: the sandbox's subject for it (sandbox/src/drafts.ts). */
 export const emailed = (customer_id: string, subject: string): IntendedEffect => ({
   kind: "email",
   customer_id,

@@ -3,7 +3,7 @@ import type { AppEnv } from "./auth";
 import { storeOf } from "./env";
 import { FaultSpecSchema, toFaultSpec } from "./faults";
 import { errorResponse } from "./http";
-import { describeIssues } from "./validation";
+import { describeIssues, EmailDraftEdit } from "./validation";
 
 /**
  * Test, demo and evaluation controls. Mounted under `/_admin`, where the router has already
@@ -53,6 +53,29 @@ admin.get("/tickets", async (c) =>
 admin.get("/emails", async (c) =>
   c.json({ emails: await storeOf(c.env).listEmails(c.req.query("tenant") ?? null) }),
 );
+
+admin.get("/email-drafts", async (c) =>
+  c.json({ drafts: await storeOf(c.env).listDrafts(c.req.query("tenant") ?? null) }),
+);
+
+/**
+ * A member of staff edits a stored draft (`?tenant=` required), as in the CRM's UI: same rules as
+ * `PUT /email-drafts/{id}`, the text changes and `version` goes up by one.
+ */
+admin.put("/email-drafts/:draft_id", async (c) => {
+  const tenant = c.req.query("tenant");
+  if (!tenant) return errorResponse(400, "invalid_request", "Give the tenant: ?tenant=<tenant id>.");
+  let json: unknown;
+  try {
+    json = await c.req.json();
+  } catch {
+    return errorResponse(400, "invalid_request", "Request body must be valid JSON.");
+  }
+  const parsed = EmailDraftEdit.safeParse(json);
+  if (!parsed.success) return errorResponse(400, "invalid_request", describeIssues(parsed.error));
+  const outcome = await storeOf(c.env).editDraft(tenant, c.req.param("draft_id"), parsed.data);
+  return c.json(outcome.body, outcome.status as 200);
+});
 
 /** Approval webhooks: those verified and recorded, and those refused with the reason. */
 admin.get("/notifications", async (c) => {

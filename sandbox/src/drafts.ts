@@ -1,8 +1,9 @@
-import type { Customer, EmailDraft, Order } from "./model";
+import type { Customer, Order } from "./model";
 
 /**
- * Renders email drafts from templates, like a CRM's template endpoint. Drafting changes nothing;
- * the rendered text names the customer, so it carries PII the proxy may have to mask.
+ * Renders email drafts from templates, like a CRM's template endpoint. The rendered text is stored
+ * as a draft (see `insertDraft`), which is what `POST /emails` later sends by id; the text names
+ * the customer, so it carries PII the proxy may have to mask.
  */
 
 function dollars(cents: number): string {
@@ -78,7 +79,7 @@ export function draftEmail(
   order: Order | null,
   template: string,
   notes: string | null | undefined,
-): EmailDraft {
+): { customer_id: string; template: string; subject: string; body: string } {
   const { subject, paragraphs } = render(template, order);
   const extra = notes?.trim() ? [notes.trim()] : [];
   const body = [

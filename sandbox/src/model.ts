@@ -82,11 +82,14 @@ export interface PolicySearchResult {
   total: number;
 }
 
+/** A stored draft: `version` starts at 1 and is bumped by every edit (`PUT /email-drafts/{id}`). */
 export interface EmailDraft {
+  draft_id: string;
   customer_id: string;
-  template: string;
   subject: string;
   body: string;
+  created_at: string;
+  version: number;
 }
 
 export type TicketPriority = "low" | "normal" | "medium" | "high" | "urgent";
@@ -104,6 +107,9 @@ export interface Email {
   email_id: string;
   customer_id: string;
   subject: string;
+  body: string;
+  draft_id: string | null;
+  draft_version: number | null;
   status: "queued";
   queued_at: string;
 }

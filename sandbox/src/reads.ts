@@ -1,11 +1,13 @@
-import type { Customer, Order } from "./model";
+import type { Customer, Order, Ticket } from "./model";
 import {
   type CustomerRow,
   type MessageRow,
   type OrderRow,
   type RefundRow,
+  type TicketRow,
   toCustomer,
   toOrder,
+  toTicket,
 } from "./rows";
 
 /** Business reads, each scoped to the caller's tenant. Writes reuse them for their checks. */
@@ -35,6 +37,14 @@ export function readCustomer(sql: SqlStorage, tenant: string, customerId: string
     )
     .toArray();
   return toCustomer(row, messages);
+}
+
+/** One ticket of the tenant's own; another tenant's ticket is as absent as one never created. */
+export function readTicket(sql: SqlStorage, tenant: string, ticketId: string): Ticket | null {
+  const row = sql
+    .exec<TicketRow>("SELECT * FROM tickets WHERE tenant = ? AND ticket_id = ?", tenant, ticketId)
+    .toArray()[0];
+  return row ? toTicket(row) : null;
 }
 
 function refundsOf(sql: SqlStorage, tenant: string, orderId: string): RefundRow[] {

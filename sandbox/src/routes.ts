@@ -8,7 +8,7 @@ import { receiveApprovalHook } from "./hooks";
 import { errorResponse } from "./http";
 import { notFound, serveEffect, serveRead, serveWrite } from "./lifecycle";
 import { failure } from "./model";
-import { EmailBody, EmailDraftBody, RefundBody, TicketBody } from "./validation";
+import { EmailBody, EmailDraftBody, EmailDraftEdit, RefundBody, TicketBody } from "./validation";
 
 /**
  * The HTTP surface of the sandbox: each business endpoint behind a credential for the one tool it
@@ -71,14 +71,42 @@ app.post("/email-drafts", requireCredential("draft_customer_email"), (c) =>
         `Order ${order.order_id} does not belong to customer ${customer.customer_id}.`,
       );
     }
-    return { status: 200, body: draftEmail(customer, order, input.template, input.notes) };
+    return store.createDraft(caller, draftEmail(customer, order, input.template, input.notes));
   }),
+);
+
+app.get("/email-drafts/:draft_id", requireCredential("draft_customer_email"), (c) =>
+  serveRead(c, [], async (caller) => {
+    const draftId = c.req.param("draft_id");
+    const draft = await storeOf(c.env).getDraft(caller.tenant, draftId);
+    return draft
+      ? { status: 200, body: draft }
+      : failure(404, "not_found", `No email draft with id '${draftId}'.`);
+  }),
+);
+
+// A human edits a draft (in the CRM's UI in real life): the text changes and `version` goes up.
+app.put("/email-drafts/:draft_id", requireCredential("draft_customer_email"), (c) =>
+  serveWrite(c, EmailDraftEdit, async (caller, input) =>
+    storeOf(c.env).editDraft(caller.tenant, c.req.param("draft_id"), input),
+  ),
 );
 
 app.post("/tickets", requireCredential("create_internal_ticket"), (c) =>
   serveEffect(c, TicketBody, FAILED_ITEMS.ticket, (caller, input, record) =>
     storeOf(c.env).createTicket(caller, input, record),
   ),
+);
+
+// The read create_internal_ticket's postcondition makes: only the caller's tenant's tickets exist.
+app.get("/tickets/:ticket_id", requireCredential("lookup_ticket"), (c) =>
+  serveRead(c, [], async (caller) => {
+    const ticketId = c.req.param("ticket_id");
+    const ticket = await storeOf(c.env).getTicket(caller.tenant, ticketId);
+    return ticket
+      ? { status: 200, body: ticket }
+      : failure(404, "not_found", `No ticket with id '${ticketId}'.`);
+  }),
 );
 
 app.post("/refunds", requireCredential("issue_refund"), (c) =>
@@ -91,6 +119,14 @@ app.post("/emails", requireCredential("send_customer_email"), (c) =>
   serveEffect(c, EmailBody, FAILED_ITEMS.email, (caller, input, record) =>
     storeOf(c.env).queueEmail(caller, input, record),
   ),
+);
+
+app.get("/emails/:email_id", requireCredential("lookup_email"), (c) =>
+  serveRead(c, [], async (caller) => {
+    const emailId = c.req.param("email_id");
+    const email = await storeOf(c.env).getEmail(caller.tenant, emailId);
+    return email ? { status: 200, body: email } : failure(404, "not_found", `No email with id '${emailId}'.`);
+  }),
 );
 
 app.notFound(notFound);

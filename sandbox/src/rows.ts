@@ -7,6 +7,7 @@ import type {
   CustomerMessage,
   CustomerTier,
   Email,
+  EmailDraft,
   FaultMode,
   Order,
   OrderItem,
@@ -98,6 +99,21 @@ export type EmailRow = {
   body: string;
   status: string;
   queued_at: string;
+  run_id: string | null;
+  tool: string | null;
+  draft_id: string | null;
+  draft_version: number | null;
+};
+
+export type EmailDraftRow = {
+  draft_id: string;
+  tenant: string;
+  customer_id: string;
+  template: string;
+  subject: string;
+  body: string;
+  created_at: string;
+  version: number;
   run_id: string | null;
   tool: string | null;
 };
@@ -216,8 +232,22 @@ export function toEmail(row: EmailRow): Email {
     email_id: row.email_id,
     customer_id: row.customer_id,
     subject: row.subject,
+    body: row.body,
+    draft_id: row.draft_id,
+    draft_version: row.draft_version,
     status: "queued",
     queued_at: row.queued_at,
+  };
+}
+
+export function toEmailDraft(row: EmailDraftRow): EmailDraft {
+  return {
+    draft_id: row.draft_id,
+    customer_id: row.customer_id,
+    subject: row.subject,
+    body: row.body,
+    created_at: row.created_at,
+    version: row.version,
   };
 }
 

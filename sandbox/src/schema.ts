@@ -34,7 +34,11 @@ const TABLES = [
   `CREATE TABLE IF NOT EXISTS emails (
     email_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, customer_id TEXT NOT NULL,
     to_address TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, status TEXT NOT NULL,
-    queued_at TEXT NOT NULL, run_id TEXT, tool TEXT)`,
+    queued_at TEXT NOT NULL, run_id TEXT, tool TEXT, draft_id TEXT, draft_version INTEGER)`,
+  `CREATE TABLE IF NOT EXISTS email_drafts (
+    draft_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, customer_id TEXT NOT NULL, template TEXT NOT NULL,
+    subject TEXT NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL, version INTEGER NOT NULL,
+    run_id TEXT, tool TEXT)`,
   `CREATE TABLE IF NOT EXISTS policies (
     policy_id TEXT PRIMARY KEY, title TEXT NOT NULL, summary TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS faults (
@@ -68,6 +72,7 @@ const RESETTABLE = [
   "refunds",
   "tickets",
   "emails",
+  "email_drafts",
   "policies",
   "faults",
   "requests",
@@ -80,6 +85,15 @@ const RESETTABLE = [
 
 export function createSchema(sql: SqlStorage): void {
   for (const statement of TABLES) sql.exec(statement);
+  // A store created before emails were sent from drafts lacks these columns: add them in place.
+  const columns = new Set(
+    sql
+      .exec<{ name: string }>("PRAGMA table_info(emails)")
+      .toArray()
+      .map((column) => column.name),
+  );
+  if (!columns.has("draft_id")) sql.exec("ALTER TABLE emails ADD COLUMN draft_id TEXT");
+  if (!columns.has("draft_version")) sql.exec("ALTER TABLE emails ADD COLUMN draft_version INTEGER");
 }
 
 /**

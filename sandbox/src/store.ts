@@ -21,6 +21,7 @@ import type {
   ArmedFault,
   Customer,
   Email,
+  EmailDraft,
   FaultPlan,
   Order,
   Outcome,
@@ -34,7 +35,7 @@ import type {
   TicketPriority,
   WebhookRejection,
 } from "./model";
-import { readCustomer, readOrder } from "./reads";
+import { readCustomer, readOrder, readTicket } from "./reads";
 import {
   type EmailRow,
   type PolicyRow,
@@ -46,7 +47,16 @@ import {
 } from "./rows";
 import { createSchema, isSeeded, resetToSeed } from "./schema";
 import { searchPolicies } from "./search";
-import { insertEmail, insertRefund, insertTicket } from "./writes";
+import {
+  insertDraft,
+  insertEmail,
+  insertRefund,
+  insertTicket,
+  listDrafts,
+  readDraft,
+  readEmail,
+  updateDraft,
+} from "./writes";
 
 /** The caller of a write, from its verified credential. */
 export interface Caller {
@@ -159,6 +169,10 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
     return readCustomer(this.#sql, tenant, customerId);
   }
 
+  getTicket(tenant: string, ticketId: string): Ticket | null {
+    return readTicket(this.#sql, tenant, ticketId);
+  }
+
   searchPolicies(query: string): PolicySearchResult {
     const all: RefundPolicy[] = this.#sql
       .exec<PolicyRow>("SELECT policy_id, title, summary FROM policies")
@@ -185,12 +199,35 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
     return this.#write(record, () => insertTicket(this.#sql, caller, input));
   }
 
-  queueEmail(
-    caller: Caller,
-    input: { customer_id: string; subject: string; body: string },
-    record = true,
-  ): Outcome<Email> {
+  queueEmail(caller: Caller, input: { draft_id: string; version: number }, record = true): Outcome<Email> {
     return this.#write(record, () => insertEmail(this.#sql, caller, input));
+  }
+
+  createDraft(
+    caller: Caller,
+    input: { customer_id: string; template: string; subject: string; body: string },
+  ): Outcome<EmailDraft> {
+    return this.#write(true, () => insertDraft(this.#sql, caller, input));
+  }
+
+  editDraft(
+    tenant: string,
+    draftId: string,
+    input: { subject?: string | undefined; body?: string | undefined },
+  ): Outcome<EmailDraft> {
+    return this.#write(true, () => updateDraft(this.#sql, tenant, draftId, input));
+  }
+
+  getDraft(tenant: string, draftId: string): EmailDraft | null {
+    return readDraft(this.#sql, tenant, draftId);
+  }
+
+  listDrafts(tenant: string | null): EmailDraft[] {
+    return listDrafts(this.#sql, tenant);
+  }
+
+  getEmail(tenant: string, emailId: string): Email | null {
+    return readEmail(this.#sql, tenant, emailId);
   }
 
   // ---- admin ----

@@ -19,11 +19,19 @@ export const TicketBody = z.object({
   summary: z.string().trim().min(1).max(5000),
 });
 
+/** A send names a stored draft and the version that was approved; the text comes from the draft. */
 export const EmailBody = z.object({
-  customer_id: id,
-  subject: z.string().trim().min(1).max(300),
-  body: z.string().trim().min(1).max(50_000),
+  draft_id: id,
+  version: z.number().int().min(1),
 });
+
+/** A human's edit of a stored draft; each edit bumps its version. */
+export const EmailDraftEdit = z
+  .object({
+    subject: z.string().trim().min(1).max(300).optional(),
+    body: z.string().trim().min(1).max(50_000).optional(),
+  })
+  .refine((edit) => edit.subject !== undefined || edit.body !== undefined, "give subject or body");
 
 export const EmailDraftBody = z.object({
   customer_id: id,

@@ -1,7 +1,24 @@
 import { newId, nowIso } from "./ids";
-import { type Email, failure, type Outcome, type Refund, type Ticket, type TicketPriority } from "./model";
+import {
+  type Email,
+  type EmailDraft,
+  failure,
+  type Outcome,
+  type Refund,
+  type Ticket,
+  type TicketPriority,
+} from "./model";
 import { readCustomer, readOrder } from "./reads";
-import { type EmailRow, type RefundRow, type TicketRow, toEmail, toRefund, toTicket } from "./rows";
+import {
+  type EmailDraftRow,
+  type EmailRow,
+  type RefundRow,
+  type TicketRow,
+  toEmail,
+  toEmailDraft,
+  toRefund,
+  toTicket,
+} from "./rows";
 import type { Caller } from "./store";
 
 /**
@@ -79,26 +96,108 @@ export function insertTicket(
   return { status: 201, body: toTicket(row) };
 }
 
-export function insertEmail(
+export function readDraft(sql: SqlStorage, tenant: string, draftId: string): EmailDraft | null {
+  const row = sql
+    .exec<EmailDraftRow>("SELECT * FROM email_drafts WHERE tenant = ? AND draft_id = ?", tenant, draftId)
+    .toArray()[0];
+  return row ? toEmailDraft(row) : null;
+}
+
+export function readEmail(sql: SqlStorage, tenant: string, emailId: string): Email | null {
+  const row = sql
+    .exec<EmailRow>("SELECT * FROM emails WHERE tenant = ? AND email_id = ?", tenant, emailId)
+    .toArray()[0];
+  return row ? toEmail(row) : null;
+}
+
+export function listDrafts(sql: SqlStorage, tenant: string | null): EmailDraft[] {
+  return sql
+    .exec<EmailDraftRow>("SELECT * FROM email_drafts WHERE ?1 IS NULL OR tenant = ?1 ORDER BY rowid", tenant)
+    .toArray()
+    .map(toEmailDraft);
+}
+
+/** Stores a rendered draft at version 1. Nothing is sent. */
+export function insertDraft(
   sql: SqlStorage,
   caller: Caller,
-  input: { customer_id: string; subject: string; body: string },
-): Outcome<Email> {
-  const customer = readCustomer(sql, caller.tenant, input.customer_id);
-  if (!customer) return failure(404, "not_found", `No customer with id '${input.customer_id}'.`);
+  input: { customer_id: string; template: string; subject: string; body: string },
+): Outcome<EmailDraft> {
   const row = sql
-    .exec<EmailRow>(
-      `INSERT INTO emails (email_id, tenant, customer_id, to_address, subject, body, status, queued_at, run_id, tool)
-        VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?) RETURNING *`,
-      newId("em"),
+    .exec<EmailDraftRow>(
+      `INSERT INTO email_drafts (draft_id, tenant, customer_id, template, subject, body, created_at, version, run_id, tool)
+        VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?) RETURNING *`,
+      newId("dr"),
       caller.tenant,
-      customer.customer_id,
-      customer.email,
+      input.customer_id,
+      input.template,
       input.subject,
       input.body,
       nowIso(),
       caller.run_id,
       caller.tool,
+    )
+    .one();
+  return { status: 201, body: toEmailDraft(row) };
+}
+
+/** A human edits a draft: the text changes and `version` goes up by one. */
+export function updateDraft(
+  sql: SqlStorage,
+  tenant: string,
+  draftId: string,
+  input: { subject?: string | undefined; body?: string | undefined },
+): Outcome<EmailDraft> {
+  const draft = readDraft(sql, tenant, draftId);
+  if (!draft) return failure(404, "not_found", `No email draft with id '${draftId}'.`);
+  const row = sql
+    .exec<EmailDraftRow>(
+      `UPDATE email_drafts SET subject = ?, body = ?, version = version + 1
+        WHERE tenant = ? AND draft_id = ? RETURNING *`,
+      input.subject ?? draft.subject,
+      input.body ?? draft.body,
+      tenant,
+      draftId,
+    )
+    .one();
+  return { status: 200, body: toEmailDraft(row) };
+}
+
+/**
+ * Sends a stored draft, exactly its text, to the customer's address on file. `version` is the draft
+ * version the sender approved: a draft edited since then is refused with 409, nothing sent.
+ */
+export function insertEmail(
+  sql: SqlStorage,
+  caller: Caller,
+  input: { draft_id: string; version: number },
+): Outcome<Email> {
+  const draft = readDraft(sql, caller.tenant, input.draft_id);
+  if (!draft) return failure(404, "not_found", `No email draft with id '${input.draft_id}'.`);
+  if (draft.version !== input.version) {
+    return failure(
+      409,
+      "draft_version_stale",
+      `Email draft ${draft.draft_id} was edited after version ${input.version} was approved (now version ${draft.version}); nothing was sent.`,
+    );
+  }
+  const customer = readCustomer(sql, caller.tenant, draft.customer_id);
+  if (!customer) return failure(404, "not_found", `No customer with id '${draft.customer_id}'.`);
+  const row = sql
+    .exec<EmailRow>(
+      `INSERT INTO emails (email_id, tenant, customer_id, to_address, subject, body, status, queued_at, run_id, tool, draft_id, draft_version)
+        VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING *`,
+      newId("em"),
+      caller.tenant,
+      customer.customer_id,
+      customer.email,
+      draft.subject,
+      draft.body,
+      nowIso(),
+      caller.run_id,
+      caller.tool,
+      draft.draft_id,
+      draft.version,
     )
     .one();
   return { status: 202, body: toEmail(row) };

@@ -14,6 +14,8 @@ const MAX_TOOL_NAME = 64;
 const DESCRIPTION_PARTS = ["does", "use_when", "avoid_when", "side_effects"] as const;
 const MIN_DESCRIPTION_LENGTH = 12;
 const MAX_TIMEOUT_MS = 30_000;
+/** A reason for skipping a postcondition must say something an operator can check. */
+const MIN_NO_POSTCONDITION_REASON = 20;
 
 /** Wrappers that do not change which fields an object accepts. */
 function unwrap(schema: z.ZodType): z.ZodType {
@@ -66,6 +68,68 @@ function checkInputSchema(tool: string, schema: z.ZodType, path: string): void {
   }
 }
 
+/** Whether a string schema is pinned to a pattern: a `.regex(...)` or a format such as `z.iso.datetime()`. */
+function hasPattern(schema: z.ZodString): boolean {
+  const def = schema._zod.def as { format?: string; checks?: { _zod: { def: { check?: string } } }[] };
+  if (def.format !== undefined) return true;
+  return (def.checks ?? []).some((check) => check._zod.def.check === "string_format");
+}
+
+/**
+ * The output schema's string leaves, by path (`recent_messages[].body`), each flagged as free text
+ * (no regex, no format) or not. Enums and literals are not strings here.
+ */
+export function stringLeaves(schema: z.ZodType, path = ""): { path: string; free: boolean }[] {
+  const inner = unwrap(schema);
+  if (inner instanceof z.ZodString) return [{ path, free: !hasPattern(inner) }];
+  if (inner instanceof z.ZodArray) return stringLeaves(inner.element as z.ZodType, `${path}[]`);
+  if (inner instanceof z.ZodObject) {
+    return Object.entries(inner.shape).flatMap(([field, child]) =>
+      stringLeaves(child as z.ZodType, path === "" ? field : `${path}.${field}`),
+    );
+  }
+  return [];
+}
+
+function covers(prefix: string, path: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[]`);
+}
+
+/**
+ * Every free-text output field is classified: `untrusted`, `trusted_text` with a reason, or masked
+ * by `sensitive`. Declared paths must name string fields, so a typo cannot leave a field unfenced.
+ */
+function checkOutputTrust(tool: string, spec: ToolSpec): void {
+  const leaves = stringLeaves(spec.output);
+  const known = new Set(leaves.map((leaf) => leaf.path));
+  const untrusted = spec.untrusted ?? [];
+  const trusted = spec.trusted_text ?? {};
+  for (const path of [...untrusted, ...Object.keys(trusted)]) {
+    if (!known.has(path)) {
+      throw new CatalogError(
+        `tool "${tool}": "${path}" is declared untrusted or trusted_text but is not a string field of the output schema`,
+      );
+    }
+  }
+  for (const [path, reason] of Object.entries(trusted)) {
+    if (typeof reason !== "string" || reason.trim().length === 0) {
+      throw new CatalogError(`tool "${tool}": trusted_text "${path}" needs a reason`);
+    }
+    if (untrusted.includes(path)) {
+      throw new CatalogError(`tool "${tool}": "${path}" is declared both untrusted and trusted_text`);
+    }
+  }
+  const masked = Object.keys(spec.sensitive ?? {});
+  for (const leaf of leaves) {
+    if (!leaf.free) continue;
+    if (untrusted.includes(leaf.path) || leaf.path in trusted) continue;
+    if (masked.some((prefix) => covers(prefix, leaf.path))) continue;
+    throw new CatalogError(
+      `tool "${tool}": output field "${leaf.path || "(the result)"}" is free text but not classified; list it in untrusted (third-party text, fenced) or in trusted_text with the reason it cannot carry outside text`,
+    );
+  }
+}
+
 /** Checks one tool against every catalog rule, throwing a CatalogError at the first broken one. */
 export function checkToolSpec(spec: ToolSpec): void {
   const name = typeof spec.name === "string" ? spec.name : String(spec.name);
@@ -99,6 +163,7 @@ export function checkToolSpec(spec: ToolSpec): void {
       `tool "${name}": output must be a zod schema; it is the whitelist of what the model sees`,
     );
   }
+  checkOutputTrust(name, spec);
   if (typeof spec.timeout_ms !== "number" || !(spec.timeout_ms > 0) || spec.timeout_ms > MAX_TIMEOUT_MS) {
     throw new CatalogError(`tool "${name}": timeout_ms must be a number between 1 and ${MAX_TIMEOUT_MS}`);
   }
@@ -119,6 +184,66 @@ export function checkToolSpec(spec: ToolSpec): void {
   }
   if (typeof spec.version !== "string" || spec.version.length === 0) {
     throw new CatalogError(`tool "${name}": version is required`);
+  }
+  checkPostcondition(name, spec);
+}
+
+/**
+ * A write or destructive tool reads back what it did (`observe`), or says why it cannot
+ * (`no_postcondition`): a 2xx from an upstream is a claim, not a fact.
+ */
+function checkPostcondition(name: string, spec: ToolSpec): void {
+  const observe = spec.observe ?? null;
+  const reason = spec.no_postcondition ?? null;
+  if (observe !== null && reason !== null) {
+    throw new CatalogError(
+      `tool "${name}": declares both observe and no_postcondition; keep the postcondition and drop the reason`,
+    );
+  }
+  if (observe !== null) {
+    if (
+      typeof observe.tool !== "string" ||
+      typeof observe.args !== "function" ||
+      typeof observe.verify !== "function"
+    ) {
+      throw new CatalogError(
+        `tool "${name}": observe needs a read tool's name, an args mapping and a verify function`,
+      );
+    }
+    return;
+  }
+  if (reason !== null) {
+    if (typeof reason !== "string" || reason.trim().length < MIN_NO_POSTCONDITION_REASON) {
+      throw new CatalogError(
+        `tool "${name}": no_postcondition must give the documented reason, at least ${MIN_NO_POSTCONDITION_REASON} characters`,
+      );
+    }
+    return;
+  }
+  if (spec.side_effect === "write" || spec.side_effect === "destructive") {
+    throw new CatalogError(
+      `tool "${name}": a ${spec.side_effect} tool needs a postcondition (observe: a read that checks the effect happened) or no_postcondition: "<documented reason>"`,
+    );
+  }
+}
+
+/** A postcondition's read must be a read tool of the same namespace: the proxy sends it with that tool's credential. */
+function checkObserverTools(byNamespace: ReadonlyMap<string, ReadonlyMap<string, ToolSpec>>): void {
+  for (const tools of byNamespace.values()) {
+    for (const spec of tools.values()) {
+      if (!spec.observe) continue;
+      const observer = tools.get(spec.observe.tool);
+      if (!observer) {
+        throw new CatalogError(
+          `tool "${spec.name}": its postcondition reads with "${spec.observe.tool}", which is not a tool of namespace "${spec.namespace}"`,
+        );
+      }
+      if (observer.side_effect !== "read") {
+        throw new CatalogError(
+          `tool "${spec.name}": its postcondition tool "${observer.name}" must be a read, not ${observer.side_effect}`,
+        );
+      }
+    }
   }
 }
 
@@ -196,5 +321,6 @@ export function loadCatalog(specs: readonly ToolSpec[]): Catalog {
       );
     }
   }
+  checkObserverTools(byNamespace);
   return new Catalog(byNamespace);
 }

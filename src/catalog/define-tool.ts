@@ -2,8 +2,13 @@ import type * as z from "zod";
 import type { TenantConfig } from "../config/tenants";
 import type { MaskRule } from "../shaping/mask";
 
-export const SIDE_EFFECTS = ["read", "write", "destructive"] as const;
-/** What calling a tool does to the world; it decides retries, idempotency keys and approvals. */
+export const SIDE_EFFECTS = ["read", "draft", "write", "destructive"] as const;
+/**
+ * What calling a tool does to the world; it decides retries, idempotency keys and approvals.
+ * `read` changes nothing; `draft` prepares an effect without making it (it stores something, such
+ * as an email draft, that a later call acts on); `write` makes a reversible change; `destructive`
+ * makes one that cannot be undone and waits for a human.
+ */
 export type SideEffect = (typeof SIDE_EFFECTS)[number];
 
 /**
@@ -46,14 +51,27 @@ export interface PolicyContext {
 
 export type ToolPolicy<Args> = (args: Args, ctx: PolicyContext) => PolicyDecision;
 
-/** What a postcondition concluded from its observation of the world after a claimed success. */
+/**
+ * What a postcondition concluded from its observation of the world after a claimed success.
+ * `side_effect_confirmed` is what the observation showed of the effect: false when the read found
+ * no trace of it, true when it found it (but not all of it). Defaults to false for
+ * `silent_failure`, true for `partial_success`.
+ */
 export type Verdict =
   | { ok: true }
-  | { ok: false; code: "silent_failure" | "partial_success"; message: string };
+  | {
+      ok: false;
+      code: "silent_failure" | "partial_success";
+      message: string;
+      side_effect_confirmed?: boolean;
+    };
 
 /**
- * A read that checks a write really happened: after a claimed success the proxy calls `tool` with
- * `args(...)` and lets `verify` compare what it sees with what was claimed.
+ * A read that checks a write really happened: after a claimed success the proxy calls `tool` (a
+ * read tool of the same namespace, sent with that tool's own credential) with `args(...)` and lets
+ * `verify` compare what it sees with what was claimed. `observed` is the read's shaped result, or
+ * `null` when the read answered that the thing does not exist (`not_found`): absence is an
+ * observation too.
  */
 export interface Postcondition<Args, Result> {
   tool: string;
@@ -99,11 +117,34 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
   sensitive?: Readonly<Record<string, MaskRule>>;
   /** Argument fields masked in the trace and the console: path → rule. */
   sensitive_args?: Readonly<Record<string, MaskRule>>;
-  /** Result fields holding third-party text; fenced, and reading them taints the run. */
+  /**
+   * Result fields holding third-party text (customer messages, notes, documents an outsider can
+   * edit): normalised, fenced with the run's marker, and reading any of them taints the run.
+   */
   untrusted?: readonly string[];
+  /**
+   * Free-text result fields that are not third-party text, each with the reason: path → reason.
+   *
+   * The catalog rule a reader can check: every **free-text field** of the output schema must be
+   * classified. A free-text field is a `z.string()` leaf (inside objects, arrays, optional,
+   * nullable, default) with no `.regex(...)` and no string format (`z.iso.datetime()`,
+   * `z.email()`, ...); enums and literals are not free text. Each one is listed in `untrusted`,
+   * listed here with a non-empty reason, or masked by a `sensitive` rule (a masked value keeps one
+   * letter per word, too little to carry an instruction). A `sensitive` path covers its subtree.
+   */
+  trusted_text?: Readonly<Record<string, string>>;
   /** Largest result (bytes of shaped JSON) returned inline; larger ones get a summary and a handle. */
   max_result_bytes?: number;
+  /**
+   * The postcondition: required of every write and destructive tool unless `no_postcondition`
+   * says why there is nothing to read back.
+   */
   observe?: Postcondition<z.infer<Input>, z.infer<Output>>;
+  /**
+   * Why a write or destructive tool has no postcondition, in a sentence an operator can check
+   * (e.g. the upstream offers no read of what it did). Only allowed when `observe` is absent.
+   */
+  no_postcondition?: string;
   freshness?: Freshness<z.infer<Output>>;
 }
 
@@ -124,8 +165,10 @@ export interface ToolSpec {
   sensitive: Readonly<Record<string, MaskRule>>;
   sensitive_args: Readonly<Record<string, MaskRule>>;
   untrusted: readonly string[];
+  trusted_text: Readonly<Record<string, string>>;
   max_result_bytes: number;
   observe: Postcondition<Record<string, unknown>, unknown> | null;
+  no_postcondition: string | null;
   freshness: Freshness<unknown> | null;
 }
 
@@ -159,8 +202,10 @@ export function defineTool<Input extends InputSchema, Output extends z.ZodType>(
     sensitive: definition.sensitive ?? {},
     sensitive_args: definition.sensitive_args ?? {},
     untrusted: definition.untrusted ?? [],
+    trusted_text: definition.trusted_text ?? {},
     max_result_bytes: definition.max_result_bytes ?? DEFAULT_MAX_RESULT_BYTES,
     observe: (definition.observe ?? null) as ToolSpec["observe"],
+    no_postcondition: definition.no_postcondition ?? null,
     freshness: (definition.freshness ?? null) as ToolSpec["freshness"],
   };
 }

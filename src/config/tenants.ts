@@ -24,6 +24,10 @@ export const AgentProfileSchema = z.strictObject({
 });
 export type AgentProfile = z.infer<typeof AgentProfileSchema>;
 
+/** What a tainted run's write or destructive call gets. */
+export const TaintedRunActionSchema = z.enum(["require_approval", "refuse"]);
+export type TaintedRunAction = z.infer<typeof TaintedRunActionSchema>;
+
 export const TenantConfigSchema = z.strictObject({
   /** Namespaces whose tools this tenant's runs may open. */
   namespaces: z.array(z.string()).min(1),
@@ -40,6 +44,17 @@ export const TenantConfigSchema = z.strictObject({
   owns: z.record(z.string(), z.string()).default({}),
   /** Requests per window at the edge; every setting left out takes its default. */
   rate_limits: RateLimitSettingsSchema.prefault({}),
+  /**
+   * What happens to a side effect once the run has read third-party text (it is tainted):
+   * `require_approval` makes the call wait for a human, `refuse` refuses it outright as a
+   * `permission_error` naming the tainting call. Both default to `require_approval`.
+   */
+  tainted_runs: z
+    .strictObject({
+      write: TaintedRunActionSchema.default("require_approval"),
+      destructive: TaintedRunActionSchema.default("require_approval"),
+    })
+    .prefault({}),
   /** What a run opened with one of the tenant's agent keys gets: profile name → namespace and limits. */
   agent_profiles: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/), AgentProfileSchema).default({}),
 });

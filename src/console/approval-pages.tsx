@@ -4,6 +4,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { decideApproval, inspectApproval, listApprovals } from "../approvals/operator";
 import type { ConsoleEnv } from "./console-env";
 import { parseDecisionForm } from "./decision-form";
+import { draftPreview } from "./draft-preview";
 import { environmentOf } from "./guards";
 import { ApprovalPage } from "./views/approval-page";
 import { ApprovalsPage } from "./views/approvals-page";
@@ -52,6 +53,8 @@ async function renderApproval(
     ? await inspectApproval(c.env, session.tenant, approvalId)
     : null;
   if (!found) return approvalNotFound(c);
+  // Only while it can still be decided: the operator must see the text the send would carry.
+  const draft = found.approval.state === "pending" ? await draftPreview(c.env, found.approval) : null;
   return c.html(
     <ApprovalPage
       environment={environmentOf(c)}
@@ -62,6 +65,7 @@ async function renderApproval(
       now={Date.now()}
       decided={opts.decided ?? false}
       error={opts.error}
+      draft={draft}
     />,
     opts.status ?? 200,
   );

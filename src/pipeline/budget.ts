@@ -1,6 +1,6 @@
 import type { SideEffect } from "../catalog/define-tool";
 import type { RunLimits } from "../config/tenants";
-import type { Budget } from "../envelope";
+import { assertNever, type Budget } from "../envelope";
 import type { Counters } from "../wire/run-status";
 
 /** What a run has spent so far: the wire schema's type, reported as `used` by the run status. */
@@ -47,11 +47,17 @@ export function canChargeCall(
   return { ok: true };
 }
 
-/** Whether a new side effect of this kind may be executed. Reads and replays never spend these. */
+/**
+ * Whether a new side effect of this kind may be executed. Reads and replays never spend these.
+ * A draft spends `max_writes`: it stores a record upstream, so an agent looping on drafts must hit
+ * a limit like one looping on tickets; it does not spend `max_destructive`, since nothing reaches a
+ * person until a destructive send (which spends its own unit).
+ */
 export function canSpendEffect(sideEffect: SideEffect, limits: RunLimits, counters: Counters): Charge {
   switch (sideEffect) {
     case "read":
       return { ok: true };
+    case "draft":
     case "write":
       return counters.writes_used >= limits.max_writes
         ? {
@@ -68,6 +74,8 @@ export function canSpendEffect(sideEffect: SideEffect, limits: RunLimits, counte
             message: `The run executed all ${limits.max_destructive} destructive actions it was given (max_destructive).`,
           }
         : { ok: true };
+    default:
+      return assertNever(sideEffect);
   }
 }
 
@@ -76,9 +84,12 @@ export function spendEffect(sideEffect: SideEffect, counters: Counters): Counter
   switch (sideEffect) {
     case "read":
       return counters;
+    case "draft":
     case "write":
       return { ...counters, writes_used: counters.writes_used + 1 };
     case "destructive":
       return { ...counters, destructive_used: counters.destructive_used + 1 };
+    default:
+      return assertNever(sideEffect);
   }
 }

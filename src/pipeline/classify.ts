@@ -167,6 +167,16 @@ export function classifyUpstream(
       details,
     });
   }
+  // A send bound to a draft version that a human edited since: the approved text no longer exists.
+  if (status === 409 && code === "draft_version_stale") {
+    return failed(status, false, {
+      code: "conflict_error",
+      message:
+        "The draft was edited after this version was approved, so nothing was sent. Read the draft again, and send its new version to get a new approval.",
+      side_effect_confirmed: false,
+      details,
+    });
+  }
   if (status === 409) {
     return failed(status, false, {
       code: "conflict_error",

@@ -86,6 +86,7 @@ export async function executeRequest(input: ExecuteInput): Promise<Execution> {
             : status !== null && status >= 200 && status < 300
               ? "invalid_body"
               : "http_error",
+      purpose: "effect",
     };
     attempts.push(record);
 

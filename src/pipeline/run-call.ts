@@ -74,6 +74,7 @@ export async function prepareAgentCall(
   const prepared = withTaint(
     prepareCall(catalog, run.namespace, input.request, { tenantId: run.tenant, tenant }),
     run.tainted_by,
+    tenant.tainted_runs,
   );
   const fault = input.fault ?? null;
   // Refused before admission, like a malformed header: the orchestrator's mistake costs no budget.

@@ -2,7 +2,7 @@ import type { ToolSpec } from "../catalog/define-tool";
 import type { FailureSpec } from "../envelope";
 import { newResultHandle, type ResultStore } from "../ledger/result-store";
 import { capResult } from "../shaping/cap";
-import { fenceUntrusted } from "../shaping/fence";
+import { fenceText, fenceUntrusted } from "../shaping/fence";
 import { applyMasks } from "../shaping/mask";
 import type { AttemptRecord, Execution } from "./dispatch";
 import type { Taint } from "./run-state";
@@ -48,10 +48,12 @@ export async function shapeResult(
   const attempts: AttemptRecord[] = [];
   let verdictFailure: FailureSpec | null = null;
   let fencedAny = false;
+  const taintTexts: string[] = [];
 
   const forModel = (target: ToolSpec, data: unknown) => {
     const fenced = fenceUntrusted(applyMasks(data, target.sensitive), target.untrusted, ctx.fenceMarker);
     fencedAny ||= fenced.fenced;
+    taintTexts.push(...fenced.texts);
     return fenced.value;
   };
   const checkFreshness = (target: ToolSpec, data: unknown) => {
@@ -67,20 +69,24 @@ export async function shapeResult(
   const observer = tool.observe ? ctx.findTool(tool.observe.tool) : undefined;
   if (tool.observe && observer) {
     const observation = await ctx.observe(observer, tool.observe.args(args, claimed));
-    attempts.push(...observation.attempts);
-    if (observation.ok) {
-      const verdict = tool.observe.verify(args, claimed, observation.data);
-      checkFreshness(observer, observation.data);
+    // The read checks the effect; it is not another attempt at it, and the trace says so.
+    attempts.push(...observation.attempts.map((attempt) => ({ ...attempt, purpose: "check" as const })));
+    // A read answering "no such thing" has observed something: that the claimed effect is absent.
+    const absent = !observation.ok && observation.failure.code === "not_found";
+    if (observation.ok || absent) {
+      const seen = observation.ok ? observation.data : null;
+      const verdict = tool.observe.verify(args, claimed, seen);
+      if (observation.ok) checkFreshness(observer, seen);
       observed.postcondition = {
         tool: observer.name,
         verified: verdict.ok,
-        observed: forModel(observer, observation.data),
+        observed: seen === null ? null : forModel(observer, seen),
       };
       if (!verdict.ok) {
         verdictFailure = {
           code: verdict.code,
           message: `${verdict.message} Do not retry: reconcile the state with a read or a human first.`,
-          side_effect_confirmed: false,
+          side_effect_confirmed: verdict.side_effect_confirmed ?? verdict.code === "partial_success",
           recommended_next_action: "reconcile",
           external_id: externalId(claimed),
         };
@@ -105,7 +111,12 @@ export async function shapeResult(
   }
   const taint: Taint | null =
     fencedAny && !ctx.alreadyTainted
-      ? { call_id: ctx.callId, tool: tool.name, at: new Date().toISOString() }
+      ? {
+          call_id: ctx.callId,
+          tool: tool.name,
+          at: new Date().toISOString(),
+          ...(taintTexts.length === 0 ? {} : { text: taintText(taintTexts, ctx.fenceMarker) }),
+        }
       : null;
   return {
     data,
@@ -117,6 +128,19 @@ export async function shapeResult(
       for (const write of writes) write();
     },
   };
+}
+
+/**
+ * The tainting text kept with the taint for the approval page: the texts the call fenced (masked,
+ * normalised, look-alikes neutralised), longest first since that is where instructions hide, inside
+ * one fence with the run's marker, cut to at most this many characters.
+ */
+export const MAX_TAINT_TEXT = 500;
+
+function taintText(texts: readonly string[], marker: string): string {
+  const longestFirst = [...texts].sort((a, b) => b.length - a.length);
+  const text = fenceText(longestFirst.join("\n"), marker);
+  return text.length <= MAX_TAINT_TEXT ? text : `${text.slice(0, MAX_TAINT_TEXT - 1)}…`;
 }
 
 /** The upstream's own id of a claimed effect (a refund id, a ticket id), if it names one. */

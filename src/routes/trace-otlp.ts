@@ -67,7 +67,9 @@ export function traceToOtlp(runId: string, entries: readonly TraceEntry[], envir
               }
               if (entry.idempotency_key)
                 attributes.push(attribute("tool.idempotency_key", entry.idempotency_key));
-              attributes.push(attribute("tool.upstream_attempts", entry.upstream_attempts.length));
+              const checks = entry.upstream_attempts.filter((a) => a.purpose === "check").length;
+              attributes.push(attribute("tool.upstream_attempts", entry.upstream_attempts.length - checks));
+              if (checks > 0) attributes.push(attribute("tool.postcondition_checks", checks));
               return {
                 traceId,
                 spanId: hexId(entry.call_id, 16),

@@ -22,7 +22,7 @@ export interface McpTool {
 }
 
 /**
- * Annotations from the side effect class. Writes and destructive calls are idempotent because the
+ * Annotations from the side effect class. Drafts, writes and destructive calls are idempotent because the
  * proxy derives a key from the arguments: an identical call in the same run replays, it never
  * acts twice. The destructive/idempotent hints mean nothing for a read tool, so they are omitted.
  */
@@ -30,6 +30,8 @@ export function annotationsFor(sideEffect: SideEffect, openWorld: boolean): McpT
   switch (sideEffect) {
     case "read":
       return { readOnlyHint: true, openWorldHint: openWorld };
+    // A draft stores something (not read-only) but changes nothing a person sees: not destructive.
+    case "draft":
     case "write":
       return { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: openWorld };
     case "destructive":

@@ -49,5 +49,10 @@ export function readResultPage(namespace: string): ToolSpec {
     output: ResultPageSchema,
     upstream: { binding: LEDGER_BINDING, request: () => ({ method: "GET", path: "/" }) },
     timeout_ms: 1_000,
+    trusted_text: {
+      handle: "a handle the ledger mints",
+      list_path: "a path into the stored result, from the tool's own schema",
+      text: "a page of a result that was masked and fenced before it was stored",
+    },
   });
 }

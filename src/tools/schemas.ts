@@ -75,11 +75,14 @@ export const CustomerSchema = z.object({
     .default([]),
 });
 
+/** A stored draft: what `send_customer_email` sends, word for word, at this `version`. */
 export const EmailDraftSchema = z.object({
+  draft_id: z.string(),
   customer_id: z.string(),
-  template: z.string(),
   subject: z.string(),
   body: z.string(),
+  created_at: z.string(),
+  version: z.number().int(),
 });
 
 export const TicketSchema = z.object({
@@ -95,6 +98,9 @@ export const EmailSchema = z.object({
   email_id: z.string(),
   customer_id: z.string(),
   subject: z.string(),
+  body: z.string(),
+  draft_id: z.string().nullable(),
+  draft_version: z.number().int().nullable(),
   status: z.string(),
   queued_at: z.string(),
 });

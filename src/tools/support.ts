@@ -12,6 +12,7 @@ import {
   RefundSchema,
   TicketSchema,
 } from "./schemas";
+import { CURRENCY, ECHO, ISSUED_ID, PRODUCT, STATUS_CODE, TEMPLATE_TEXT, TIMESTAMP } from "./trust";
 
 /** The demo `support` namespace: a customer-support agent's tools, from harmless to irreversible. */
 
@@ -38,6 +39,19 @@ export const lookupOrder = defineTool({
   timeout_ms: 2_500,
   policy: [ownedBy("order_id")],
   untrusted: ["customer_note"],
+  trusted_text: {
+    order_id: ISSUED_ID,
+    customer_id: ISSUED_ID,
+    currency: CURRENCY,
+    placed_at: TIMESTAMP,
+    updated_at: TIMESTAMP,
+    "items[].sku": PRODUCT,
+    "items[].name": PRODUCT,
+    "refunds[].refund_id": ISSUED_ID,
+    "refunds[].reason": STATUS_CODE,
+    "refunds[].status": STATUS_CODE,
+    "refunds[].created_at": TIMESTAMP,
+  },
   freshness: { resource: (order) => `order:${order.order_id}`, version: (order) => order.version },
 });
 
@@ -68,6 +82,9 @@ export const searchRefundPolicy = defineTool({
     request: (args) => ({ method: "GET", path: "/refund-policies", query: { q: args.query } }),
   },
   timeout_ms: 2_500,
+  // Policy documents are edited outside this system (and a page can be poisoned): their text is data.
+  untrusted: ["results[].title", "results[].summary"],
+  trusted_text: { "results[].policy_id": ISSUED_ID },
 });
 
 export const getCustomerProfile = defineTool({
@@ -93,6 +110,14 @@ export const getCustomerProfile = defineTool({
   policy: [ownedBy("customer_id")],
   sensitive: { name: "name", email: "email", phone: "phone", address: "address" },
   untrusted: ["recent_messages[].subject", "recent_messages[].body"],
+  trusted_text: {
+    customer_id: ISSUED_ID,
+    created_at: TIMESTAMP,
+    updated_at: TIMESTAMP,
+    "recent_messages[].message_id": ISSUED_ID,
+    "recent_messages[].channel": STATUS_CODE,
+    "recent_messages[].received_at": TIMESTAMP,
+  },
 });
 
 export const draftCustomerEmail = defineTool({
@@ -100,13 +125,14 @@ export const draftCustomerEmail = defineTool({
   namespace: "support",
   version: "1",
   title: "Draft a customer email",
-  side_effect: "read",
+  side_effect: "draft",
   description: {
-    does: "Writes a draft email to a customer from a template. Nothing is sent.",
+    does: "Stores a draft email to a customer, rendered from a template; returns draft_id, version, subject and body. Nothing is sent.",
     use_when:
-      "You want wording to review before sending, e.g. draft_customer_email({customer_id: 'C100', template: 'refund_confirmation', order_id: 'A1001'}).",
-    avoid_when: "The email must actually go out: use send_customer_email with the reviewed subject and body.",
-    side_effects: "None. Drafts are not stored or sent.",
+      "A customer must be emailed, e.g. draft_customer_email({customer_id: 'C100', template: 'refund_confirmation', order_id: 'A1001'}); then send it with send_customer_email.",
+    avoid_when: "No email is needed.",
+    side_effects:
+      "Stores one draft (a write unit); nothing is sent. The same call in a run returns the same draft.",
   },
   input: z.strictObject({
     customer_id: CustomerIdSchema,
@@ -128,6 +154,13 @@ export const draftCustomerEmail = defineTool({
     request: (args) => ({ method: "POST", path: "/email-drafts", body: args }),
   },
   timeout_ms: 2_500,
+  trusted_text: {
+    draft_id: ISSUED_ID,
+    customer_id: ECHO,
+    subject: TEMPLATE_TEXT,
+    body: TEMPLATE_TEXT,
+    created_at: TIMESTAMP,
+  },
   policy: [ownedBy("customer_id"), ownedBy("order_id")],
 });
 
@@ -162,7 +195,77 @@ export const createInternalTicket = defineTool({
   output: TicketSchema,
   upstream: { binding: "CRM_API", request: (args) => ({ method: "POST", path: "/tickets", body: args }) },
   timeout_ms: 5_000,
+  trusted_text: {
+    ticket_id: ISSUED_ID,
+    customer_id: ECHO,
+    priority: ECHO,
+    summary: ECHO,
+    status: STATUS_CODE,
+    created_at: TIMESTAMP,
+  },
   policy: [ownedBy("customer_id"), urgentTicketNeedsApproval],
+  // A 201 is a claim; the ticket the CRM shows when asked for it is the fact.
+  observe: {
+    tool: "lookup_ticket",
+    args: (_args, ticket) => ({ ticket_id: ticket.ticket_id }),
+    verify: (args, ticket, observed) => {
+      const found = observed as { ticket_id?: string; customer_id?: string } | null;
+      if (found === null) {
+        return {
+          ok: false,
+          code: "silent_failure",
+          message: `The CRM confirmed ticket ${ticket.ticket_id}, but reading it back found no such ticket.`,
+          side_effect_confirmed: false,
+        };
+      }
+      return found.ticket_id === ticket.ticket_id && found.customer_id === args.customer_id
+        ? { ok: true }
+        : {
+            ok: false,
+            code: "silent_failure",
+            message: `The CRM confirmed ticket ${ticket.ticket_id} for ${args.customer_id}, but reading it back shows a different ticket.`,
+            side_effect_confirmed: false,
+          };
+    },
+  },
+});
+
+export const lookupTicket = defineTool({
+  name: "lookup_ticket",
+  namespace: "support",
+  version: "1",
+  title: "Look up an internal ticket",
+  side_effect: "read",
+  description: {
+    does: "Returns one internal ticket by id: customer, priority, summary, status and when it was opened.",
+    use_when:
+      "You need to know whether a ticket exists or what it says, e.g. lookup_ticket({ticket_id: 'tk_4Fz0aQ9mW2xYc7Lp1Rt8Vb'}); the id comes from create_internal_ticket.",
+    avoid_when:
+      "You want to open a ticket (use create_internal_ticket) or you have no ticket id: tickets cannot be searched.",
+    side_effects: "None. Safe to call again; the proxy retries transient upstream failures itself.",
+  },
+  input: z.strictObject({
+    ticket_id: z
+      .string()
+      .min(1)
+      .max(64)
+      .describe("The ticket id create_internal_ticket returned, such as tk_4Fz0aQ9mW2xYc7Lp1Rt8Vb."),
+  }),
+  output: TicketSchema,
+  upstream: {
+    binding: "CRM_API",
+    request: (args) => ({ method: "GET", path: `/tickets/${encodeURIComponent(args.ticket_id)}` }),
+  },
+  timeout_ms: 2_500,
+  // Output trust (catalog rule): internal tickets are written by this namespace's agents and staff.
+  trusted_text: {
+    ticket_id: ISSUED_ID,
+    customer_id: ISSUED_ID,
+    priority: STATUS_CODE,
+    summary: "written by an agent through create_internal_ticket or by support staff, never by a customer",
+    status: STATUS_CODE,
+    created_at: TIMESTAMP,
+  },
 });
 
 export const issueRefund = defineTool({
@@ -202,13 +305,20 @@ export const issueRefund = defineTool({
     request: (args) => ({ method: "POST", path: "/refunds", body: args }),
   },
   timeout_ms: 8_000,
+  trusted_text: {
+    refund_id: ISSUED_ID,
+    order_id: ECHO,
+    reason: ECHO,
+    status: STATUS_CODE,
+    created_at: TIMESTAMP,
+  },
   policy: [ownedBy("order_id"), refundWithinLimit, refundAutoApproval],
   // A 201 is a claim; the refund listed on the order is the fact.
   observe: {
     tool: "lookup_order",
     args: (args) => ({ order_id: args.order_id }),
     verify: (_args, refund, observed) => {
-      const refunds = (observed as { refunds?: Array<{ refund_id: string }> }).refunds ?? [];
+      const refunds = (observed as { refunds?: Array<{ refund_id: string }> } | null)?.refunds ?? [];
       return refunds.some((entry) => entry.refund_id === refund.refund_id)
         ? { ok: true }
         : {
@@ -220,30 +330,115 @@ export const issueRefund = defineTool({
   },
 });
 
+export const lookupEmail = defineTool({
+  name: "lookup_email",
+  namespace: "support",
+  version: "1",
+  title: "Look up a sent email",
+  side_effect: "read",
+  description: {
+    does: "Returns one sent email: subject and body as sent, its draft and status.",
+    use_when:
+      "You must check what an email said, e.g. lookup_email({email_id: 'em_4Fz0aQ9mW2xYc7Lp1Rt8Vb'}).",
+    avoid_when: "You want to send an email.",
+    side_effects: "None. Safe to call again.",
+  },
+  input: z.strictObject({
+    email_id: z.string().min(1).max(64).describe("The email_id send_customer_email returned."),
+  }),
+  output: EmailSchema,
+  upstream: {
+    binding: "EMAIL_API",
+    request: (args) => ({ method: "GET", path: `/emails/${encodeURIComponent(args.email_id)}` }),
+  },
+  timeout_ms: 2_500,
+  trusted_text: {
+    email_id: ISSUED_ID,
+    customer_id: ISSUED_ID,
+    subject:
+      "the text of a stored draft: rendered from the company's template and the agent's notes, or edited by staff",
+    body: "the text of a stored draft: rendered from the company's template and the agent's notes, or edited by staff",
+    draft_id: ISSUED_ID,
+    status: STATUS_CODE,
+    queued_at: TIMESTAMP,
+  },
+});
+
 export const sendCustomerEmail = defineTool({
   name: "send_customer_email",
   namespace: "support",
-  version: "1",
+  version: "2",
   title: "Send a customer email",
   side_effect: "destructive",
   description: {
-    does: "Sends an email to the customer's address on file. It cannot be recalled.",
+    does: "Sends a stored draft, exactly its subject and body, to the customer's address on file. It cannot be recalled.",
     use_when:
-      "You have a reviewed subject and body, e.g. from draft_customer_email, and the customer must be told something now.",
-    avoid_when: "You are unsure of the content or only drafting: use draft_customer_email instead.",
+      "A draft from draft_customer_email must go out now, e.g. send_customer_email({draft_id: 'dr_4Fz0aQ9mW2xYc7Lp1Rt8Vb', draft_version: 1}).",
+    avoid_when: "You have no draft yet: call draft_customer_email first.",
     side_effects:
-      "A real email reaches a person. Waits for a human approval: you get approval_required, wait, then call again with the same arguments. Sent at most once per identical call.",
+      "A real email reaches a person. Waits for a human approval: you get approval_required, wait, then call again with the same arguments. A draft edited since is not sent (conflict_error). Sent at most once per identical call.",
   },
   input: z.strictObject({
-    customer_id: CustomerIdSchema,
-    subject: z.string().min(1).max(150).describe("The subject line, at most 150 characters."),
-    body: z.string().min(1).max(5_000).describe("The plain-text body, at most 5000 characters."),
+    draft_id: z
+      .string()
+      .regex(/^dr_[0-9A-Za-z]{1,60}$/, "a draft id looks like dr_ followed by letters and digits")
+      .describe("The draft_id draft_customer_email returned."),
+    draft_version: z.number().int().min(1).describe("The version draft_customer_email returned, such as 1."),
   }),
   output: EmailSchema,
-  upstream: { binding: "EMAIL_API", request: (args) => ({ method: "POST", path: "/emails", body: args }) },
+  upstream: {
+    binding: "EMAIL_API",
+    // The approval binds to these exact arguments, so to the draft's version: the upstream refuses
+    // (409) a send whose version is not the draft's current one, and nothing edited goes out.
+    request: (args) => ({
+      method: "POST",
+      path: "/emails",
+      body: { draft_id: args.draft_id, version: args.draft_version },
+    }),
+  },
   timeout_ms: 5_000,
-  policy: [ownedBy("customer_id")],
+  trusted_text: {
+    email_id: ISSUED_ID,
+    customer_id: ISSUED_ID,
+    subject: "the text of the stored draft the human approved, sent word for word",
+    body: "the text of the stored draft the human approved, sent word for word",
+    draft_id: ECHO,
+    status: STATUS_CODE,
+    queued_at: TIMESTAMP,
+  },
   open_world: true,
+  // A 202 is a claim; the email the email API lists, with the draft's text, is the fact.
+  observe: {
+    tool: "lookup_email",
+    args: (_args, email) => ({ email_id: email.email_id }),
+    verify: (args, email, observed) => {
+      const seen = observed as {
+        email_id?: string;
+        draft_id?: string | null;
+        draft_version?: number | null;
+        body?: string;
+      } | null;
+      if (!seen?.email_id) {
+        return {
+          ok: false,
+          code: "silent_failure",
+          message: `The email API confirmed email ${email.email_id}, but it has no such email.`,
+        };
+      }
+      if (
+        seen.draft_id !== args.draft_id ||
+        seen.draft_version !== args.draft_version ||
+        seen.body !== email.body
+      ) {
+        return {
+          ok: false,
+          code: "partial_success",
+          message: `Email ${email.email_id} exists but is not draft ${args.draft_id} version ${args.draft_version} as approved.`,
+        };
+      }
+      return { ok: true };
+    },
+  },
 });
 
 export const supportTools = [
@@ -252,6 +447,8 @@ export const supportTools = [
   getCustomerProfile,
   draftCustomerEmail,
   createInternalTicket,
+  lookupTicket,
   issueRefund,
   sendCustomerEmail,
+  lookupEmail,
 ];

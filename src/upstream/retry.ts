@@ -26,7 +26,9 @@ export type RetryDecision = { retry: true; delayMs: number } | { retry: false; r
  * same key, because the proxy cannot know whether the first attempt acted.
  */
 export function decideRetry(input: RetryInput): RetryDecision {
-  // Writes and destructive calls may have acted; a blind resend is exactly the bug this proxy exists to stop.
+  // Drafts, writes and destructive calls may have acted; a blind resend is exactly the bug this proxy
+  // exists to stop. A draft is not a read: it stores a draft upstream, so a resend after a timeout
+  // could store a second one. Like a write it carries a key and is resent only when the agent repeats it.
   if (input.sideEffect !== "read") return { retry: false, reason: "writes are never retried blindly" };
   // A 4xx, a malformed body or a success will not change by asking again.
   if (!input.transient) return { retry: false, reason: "not transient" };

@@ -9,6 +9,13 @@ export const TaintSchema = z.strictObject({
   call_id: z.string(),
   tool: z.string(),
   at: z.iso.datetime(),
+  text: z
+    .string()
+    .max(500)
+    .optional()
+    .describe(
+      "The third-party text that tainted the run, as the model saw it: masked, normalised and fenced, at most 500 characters.",
+    ),
 });
 export type Taint = z.infer<typeof TaintSchema>;
 
@@ -34,7 +41,7 @@ export const RunStatusSchema = z.strictObject({
   used: CountersSchema,
   budget: BudgetSchema,
   tainted_by: TaintSchema.nullable().describe(
-    "Set once the run has read third-party text: from then on every destructive call waits for a human.",
+    "Set once the run has read third-party text: from then on writes and destructive calls wait for a human (or are refused, per the tenant's tainted_runs policy).",
   ),
 });
 export type RunStatus = z.infer<typeof RunStatusSchema>;

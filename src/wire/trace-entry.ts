@@ -9,6 +9,11 @@ export const AttemptRecordSchema = z.strictObject({
   latency_ms: z.number().int().nonnegative(),
   upstream_status: z.number().int().nullable(),
   result: z.enum(["success", "timeout", "network_error", "http_error", "invalid_body"]),
+  purpose: z
+    .enum(["effect", "check"])
+    .describe(
+      '"effect": the call\'s own request (for a read, the read itself); "check": the postcondition\'s read after a claimed success, not another try of the effect.',
+    ),
 });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 
@@ -33,7 +38,9 @@ export const TraceEntrySchema = z.strictObject({
     .describe("What the model was given, masked and fenced as it saw it; null when not kept."),
   upstream_attempts: z
     .array(AttemptRecordSchema)
-    .describe("Every upstream attempt this dispatch made; empty when nothing left the proxy."),
+    .describe(
+      "Every upstream request this dispatch made, the call's own attempts (purpose effect) and its postcondition's read (purpose check); empty when nothing left the proxy.",
+    ),
   catalog_version: z.string(),
 });
 export type TraceEntry = z.infer<typeof TraceEntrySchema>;
@@ -76,7 +83,10 @@ export function traceEntryFromRow(row: TraceRow): TraceEntry {
     idempotency_key: row.idempotency_key,
     replayed: row.replayed === 1,
     result: row.result === null ? null : (JSON.parse(row.result) as unknown),
-    upstream_attempts: JSON.parse(row.attempts) as AttemptRecord[],
+    // Attempts recorded before checks were told apart were all the call's own.
+    upstream_attempts: (
+      JSON.parse(row.attempts) as Array<Omit<AttemptRecord, "purpose"> & Partial<AttemptRecord>>
+    ).map((attempt) => ({ ...attempt, purpose: attempt.purpose ?? "effect" })),
     catalog_version: row.catalog_version,
   };
 }

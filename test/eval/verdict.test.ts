@@ -21,6 +21,7 @@ const source = (refunds: AdminRefund[]): SourceEffects => ({
   refunds,
   tickets: [],
   emails: [],
+  drafts: [],
   requests: [],
 });
 

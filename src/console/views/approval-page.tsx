@@ -1,9 +1,11 @@
 /** @jsxImportSource hono/jsx */
+
 import type { FC } from "hono/jsx";
 import type { ApprovalRecord } from "../../approvals/model";
 import type { EnvironmentName } from "../../envelope";
 import type { RunStatus } from "../../wire/run-status";
 import { displayArgs } from "../display-args";
+import type { DraftPreview } from "../draft-preview";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
 import type { ConsoleSession } from "../session";
 import { ArgsList } from "./args-list";
@@ -20,6 +22,8 @@ export interface ApprovalPageProps {
   decided: boolean;
   /** Why the last decision was refused (expired, budget, already decided, missing reason). */
   error?: string;
+  /** For an email send: the stored draft's text, exactly what will go out. */
+  draft?: DraftPreview | null;
 }
 
 /**
@@ -176,8 +180,41 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
           <dd>
             <ArgsList args={displayArgs(approval.tool, approval.args)} />
           </dd>
+          {props.draft ? (
+            <>
+              <dt>Email that will be sent</dt>
+              <dd>
+                {props.draft.problem ? (
+                  <Notice kind="error">
+                    <p>{props.draft.problem}</p>
+                  </Notice>
+                ) : null}
+                {props.draft.subject !== null ? (
+                  <dl class="args">
+                    <dt>subject</dt>
+                    <dd>{props.draft.subject}</dd>
+                    <dt>body</dt>
+                    <dd>{props.draft.body}</dd>
+                    <dt>version</dt>
+                    <dd>{String(props.draft.current_version)}</dd>
+                  </dl>
+                ) : null}
+              </dd>
+            </>
+          ) : null}
           <dt>Why it needs approval</dt>
           <dd>{approval.reasons.length > 0 ? approval.reasons.join("; ") : "—"}</dd>
+          {props.run?.tainted_by ? (
+            <>
+              <dt>Text that tainted the run</dt>
+              <dd>
+                Read in call <code>{props.run.tainted_by.call_id}</code> (
+                <code>{props.run.tainted_by.tool}</code>), as the model saw it:
+                {/* JSX escapes it: the text is shown, never interpreted as markup. */}
+                <pre class="taint-text">{props.run.tainted_by.text ?? "(not recorded)"}</pre>
+              </dd>
+            </>
+          ) : null}
           <dt>Run</dt>
           <dd>
             <a href={runHref}>

@@ -24,11 +24,20 @@ export function executedByOperator(entry: TraceEntry): boolean {
   return entry.actor.startsWith("operator:");
 }
 
-function upstreamSummary(entry: TraceEntry): string {
-  const attempts = entry.upstream_attempts.length;
+/**
+ * The call's own attempts at the upstream, and apart from them the postcondition's read: a check
+ * of the effect is not another try of it.
+ */
+export function upstreamSummary(entry: TraceEntry): string {
+  const checks = entry.upstream_attempts.filter((attempt) => attempt.purpose === "check");
+  const attempts = entry.upstream_attempts.length - checks.length;
   if (attempts === 0) return entry.replayed ? "not called: served from the ledger" : "not called";
   const status = entry.upstream_status === null ? "no HTTP answer" : `HTTP ${entry.upstream_status}`;
-  return `${status} · ${attempts} ${attempts === 1 ? "attempt" : "attempts"}`;
+  const summary = `${status} · ${attempts} ${attempts === 1 ? "attempt" : "attempts"}`;
+  if (checks.length === 0) return summary;
+  const last = checks[checks.length - 1];
+  const answer = last?.upstream_status == null ? "no HTTP answer" : `HTTP ${last.upstream_status}`;
+  return `${summary} · postcondition check: ${answer}${checks.length > 1 ? ` after ${checks.length} tries` : ""}`;
 }
 
 const Entry: FC<{ entry: TraceEntry; openedAt: number; slowest: number }> = ({

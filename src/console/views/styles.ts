@@ -51,6 +51,7 @@ dl.facts dt{color:var(--muted)}
 dl.facts dd{margin:0;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:.05rem .55rem;border-radius:999px;font-size:.8rem;font-weight:600;border:1px solid transparent;white-space:nowrap}
 .badge-read,.badge-pending{background:var(--info-bg);color:#174ea6}
+.badge-draft{background:#fff8e5;color:#7a5c00;border:1px dashed #d9b44a}
 .badge-write,.badge-approved,.badge-retryable_failure{background:var(--warn-bg);color:var(--warn)}
 .badge-destructive,.badge-rejected,.badge-expired,.badge-terminal_failure{background:var(--bad-bg);color:var(--bad)}
 .badge-success,.badge-executed,.badge-open{background:var(--ok-bg);color:var(--ok)}
