@@ -1,16 +1,10 @@
 import { describe, expect, it } from "vitest";
+import type { EmailDraft } from "../sandbox/src/model";
 import { annotationsFor } from "../src/specs/mcp";
 import { signedInOperator } from "./console-client";
 import { callTool, decide, openRun, sandbox, sandboxRequests, type TestRun } from "./helpers";
 
-interface Draft {
-  draft_id: string;
-  customer_id: string;
-  subject: string;
-  body: string;
-  created_at: string;
-  version: number;
-}
+type Draft = EmailDraft;
 
 interface SentEmail {
   email_id: string;
