@@ -39,6 +39,12 @@ export type { CallInput, DecideInput, DecideResult, OpenRunInput };
 
 type Send = Omit<DispatchPlan, "run" | "results" | "scenario" | "approval">;
 
+/** How the call that sends a key's request answers the identical calls that joined it. */
+interface Inflight {
+  resolve: (envelope: Envelope) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * One agent run's single writer. Its decisions are the pure machine of `pipeline/admit.ts`; this
  * object loads the run before serving anything, reads what an event needs, applies the machine's
@@ -237,14 +243,23 @@ export class RunLedger extends DurableObject<Env> {
     return { ok: true, approval: latest() as ApprovalRecord };
   }
 
-  #markInflight(key: string | null): (envelope: Envelope) => void {
-    let settle: (envelope: Envelope) => void = () => {};
-    if (key !== null) this.#inflight.set(key, new Promise<Envelope>((resolve) => (settle = resolve)));
-    return settle;
+  /**
+   * Makes the key's request visible to identical calls: they wait for its envelope, or for its
+   * failure, which reaches them as an interrupted ledger (a resend is safe: the key is recorded).
+   */
+  #markInflight(key: string | null): Inflight {
+    const inflight: Inflight = { resolve: () => {}, reject: () => {} };
+    if (key !== null) {
+      const shared = new Promise<Envelope>((resolve, reject) => Object.assign(inflight, { resolve, reject }));
+      // Nobody may be waiting; an unobserved rejection must not count as an unhandled one.
+      shared.catch(() => {});
+      this.#inflight.set(key, shared);
+    }
+    return inflight;
   }
 
   /** Stages "dispatch" to "record" for a call that goes upstream (or to the run's own pages). */
-  async #send(settle: ((envelope: Envelope) => void) | null, plan: Send): Promise<Envelope> {
+  async #send(inflight: Inflight | null, plan: Send): Promise<Envelope> {
     const { key } = plan;
     const approval = key ? this.#stores.approvals.byKey(key) : null;
     try {
@@ -257,24 +272,32 @@ export class RunLedger extends DurableObject<Env> {
         results: this.#results,
         scenario: this.#scenario,
       });
-      await this.#commit((run) => {
+      const { changed } = this.#commitStep(() => {
         dispatched.record();
         const { envelope, completion, taint } = dispatched;
-        return [
-          ...settleCall(
-            key,
-            key ? this.#stores.approvals.byKey(key) : null,
-            envelope,
-            completion,
-            plan.callId,
-            taint,
-          ),
-          // An execution spends a budget other pending approvals may have counted on.
-          ...(key ? sweepApprovals(run, this.#stores.approvals.pending(), Date.now(), null) : []),
-        ];
+        const run = this.#run as RunMeta;
+        return {
+          writes: [
+            ...settleCall(
+              key,
+              key ? this.#stores.approvals.byKey(key) : null,
+              envelope,
+              completion,
+              plan.callId,
+              taint,
+            ),
+            // An execution spends a budget other pending approvals may have counted on.
+            ...(key ? sweepApprovals(run, this.#stores.approvals.pending(), Date.now(), null) : []),
+          ],
+        };
       });
-      settle?.(dispatched.envelope);
+      // The outcome is durable now: identical calls get it without waiting for the directory.
+      inflight?.resolve(dispatched.envelope);
+      await this.#publish(changed);
       return dispatched.envelope;
+    } catch (error) {
+      inflight?.reject(error);
+      throw error;
     } finally {
       if (key !== null) this.#inflight.delete(key);
     }
