@@ -1,188 +1,157 @@
-// `npm run bench`: the proxy's overhead and its ledger's throughput, measured on loopback.
+// `npm run bench`: what the proxy costs, measured as production pays it. Wrangler's dry run builds
+// the proxy and its sandbox upstream as a deploy of the sandbox environment would ship them; workerd
+// serves those bundles through the Miniflare API, in one process, with a hello Worker as the floor.
+// No dev server sits in between (`wrangler dev` relays every service-binding subrequest through its
+// inspector, a cost production never pays). Nothing leaves 127.0.0.1.
 //
-// Two local workerd processes: the proxy with its sandbox upstream (as `npm start` runs them), and a
-// second copy of the sandbox alone, called directly with a minted upstream credential. The same read
-// is timed both ways at concurrency 1; the difference is what the proxy adds.
-import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+//   npm run bench [-- --no-trace]     BENCH_SAMPLES (default 400), BENCH_SECONDS (default 3)
+//   npm run bench -- --abuse [...]    the abuse load test (scripts/bench-abuse.mjs), options passed on
+//
+// Prints tables and writes reports/bench.json: c=1 latency, throughput at c=16 and c=64, workerd's
+// CPU per request, startup CPU, cold start, bundle size, the trace's first page, and the ratios the
+// README holds the proxy to, each with its goal.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { root, startWrangler } from "../scripts/local-stack.mjs";
-import { mintUpstreamCredential } from "./credential.mjs";
+import { root } from "../scripts/local-stack.mjs";
+import { offlineEnv } from "../scripts/offline-env.mjs";
+import { runAbuse } from "./abuse.mjs";
+import { buildBundles } from "./build.mjs";
+import { closeConnections, okJson, resent, send } from "./http.mjs";
+import { latencyPhase, replayPhase, throughputPhase, tracePhase } from "./phases.mjs";
+import { printReport, ratiosOf, writeReport } from "./report.mjs";
+import { startStack } from "./stack.mjs";
+import { bundleSizes, checkStartup, coldStarts } from "./startup.mjs";
+import { workloadFor } from "./workload.mjs";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 400);
 const WARMUP = 50;
-const THROUGHPUT_MS = 4_000;
-const CONCURRENCY = 16;
-const PROXY_PORT = 8801;
-const SANDBOX_PORT = 8802;
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const STARTUP_RUNS = 3;
+for (const [name, value] of Object.entries({ BENCH_SAMPLES: SAMPLES, BENCH_SECONDS: SECONDS })) {
+  if (!(value > 0)) {
+    console.error(`bench: ${name} must be a positive number`);
+    process.exit(2);
+  }
+}
+const TRACE_SAMPLES = 50;
 
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+// The wrangler API runs in this process too: no metrics, no error reports, no cf fetch.
+Object.assign(process.env, offlineEnv);
+
+const step = (message) => console.log(`bench: ${message}`);
+
+function versionOf(pkg, from = root) {
+  const manifest = createRequire(join(from, "package.json")).resolve(`${pkg}/package.json`);
+  return JSON.parse(readFileSync(manifest, "utf8")).version;
 }
 
-function summarise(samples) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return {
-    n: sorted.length,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
-  };
+async function startupFigures(bundles, outdir) {
+  step(`wrangler check startup on the built proxy (${STARTUP_RUNS} runs) ...`);
+  let checkStartupResult;
+  try {
+    checkStartupResult = checkStartup(bundles.uploadForm, outdir, STARTUP_RUNS);
+  } catch (error) {
+    checkStartupResult = { cpu_ms: null, error: error instanceof Error ? error.message : String(error) };
+    step(
+      `wrangler check startup failed; the cold start below still measures the start:\n${checkStartupResult.error}`,
+    );
+  }
+  step(`cold starts: the proxy alone, its bindings around hello, hello alone (${STARTUP_RUNS} each) ...`);
+  return { check_startup: checkStartupResult, cold_start: await coldStarts(bundles, STARTUP_RUNS) };
 }
 
-async function timed(fn) {
-  const started = performance.now();
-  const response = await fn();
-  await response.arrayBuffer();
-  if (!response.ok) throw new Error(`benchmark request failed with ${response.status}`);
-  return performance.now() - started;
-}
-
-async function series(label, count, fn) {
-  const samples = [];
-  for (let index = 0; index < count; index++) samples.push(await timed(() => fn(index)));
-  process.stdout.write(`  measured ${label} (${count} samples)\n`);
-  return summarise(samples);
+async function measure(bundles, outdir, { trace }) {
+  const startup = await startupFigures(bundles, outdir);
+  step("starting the proxy, the sandbox and hello in one workerd ...");
+  const stack = await startStack(bundles);
+  try {
+    okJson("GET /healthz of the proxy", await send(`${stack.urls.proxy}/healthz`));
+    const workload = await workloadFor(stack);
+    const pid = stack.workerdPid;
+    step(`latency at c=1 (${SAMPLES} samples of each, ${WARMUP} warmup, interleaved) ...`);
+    const latency = await latencyPhase(workload, { warmup: WARMUP, samples: SAMPLES });
+    const throughputs = {};
+    for (const concurrency of [16, 64]) {
+      step(`throughput at c=${concurrency} (${SECONDS} s each) ...`);
+      throughputs[`c${concurrency}`] = await throughputPhase(workload, {
+        concurrency,
+        seconds: SECONDS,
+        pid,
+      });
+    }
+    throughputs.c16.replay_one_run = await replayPhase(workload, { concurrency: 16, seconds: SECONDS, pid });
+    let traceFigures = null;
+    if (trace) {
+      step(`filling a run with 10,000 calls, then its trace's first page (${TRACE_SAMPLES} samples) ...`);
+      traceFigures = await tracePhase(workload, { samples: TRACE_SAMPLES });
+    }
+    const cpu = Object.fromEntries(
+      Object.entries(throughputs.c16).map(([name, batch]) => [name, batch.cpu_ms_per_request]),
+    );
+    cpu.added_by_proxy = cpu.proxied_read_one_run - cpu.direct_read;
+    return {
+      latency_ms: latency,
+      throughput: throughputs,
+      cpu_ms_per_request: cpu,
+      startup,
+      bundle: bundleSizes(bundles),
+      trace: traceFigures,
+    };
+  } catch (error) {
+    if (stack.runtimeOutput.length > 0)
+      console.error(`workerd's last output:\n${stack.runtimeOutput.join("\n")}`);
+    throw error;
+  } finally {
+    closeConnections();
+    await stack.mf.dispose();
+  }
 }
 
 async function main() {
-  console.log("bench: starting the proxy + sandbox and a direct sandbox on loopback ...");
-  const proxy = await startWrangler({
-    configs: ["wrangler.toml", "sandbox/wrangler.toml"],
-    port: PROXY_PORT,
-    readyPath: "/healthz",
-  });
-  const direct = await startWrangler({ configs: ["sandbox/wrangler.toml"], port: SANDBOX_PORT });
+  const args = process.argv.slice(2);
+  const outdir = mkdtempSync(join(tmpdir(), "edge-tool-proxy-bench-"));
+  // Everything here shares the machine's cores with whatever else runs: the load says how much did.
+  const loadBefore = loadavg();
   try {
-    const opened = await fetch(`${proxy.url}/v1/runs`, {
-      method: "POST",
-      headers: { authorization: "Bearer initech-demo-key", "content-type": "application/json" },
-      body: JSON.stringify({
-        namespace: "support",
-        limits: { max_calls: 10000, max_writes: 1000, deadline_s: 3600 },
-      }),
-    }).then((response) => response.json());
-    const { run_id: runId, run_token: token } = opened.data;
-    const call = (tool, args) =>
-      fetch(`${proxy.url}/v1/runs/${runId}/calls`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        body: JSON.stringify({ tool, args }),
-      });
-    const credential = await mintUpstreamCredential({
-      tenant: "initech",
-      run: "bench-direct",
-      tool: "lookup_order",
-      exp: Date.now() + 3_600_000,
-    });
-    const orderId = (index) => `I${3001 + (index % 20)}`;
-    const directRead = (index) =>
-      fetch(`${direct.url}/orders/${orderId(index)}`, { headers: { authorization: `Bearer ${credential}` } });
-    const proxiedRead = (index) => call("lookup_order", { order_id: orderId(index) });
-
-    for (let index = 0; index < WARMUP; index++) {
-      await (await directRead(index)).arrayBuffer();
-      await (await proxiedRead(index)).arrayBuffer();
-    }
-
-    console.log("bench: latency at concurrency 1");
-    // Interleave the two reads so drift on a noisy machine hits both equally.
-    const directSamples = [];
-    const proxiedSamples = [];
-    for (let index = 0; index < SAMPLES; index++) {
-      directSamples.push(await timed(() => directRead(index)));
-      proxiedSamples.push(await timed(() => proxiedRead(index)));
-    }
-    const directRead50 = summarise(directSamples);
-    const proxiedRead50 = summarise(proxiedSamples);
-    const ticket = (index) => ({
-      customer_id: "C300",
-      priority: "low",
-      summary: `Benchmark ticket number ${index} for the ledger.`,
-    });
-    const firstWrite = await series("first write (create_internal_ticket)", 200, (index) =>
-      call("create_internal_ticket", ticket(index)),
-    );
-    const replay = await series("idempotent replay", 200, (index) =>
-      call("create_internal_ticket", ticket(index)),
-    );
-
-    console.log(
-      `bench: throughput of one run's ledger (${CONCURRENCY} concurrent callers, ${THROUGHPUT_MS} ms each)`,
-    );
-    const throughput = async (fn) => {
-      let done = 0;
-      const until = performance.now() + THROUGHPUT_MS;
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async (_, worker) => {
-          let index = worker;
-          while (performance.now() < until) {
-            await (await fn(index)).arrayBuffer();
-            done++;
-            index += CONCURRENCY;
-          }
-        }),
+    step("building the proxy and the sandbox with wrangler's dry run (--env sandbox --minify) ...");
+    const bundles = buildBundles(outdir);
+    if (args.includes("--abuse"))
+      return await runAbuse(
+        bundles,
+        args.filter((arg) => arg !== "--abuse"),
       );
-      return Math.round((done * 1000) / THROUGHPUT_MS);
-    };
-    const readsPerSecond = await throughput(proxiedRead);
-    const replaysPerSecond = await throughput((index) => call("create_internal_ticket", ticket(index % 200)));
-
+    const figures = await measure(bundles, outdir, { trace: !args.includes("--no-trace") });
     const report = {
       measured_at: new Date().toISOString(),
-      samples: SAMPLES,
-      read_direct_ms: directRead50,
-      read_via_proxy_ms: proxiedRead50,
-      added_ms: { p50: proxiedRead50.p50 - directRead50.p50, p99: proxiedRead50.p99 - directRead50.p99 },
-      first_write_ms: firstWrite,
-      replay_ms: replay,
-      ledger_throughput_per_s: { reads: readsPerSecond, replays: replaysPerSecond },
-    };
-    const fmt = (value) => value.toFixed(2).padStart(8);
-    console.log("\n| measurement                  |   p50 ms |   p99 ms |");
-    console.log("|------------------------------|----------|----------|");
-    console.log(`| read, direct to sandbox      | ${fmt(directRead50.p50)} | ${fmt(directRead50.p99)} |`);
-    console.log(`| read, through the proxy      | ${fmt(proxiedRead50.p50)} | ${fmt(proxiedRead50.p99)} |`);
-    console.log(
-      `| added by the proxy           | ${fmt(report.added_ms.p50)} | ${fmt(report.added_ms.p99)} |`,
-    );
-    console.log(`| first write (ticket)         | ${fmt(firstWrite.p50)} | ${fmt(firstWrite.p99)} |`);
-    console.log(`| idempotent replay            | ${fmt(replay.p50)} | ${fmt(replay.p99)} |`);
-    console.log(`\nledger throughput, one run: ${readsPerSecond} reads/s, ${replaysPerSecond} replays/s`);
-    mkdirSync(join(root, "reports"), { recursive: true });
-    writeFileSync(join(root, "reports", "bench.json"), `${JSON.stringify(report, null, 2)}\n`);
-    console.log("bench: wrote reports/bench.json");
-  } finally {
-    proxy.stop();
-    direct.stop();
-  }
-}
-
-/** `npm run bench -- --abuse`: one tenant floods, another keeps working; on a proxy of its own. */
-async function abuse() {
-  console.log("bench: starting the proxy + sandbox on loopback for the abuse load test ...");
-  const proxy = await startWrangler({
-    configs: ["wrangler.toml", "sandbox/wrangler.toml"],
-    port: 8803,
-    readyPath: "/healthz",
-  });
-  try {
-    const passThrough = process.argv.slice(2).filter((arg) => arg !== "--abuse");
-    const result = spawnSync(
-      process.execPath,
-      [join(root, "scripts", "bench-abuse.mjs"), "--url", proxy.url, "--control", ...passThrough],
-      {
-        stdio: "inherit",
+      node: process.version,
+      miniflare: versionOf("miniflare"),
+      workerd: versionOf("workerd", join(root, "node_modules", "miniflare")),
+      wrangler: versionOf("wrangler"),
+      machine: {
+        cpus: cpus().length,
+        model: cpus()[0]?.model ?? null,
+        load_average_1m: { before: loadBefore[0], after: loadavg()[0] },
       },
-    );
-    return result.status ?? 1;
+      samples: SAMPLES,
+      warmup: WARMUP,
+      throughput_seconds: SECONDS,
+      client_resent_requests: resent.count,
+      figures,
+      ratios: ratiosOf(figures),
+    };
+    printReport(report);
+    step(`wrote ${writeReport(report)}`);
+    return 0;
   } finally {
-    proxy.stop();
+    rmSync(outdir, { recursive: true, force: true });
   }
 }
 
-if (process.argv.includes("--abuse")) {
-  process.exit(await abuse());
+try {
+  process.exit(await main());
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
 }
-await main();
-process.exit(0);

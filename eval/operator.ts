@@ -114,7 +114,9 @@ export class SimulatedOperator {
   }
 
   async #list(state: (typeof APPROVAL_STATES)[number]): Promise<ApprovalView[]> {
-    const envelope = await this.#request(`/v1/approvals?state=${state}`);
+    const envelope = await this.#request(
+      `/v1/approvals?state=${state}&run_id=${encodeURIComponent(this.#runId)}&limit=100`,
+    );
     const approvals = (envelope.data as { approvals?: ApprovalView[] } | null)?.approvals ?? [];
     return approvals.filter((approval) => approval.run_id === this.#runId);
   }

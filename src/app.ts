@@ -1,15 +1,14 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { operatorConsole } from "./console/routes";
 import { failure, success } from "./envelope";
 import type { AppEnv } from "./http/app-env";
+import { lazyRoutes } from "./http/lazy";
 import { limitHeaders } from "./http/limits";
-import { mcp } from "./mcp/routes";
-import { consent } from "./oauth/consent";
+import { MCP_PATH, PROTECTED_RESOURCE_PATH } from "./mcp/auth";
+import { metrics } from "./metrics/route";
 import { OAUTH_PATHS } from "./oauth/provider";
 import { newCallId, respond } from "./pipeline/respond";
 import { approvals } from "./routes/approvals";
-import { docs } from "./routes/docs";
 import { jwks } from "./routes/jwks";
 import { runs } from "./routes/runs";
 import { tools } from "./routes/tools";
@@ -56,13 +55,28 @@ app.get("/healthz", async (c) => {
 app.route("/v1/runs", runs);
 app.route("/v1/approvals", approvals);
 app.route("/v1/tools", tools);
-app.route("/", mcp);
-app.route("/", docs);
+app.route("/v1/metrics", metrics);
 // The public keys of upstream credentials, for the APIs behind the tools.
 app.route("/", jwks);
-app.route("/console", operatorConsole);
+
+// Cold paths, loaded on first use: a proxy serving tool calls never evaluates them.
+const mcp = lazyRoutes("/", () => import("./mcp/routes").then((part) => part.mcp));
+app.all(MCP_PATH, mcp);
+app.all(PROTECTED_RESOURCE_PATH, mcp);
+app.all(`${PROTECTED_RESOURCE_PATH}/*`, mcp);
+const docs = lazyRoutes("/", () => import("./routes/docs").then((part) => part.docs));
+app.all("/docs", docs);
+app.all("/openapi.json", docs);
+const operatorConsole = lazyRoutes("/console", () =>
+  import("./console/routes").then((part) => part.operatorConsole),
+);
+app.all("/console", operatorConsole);
+app.all("/console/*", operatorConsole);
 // The OAuth consent page; the provider (src/oauth/entry.ts) passes /authorize on to it.
-app.route(OAUTH_PATHS.authorize, consent);
+const consent = lazyRoutes(OAUTH_PATHS.authorize, () =>
+  import("./oauth/consent").then((part) => part.consent),
+);
+app.all(OAUTH_PATHS.authorize, consent);
 
 app.notFound((c) =>
   respond(

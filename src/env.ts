@@ -1,5 +1,6 @@
 import type { ApprovalDirectory } from "./approvals/directory";
 import type { RunLedger } from "./ledger/run-ledger";
+import type { MetricsStore } from "./metrics/metrics-store";
 import type { RateLimiter } from "./ratelimit/rate-limiter";
 
 /**
@@ -44,4 +45,15 @@ export interface Env {
    * their props encrypted), kept by @cloudflare/workers-oauth-provider. See src/oauth/.
    */
   OAUTH_KV: KVNamespace;
+  /**
+   * Production: the agents' health events, one Analytics Engine data point each (src/metrics/).
+   * Absent locally, where Analytics Engine stores nothing; METRICS_STORE keeps them there.
+   */
+  METRICS?: AnalyticsEngineDataset;
+  /** The Cloudflare account of the METRICS dataset, for reading it through the SQL API. */
+  METRICS_ACCOUNT_ID?: string;
+  /** Secret, optional. An API token with Account Analytics Read: without it GET /v1/metrics says so. */
+  METRICS_API_TOKEN?: string;
+  /** Sandbox and local: one per tenant, the agents' health in minute buckets, when METRICS is absent. */
+  METRICS_STORE?: DurableObjectNamespace<MetricsStore>;
 }

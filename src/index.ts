@@ -5,6 +5,7 @@ import { startupCheck } from "./startup";
 
 export { ApprovalDirectory } from "./approvals/directory";
 export { RunLedger } from "./ledger/run-ledger";
+export { MetricsStore } from "./metrics/metrics-store";
 export { RateLimiter } from "./ratelimit/rate-limiter";
 
 // OAuth for MCP clients wraps the app: its endpoints and OAuth tokens on /mcp; the rest is the app's.

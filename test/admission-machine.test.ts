@@ -196,6 +196,7 @@ function approvalOf(call: AgentCall, overrides: Partial<ApprovalRecord> = {}): A
     expires_at: new Date(T0 + 60_000).toISOString(),
     decided_at: null,
     decided_by: null,
+    decided_by_name: null,
     decision_reason: null,
     result: null,
     ...overrides,
@@ -237,6 +238,7 @@ function decision(kind: "approve" | "reject", overrides: Partial<Decision> = {})
   return {
     decision: kind,
     operator: "operator:ops1",
+    operator_name: "Dana Reyes",
     reason: kind === "reject" ? "not covered by the policy" : null,
     call_id: "call_operator",
     now: NOW,
@@ -741,7 +743,7 @@ describe("key held, approval pending", () => {
           kind: "approval_state",
           id: approval.id,
           state: "expired",
-          decision: { at: NOW, by: null, reason: why },
+          decision: { at: NOW, by: null, by_name: null, reason: why },
         },
       ]);
       expect(ofKind(step.writes, "key_send")).toEqual([]);
@@ -761,7 +763,7 @@ describe("key held, approval pending", () => {
       kind: "approval_state",
       id: pending.id,
       state: "approved",
-      decision: { at: NOW, by: "operator:ops1", reason: null },
+      decision: { at: NOW, by: "operator:ops1", by_name: "Dana Reyes", reason: null },
     });
     expect(countersWritten(step.writes)).toEqual({ calls_used: 4, writes_used: 1, destructive_used: 1 });
     const [send] = ofKind(step.writes, "key_send");
@@ -803,7 +805,12 @@ describe("key held, approval pending", () => {
           kind: "approval_state",
           id: pending.id,
           state: "rejected",
-          decision: { at: NOW, by: "operator:ops1", reason: "not covered by the policy" },
+          decision: {
+            at: NOW,
+            by: "operator:ops1",
+            by_name: "Dana Reyes",
+            reason: "not covered by the policy",
+          },
         },
       ],
     });
@@ -866,7 +873,7 @@ describe("key held, approval pending", () => {
             kind: "approval_state",
             id: approval.id,
             state: "expired",
-            decision: { at: NOW, by: null, reason: why },
+            decision: { at: NOW, by: null, by_name: null, reason: why },
           },
         ]);
       },
@@ -1264,7 +1271,7 @@ describe("the sweep", () => {
       kind: "approval_state",
       id,
       state: "expired",
-      decision: { at: NOW, by: null, reason },
+      decision: { at: NOW, by: null, by_name: null, reason },
     });
     expect(sweepApprovals(run, all, NOW, POLICY)).toEqual([
       expire("apr_window", "nobody decided within the approval window"),
@@ -1303,7 +1310,7 @@ describe("the sweep", () => {
         kind: "approval_state",
         id,
         state: "expired",
-        decision: { at: NOW, by: null, reason: "the run was ended" },
+        decision: { at: NOW, by: null, by_name: null, reason: "the run was ended" },
       })),
     );
   });
@@ -1606,6 +1613,7 @@ function runEvent(model: Model, event: Event): void {
       const step = decideApproval(model.run, approval, record, approval ? TOOL(approval.tool) : undefined, {
         decision: event.approve ? "approve" : "reject",
         operator: "operator:prop",
+        operator_name: null,
         reason: null,
         call_id: callId,
         now: model.now,

@@ -196,6 +196,42 @@ describe("catalog loading", () => {
       );
     });
 
+    it("refuses a decision context that does not read with a read tool of the namespace", () => {
+      const context = { tool: "lookup_gadget", args: () => ({}), facts: () => [] };
+      const missing = broken({
+        name: "restock_widget",
+        side_effect: "write",
+        observe: postcondition,
+        decision_context: context,
+      });
+      expect(loadError([validTool, missing])).toMatch(
+        /decision context reads with "lookup_gadget", which is not a read tool of namespace "widgets"/,
+      );
+      const writer = broken({
+        name: "recount_widget",
+        side_effect: "write",
+        no_postcondition: "The warehouse API offers no read of stock levels at all.",
+      });
+      const readsWithWrite = broken({
+        name: "restock_widget",
+        side_effect: "write",
+        observe: postcondition,
+        decision_context: { ...context, tool: "recount_widget" },
+      });
+      expect(loadError([validTool, writer, readsWithWrite])).toMatch(
+        /decision context reads with "recount_widget"/,
+      );
+      const noFacts = broken({
+        name: "restock_widget",
+        side_effect: "write",
+        observe: postcondition,
+        decision_context: { tool: "lookup_widget", args: () => ({}) },
+      });
+      expect(loadError([validTool, noFacts])).toMatch(
+        /decision_context needs an args mapping and a facts function/,
+      );
+    });
+
     it("holds the shipped catalog to the rule: every write and destructive tool says how it is checked", async () => {
       const { catalog } = await import("../src/tools");
       const writes = catalog

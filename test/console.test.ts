@@ -181,7 +181,8 @@ describe("console approvals", () => {
     const client = await operator();
     const { status, html } = await client.get("/console");
     expect(status).toBe(200);
-    expect(html).toContain('<meta http-equiv="refresh" content="15"/>');
+    expect(html).not.toContain('http-equiv="refresh"');
+    expect(html).toContain('data-live="/console/fragments/pending"');
     const row = html.slice(html.indexOf(`/console/approvals/${approvalId}`) - 2000);
     expect(html).toContain(`href="/console/approvals/${approvalId}"`);
     expect(row).toContain("<code>issue_refund</code>");
@@ -191,7 +192,7 @@ describe("console approvals", () => {
     expect(row).toContain(`href="/console/runs/${run.id}"`);
     expect(row).toMatch(/just now|\d+ s ago/);
     const paused = await client.get("/console?refresh=off");
-    expect(paused.html).not.toContain('http-equiv="refresh"');
+    expect(paused.html).not.toContain("data-live");
   });
 
   it("refuses a decision posted without the session's CSRF token (403) and executes nothing", async () => {
@@ -216,7 +217,7 @@ describe("console approvals", () => {
   });
 
   it("executes an approved call exactly once, as the operator, and shows the outcome", async () => {
-    const { run, approvalId } = await pendingRefund(undefined, "A1001", 1000);
+    const { run, approvalId } = await pendingRefund(undefined, "A1001", 900);
     const client = await operator();
     const detail = await client.get(`/console/approvals/${approvalId}`);
     expect(detail.html).toContain("Approve and execute");
@@ -240,7 +241,7 @@ describe("console approvals", () => {
     expect(byOperator).toEqual([
       expect.objectContaining({ actor: await operatorIdOf(OPERATOR_KEYS.acme), outcome: "success" }),
     ]);
-    const retry = await callTool(run, "issue_refund", refund("A1001", 1000));
+    const retry = await callTool(run, "issue_refund", refund("A1001", 900));
     expect(retry.body).toMatchObject({ outcome: "success", replayed: true });
     expect(await refundsOfRun("A1001", run)).toHaveLength(1);
   });
@@ -265,7 +266,10 @@ describe("console approvals", () => {
     const after = await callTool(run, "issue_refund", refund("A1003", 500));
     expect(after.body.error?.code).toBe("approval_rejected");
     expect(after.body.error?.message).toContain("Order A1003 was already refunded by phone.");
-    expect(await sandboxRequests(run.id)).toEqual([]);
+    // Only the approval page's read of the order reached the sandbox: nothing was refunded.
+    expect((await sandboxRequests(run.id)).map((entry) => `${entry.method} ${entry.tool}`)).toEqual(
+      (await sandboxRequests(run.id)).map(() => "GET lookup_order"),
+    );
   });
 
   it("keeps another tenant's operator from seeing or deciding acme's approvals and runs", async () => {

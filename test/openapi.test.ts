@@ -3,6 +3,8 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import * as z from "zod";
 import { app } from "../src/app";
 import { type Envelope, EnvelopeSchema } from "../src/envelope";
+import { mcp } from "../src/mcp/routes";
+import { docs } from "../src/routes/docs";
 import { OpenRunBodySchema } from "../src/routes/runs";
 import type { ResultSummary } from "../src/shaping/cap";
 import { renderDocsPage, SANDBOX_DEMO_TENANT_KEY, TENANT_KEY_PLACEHOLDER } from "../src/specs/docs-page";
@@ -81,8 +83,9 @@ describe("GET /openapi.json", () => {
   });
 
   it("documents every route the app serves, and no route it does not serve", () => {
+    // The MCP server and the docs are loaded on first use; their routes are mounted at the root.
     const served = new Set(
-      app.routes
+      [...app.routes, ...mcp.routes, ...docs.routes]
         .filter((route) => route.method !== "ALL")
         .filter((route) => !UNDOCUMENTED_PREFIXES.some((prefix) => route.path.startsWith(prefix)))
         .map((route) => `${route.method} ${openApiPath(route.path)}`),
@@ -390,6 +393,8 @@ describe("the data of every success answer", () => {
       request(`/v1/runs/${run.id}/results/${handle}?cursor=0`, asAgent),
     );
     await check("get", "/v1/approvals", asOperator("/v1/approvals?state=pending"));
+    await check("get", "/v1/metrics", asOperator("/v1/metrics?bucket=day"));
+    await check("get", "/v1/runs", asOperator("/v1/runs?subject=A1001"));
     await check("get", "/v1/approvals/{id}", asOperator(`/v1/approvals/${approved}`));
     await check("post", "/v1/approvals/{id}/reject", decide(rejected, "reject", "not this order"));
     const decided = await check(

@@ -93,7 +93,7 @@ describe("postcondition of create_internal_ticket", () => {
       { purpose: "effect", upstream_status: 201 },
       { purpose: "check", upstream_status: 404 },
     ]);
-    expect(upstreamSummary(entry)).toBe("HTTP 201 · 1 attempt · postcondition check: HTTP 404");
+    expect(upstreamSummary(entry)).toBe("HTTP 201 · 1 effect · 1 check: HTTP 404");
   });
 
   it("confirms a real ticket by reading it back", async () => {
@@ -112,7 +112,7 @@ describe("postcondition of create_internal_ticket", () => {
       { purpose: "effect", upstream_status: 201 },
       { purpose: "check", upstream_status: 200 },
     ]);
-    expect(upstreamSummary(entry)).toBe("HTTP 201 · 1 attempt · postcondition check: HTTP 200");
+    expect(upstreamSummary(entry)).toBe("HTTP 201 · 1 effect · 1 check: HTTP 200");
   });
 
   it("keeps the refund's postcondition apart from its attempts too", async () => {

@@ -1,9 +1,18 @@
 import { env, exports } from "cloudflare:workers";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseTenants } from "../src/config/tenants";
-import { DEFAULT_RATE_LIMITS } from "../src/ratelimit/settings";
-import { admit, type BucketLimit, fullBuckets, takeToken } from "../src/ratelimit/token-bucket";
+import { leaseSize, RunRateGate } from "../src/ratelimit/run-gate";
+import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from "../src/ratelimit/settings";
+import {
+  admit,
+  type BucketLimit,
+  fullBuckets,
+  returnTokens,
+  takeToken,
+  takeTokens,
+} from "../src/ratelimit/token-bucket";
 import { callTool, openRun, request, sandboxRequests } from "./helpers";
 
 /** umbrella's limits in wrangler.toml: 3 calls per run, 5 per tenant, 4 run openings, per 60 s. */
@@ -260,5 +269,116 @@ describe.sequential("umbrella's limits within one window", () => {
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toMatchObject({ error: { code: "rate_limited" } });
     expect((await statusOf(runB)).used.calls_used).toBe(2);
+  });
+});
+
+/** A tenant bucket with the RateLimiter's lease arithmetic, counting how often it is asked. */
+function tenantBucket() {
+  let tat: number | undefined;
+  const source = {
+    requests: 0,
+    async lease(limit: BucketLimit, want: number, unused: number) {
+      source.requests++;
+      const grant = takeTokens(returnTokens(tat, limit, Date.now(), unused), limit, Date.now(), want);
+      tat = grant.tat;
+      return { granted: grant.granted, retry_after_ms: grant.retry_after_ms };
+    },
+  };
+  return source;
+}
+
+const settingsWith = (overrides: Partial<RateLimitSettings>): RateLimitSettings => ({
+  ...DEFAULT_RATE_LIMITS,
+  ...overrides,
+});
+
+describe("a run's rate gate, leasing the tenant's tokens", () => {
+  it("takes many tokens at once and gives unused ones back, never beyond a full bucket", () => {
+    const limit = bucket("calls", 6);
+    const grant = takeTokens(undefined, limit, 1_000, 4);
+    expect(grant).toMatchObject({ granted: 4, retry_after_ms: 0 });
+    const rest = takeTokens(grant.tat, limit, 1_000, 4);
+    expect(rest).toMatchObject({ granted: 2 });
+    expect(takeTokens(rest.tat, limit, 1_000, 4)).toMatchObject({ granted: 0, retry_after_ms: 10_000 });
+    // Two unused tokens come back; more than were taken cannot make the bucket fuller than full.
+    const returned = returnTokens(rest.tat, limit, 1_000, 2);
+    expect(takeTokens(returned, limit, 1_000, 4)).toMatchObject({ granted: 2 });
+    expect(returnTokens(rest.tat, limit, 1_000, 100)).toBe(1_000);
+  });
+
+  it("sizes leases at about 1 % of the tenant's limit, one at a time for tight limits", () => {
+    expect(leaseSize(5)).toBe(1);
+    expect(leaseSize(1_200)).toBe(12);
+    expect(leaseSize(1_000_000)).toBe(32);
+  });
+
+  it("asks the tenant's limiter once per lease, not once per call", async () => {
+    const source = tenantBucket();
+    const gate = new RunRateGate(
+      "run_a",
+      () => settingsWith({ calls_per_tenant: 100_000, calls_per_run: 1_000 }),
+      () => source,
+    );
+    for (let call = 0; call < 100; call++) expect(await gate.take()).toBeNull();
+    expect(source.requests).toBe(Math.ceil(100 / 32));
+  });
+
+  it("lets concurrent calls of a run share one lease request", async () => {
+    const source = tenantBucket();
+    const gate = new RunRateGate(
+      "run_a",
+      () => settingsWith({ calls_per_tenant: 100_000, calls_per_run: 1_000 }),
+      () => source,
+    );
+    const answers = await Promise.all(Array.from({ length: 20 }, () => gate.take()));
+    expect(answers.every((answer) => answer === null)).toBe(true);
+    expect(source.requests).toBe(1);
+  });
+
+  it("never admits more calls than the tenant's limit, whatever the runs and their order", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 400 }),
+        fc.array(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 600 }),
+        async (tenantLimit, order) => {
+          const source = tenantBucket();
+          const settings = () => settingsWith({ calls_per_tenant: tenantLimit, calls_per_run: 1_000_000 });
+          const gates = Array.from(
+            { length: 8 },
+            (_, index) => new RunRateGate(`run_${index}`, settings, () => source),
+          );
+          let admitted = 0;
+          for (const pick of order) if ((await (gates[pick] as RunRateGate).take()) === null) admitted++;
+          expect(admitted).toBeLessThanOrEqual(tenantLimit);
+          // Early refusals are bounded by the tokens stranded in other runs' leases.
+          expect(admitted).toBeGreaterThanOrEqual(
+            Math.min(order.length, tenantLimit - 7 * (leaseSize(tenantLimit) - 1)),
+          );
+        },
+      ),
+      { seed: 16_003, numRuns: 60 },
+    );
+  });
+
+  it("refuses by the run's own bucket without leasing, and fails closed when the limiter is unreachable", async () => {
+    const source = tenantBucket();
+    const tight = new RunRateGate(
+      "run_t",
+      () => settingsWith({ calls_per_run: 1 }),
+      () => source,
+    );
+    expect(await tight.take()).toBeNull();
+    const requests = source.requests;
+    expect(await tight.take()).toMatchObject({ code: "rate_limited", details: { scope: "run_calls" } });
+    expect(source.requests).toBe(requests);
+
+    const broken = new RunRateGate(
+      "run_b",
+      () => DEFAULT_RATE_LIMITS,
+      () => ({
+        lease: () => Promise.reject(new Error("limiter reset")),
+      }),
+    );
+    expect(await broken.take()).toMatchObject({ code: "transient_error", retry_after_ms: 1_000 });
   });
 });

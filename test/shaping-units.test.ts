@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { byteLength, capResult, PAGE_BYTES } from "../src/shaping/cap";
+import { byteLength, capResult, PAGE_BYTES, type PageContent, utf8Length } from "../src/shaping/cap";
 import { fenceText, fenceUntrusted, LOOK_ALIKE_REPLACEMENT, normalizeUntrusted } from "../src/shaping/fence";
 import { applyMasks, maskValue } from "../src/shaping/mask";
 
@@ -131,16 +132,57 @@ describe("size caps", () => {
       total_bytes: byteLength(data),
     });
     expect(capped.summary.first_items[0]).toEqual(results[0]);
-    const items = capped.pages.flatMap((page) => ("items" in page ? page.items : []));
+    const pages = capped.pages.map((page) => JSON.parse(page) as PageContent);
+    const items = pages.flatMap((page) => ("items" in page ? page.items : []));
     expect({ ...(capped.skeleton as object), results: items }).toEqual(data);
-    for (const page of capped.pages) expect(byteLength(page)).toBeLessThanOrEqual(PAGE_BYTES + 64);
+    for (const page of capped.pages) expect(utf8Length(page)).toBeLessThanOrEqual(PAGE_BYTES + 64);
   });
 
   it("pages a large non-list result by text slices that join back into the JSON", () => {
     const data = { blob: "x".repeat(50_000) };
     const capped = capResult(data, 1024);
     if (capped.kind !== "paged") throw new Error("expected pages");
-    const text = capped.pages.map((page) => ("text" in page ? page.text : "")).join("");
+    const text = capped.pages
+      .map((page) => JSON.parse(page) as PageContent)
+      .map((page) => ("text" in page ? page.text : ""))
+      .join("");
     expect(JSON.parse(text)).toEqual(data);
+  });
+
+  it("measures UTF-8 length exactly as the encoder does, lone surrogates included", () => {
+    const encoder = new TextEncoder();
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 200 }), (text) => {
+        expect(utf8Length(text)).toBe(encoder.encode(text).byteLength);
+      }),
+      { seed: 16_001, numRuns: 300 },
+    );
+  });
+
+  it("cuts pages that join back into any large result, and measures it as its JSON's bytes", () => {
+    const encoder = new TextEncoder();
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 3 }), fc.integer({ min: 16, max: 2_000 }), (value, maxBytes) => {
+        const capped = capResult(value, maxBytes);
+        const total = encoder.encode(JSON.stringify(value)).byteLength;
+        if (capped.kind === "inline") {
+          expect(total).toBeLessThanOrEqual(maxBytes);
+          return;
+        }
+        expect(capped.summary.total_bytes).toBe(total);
+        const pages = capped.pages.map((page) => JSON.parse(page) as PageContent);
+        expect(pages).toHaveLength(capped.summary.pages);
+        if (capped.summary.list_path === null) {
+          expect(JSON.parse(pages.map((page) => ("text" in page ? page.text : "")).join(""))).toEqual(value);
+        } else {
+          const items = pages.flatMap((page) => ("items" in page ? page.items : []));
+          expect(items).toHaveLength(capped.summary.total_items ?? -1);
+          const path = capped.summary.list_path;
+          const rebuilt = path === "" ? items : { ...(value as Record<string, unknown>), [path]: items };
+          expect(rebuilt).toEqual(JSON.parse(JSON.stringify(value)));
+        }
+      }),
+      { seed: 16_002, numRuns: 300 },
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ApprovalRecord } from "../src/approvals/model";
 import { TenantConfigSchema } from "../src/config/tenants";
-import type { ConsoleSession } from "../src/console/session";
+import type { SignedInOperator } from "../src/console/console-env";
 import { ApprovalPage } from "../src/console/views/approval-page";
 import type { PreparedCall } from "../src/pipeline/prepare";
 import { withTaint } from "../src/pipeline/taint";
@@ -96,7 +96,8 @@ describe("approval page", () => {
       operator: "operator:x",
       csrf: "c",
       exp: 0,
-    } as unknown as ConsoleSession;
+      name: null,
+    } satisfies SignedInOperator;
     const node = ApprovalPage({
       environment: "sandbox",
       session,

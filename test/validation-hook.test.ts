@@ -16,11 +16,14 @@ const openWith = (body: string, headers: Record<string, string> = { "content-typ
     body,
   });
 
+/** Each approval is for its own amount: identical refunds in two runs would need a duplicate's confirmation. */
+let nextAmount = 55;
+
 async function pendingApproval(): Promise<string> {
   const run = await openRun("acme");
   const asked = await callTool(run, "issue_refund", {
     order_id: "A1002",
-    amount_cents: 55,
+    amount_cents: nextAmount++,
     reason: "user_cancel",
   });
   const id = asked.body.approval?.id;
@@ -190,14 +193,18 @@ describe("query parameters through the validation hook", () => {
         field: "query.state",
         reason: '"maybe" is not an allowed value',
         hint: expect.stringContaining(
-          'Allowed values: "pending", "approved", "executed", "rejected", "expired".',
+          'Allowed values: "pending", "approved", "executed", "rejected", "expired", "all".',
         ),
       },
     ]);
     const misspelt = await asOperator("/v1/approvals?states=pending");
     expect(misspelt.status).toBe(422);
     expect(misspelt.body.error?.problems).toEqual([
-      { field: "query.states", reason: "unknown field", hint: 'Did you mean "state"? Valid fields: state.' },
+      {
+        field: "query.states",
+        reason: "unknown field",
+        hint: 'Did you mean "state"? Valid fields: state, tool, subject, run_id, since, until, cursor, limit.',
+      },
     ]);
     const twice = await asOperator("/v1/approvals?state=pending&state=expired");
     expect(twice.body.error?.problems[0]).toMatchObject({

@@ -20,3 +20,6 @@ export class WorkerEntrypoint<Env = unknown> {
 export class RpcTarget {}
 
 export const env: Record<string, unknown> = {};
+
+/** The request-scoped `waitUntil` (health metrics are sent after each answer); never called here. */
+export function waitUntil(_promise: Promise<unknown>): void {}

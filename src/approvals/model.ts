@@ -17,10 +17,13 @@ export function summarize(record: ApprovalRecord): ApprovalSummary {
     side_effect: record.side_effect,
     state: record.state,
     args: record.args,
+    args_digest: record.args_digest,
     reasons: record.reasons,
     created_at: record.created_at,
     expires_at: record.expires_at,
+    decided_at: record.decided_at,
     decided_by: record.decided_by,
+    decided_by_name: record.decided_by_name,
   };
 }
 

@@ -1,25 +1,39 @@
 import type { Env } from "../env";
-import type { ApprovalState } from "../envelope";
 import type { DecideResult } from "../ledger/run-ledger";
 import { ledgerFor } from "../routes/ledger-stub";
-import type { ApprovalSummary } from "../wire/approval";
+import type { ApprovalDuplicate, ApprovalRecord } from "../wire/approval";
 import type { ApprovalDetail } from "../wire/approval-answers";
+import type { ApprovalPage, RunPage } from "./directory";
+import type { ApprovalFilters, RunFilters } from "./list-filters";
 
 /**
  * What an operator can do, shared by the operator API and the console so both doors reach the same
- * decisions: list a tenant's approvals, look at one with its run's trace, approve or reject it.
+ * decisions: list and search a tenant's approvals and runs, look at one with its run's trace, approve
+ * or reject it.
  */
 
 function directoryFor(env: Env, tenant: string) {
   return env.APPROVAL_DIRECTORY.get(env.APPROVAL_DIRECTORY.idFromName(tenant));
 }
 
+/**
+ * One page of the tenant's approvals, newest first, by state, tool, subject, run and time; the
+ * page's `next_cursor` (null on the last page) goes back in as `filters.cursor` for the next one.
+ *
+ * @example
+ * await listApprovals(env, "acme", { state: "all", subject: { key: null, value: "A1002" }, limit: 20 });
+ */
 export async function listApprovals(
   env: Env,
   tenant: string,
-  state: ApprovalState,
-): Promise<ApprovalSummary[]> {
-  return directoryFor(env, tenant).list(state);
+  filters: ApprovalFilters,
+): Promise<ApprovalPage> {
+  return directoryFor(env, tenant).listApprovals(filters);
+}
+
+/** One page of the tenant's runs, newest first, by state, tool called, subject named and time. */
+export async function listRuns(env: Env, tenant: string, filters: RunFilters): Promise<RunPage> {
+  return directoryFor(env, tenant).listRuns(filters);
 }
 
 /** The run holding an approval; null when this tenant has no such approval (another tenant's included). */
@@ -37,27 +51,66 @@ export async function inspectApproval(
   const ledger = await locate(env, tenant, approvalId);
   const approval = ledger ? await ledger.approval(tenant, approvalId) : null;
   if (!ledger || !approval) return null;
-  const trace = await ledger.readTrace(tenant);
-  return { approval, run: trace?.run ?? null, trace: trace?.entries ?? [] };
+  const [trace, duplicates] = await Promise.all([
+    ledger.readTrace(tenant),
+    directoryFor(env, tenant).duplicatesOf(approvalId),
+  ]);
+  return { approval, run: trace?.run ?? null, trace: trace?.entries ?? [], duplicates };
 }
+
+/**
+ * A decision's outcome. Beyond the ledger's own answers, an approval is refused while another run
+ * of the tenant has the same destructive call pending or gone ahead, unless the operator confirmed
+ * they mean to do it again.
+ */
+export type OperatorDecision =
+  | DecideResult
+  | {
+      ok: false;
+      code: "duplicate_unconfirmed";
+      message: string;
+      approval: ApprovalRecord;
+      duplicates: ApprovalDuplicate[];
+    };
 
 export async function decideApproval(
   env: Env,
   input: {
     tenant: string;
     operator: string;
+    operator_name: string | null;
     approvalId: string;
     decision: "approve" | "reject";
     reason: string | null;
+    /** The operator saw the duplicates of this call in other runs and approves it anyway. */
+    confirm_duplicate: boolean;
   },
-): Promise<DecideResult> {
+): Promise<OperatorDecision> {
   const ledger = await locate(env, input.tenant, input.approvalId);
   if (!ledger) return { ok: false, code: "not_found", message: "No such approval.", approval: null };
+  if (input.decision === "approve" && !input.confirm_duplicate) {
+    const approval = await ledger.approval(input.tenant, input.approvalId);
+    const duplicates =
+      approval?.state === "pending"
+        ? await directoryFor(env, input.tenant).duplicatesOf(input.approvalId)
+        : [];
+    if (approval && duplicates.length > 0) {
+      const [first] = duplicates;
+      return {
+        ok: false,
+        code: "duplicate_unconfirmed",
+        message: `Another run asked for exactly this ${approval.tool} call (approval ${first?.approval_id}, ${first?.state}). Approving this one too would do it again: check the runs, then approve with confirm_duplicate: true if that is what you mean.`,
+        approval,
+        duplicates,
+      };
+    }
+  }
   return ledger.decide({
     tenant: input.tenant,
     approval_id: input.approvalId,
     decision: input.decision,
     operator: input.operator,
+    operator_name: input.operator_name,
     reason: input.reason,
   });
 }

@@ -227,10 +227,27 @@ function checkPostcondition(name: string, spec: ToolSpec): void {
   }
 }
 
-/** A postcondition's read must be a read tool of the same namespace: the proxy sends it with that tool's credential. */
+/**
+ * A postcondition's read and a decision context's read must be read tools of the same namespace:
+ * the proxy sends each with that tool's credential.
+ */
 function checkObserverTools(byNamespace: ReadonlyMap<string, ReadonlyMap<string, ToolSpec>>): void {
   for (const tools of byNamespace.values()) {
     for (const spec of tools.values()) {
+      const context = spec.decision_context;
+      if (context) {
+        const reader = tools.get(context.tool);
+        if (reader?.side_effect !== "read") {
+          throw new CatalogError(
+            `tool "${spec.name}": its decision context reads with "${context.tool}", which is not a read tool of namespace "${spec.namespace}"`,
+          );
+        }
+        if (typeof context.args !== "function" || typeof context.facts !== "function") {
+          throw new CatalogError(
+            `tool "${spec.name}": decision_context needs an args mapping and a facts function`,
+          );
+        }
+      }
       if (!spec.observe) continue;
       const observer = tools.get(spec.observe.tool);
       if (!observer) {

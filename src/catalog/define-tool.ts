@@ -79,6 +79,26 @@ export interface Postcondition<Args, Result> {
   verify: (args: Args, result: Result, observed: unknown) => Verdict;
 }
 
+/** One line of what an operator reads before deciding: "Still refundable: $12.50". */
+export interface DecisionFact {
+  label: string;
+  value: string;
+  /** Set when the fact argues against approving (the amount exceeds what is left, the order is closed). */
+  warning?: string;
+}
+
+/**
+ * What an operator needs to judge an approval of this tool, read fresh when the approval page is
+ * shown: `tool` (a read tool of the same namespace, sent with its own credential) is called with
+ * `args(...)`, and `facts` turns the call's arguments and that read's shaped result into lines
+ * such as the order's total, the refunds already issued and what is still refundable.
+ */
+export interface DecisionContext<Args> {
+  tool: string;
+  args: (args: Args) => Record<string, unknown>;
+  facts: (args: Args, observed: unknown) => DecisionFact[];
+}
+
 /** Where a result's resource version lives, so an answer older than one already seen is flagged stale. */
 export interface Freshness<Result> {
   resource: (result: Result) => string;
@@ -146,6 +166,8 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
    */
   no_postcondition?: string;
   freshness?: Freshness<z.infer<Output>>;
+  /** What an operator sees beside the arguments when a call of this tool waits for approval. */
+  decision_context?: DecisionContext<z.infer<Input>>;
 }
 
 /** A tool as the catalog stores it, with its argument types erased. */
@@ -170,6 +192,7 @@ export interface ToolSpec {
   observe: Postcondition<Record<string, unknown>, unknown> | null;
   no_postcondition: string | null;
   freshness: Freshness<unknown> | null;
+  decision_context: DecisionContext<Record<string, unknown>> | null;
 }
 
 /** Results up to this size are returned inline unless the tool says otherwise. */
@@ -207,5 +230,6 @@ export function defineTool<Input extends InputSchema, Output extends z.ZodType>(
     observe: (definition.observe ?? null) as ToolSpec["observe"],
     no_postcondition: definition.no_postcondition ?? null,
     freshness: (definition.freshness ?? null) as ToolSpec["freshness"],
+    decision_context: (definition.decision_context ?? null) as ToolSpec["decision_context"],
   };
 }

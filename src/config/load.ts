@@ -1,5 +1,6 @@
 import { parseAgentKeyHashes } from "../auth/agent-keys";
 import { parseKeyHashes, parseKeyList } from "../auth/keys";
+import { type OperatorKeys, parseOperatorKeys } from "../auth/operator-keys";
 import type { Env } from "../env";
 import { type EnvironmentName, EnvironmentSchema } from "../envelope";
 import { parseUpstreamSigningKeys, type UpstreamSigningKey } from "../upstream/signing-keys";
@@ -15,6 +16,8 @@ export interface ProxyConfig {
   tenants: Tenants;
   tenantKeyHashes: Map<string, string[]>;
   operatorKeyHashes: Map<string, string[]>;
+  /** Operator keys with their holders' display names. */
+  operatorKeys: OperatorKeys;
   /** Agent keys by tenant and profile; empty where none are issued. */
   agentKeyHashes: Map<string, Map<string, string[]>>;
   runTokenKeys: string[];
@@ -31,11 +34,13 @@ export function loadConfig(env: Env): ProxyConfig {
   if (!config) {
     const environment = EnvironmentSchema.safeParse(env.ENVIRONMENT);
     if (!environment.success) throw new Error(`ENVIRONMENT must be "sandbox" or "production"`);
+    const operatorKeys = parseOperatorKeys(env.OPERATOR_KEYS);
     config = {
       environment: environment.data,
       tenants: parseTenants(env.TENANTS),
       tenantKeyHashes: parseKeyHashes("TENANT_KEYS", env.TENANT_KEYS),
-      operatorKeyHashes: parseKeyHashes("OPERATOR_KEYS", env.OPERATOR_KEYS),
+      operatorKeyHashes: operatorKeys.hashes,
+      operatorKeys,
       agentKeyHashes: parseAgentKeyHashes(env.AGENT_KEYS),
       runTokenKeys: parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS),
       upstreamSigningKeys: parseUpstreamSigningKeys("UPSTREAM_SIGNING_KEYS", env.UPSTREAM_SIGNING_KEYS),

@@ -16,11 +16,13 @@ export const REQUIRED_SECRETS = [
 
 /**
  * Secrets the proxy runs without: no agent keys means runs are opened with tenant keys only; no
- * webhook secret means no approval webhook is sent (src/approvals/notify.ts).
+ * webhook secret means no approval webhook is sent (src/approvals/notify.ts); no metrics token
+ * means Analytics Engine's health events are recorded but not read back (src/metrics/read.ts).
  */
 export const OPTIONAL_SECRETS = [
   "AGENT_KEYS",
   "APPROVAL_WEBHOOK_SECRET",
+  "METRICS_API_TOKEN",
 ] as const satisfies readonly (keyof Env)[];
 
 export type RequiredSecret = (typeof REQUIRED_SECRETS)[number];

@@ -1,34 +1,17 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { decideApproval, inspectApproval, listApprovals } from "../approvals/operator";
+import { decideApproval, inspectApproval } from "../approvals/operator";
 import type { ConsoleEnv } from "./console-env";
+import { readDecisionContext } from "./decision-context";
 import { parseDecisionForm } from "./decision-form";
 import { draftPreview } from "./draft-preview";
 import { environmentOf } from "./guards";
 import { ApprovalPage } from "./views/approval-page";
-import { ApprovalsPage } from "./views/approvals-page";
 import { MessagePage } from "./views/message-page";
-
-/** Often enough that a new request shows up while the operator is looking; rare enough to read a row. */
-export const REFRESH_SECONDS = 15;
 
 /** Approval ids are `apr_` and hex; anything else is not looked up, so junk never wakes a Durable Object. */
 const APPROVAL_ID = /^apr_[A-Za-z0-9]{1,64}$/;
-
-export async function showPending(c: Context<ConsoleEnv>) {
-  const session = c.get("session");
-  const approvals = await listApprovals(c.env, session.tenant, "pending");
-  return c.html(
-    <ApprovalsPage
-      environment={environmentOf(c)}
-      session={session}
-      approvals={approvals}
-      now={Date.now()}
-      refreshSeconds={c.req.query("refresh") === "off" ? null : REFRESH_SECONDS}
-    />,
-  );
-}
 
 export function approvalNotFound(c: Context<ConsoleEnv>) {
   return c.html(
@@ -53,8 +36,15 @@ async function renderApproval(
     ? await inspectApproval(c.env, session.tenant, approvalId)
     : null;
   if (!found) return approvalNotFound(c);
-  // Only while it can still be decided: the operator must see the text the send would carry.
-  const draft = found.approval.state === "pending" ? await draftPreview(c.env, found.approval) : null;
+  // Only while it can still be decided: the operator must see the text the send would carry and
+  // the state of what the call acts on, read now, not when the agent asked.
+  const pending = found.approval.state === "pending";
+  const [draft, context] = pending
+    ? await Promise.all([
+        draftPreview(c.env, found.approval),
+        found.run ? readDecisionContext(c.env, found.approval, found.run.namespace) : null,
+      ])
+    : [null, null];
   return c.html(
     <ApprovalPage
       environment={environmentOf(c)}
@@ -66,6 +56,8 @@ async function renderApproval(
       decided={opts.decided ?? false}
       error={opts.error}
       draft={draft}
+      context={context}
+      duplicates={found.duplicates}
     />,
     opts.status ?? 200,
   );
@@ -83,19 +75,23 @@ export function showApproval(c: Context<ConsoleEnv>) {
 export function decide(decision: "approve" | "reject") {
   return async (c: Context<ConsoleEnv>) => {
     const approvalId = c.req.param("id") ?? "";
-    const form = parseDecisionForm(decision, (await c.req.parseBody()).reason);
+    const body = await c.req.parseBody();
+    const form = parseDecisionForm(decision, body.reason);
     if (!form.ok) return renderApproval(c, approvalId, { error: form.message, status: 422 });
     if (!APPROVAL_ID.test(approvalId)) return approvalNotFound(c);
     const session = c.get("session");
     const result = await decideApproval(c.env, {
       tenant: session.tenant,
       operator: session.operator,
+      operator_name: session.name,
       approvalId,
       decision,
       reason: form.reason,
+      confirm_duplicate: decision === "approve" && body.confirm_duplicate === "yes",
     });
     if (!result.ok) {
       if (result.code === "not_found") return approvalNotFound(c);
+      // The page shows the duplicates and the confirmation box; the message says why it is needed.
       return renderApproval(c, approvalId, { error: result.message, status: 409 });
     }
     return c.redirect(`/console/approvals/${encodeURIComponent(approvalId)}?decided=${decision}`, 303);

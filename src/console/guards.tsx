@@ -2,12 +2,13 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
+import { operatorNameOf } from "../auth/operator-keys";
 import { loadConfig } from "../config/load";
-import type { ConsoleEnv } from "./console-env";
+import type { ConsoleEnv, SignedInOperator } from "./console-env";
 import { clearCookie, SESSION_COOKIE } from "./cookies";
 import { csrfMatches } from "./csrf";
 import { operatorStillConfigured } from "./operator-key";
-import { type ConsoleSession, readSession } from "./session";
+import { readSession } from "./session";
 import { MessagePage } from "./views/message-page";
 
 /** A console form holds a token, a key or a 500-character reason: 16 KiB is generous. */
@@ -31,11 +32,13 @@ export const requireSession: MiddlewareHandler<ConsoleEnv> = async (c, next) => 
 };
 
 /** The signed-in operator's session, or null (a stale cookie is cleared on the way). */
-export async function currentSession(c: Context<ConsoleEnv>): Promise<ConsoleSession | null> {
+export async function currentSession(c: Context<ConsoleEnv>): Promise<SignedInOperator | null> {
   const config = loadConfig(c.env);
   const token = getCookie(c, SESSION_COOKIE);
   const session = await readSession(token, config.runTokenKeys);
-  if (session && operatorStillConfigured(config, session)) return session;
+  if (session && operatorStillConfigured(config, session)) {
+    return { ...session, name: operatorNameOf(config.operatorKeys, session.tenant, session.operator) };
+  }
   if (token !== undefined) clearCookie(c, SESSION_COOKIE);
   return null;
 }

@@ -1,9 +1,14 @@
 /** @jsxImportSource hono/jsx */
 import { Hono } from "hono";
-import { decide, showApproval, showPending } from "./approval-pages";
+import { decide, showApproval } from "./approval-pages";
 import type { ConsoleEnv } from "./console-env";
 import { disconnectClient, revokeGrant, showGrants } from "./grant-pages";
 import { environmentOf, limitForm, requireCsrf, requireSession } from "./guards";
+import { showHealth } from "./health-pages";
+import { showHistory } from "./history-pages";
+import { LIVE_SCRIPT_PATH, serveLiveScript } from "./live-script";
+import { pendingFragment, showPending } from "./pending-pages";
+import { runsFragment, showRuns } from "./run-list-pages";
 import { showRun } from "./run-pages";
 import { setConsoleHeaders } from "./security-headers";
 import { showSignIn, signIn, signOut } from "./sign-in";
@@ -24,7 +29,12 @@ operatorConsole.get("/sign-in", showSignIn);
 operatorConsole.post("/sign-in", limitForm, signIn);
 operatorConsole.post("/sign-out", requireSession, limitForm, requireCsrf, signOut);
 
+// The console's one script: the same for everyone, so no session is needed to fetch it.
+operatorConsole.get(LIVE_SCRIPT_PATH.replace("/console", ""), serveLiveScript);
+
 operatorConsole.get("/", requireSession, showPending);
+operatorConsole.get("/fragments/pending", requireSession, pendingFragment);
+operatorConsole.get("/approvals", requireSession, showHistory);
 operatorConsole.get("/approvals/:id", requireSession, showApproval);
 for (const decision of ["approve", "reject"] as const) {
   operatorConsole.post(
@@ -35,7 +45,10 @@ for (const decision of ["approve", "reject"] as const) {
     decide(decision),
   );
 }
+operatorConsole.get("/runs", requireSession, showRuns);
+operatorConsole.get("/fragments/runs", requireSession, runsFragment);
 operatorConsole.get("/runs/:run_id", requireSession, showRun);
+operatorConsole.get("/health", requireSession, showHealth);
 
 operatorConsole.get("/oauth", requireSession, showGrants);
 operatorConsole.post("/oauth/grants/:id/revoke", requireSession, limitForm, requireCsrf, revokeGrant);

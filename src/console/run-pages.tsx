@@ -1,6 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
-import { inspectRun } from "../approvals/operator";
+import { MAX_LIST_LIMIT } from "../approvals/list-filters";
+import { inspectRun, listApprovals } from "../approvals/operator";
 import type { ConsoleEnv } from "./console-env";
 import { environmentOf } from "./guards";
 import { MessagePage } from "./views/message-page";
@@ -9,11 +10,16 @@ import { RunPage } from "./views/run-page";
 /** Run ids are `run_` and hex; anything else is not looked up, so junk never creates a ledger. */
 const RUN_ID = /^run_[A-Za-z0-9]{1,64}$/;
 
-/** A run's trace; the ledger is found by tenant and run id together, so another tenant's run is not found. */
+/** A run's calls and approvals; the ledger is found by tenant and run id together, so another tenant's run is not found. */
 export async function showRun(c: Context<ConsoleEnv>) {
   const session = c.get("session");
   const runId = c.req.param("run_id") ?? "";
-  const found = RUN_ID.test(runId) ? await inspectRun(c.env, session.tenant, runId) : null;
+  const [found, approvals] = RUN_ID.test(runId)
+    ? await Promise.all([
+        inspectRun(c.env, session.tenant, runId),
+        listApprovals(c.env, session.tenant, { state: "all", run_id: runId, limit: MAX_LIST_LIMIT }),
+      ])
+    : [null, null];
   if (!found) {
     return c.html(
       <MessagePage
@@ -26,6 +32,12 @@ export async function showRun(c: Context<ConsoleEnv>) {
     );
   }
   return c.html(
-    <RunPage environment={environmentOf(c)} session={session} run={found.run} entries={found.entries} />,
+    <RunPage
+      environment={environmentOf(c)}
+      session={session}
+      run={found.run}
+      entries={found.entries}
+      approvals={approvals?.approvals ?? []}
+    />,
   );
 }

@@ -10,6 +10,8 @@ export interface AppEnv {
     claims: RunTokenClaims;
     /** `operator:<key fingerprint>`: who decided, without ever recording the key. */
     operator: string;
+    /** The operator's display name, configured with their key in OPERATOR_KEYS; null when it has none. */
+    operator_name: string | null;
     /** Who may open a run on `POST /v1/runs`: the tenant key's orchestrator or an agent key. */
     opener: RunOpener;
   };

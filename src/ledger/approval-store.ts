@@ -2,6 +2,7 @@ import type { ApprovalRecord } from "../approvals/model";
 import type { SideEffect } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import type { ApprovalState, Envelope } from "../envelope";
+import type { ApprovalDecisionRecord } from "../pipeline/admit";
 
 interface ApprovalRow extends Record<string, SqlStorageValue> {
   id: string;
@@ -18,6 +19,8 @@ interface ApprovalRow extends Record<string, SqlStorageValue> {
   expires_at: number;
   decided_at: number | null;
   decided_by: string | null;
+  /** Added by a later migration (ledger schema V6). */
+  decided_by_name: string | null;
   decision_reason: string | null;
   result: string | null;
 }
@@ -95,15 +98,16 @@ export class ApprovalStore {
   setState(
     id: string,
     state: ApprovalState,
-    decision: { at: number; by: string | null; reason: string | null } | null,
+    decision: ApprovalDecisionRecord | null,
     result: Envelope | null = null,
   ): void {
     if (decision) {
       this.#sql.exec(
-        "UPDATE approvals SET state = ?, decided_at = ?, decided_by = ?, decision_reason = ? WHERE id = ?",
+        "UPDATE approvals SET state = ?, decided_at = ?, decided_by = ?, decided_by_name = ?, decision_reason = ? WHERE id = ?",
         state,
         decision.at,
         decision.by,
+        decision.by_name,
         decision.reason,
         id,
       );
@@ -151,6 +155,7 @@ export class ApprovalStore {
         expires_at: new Date(row.expires_at).toISOString(),
         decided_at: row.decided_at === null ? null : new Date(row.decided_at).toISOString(),
         decided_by: row.decided_by,
+        decided_by_name: row.decided_by_name,
         decision_reason: row.decision_reason,
         result: row.result === null ? null : (JSON.parse(row.result) as Envelope),
       }));

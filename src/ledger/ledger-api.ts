@@ -33,6 +33,8 @@ export interface DecideInput {
   decision: "approve" | "reject";
   /** Who decided, for the record: an operator id derived from their key, never the key. */
   operator: string;
+  /** Their display name as configured with their key, recorded beside the id; null when it has none. */
+  operator_name: string | null;
   reason: string | null;
 }
 

@@ -33,7 +33,8 @@ export class ResultStore {
     this.#sql = sql;
   }
 
-  savePages(handle: string, tool: string, summary: ResultSummary, pages: readonly PageContent[]): void {
+  /** Stores a paged result; each page is its content's JSON text, as `capResult` cut it. */
+  savePages(handle: string, tool: string, summary: ResultSummary, pages: readonly string[]): void {
     pages.forEach((content, page) => {
       this.#sql.exec(
         "INSERT INTO result_pages (handle, page, tool, total_pages, list_path, content) VALUES (?, ?, ?, ?, ?, ?)",
@@ -42,7 +43,7 @@ export class ResultStore {
         tool,
         pages.length,
         summary.list_path,
-        JSON.stringify(content),
+        content,
       );
     });
   }
@@ -68,26 +69,30 @@ export class ResultStore {
   }
 
   /**
-   * Records a resource version and says how it compares with the newest one seen before:
-   * an answer older than what the run already read is stale.
+   * Records a resource version and says how it compares with the newest one seen before: an answer
+   * older than what the run already read is stale. One upsert in the usual case (a first or a newer
+   * version); only a stale answer reads the newest version back.
    */
   observeVersion(
     resource: string,
     version: number,
     now: number,
   ): { stale: boolean; newest_seen: number | null } {
-    const row = this.#sql
-      .exec<{ version: number }>("SELECT version FROM resource_versions WHERE resource = ?", resource)
+    const kept = this.#sql
+      .exec<{ version: number }>(
+        `INSERT INTO resource_versions (resource, version, seen_at) VALUES (?, ?, ?)
+         ON CONFLICT (resource) DO UPDATE SET version = excluded.version, seen_at = excluded.seen_at
+         WHERE excluded.version >= resource_versions.version
+         RETURNING version`,
+        resource,
+        version,
+        now,
+      )
       .toArray()[0];
-    const seen = row?.version ?? null;
-    if (seen !== null && version < seen) return { stale: true, newest_seen: seen };
-    this.#sql.exec(
-      `INSERT INTO resource_versions (resource, version, seen_at) VALUES (?, ?, ?)
-       ON CONFLICT (resource) DO UPDATE SET version = excluded.version, seen_at = excluded.seen_at`,
-      resource,
-      version,
-      now,
-    );
-    return { stale: false, newest_seen: seen };
+    if (kept) return { stale: false, newest_seen: kept.version };
+    const newest = this.#sql
+      .exec<{ version: number }>("SELECT version FROM resource_versions WHERE resource = ?", resource)
+      .one().version;
+    return { stale: true, newest_seen: newest };
   }
 }

@@ -2,9 +2,10 @@ import { DurableObject } from "cloudflare:workers";
 import type { ApprovalRecord, ApprovalSummary } from "../approvals/model";
 import { notifyApproval } from "../approvals/notify";
 import { policyVersion } from "../approvals/policy-version";
+import { subjectsOf } from "../approvals/subjects";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
-import type { Envelope } from "../envelope";
+import { type Envelope, failure } from "../envelope";
 import {
   decideApproval,
   endRun,
@@ -15,6 +16,8 @@ import {
 } from "../pipeline/admit";
 import { type DispatchPlan, dispatchCall, prepareAgentCall } from "../pipeline/run-call";
 import { newRun, type RunMeta } from "../pipeline/run-state";
+import { limiterOf, rateSettingsOf } from "../ratelimit/admission";
+import { RunRateGate } from "../ratelimit/run-gate";
 import { ScenarioStore } from "../scenarios/scenario-store";
 import { catalog } from "../tools";
 import { type RunStatus, runStatus } from "../wire/run-status";
@@ -24,6 +27,7 @@ import { commitWrites, type LedgerStores } from "./commit";
 import { KeyStore } from "./key-store";
 import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./ledger-api";
 import { ResultStore } from "./result-store";
+import { RunIndex } from "./run-index";
 import { RunStore } from "./run-store";
 
 /** Keys, results, approvals and trace outlive the run by at least this long. */
@@ -59,6 +63,10 @@ export class RunLedger extends DurableObject<Env> {
   #run: RunMeta | null = null;
   /** Upstream requests in flight, by idempotency key: identical concurrent calls share one. */
   readonly #inflight = new Map<string, Promise<Envelope>>();
+  /** The run's call rate and its lease of the tenant's; in memory, like any rate limiter's buckets. */
+  #gate: RunRateGate | null = null;
+  /** What the tenant's directory has been told of this run, so it is told each new thing once. */
+  readonly #index = new RunIndex();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -86,6 +94,7 @@ export class RunLedger extends DurableObject<Env> {
       this.#scenario.insert(input.scenario ?? []);
     });
     this.#run = run;
+    this.#tellDirectory();
     await this.#scheduleAlarm();
     return runStatus(run, now);
   }
@@ -158,6 +167,13 @@ export class RunLedger extends DurableObject<Env> {
 
   /** The whole tool-call pipeline for one dispatch of this run, from resolve to record. */
   async call(input: CallInput): Promise<Envelope> {
+    const own = this.#ownRun(input.tenant);
+    // The run's and the tenant's call rates first: a refused call is no dispatch and commits nothing.
+    const limited = own ? await this.#rateGate(own).take() : null;
+    if (limited) {
+      const environment = loadConfig(this.env).environment;
+      return failure({ call_id: input.call_id, environment, tool: input.request.tool }, limited);
+    }
     const prepared = await prepareAgentCall(this.env, this.#ownRun(input.tenant), input);
     if (prepared.kind === "refused") return prepared.envelope;
     const { call } = prepared;
@@ -176,6 +192,10 @@ export class RunLedger extends DurableObject<Env> {
     // Registered in the same synchronous turn as the reservation: an identical call arriving while
     // this one awaits anything must find it in flight, never a "sending" key to send again.
     const settle = next.kind === "send" ? this.#markInflight(next.key) : null;
+    const tool = prepared.tool;
+    if (this.#index.learn(tool?.name ?? null, subjectsOf(call.prepared.args, tool?.sensitive_args))) {
+      this.#tellDirectory();
+    }
     await this.#publish(changed);
     switch (next.kind) {
       case "answer":
@@ -315,6 +335,9 @@ export class RunLedger extends DurableObject<Env> {
 
   async #commit(writes: (run: RunMeta) => Write[]): Promise<void> {
     await this.#publish(this.#commitStep(() => ({ writes: writes(this.#run as RunMeta) })).changed);
+    // Every way a run ends (end, an idle or late session, the alarm past the deadline) commits here.
+    const run = this.#run;
+    if (run && this.#index.learnEnded(run, Date.now())) this.#tellDirectory();
   }
 
   #retainUntil(run: RunMeta): number {
@@ -345,8 +368,35 @@ export class RunLedger extends DurableObject<Env> {
     if (!run || summaries.length === 0) return;
     for (const summary of summaries) this.ctx.waitUntil(notifyApproval(this.env, run.tenant, summary));
     const directory = this.env.APPROVAL_DIRECTORY.get(this.env.APPROVAL_DIRECTORY.idFromName(run.tenant));
-    for (const summary of summaries) await directory.upsert(summary);
+    for (const summary of summaries) await directory.upsert(summary, run.tenant);
     await this.#scheduleAlarm();
+  }
+
+  /**
+   * Writes the run through to the tenant's directory, where operators list and search runs. Never
+   * awaited: the agent's answer does not wait for the index, which only adds what it is told, so a
+   * late or repeated write is harmless.
+   */
+  #tellDirectory(): void {
+    const run = this.#run;
+    if (!run) return;
+    const directory = this.env.APPROVAL_DIRECTORY.get(this.env.APPROVAL_DIRECTORY.idFromName(run.tenant));
+    this.ctx.waitUntil(
+      directory.indexRun(this.#index.entry(run, Date.now())).catch((error: unknown) => {
+        console.error("run index write failed", error);
+      }),
+    );
+  }
+
+  #rateGate(run: RunMeta): RunRateGate {
+    if (!this.#gate) {
+      this.#gate = new RunRateGate(
+        run.run_id,
+        () => rateSettingsOf(this.env, run.tenant),
+        () => limiterOf(this.env, run.tenant),
+      );
+    }
+    return this.#gate;
   }
 
   #ownRun(tenant: string): RunMeta | null {

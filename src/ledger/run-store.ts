@@ -119,10 +119,11 @@ export class RunStore {
 
   insertTrace(entry: NewTraceEntry): void {
     this.#sql.exec(
-      `INSERT INTO trace (call_id, actor, started_at, tool, side_effect, args, call_digest, outcome, idempotency_key, catalog_version)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+      `INSERT INTO trace (call_id, actor, actor_name, started_at, tool, side_effect, args, call_digest, outcome, idempotency_key, catalog_version)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
       entry.call_id,
       entry.actor,
+      entry.actor_name ?? null,
       entry.started_at,
       entry.tool,
       entry.side_effect,

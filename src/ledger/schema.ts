@@ -1,3 +1,4 @@
+import { applyMigrations } from "../core/sql-migrations";
 import { SCENARIO_SCHEMA } from "../scenarios/scenario-store";
 import { APPROVALS_SCHEMA } from "./approval-store";
 import { RESULTS_SCHEMA } from "./result-store";
@@ -78,20 +79,14 @@ ALTER TABLE idempotency ADD COLUMN request TEXT;
 CREATE UNIQUE INDEX IF NOT EXISTS trace_by_call ON trace (call_id);
 `;
 
-export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5];
+/** Operators' display names, recorded beside their ids with each decision and each execution. */
+const V6 = `
+ALTER TABLE approvals ADD COLUMN decided_by_name TEXT;
+ALTER TABLE trace ADD COLUMN actor_name TEXT;
+`;
+
+export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
 
 export function migrateLedger(sql: SqlStorage): void {
-  sql.exec(
-    "CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
-  );
-  const current =
-    sql.exec<{ version: number }>("SELECT version FROM schema_version WHERE id = 1").toArray()[0]?.version ??
-    0;
-  for (let version = current; version < LEDGER_MIGRATIONS.length; version++) {
-    sql.exec(LEDGER_MIGRATIONS[version] ?? "");
-    sql.exec(
-      "INSERT INTO schema_version (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET version = excluded.version",
-      version + 1,
-    );
-  }
+  applyMigrations(sql, LEDGER_MIGRATIONS);
 }

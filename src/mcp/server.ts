@@ -39,7 +39,7 @@ export function createRunServer(ctx: RunServerContext): Server {
     toCallToolResult(
       await handleToolCall(
         ctx.env,
-        { tenant: ctx.claims.tenant, run: ctx.claims.run },
+        { tenant: ctx.claims.tenant, run: ctx.claims.run, namespace: ctx.claims.ns },
         readCallBody({ tool: request.params.name, args: request.params.arguments ?? {} }),
         ctx.header,
       ),

@@ -72,9 +72,17 @@ export type Write =
       kind: "approval_state";
       id: string;
       state: ApprovalState;
-      decision: { at: number; by: string | null; reason: string | null } | null;
+      decision: ApprovalDecisionRecord | null;
       result?: Envelope;
     };
+
+/** Who decided an approval and why, as recorded; `by` is null when the proxy expired it itself. */
+export interface ApprovalDecisionRecord {
+  at: number;
+  by: string | null;
+  by_name: string | null;
+  reason: string | null;
+}
 
 /** Everything the machine needs to know about one agent call, prepared by the earlier stages. */
 export interface AgentCall {
@@ -378,6 +386,7 @@ function openApproval(run: RunMeta, call: AgentCall, tool: ToolSpec, key: string
     expires_at: new Date(expiresAt).toISOString(),
     decided_at: null,
     decided_by: null,
+    decided_by_name: null,
     decision_reason: null,
     result: null,
   };
@@ -456,7 +465,12 @@ function waitOrFinal(
 }
 
 function expireWrite(id: string, why: string, now: number): Write {
-  return { kind: "approval_state", id, state: "expired", decision: { at: now, by: null, reason: why } };
+  return {
+    kind: "approval_state",
+    id,
+    state: "expired",
+    decision: { at: now, by: null, by_name: null, reason: why },
+  };
 }
 
 /**
@@ -506,6 +520,8 @@ export function endRun(run: RunMeta, pending: readonly ApprovalRecord[], now: nu
 export interface Decision {
   decision: "approve" | "reject";
   operator: string;
+  /** The operator's display name from OPERATOR_KEYS, recorded with the decision and the execution. */
+  operator_name: string | null;
   reason: string | null;
   call_id: string;
   now: number;
@@ -556,7 +572,12 @@ export function decideApproval(
       refusal: { code: "conflict_error", message: `This approval can no longer be granted: ${why}.` },
     };
   }
-  const decided = { at: decision.now, by: decision.operator, reason: decision.reason };
+  const decided: ApprovalDecisionRecord = {
+    at: decision.now,
+    by: decision.operator,
+    by_name: decision.operator_name,
+    reason: decision.reason,
+  };
   if (decision.decision === "reject") {
     return {
       kind: "done",
@@ -603,6 +624,7 @@ export function decideApproval(
         entry: {
           call_id: decision.call_id,
           actor: decision.operator,
+          actor_name: decision.operator_name,
           started_at: decision.now,
           tool: tool.name,
           side_effect: tool.side_effect,

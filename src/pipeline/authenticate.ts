@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { findAgentKey } from "../auth/agent-keys";
 import { bearerToken, findKeyOwner } from "../auth/keys";
 import { operatorIdOf } from "../auth/operator-id";
+import { operatorNameOf } from "../auth/operator-keys";
 import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
 import { failure } from "../envelope";
@@ -76,7 +77,9 @@ export const requireOperatorKey: MiddlewareHandler<AppEnv> = async (c, next) => 
   const tenant = await findKeyOwner(token, config.operatorKeyHashes);
   if (tenant) {
     c.set("tenant", tenant);
-    c.set("operator", await operatorIdOf(token));
+    const operator = await operatorIdOf(token);
+    c.set("operator", operator);
+    c.set("operator_name", operatorNameOf(config.operatorKeys, tenant, operator));
     await next();
     return;
   }

@@ -1,6 +1,7 @@
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { type Envelope, failure } from "../envelope";
+import { recordCall } from "../metrics/record";
 import { ledgerFor } from "../routes/ledger-stub";
 import { acceptFaultHeaders } from "../scenarios/accept";
 import { limitCall } from "./limit";
@@ -11,6 +12,8 @@ import { newCallId } from "./respond";
 export interface Caller {
   tenant: string;
   run: string;
+  /** The run's namespace, as its token names it. */
+  namespace: string;
 }
 
 /** Reads a request header by name, whatever the door's request object is. */
@@ -28,10 +31,22 @@ export async function handleToolCall(
   request: CallRequest,
   header: HeaderReader,
 ): Promise<Envelope> {
+  const envelope = await answerToolCall(env, caller, request, header);
+  // Counted for the agents' health after the answer is known, and sent after it is given.
+  recordCall(env, caller, envelope);
+  return envelope;
+}
+
+async function answerToolCall(
+  env: Env,
+  caller: Caller,
+  request: CallRequest,
+  header: HeaderReader,
+): Promise<Envelope> {
   const callId = newCallId();
   const environment = loadConfig(env).environment;
   const base = { call_id: callId, environment, tool: request.tool };
-  const limited = await limitCall(env, caller, request);
+  const limited = limitCall(request);
   if (limited) return failure(base, limited);
   // The orchestrator's fault header is checked before the ledger: a refusal costs no budget.
   const fault = acceptFaultHeaders(header, loadConfig(env).faultInjection);

@@ -1,17 +1,13 @@
-import type { Env } from "../env";
 import type { FailureSpec } from "../envelope";
 import { structuralProblems } from "../http/limits";
-import { admitCall } from "../ratelimit/admission";
-import type { Caller } from "./entry";
 import type { CallRequest } from "./prepare";
 
 /**
- * Stage "limit": the run's and the tenant's rate, then the structure of what the caller controls.
- * Neither spends budget nor reaches the ledger: a refused call is no dispatch.
+ * Stage "limit" at the edge: the structure of what the caller controls (depth, sizes, key counts).
+ * It reaches no object: the run's and the tenant's call rates are the run's ledger's first check
+ * (see ratelimit/run-gate.ts). A refused call is no dispatch and spends no budget.
  */
-export async function limitCall(env: Env, caller: Caller, request: CallRequest): Promise<FailureSpec | null> {
-  const limited = await admitCall(env, caller.tenant, caller.run);
-  if (limited) return limited;
+export function limitCall(request: CallRequest): FailureSpec | null {
   const problems = structuralProblems(request.args ?? {});
   if (problems.length === 0) return null;
   return {

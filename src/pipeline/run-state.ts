@@ -66,6 +66,8 @@ export interface NewTraceEntry {
   call_id: string;
   /** "agent", or "operator:<id>" for a call an operator's approval executed. */
   actor: string;
+  /** The operator's display name when an operator's approval executed the call; absent for the agent. */
+  actor_name?: string | null;
   started_at: number;
   tool: string | null;
   side_effect: string | null;

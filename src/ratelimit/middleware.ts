@@ -2,21 +2,11 @@ import type { MiddlewareHandler } from "hono";
 import { type FailureSpec, failure } from "../envelope";
 import type { AppEnv } from "../http/app-env";
 import { requestContext, respond } from "../pipeline/respond";
-import { admitCall, admitRunOpen } from "./admission";
+import { admitRunOpen } from "./admission";
 
 function refuse(c: Parameters<MiddlewareHandler<AppEnv>>[0], spec: FailureSpec) {
   return respond(c, failure(requestContext(c.env), spec));
 }
-
-/**
- * For `POST /v1/runs/{run_id}/calls`, after `requireRunToken`: the run and its tenant come from the
- * verified token, so an unauthenticated flood never reaches the limiter and never creates buckets.
- */
-export const limitCallRate: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const refusal = await admitCall(c.env, c.get("tenant"), c.get("claims").run);
-  if (refusal) return refuse(c, refusal);
-  await next();
-};
 
 /** For `POST /v1/runs`, after `requireTenantKey`. */
 export const limitRunOpens: MiddlewareHandler<AppEnv> = async (c, next) => {

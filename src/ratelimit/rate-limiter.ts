@@ -1,14 +1,23 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { admit, type BucketLimit, fullBuckets, type RateRefusal } from "./token-bucket";
+import {
+  admit,
+  type BucketLimit,
+  fullBuckets,
+  type RateRefusal,
+  returnTokens,
+  takeTokens,
+} from "./token-bucket";
 
 /** Full buckets are swept after this many admissions, so a tenant's many finished runs cost nothing. */
 const SWEEP_EVERY = 256;
 
 /**
- * One per tenant: the token buckets of the tenant, of each of its runs and of its run opening.
+ * One per tenant: the tenant-wide token buckets (tool calls across all its runs, run opening).
  * Being one object per tenant is the isolation: a tenant that floods the proxy queues on its own
- * limiter and never on another tenant's.
+ * limiter and never on another tenant's. Tool calls do not come here one by one: each run's ledger
+ * leases a few tokens at a time (`lease`) and spends them locally, so this object sees one request
+ * per lease, not per call (see run-gate.ts).
  *
  * The buckets live in memory, not in SQLite. Admission then needs no storage write (no output-gate
  * wait, no billed row per request), and nothing is lost that matters: the object is evicted only
@@ -33,5 +42,17 @@ export class RateLimiter extends DurableObject<Env> {
     if (!admission.ok) return admission;
     for (const [key, tat] of admission.tats) this.#tats.set(key, tat);
     return { ok: true };
+  }
+
+  /**
+   * Grants up to `want` tokens of one bucket to a run's ledger, after taking back the `unused`
+   * tokens of its previous lease. Synchronous, so concurrent leases never share a token.
+   */
+  lease(limit: BucketLimit, want: number, unused: number): { granted: number; retry_after_ms: number } {
+    const now = Date.now();
+    const returned = returnTokens(this.#tats.get(limit.key), limit, now, unused);
+    const grant = takeTokens(returned, limit, now, Math.max(1, Math.floor(want)));
+    if (grant.tat !== undefined) this.#tats.set(limit.key, grant.tat);
+    return { granted: grant.granted, retry_after_ms: grant.retry_after_ms };
   }
 }

@@ -65,3 +65,46 @@ export function fullBuckets(state: ReadonlyMap<string, number>, now: number): st
   for (const [key, tat] of state) if (tat <= now) full.push(key);
   return full;
 }
+
+/** Up to `want` tokens taken from one bucket at once, and the bucket's state after. */
+export interface Grant {
+  granted: number;
+  /** The bucket's TAT after the grant (unchanged when nothing was granted). */
+  tat: number | undefined;
+  /** When the next token comes back, if none was granted. */
+  retry_after_ms: number;
+}
+
+/**
+ * Takes as many tokens as fit, up to `want`: the bulk form of `takeToken`, for leases. A grant of
+ * `n` leaves the bucket exactly as `n` single takes would.
+ */
+export function takeTokens(tat: number | undefined, limit: BucketLimit, now: number, want: number): Grant {
+  let state = tat;
+  let granted = 0;
+  let retry_after_ms = 0;
+  while (granted < want) {
+    const verdict = takeToken(state, limit, now);
+    if (!verdict.ok) {
+      retry_after_ms = verdict.retry_after_ms;
+      break;
+    }
+    state = verdict.tat;
+    granted++;
+  }
+  return { granted, tat: state, retry_after_ms: granted > 0 ? 0 : retry_after_ms };
+}
+
+/**
+ * Gives back tokens taken but never used: the TAT moves back by their intervals, never before now
+ * (a bucket cannot be fuller than full).
+ */
+export function returnTokens(
+  tat: number | undefined,
+  limit: BucketLimit,
+  now: number,
+  unused: number,
+): number | undefined {
+  if (tat === undefined || unused <= 0) return tat;
+  return Math.max(now, tat - unused * (limit.window_ms / limit.limit));
+}

@@ -1,9 +1,10 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import * as z from "zod";
+import { ApprovalFiltersSchema } from "../approvals/list-filters";
 import { decideApproval, inspectApproval, listApprovals } from "../approvals/operator";
 import type { Env } from "../env";
-import { APPROVAL_STATES, ApprovalStateSchema, failure, success } from "../envelope";
+import { failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
 import { limitJsonBody } from "../http/limits";
 import { tooLarge } from "../http/too-large";
@@ -28,6 +29,12 @@ export const DecisionBodySchema = z.strictObject({
     .max(500)
     .optional()
     .describe("Why, in a sentence; shown to the agent on rejection."),
+  confirm_duplicate: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Approve although another run of the tenant has the same destructive call pending or executed (the approval's `duplicates`); without it such an approval is refused with a conflict_error listing them.",
+    ),
 });
 export const RejectBodySchema = z.strictObject({
   reason: z
@@ -38,16 +45,16 @@ export const RejectBodySchema = z.strictObject({
     .describe("Why the call is rejected; the agent is told this reason."),
 });
 
-/** `GET /v1/approvals?state=`: which of the tenant's approvals to list. */
-export const ApprovalsQuerySchema = z.strictObject({
-  state: ApprovalStateSchema.default("pending").describe(
-    `The state of the approvals to list: ${APPROVAL_STATES.join(", ")}; pending when omitted.`,
-  ),
-});
+/** Whether a decision body confirms approving a call another run already asked for (approvals only). */
+function confirmsDuplicate(body: object): boolean {
+  return "confirm_duplicate" in body && body.confirm_duplicate === true;
+}
 
-approvals.get("/", validated("query", ApprovalsQuerySchema), async (c) => {
-  const { state } = c.req.valid("query");
-  const list: ApprovalList = { state, approvals: await listApprovals(c.env, c.get("tenant"), state) };
+/** `GET /v1/approvals?state=&tool=&subject=&run_id=&since=&until=&cursor=&limit=`: one page of history. */
+approvals.get("/", validated("query", ApprovalFiltersSchema), async (c) => {
+  const filters = c.req.valid("query");
+  const page = await listApprovals(c.env, c.get("tenant"), filters);
+  const list: ApprovalList = { state: filters.state, ...page };
   return respond(c, success(requestContext(c.env), list));
 });
 
@@ -75,12 +82,29 @@ for (const decision of ["approve", "reject"] as const) {
       const result = await decideApproval(c.env, {
         tenant: c.get("tenant"),
         operator: c.get("operator"),
+        operator_name: c.get("operator_name"),
         approvalId: c.req.param("id"),
         decision,
         reason: c.req.valid("json").reason ?? null,
+        confirm_duplicate: confirmsDuplicate(c.req.valid("json")),
       });
       if (!result.ok) {
         if (result.code === "not_found") return respond(c, notFound(c.env));
+        if (result.code === "duplicate_unconfirmed") {
+          return respond(
+            c,
+            failure(requestContext(c.env), {
+              code: "conflict_error",
+              message: result.message,
+              details: {
+                reason: "duplicate_unconfirmed",
+                approval: result.approval,
+                duplicates: result.duplicates,
+              },
+              recommended_next_action: "reconcile",
+            }),
+          );
+        }
         return respond(
           c,
           failure(requestContext(c.env), {

@@ -46,12 +46,18 @@ export interface ScenarioStepState extends ScenarioStep {
  */
 export class ScenarioStore {
   readonly #sql: SqlStorage;
+  /**
+   * Uses left across all steps, read once: steps are only written when the run opens, so a run
+   * without a scenario (every production run, most sandbox ones) never reads the table again.
+   */
+  #remaining: number | null = null;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
   }
 
   insert(steps: readonly ScenarioStep[]): void {
+    this.#remaining = null;
     steps.forEach((step, index) => {
       this.#sql.exec(
         `INSERT INTO scenario (step, mode, tool, path_prefix, times, remaining, hang_ms, retry_after_s)
@@ -86,9 +92,13 @@ export class ScenarioStore {
 
   /** The fault for this request, spending one use of the first step that matches; null when none does. */
   take(target: UpstreamTarget): FaultPlan | null {
+    this.#remaining ??=
+      this.#sql.exec<{ left: number | null }>("SELECT SUM(remaining) AS left FROM scenario").one().left ?? 0;
+    if (this.#remaining === 0) return null;
     const step = this.list().find((candidate) => candidate.remaining > 0 && matches(candidate, target));
     if (!step) return null;
     this.#sql.exec("UPDATE scenario SET remaining = remaining - 1 WHERE step = ?", step.step);
+    this.#remaining--;
     return { mode: step.mode, hang_ms: step.hang_ms, retry_after_s: step.retry_after_s };
   }
 }

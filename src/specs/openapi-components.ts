@@ -5,8 +5,10 @@ import { ResultPageSchema } from "../tools/builtins";
 import { ApprovalRecordSchema, ApprovalSummarySchema } from "../wire/approval";
 import { ApprovalDecisionSchema, ApprovalDetailSchema, ApprovalListSchema } from "../wire/approval-answers";
 import { HealthSchema } from "../wire/health";
+import { MetricsReportSchema } from "../wire/metrics";
 import { RunOpenedSchema } from "../wire/run-open";
 import { RunStatusSchema } from "../wire/run-status";
+import { RunListSchema, RunSummarySchema } from "../wire/run-summary";
 import { RunTraceSchema } from "../wire/run-trace";
 import { TraceEntrySchema } from "../wire/trace-entry";
 import { NamespaceSpecsSchema } from "./formats";
@@ -22,11 +24,13 @@ export const DATA_COMPONENTS = {
   RunOpened: RunOpenedSchema,
   RunStatus: RunStatusSchema,
   RunTrace: RunTraceSchema,
+  RunList: RunListSchema,
   ResultPage: ResultPageSchema,
   ApprovalList: ApprovalListSchema,
   ApprovalDetail: ApprovalDetailSchema,
   ApprovalDecision: ApprovalDecisionSchema,
   NamespaceSpecs: NamespaceSpecsSchema,
+  MetricsReport: MetricsReportSchema,
 } as const satisfies Record<string, z.ZodType>;
 export type DataComponent = keyof typeof DATA_COMPONENTS;
 
@@ -62,6 +66,7 @@ const SHARED_COMPONENTS = {
   TraceEntry: TraceEntrySchema,
   ApprovalRecord: ApprovalRecordSchema,
   ApprovalSummary: ApprovalSummarySchema,
+  RunSummary: RunSummarySchema,
   LargeResult: LargeResultSchema,
 } as const satisfies Record<string, z.ZodType>;
 

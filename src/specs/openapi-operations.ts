@@ -1,6 +1,8 @@
 import * as z from "zod";
+import { ApprovalFiltersSchema, RunFiltersSchema } from "../approvals/list-filters";
 import { ToolsQuerySchema } from "../routes/tools";
 import { catalog } from "../tools";
+import { MetricsQuerySchema } from "../wire/metrics";
 import { type JsonSchema, withoutDialect } from "./json-schema";
 import { type DataComponent, type ToolAnswer, toolOutputComponents } from "./openapi-components";
 
@@ -18,7 +20,7 @@ export interface Operation {
   path: string;
   summary: string;
   description: string;
-  tag: "runs" | "approvals" | "tools" | "mcp" | "meta";
+  tag: "runs" | "approvals" | "metrics" | "tools" | "mcp" | "meta";
   /** Any one of these is accepted; empty means no credential. */
   credentials: readonly Credential[];
   parameters?: JsonSchema[];
@@ -142,6 +144,24 @@ export const OPERATIONS: readonly Operation[] = [
   },
   {
     method: "get",
+    path: "/v1/runs",
+    tag: "runs",
+    summary: "List and search runs (operators)",
+    description:
+      "One page of the tenant's runs, newest first, for an operator: by state (open, closed, expired: open past its deadline; default all), tool called, subject named (an id from the arguments: `A1002`, or `order_id=A1002`) and opening time. Pass `next_cursor` back as `cursor`, with the same filters, for the next page.",
+    credentials: ["operatorKey"],
+    parameters: queryParameters(RunFiltersSchema),
+    responses: {
+      "200": envelope("One page of runs.", "RunList"),
+      "401": FAILURES["401"],
+      "403": FAILURES["403"],
+      "422": envelope(
+        "An unknown state or parameter, a bad date or cursor, or a limit out of range (`validation_error`).",
+      ),
+    },
+  },
+  {
+    method: "get",
     path: "/v1/runs/{run_id}",
     tag: "runs",
     summary: "Run status",
@@ -247,22 +267,18 @@ export const OPERATIONS: readonly Operation[] = [
     method: "get",
     path: "/v1/approvals",
     tag: "approvals",
-    summary: "List approvals",
-    description: "The tenant's approvals in one state (`?state=`, default pending), for the human gate.",
+    summary: "List and search approvals",
+    description:
+      "One page of the tenant's approvals, newest first: by state (default pending, or all), tool, subject (an id from the arguments: `A1002`, or `order_id=A1002`), run and creation time. Pass `next_cursor` back as `cursor`, with the same filters, for the next page.",
     credentials: ["operatorKey"],
-    parameters: [
-      {
-        name: "state",
-        in: "query",
-        required: false,
-        schema: { type: "string", default: "pending" },
-        description: "Which approvals to list.",
-      },
-    ],
+    parameters: queryParameters(ApprovalFiltersSchema),
     responses: {
-      "200": envelope("The approvals.", "ApprovalList"),
+      "200": envelope("One page of approvals.", "ApprovalList"),
       "401": FAILURES["401"],
-      "422": envelope("Unknown state."),
+      "403": FAILURES["403"],
+      "422": envelope(
+        "An unknown state or parameter, a bad date or cursor, or a limit out of range (`validation_error`).",
+      ),
     },
   },
   {
@@ -300,6 +316,28 @@ export const OPERATIONS: readonly Operation[] = [
       },
     }),
   ),
+  {
+    method: "get",
+    path: "/v1/metrics",
+    tag: "metrics",
+    summary: "The health of the tenant's agents",
+    description:
+      "Per namespace and bucket (minute, hour or day; at most 500 buckets over at most 8 days, the last 24 hours by hour when omitted): calls, success, retryable and terminal failures, invalid calls (validation and policy refusals), loops (repeat breaker), escalations (answered with an approval pending), approvals asked, approved, rejected and expired with their wait, replays and duplicate effects prevented, with the rates derived from them. Every bucket of the range is listed, empty ones with 0. Production reads Workers Analytics Engine, which samples at high volume; the sandbox counts exactly.",
+    credentials: ["operatorKey"],
+    parameters: queryParameters(MetricsQuerySchema),
+    responses: {
+      "200": envelope("The tenant's metrics.", "MetricsReport"),
+      "401": FAILURES["401"],
+      "403": FAILURES["403"],
+      "422": envelope(
+        "A bad date, a range over 8 days or 500 buckets, an unknown bucket, parameter or namespace (`validation_error`).",
+      ),
+      "500": envelope(
+        "Metrics reading is not configured: METRICS_ACCOUNT_ID or METRICS_API_TOKEN is missing.",
+      ),
+      "503": envelope("The metrics source did not answer; retry shortly (`transient_error`)."),
+    },
+  },
   {
     method: "get",
     path: "/v1/tools",

@@ -111,6 +111,7 @@ function buildDocument(): JsonSchema {
     tags: [
       { name: "runs", description: "Runs and tool calls (REST door)." },
       { name: "approvals", description: "The human gate for destructive calls." },
+      { name: "metrics", description: "The health of the tenant's agents over time." },
       { name: "tools", description: "Tool specs for agent frameworks." },
       { name: "mcp", description: "The MCP door to the same pipeline." },
       { name: "meta", description: "Health and documentation." },

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { defineTool } from "../catalog/define-tool";
 import { ownedBy, refundAutoApproval, refundWithinLimit, urgentTicketNeedsApproval } from "./policies";
+import { refundDecisionContext } from "./refund-context";
 import {
   CustomerIdSchema,
   CustomerSchema,
@@ -313,6 +314,7 @@ export const issueRefund = defineTool({
     created_at: TIMESTAMP,
   },
   policy: [ownedBy("order_id"), refundWithinLimit, refundAutoApproval],
+  decision_context: refundDecisionContext,
   // A 201 is a claim; the refund listed on the order is the fact.
   observe: {
     tool: "lookup_order",

@@ -1,13 +1,21 @@
 import * as z from "zod";
-import { ApprovalStateSchema } from "../envelope";
-import { ApprovalRecordSchema, ApprovalSummarySchema } from "./approval";
+import { APPROVAL_STATES } from "../envelope";
+import { ApprovalDuplicateSchema, ApprovalListItemSchema, ApprovalRecordSchema } from "./approval";
 import { RunStatusSchema } from "./run-status";
 import { TraceEntrySchema } from "./trace-entry";
 
-/** What `GET /v1/approvals` answers in `data`: the state asked for and the tenant's approvals in it. */
+export const APPROVAL_LIST_STATES = [...APPROVAL_STATES, "all"] as const;
+export const ApprovalListStateSchema = z.enum(APPROVAL_LIST_STATES);
+export type ApprovalListState = z.infer<typeof ApprovalListStateSchema>;
+
+/** What `GET /v1/approvals` answers in `data`: one page of the tenant's approvals, newest first. */
 export const ApprovalListSchema = z.strictObject({
-  state: ApprovalStateSchema,
-  approvals: z.array(ApprovalSummarySchema),
+  state: ApprovalListStateSchema,
+  approvals: z.array(ApprovalListItemSchema),
+  next_cursor: z
+    .string()
+    .nullable()
+    .describe("Pass it as cursor for the next page, with the same filters; null on the last page."),
 });
 export type ApprovalList = z.infer<typeof ApprovalListSchema>;
 
@@ -16,6 +24,11 @@ export const ApprovalDetailSchema = z.strictObject({
   approval: ApprovalRecordSchema,
   run: RunStatusSchema.nullable().describe("Null when the run's data has expired."),
   trace: z.array(TraceEntrySchema),
+  duplicates: z
+    .array(ApprovalDuplicateSchema)
+    .describe(
+      "Approvals of the same destructive call (same tool and canonical arguments) in other runs of the tenant, pending or gone ahead within the retention window. Approving while this is not empty needs confirm_duplicate: true.",
+    ),
 });
 export type ApprovalDetail = z.infer<typeof ApprovalDetailSchema>;
 

@@ -22,7 +22,16 @@ export const ApprovalRecordSchema = z.strictObject({
   created_at: z.iso.datetime(),
   expires_at: z.iso.datetime(),
   decided_at: z.iso.datetime().nullable(),
-  decided_by: z.string().nullable(),
+  decided_by: z
+    .string()
+    .nullable()
+    .describe('The operator id that decided ("operator:<key fingerprint>"), or null.'),
+  decided_by_name: z
+    .string()
+    .nullable()
+    .describe(
+      "The deciding operator's display name as configured with their key when they decided, or null.",
+    ),
   decision_reason: z.string().nullable(),
   result: EnvelopeSchema.nullable().describe("The envelope of the execution, once the approved call ran."),
 });
@@ -37,8 +46,37 @@ export const ApprovalSummarySchema = ApprovalRecordSchema.pick({
   state: true,
   args: true,
   reasons: true,
+  args_digest: true,
   created_at: true,
   expires_at: true,
+  decided_at: true,
   decided_by: true,
+  decided_by_name: true,
 });
 export type ApprovalSummary = z.infer<typeof ApprovalSummarySchema>;
+
+/**
+ * Another run's approval of the same destructive call (same tool and canonical arguments) that is
+ * pending or went ahead within the retention window: approving this one too would do it again.
+ */
+export const ApprovalDuplicateSchema = z.strictObject({
+  approval_id: z.string(),
+  run_id: z.string(),
+  state: ApprovalStateSchema,
+  created_at: z.iso.datetime(),
+  decided_by: z.string().nullable(),
+  decided_by_name: z.string().nullable(),
+});
+export type ApprovalDuplicate = z.infer<typeof ApprovalDuplicateSchema>;
+
+/** A row of `GET /v1/approvals`: the summary, and how many duplicates it has in other runs. */
+export const ApprovalListItemSchema = ApprovalSummarySchema.extend({
+  duplicates: z
+    .number()
+    .int()
+    .nonnegative()
+    .describe(
+      "How many approvals of the same destructive call other runs of the tenant have pending or gone ahead (see the approval's duplicates); approving needs confirm_duplicate while this is not 0.",
+    ),
+});
+export type ApprovalListItem = z.infer<typeof ApprovalListItemSchema>;

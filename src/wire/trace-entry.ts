@@ -22,6 +22,10 @@ export const TraceEntrySchema = z.strictObject({
   seq: z.number().int(),
   call_id: z.string(),
   actor: z.string().describe('"agent", or "operator:<id>" when an operator\'s approval executed the call.'),
+  actor_name: z
+    .string()
+    .nullable()
+    .describe("The operator's display name when an operator's approval executed the call; otherwise null."),
   started_at: z.iso.datetime(),
   ended_at: z.iso.datetime().nullable(),
   tool: z.string().nullable(),
@@ -50,6 +54,7 @@ export interface TraceRow {
   seq: number;
   call_id: string;
   actor: string;
+  actor_name: string | null;
   started_at: number;
   ended_at: number | null;
   tool: string | null;
@@ -71,6 +76,7 @@ export function traceEntryFromRow(row: TraceRow): TraceEntry {
     seq: row.seq,
     call_id: row.call_id,
     actor: row.actor,
+    actor_name: row.actor_name,
     started_at: new Date(row.started_at).toISOString(),
     ended_at: row.ended_at === null ? null : new Date(row.ended_at).toISOString(),
     tool: row.tool,

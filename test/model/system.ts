@@ -5,7 +5,6 @@ import { RunStatusSchema } from "../../src/wire/run-status";
 import {
   asOperator,
   assertNoSecrets,
-  decide,
   KEYS,
   request,
   type SandboxRequest,
@@ -163,9 +162,19 @@ export async function decideAs(
   approvalId: string,
   decision: "approve" | "reject",
 ): Promise<Decision> {
-  const reason = decision === "reject" ? "Not this one: the model-based test says no." : undefined;
-  const { status, body } = await decide(approvalId, decision, reason, tenant);
-  return { status, envelope: body };
+  // Earlier sequences leave runs of the same tenant with the same refunds pending: this operator has
+  // checked them, so an approval's duplicates in other runs never stop it (the exactly-once
+  // property is per run; the cross-run warning has its own tests).
+  const body =
+    decision === "reject"
+      ? { reason: "Not this one: the model-based test says no." }
+      : { confirm_duplicate: true };
+  const answer = await asOperator(
+    `/v1/approvals/${approvalId}/${decision}`,
+    { method: "POST", body: JSON.stringify(body) },
+    tenant,
+  );
+  return { status: answer.status, envelope: answer.body };
 }
 
 export interface ApprovalView {

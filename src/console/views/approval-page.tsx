@@ -3,17 +3,19 @@
 import type { FC } from "hono/jsx";
 import type { ApprovalRecord } from "../../approvals/model";
 import type { EnvironmentName } from "../../envelope";
+import type { ApprovalDuplicate } from "../../wire/approval";
 import type { RunStatus } from "../../wire/run-status";
+import type { SignedInOperator } from "../console-env";
+import type { DecisionContextView } from "../decision-context";
 import { displayArgs } from "../display-args";
 import type { DraftPreview } from "../draft-preview";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
-import type { ConsoleSession } from "../session";
 import { ArgsList } from "./args-list";
 import { Badge, Layout, Notice } from "./layout";
 
 export interface ApprovalPageProps {
   environment: EnvironmentName;
-  session: ConsoleSession;
+  session: SignedInOperator;
   approval: ApprovalRecord;
   run: RunStatus | null;
   traceLength: number;
@@ -24,27 +26,99 @@ export interface ApprovalPageProps {
   error?: string;
   /** For an email send: the stored draft's text, exactly what will go out. */
   draft?: DraftPreview | null;
+  /** What the tool says an operator needs to judge the call (a refund: the order's money), read now. */
+  context?: DecisionContextView | null;
+  /** Other runs' approvals of the same destructive call, pending or gone ahead. */
+  duplicates?: readonly ApprovalDuplicate[];
 }
+
+/** Who decided, by name when their key has one, by id otherwise. */
+const DecidedBy: FC<{ approval: ApprovalRecord }> = ({ approval }) =>
+  approval.decided_by_name ? (
+    <strong title={approval.decided_by ?? undefined}>{approval.decided_by_name}</strong>
+  ) : (
+    <code>{approval.decided_by ?? "an operator"}</code>
+  );
+
+/** The facts read for this decision, with what argues against approving marked. */
+const ContextFacts: FC<{ context: DecisionContextView }> = ({ context }) => (
+  <section aria-labelledby="context-heading">
+    <h2 id="context-heading">What you are deciding on</h2>
+    <div class="card">
+      {context.problem ? (
+        <Notice kind="error">
+          <p>{context.problem}</p>
+        </Notice>
+      ) : null}
+      {context.facts.length > 0 ? (
+        <dl class="facts context-facts">
+          {context.facts.map((fact) => (
+            <>
+              <dt>{fact.label}</dt>
+              <dd class={fact.warning ? "fact-warning" : undefined}>
+                <strong>{fact.value}</strong>
+                {fact.warning ? <span class="warning-text"> ⚠ {fact.warning}</span> : null}
+              </dd>
+            </>
+          ))}
+        </dl>
+      ) : null}
+      <p class="hint">
+        Read just now with <code>{context.source}</code>; reload the page to read it again.
+      </p>
+    </div>
+  </section>
+);
+
+/** The warning an operator cannot miss: the same destructive call in other runs. */
+const DuplicateWarning: FC<{ duplicates: readonly ApprovalDuplicate[] }> = ({ duplicates }) => (
+  <div class="notice notice-warn" role="alert" id="duplicates">
+    <p>
+      <strong>
+        Possible duplicate: {duplicates.length === 1 ? "another run" : `${duplicates.length} other runs`}{" "}
+        asked for exactly this call.
+      </strong>{" "}
+      Approving this one too would do it again.
+    </p>
+    <ul>
+      {duplicates.map((duplicate) => (
+        <li>
+          <a href={`/console/approvals/${encodeURIComponent(duplicate.approval_id)}`}>
+            <code>{duplicate.approval_id}</code>
+          </a>{" "}
+          <Badge value={duplicate.state} /> in run{" "}
+          <a href={`/console/runs/${encodeURIComponent(duplicate.run_id)}`}>
+            <code>{duplicate.run_id}</code>
+          </a>
+          , asked {formatTimestamp(duplicate.created_at)}
+          {duplicate.decided_by_name || duplicate.decided_by
+            ? `, approved by ${duplicate.decided_by_name ?? duplicate.decided_by}`
+            : ""}
+        </li>
+      ))}
+    </ul>
+  </div>
+);
 
 /**
  * What happened, in words, from the approval's state as the ledger has it now. Computing it here
  * rather than carrying text through the redirect means a crafted URL cannot show a false outcome.
  */
 const Outcome: FC<{ approval: ApprovalRecord }> = ({ approval }) => {
-  const by = approval.decided_by ?? "an operator";
+  const by = <DecidedBy approval={approval} />;
   const result = approval.result;
   switch (approval.state) {
     case "executed":
       return result?.outcome === "success" ? (
         <Notice kind="ok">
           <p>
-            Approved by <code>{by}</code>. The call executed once: <strong>success</strong>.
+            Approved by {by}. The call executed once: <strong>success</strong>.
           </p>
         </Notice>
       ) : (
         <Notice kind="error">
           <p>
-            Approved by <code>{by}</code>. The call executed and failed:{" "}
+            Approved by {by}. The call executed and failed:{" "}
             <strong>{result?.error?.code ?? "unknown"}</strong>. {result?.error?.message ?? ""}
           </p>
         </Notice>
@@ -53,7 +127,7 @@ const Outcome: FC<{ approval: ApprovalRecord }> = ({ approval }) => {
       return (
         <Notice kind="info">
           <p>
-            Approved by <code>{by}</code>. Whether the call took effect is not known yet
+            Approved by {by}. Whether the call took effect is not known yet
             {result?.error ? ` (${result.error.message})` : ""}; the agent's identical call resends it with
             the same idempotency key, so it still happens at most once.
           </p>
@@ -63,7 +137,7 @@ const Outcome: FC<{ approval: ApprovalRecord }> = ({ approval }) => {
       return (
         <Notice kind="ok">
           <p>
-            Rejected by <code>{by}</code>. The agent is told: “{approval.decision_reason ?? ""}”
+            Rejected by {by}. The agent is told: “{approval.decision_reason ?? ""}”
           </p>
         </Notice>
       );
@@ -72,7 +146,11 @@ const Outcome: FC<{ approval: ApprovalRecord }> = ({ approval }) => {
   }
 };
 
-const DecisionForms: FC<{ approval: ApprovalRecord; session: ConsoleSession }> = ({ approval, session }) => {
+const DecisionForms: FC<{
+  approval: ApprovalRecord;
+  session: SignedInOperator;
+  duplicates: readonly ApprovalDuplicate[];
+}> = ({ approval, session, duplicates }) => {
   const base = `/console/approvals/${encodeURIComponent(approval.id)}`;
   return (
     <section aria-labelledby="decide-heading">
@@ -82,8 +160,15 @@ const DecisionForms: FC<{ approval: ApprovalRecord; session: ConsoleSession }> =
           <input type="hidden" name="csrf" value={session.csrf} />
           <h3>Approve</h3>
           <p class="hint">
-            The call executes once, now, recorded as <code>{session.operator}</code>.
+            The call executes once, now, recorded as{" "}
+            {session.name ? <strong>{session.name}</strong> : <code>{session.operator}</code>}.
           </p>
+          {duplicates.length > 0 ? (
+            <label class="confirm">
+              <input type="checkbox" name="confirm_duplicate" value="yes" required />I checked the other{" "}
+              {duplicates.length === 1 ? "run" : "runs"}: do it again anyway.
+            </label>
+          ) : null}
           <label for="approve-reason">Note (optional)</label>
           <textarea id="approve-reason" name="reason" maxlength={500} rows={2} />
           <button type="submit" class="approve">
@@ -123,7 +208,7 @@ const Decided: FC<{ approval: ApprovalRecord }> = ({ approval }) => (
         <Badge value={approval.state} />
       </dd>
       <dt>Decided by</dt>
-      <dd>{approval.decided_by ? <code>{approval.decided_by}</code> : "nobody (it expired)"}</dd>
+      <dd>{approval.decided_by ? <DecidedBy approval={approval} /> : "nobody (it expired)"}</dd>
       {approval.decided_at ? (
         <>
           <dt>Decided at</dt>
@@ -169,6 +254,10 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
         </Notice>
       ) : null}
       {props.decided ? <Outcome approval={approval} /> : null}
+      {props.duplicates && props.duplicates.length > 0 ? (
+        <DuplicateWarning duplicates={props.duplicates} />
+      ) : null}
+      {props.context ? <ContextFacts context={props.context} /> : null}
       <section aria-labelledby="call-heading">
         <h2 id="call-heading">The call</h2>
         <dl class="facts card">
@@ -241,7 +330,7 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
         </dl>
       </section>
       {approval.state === "pending" ? (
-        <DecisionForms approval={approval} session={session} />
+        <DecisionForms approval={approval} session={session} duplicates={props.duplicates ?? []} />
       ) : (
         <Decided approval={approval} />
       )}

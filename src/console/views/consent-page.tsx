@@ -2,7 +2,7 @@
 import type { FC } from "hono/jsx";
 import type { EnvironmentName } from "../../envelope";
 import type { ProfileChoice } from "../../oauth/profiles";
-import type { ConsoleSession } from "../session";
+import type { SignedInOperator } from "../console-env";
 import { Layout, Notice } from "./layout";
 
 /** What the page shows about the client; every string came from the client's own registration. */
@@ -17,7 +17,7 @@ export interface ConsentClient {
 
 export interface ConsentPageProps {
   environment: EnvironmentName;
-  session: ConsoleSession;
+  session: SignedInOperator;
   client: ConsentClient;
   profiles: ProfileChoice[];
   /** The provider's one-use handle of this consent, bound to this browser by a cookie. */

@@ -2,13 +2,13 @@
 import type { FC } from "hono/jsx";
 import type { EnvironmentName } from "../../envelope";
 import type { TenantClient, TenantGrant } from "../../oauth/grants";
+import type { SignedInOperator } from "../console-env";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
-import type { ConsoleSession } from "../session";
 import { Layout, Notice } from "./layout";
 
 export interface GrantsPageProps {
   environment: EnvironmentName;
-  session: ConsoleSession;
+  session: SignedInOperator;
   grants: TenantGrant[];
   clients: TenantClient[];
   now: number;
@@ -40,7 +40,7 @@ const clientLabel = (name: string | null, clientId: string) => name ?? clientId;
  * with a way to cut each off. A revoked grant's tokens stop working on the next request.
  */
 export const GrantsPage: FC<GrantsPageProps> = ({ environment, session, grants, clients, now, revoked }) => (
-  <Layout title="OAuth clients" environment={environment} session={session}>
+  <Layout title="OAuth clients" environment={environment} session={session} section="oauth">
     <h1>OAuth clients</h1>
     <p class="lede">
       MCP clients that an operator of <strong>{session.tenant}</strong> allowed to act as one of its agent

@@ -2,30 +2,46 @@
 import { raw } from "hono/html";
 import type { Child, FC } from "hono/jsx";
 import type { EnvironmentName } from "../../envelope";
-import type { ConsoleSession } from "../session";
+import type { SignedInOperator } from "../console-env";
+import { LIVE_SCRIPT_PATH } from "../live-script";
 import { STYLES } from "./styles";
 
 export interface LayoutProps {
   title: string;
   environment: EnvironmentName;
   /** The signed-in operator, or null on the sign-in and error pages of a visitor. */
-  session: ConsoleSession | null;
-  /** Seconds between reloads; only the pending list sets it. */
-  refreshSeconds?: number;
+  session: SignedInOperator | null;
+  /** The console section the page belongs to, marked in the navigation. */
+  section?: ConsoleSection;
+  /** Set when the page has live regions (`data-live`): loads the script that refreshes them. */
+  live?: boolean;
   children?: Child;
 }
 
-/** The page shell: landmarks, the operator's identity, sign-out, and the inline stylesheet. */
-export const Layout: FC<LayoutProps> = ({ title, environment, session, refreshSeconds, children }) => (
+export type ConsoleSection = "pending" | "approvals" | "runs" | "health" | "oauth";
+
+const SECTIONS: ReadonlyArray<{ section: ConsoleSection; href: string; label: string }> = [
+  { section: "pending", href: "/console", label: "Waiting for you" },
+  { section: "approvals", href: "/console/approvals", label: "Approval history" },
+  { section: "runs", href: "/console/runs", label: "Runs" },
+  { section: "health", href: "/console/health", label: "Agent health" },
+  { section: "oauth", href: "/console/oauth", label: "OAuth clients" },
+];
+
+/**
+ * The page shell: landmarks, the operator's identity, sign-out, and the inline stylesheet. The only
+ * script is the console's own live-update file, on pages that ask for it; nothing runs inline.
+ */
+export const Layout: FC<LayoutProps> = ({ title, environment, session, section, live, children }) => (
   <>
     {raw("<!doctype html>")}
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        {refreshSeconds ? <meta http-equiv="refresh" content={String(refreshSeconds)} /> : null}
         <title>{`${title} · Operator console`}</title>
         <style>{raw(STYLES)}</style>
+        {live ? <script src={LIVE_SCRIPT_PATH} defer /> : null}
       </head>
       <body>
         <a class="skip" href="#main">
@@ -39,12 +55,16 @@ export const Layout: FC<LayoutProps> = ({ title, environment, session, refreshSe
           {session ? (
             <>
               <nav aria-label="Console">
-                <a href="/console">Pending approvals</a>
-                <a href="/console/oauth">OAuth clients</a>
+                {SECTIONS.map((item) => (
+                  <a href={item.href} aria-current={item.section === section ? "page" : undefined}>
+                    {item.label}
+                  </a>
+                ))}
               </nav>
               <div class="who">
                 <span>
-                  Signed in to <strong>{session.tenant}</strong> as <code>{session.operator}</code>
+                  Signed in to <strong>{session.tenant}</strong> as{" "}
+                  {session.name ? <strong>{session.name}</strong> : <code>{session.operator}</code>}
                 </span>
                 <form method="post" action="/console/sign-out">
                   <input type="hidden" name="csrf" value={session.csrf} />

@@ -1,12 +1,12 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
 import type { EnvironmentName } from "../../envelope";
-import type { ConsoleSession } from "../session";
+import type { SignedInOperator } from "../console-env";
 import { Layout, Notice } from "./layout";
 
 export interface MessagePageProps {
   environment: EnvironmentName;
-  session: ConsoleSession | null;
+  session: SignedInOperator | null;
   title: string;
   message: string;
   /** Where the operator can go next. */

@@ -1,19 +1,22 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
+import type { ApprovalSummary } from "../../approvals/model";
 import type { EnvironmentName } from "../../envelope";
 import type { RunStatus } from "../../wire/run-status";
 import type { TraceEntry } from "../../wire/trace-entry";
+import type { SignedInOperator } from "../console-env";
 import { displayArgs } from "../display-args";
 import { formatLatency, formatSpan, formatTimestamp } from "../format";
-import type { ConsoleSession } from "../session";
 import { ArgsList } from "./args-list";
 import { Badge, Layout } from "./layout";
 
 export interface RunPageProps {
   environment: EnvironmentName;
-  session: ConsoleSession;
+  session: SignedInOperator;
   run: RunStatus;
   entries: TraceEntry[];
+  /** The run's approvals, from the tenant's directory, newest first. */
+  approvals: ApprovalSummary[];
 }
 
 /** The widest latency bar, in rem; the slowest call of the run fills it. */
@@ -24,27 +27,62 @@ export function executedByOperator(entry: TraceEntry): boolean {
   return entry.actor.startsWith("operator:");
 }
 
+const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
 /**
- * The call's own attempts at the upstream, and apart from them the postcondition's read: a check
- * of the effect is not another try of it.
+ * The upstream requests of a call, effects apart from checks: "1 effect · 1 check". A check is the
+ * postcondition's read after a claimed success, not another try of the effect.
  */
-export function upstreamSummary(entry: TraceEntry): string {
-  const checks = entry.upstream_attempts.filter((attempt) => attempt.purpose === "check");
-  const attempts = entry.upstream_attempts.length - checks.length;
-  if (attempts === 0) return entry.replayed ? "not called: served from the ledger" : "not called";
-  const status = entry.upstream_status === null ? "no HTTP answer" : `HTTP ${entry.upstream_status}`;
-  const summary = `${status} · ${attempts} ${attempts === 1 ? "attempt" : "attempts"}`;
-  if (checks.length === 0) return summary;
-  const last = checks[checks.length - 1];
-  const answer = last?.upstream_status == null ? "no HTTP answer" : `HTTP ${last.upstream_status}`;
-  return `${summary} · postcondition check: ${answer}${checks.length > 1 ? ` after ${checks.length} tries` : ""}`;
+export function attemptCounts(entry: TraceEntry): string {
+  const checks = entry.upstream_attempts.filter((attempt) => attempt.purpose === "check").length;
+  const effects = entry.upstream_attempts.length - checks;
+  const parts = [count(effects, "effect", "effects")];
+  if (checks > 0) parts.push(count(checks, "check", "checks"));
+  return parts.join(" · ");
 }
 
-const Entry: FC<{ entry: TraceEntry; openedAt: number; slowest: number }> = ({
-  entry,
-  openedAt,
-  slowest,
-}) => {
+/** The effect's answer, its attempts, and what the last check read: "HTTP 201 · 1 effect · 1 check: HTTP 200". */
+export function upstreamSummary(entry: TraceEntry): string {
+  const checks = entry.upstream_attempts.filter((attempt) => attempt.purpose === "check");
+  if (entry.upstream_attempts.length === checks.length) {
+    return entry.replayed ? "not called: served from the ledger" : "not called";
+  }
+  const status = entry.upstream_status === null ? "no HTTP answer" : `HTTP ${entry.upstream_status}`;
+  const summary = `${status} · ${attemptCounts(entry)}`;
+  const last = checks[checks.length - 1];
+  if (!last) return summary;
+  return `${summary}: ${last.upstream_status === null ? "no HTTP answer" : `HTTP ${last.upstream_status}`}`;
+}
+
+/** Who made the call: the agent, or the operator whose approval executed it, by name when known. */
+const CalledBy: FC<{ entry: TraceEntry; names: ReadonlyMap<string, string> }> = ({ entry, names }) => {
+  if (!executedByOperator(entry)) return <code>{entry.actor}</code>;
+  const name = entry.actor_name ?? names.get(entry.actor) ?? null;
+  return name ? (
+    <>
+      <strong>{name}</strong> (<code>{entry.actor}</code>)
+    </>
+  ) : (
+    <code>{entry.actor}</code>
+  );
+};
+
+/** What the model was given, masked and fenced as it saw it; long ones scroll inside their box. */
+const Result: FC<{ entry: TraceEntry }> = ({ entry }) =>
+  entry.result === null || entry.result === undefined ? (
+    <span class="meta">{entry.outcome === "pending" ? "not finished" : "not kept"}</span>
+  ) : (
+    <pre class="result" tabindex={0}>
+      {JSON.stringify(entry.result, null, 2)}
+    </pre>
+  );
+
+const Entry: FC<{
+  entry: TraceEntry;
+  openedAt: number;
+  slowest: number;
+  names: ReadonlyMap<string, string>;
+}> = ({ entry, openedAt, slowest, names }) => {
   const byOperator = executedByOperator(entry);
   const bar = entry.latency_ms !== null && slowest > 0 ? (entry.latency_ms / slowest) * BAR_REM : 0;
   return (
@@ -63,9 +101,9 @@ const Entry: FC<{ entry: TraceEntry; openedAt: number; slowest: number }> = ({
           <time datetime={entry.started_at}>{formatTimestamp(entry.started_at)}</time>, +
           {formatSpan(Date.parse(entry.started_at) - openedAt)} into the run
         </dd>
-        <dt>Actor</dt>
+        <dt>Called by</dt>
         <dd>
-          <code>{entry.actor}</code>
+          <CalledBy entry={entry} names={names} />
         </dd>
         <dt>Latency</dt>
         <dd class="latency">
@@ -86,19 +124,75 @@ const Entry: FC<{ entry: TraceEntry; openedAt: number; slowest: number }> = ({
         <dd>
           <ArgsList args={displayArgs(entry.tool, entry.args)} short />
         </dd>
+        <dt>Result</dt>
+        <dd>
+          <Result entry={entry} />
+        </dd>
       </dl>
     </li>
   );
 };
 
-/** A run's trace as a timeline, oldest first: every dispatch with its outcome and latency. */
-export const RunPage: FC<RunPageProps> = ({ environment, session, run, entries }) => {
+/** The run's approvals: what was asked of a human, and who answered. */
+const RunApprovals: FC<{ approvals: ApprovalSummary[] }> = ({ approvals }) => (
+  <table class="stack">
+    <caption>
+      {approvals.length} {approvals.length === 1 ? "approval" : "approvals"}, newest first
+    </caption>
+    <thead>
+      <tr>
+        <th scope="col">Tool</th>
+        <th scope="col">State</th>
+        <th scope="col">Arguments</th>
+        <th scope="col">Decided by</th>
+      </tr>
+    </thead>
+    <tbody>
+      {approvals.map((approval) => (
+        <tr>
+          <th scope="row" data-label="Tool">
+            <a href={`/console/approvals/${encodeURIComponent(approval.id)}`}>
+              <code>{approval.tool}</code>
+            </a>
+          </th>
+          <td data-label="State">
+            <Badge value={approval.state} />
+          </td>
+          <td class="args-cell" data-label="Arguments">
+            <ArgsList args={displayArgs(approval.tool, approval.args)} short />
+          </td>
+          <td data-label="Decided by">
+            {approval.decided_by === null ? (
+              <span class="meta">not decided</span>
+            ) : approval.decided_by_name ? (
+              <strong title={approval.decided_by}>{approval.decided_by_name}</strong>
+            ) : (
+              <code>{approval.decided_by}</code>
+            )}
+          </td>
+        </tr>
+      ))}
+    </tbody>
+  </table>
+);
+
+/**
+ * A run's calls as a timeline, oldest first: every dispatch with its outcome, who made it, its
+ * upstream attempts and the result the model was given; and the approvals it asked for.
+ */
+export const RunPage: FC<RunPageProps> = ({ environment, session, run, entries, approvals }) => {
   const openedAt = Date.parse(run.created_at);
   const slowest = Math.max(0, ...entries.map((entry) => entry.latency_ms ?? 0));
+  // Operators by id, named as the approvals they decided name them.
+  const names = new Map<string, string>();
+  for (const approval of approvals) {
+    if (approval.decided_by && approval.decided_by_name)
+      names.set(approval.decided_by, approval.decided_by_name);
+  }
   return (
-    <Layout title={`Run ${run.run_id}`} environment={environment} session={session}>
+    <Layout title={`Run ${run.run_id}`} environment={environment} session={session} section="runs">
       <p class="back">
-        <a href="/console">← Pending approvals</a>
+        <a href="/console/runs">← Runs</a>
       </p>
       <h1>
         Run <code>{run.run_id}</code> <Badge value={run.state} />
@@ -122,13 +216,19 @@ export const RunPage: FC<RunPageProps> = ({ environment, session, run, entries }
           <strong>{formatSpan(run.budget.deadline_ms_left)}</strong> to the deadline
         </li>
       </ul>
-      <h2 id="trace-heading">Trace</h2>
+      {approvals.length > 0 ? (
+        <>
+          <h2>Approvals</h2>
+          <RunApprovals approvals={approvals} />
+        </>
+      ) : null}
+      <h2 id="trace-heading">Calls</h2>
       {entries.length === 0 ? (
         <p class="card empty">No calls yet.</p>
       ) : (
         <ol class="timeline" aria-labelledby="trace-heading">
           {entries.map((entry) => (
-            <Entry entry={entry} openedAt={openedAt} slowest={slowest} />
+            <Entry entry={entry} openedAt={openedAt} slowest={slowest} names={names} />
           ))}
         </ol>
       )}

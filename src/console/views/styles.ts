@@ -98,5 +98,48 @@ ol.timeline>li.by-operator{border-color:#b78be0;box-shadow:0 0 0 2px #f3e8fd}
 .budget{display:flex;flex-wrap:wrap;gap:.75rem;margin:0;padding:0;list-style:none}
 .budget li{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.4rem .8rem}
 .budget strong{font-size:1.1rem}
-@media (max-width:40rem){main{padding:1rem}th,td{padding:.45rem}dl.facts{grid-template-columns:1fr}}
+.notice-warn{background:var(--warn-bg);border-color:#f0cf7a;color:var(--warn)}
+.notice ul{margin:.3rem 0 0;padding-left:1.2rem}
+.fact-warning strong{color:var(--bad)}
+.warning-text{color:var(--bad);font-weight:600}
+.duplicate-flag{margin:.3rem 0 0;color:var(--bad);font-weight:600;font-size:.85rem}
+label.confirm{display:flex;gap:.5rem;align-items:flex-start;background:var(--warn-bg);color:var(--warn);border-radius:6px;padding:.5rem;margin:.5rem 0;font-weight:600}
+header.top nav{flex-wrap:wrap;gap:.25rem 1rem}
+header.top nav a[aria-current=page]{font-weight:700;text-decoration-thickness:3px;text-underline-offset:4px}
+header.top .who{flex-wrap:wrap}
+code{overflow-wrap:break-word}
+dl.facts,dl.args{grid-template-columns:max-content minmax(0,1fr)}
+dl.facts dd,dl.args dd{min-width:0}
+pre.result{max-height:16rem;overflow:auto;white-space:pre-wrap;overflow-wrap:anywhere;margin:0}
+.filters{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:1rem;margin:0 0 1.25rem}
+.filter-fields{display:grid;grid-template-columns:repeat(auto-fill,minmax(12rem,1fr));gap:.75rem 1rem;margin-bottom:.75rem}
+.filter{display:flex;flex-direction:column;gap:.25rem;min-width:0}
+.filter-subject{grid-column:1/-1}
+.filter label{font-size:.9rem}
+.filters input,.filters select{font:inherit;padding:.45rem .6rem;border:1px solid #8c959f;border-radius:6px;background:#fff;color:var(--fg);width:100%;min-width:0}
+.filters [aria-invalid=true]{border-color:var(--bad);box-shadow:0 0 0 1px var(--bad)}
+.button.secondary{background:var(--card);color:var(--fg);border-color:#8c959f}
+.pager{display:flex;flex-wrap:wrap;gap:1rem;margin:.75rem 0}
+.live-stamp{margin:0 0 .5rem;font-size:.85rem;color:var(--muted)}
+.live-stale .live-stamp{color:var(--bad);font-weight:600}
+.chips{display:flex;flex-wrap:wrap;gap:.25rem;margin:0;padding:0;list-style:none}
+.chips code{background:var(--bg);border:1px solid var(--line);border-radius:4px;padding:0 .3rem;font-size:.8rem}
+@media (max-width:40rem){main{padding:1rem}th,td{padding:.45rem}dl.facts{grid-template-columns:minmax(0,1fr)}
+header.top{padding:.6rem 1rem}
+table.stack,table.stack tbody,table.stack tr,table.stack th,table.stack td{display:block;width:100%}
+table.stack caption{display:block}
+table.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+table.stack tr{border-bottom:1px solid var(--line);padding:.4rem 0}
+table.stack tbody tr:last-child{border-bottom:0}
+table.stack td,table.stack tbody th{border:0;padding:.3rem .75rem}
+table.stack [data-label]::before{content:attr(data-label);display:block;font-size:.75rem;font-weight:600;text-transform:uppercase;letter-spacing:.03em;color:var(--muted)}
+td.args-cell{min-width:0}}
+.health-charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,20rem),1fr));gap:1rem;margin:1rem 0 2rem}
+figure.chart{margin:0;min-width:0;background:var(--card);border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem}
+figure.chart figcaption{font-weight:600;margin-bottom:.3rem}
+figure.chart svg{display:block;height:auto}
+.legend{display:flex;flex-wrap:wrap;gap:.2rem 1rem;margin:.4rem 0 0;padding:0;list-style:none;font-size:.85rem;color:var(--muted)}
+.legend i{display:inline-block;width:.75rem;height:.75rem;border-radius:2px;margin-right:.35rem;vertical-align:-.1rem}
+table.compare tr.worse td:last-child{color:var(--bad);font-weight:600}
+.badge-worse{background:var(--bad-bg);color:var(--bad)}
 `;

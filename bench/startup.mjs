@@ -1,0 +1,117 @@
+// What starting the proxy costs: the CPU its module's top level takes (wrangler check startup's CPU
+// profile), the wall time from a fresh workerd to its first healthy answer, and its size.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { Miniflare } from "miniflare";
+import { wrangler } from "./build.mjs";
+import { send } from "./http.mjs";
+import { cpuMs, summarise } from "./measure.mjs";
+import {
+  bindServicesTo,
+  HELLO_WORKER,
+  helloWorker,
+  miniflareOptions,
+  proxyWorker,
+  urlOf,
+  withHelloScript,
+  workerdChildren,
+} from "./stack.mjs";
+
+/**
+ * CPU time a V8 CPU profile spent outside `(idle)`, in milliseconds. A sample lasts until the next
+ * one (as DevTools counts it); the wait before the first sample belongs to no one.
+ */
+export function busyMs(profile) {
+  const idle = new Set(
+    profile.nodes.filter((node) => node.callFrame.functionName === "(idle)").map((node) => node.id),
+  );
+  let at = profile.startTime;
+  const times = profile.timeDeltas.map((delta) => {
+    at += delta;
+    return at;
+  });
+  let busy = 0;
+  profile.samples.forEach((node, index) => {
+    const end = times[index + 1] ?? profile.endTime;
+    if (!idle.has(node)) busy += end - (times[index] ?? end);
+  });
+  return busy / 1000;
+}
+
+/**
+ * `wrangler check startup` on the built upload form, `runs` times: it evaluates the module in a
+ * local workerd under V8's profiler and writes the profile, which is summed here.
+ */
+export function checkStartup(uploadForm, outdir, runs) {
+  const busy = [];
+  for (let run = 0; run < runs; run++) {
+    const outfile = join(outdir, `startup-${run}.cpuprofile`);
+    wrangler(["check", "startup", "--worker", uploadForm, "--outfile", outfile]);
+    busy.push(busyMs(JSON.parse(readFileSync(outfile, "utf8"))));
+  }
+  return { cpu_ms: summarise(busy).p50, runs: busy };
+}
+
+/**
+ * Wall time from `new Miniflare` to the first 2xx of `path` on `worker`, and to Miniflare's ready;
+ * and the CPU time workerd had used by that first answer.
+ */
+async function timeToFirstOk(workers, worker, path) {
+  const before = new Set(workerdChildren());
+  const started = performance.now();
+  const mf = new Miniflare(miniflareOptions(workers));
+  try {
+    await mf.ready;
+    const ready = performance.now() - started;
+    const url = `${await urlOf(mf, worker)}${path}`;
+    const response = await send(url);
+    if (response.status < 200 || response.status >= 300) {
+      throw new Error(`bench: ${path} of a fresh ${worker} answered ${response.status}`);
+    }
+    const first = performance.now() - started;
+    const [pid] = workerdChildren().filter((child) => !before.has(child));
+    return { ready, first, cpu: pid === undefined ? null : cpuMs(pid) };
+  } finally {
+    await mf.dispose();
+  }
+}
+
+/**
+ * Cold starts, `runs` of each, interleaved: the proxy alone (its service bindings answered by the
+ * hello Worker) to its first GET /healthz 200; the hello script given the proxy's bindings (what
+ * Miniflare and workerd set up for its Durable Objects, KV and the rest); the hello Worker alone.
+ * The proxy's start less the bindings' is what its module adds. Medians, in milliseconds, of the
+ * time to the first answer, to Miniflare's ready within it, and of workerd's CPU time until then.
+ */
+export async function coldStarts(bundles, runs) {
+  const proxy = bindServicesTo(proxyWorker(bundles), HELLO_WORKER);
+  const hello = helloWorker(proxy.compatibilityDate);
+  const starts = { proxy: [], bindings: [], hello: [] };
+  for (let run = 0; run < runs; run++) {
+    starts.proxy.push(await timeToFirstOk([proxy, hello], proxy.name, "/healthz"));
+    starts.bindings.push(await timeToFirstOk([withHelloScript(proxy), hello], proxy.name, "/"));
+    starts.hello.push(await timeToFirstOk([hello], HELLO_WORKER, "/"));
+  }
+  const p50 = (name, field) => summarise(starts[name].map((start) => start[field])).p50;
+  return {
+    proxy_healthz_ms: p50("proxy", "first"),
+    proxy_ready_ms: p50("proxy", "ready"),
+    bindings_only_ms: p50("bindings", "first"),
+    hello_ms: p50("hello", "first"),
+    added_by_module_ms: p50("proxy", "first") - p50("bindings", "first"),
+    proxy_workerd_cpu_ms: p50("proxy", "cpu"),
+    bindings_only_workerd_cpu_ms: p50("bindings", "cpu"),
+    cpu_added_by_module_ms: p50("proxy", "cpu") - p50("bindings", "cpu"),
+    runs: starts,
+  };
+}
+
+/** Sizes of the built modules, raw and gzipped, in KiB. */
+export function bundleSizes(bundles) {
+  const sizeOf = (path) => {
+    const bytes = readFileSync(path);
+    return { kib: bytes.length / 1024, gzip_kib: gzipSync(bytes).length / 1024 };
+  };
+  return { proxy: sizeOf(bundles.proxy), sandbox: sizeOf(bundles.sandbox) };
+}

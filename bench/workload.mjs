@@ -1,0 +1,84 @@
+// What the benchmark sends: the same order lookup straight to the sandbox and through the proxy, a
+// ticket written through the proxy and its replay, and a hello. Every answer is checked, so a
+// refused call fails the run instead of being timed as a fast one.
+import { mintUpstreamCredential } from "./credential.mjs";
+import { expectOk, okJson, send } from "./http.mjs";
+
+// initech is the load-test tenant (wrangler.toml): ceilings of 10,000 calls and 1,000 writes a run,
+// rate limits a benchmark does not reach. Its orders are I3001-I3020, its customers C300-C305
+// (sandbox/src/seed.ts).
+const TENANT_KEY = "initech-demo-key";
+const ORDERS = 20;
+export const RUN_LIMITS = { max_calls: 10_000, max_writes: 1_000, deadline_s: 3_600 };
+
+const orderId = (index) => `I${3001 + (index % ORDERS)}`;
+const ticket = (index) => ({
+  customer_id: `C30${index % 6}`,
+  priority: "low",
+  summary: `Benchmark ticket number ${index} for the ledger.`,
+});
+
+/** The requests of one stack (`startStack`'s URLs and secrets). */
+export async function workloadFor({ urls, secrets }) {
+  const credential = await mintUpstreamCredential(
+    { tenant: "initech", run: "bench-direct", tool: "lookup_order", exp: Date.now() + 3_600_000 },
+    secrets.UPSTREAM_SIGNING_KEYS,
+  );
+  const json = { "content-type": "application/json" };
+
+  /** A tool call through the proxy; its envelope must be a success (and a replay when `replayed`). */
+  async function call(run, tool, args, { replayed = false } = {}) {
+    const envelope = okJson(
+      `${tool} through the proxy`,
+      await send(`${urls.proxy}/v1/runs/${run.id}/calls`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${run.token}`, ...json },
+        body: JSON.stringify({ tool, args }),
+      }),
+    );
+    if (envelope.outcome !== "success" || envelope.replayed !== replayed) {
+      throw new Error(
+        `bench: ${tool} through the proxy answered outcome ${envelope.outcome}, replayed ${envelope.replayed}: ${JSON.stringify(envelope.error ?? null)}`,
+      );
+    }
+  }
+
+  return {
+    /** Opens an initech run in the support namespace. */
+    async openRun() {
+      const opened = okJson(
+        "POST /v1/runs",
+        await send(`${urls.proxy}/v1/runs`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${TENANT_KEY}`, ...json },
+          body: JSON.stringify({ namespace: "support", limits: RUN_LIMITS }),
+        }),
+      );
+      return { id: opened.data.run_id, token: opened.data.run_token };
+    },
+    hello: async () => {
+      expectOk("hello", await send(urls.hello));
+    },
+    directRead: async (index) => {
+      expectOk(
+        "lookup_order straight to the sandbox",
+        await send(`${urls.sandbox}/orders/${orderId(index)}`, {
+          headers: { authorization: `Bearer ${credential}` },
+        }),
+      );
+    },
+    proxiedRead: (run, index) => call(run, "lookup_order", { order_id: orderId(index) }),
+    firstWrite: (run, index) => call(run, "create_internal_ticket", ticket(index)),
+    replay: (run, index) => call(run, "create_internal_ticket", ticket(index), { replayed: true }),
+    /** The first page of a run's trace (100 entries where the endpoint pages); resolves with its body. */
+    async tracePage(run) {
+      const response = expectOk(
+        "GET /v1/runs/{id}/trace",
+        await send(`${urls.proxy}/v1/runs/${run.id}/trace?limit=100`, {
+          headers: { authorization: `Bearer ${run.token}` },
+        }),
+      );
+      return response.body;
+    },
+  };
+}

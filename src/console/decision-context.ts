@@ -1,0 +1,73 @@
+import type { DecisionFact } from "../catalog/define-tool";
+import { loadConfig } from "../config/load";
+import type { Env } from "../env";
+import { buildRequest, executeRequest } from "../pipeline/dispatch";
+import { applyMasks } from "../shaping/mask";
+import { catalog } from "../tools";
+import { resolveUpstream } from "../upstream/bindings";
+import { issueUpstreamCredential } from "../upstream/credential";
+
+/** The facts an operator reads before deciding, or why they could not be read. */
+export interface DecisionContextView {
+  /** The read tool the facts come from, e.g. `lookup_order`. */
+  source: string;
+  facts: DecisionFact[];
+  /** Set when the read failed: the page says so rather than show nothing. */
+  problem: string | null;
+}
+
+/** Reading the context must not hold the page for long: the operator can reload. */
+const CONTEXT_TIMEOUT_MS = 2_500;
+
+/**
+ * Reads what an operator needs to judge a pending approval, as the tool declares it
+ * (`decision_context`): one fresh read through the read tool's own binding and credential, shaped
+ * and masked as the model would see it, turned into facts. Null when the tool declares none.
+ * Nothing here touches the run's ledger: the read is not a call of the run and spends no budget.
+ */
+export async function readDecisionContext(
+  env: Env,
+  approval: { tool: string; tenant: string; run_id: string; args: Record<string, unknown> },
+  namespace: string,
+): Promise<DecisionContextView | null> {
+  const tool = catalog.find(namespace, approval.tool);
+  const context = tool?.decision_context;
+  if (!context) return null;
+  const reader = catalog.find(namespace, context.tool);
+  const upstream = reader ? resolveUpstream(env, reader.upstream.binding) : null;
+  const unreadable = (problem: string): DecisionContextView => ({ source: context.tool, facts: [], problem });
+  if (!reader || !upstream) return unreadable(`${context.tool} is not reachable from here.`);
+  try {
+    const now = Date.now();
+    const timeout = Math.min(reader.timeout_ms, CONTEXT_TIMEOUT_MS);
+    const exp = Math.floor((now + timeout + 2_000) / 1_000) * 1_000;
+    const credential = await issueUpstreamCredential(
+      { tenant: approval.tenant, run: approval.run_id, tool: reader.name, exp },
+      loadConfig(env).upstreamSigningKeys,
+      now,
+    );
+    const request = buildRequest(reader, context.args(approval.args), {
+      key: null,
+      callId: `context_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`,
+    });
+    const execution = await executeRequest({
+      tool: { ...reader, timeout_ms: timeout },
+      request,
+      upstream,
+      credential,
+    });
+    if (!execution.ok) {
+      return unreadable(
+        `${context.tool} answered ${execution.failure.code}: ${execution.failure.message} Judge the call without it, or reload.`,
+      );
+    }
+    return {
+      source: context.tool,
+      facts: context.facts(approval.args, applyMasks(execution.data, reader.sensitive)),
+      problem: null,
+    };
+  } catch (error) {
+    console.error("decision context read failed", approval.tool, error);
+    return unreadable(`${context.tool} could not be read. Judge the call without it, or reload.`);
+  }
+}

@@ -1,0 +1,23 @@
+/** @jsxImportSource hono/jsx */
+import type { Context } from "hono";
+import { readMetrics } from "../metrics/read";
+import type { ConsoleEnv } from "./console-env";
+import { environmentOf } from "./guards";
+import { HealthPage } from "./views/health-page";
+
+const HOUR = 60 * 60 * 1000;
+const DAY = 24 * HOUR;
+
+/**
+ * `/console/health`: the signed-in operator's tenant, two days in hourly buckets ending with the
+ * current hour: the last 24 are charted and compared with the 24 before them.
+ */
+export async function showHealth(c: Context<ConsoleEnv>) {
+  const session = c.get("session");
+  const until = Math.floor(Date.now() / HOUR) * HOUR + HOUR;
+  const reading = await readMetrics(c.env, session.tenant, { since: until - 2 * DAY, until, bucket: "hour" });
+  return c.html(
+    <HealthPage environment={environmentOf(c)} session={session} reading={reading} split={until - DAY} />,
+    reading.ok || reading.reason === "not_configured" ? 200 : 503,
+  );
+}

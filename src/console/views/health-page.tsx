@@ -1,0 +1,224 @@
+/** @jsxImportSource hono/jsx */
+import type { FC } from "hono/jsx";
+import type { EnvironmentName } from "../../envelope";
+import type { MetricsReading } from "../../metrics/read";
+import type { MetricSeries } from "../../wire/metrics";
+import type { SignedInOperator } from "../console-env";
+import { type ComparedMeasure, compareDays, type DayComparison } from "../day-comparison";
+import { formatSpan } from "../format";
+import { BarChart, CHART_COLORS, LineChart } from "./charts";
+import { Layout, Notice } from "./layout";
+
+export interface HealthPageProps {
+  environment: EnvironmentName;
+  session: SignedInOperator;
+  /** Hourly buckets of the last 48 hours: charts draw the last 24, the table compares both days. */
+  reading: MetricsReading;
+  /** The first bucket of "today": the last 24 hours start here. */
+  split: number;
+}
+
+const count = (value: number) => String(Math.round(value));
+/** "60 %", "66.7 %": one decimal at most. */
+const percent = (value: number) => `${Number((value * 100).toFixed(1))} %`;
+/** "1 call", "5 calls". */
+const counted = (value: number, noun: string) =>
+  `${count(value)} ${noun}${Math.round(value) === 1 ? "" : "s"}`;
+
+function measureText(measure: ComparedMeasure, value: number | null): string {
+  if (value === null) return "—";
+  return measure.kind === "rate" ? percent(value) : count(value);
+}
+
+const SOURCES = {
+  analytics_engine: "Workers Analytics Engine (sampled at high volume: counts are estimates then)",
+  metrics_store: "this tenant's metrics store (exact counts)",
+} as const;
+
+/** Yesterday, today and whether it got worse, for one namespace. */
+const ComparisonTable: FC<{ comparison: DayComparison }> = ({ comparison }) => (
+  <table class="compare">
+    <caption>Today (last 24 h) against yesterday (the 24 h before)</caption>
+    <thead>
+      <tr>
+        <th scope="col">Measure</th>
+        <th scope="col">Yesterday</th>
+        <th scope="col">Today</th>
+      </tr>
+    </thead>
+    <tbody>
+      {comparison.measures.map((measure) => (
+        <tr class={measure.worse ? "worse" : undefined}>
+          <th scope="row">{measure.label}</th>
+          <td>{measureText(measure, measure.yesterday)}</td>
+          <td>
+            {measureText(measure, measure.today)}
+            {measure.worse ? (
+              <>
+                {" "}
+                <span class="badge badge-worse">worse</span>
+              </>
+            ) : null}
+          </td>
+        </tr>
+      ))}
+    </tbody>
+  </table>
+);
+
+/** One namespace: the comparison first (the question an operator comes with), then the charts. */
+const NamespaceHealth: FC<{ series: MetricSeries; comparison: DayComparison; split: number }> = ({
+  series,
+  comparison,
+  split,
+}) => {
+  const day = series.points.filter((point) => Date.parse(point.t) >= split);
+  const times = day.map((point) => point.t);
+  const total = (pick: (point: (typeof day)[number]) => number) =>
+    day.reduce((sum, point) => sum + pick(point), 0);
+  const calls = total((point) => point.calls);
+  const succeeded = total((point) => point.succeeded);
+  const invalid = total((point) => point.invalid);
+  const decided = total((point) => point.approvals_decided);
+  const wait = total((point) => point.approval_wait_ms_total);
+  const id = (chart: string) => `${series.namespace}-${chart}`;
+  const rateSummary = (part: number, label: string) =>
+    calls > 0 ? `${percent(part / calls)} ${label} over the day` : "no calls in the last 24 h";
+  return (
+    <section class="namespace-health" aria-labelledby={id("heading")}>
+      <h2 id={id("heading")}>
+        Namespace <code>{series.namespace}</code>
+      </h2>
+      <ComparisonTable comparison={comparison} />
+      <div class="health-charts">
+        <BarChart
+          id={id("calls")}
+          title="Calls per hour"
+          summary={`${counted(calls, "call")} in the last 24 h`}
+          times={times}
+          series={[{ label: "calls", color: CHART_COLORS.accent, values: day.map((point) => point.calls) }]}
+          format={count}
+        />
+        <LineChart
+          id={id("success")}
+          title="Success rate"
+          summary={rateSummary(succeeded, "succeeded")}
+          times={times}
+          series={[
+            { label: "success rate", color: CHART_COLORS.ok, values: day.map((point) => point.success_rate) },
+          ]}
+          format={percent}
+          max={1}
+        />
+        <LineChart
+          id={id("invalid")}
+          title="Invalid-call rate"
+          summary={rateSummary(invalid, "invalid (validation or policy refusals)")}
+          times={times}
+          series={[
+            {
+              label: "invalid rate",
+              color: CHART_COLORS.bad,
+              values: day.map((point) => point.invalid_rate),
+            },
+          ]}
+          format={percent}
+          max={1}
+        />
+        <BarChart
+          id={id("escalations")}
+          title="Escalations and loops"
+          summary={`${counted(
+            total((point) => point.escalations),
+            "escalation",
+          )} (a call waiting for a human), ${counted(
+            total((point) => point.loops),
+            "loop",
+          )} refused by the repeat breaker`}
+          times={times}
+          series={[
+            {
+              label: "escalations",
+              color: CHART_COLORS.purple,
+              values: day.map((point) => point.escalations),
+            },
+            { label: "loops", color: CHART_COLORS.bad, values: day.map((point) => point.loops) },
+          ]}
+          format={count}
+        />
+        <BarChart
+          id={id("approvals")}
+          title="Approvals"
+          summary={`${count(total((point) => point.approvals_asked))} asked, ${count(total((point) => point.approved))} approved, ${count(total((point) => point.rejected))} rejected, ${count(total((point) => point.expired))} expired; ${decided > 0 ? `average wait ${formatSpan(wait / decided)}` : "none decided"}`}
+          times={times}
+          series={[
+            { label: "asked", color: CHART_COLORS.accent, values: day.map((point) => point.approvals_asked) },
+            { label: "approved", color: CHART_COLORS.ok, values: day.map((point) => point.approved) },
+            { label: "rejected", color: CHART_COLORS.bad, values: day.map((point) => point.rejected) },
+          ]}
+          format={count}
+        />
+        <BarChart
+          id={id("replays")}
+          title="Replays and duplicates prevented"
+          summary={`${count(total((point) => point.replays))} answers served from the ledger, ${count(total((point) => point.duplicates_prevented))} effects not done twice`}
+          times={times}
+          series={[
+            { label: "replays", color: CHART_COLORS.muted, values: day.map((point) => point.replays) },
+            {
+              label: "duplicates prevented",
+              color: CHART_COLORS.warn,
+              values: day.map((point) => point.duplicates_prevented),
+            },
+          ]}
+          format={count}
+        />
+      </div>
+    </section>
+  );
+};
+
+/** `/console/health`: is any agent looping or failing more than yesterday, per namespace. */
+export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading, split }) => {
+  if (!reading.ok) {
+    return (
+      <Layout title="Agent health" environment={environment} session={session} section="health">
+        <h1>Agent health</h1>
+        <Notice kind="error">
+          <p>{reading.message}</p>
+        </Notice>
+      </Layout>
+    );
+  }
+  const { report } = reading;
+  const namespaces = report.series.map((series) => ({ series, comparison: compareDays(series, split) }));
+  const worse = namespaces
+    .map(({ comparison }) => comparison)
+    .filter((comparison) => comparison.worse.length > 0);
+  return (
+    <Layout title="Agent health" environment={environment} session={session} section="health">
+      <h1>Agent health</h1>
+      <p class="lede">
+        Tool calls and approvals of <strong>{report.tenant}</strong>'s agents over the last 24 hours, in
+        hourly buckets (UTC), from {SOURCES[report.source]}. Hover a bar or point for its hour.
+      </p>
+      {worse.length === 0 ? (
+        <Notice kind="ok">
+          <p>Nothing got worse than yesterday.</p>
+        </Notice>
+      ) : (
+        <Notice kind="info">
+          {worse.map((comparison) => (
+            <p>
+              Worse than yesterday in <code>{comparison.namespace}</code>:{" "}
+              {comparison.worse.join(", ").toLowerCase()}.
+            </p>
+          ))}
+        </Notice>
+      )}
+      {namespaces.map(({ series, comparison }) => (
+        <NamespaceHealth series={series} comparison={comparison} split={split} />
+      ))}
+    </Layout>
+  );
+};

@@ -1,0 +1,96 @@
+/** @jsxImportSource hono/jsx */
+import type { FC } from "hono/jsx";
+import type { ApprovalListItem } from "../../wire/approval";
+import { displayArgs } from "../display-args";
+import { formatAge, formatTimestamp, formatUntil } from "../format";
+import { ArgsList } from "./args-list";
+import { Badge } from "./layout";
+import { LiveStamp } from "./live-region";
+
+export interface PendingListProps {
+  approvals: ApprovalListItem[];
+  /** True when more are waiting than the list shows. */
+  more: boolean;
+  now: number;
+  live: boolean;
+}
+
+/**
+ * What waits for a decision, newest first. Rendered into the pending page and, alone, as its live
+ * fragment (`/console/fragments/pending`), so both show exactly the same markup.
+ */
+export const PendingList: FC<PendingListProps> = ({ approvals, more, now, live }) => (
+  <>
+    <LiveStamp now={now} live={live} />
+    {approvals.length === 0 ? (
+      <p class="card empty">No approvals are waiting.</p>
+    ) : (
+      <table class="stack">
+        <caption>
+          {approvals.length} pending {approvals.length === 1 ? "approval" : "approvals"}, newest first
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">Tool</th>
+            <th scope="col">Side effect</th>
+            <th scope="col">Arguments</th>
+            <th scope="col">Run</th>
+            <th scope="col">Age</th>
+            <th scope="col">
+              <span class="visually-hidden">Decision</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {approvals.map((approval) => (
+            <tr>
+              <th scope="row" data-label="Tool">
+                <code>{approval.tool}</code>
+                {approval.reasons.length > 0 ? <p class="meta">{approval.reasons.join("; ")}</p> : null}
+                {approval.duplicates > 0 ? (
+                  <p class="duplicate-flag">
+                    ⚠ Possible duplicate:{" "}
+                    {approval.duplicates === 1 ? "another run" : `${approval.duplicates} other runs`} asked
+                    for exactly this
+                  </p>
+                ) : null}
+              </th>
+              <td data-label="Side effect">
+                <Badge value={approval.side_effect} />
+              </td>
+              <td class="args-cell" data-label="Arguments">
+                <ArgsList args={displayArgs(approval.tool, approval.args)} short />
+              </td>
+              <td data-label="Run">
+                <a href={`/console/runs/${encodeURIComponent(approval.run_id)}`}>
+                  <code class="run-id">{approval.run_id}</code>
+                </a>
+              </td>
+              <td data-label="Age">
+                <time datetime={approval.created_at} title={formatTimestamp(approval.created_at)}>
+                  {formatAge(approval.created_at, now)}
+                </time>
+                <p class="meta">expires {formatUntil(approval.expires_at, now)}</p>
+              </td>
+              <td>
+                <a class="button" href={`/console/approvals/${encodeURIComponent(approval.id)}`}>
+                  Review
+                  <span class="visually-hidden">
+                    {" "}
+                    {approval.tool} requested {formatAge(approval.created_at, now)}
+                  </span>
+                </a>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    )}
+    {more ? (
+      <p class="pager">
+        More are waiting than this list shows.{" "}
+        <a href="/console/approvals?state=pending">See every pending approval</a>
+      </p>
+    ) : null}
+  </>
+);

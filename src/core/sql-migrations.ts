@@ -1,0 +1,24 @@
+/**
+ * Ordered SQLite migrations for a Durable Object's storage. `migrations[n]` takes the schema from
+ * version n to n + 1; the version reached is recorded in a one-row `schema_version` table, so an
+ * object created by an older deploy applies only the steps it has not seen. Call it inside
+ * `blockConcurrencyWhile`, before the object serves anything.
+ *
+ * @example
+ * void ctx.blockConcurrencyWhile(async () => applyMigrations(ctx.storage.sql, [V1, V2]));
+ */
+export function applyMigrations(sql: SqlStorage, migrations: readonly string[]): void {
+  sql.exec(
+    "CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
+  );
+  const current =
+    sql.exec<{ version: number }>("SELECT version FROM schema_version WHERE id = 1").toArray()[0]?.version ??
+    0;
+  for (let version = current; version < migrations.length; version++) {
+    sql.exec(migrations[version] ?? "");
+    sql.exec(
+      "INSERT INTO schema_version (id, version) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+      version + 1,
+    );
+  }
+}

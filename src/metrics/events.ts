@@ -1,0 +1,148 @@
+import { type ApprovalState, assertNever, type Envelope, type ErrorCode } from "../envelope";
+
+/**
+ * What the health of a tenant's agents is counted in. A call's envelope and an approval's change of
+ * state each become one event; every sink stores the same counters, in this order (Analytics
+ * Engine's `double1..double15`, the local store's columns), so they are read back the same way.
+ */
+export const COUNTERS = [
+  "calls",
+  "succeeded",
+  "retryable",
+  "terminal",
+  "invalid",
+  "loops",
+  "escalations",
+  "approvals_asked",
+  "approved",
+  "rejected",
+  "expired",
+  "approval_wait_ms_total",
+  "approvals_decided",
+  "replays",
+  "duplicates_prevented",
+] as const;
+export type Counter = (typeof COUNTERS)[number];
+export type Counts = Record<Counter, number>;
+
+export const EVENT_KINDS = ["call", "approval"] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+/** The tool name recorded for a call that named no tool of its namespace: agents' typos are not labels. */
+export const UNKNOWN_TOOL = "(unknown)";
+
+/** One counted thing that happened to a tenant's agents. */
+export interface MetricEvent {
+  tenant: string;
+  namespace: string;
+  tool: string;
+  kind: EventKind;
+  /** A call's error code (`success` when it has none); the state an approval reached. */
+  label: ErrorCode | ApprovalState | "success";
+  /** Epoch milliseconds. */
+  at: number;
+  counts: Counts;
+}
+
+export function zeroCounts(): Counts {
+  return Object.fromEntries(COUNTERS.map((counter) => [counter, 0])) as Counts;
+}
+
+export function addCounts(into: Counts, from: Counts): Counts {
+  for (const counter of COUNTERS) into[counter] += from[counter];
+  return into;
+}
+
+/**
+ * Whether a refusal says the agent's call itself was wrong: arguments that fail the schema, or a
+ * call the tenant's policy (or the upstream) does not permit. Everything else is the world's answer.
+ */
+export function isInvalidCall(code: ErrorCode): boolean {
+  switch (code) {
+    case "validation_error":
+    case "permission_error":
+      return true;
+    case "not_found":
+    case "transient_error":
+    case "timeout":
+    case "rate_limited":
+    case "conflict_error":
+    case "partial_success":
+    case "silent_failure":
+    case "terminal_error":
+    case "budget_exhausted":
+    case "repeat_detected":
+    case "approval_required":
+    case "approval_rejected":
+    case "approval_expired":
+    case "run_closed":
+    case "internal_error":
+      return false;
+    default:
+      return assertNever(code);
+  }
+}
+
+/**
+ * What one answered call counts as. A replay (or an identical call joined to one in flight) of a
+ * keyed call, a write, draft or destructive one, is a duplicate effect prevented unless the stored
+ * answer says no effect was ever done (a rejected approval has nothing to duplicate).
+ */
+export function countCall(envelope: Envelope): Counts {
+  const counts = zeroCounts();
+  const code = envelope.error?.code ?? null;
+  counts.calls = 1;
+  counts.succeeded = envelope.outcome === "success" ? 1 : 0;
+  counts.retryable = envelope.outcome === "retryable_failure" ? 1 : 0;
+  counts.terminal = envelope.outcome === "terminal_failure" ? 1 : 0;
+  counts.invalid = code !== null && isInvalidCall(code) ? 1 : 0;
+  counts.loops = code === "repeat_detected" ? 1 : 0;
+  counts.escalations = envelope.approval?.state === "pending" ? 1 : 0;
+  counts.replays = envelope.replayed ? 1 : 0;
+  const keyed = envelope.idempotency_key !== null;
+  const noEffect = envelope.error?.side_effect_confirmed === false;
+  counts.duplicates_prevented = envelope.replayed && keyed && !noEffect ? 1 : 0;
+  return counts;
+}
+
+/** The approval states in which a human said yes: `executed` follows `approved`, and counts once. */
+const APPROVED: ReadonlySet<ApprovalState> = new Set(["approved", "executed"]);
+
+/**
+ * What one approval's change of state counts as, or null when it counts nothing (the same state
+ * written again, `approved` becoming `executed`). An approval first seen in any state was asked.
+ * The wait is counted for human decisions only: an expiry measures the window, not a person.
+ */
+export function countApprovalChange(
+  previous: ApprovalState | null,
+  next: ApprovalState,
+  waitedMs: number,
+): Counts | null {
+  const counts = zeroCounts();
+  if (previous === null) counts.approvals_asked = 1;
+  const sameDecision =
+    previous === next || (previous !== null && APPROVED.has(previous) && APPROVED.has(next));
+  if (!sameDecision) {
+    switch (next) {
+      case "pending":
+        break;
+      case "approved":
+      case "executed":
+        counts.approved = 1;
+        break;
+      case "rejected":
+        counts.rejected = 1;
+        break;
+      case "expired":
+        counts.expired = 1;
+        break;
+      default:
+        return assertNever(next);
+    }
+  }
+  if (counts.approved + counts.rejected > 0) {
+    counts.approvals_decided = 1;
+    counts.approval_wait_ms_total = Math.max(0, Math.round(waitedMs));
+  }
+  return COUNTERS.some((counter) => counts[counter] > 0) ? counts : null;
+}

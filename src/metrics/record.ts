@@ -1,0 +1,101 @@
+import { waitUntil } from "cloudflare:workers";
+import type { ApprovalSummary } from "../approvals/model";
+import type { Env } from "../env";
+import type { ApprovalState, Envelope } from "../envelope";
+import { catalog } from "../tools";
+import { writeToAnalyticsEngine } from "./analytics-engine-sink";
+import { countApprovalChange, countCall, type MetricEvent, UNKNOWN_TOOL } from "./events";
+import { bufferForStore, type Defer } from "./store-sink";
+
+/** Where a call came from: the tenant and the namespace its verified run token names. */
+export interface CallOrigin {
+  tenant: string;
+  namespace: string;
+}
+
+/** An approval as the tenant's directory holds it, with the tenant the directory belongs to. */
+export type ApprovalChange = ApprovalSummary & {
+  tenant: string;
+  /** When a human decided; without it the wait ends now. */
+  decided_at?: string | null;
+};
+
+/**
+ * Counts one answered tool call for the agents' health. Never throws and never waits: the event
+ * goes to Analytics Engine (fire and forget) or to this isolate's batch for the tenant's
+ * MetricsStore, flushed after the answer.
+ */
+export function recordCall(env: Env, origin: CallOrigin, envelope: Envelope): void {
+  const tool =
+    envelope.tool !== null && catalog.find(origin.namespace, envelope.tool) ? envelope.tool : UNKNOWN_TOOL;
+  emit(env, {
+    tenant: origin.tenant,
+    namespace: origin.namespace,
+    tool,
+    kind: "call",
+    label: envelope.error?.code ?? "success",
+    at: Date.now(),
+    counts: countCall(envelope),
+  });
+}
+
+/**
+ * Counts an approval's change of state: asked (first seen), approved (or executed), rejected,
+ * expired, and for a human decision the wait from `created_at` to `decided_at` (or now). Call it
+ * wherever an approval's state is written, with the state it had before (null for a new one);
+ * writing the same state again counts nothing.
+ *
+ * @example
+ * recordApprovalChange(env, previous?.state ?? null, { ...summary, tenant }, ctx);
+ */
+export function recordApprovalChange(
+  env: Env,
+  previous: ApprovalState | null,
+  summary: ApprovalChange,
+  ctx?: { waitUntil: Defer },
+): void {
+  const now = Date.now();
+  const decidedAt = summary.decided_at ? Date.parse(summary.decided_at) : now;
+  const counts = countApprovalChange(previous, summary.state, decidedAt - Date.parse(summary.created_at));
+  if (!counts) return;
+  emit(
+    env,
+    {
+      tenant: summary.tenant,
+      namespace: namespaceOfTool(summary.tool),
+      tool: summary.tool,
+      kind: "approval",
+      label: summary.state,
+      at: now,
+      counts,
+    },
+    ctx ? (work) => ctx.waitUntil(work) : undefined,
+  );
+}
+
+/**
+ * The namespace an approval's tool belongs to. Approvals are asked for writes and destructive
+ * calls, which only their own namespace defines; the first namespace that has the tool wins.
+ */
+function namespaceOfTool(tool: string): string {
+  return catalog.namespaces().find((namespace) => catalog.find(namespace, tool)) ?? UNKNOWN_TOOL;
+}
+
+/** The sink is the binding the environment has: Analytics Engine in production, the store elsewhere. */
+function emit(env: Env, event: MetricEvent, defer: Defer = deferAfterAnswer): void {
+  try {
+    if (env.METRICS) writeToAnalyticsEngine(env.METRICS, event);
+    else if (env.METRICS_STORE) bufferForStore(env.METRICS_STORE, event, defer);
+  } catch (error) {
+    // Health metrics must never cost an agent its answer.
+    console.error("metrics event dropped", error);
+  }
+}
+
+/**
+ * The current request's `waitUntil`, from the runtime: every door (REST, MCP, the OAuth provider
+ * around them) reaches the one call entry without an ExecutionContext in its arguments.
+ */
+function deferAfterAnswer(work: Promise<unknown>): void {
+  waitUntil(work);
+}

@@ -1,0 +1,132 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalProxy, startProxy } from "../../scripts/local-proxy";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const SCREENSHOTS = new URL("../../screenshots/", import.meta.url);
+const PHONE = { width: 390, height: 844 };
+
+/** The parts of an envelope this test reads. */
+interface Envelope {
+  outcome: string;
+  data: Record<string, unknown> | null;
+  error: { code: string } | null;
+}
+
+let proxy: LocalProxy | undefined;
+let browser: Browser | undefined;
+
+async function api(path: string, credential: string, body: unknown) {
+  const response = await fetch(`${proxy?.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return (await response.json()) as Envelope;
+}
+
+async function signIn(page: Page) {
+  await page.goto("/console/sign-in");
+  await page.getByLabel("Operator key").fill("acme-operator-key");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname === "/console");
+}
+
+/** How much wider than the viewport the page is: 0 when nothing scrolls sideways. */
+async function horizontalOverflow(page: Page): Promise<number> {
+  const scrollWidth = (await page.evaluate("document.documentElement.scrollWidth")) as number;
+  return scrollWidth - (page.viewportSize()?.width ?? 0);
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`No Chromium at ${CHROMIUM}: apt-get update && apt-get install -y chromium`);
+  }
+  proxy = await startProxy(8831);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  mkdirSync(SCREENSHOTS, { recursive: true });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  proxy?.stop();
+});
+
+describe("the agent health page in a real browser", () => {
+  it("charts an agent's calls, its loop and its invalid call, and fits a phone", async () => {
+    if (!browser || !proxy) throw new Error("the browser or the proxy did not start");
+
+    // An agent that reads, gets its arguments wrong once, then loops on the same read.
+    const opened = await api("/v1/runs", "acme-demo-key", { namespace: "support" });
+    const run = { id: String(opened.data?.run_id), token: String(opened.data?.run_token) };
+    const call = (args: Record<string, unknown>) =>
+      api(`/v1/runs/${run.id}/calls`, run.token, { tool: "lookup_order", args });
+    const answers = [await call({ order_id: "A1001" }), await call({ orderId: "A1001" })];
+    for (let attempt = 0; attempt < 3; attempt++) answers.push(await call({ order_id: "A1002" }));
+    expect(answers.map((answer) => answer.error?.code ?? answer.outcome)).toEqual([
+      "success",
+      "validation_error",
+      "success",
+      "success",
+      "repeat_detected",
+    ]);
+
+    const context = await browser.newContext({ baseURL: proxy.url, viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await signIn(page);
+    // The proxy's state folder is fresh, so these five calls are all the tenant has made.
+    const calls = page.getByRole("figure", { name: /Calls per hour/ });
+    await expect
+      .poll(
+        async () => {
+          await page.goto("/console/health");
+          return calls.textContent();
+        },
+        { timeout: 20_000, interval: 500 },
+      )
+      .toContain("5 calls in the last 24 h");
+
+    expect(await page.locator("h1").textContent()).toBe("Agent health");
+    expect(await calls.locator("svg rect[fill]").count()).toBeGreaterThan(0);
+    expect(await calls.locator("svg rect title").first().textContent()).toMatch(/^\d\d:00 UTC · calls: 5$/);
+    const success = page.getByRole("figure", { name: /Success rate/ });
+    expect(await success.locator("svg circle").count()).toBeGreaterThan(0);
+    expect(await success.textContent()).toContain("60 % succeeded");
+    expect(await page.getByRole("figure", { name: /Invalid-call rate/ }).textContent()).toContain(
+      "20 % invalid",
+    );
+    expect(await page.getByRole("figure", { name: /Escalations and loops/ }).textContent()).toContain(
+      "1 loop refused by the repeat breaker",
+    );
+    // Nothing happened yesterday, so today's loop is worse than yesterday.
+    const loops = page.getByRole("row", { name: /^Loops/ });
+    expect(await loops.getAttribute("class")).toBe("worse");
+    expect(await loops.textContent()).toContain("worse");
+    await page.screenshot({ path: new URL("console-health.png", SCREENSHOTS).pathname, fullPage: true });
+
+    await page.setViewportSize(PHONE);
+    await page.goto("/console/health");
+    expect(await horizontalOverflow(page)).toBeLessThanOrEqual(0);
+    const chartWidth = await calls.locator("svg").evaluate((svg) => svg.getBoundingClientRect().width);
+    expect(chartWidth).toBeGreaterThan(250);
+    expect(chartWidth).toBeLessThanOrEqual(PHONE.width);
+    await page.screenshot({
+      path: new URL("console-health-phone.png", SCREENSHOTS).pathname,
+      fullPage: true,
+    });
+    await context.close();
+  });
+});
