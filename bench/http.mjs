@@ -33,9 +33,10 @@ function sendOnce(target, method, headers, payload) {
 /**
  * Sends one request and resolves with its status and whole body; never rejects on a status.
  *
- * A request reset on a reused connection is sent once more, as Node's documentation advises for
- * keep-alive: the server closed that connection before reading it (under load workerd at times
- * closes several at once), so it was never served. `resent` counts them.
+ * A request reset on a reused keep-alive connection is sent once more, as Node's documentation
+ * advises: the server had closed that connection (at c=64 workerd at times resets a batch of them
+ * at once) and the request got no answer. A read sent twice is harmless; a write sent twice would
+ * come back as a replay and fail the check. `resent` counts them, for the report.
  *
  * @param {string} url
  * @param {{ method?: string, headers?: Record<string, string>, body?: string }} [options]

@@ -72,11 +72,11 @@ function table(title, header, rows) {
 }
 
 /** Prints the figures and ratios as Markdown tables. */
-export function printReport({ figures, ratios, machine, client_resent_requests: resent }) {
+export function printReport({ figures, ratios, machine, storage, client_resent_requests: resent }) {
   const { latency_ms: latency, throughput, cpu_ms_per_request: cpu, startup, bundle } = figures;
   const load = machine.load_average_1m;
   console.log(
-    `\n${machine.cpus} CPUs, load average ${num(load.before)} before and ${num(load.after)} after; ${resent} request(s) resent on a closed connection`,
+    `\n${machine.cpus} CPUs, load average ${num(load.before)} before and ${num(load.after)} after; storage on ${storage}; ${resent} request(s) resent on a closed connection`,
   );
   table(
     "Latency at c=1 (ms)",

@@ -94,7 +94,7 @@ export function bindServicesTo(worker, target) {
  * Miniflare's options for `workers`, each with its own loopback socket. workerd's own output is
  * kept (the last lines) rather than printed, and shown when something fails.
  */
-export function miniflareOptions(workers, runtimeOutput = []) {
+export function miniflareOptions(workers, runtimeOutput = [], persistRoot = undefined) {
   const keep = (stream) =>
     stream.on("data", (chunk) => {
       runtimeOutput.push(...chunk.toString("utf8").split("\n").filter(Boolean));
@@ -105,6 +105,8 @@ export function miniflareOptions(workers, runtimeOutput = []) {
     port: 0,
     // No request.cf: Miniflare would otherwise download it from Cloudflare.
     cf: false,
+    // Where Durable Objects and KV keep their SQLite files; by default a folder of the OS's temp dir.
+    ...(persistRoot ? { defaultPersistRoot: persistRoot } : {}),
     handleRuntimeStdio: (stdout, stderr) => {
       keep(stdout);
       keep(stderr);
@@ -136,16 +138,17 @@ export function workerdChildren() {
 }
 
 /**
- * Starts the proxy, the sandbox and the hello Worker in one workerd. Resolves with each one's URL,
- * the workerd process id (for its CPU time) and the secrets the proxy was given.
+ * Starts the proxy, the sandbox and the hello Worker in one workerd, their storage under
+ * `persistRoot` when given. Resolves with each one's URL, the workerd process id (for its CPU
+ * time) and the secrets the proxy was given.
  */
-export async function startStack(bundles) {
+export async function startStack(bundles, { persistRoot } = {}) {
   const proxy = proxyWorker(bundles);
   const sandbox = sandboxWorker(bundles);
   const hello = helloWorker(proxy.compatibilityDate);
   const runtimeOutput = [];
   const before = new Set(workerdChildren());
-  const mf = new Miniflare(miniflareOptions([proxy, sandbox, hello], runtimeOutput));
+  const mf = new Miniflare(miniflareOptions([proxy, sandbox, hello], runtimeOutput, persistRoot));
   try {
     await mf.ready;
     const urls = {

@@ -6,7 +6,7 @@ import { lazyRoutes } from "./http/lazy";
 import { limitHeaders } from "./http/limits";
 import { MCP_PATH, PROTECTED_RESOURCE_PATH } from "./mcp/auth";
 import { metrics } from "./metrics/route";
-import { OAUTH_PATHS } from "./oauth/provider";
+import { OAUTH_PATHS } from "./oauth/paths";
 import { newCallId, respond } from "./pipeline/respond";
 import { approvals } from "./routes/approvals";
 import { jwks } from "./routes/jwks";

@@ -1,5 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { EXPORT_PAGE } from "../src/routes/trace-export";
 import { armFault, callTool, openRun, traceOf } from "./helpers";
 
 describe("the run's trace", () => {
@@ -109,5 +110,68 @@ describe("the run's trace", () => {
     expect(attributes(0)["gen_ai.tool.call.id"]).toMatch(/^call_/);
     expect(attributes(0)).not.toHaveProperty("error.type");
     expect(attributes(1)["error.type"]).toBe("not_found");
+  });
+
+  it("pages the trace with a cursor and a limit, and streams every entry of a long run in both exports", async () => {
+    const run = await openRun("initech", { namespace: "support", limits: { max_calls: 2_000 } });
+    const calls = EXPORT_PAGE + 10;
+    for (let batch = 0; batch < calls; batch += 25) {
+      await Promise.all(
+        Array.from({ length: Math.min(25, calls - batch) }, (_, index) =>
+          callTool(run, "lookup_order", {
+            order_id: `I30${String(((batch + index) % 20) + 1).padStart(2, "0")}`,
+          }),
+        ),
+      );
+    }
+    const get = (query: string, headers: Record<string, string> = {}) =>
+      exports.default.fetch(`https://proxy.test/v1/runs/${run.id}/trace${query}`, {
+        headers: { authorization: `Bearer ${run.token}`, ...headers },
+      });
+
+    // Pages: the first, then each next_cursor, until null; together they are the trace, in order.
+    const seen: number[] = [];
+    let cursor: string | null = "";
+    let pages = 0;
+    while (cursor !== null) {
+      const response = await get(`?limit=120${cursor ? `&cursor=${cursor}` : ""}`);
+      const body = (await response.json()) as {
+        data: { entries: Array<{ seq: number }>; next_cursor: string | null };
+      };
+      expect(body.data.entries.length).toBeLessThanOrEqual(120);
+      seen.push(...body.data.entries.map((entry) => entry.seq));
+      cursor = body.data.next_cursor;
+      pages++;
+    }
+    expect(pages).toBe(Math.ceil(calls / 120));
+    expect(seen).toHaveLength(calls);
+    expect([...seen].sort((a, b) => a - b)).toEqual(seen);
+    const first = (await (await get("")).json()) as { data: { entries: unknown[]; next_cursor: string } };
+    expect(first.data.entries).toHaveLength(100);
+    expect(first.data.next_cursor).toMatch(/^\d+$/);
+
+    const ndjson = (await (await get("", { accept: "application/x-ndjson" })).text()).trim().split("\n");
+    expect(ndjson.map((line) => (JSON.parse(line) as { seq: number }).seq)).toEqual(seen);
+    const otlp = (await (await get("?format=otlp")).json()) as {
+      resourceSpans: Array<{ scopeSpans: Array<{ spans: unknown[] }> }>;
+    };
+    expect(otlp.resourceSpans[0]?.scopeSpans[0]?.spans).toHaveLength(calls);
+  });
+
+  it.each([
+    ["a cursor that is not one", "?cursor=abc", "query.cursor"],
+    ["a limit of 0", "?limit=0", "query.limit"],
+    ["a limit over 1000", "?limit=1001", "query.limit"],
+    ["an unknown format", "?format=csv", "query.format"],
+    ["an unknown parameter", "?page=2", "query.page"],
+  ])("refuses %s with a field problem", async (_label, query, field) => {
+    const run = await openRun("acme");
+    const response = await exports.default.fetch(`https://proxy.test/v1/runs/${run.id}/trace${query}`, {
+      headers: { authorization: `Bearer ${run.token}` },
+    });
+    expect(response.status).toBe(422);
+    const body = (await response.json()) as { error: { code: string; problems: Array<{ field: string }> } };
+    expect(body.error.code).toBe("validation_error");
+    expect(body.error.problems.map((problem) => problem.field)).toContain(field);
   });
 });

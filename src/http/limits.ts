@@ -224,11 +224,13 @@ export function limitJsonBody(kind: "call" | "object"): MiddlewareHandler<AppEnv
   return async (c, next) => {
     let body: unknown;
     try {
-      // hono caches the text, so the route reads it again without touching the stream.
       body = JSON.parse(await c.req.text());
     } catch {
+      // The route reads the text itself and says what is wrong with it.
       return next();
     }
+    // Parsed once: the route takes this value instead of parsing the text again.
+    c.set("json_body", { value: body });
     const batch = kind === "call" ? batchProblems(body) : [];
     if (batch.length > 0) {
       return refuse(
@@ -238,9 +240,13 @@ export function limitJsonBody(kind: "call" | "object"): MiddlewareHandler<AppEnv
         batch,
       );
     }
-    const problems = [...(kind === "call" ? toolNameProblems(body) : []), ...structuralProblems(body)].filter(
-      (problem, index, all) => all.findIndex((other) => other.field === problem.field) === index,
-    );
+    // A call's arguments are checked by the one entry of both doors (pipeline/limit.ts); here only
+    // the rest of the body, so no argument is walked twice at the edge.
+    const checked = kind === "call" && isObject(body) ? { ...body, args: undefined } : body;
+    const problems = [
+      ...(kind === "call" ? toolNameProblems(body) : []),
+      ...structuralProblems(checked),
+    ].filter((problem, index, all) => all.findIndex((other) => other.field === problem.field) === index);
     if (problems.length > 0) {
       return refuse(
         c,
@@ -254,4 +260,8 @@ export function limitJsonBody(kind: "call" | "object"): MiddlewareHandler<AppEnv
     }
     await next();
   };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

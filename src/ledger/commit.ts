@@ -75,3 +75,31 @@ export function commitWrites(
   }
   return { run: next, changed };
 }
+
+/**
+ * A read's admission, held in memory until the read's outcome commits with it (one transaction per
+ * read). What it changes of the run (the calls it spends) applies to the ledger's run at once, so
+ * concurrent calls see the budget spent; its trace entry and counters are written with the outcome.
+ */
+export interface DeferredAdmission {
+  writes: Write[];
+  digest: string;
+}
+
+/** The run as a read's admission leaves it, without touching storage: only counters can change. */
+export function spendInMemory(run: RunMeta, writes: readonly Write[]): RunMeta {
+  let next = run;
+  for (const write of writes) {
+    if (write.kind === "counters") next = { ...next, counters: write.counters };
+    else if (write.kind !== "trace_open") {
+      // Anything else must be durable before the call goes on: the caller commits instead.
+      throw new Error(`a ${write.kind} write cannot wait for a read's outcome`);
+    }
+  }
+  return next;
+}
+
+/** Whether an admission's writes may wait for the call's outcome: a read's, which reserves nothing. */
+export function deferrable(writes: readonly Write[]): boolean {
+  return writes.every((write) => write.kind === "counters" || write.kind === "trace_open");
+}

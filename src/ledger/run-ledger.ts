@@ -7,6 +7,7 @@ import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { type Envelope, failure } from "../envelope";
 import {
+  type CallStep,
   decideApproval,
   endRun,
   joinedAnswer,
@@ -21,9 +22,10 @@ import { RunRateGate } from "../ratelimit/run-gate";
 import { ScenarioStore } from "../scenarios/scenario-store";
 import { catalog } from "../tools";
 import { type RunStatus, runStatus } from "../wire/run-status";
+import type { RunTrace } from "../wire/run-trace";
 import type { TraceEntry } from "../wire/trace-entry";
 import { ApprovalStore } from "./approval-store";
-import { commitWrites, type LedgerStores } from "./commit";
+import { commitWrites, type DeferredAdmission, deferrable, type LedgerStores, spendInMemory } from "./commit";
 import { KeyStore } from "./key-store";
 import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./ledger-api";
 import { ResultStore } from "./result-store";
@@ -63,6 +65,8 @@ export class RunLedger extends DurableObject<Env> {
   #run: RunMeta | null = null;
   /** Upstream requests in flight, by idempotency key: identical concurrent calls share one. */
   readonly #inflight = new Map<string, Promise<Envelope>>();
+  /** Reads admitted and not yet committed, by call digest, for the repeat breaker's count. */
+  readonly #readsInFlight = new Map<string, number>();
   /** The run's call rate and its lease of the tenant's; in memory, like any rate limiter's buckets. */
   #gate: RunRateGate | null = null;
   /** What the tenant's directory has been told of this run, so it is told each new thing once. */
@@ -135,6 +139,23 @@ export class RunLedger extends DurableObject<Env> {
     return run ? { run: runStatus(run, Date.now()), entries: this.#stores.run.readTrace() } : null;
   }
 
+  /**
+   * One page of the trace: up to `limit` entries after the cursor (a sequence number), and the
+   * cursor of the next page. One more entry is read than returned to know whether there is one.
+   */
+  readTracePage(tenant: string, cursor: number, limit: number): RunTrace | null {
+    const run = this.#ownRun(tenant);
+    if (!run) return null;
+    const rows = this.#stores.run.readTracePage(cursor, limit + 1);
+    const entries = rows.slice(0, limit);
+    const last = entries.at(-1);
+    return {
+      run: runStatus(run, Date.now()),
+      entries,
+      next_cursor: rows.length > limit && last ? String(last.seq) : null,
+    };
+  }
+
   approval(tenant: string, approvalId: string): ApprovalRecord | null {
     return this.#ownRun(tenant) ? this.#stores.approvals.byId(approvalId) : null;
   }
@@ -177,12 +198,18 @@ export class RunLedger extends DurableObject<Env> {
     const prepared = await prepareAgentCall(this.env, this.#ownRun(input.tenant), input);
     if (prepared.kind === "refused") return prepared.envelope;
     const { call } = prepared;
-    const { result: next, changed } = this.#commitStep(() =>
+    const {
+      result: next,
+      changed,
+      deferred,
+    } = this.#admitStep(call.digest, () =>
       prepared.admit({
         run: this.#run as RunMeta,
         record: call.key ? this.#stores.keys.read(call.key, call.request) : null,
         approval: call.key ? this.#stores.approvals.byKey(call.key) : null,
-        earlier_identical: this.#stores.run.countDigest(call.digest),
+        // Reads admitted but not yet committed count too: their trace entries are written with them.
+        earlier_identical:
+          this.#stores.run.countDigest(call.digest) + (this.#readsInFlight.get(call.digest) ?? 0),
         // Counted only when the call may open an approval: a read never needs the figure.
         open_approvals: call.prepared.approval.required ? this.#stores.approvals.countOpen(call.now) : 0,
         max_open_approvals: prepared.tenant.max_open_approvals,
@@ -211,15 +238,44 @@ export class RunLedger extends DurableObject<Env> {
         return joined.envelope;
       }
       case "send":
-        return this.#send(settle, {
-          callId: call.call_id,
-          tool: prepared.tool,
-          key: next.key,
-          request: next.request,
-          args: call.prepared.args ?? {},
-          fault: input.fault ?? null,
-        });
+        return this.#send(
+          settle,
+          {
+            callId: call.call_id,
+            tool: prepared.tool,
+            key: next.key,
+            request: next.request,
+            args: call.prepared.args ?? {},
+            fault: input.fault ?? null,
+          },
+          deferred,
+        );
     }
+  }
+
+  /**
+   * Admits an agent's call. A call that reserves nothing (a read, a page of a stored result) commits
+   * nothing yet: the calls it spends apply to the run in memory at once, so concurrent calls see the
+   * budget spent, and its trace entry is written with its outcome, in one transaction. Everything
+   * else (a write's key, an approval, a refusal, a replay) commits now, before anything leaves.
+   * If the object restarts while a read is out, the read is simply not recorded: it changed nothing
+   * upstream, and its caller, who got no answer, asks again.
+   */
+  #admitStep(
+    digest: string,
+    event: () => CallStep,
+  ): { result: CallStep; changed: ApprovalSummary[]; deferred: DeferredAdmission | null } {
+    const result = event();
+    if (result.kind === "send" && result.key === null && deferrable(result.writes)) {
+      this.#run = spendInMemory(this.#run as RunMeta, result.writes);
+      this.#readsInFlight.set(digest, (this.#readsInFlight.get(digest) ?? 0) + 1);
+      return { result, changed: [], deferred: { writes: result.writes, digest } };
+    }
+    const committed = this.ctx.storage.transactionSync(() =>
+      commitWrites(this.#stores, this.#run as RunMeta, result.writes),
+    );
+    this.#run = committed.run;
+    return { result, changed: committed.changed, deferred: null };
   }
 
   /**
@@ -279,7 +335,11 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   /** Stages "dispatch" to "record" for a call that goes upstream (or to the run's own pages). */
-  async #send(inflight: Inflight | null, plan: Send): Promise<Envelope> {
+  async #send(
+    inflight: Inflight | null,
+    plan: Send,
+    deferred: DeferredAdmission | null = null,
+  ): Promise<Envelope> {
     const { key } = plan;
     const approval = key ? this.#stores.approvals.byKey(key) : null;
     try {
@@ -298,6 +358,14 @@ export class RunLedger extends DurableObject<Env> {
         const run = this.#run as RunMeta;
         return {
           writes: [
+            // A read's admission, committed with its outcome. Counters are written as the run has
+            // them now: later calls may have spent more since this one was admitted.
+            ...(deferred
+              ? [
+                  ...deferred.writes.filter((write) => write.kind !== "counters"),
+                  { kind: "counters" as const, counters: run.counters },
+                ]
+              : []),
             ...settleCall(
               key,
               key ? this.#stores.approvals.byKey(key) : null,
@@ -320,7 +388,14 @@ export class RunLedger extends DurableObject<Env> {
       throw error;
     } finally {
       if (key !== null) this.#inflight.delete(key);
+      if (deferred) this.#settleRead(deferred.digest);
     }
+  }
+
+  #settleRead(digest: string): void {
+    const left = (this.#readsInFlight.get(digest) ?? 1) - 1;
+    if (left > 0) this.#readsInFlight.set(digest, left);
+    else this.#readsInFlight.delete(digest);
   }
 
   /** Runs one event of the machine and commits its writes in one synchronous transaction. */

@@ -1,10 +1,10 @@
-import { OAuthProvider } from "@cloudflare/workers-oauth-provider";
+import type { OAuthProvider } from "@cloudflare/workers-oauth-provider";
 import { findAgentKey } from "../auth/agent-keys";
 import { bearerToken } from "../auth/keys";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { MCP_PATH } from "../mcp/auth";
-import { environmentOf, type FetchHandler, OAUTH_PATHS, oauthOptions } from "./provider";
+import { type FetchHandler, OAUTH_PATHS } from "./paths";
 
 const PROVIDER_PATHS = new Set<string>(Object.values(OAUTH_PATHS));
 
@@ -42,11 +42,17 @@ function isMcpPath(pathname: string): boolean {
  * reaches the app exactly as it arrived. The protected-resource metadata stays the app's
  * (src/mcp/routes.ts), which serves both its forms.
  */
-export function withOAuth(app: FetchHandler): FetchHandler {
+export function withOAuth(app: FetchHandler<Env>): FetchHandler<Env> {
   const providers = new Map<string, OAuthProvider<Env> | null>();
 
-  /** Built once per isolate and origin; null where the provider refuses the origin (plain http off loopback). */
-  function providerFor(env: Env, origin: string): OAuthProvider<Env> | null {
+  /**
+   * Built once per isolate and origin; null where the provider refuses the origin (plain http off
+   * loopback). The provider's library is imported here, on the first OAuth request: an isolate that
+   * only serves tool calls never evaluates it.
+   */
+  async function providerFor(env: Env, origin: string): Promise<OAuthProvider<Env> | null> {
+    const { OAuthProvider } = await import("@cloudflare/workers-oauth-provider");
+    const { environmentOf, oauthOptions } = await import("./provider");
     const key = `${environmentOf(env)} ${origin}`;
     const known = providers.get(key);
     if (known !== undefined) return known;
@@ -66,7 +72,7 @@ export function withOAuth(app: FetchHandler): FetchHandler {
     const forProvider =
       PROVIDER_PATHS.has(url.pathname) ||
       (isMcpPath(url.pathname) && (await carriesOAuthToken(request, env)));
-    const provider = forProvider ? providerFor(env, url.origin) : null;
+    const provider = forProvider ? await providerFor(env, url.origin) : null;
     return provider ? provider.fetch(request, env, ctx) : app(request, env, ctx);
   };
 }

@@ -7,18 +7,15 @@ import type { Env } from "../env";
 import { type EnvironmentName, failure } from "../envelope";
 import { MCP_PATH } from "../mcp/auth";
 import { newCallId } from "../pipeline/respond";
+import { OAUTH_PATHS, type FetchHandler as PathsFetchHandler } from "./paths";
+
+export { OAUTH_PATHS } from "./paths";
 
 /**
  * OAuth 2.1 for MCP clients, by @cloudflare/workers-oauth-provider: it serves the token,
  * registration and metadata endpoints and checks OAuth access tokens on `/mcp`; the consent page
  * (`/authorize`, src/oauth/consent.tsx) and the console's grant list are ours.
  */
-export const OAUTH_PATHS = {
-  authorize: "/authorize",
-  token: "/token",
-  register: "/register",
-  metadata: "/.well-known/oauth-authorization-server",
-} as const;
 
 /** An hour: a leaked access token is soon worthless, and clients refresh rarely. Revocation is immediate anyway. */
 const ACCESS_TOKEN_TTL_S = 60 * 60;
@@ -27,11 +24,7 @@ const REFRESH_TOKEN_TTL_S = 30 * 24 * 60 * 60;
 /** Dynamically registered clients that stop refreshing are forgotten after 30 days. */
 const CLIENT_REGISTRATION_TTL_S = 30 * 24 * 60 * 60;
 
-export type FetchHandler = (
-  request: Request,
-  env: Env,
-  ctx: ExecutionContext,
-) => Response | Promise<Response>;
+export type FetchHandler = PathsFetchHandler<Env>;
 
 /**
  * The grant's owner as the provider stores it (`userId`). A grant belongs to the tenant, like an

@@ -8,7 +8,8 @@ import type { CallRequest } from "./prepare";
  * (see ratelimit/run-gate.ts). A refused call is no dispatch and spends no budget.
  */
 export function limitCall(request: CallRequest): FailureSpec | null {
-  const problems = structuralProblems(request.args ?? {});
+  // Named from the body's root (`args.query`), as the REST door names every other field.
+  const problems = structuralProblems({ args: request.args ?? {} });
   if (problems.length === 0) return null;
   return {
     code: "validation_error",

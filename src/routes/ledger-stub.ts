@@ -12,7 +12,8 @@ export interface LedgerClient {
   status(tenant: string): Promise<RunStatus | null>;
   end(tenant: string): Promise<RunStatus | null>;
   touchSession(tenant: string, now: number, idleMs: number): Promise<boolean>;
-  readTrace(tenant: string): Promise<RunTrace | null>;
+  readTrace(tenant: string): Promise<Omit<RunTrace, "next_cursor"> | null>;
+  readTracePage(tenant: string, cursor: number, limit: number): Promise<RunTrace | null>;
   call(input: CallInput): Promise<Envelope>;
   approval(tenant: string, approvalId: string): Promise<ApprovalRecord | null>;
   decide(input: DecideInput): Promise<DecideResult>;

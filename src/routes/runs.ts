@@ -6,7 +6,7 @@ import { listRuns } from "../approvals/operator";
 import { RunLimitsSchema } from "../config/tenants";
 import { failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
-import { parseCallBody } from "../http/call-body";
+import { parseCallBody, readCallBody } from "../http/call-body";
 import { limitJsonBody } from "../http/limits";
 import { tooLarge } from "../http/too-large";
 import { jsonBody, validated } from "../http/validation-hook";
@@ -18,7 +18,7 @@ import { openRunFor } from "../runs/open-run";
 import { ScenarioSchema } from "../scenarios/scenario";
 import type { RunList } from "../wire/run-summary";
 import { ledgerFor } from "./ledger-stub";
-import { traceToOtlp } from "./trace-otlp";
+import { ndjsonExport, otlpExport } from "./trace-export";
 
 export const MAX_CALL_BODY_BYTES = 64 * 1024;
 
@@ -45,6 +45,11 @@ export const ResultPageQuerySchema = z.strictObject({
 });
 
 export const runs = new Hono<AppEnv>();
+
+/** The call body `limitJsonBody` already parsed; undefined when it was not JSON (then parsed here, to say why). */
+function parsedOnce(parsed: { value: unknown } | undefined) {
+  return parsed ? readCallBody(parsed.value) : undefined;
+}
 
 runs.post(
   "/",
@@ -85,25 +90,51 @@ runs.post(
     const envelope = await handleToolCall(
       c.env,
       { tenant: c.get("tenant"), run: c.get("claims").run, namespace: c.get("claims").ns },
-      parseCallBody(await c.req.text()),
+      parsedOnce(c.get("json_body")) ?? parseCallBody(await c.req.text()),
       (name) => c.req.header(name),
     );
     return respond(c, envelope);
   },
 );
 
-runs.get("/:run_id/trace", requireRunToken, async (c) => {
+/** `GET /v1/runs/{run_id}/trace?cursor=&limit=&format=`: a page of the trace, or the whole as an export. */
+export const TraceQuerySchema = z.strictObject({
+  cursor: z
+    .string()
+    .regex(/^\d{1,15}$/, "not a cursor this endpoint gave")
+    .default("0")
+    .describe("Where the page starts: omit for the first, then each page's next_cursor."),
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, "not a whole number")
+    .default("100")
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(1000))
+    .describe("Entries per page, 1 to 1000; 100 when omitted."),
+  format: z
+    .enum(["otlp"])
+    .optional()
+    .describe("otlp: the whole trace as OpenTelemetry JSON spans, streamed; cursor and limit do not apply."),
+});
+
+runs.get("/:run_id/trace", requireRunToken, validated("query", TraceQuerySchema), async (c) => {
   const runId = c.req.param("run_id");
-  const trace = await ledgerFor(c.env, c.get("tenant"), runId).readTrace(c.get("tenant"));
+  const tenant = c.get("tenant");
+  const query = c.req.valid("query");
+  const ledger = ledgerFor(c.env, tenant, runId);
   const ctx = requestContext(c.env);
-  if (!trace) return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));
-  if (c.req.query("format") === "otlp")
-    return c.json(traceToOtlp(runId, trace.entries, trace.run.environment));
+  const page = await ledger.readTracePage(tenant, Number(query.cursor), query.limit);
+  if (!page) return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));
+  // Exports stream the whole trace from the ledger a page at a time; the Worker never holds it all.
+  if (query.format === "otlp") {
+    c.header("content-type", "application/json");
+    return c.body(otlpExport(ledger, tenant, runId, page.run.environment));
+  }
   if ((c.req.header("accept") ?? "").includes("application/x-ndjson")) {
     c.header("content-type", "application/x-ndjson");
-    return c.body(trace.entries.map((entry) => `${JSON.stringify(entry)}\n`).join(""));
+    return c.body(ndjsonExport(ledger, tenant));
   }
-  return respond(c, success(ctx, { run: trace.run, entries: trace.entries }));
+  return respond(c, success(ctx, page));
 });
 
 runs.get(

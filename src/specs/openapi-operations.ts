@@ -208,10 +208,24 @@ export const OPERATIONS: readonly Operation[] = [
     tag: "runs",
     summary: "Run trace",
     description:
-      "Every dispatch of the run, in order. `Accept: application/x-ndjson` streams one entry per line; `?format=otlp` answers OTLP/JSON spans.",
+      "The run's dispatches in order, a page at a time (`cursor`, `limit`; each page costs the same however long the run). `Accept: application/x-ndjson` streams the whole trace, one entry per line; `?format=otlp` streams it as OTLP/JSON spans.",
     credentials: ["runToken"],
     parameters: [
       runId,
+      {
+        name: "cursor",
+        in: "query",
+        required: false,
+        schema: { type: "string" },
+        description: "Where the page starts: omit for the first page, then pass each page's next_cursor.",
+      },
+      {
+        name: "limit",
+        in: "query",
+        required: false,
+        schema: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
+        description: "Entries per page.",
+      },
       {
         name: "format",
         in: "query",

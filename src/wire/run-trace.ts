@@ -2,9 +2,15 @@ import * as z from "zod";
 import { RunStatusSchema } from "./run-status";
 import { TraceEntrySchema } from "./trace-entry";
 
-/** What `GET /v1/runs/{run_id}/trace` answers in `data`: the run's status and every dispatch, in order. */
+/** What `GET /v1/runs/{run_id}/trace` answers in `data`: the run's status and a page of its dispatches, in order. */
 export const RunTraceSchema = z.strictObject({
   run: RunStatusSchema,
   entries: z.array(TraceEntrySchema),
+  next_cursor: z
+    .string()
+    .nullable()
+    .describe(
+      "Pass it as cursor for the next page; null when this page holds the run's last dispatch so far.",
+    ),
 });
 export type RunTrace = z.infer<typeof RunTraceSchema>;

@@ -1,0 +1,70 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { callTool, ledgerStubOf, openRun, type TestRun, traceOf } from "./helpers";
+
+/**
+ * Counts the run ledger's storage transactions from now on: every commit of the ledger goes through
+ * `transactionSync`, so this is the number of durable commits a call paid.
+ */
+async function countCommits(run: TestRun): Promise<() => Promise<number>> {
+  await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+    const storage = state.storage as DurableObjectStorage & { commits?: number };
+    if (storage.commits === undefined) {
+      const original = storage.transactionSync.bind(storage);
+      storage.transactionSync = <T>(closure: () => T): T => {
+        storage.commits = (storage.commits ?? 0) + 1;
+        return original(closure);
+      };
+    }
+    storage.commits = 0;
+  });
+  return () =>
+    runInDurableObject(
+      ledgerStubOf(run),
+      (_instance, state) => (state.storage as DurableObjectStorage & { commits?: number }).commits ?? 0,
+    );
+}
+
+describe("what a call commits", () => {
+  it("commits a read once, after the upstream answered, with its trace entry and the calls it spent", async () => {
+    const run = await openRun("initech");
+    const commits = await countCommits(run);
+    const read = await callTool(run, "lookup_order", { order_id: "I3001" });
+    expect(read.body.outcome, JSON.stringify(read.body.error)).toBe("success");
+    expect(await commits()).toBe(1);
+    const [entry] = await traceOf(run);
+    expect(entry).toMatchObject({ tool: "lookup_order", outcome: "success", actor: "agent" });
+    expect(read.body.budget?.calls_left).toBe((run.data.limits as { max_calls: number }).max_calls - 1);
+  });
+
+  it("commits a write's reservation before it leaves and its outcome after, and a replay once", async () => {
+    const run = await openRun("initech");
+    const commits = await countCommits(run);
+    const args = {
+      customer_id: "C301",
+      summary: "Counting commits: two for a write, then one.",
+      priority: "low",
+    };
+    const first = await callTool(run, "create_internal_ticket", args);
+    expect(first.body.outcome, JSON.stringify(first.body.error)).toBe("success");
+    expect(await commits()).toBe(2);
+    const replay = await callTool(run, "create_internal_ticket", args);
+    expect(replay.body).toMatchObject({ outcome: "success", replayed: true });
+    expect(await commits()).toBe(3);
+  });
+
+  it("commits a refusal once and keeps counting concurrent identical reads for the repeat breaker", async () => {
+    const run = await openRun("acme");
+    const commits = await countCommits(run);
+    const refused = await callTool(run, "lookup_order", { order_id: "B2001" });
+    expect(refused.body.outcome).toBe("terminal_failure");
+    expect(await commits()).toBe(1);
+    // Four identical reads at once under acme's repeat threshold of 3: two go through and the
+    // others are refused, although no read had committed when the later ones were admitted.
+    const reads = await Promise.all(
+      Array.from({ length: 4 }, () => callTool(run, "lookup_order", { order_id: "A1001" })),
+    );
+    const codes = reads.map((read) => read.body.error?.code ?? "success").sort();
+    expect(codes).toEqual(["repeat_detected", "repeat_detected", "success", "success"]);
+  });
+});
