@@ -1,3 +1,4 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import fc from "fast-check";
@@ -199,6 +200,27 @@ describe.sequential("umbrella's limits within one window", () => {
     expect(retryAfterMs).toBeLessThanOrEqual(20_000);
     expect(headers.get("retry-after")).toBe(String(Math.ceil(retryAfterMs / 1000)));
     expect(body.error?.message).toMatch(/3 tool calls per 60 s.*spent no budget/);
+  });
+
+  it("answer the run's next calls at the edge while the wait lasts, without asking its ledger again", async () => {
+    const ledger = env.RUN_LEDGER.get(env.RUN_LEDGER.idFromName(`umbrella/${runA.id}`));
+    /** The ledger instance with its `call` counted: a test's view of an object it patches. */
+    type Counted = { call: (...args: unknown[]) => unknown; calls?: number };
+    await runInDurableObject(ledger, (object) => {
+      const instance = object as unknown as Counted;
+      const call = instance.call.bind(instance);
+      instance.calls = 0;
+      instance.call = (...args: unknown[]) => {
+        instance.calls = (instance.calls ?? 0) + 1;
+        return call(...args);
+      };
+    });
+    const { status, body } = await lookup(runA, "U0004");
+    expect(status).toBe(429);
+    expect(body.error?.details).toEqual({ scope: "run_calls", limit: 3, window_s: 60 });
+    expect(body.error?.retry_after_ms).toBeGreaterThan(0);
+    const asked = await runInDurableObject(ledger, (object) => (object as unknown as Counted).calls);
+    expect(asked).toBe(0);
   });
 
   it("spend no budget, write no trace entry and send nothing upstream for a refused call", async () => {

@@ -2,6 +2,8 @@ import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { type Envelope, failure } from "../envelope";
 import { recordCall } from "../metrics/record";
+import { rateSettingsOf } from "../ratelimit/admission";
+import { rememberedRefusal, rememberRefusal } from "../ratelimit/edge-memo";
 import { ledgerFor } from "../routes/ledger-stub";
 import { acceptFaultHeaders } from "../scenarios/accept";
 import { limitCall } from "./limit";
@@ -22,8 +24,9 @@ export type HeaderReader = (name: string) => string | undefined;
 /**
  * The one entry of a tool call, for both doors: REST (`POST /v1/runs/{id}/calls`) and MCP
  * (`tools/call`) authenticate the caller and read the call body, then hand both here. Everything
- * after that (rate and input limits, the orchestrator's headers, the run's ledger, the answer when
- * the ledger is interrupted) happens once, so the two doors cannot drift apart.
+ * after that (a run's remembered rate refusal, input limits, the orchestrator's headers, the run's
+ * ledger with its rate limits, the answer when the ledger is interrupted, the health counters) happens
+ * once, so the two doors cannot drift apart.
  */
 export async function handleToolCall(
   env: Env,
@@ -46,6 +49,10 @@ async function answerToolCall(
   const callId = newCallId();
   const environment = loadConfig(env).environment;
   const base = { call_id: callId, environment, tool: request.tool };
+  // A run its ledger rate-limited moments ago is answered here until the wait is over.
+  const settings = rateSettingsOf(env, caller.tenant);
+  const remembered = rememberedRefusal(caller.tenant, caller.run, settings, Date.now());
+  if (remembered) return failure(base, remembered);
   const limited = limitCall(request);
   if (limited) return failure(base, limited);
   // The orchestrator's fault header is checked before the ledger: a refusal costs no budget.
@@ -54,13 +61,15 @@ async function answerToolCall(
     return failure(base, { code: "validation_error", message: fault.message, problems: fault.problems });
   }
   try {
-    return await ledgerFor(env, caller.tenant, caller.run).call({
+    const envelope = await ledgerFor(env, caller.tenant, caller.run).call({
       call_id: callId,
       tenant: caller.tenant,
       request,
       intent: header("x-call-intent")?.trim() || null,
       fault: fault.value,
     });
+    rememberRefusal(caller.tenant, caller.run, envelope, Date.now());
+    return envelope;
   } catch (error) {
     // The ledger was reset or evicted mid-call. Its reservation survives, so a resend is safe.
     console.error("run ledger call failed", error);

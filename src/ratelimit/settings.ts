@@ -2,12 +2,13 @@ import * as z from "zod";
 
 /**
  * A tenant's request-rate limits. Each is a token bucket: at most `limit` requests at once, refilled
- * evenly over `window_s`, so the long-run rate is `limit` per window. They guard the edge, before a
- * run's ledger is touched; run budgets (max_calls, deadline) remain the limit on what a run spends.
+ * evenly over `window_s`, so the long-run rate is `limit` per window. A refused call is no dispatch
+ * and spends nothing; run budgets (max_calls, deadline) remain the limit on what a run spends.
  *
- * The window is at most 60 s because the counters live in memory (see rate-limiter.ts): a Durable
- * Object is only evicted after more than a minute without requests, by which time every bucket of a
- * window of 60 s or less is full again, so eviction never forgets a drained bucket.
+ * The window is at most 60 s because the counters live in memory (the tenant's RateLimiter, each
+ * run's ledger: see run-gate.ts): a Durable Object is only evicted after more than a minute without
+ * requests, by which time every bucket of a window of 60 s or less is full again, so eviction never
+ * forgets a drained bucket.
  */
 export const RateLimitSettingsSchema = z.strictObject({
   window_s: z
