@@ -92,9 +92,12 @@ export class SimulatedOperator {
         decision === "approve"
           ? "checked against the ticket: intended"
           : "not part of the customer's request";
+      // Every case runs once per agent, side by side in one tenant, so the same refund is asked in
+      // two runs on purpose: this operator has checked that each belongs to its own case.
+      const body = decision === "approve" ? { reason, confirm_duplicate: true } : { reason };
       const envelope = await this.#request(`/v1/approvals/${approval.id}/${decision}`, {
         method: "POST",
-        body: JSON.stringify({ reason }),
+        body: JSON.stringify(body),
       });
       this.decisions.push({
         approval_id: approval.id,

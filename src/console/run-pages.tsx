@@ -38,6 +38,7 @@ export async function showRun(c: Context<ConsoleEnv>) {
       run={found.run}
       entries={found.entries}
       approvals={approvals?.approvals ?? []}
+      now={Date.now()}
     />,
   );
 }

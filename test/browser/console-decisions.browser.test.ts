@@ -1,10 +1,7 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalProxy, startProxy } from "../../scripts/local-proxy";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const SCREENSHOTS = new URL("../../screenshots/", import.meta.url);
+import type { LocalProxy } from "../../scripts/local-proxy";
+import { type BrowserStack, screenshotPath, startBrowserStack } from "./harness";
 
 interface Envelope {
   outcome: string;
@@ -15,6 +12,7 @@ interface Envelope {
 
 let proxy: LocalProxy | undefined;
 let browser: Browser | undefined;
+let stack: BrowserStack | undefined;
 
 async function post(path: string, credential: string, body: unknown): Promise<Envelope> {
   const response = await fetch(`${proxy?.url}${path}`, {
@@ -45,32 +43,18 @@ async function refundsOf500(run: { id: string; token: string }): Promise<number>
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: run npm test, which installs it`);
-  proxy = await startProxy(8841);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  stack = await startBrowserStack(8841);
+  proxy = stack.proxy;
+  browser = stack.browser;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  proxy?.stop();
+  await stack?.close();
 });
 
 describe("an operator's decision in a real browser", () => {
   it("shows the order's money, warns of the same refund in another run, and needs a confirmation to do it again", async () => {
     if (!browser || !proxy) throw new Error("the browser or the proxy did not start");
-    mkdirSync(SCREENSHOTS, { recursive: true });
     const first = await openRun();
     const second = await openRun();
     const before = await refundsOf500(first);
@@ -118,7 +102,7 @@ describe("an operator's decision in a real browser", () => {
     expect(warning).toContain(firstId);
     expect(warning).toContain("executed");
     expect(warning).toContain("approved by Dana Reyes");
-    await page.screenshot({ path: new URL("console-duplicate.png", SCREENSHOTS).pathname, fullPage: true });
+    await page.screenshot({ path: screenshotPath("console-duplicate.png"), fullPage: true });
     await page.getByLabel("Reason (required)").fill(`Duplicate of ${firstId}, already refunded.`);
     await page.getByRole("button", { name: "Reject" }).click();
     await page.waitForURL((url) => url.searchParams.get("decided") === "reject");

@@ -1,10 +1,8 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalProxy, startProxy } from "../../scripts/local-proxy";
+import type { LocalProxy } from "../../scripts/local-proxy";
+import { type BrowserStack, horizontalOverflow, screenshotPath, signIn, startBrowserStack } from "./harness";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const SCREENSHOTS = new URL("../../screenshots/", import.meta.url);
 const PHONE = { width: 390, height: 844 };
 
 /** The parts of an envelope this test reads. */
@@ -16,6 +14,7 @@ interface Envelope {
 
 let proxy: LocalProxy | undefined;
 let browser: Browser | undefined;
+let stack: BrowserStack | undefined;
 
 async function api(path: string, credential: string, body: unknown) {
   const response = await fetch(`${proxy?.url}${path}`, {
@@ -26,43 +25,14 @@ async function api(path: string, credential: string, body: unknown) {
   return (await response.json()) as Envelope;
 }
 
-async function signIn(page: Page) {
-  await page.goto("/console/sign-in");
-  await page.getByLabel("Operator key").fill("acme-operator-key");
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL((url) => url.pathname === "/console");
-}
-
-/** How much wider than the viewport the page is: 0 when nothing scrolls sideways. */
-async function horizontalOverflow(page: Page): Promise<number> {
-  const scrollWidth = (await page.evaluate("document.documentElement.scrollWidth")) as number;
-  return scrollWidth - (page.viewportSize()?.width ?? 0);
-}
-
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`No Chromium at ${CHROMIUM}: apt-get update && apt-get install -y chromium`);
-  }
-  proxy = await startProxy(8831);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-  mkdirSync(SCREENSHOTS, { recursive: true });
+  stack = await startBrowserStack(8831);
+  proxy = stack.proxy;
+  browser = stack.browser;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  proxy?.stop();
+  await stack?.close();
 });
 
 describe("the agent health page in a real browser", () => {
@@ -115,7 +85,7 @@ describe("the agent health page in a real browser", () => {
     const loops = page.getByRole("row", { name: /^Loops/ });
     expect(await loops.getAttribute("class")).toBe("worse");
     expect(await loops.textContent()).toContain("worse");
-    await page.screenshot({ path: new URL("console-health.png", SCREENSHOTS).pathname, fullPage: true });
+    await page.screenshot({ path: screenshotPath("console-health.png"), fullPage: true });
 
     await page.setViewportSize(PHONE);
     await page.goto("/console/health");
@@ -124,7 +94,7 @@ describe("the agent health page in a real browser", () => {
     expect(chartWidth).toBeGreaterThan(250);
     expect(chartWidth).toBeLessThanOrEqual(PHONE.width);
     await page.screenshot({
-      path: new URL("console-health-phone.png", SCREENSHOTS).pathname,
+      path: screenshotPath("console-health-phone.png"),
       fullPage: true,
     });
     await context.close();

@@ -1,10 +1,8 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalProxy, startProxy } from "../../scripts/local-proxy";
+import type { LocalProxy } from "../../scripts/local-proxy";
+import { type BrowserStack, horizontalOverflow, screenshotPath, signIn, startBrowserStack } from "./harness";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const SCREENSHOTS = new URL("../../screenshots/", import.meta.url);
 const OPERATOR_KEY = "acme-operator-key";
 const PHONE = { width: 390, height: 844 };
 
@@ -18,6 +16,7 @@ interface Envelope {
 
 let proxy: LocalProxy | undefined;
 let browser: Browser | undefined;
+let stack: BrowserStack | undefined;
 
 async function api(method: string, path: string, credential: string, body?: unknown) {
   const response = await fetch(`${proxy?.url}${path}`, {
@@ -40,43 +39,14 @@ async function agentRun() {
   };
 }
 
-async function signIn(page: Page) {
-  await page.goto("/console/sign-in");
-  await page.getByLabel("Operator key").fill(OPERATOR_KEY);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL((url) => url.pathname === "/console");
-}
-
-/** How much wider than the viewport the page is: 0 when nothing scrolls sideways. */
-async function horizontalOverflow(page: Page): Promise<number> {
-  const scrollWidth = (await page.evaluate("document.documentElement.scrollWidth")) as number;
-  return scrollWidth - (page.viewportSize()?.width ?? 0);
-}
-
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`No Chromium at ${CHROMIUM}: apt-get update && apt-get install -y chromium`);
-  }
-  proxy = await startProxy(8821);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-  mkdirSync(SCREENSHOTS, { recursive: true });
+  stack = await startBrowserStack(8821);
+  proxy = stack.proxy;
+  browser = stack.browser;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  proxy?.stop();
+  await stack?.close();
 });
 
 describe("the console's history and search in a real browser", () => {
@@ -110,7 +80,7 @@ describe("the console's history and search in a real browser", () => {
     const rowText = (await row.textContent()) ?? "";
     expect(rowText).toContain("order_id=A1004");
     expect(rowText).toContain("issue_refund");
-    await page.screenshot({ path: new URL("console-runs.png", SCREENSHOTS).pathname, fullPage: true });
+    await page.screenshot({ path: screenshotPath("console-runs.png"), fullPage: true });
 
     // The run page: every call, who made it, effects apart from checks, and the result.
     await row.getByRole("link").first().click();
@@ -125,7 +95,7 @@ describe("the console's history and search in a real browser", () => {
     const result = executed.locator("pre.result");
     expect(await result.textContent()).toContain('"amount_cents": 100');
     expect(await calls.first().locator("pre.result").textContent()).toContain('"order_id": "A1004"');
-    await page.screenshot({ path: new URL("console-run-calls.png", SCREENSHOTS).pathname, fullPage: true });
+    await page.screenshot({ path: screenshotPath("console-run-calls.png"), fullPage: true });
 
     // History: the approval with its decision, found by the same id.
     await page.goto("/console/approvals?subject=A1004");
@@ -135,7 +105,7 @@ describe("the console's history and search in a real browser", () => {
     expect(await decided.count()).toBe(1);
     expect(await decided.textContent()).toContain("executed");
     expect(await decided.textContent()).toContain("Dana Reyes");
-    await page.screenshot({ path: new URL("console-history.png", SCREENSHOTS).pathname, fullPage: true });
+    await page.screenshot({ path: screenshotPath("console-history.png"), fullPage: true });
     await context.close();
   });
 
@@ -193,7 +163,7 @@ describe("the console's history and search in a real browser", () => {
     );
     expect(label).toBe('"Run"');
     await page.screenshot({
-      path: new URL("console-pending-phone.png", SCREENSHOTS).pathname,
+      path: screenshotPath("console-pending-phone.png"),
       fullPage: true,
     });
     await context.close();

@@ -1,10 +1,7 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalProxy, startProxy } from "../../scripts/local-proxy";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const SCREENSHOTS = new URL("../../screenshots/", import.meta.url);
+import type { LocalProxy } from "../../scripts/local-proxy";
+import { type BrowserStack, screenshotPath, startBrowserStack } from "./harness";
 
 /** The parts of an envelope the agent side of this test reads. */
 interface Envelope {
@@ -17,6 +14,7 @@ interface Envelope {
 
 let proxy: LocalProxy | undefined;
 let browser: Browser | undefined;
+let stack: BrowserStack | undefined;
 
 async function agentCall(path: string, credential: string, body: unknown) {
   const response = await fetch(`${proxy?.url}${path}`, {
@@ -44,28 +42,13 @@ async function refundableOrder(run: { id: string; token: string }): Promise<stri
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`No Chromium at ${CHROMIUM}: apt-get update && apt-get install -y chromium`);
-  }
-  proxy = await startProxy(8811);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  stack = await startBrowserStack(8811);
+  proxy = stack.proxy;
+  browser = stack.browser;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  proxy?.stop();
+  await stack?.close();
 });
 
 describe("the operator console in a real browser", () => {
@@ -73,7 +56,6 @@ describe("the operator console in a real browser", () => {
     if (!browser || !proxy) throw new Error("the browser or the proxy did not start");
     const context = await browser.newContext({ baseURL: proxy.url, viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
-    mkdirSync(SCREENSHOTS, { recursive: true });
 
     // The agent: open a run, ask for a refund, get told to wait for a human.
     const opened = await agentCall("/v1/runs", "acme-demo-key", { namespace: "support" });
@@ -115,7 +97,7 @@ describe("the operator console in a real browser", () => {
     expect(rowText).toContain("destructive");
     expect(rowText).toContain(orderId);
     expect(rowText).toContain(run.id);
-    await page.screenshot({ path: new URL("console-pending.png", SCREENSHOTS).pathname, fullPage: true });
+    await page.screenshot({ path: screenshotPath("console-pending.png"), fullPage: true });
 
     // Before the decision the run's trace has no operator entry.
     await page.goto(`/console/runs/${run.id}`);
@@ -132,7 +114,7 @@ describe("the operator console in a real browser", () => {
     await page.keyboard.press("Enter");
     await page.waitForURL((url) => url.searchParams.get("decided") === "approve");
     expect(await page.getByRole("status").first().textContent()).toContain("The call executed once: success");
-    await page.screenshot({ path: new URL("console-approval.png", SCREENSHOTS).pathname, fullPage: true });
+    await page.screenshot({ path: screenshotPath("console-approval.png"), fullPage: true });
 
     // The run's trace now holds the execution, attributed to this operator.
     await page.getByRole("link", { name: "See the run's trace" }).click();
@@ -144,7 +126,7 @@ describe("the operator console in a real browser", () => {
     expect(executedText).toContain("issue_refund");
     expect(executedText).toMatch(/success/);
     expect(executedText).toMatch(/operator:[0-9a-f]{12}/);
-    await page.screenshot({ path: new URL("console-run.png", SCREENSHOTS).pathname, fullPage: true });
+    await page.screenshot({ path: screenshotPath("console-run.png"), fullPage: true });
 
     // The agent's identical retry gets the executed result from the ledger.
     const retried = await agentCall(`/v1/runs/${run.id}/calls`, run.token, refund);

@@ -1,15 +1,14 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalProxy, startProxy } from "../../scripts/local-proxy";
+import type { LocalProxy } from "../../scripts/local-proxy";
+import { type BrowserStack, screenshotPath, startBrowserStack } from "./harness";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const SCREENSHOTS = new URL("../../screenshots/", import.meta.url);
 /** A desktop MCP client's loopback callback. Nothing listens there: the test reads the redirect's URL. */
 const REDIRECT_URI = "http://127.0.0.1:39917/callback";
 
 let proxy: LocalProxy | undefined;
 let browser: Browser | undefined;
+let stack: BrowserStack | undefined;
 
 function base64Url(bytes: Uint8Array): string {
   return Buffer.from(bytes).toString("base64url");
@@ -48,26 +47,18 @@ async function initializeStatus(token: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`No Chromium at ${CHROMIUM}: apt-get update && apt-get install -y chromium`);
-  }
-  proxy = await startProxy(8851);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-  });
+  stack = await startBrowserStack(8851);
+  proxy = stack.proxy;
+  browser = stack.browser;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  proxy?.stop();
+  await stack?.close();
 });
 
 describe("OAuth consent in a real browser", () => {
   it("signs the operator in, lets them allow a client, follows the redirect to it, and revokes the grant", async () => {
     if (!browser || !proxy) throw new Error("the browser or the proxy did not start");
-    mkdirSync(SCREENSHOTS, { recursive: true });
 
     // The MCP client registers itself and sends the operator's browser to /authorize.
     const registered = await fetch(`${proxy.url}/register`, {
@@ -107,7 +98,7 @@ describe("OAuth consent in a real browser", () => {
     expect(await page.locator("main").textContent()).toContain("Browser test client");
     expect(await page.locator("main").textContent()).toContain(REDIRECT_URI);
     expect(await page.getByRole("radio", { name: /support/ }).isChecked()).toBe(true);
-    await page.screenshot({ path: new URL("oauth-consent.png", SCREENSHOTS).pathname, fullPage: true });
+    await page.screenshot({ path: screenshotPath("oauth-consent.png"), fullPage: true });
 
     // Allowing posts the form; the answer redirects to the client, which the page's policy permits.
     // Nothing listens there, so only the request is awaited: that the browser made it is the point.
@@ -140,7 +131,7 @@ describe("OAuth consent in a real browser", () => {
       .filter({ hasText: "support" });
     await expect.poll(() => row.count()).toBe(1);
     expect(await row.textContent()).toMatch(/operator:[0-9a-f]{12}/);
-    await page.screenshot({ path: new URL("oauth-grants.png", SCREENSHOTS).pathname, fullPage: true });
+    await page.screenshot({ path: screenshotPath("oauth-grants.png"), fullPage: true });
     await row.getByRole("button", { name: /Revoke/ }).click();
     await page.waitForURL((url) => url.searchParams.get("revoked") === "grant");
     expect(await page.getByRole("status").first().textContent()).toContain("revoked");

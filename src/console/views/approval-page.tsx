@@ -10,6 +10,7 @@ import type { DecisionContextView } from "../decision-context";
 import { displayArgs } from "../display-args";
 import type { DraftPreview } from "../draft-preview";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
+import { DecidedBy } from "./approval-table";
 import { ArgsList } from "./args-list";
 import { Badge, Layout, Notice } from "./layout";
 
@@ -31,14 +32,6 @@ export interface ApprovalPageProps {
   /** Other runs' approvals of the same destructive call, pending or gone ahead. */
   duplicates?: readonly ApprovalDuplicate[];
 }
-
-/** Who decided, by name when their key has one, by id otherwise. */
-const DecidedBy: FC<{ approval: ApprovalRecord }> = ({ approval }) =>
-  approval.decided_by_name ? (
-    <strong title={approval.decided_by ?? undefined}>{approval.decided_by_name}</strong>
-  ) : (
-    <code>{approval.decided_by ?? "an operator"}</code>
-  );
 
 /** The facts read for this decision, with what argues against approving marked. */
 const ContextFacts: FC<{ context: DecisionContextView }> = ({ context }) => (
@@ -105,7 +98,7 @@ const DuplicateWarning: FC<{ duplicates: readonly ApprovalDuplicate[] }> = ({ du
  * rather than carrying text through the redirect means a crafted URL cannot show a false outcome.
  */
 const Outcome: FC<{ approval: ApprovalRecord }> = ({ approval }) => {
-  const by = <DecidedBy approval={approval} />;
+  const by = <DecidedBy approval={approval} now={Date.now()} />;
   const result = approval.result;
   switch (approval.state) {
     case "executed":
@@ -208,7 +201,9 @@ const Decided: FC<{ approval: ApprovalRecord }> = ({ approval }) => (
         <Badge value={approval.state} />
       </dd>
       <dt>Decided by</dt>
-      <dd>{approval.decided_by ? <DecidedBy approval={approval} /> : "nobody (it expired)"}</dd>
+      <dd>
+        {approval.decided_by ? <DecidedBy approval={approval} now={Date.now()} /> : "nobody (it expired)"}
+      </dd>
       {approval.decided_at ? (
         <>
           <dt>Decided at</dt>

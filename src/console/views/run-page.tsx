@@ -7,6 +7,7 @@ import type { TraceEntry } from "../../wire/trace-entry";
 import type { SignedInOperator } from "../console-env";
 import { displayArgs } from "../display-args";
 import { formatLatency, formatSpan, formatTimestamp } from "../format";
+import { ApprovalTable } from "./approval-table";
 import { ArgsList } from "./args-list";
 import { Badge, Layout } from "./layout";
 
@@ -17,6 +18,7 @@ export interface RunPageProps {
   entries: TraceEntry[];
   /** The run's approvals, from the tenant's directory, newest first. */
   approvals: ApprovalSummary[];
+  now: number;
 }
 
 /** The widest latency bar, in rem; the slowest call of the run fills it. */
@@ -133,54 +135,11 @@ const Entry: FC<{
   );
 };
 
-/** The run's approvals: what was asked of a human, and who answered. */
-const RunApprovals: FC<{ approvals: ApprovalSummary[] }> = ({ approvals }) => (
-  <table class="stack">
-    <caption>
-      {approvals.length} {approvals.length === 1 ? "approval" : "approvals"}, newest first
-    </caption>
-    <thead>
-      <tr>
-        <th scope="col">Tool</th>
-        <th scope="col">State</th>
-        <th scope="col">Arguments</th>
-        <th scope="col">Decided by</th>
-      </tr>
-    </thead>
-    <tbody>
-      {approvals.map((approval) => (
-        <tr>
-          <th scope="row" data-label="Tool">
-            <a href={`/console/approvals/${encodeURIComponent(approval.id)}`}>
-              <code>{approval.tool}</code>
-            </a>
-          </th>
-          <td data-label="State">
-            <Badge value={approval.state} />
-          </td>
-          <td class="args-cell" data-label="Arguments">
-            <ArgsList args={displayArgs(approval.tool, approval.args)} short />
-          </td>
-          <td data-label="Decided by">
-            {approval.decided_by === null ? (
-              <span class="meta">not decided</span>
-            ) : approval.decided_by_name ? (
-              <strong title={approval.decided_by}>{approval.decided_by_name}</strong>
-            ) : (
-              <code>{approval.decided_by}</code>
-            )}
-          </td>
-        </tr>
-      ))}
-    </tbody>
-  </table>
-);
-
 /**
  * A run's calls as a timeline, oldest first: every dispatch with its outcome, who made it, its
  * upstream attempts and the result the model was given; and the approvals it asked for.
  */
-export const RunPage: FC<RunPageProps> = ({ environment, session, run, entries, approvals }) => {
+export const RunPage: FC<RunPageProps> = ({ environment, session, run, entries, approvals, now }) => {
   const openedAt = Date.parse(run.created_at);
   const slowest = Math.max(0, ...entries.map((entry) => entry.latency_ms ?? 0));
   // Operators by id, named as the approvals they decided name them.
@@ -219,7 +178,7 @@ export const RunPage: FC<RunPageProps> = ({ environment, session, run, entries, 
       {approvals.length > 0 ? (
         <>
           <h2>Approvals</h2>
-          <RunApprovals approvals={approvals} />
+          <ApprovalTable approvals={approvals} now={now} withRun={false} />
         </>
       ) : null}
       <h2 id="trace-heading">Calls</h2>

@@ -1,0 +1,62 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { type LocalProxy, startProxy } from "../../scripts/local-proxy";
+
+/** Debian's Chromium, which `npm test` installs when it is missing (scripts/ensure-chromium.mjs). */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+/** Where the browser tests leave their screenshots (not committed; README's come from here). */
+export const SCREENSHOTS = new URL("../../screenshots/", import.meta.url);
+
+export const screenshotPath = (name: string) => new URL(name, SCREENSHOTS).pathname;
+
+/** A proxy with its sandbox on loopback (from `port` up) and a headless Chromium to drive it. */
+export interface BrowserStack {
+  proxy: LocalProxy;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the proxy and the browser for one test file. Chromium runs headless without its sandbox
+ * (containers lack the namespaces it needs) and with everything that would reach the network off.
+ */
+export async function startBrowserStack(port: number): Promise<BrowserStack> {
+  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: run npm test, which installs it`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const proxy = await startProxy(port);
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  return {
+    proxy,
+    browser,
+    async close() {
+      await browser.close();
+      proxy.stop();
+    },
+  };
+}
+
+/** Signs in to the console through its form, as a person would, and waits for the pending list. */
+export async function signIn(page: Page, operatorKey = "acme-operator-key"): Promise<void> {
+  await page.goto("/console/sign-in");
+  await page.getByLabel("Operator key").fill(operatorKey);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname === "/console");
+}
+
+/** How much wider than the viewport the page is: 0 when nothing scrolls sideways. */
+export async function horizontalOverflow(page: Page): Promise<number> {
+  const scrollWidth = (await page.evaluate("document.documentElement.scrollWidth")) as number;
+  return scrollWidth - (page.viewportSize()?.width ?? 0);
+}
