@@ -1,7 +1,7 @@
 import { type ApprovalSummary, summarize } from "../approvals/model";
 import { assertNever } from "../envelope";
 import type { Write } from "../pipeline/admit";
-import type { RunMeta } from "../pipeline/run-state";
+import type { RunMeta, TraceCompletion } from "../pipeline/run-state";
 import type { ApprovalStore } from "./approval-store";
 import type { KeyStore } from "./key-store";
 import type { RunStore } from "./run-store";
@@ -24,6 +24,10 @@ export function commitWrites(
 ): { run: RunMeta; changed: ApprovalSummary[] } {
   let next = run;
   const changedIds: string[] = [];
+  // An entry opened and closed by the same event is written whole, in one statement.
+  const closes = new Map<string, TraceCompletion>();
+  for (const write of writes) if (write.kind === "trace_close") closes.set(write.call_id, write.completion);
+  const writtenWhole = new Set<string>();
   for (const write of writes) {
     switch (write.kind) {
       case "counters":
@@ -41,11 +45,14 @@ export function commitWrites(
           next = { ...next, tainted_by: write.taint };
         }
         break;
-      case "trace_open":
-        stores.run.insertTrace(write.entry);
+      case "trace_open": {
+        const completion = closes.get(write.entry.call_id) ?? null;
+        stores.run.insertTrace(write.entry, completion);
+        if (completion) writtenWhole.add(write.entry.call_id);
         break;
+      }
       case "trace_close":
-        stores.run.completeTrace(write.call_id, write.completion);
+        if (!writtenWhole.has(write.call_id)) stores.run.completeTrace(write.call_id, write.completion);
         break;
       case "key_hold":
         stores.keys.hold(write.record, write.now);

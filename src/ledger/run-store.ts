@@ -117,10 +117,15 @@ export class RunStore {
     return row.n;
   }
 
-  insertTrace(entry: NewTraceEntry): void {
+  /**
+   * Opens a trace entry, or writes it whole when its completion is already known (a refusal, or a
+   * read whose admission commits with its outcome): one statement either way.
+   */
+  insertTrace(entry: NewTraceEntry, completion: TraceCompletion | null = null): void {
     this.#sql.exec(
-      `INSERT INTO trace (call_id, actor, actor_name, started_at, tool, side_effect, args, call_digest, outcome, idempotency_key, catalog_version)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+      `INSERT INTO trace (call_id, actor, actor_name, started_at, tool, side_effect, args, call_digest, outcome,
+         idempotency_key, catalog_version, ended_at, error_code, upstream_status, replayed, attempts, latency_ms, result)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       entry.call_id,
       entry.actor,
       entry.actor_name ?? null,
@@ -129,8 +134,16 @@ export class RunStore {
       entry.side_effect,
       JSON.stringify(entry.args ?? null),
       entry.call_digest,
+      completion?.outcome ?? "pending",
       entry.idempotency_key,
       entry.catalog_version,
+      completion?.ended_at ?? null,
+      completion?.error_code ?? null,
+      completion?.upstream_status ?? null,
+      completion?.replayed ? 1 : 0,
+      JSON.stringify(completion?.attempts ?? []),
+      completion ? completion.ended_at - entry.started_at : null,
+      completion?.result === undefined ? null : JSON.stringify(completion.result),
     );
   }
 
