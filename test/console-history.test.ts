@@ -154,3 +154,29 @@ describe("the console's history and runs", () => {
     expect(result).toMatch(/\*\*\*/);
   });
 });
+
+describe("a long run's page", () => {
+  it("shows its calls a hundred at a time, with a link to the later ones", async () => {
+    const run = await openRun("acme", { namespace: "support", limits: { max_calls: 150 } });
+    const calls = 105;
+    for (let batch = 0; batch < calls; batch += 15) {
+      await Promise.all(
+        Array.from({ length: Math.min(15, calls - batch) }, (_, index) =>
+          // Orders acme may name but the sandbox does not hold: each call is distinct, none repeats.
+          callTool(run, "lookup_order", { order_id: `A${2000 + batch + index}` }),
+        ),
+      );
+    }
+    const operator = await signedInOperator();
+    const first = await operator.get(`/console/runs/${run.id}`);
+    expect(first.status).toBe(200);
+    const entries = (html: string) => html.match(/<li class="[^"]*outcome-/g)?.length ?? 0;
+    expect(entries(first.html)).toBe(100);
+    const later = /href="(\/console\/runs\/[^"]+\?cursor=\d+)"/.exec(first.html)?.[1];
+    expect(later).toBeDefined();
+    const second = await operator.get(later?.replaceAll("&amp;", "&") ?? "");
+    expect(entries(second.html)).toBe(calls - 100);
+    expect(second.html).not.toContain("Later calls");
+    expect(second.html).toContain("A2104");
+  });
+});

@@ -116,6 +116,6 @@ export async function decideApproval(
 }
 
 /** A run's status and trace for an operator of its tenant; null when the run is not this tenant's. */
-export function inspectRun(env: Env, tenant: string, runId: string) {
-  return ledgerFor(env, tenant, runId).readTrace(tenant);
+export function inspectRun(env: Env, tenant: string, runId: string, page: { cursor: number; limit: number }) {
+  return ledgerFor(env, tenant, runId).readTracePage(tenant, page.cursor, page.limit);
 }

@@ -16,6 +16,8 @@ export interface RunPageProps {
   session: SignedInOperator;
   run: RunStatus;
   entries: TraceEntry[];
+  /** Where the next page of calls starts, when the run has more than this page shows. */
+  nextCursor: string | null;
   /** The run's approvals, from the tenant's directory, newest first. */
   approvals: ApprovalSummary[];
   now: number;
@@ -139,7 +141,15 @@ const Entry: FC<{
  * A run's calls as a timeline, oldest first: every dispatch with its outcome, who made it, its
  * upstream attempts and the result the model was given; and the approvals it asked for.
  */
-export const RunPage: FC<RunPageProps> = ({ environment, session, run, entries, approvals, now }) => {
+export const RunPage: FC<RunPageProps> = ({
+  environment,
+  session,
+  run,
+  entries,
+  nextCursor,
+  approvals,
+  now,
+}) => {
   const openedAt = Date.parse(run.created_at);
   const slowest = Math.max(0, ...entries.map((entry) => entry.latency_ms ?? 0));
   // Operators by id, named as the approvals they decided name them.
@@ -191,6 +201,15 @@ export const RunPage: FC<RunPageProps> = ({ environment, session, run, entries, 
           ))}
         </ol>
       )}
+      {nextCursor ? (
+        <p class="pager">
+          <a
+            href={`/console/runs/${encodeURIComponent(run.run_id)}?cursor=${encodeURIComponent(nextCursor)}`}
+          >
+            Later calls →
+          </a>
+        </p>
+      ) : null}
     </Layout>
   );
 };
