@@ -83,6 +83,16 @@ describe("GET /v1/metrics: the health of a tenant's agents", () => {
       });
     }, landed);
 
+    // The approval's life, counted where its state is written (the tenant's approval directory).
+    await vi.waitFor(async () => {
+      const counted = delta(before, await supportTotals("acme"), [
+        "approvals_asked",
+        "approved",
+        "approvals_decided",
+      ]);
+      expect(counted).toEqual({ approvals_asked: 1, approved: 1, approvals_decided: 1 });
+    }, landed);
+
     // Another tenant sees none of it.
     expect(delta(otherBefore, await supportTotals("globex"), CALL_COUNTERS)).toEqual(
       Object.fromEntries(CALL_COUNTERS.map((counter) => [counter, 0])),
