@@ -5,10 +5,8 @@ import type { AppEnv } from "./http/app-env";
 import { lazyRoutes } from "./http/lazy";
 import { limitHeaders } from "./http/limits";
 import { MCP_PATH, PROTECTED_RESOURCE_PATH } from "./mcp/auth";
-import { metrics } from "./metrics/route";
 import { OAUTH_PATHS } from "./oauth/paths";
 import { newCallId, respond } from "./pipeline/respond";
-import { approvals } from "./routes/approvals";
 import { jwks } from "./routes/jwks";
 import { runs } from "./routes/runs";
 import { tools } from "./routes/tools";
@@ -52,10 +50,21 @@ app.get("/healthz", async (c) => {
   return respond(c, success({ call_id: newCallId(), environment: environmentOf(c.env) }, health));
 });
 
+// Operator routes are loaded on first use too: an isolate serving agents never evaluates them.
+app.get(
+  "/v1/runs",
+  lazyRoutes("/v1/runs", () => import("./routes/operator-runs").then((part) => part.operatorRuns)),
+);
 app.route("/v1/runs", runs);
-app.route("/v1/approvals", approvals);
+const approvals = lazyRoutes("/v1/approvals", () =>
+  import("./routes/approvals").then((part) => part.approvals),
+);
+app.all("/v1/approvals", approvals);
+app.all("/v1/approvals/*", approvals);
 app.route("/v1/tools", tools);
-app.route("/v1/metrics", metrics);
+const metrics = lazyRoutes("/v1/metrics", () => import("./metrics/route").then((part) => part.metrics));
+app.all("/v1/metrics", metrics);
+app.all("/v1/metrics/*", metrics);
 // The public keys of upstream credentials, for the APIs behind the tools.
 app.route("/", jwks);
 

@@ -26,6 +26,7 @@ const SECRETS = [
   "umbrella-demo-key",
   "acme-operator-key",
   "globex-operator-key",
+  "initech-operator-key",
   "acme-agent-key",
   "acme-next-agent-key",
   "globex-agent-key",
@@ -150,7 +151,11 @@ export async function refundsOf(orderId: string): Promise<Array<Record<string, u
   return body.refunds;
 }
 
-export const OPERATOR_KEYS = { acme: "acme-operator-key", globex: "globex-operator-key" } as const;
+export const OPERATOR_KEYS = {
+  acme: "acme-operator-key",
+  globex: "globex-operator-key",
+  initech: "initech-operator-key",
+} as const;
 
 /** A request to the operator API with a tenant's operator key. */
 export function asOperator(

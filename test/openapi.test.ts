@@ -4,7 +4,10 @@ import * as z from "zod";
 import { app } from "../src/app";
 import { type Envelope, EnvelopeSchema } from "../src/envelope";
 import { mcp } from "../src/mcp/routes";
+import { metrics } from "../src/metrics/route";
+import { approvals } from "../src/routes/approvals";
 import { docs } from "../src/routes/docs";
+import { operatorRuns } from "../src/routes/operator-runs";
 import { OpenRunBodySchema } from "../src/routes/runs";
 import type { ResultSummary } from "../src/shaping/cap";
 import { renderDocsPage, SANDBOX_DEMO_TENANT_KEY, TENANT_KEY_PLACEHOLDER } from "../src/specs/docs-page";
@@ -83,9 +86,19 @@ describe("GET /openapi.json", () => {
   });
 
   it("documents every route the app serves, and no route it does not serve", () => {
-    // The MCP server and the docs are loaded on first use; their routes are mounted at the root.
+    // Parts loaded on first use: the MCP server and the docs at the root, the operator routes at
+    // their prefixes.
+    const mounted = (prefix: string, part: { routes: Array<{ method: string; path: string }> }) =>
+      part.routes.map((route) => ({ ...route, path: `${prefix}${route.path === "/" ? "" : route.path}` }));
     const served = new Set(
-      [...app.routes, ...mcp.routes, ...docs.routes]
+      [
+        ...app.routes,
+        ...mcp.routes,
+        ...docs.routes,
+        ...mounted("/v1/approvals", approvals),
+        ...mounted("/v1/metrics", metrics),
+        ...mounted("/v1/runs", operatorRuns),
+      ]
         .filter((route) => route.method !== "ALL")
         .filter((route) => !UNDOCUMENTED_PREFIXES.some((prefix) => route.path.startsWith(prefix)))
         .map((route) => `${route.method} ${openApiPath(route.path)}`),

@@ -1,7 +1,7 @@
 import type { ApprovalSummary } from "../wire/approval";
 import type { RunSummary } from "../wire/run-summary";
 import type { ApprovalFilters, RunFilters } from "./list-filters";
-import { DEFAULT_LIST_LIMIT } from "./list-filters";
+import { DEFAULT_LIST_LIMIT } from "./list-limits";
 import type { PageCursor } from "./page-cursor";
 import type { SubjectQuery } from "./subjects";
 

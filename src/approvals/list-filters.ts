@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { APPROVAL_LIST_STATES } from "../wire/approval-answers";
 import { RUN_LIST_STATES } from "../wire/run-summary";
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./list-limits";
 import { decodeCursor } from "./page-cursor";
 import { parseSubjectQuery } from "./subjects";
 
@@ -10,8 +11,7 @@ import { parseSubjectQuery } from "./subjects";
  * ones, so both doors accept and refuse exactly the same searches.
  */
 
-export const DEFAULT_LIST_LIMIT = 50;
-export const MAX_LIST_LIMIT = 100;
+export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./list-limits";
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?$/;

@@ -1,8 +1,6 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import * as z from "zod";
-import { RunFiltersSchema } from "../approvals/list-filters";
-import { listRuns } from "../approvals/operator";
 import { RunLimitsSchema } from "../config/tenants";
 import { failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
@@ -10,13 +8,12 @@ import { parseCallBody, readCallBody } from "../http/call-body";
 import { limitJsonBody } from "../http/limits";
 import { tooLarge } from "../http/too-large";
 import { jsonBody, validated } from "../http/validation-hook";
-import { requireOperatorKey, requireRunOpener, requireRunToken } from "../pipeline/authenticate";
+import { requireRunOpener, requireRunToken } from "../pipeline/authenticate";
 import { handleToolCall } from "../pipeline/entry";
 import { requestContext, respond } from "../pipeline/respond";
 import { limitRunOpens } from "../ratelimit/middleware";
 import { openRunFor } from "../runs/open-run";
 import { ScenarioSchema } from "../scenarios/scenario";
-import type { RunList } from "../wire/run-summary";
 import { ledgerFor } from "./ledger-stub";
 import { ndjsonExport, otlpExport } from "./trace-export";
 
@@ -64,14 +61,6 @@ runs.post(
     return opened.ok ? respond(c, opened.envelope, { status: 201 }) : respond(c, opened.envelope);
   },
 );
-
-/** `GET /v1/runs?state=&tool=&subject=&since=&until=&cursor=&limit=`: an operator's search of the tenant's runs. */
-runs.get("/", requireOperatorKey, validated("query", RunFiltersSchema), async (c) => {
-  const filters = c.req.valid("query");
-  const page = await listRuns(c.env, c.get("tenant"), filters);
-  const list: RunList = { state: filters.state, ...page };
-  return respond(c, success(requestContext(c.env), list));
-});
 
 runs.get("/:run_id", requireRunToken, async (c) => {
   const status = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).status(c.get("tenant"));
