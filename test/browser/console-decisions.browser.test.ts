@@ -1,7 +1,5 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalProxy } from "../../scripts/local-proxy";
-import { type BrowserStack, screenshotPath, startBrowserStack } from "./harness";
+import { describe, expect, it } from "vitest";
+import { browserStackFor, screenshotPath } from "./harness";
 
 interface Envelope {
   outcome: string;
@@ -10,12 +8,10 @@ interface Envelope {
   approval: { id: string } | null;
 }
 
-let proxy: LocalProxy | undefined;
-let browser: Browser | undefined;
-let stack: BrowserStack | undefined;
+const stack = browserStackFor(8841);
 
 async function post(path: string, credential: string, body: unknown): Promise<Envelope> {
-  const response = await fetch(`${proxy?.url}${path}`, {
+  const response = await fetch(`${stack().proxy.url}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
     body: JSON.stringify(body),
@@ -42,19 +38,9 @@ async function refundsOf500(run: { id: string; token: string }): Promise<number>
   return refunds.filter((refund) => refund.amount_cents === 500).length;
 }
 
-beforeAll(async () => {
-  stack = await startBrowserStack(8841);
-  proxy = stack.proxy;
-  browser = stack.browser;
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
-
 describe("an operator's decision in a real browser", () => {
   it("shows the order's money, warns of the same refund in another run, and needs a confirmation to do it again", async () => {
-    if (!browser || !proxy) throw new Error("the browser or the proxy did not start");
+    const { browser, proxy } = stack();
     const first = await openRun();
     const second = await openRun();
     const before = await refundsOf500(first);

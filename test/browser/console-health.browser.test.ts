@@ -1,7 +1,5 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalProxy } from "../../scripts/local-proxy";
-import { type BrowserStack, horizontalOverflow, screenshotPath, signIn, startBrowserStack } from "./harness";
+import { describe, expect, it } from "vitest";
+import { browserStackFor, horizontalOverflow, screenshotPath, signIn } from "./harness";
 
 const PHONE = { width: 390, height: 844 };
 
@@ -12,12 +10,10 @@ interface Envelope {
   error: { code: string } | null;
 }
 
-let proxy: LocalProxy | undefined;
-let browser: Browser | undefined;
-let stack: BrowserStack | undefined;
+const stack = browserStackFor(8831);
 
 async function api(path: string, credential: string, body: unknown) {
-  const response = await fetch(`${proxy?.url}${path}`, {
+  const response = await fetch(`${stack().proxy.url}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
     body: JSON.stringify(body),
@@ -25,19 +21,9 @@ async function api(path: string, credential: string, body: unknown) {
   return (await response.json()) as Envelope;
 }
 
-beforeAll(async () => {
-  stack = await startBrowserStack(8831);
-  proxy = stack.proxy;
-  browser = stack.browser;
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
-
 describe("the agent health page in a real browser", () => {
   it("charts an agent's calls, its loop and its invalid call, and fits a phone", async () => {
-    if (!browser || !proxy) throw new Error("the browser or the proxy did not start");
+    const { browser, proxy } = stack();
 
     // An agent that reads, gets its arguments wrong once, then loops on the same read.
     const opened = await api("/v1/runs", "acme-demo-key", { namespace: "support" });

@@ -1,7 +1,5 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalProxy } from "../../scripts/local-proxy";
-import { type BrowserStack, horizontalOverflow, screenshotPath, signIn, startBrowserStack } from "./harness";
+import { describe, expect, it } from "vitest";
+import { browserStackFor, horizontalOverflow, screenshotPath, signIn } from "./harness";
 
 const OPERATOR_KEY = "acme-operator-key";
 const PHONE = { width: 390, height: 844 };
@@ -14,12 +12,10 @@ interface Envelope {
   approval: { id: string; state: string } | null;
 }
 
-let proxy: LocalProxy | undefined;
-let browser: Browser | undefined;
-let stack: BrowserStack | undefined;
+const stack = browserStackFor(8821);
 
 async function api(method: string, path: string, credential: string, body?: unknown) {
-  const response = await fetch(`${proxy?.url}${path}`, {
+  const response = await fetch(`${stack().proxy.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -39,19 +35,9 @@ async function agentRun() {
   };
 }
 
-beforeAll(async () => {
-  stack = await startBrowserStack(8821);
-  proxy = stack.proxy;
-  browser = stack.browser;
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
-
 describe("the console's history and search in a real browser", () => {
   it("lets an operator find what happened to an order: its runs, their calls and what each returned", async () => {
-    if (!browser || !proxy) throw new Error("the browser or the proxy did not start");
+    const { browser, proxy } = stack();
     // The agent: looks an order up, asks for a refund; an operator approves it over the API.
     const run = await agentRun();
     expect((await run.call("lookup_order", { order_id: "A1004" })).body.outcome).toBe("success");
@@ -110,7 +96,7 @@ describe("the console's history and search in a real browser", () => {
   });
 
   it("updates the pending list in place when an agent asks for a new approval", async () => {
-    if (!browser || !proxy) throw new Error("the browser or the proxy did not start");
+    const { browser, proxy } = stack();
     const context = await browser.newContext({ baseURL: proxy.url, viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     await signIn(page);
@@ -136,7 +122,7 @@ describe("the console's history and search in a real browser", () => {
   });
 
   it("fits a phone: no page scrolls sideways at 390 px, and tables become cards", async () => {
-    if (!browser || !proxy) throw new Error("the browser or the proxy did not start");
+    const { browser, proxy } = stack();
     const run = await agentRun();
     await run.call("lookup_order", { order_id: "A1001" });
     await run.call("issue_refund", { order_id: "A1001", amount_cents: 100, reason: "user_cancel" });

@@ -1,7 +1,5 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalProxy } from "../../scripts/local-proxy";
-import { type BrowserStack, screenshotPath, startBrowserStack } from "./harness";
+import { describe, expect, it } from "vitest";
+import { browserStackFor, screenshotPath } from "./harness";
 
 /** The parts of an envelope the agent side of this test reads. */
 interface Envelope {
@@ -12,12 +10,10 @@ interface Envelope {
   approval: { id: string; state: string } | null;
 }
 
-let proxy: LocalProxy | undefined;
-let browser: Browser | undefined;
-let stack: BrowserStack | undefined;
+const stack = browserStackFor(8811);
 
 async function agentCall(path: string, credential: string, body: unknown) {
-  const response = await fetch(`${proxy?.url}${path}`, {
+  const response = await fetch(`${stack().proxy.url}${path}`, {
     method: "POST",
     headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
     body: JSON.stringify(body),
@@ -41,19 +37,9 @@ async function refundableOrder(run: { id: string; token: string }): Promise<stri
   throw new Error("every demo order of acme is fully refunded; reset the sandbox state (.wrangler/state)");
 }
 
-beforeAll(async () => {
-  stack = await startBrowserStack(8811);
-  proxy = stack.proxy;
-  browser = stack.browser;
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
-
 describe("the operator console in a real browser", () => {
   it("lets an operator approve an agent's refund, which then executes once for the agent", async () => {
-    if (!browser || !proxy) throw new Error("the browser or the proxy did not start");
+    const { browser, proxy } = stack();
     const context = await browser.newContext({ baseURL: proxy.url, viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
 

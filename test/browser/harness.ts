@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 import { type LocalProxy, startProxy } from "../../scripts/local-proxy";
 
 /** Debian's Chromium, which `npm test` installs when it is missing (scripts/ensure-chromium.mjs). */
@@ -59,4 +60,22 @@ export async function signIn(page: Page, operatorKey = "acme-operator-key"): Pro
 export async function horizontalOverflow(page: Page): Promise<number> {
   const scrollWidth = (await page.evaluate("document.documentElement.scrollWidth")) as number;
   return scrollWidth - (page.viewportSize()?.width ?? 0);
+}
+
+/**
+ * The stack of a test file: started before its tests and closed after them. Returns a getter, so a
+ * test (or a helper it calls) reads the proxy and the browser once they are up.
+ */
+export function browserStackFor(port: number): () => BrowserStack {
+  let stack: BrowserStack | undefined;
+  beforeAll(async () => {
+    stack = await startBrowserStack(port);
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+  return () => {
+    if (!stack) throw new Error("the browser or the proxy did not start");
+    return stack;
+  };
 }

@@ -1,14 +1,10 @@
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { LocalProxy } from "../../scripts/local-proxy";
-import { type BrowserStack, screenshotPath, startBrowserStack } from "./harness";
+import { describe, expect, it } from "vitest";
+import { browserStackFor, screenshotPath } from "./harness";
 
 /** A desktop MCP client's loopback callback. Nothing listens there: the test reads the redirect's URL. */
 const REDIRECT_URI = "http://127.0.0.1:39917/callback";
 
-let proxy: LocalProxy | undefined;
-let browser: Browser | undefined;
-let stack: BrowserStack | undefined;
+const stack = browserStackFor(8851);
 
 function base64Url(bytes: Uint8Array): string {
   return Buffer.from(bytes).toString("base64url");
@@ -24,7 +20,7 @@ async function pkcePair() {
 
 /** A raw MCP initialize with a bearer: 200 while the token is good, 401 once it is revoked. */
 async function initializeStatus(token: string): Promise<number> {
-  const response = await fetch(`${proxy?.url}/mcp`, {
+  const response = await fetch(`${stack().proxy.url}/mcp`, {
     method: "POST",
     headers: {
       authorization: `Bearer ${token}`,
@@ -46,19 +42,9 @@ async function initializeStatus(token: string): Promise<number> {
   return response.status;
 }
 
-beforeAll(async () => {
-  stack = await startBrowserStack(8851);
-  proxy = stack.proxy;
-  browser = stack.browser;
-});
-
-afterAll(async () => {
-  await stack?.close();
-});
-
 describe("OAuth consent in a real browser", () => {
   it("signs the operator in, lets them allow a client, follows the redirect to it, and revokes the grant", async () => {
-    if (!browser || !proxy) throw new Error("the browser or the proxy did not start");
+    const { browser, proxy } = stack();
 
     // The MCP client registers itself and sends the operator's browser to /authorize.
     const registered = await fetch(`${proxy.url}/register`, {
