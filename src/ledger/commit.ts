@@ -93,20 +93,16 @@ export interface DeferredAdmission {
   digest: string;
 }
 
-/** The run as a read's admission leaves it, without touching storage: only counters can change. */
-export function spendInMemory(run: RunMeta, writes: readonly Write[]): RunMeta {
+/**
+ * The run as a read's admission leaves it, without touching storage, or null when the writes may
+ * not wait for the call's outcome: only a trace entry and spent counters may (a read reserves
+ * nothing); anything else must be durable before the call goes on, so the caller commits it.
+ */
+export function spendInMemory(run: RunMeta, writes: readonly Write[]): RunMeta | null {
   let next = run;
   for (const write of writes) {
     if (write.kind === "counters") next = { ...next, counters: write.counters };
-    else if (write.kind !== "trace_open") {
-      // Anything else must be durable before the call goes on: the caller commits instead.
-      throw new Error(`a ${write.kind} write cannot wait for a read's outcome`);
-    }
+    else if (write.kind !== "trace_open") return null;
   }
   return next;
-}
-
-/** Whether an admission's writes may wait for the call's outcome: a read's, which reserves nothing. */
-export function deferrable(writes: readonly Write[]): boolean {
-  return writes.every((write) => write.kind === "counters" || write.kind === "trace_open");
 }

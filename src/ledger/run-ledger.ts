@@ -25,7 +25,7 @@ import { type RunStatus, runStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
 import type { TraceEntry } from "../wire/trace-entry";
 import { ApprovalStore } from "./approval-store";
-import { commitWrites, type DeferredAdmission, deferrable, type LedgerStores, spendInMemory } from "./commit";
+import { commitWrites, type DeferredAdmission, type LedgerStores, spendInMemory } from "./commit";
 import { KeyStore } from "./key-store";
 import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./ledger-api";
 import { ResultStore } from "./result-store";
@@ -266,16 +266,16 @@ export class RunLedger extends DurableObject<Env> {
     event: () => CallStep,
   ): { result: CallStep; changed: ApprovalSummary[]; deferred: DeferredAdmission | null } {
     const result = event();
-    if (result.kind === "send" && result.key === null && deferrable(result.writes)) {
-      this.#run = spendInMemory(this.#run as RunMeta, result.writes);
+    const spent =
+      result.kind === "send" && result.key === null
+        ? spendInMemory(this.#run as RunMeta, result.writes)
+        : null;
+    if (spent) {
+      this.#run = spent;
       this.#readsInFlight.set(digest, (this.#readsInFlight.get(digest) ?? 0) + 1);
       return { result, changed: [], deferred: { writes: result.writes, digest } };
     }
-    const committed = this.ctx.storage.transactionSync(() =>
-      commitWrites(this.#stores, this.#run as RunMeta, result.writes),
-    );
-    this.#run = committed.run;
-    return { result, changed: committed.changed, deferred: null };
+    return { ...this.#commitStep(() => result), deferred: null };
   }
 
   /**
