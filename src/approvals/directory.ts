@@ -87,10 +87,10 @@ export class ApprovalDirectory extends DurableObject<Env> {
     const page = cutPage(rows, query.limit, (row) => ({ created_at: row.created_at, id: row.id }));
     const nowMs = Date.parse(now);
     return {
-      approvals: page.rows.map((row) => ({
-        ...approvalFromRow(row, now),
-        duplicates: findDuplicates(this.#sql, row.id, nowMs).length,
-      })),
+      approvals: page.rows.map((row) => {
+        const approval = approvalFromRow(row, now);
+        return { ...approval, duplicates: findDuplicates(this.#sql, approval, nowMs).length };
+      }),
       next_cursor: page.next_cursor,
     };
   }
@@ -143,7 +143,9 @@ export class ApprovalDirectory extends DurableObject<Env> {
 
   /** The other runs' approvals of the same destructive call, pending or gone ahead within the window. */
   duplicatesOf(approvalId: string): ApprovalDuplicate[] {
-    return findDuplicates(this.#sql, approvalId, Date.now());
+    const now = new Date();
+    const row = this.#sql.exec<ApprovalRow>("SELECT * FROM approvals WHERE id = ?", approvalId).toArray()[0];
+    return row ? findDuplicates(this.#sql, approvalFromRow(row, now.toISOString()), now.getTime()) : [];
   }
 
   /** Which run holds an approval, or null when this tenant has no such approval. */

@@ -18,16 +18,12 @@ interface DirectoryRow extends Record<string, SqlStorageValue> {
  * arguments, so the same `args_digest`) that are pending or went ahead within the window: approving
  * this one too would do the thing again. Reads the tenant directory's `approvals` table.
  */
-export function findDuplicates(sql: SqlStorage, approvalId: string, now: number): ApprovalDuplicate[] {
-  const self = sql
-    .exec<{ tool: string; args_digest: string; run_id: string; summary: string }>(
-      "SELECT tool, args_digest, run_id, summary FROM approvals WHERE id = ?",
-      approvalId,
-    )
-    .toArray()[0];
-  if (!self?.args_digest) return [];
-  const summary = JSON.parse(self.summary) as ApprovalSummary;
-  if (summary.side_effect !== "destructive") return [];
+export function findDuplicates(
+  sql: SqlStorage,
+  self: Pick<ApprovalSummary, "tool" | "args_digest" | "run_id" | "side_effect">,
+  now: number,
+): ApprovalDuplicate[] {
+  if (self.side_effect !== "destructive" || !self.args_digest) return [];
   const since = new Date(now - DUPLICATE_WINDOW_MS).toISOString();
   const nowIso = new Date(now).toISOString();
   return (
