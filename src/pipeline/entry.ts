@@ -50,8 +50,12 @@ async function answerToolCall(
   const environment = loadConfig(env).environment;
   const base = { call_id: callId, environment, tool: request.tool };
   // A run its ledger rate-limited moments ago is answered here until the wait is over.
-  const settings = rateSettingsOf(env, caller.tenant);
-  const remembered = rememberedRefusal(caller.tenant, caller.run, settings, Date.now());
+  const remembered = rememberedRefusal(
+    caller.tenant,
+    caller.run,
+    () => rateSettingsOf(env, caller.tenant),
+    Date.now(),
+  );
   if (remembered) return failure(base, remembered);
   const limited = limitCall(request);
   if (limited) return failure(base, limited);

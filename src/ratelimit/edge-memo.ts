@@ -29,11 +29,14 @@ export function rememberRefusal(tenant: string, run: string, envelope: Envelope,
   remembered.set(keyOf(tenant, run), { until: now + error.retry_after_ms, scope });
 }
 
-/** The refusal a run's call gets here while its ledger's last one holds, or null. */
+/**
+ * The refusal a run's call gets here while its ledger's last one holds, or null. The tenant's
+ * settings are read only then: a call of a run that was not refused pays a map lookup, no more.
+ */
 export function rememberedRefusal(
   tenant: string,
   run: string,
-  settings: RateLimitSettings,
+  settings: () => RateLimitSettings,
   now: number,
 ): FailureSpec | null {
   const key = keyOf(tenant, run);
@@ -43,5 +46,5 @@ export function rememberedRefusal(
     remembered.delete(key);
     return null;
   }
-  return rateRefusal(known.scope, settings, known.until - now);
+  return rateRefusal(known.scope, settings(), known.until - now);
 }
