@@ -5,7 +5,7 @@ import { buildRequest, executeRequest } from "../pipeline/dispatch";
 import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
 import { resolveUpstream } from "../upstream/bindings";
-import { issueUpstreamCredential } from "../upstream/credential";
+import { credentialExpiry, issueUpstreamCredential } from "../upstream/credential";
 
 /** The facts an operator reads before deciding, or why they could not be read. */
 export interface DecisionContextView {
@@ -40,9 +40,13 @@ export async function readDecisionContext(
   try {
     const now = Date.now();
     const timeout = Math.min(reader.timeout_ms, CONTEXT_TIMEOUT_MS);
-    const exp = Math.floor((now + timeout + 2_000) / 1_000) * 1_000;
     const credential = await issueUpstreamCredential(
-      { tenant: approval.tenant, run: approval.run_id, tool: reader.name, exp },
+      {
+        tenant: approval.tenant,
+        run: approval.run_id,
+        tool: reader.name,
+        exp: credentialExpiry(now, timeout),
+      },
       loadConfig(env).upstreamSigningKeys,
       now,
     );

@@ -3,7 +3,7 @@ import type { Env } from "../env";
 import type { StoredRequest } from "../pipeline/run-state";
 import { catalog } from "../tools";
 import { resolveUpstream, upstreamTarget } from "../upstream/bindings";
-import { issueUpstreamCredential } from "../upstream/credential";
+import { credentialExpiry, issueUpstreamCredential } from "../upstream/credential";
 import { sendAttempt } from "../upstream/send-attempt";
 
 /** What an operator approving a send reads: the stored draft's text at the version the call names. */
@@ -45,9 +45,13 @@ export async function draftPreview(
   if (!reader || !upstream) return { ...preview, problem: "The email API is not reachable from here." };
   try {
     const now = Date.now();
-    const exp = Math.floor((now + PREVIEW_TIMEOUT_MS + 2_000) / 1_000) * 1_000;
     const credential = await issueUpstreamCredential(
-      { tenant: approval.tenant, run: approval.run_id, tool: reader.name, exp },
+      {
+        tenant: approval.tenant,
+        run: approval.run_id,
+        tool: reader.name,
+        exp: credentialExpiry(now, PREVIEW_TIMEOUT_MS),
+      },
       loadConfig(env).upstreamSigningKeys,
       now,
     );

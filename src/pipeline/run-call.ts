@@ -15,7 +15,7 @@ import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
 import { LEDGER_BINDING } from "../tools/builtins";
 import { resolveUpstream, type Upstream } from "../upstream/bindings";
-import { issueUpstreamCredential } from "../upstream/credential";
+import { CREDENTIAL_MARGIN_MS, credentialExpiry, issueUpstreamCredential } from "../upstream/credential";
 import { type AgentCall, admitCall, type CallStep, type CallView, context } from "./admit";
 import { type AttemptRecord, buildRequest, executeRequest } from "./dispatch";
 import { prepareCall } from "./prepare";
@@ -30,9 +30,6 @@ import { withTaint } from "./taint";
  * Before it: resolve, validate, policy, the repeat digest, the idempotency key and the exact
  * upstream request. After it: dispatch, classify, shape and what to record.
  */
-
-/** A credential outlives its dispatch by this much at most: clock skew and the upstream's own work. */
-export const CREDENTIAL_MARGIN_MS = 2_000;
 
 export type PreparedAgentCall =
   | { kind: "refused"; envelope: Envelope }
@@ -240,9 +237,7 @@ async function credentialFor(env: Env, run: RunMeta, tool: ToolSpec): Promise<st
   const cacheKey = `${run.tenant}/${run.run_id}/${tool.name}`;
   const recent = recentCredentials.get(cacheKey);
   if (recent && recent.exp - now >= tool.timeout_ms + CREDENTIAL_MARGIN_MS / 2) return recent.token;
-  // A JWT's `exp` is in whole seconds: rounding down keeps the lifetime within the margin, and at
-  // least a second longer than the dispatch.
-  const exp = Math.floor((now + tool.timeout_ms + CREDENTIAL_MARGIN_MS) / 1_000) * 1_000;
+  const exp = credentialExpiry(now, tool.timeout_ms);
   const token = await issueUpstreamCredential(
     { tenant: run.tenant, run: run.run_id, tool: tool.name, exp },
     loadConfig(env).upstreamSigningKeys,

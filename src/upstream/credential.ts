@@ -69,6 +69,18 @@ function signingKeyOf(key: UpstreamSigningKey): Promise<CryptoKey> {
 
 const seconds = (ms: number) => Math.floor(ms / 1_000);
 
+/** A credential outlives its request by this much at most: clock skew and the upstream's own work. */
+export const CREDENTIAL_MARGIN_MS = 2_000;
+
+/**
+ * When a credential for a request of at most `timeoutMs` expires: the request's time plus the
+ * margin, rounded down to the whole second a JWT's `exp` holds, which still leaves at least a second
+ * beyond the request. Every credential the proxy signs (dispatches, the console's reads) uses it.
+ */
+export function credentialExpiry(now: number, timeoutMs: number): number {
+  return Math.floor((now + timeoutMs + CREDENTIAL_MARGIN_MS) / 1_000) * 1_000;
+}
+
 /**
  * Signs a credential with the first of `keys`; the others are only published, so credentials they
  * signed earlier keep verifying through a rotation.
