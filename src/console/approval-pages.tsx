@@ -6,22 +6,18 @@ import type { ConsoleEnv } from "./console-env";
 import { readDecisionContext } from "./decision-context";
 import { parseDecisionForm } from "./decision-form";
 import { draftPreview } from "./draft-preview";
-import { environmentOf } from "./guards";
+import { environmentOf, messagePage } from "./guards";
 import { ApprovalPage } from "./views/approval-page";
-import { MessagePage } from "./views/message-page";
 
 /** Approval ids are `apr_` and hex; anything else is not looked up, so junk never wakes a Durable Object. */
 const APPROVAL_ID = /^apr_[A-Za-z0-9]{1,64}$/;
 
 export function approvalNotFound(c: Context<ConsoleEnv>) {
-  return c.html(
-    <MessagePage
-      environment={environmentOf(c)}
-      session={c.get("session")}
-      title="Approval not found"
-      message="There is no such approval for your tenant. It may belong to another tenant, or the link is wrong."
-    />,
+  return messagePage(
+    c,
     404,
+    "Approval not found",
+    "There is no such approval for your tenant. It may belong to another tenant, or the link is wrong.",
   );
 }
 

@@ -4,9 +4,8 @@ import type { Context } from "hono";
 import { listTenantGrants, revokeTenantClient, revokeTenantGrant } from "../oauth/grants";
 import { oauthApi } from "../oauth/provider";
 import type { ConsoleEnv } from "./console-env";
-import { environmentOf } from "./guards";
+import { environmentOf, messagePage } from "./guards";
 import { GrantsPage } from "./views/grants-page";
-import { MessagePage } from "./views/message-page";
 
 const GRANTS_PATH = "/console/oauth";
 
@@ -14,29 +13,23 @@ const GRANTS_PATH = "/console/oauth";
 function withOAuthApi(c: Context<ConsoleEnv>, act: (api: OAuthHelpers) => Promise<Response>) {
   const api = oauthApi(c.env, new URL(c.req.url).origin);
   if (!api) {
-    return c.html(
-      <MessagePage
-        environment={environmentOf(c)}
-        session={c.get("session")}
-        title="OAuth not offered here"
-        message="OAuth for MCP clients needs an https address (or http on a loopback address); open the console there."
-      />,
+    return messagePage(
+      c,
       404,
+      "OAuth not offered here",
+      "OAuth for MCP clients needs an https address (or http on a loopback address); open the console there.",
     );
   }
   return act(api);
 }
 
 function notFound(c: Context<ConsoleEnv>, what: "grant" | "client") {
-  return c.html(
-    <MessagePage
-      environment={environmentOf(c)}
-      session={c.get("session")}
-      title={what === "grant" ? "Grant not found" : "Client not found"}
-      message={`Your tenant has no such ${what}. It may have been revoked already, or belong to another tenant.`}
-      next={{ href: GRANTS_PATH, label: "Back to OAuth clients" }}
-    />,
+  return messagePage(
+    c,
     404,
+    what === "grant" ? "Grant not found" : "Client not found",
+    `Your tenant has no such ${what}. It may have been revoked already, or belong to another tenant.`,
+    { next: { href: GRANTS_PATH, label: "Back to OAuth clients" } },
   );
 }
 

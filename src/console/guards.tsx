@@ -2,6 +2,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { operatorNameOf } from "../auth/operator-keys";
 import { loadConfig } from "../config/load";
 import type { ConsoleEnv, SignedInOperator } from "./console-env";
@@ -18,6 +19,31 @@ export const SIGN_IN_PATH = "/console/sign-in";
 
 export function environmentOf(c: Context<ConsoleEnv>) {
   return loadConfig(c.env).environment;
+}
+
+/**
+ * A page that only says something (a refusal, a missing page, a failure): a sentence, never a
+ * stack, under the signed-in operator's header when there is one. `anonymous` leaves the operator
+ * out, for answers given before or apart from the session (an unknown page, an error, a form too
+ * large to read).
+ */
+export function messagePage(
+  c: Context<ConsoleEnv>,
+  status: ContentfulStatusCode,
+  title: string,
+  message: string,
+  opts: { anonymous?: boolean; next?: { href: string; label: string } } = {},
+) {
+  return c.html(
+    <MessagePage
+      environment={environmentOf(c)}
+      session={opts.anonymous ? null : (c.get("session") ?? null)}
+      title={title}
+      message={message}
+      next={opts.next}
+    />,
+    status,
+  );
 }
 
 /**
@@ -44,14 +70,11 @@ export async function currentSession(c: Context<ConsoleEnv>): Promise<SignedInOp
 }
 
 export function forgedForm(c: Context<ConsoleEnv>) {
-  return c.html(
-    <MessagePage
-      environment={environmentOf(c)}
-      session={c.get("session")}
-      title="Form refused"
-      message="This form's security token is missing or does not match your session, so nothing was done. Reload the page and try again."
-    />,
+  return messagePage(
+    c,
     403,
+    "Form refused",
+    "This form's security token is missing or does not match your session, so nothing was done. Reload the page and try again.",
   );
 }
 
@@ -69,13 +92,13 @@ export const requireCsrf: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
 export const limitForm: MiddlewareHandler<ConsoleEnv> = bodyLimit({
   maxSize: FORM_BYTES,
   onError: (c) =>
-    c.html(
-      <MessagePage
-        environment={environmentOf(c)}
-        session={null}
-        title="Form too large"
-        message={`A console form is at most ${FORM_BYTES / 1024} KiB; nothing was done.`}
-      />,
+    messagePage(
+      c,
       413,
+      "Form too large",
+      `A console form is at most ${FORM_BYTES / 1024} KiB; nothing was done.`,
+      {
+        anonymous: true,
+      },
     ),
 });

@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { decide, showApproval } from "./approval-pages";
 import type { ConsoleEnv } from "./console-env";
 import { disconnectClient, revokeGrant, showGrants } from "./grant-pages";
-import { environmentOf, limitForm, requireCsrf, requireSession } from "./guards";
+import { limitForm, messagePage, requireCsrf, requireSession } from "./guards";
 import { showHealth } from "./health-pages";
 import { showHistory } from "./history-pages";
 import { LIVE_SCRIPT_PATH, serveLiveScript } from "./live-script";
@@ -12,7 +12,6 @@ import { runsFragment, showRuns } from "./run-list-pages";
 import { showRun } from "./run-pages";
 import { setConsoleHeaders } from "./security-headers";
 import { showSignIn, signIn, signOut } from "./sign-in";
-import { MessagePage } from "./views/message-page";
 
 /**
  * The operator console, mounted at `/console`: server-rendered HTML for people, beside the JSON
@@ -55,26 +54,16 @@ operatorConsole.post("/oauth/grants/:id/revoke", requireSession, limitForm, requ
 operatorConsole.post("/oauth/clients/:id/revoke", requireSession, limitForm, requireCsrf, disconnectClient);
 
 operatorConsole.all("*", (c) =>
-  c.html(
-    <MessagePage
-      environment={environmentOf(c)}
-      session={null}
-      title="Page not found"
-      message="The console has no such page."
-    />,
-    404,
-  ),
+  messagePage(c, 404, "Page not found", "The console has no such page.", { anonymous: true }),
 );
 
 operatorConsole.onError((error, c) => {
   console.error("console page failed", error);
-  return c.html(
-    <MessagePage
-      environment={environmentOf(c)}
-      session={null}
-      title="Something went wrong"
-      message="The console could not complete this request. Try again shortly; if it keeps failing, the proxy's log says why."
-    />,
+  return messagePage(
+    c,
     500,
+    "Something went wrong",
+    "The console could not complete this request. Try again shortly; if it keeps failing, the proxy's log says why.",
+    { anonymous: true },
   );
 });

@@ -3,8 +3,7 @@ import type { Context } from "hono";
 import { MAX_LIST_LIMIT } from "../approvals/list-filters";
 import { inspectRun, listApprovals } from "../approvals/operator";
 import type { ConsoleEnv } from "./console-env";
-import { environmentOf } from "./guards";
-import { MessagePage } from "./views/message-page";
+import { environmentOf, messagePage } from "./guards";
 import { RunPage } from "./views/run-page";
 
 /** Run ids are `run_` and hex; anything else is not looked up, so junk never creates a ledger. */
@@ -32,14 +31,11 @@ export async function showRun(c: Context<ConsoleEnv>) {
       ])
     : [null, null];
   if (!found) {
-    return c.html(
-      <MessagePage
-        environment={environmentOf(c)}
-        session={session}
-        title="Run not found"
-        message="There is no such run for your tenant. It may belong to another tenant, or its data has expired."
-      />,
+    return messagePage(
+      c,
       404,
+      "Run not found",
+      "There is no such run for your tenant. It may belong to another tenant, or its data has expired.",
     );
   }
   return c.html(

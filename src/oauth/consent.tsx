@@ -4,11 +4,17 @@ import { type Context, Hono } from "hono";
 import type { OAuthGrantProps } from "../auth/agent-keys";
 import { loadConfig } from "../config/load";
 import type { ConsoleEnv } from "../console/console-env";
-import { currentSession, environmentOf, limitForm, requireCsrf, requireSession } from "../console/guards";
+import {
+  currentSession,
+  environmentOf,
+  limitForm,
+  messagePage,
+  requireCsrf,
+  requireSession,
+} from "../console/guards";
 import { signInPathReturningTo } from "../console/return-path";
 import { setConsoleHeaders } from "../console/security-headers";
 import { ConsentPage } from "../console/views/consent-page";
-import { MessagePage } from "../console/views/message-page";
 import { profileChoices } from "./profiles";
 import { type GrantMetadata, grantOwnerOf, oauthApi } from "./provider";
 
@@ -31,18 +37,6 @@ const REFUSALS: Record<string, string> = {
     "The address the request would send the tokens to is not one the application registered, so the request was refused. A genuine application always uses its registered address.",
 };
 
-function refusalPage(c: ConsentContext, title: string, message: string, status: 400 | 404 | 409) {
-  return c.html(
-    <MessagePage
-      environment={environmentOf(c)}
-      session={c.get("session") ?? null}
-      title={title}
-      message={message}
-    />,
-    status,
-  );
-}
-
 /** Where a consent's redirect will lead, for the page's `form-action` (null for a scheme without an origin). */
 function redirectOrigin(redirectUri: string): string | null {
   try {
@@ -58,11 +52,11 @@ function apiFor(c: ConsentContext): OAuthHelpers | null {
 }
 
 function notOffered(c: ConsentContext) {
-  return refusalPage(
+  return messagePage(
     c,
+    404,
     "OAuth not offered here",
     "OAuth for MCP clients needs an https address (or http on a loopback address).",
-    404,
   );
 }
 
@@ -73,7 +67,7 @@ function notOffered(c: ConsentContext) {
  */
 function refuseRequest(c: ConsentContext, error: AuthorizationError) {
   if (error.redirectTo) return c.redirect(error.redirectTo, 302);
-  return refusalPage(c, "Authorization refused", REFUSALS[error.description] ?? error.description, 400);
+  return messagePage(c, 400, "Authorization refused", REFUSALS[error.description] ?? error.description);
 }
 
 consent.get("/", async (c) => {
@@ -119,11 +113,11 @@ consent.get("/", async (c) => {
 
 /** A consent form whose handle is spent, expired or from another browser: start again from the client. */
 function staleConsent(c: ConsentContext, error: AuthorizationError) {
-  return refusalPage(
+  return messagePage(
     c,
+    409,
     "Authorization expired",
     `${error.description}: start the sign-in again from the application.`,
-    409,
   );
 }
 
@@ -142,7 +136,7 @@ consent.post("/", requireSession, limitForm, requireCsrf, async (c) => {
     const profile = typeof form.profile === "string" ? form.profile : "";
     if (!profileChoices(loadConfig(c.env), session.tenant).some((choice) => choice.name === profile)) {
       // The handle is not spent yet, so going back to the page and choosing again still works.
-      return refusalPage(c, "Choose a profile", `Choose one of ${session.tenant}'s agent profiles.`, 400);
+      return messagePage(c, 400, "Choose a profile", `Choose one of ${session.tenant}'s agent profiles.`);
     }
     // No scopes are granted: the profile decides what the client's tokens may do.
     const approved = await api.approveConsent(c.req.raw, handle, { scope: [] });
@@ -165,13 +159,11 @@ consent.post("/", requireSession, limitForm, requireCsrf, async (c) => {
 
 consent.onError((error, c) => {
   console.error("consent page failed", error);
-  return c.html(
-    <MessagePage
-      environment={environmentOf(c)}
-      session={null}
-      title="Something went wrong"
-      message="The authorization could not be completed. Start it again from the application; if it keeps failing, the proxy's log says why."
-    />,
+  return messagePage(
+    c,
     500,
+    "Something went wrong",
+    "The authorization could not be completed. Start it again from the application; if it keeps failing, the proxy's log says why.",
+    { anonymous: true },
   );
 });
