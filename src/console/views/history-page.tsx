@@ -1,19 +1,15 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
-import type { EnvironmentName, Problem } from "../../envelope";
+import type { EnvironmentName } from "../../envelope";
 import type { ApprovalListItem } from "../../wire/approval";
 import type { SignedInOperator } from "../console-env";
 import { ApprovalTable } from "./approval-table";
-import { FilterForm, Pager } from "./filter-form";
+import { FilterForm, type FilterFormProps, Pager } from "./filter-form";
 import { Layout } from "./layout";
 
-export interface HistoryPageProps {
+export interface HistoryPageProps extends Pick<FilterFormProps, "values" | "states" | "tools" | "problems"> {
   environment: EnvironmentName;
   session: SignedInOperator;
-  values: Record<string, string>;
-  states: readonly string[];
-  tools: readonly string[];
-  problems: readonly Problem[];
   approvals: ApprovalListItem[];
   now: number;
   newest: string | null;

@@ -1,19 +1,17 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
-import type { EnvironmentName, Problem } from "../../envelope";
+import type { EnvironmentName } from "../../envelope";
 import type { SignedInOperator } from "../console-env";
-import { FilterForm } from "./filter-form";
+import { FilterForm, type FilterFormProps } from "./filter-form";
 import { Layout } from "./layout";
 import { LiveRegion } from "./live-region";
 import { RunsList, type RunsListProps } from "./runs-list";
 
-export interface RunsPageProps extends Omit<RunsListProps, "live"> {
+export interface RunsPageProps
+  extends Omit<RunsListProps, "live">,
+    Pick<FilterFormProps, "values" | "states" | "tools" | "problems"> {
   environment: EnvironmentName;
   session: SignedInOperator;
-  values: Record<string, string>;
-  states: readonly string[];
-  tools: readonly string[];
-  problems: readonly Problem[];
   /** The list's fragment for live updates, or null when paused or the filters are wrong. */
   fragment: string | null;
 }
