@@ -18,6 +18,17 @@ const HOUR = 3_600_000;
 const SINCE = Date.parse("2026-05-01T10:20:00Z");
 const UNTIL = Date.parse("2026-05-01T13:00:00Z");
 
+/** acme's hourly metrics read as production reads them: Analytics Engine bound, the SQL API configured. */
+function readFromAnalyticsEngine(fetcher: typeof fetch) {
+  const production = {
+    ...env,
+    METRICS: { writeDataPoint: () => {} },
+    METRICS_ACCOUNT_ID: "0123456789abcdef0123456789abcdef",
+    METRICS_API_TOKEN: "metrics-read-token",
+  };
+  return readMetrics(production, "acme", { since: SINCE, until: UNTIL, bucket: "hour" }, fetcher);
+}
+
 /** An answer of the SQL API in its documented `FORMAT JSON` shape; 64-bit sums arrive as strings. */
 function sqlAnswer(rows: Array<Record<string, number | string>>) {
   const full = rows.map((row) => ({
@@ -158,18 +169,7 @@ describe("reading Analytics Engine back with the SQL API", () => {
         ]),
       );
     }) as typeof fetch;
-    const production = {
-      ...env,
-      METRICS: { writeDataPoint: () => {} },
-      METRICS_ACCOUNT_ID: "0123456789abcdef0123456789abcdef",
-      METRICS_API_TOKEN: "metrics-read-token",
-    };
-    const reading = await readMetrics(
-      production,
-      "acme",
-      { since: SINCE, until: UNTIL, bucket: "hour" },
-      fetcher,
-    );
+    const reading = await readFromAnalyticsEngine(fetcher);
     expect(seen).toHaveLength(1);
     expect(seen[0]?.url).toBe(
       "https://api.cloudflare.com/client/v4/accounts/0123456789abcdef0123456789abcdef/analytics_engine/sql",
@@ -188,18 +188,7 @@ describe("reading Analytics Engine back with the SQL API", () => {
 
   it("says the source failed, without its text, when the SQL API refuses", async () => {
     const fetcher = (async () => new Response("error near 'SELECT ...'", { status: 422 })) as typeof fetch;
-    const production = {
-      ...env,
-      METRICS: { writeDataPoint: () => {} },
-      METRICS_ACCOUNT_ID: "0123456789abcdef0123456789abcdef",
-      METRICS_API_TOKEN: "metrics-read-token",
-    };
-    const reading = await readMetrics(
-      production,
-      "acme",
-      { since: SINCE, until: UNTIL, bucket: "hour" },
-      fetcher,
-    );
+    const reading = await readFromAnalyticsEngine(fetcher);
     expect(reading).toMatchObject({ ok: false, reason: "unavailable" });
     expect(JSON.stringify(reading)).not.toContain("SELECT");
   });
