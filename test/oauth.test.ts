@@ -221,6 +221,21 @@ async function manualAuthorization(name: string, operator?: ConsoleClient) {
   return { clientId, verifier, code: location.searchParams.get("code") ?? "" };
 }
 
+/** The consent page an operator of acme sees for a newly registered client asking with PKCE. */
+async function consentPageFor(clientName: string) {
+  const registered = await register(clientName);
+  const { challenge } = await pkcePair();
+  const operator = await signedInOperator("acme");
+  const page = await operator.get(
+    authorizationPath({
+      client_id: String(registered.body.client_id),
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    }),
+  );
+  return { operator, page };
+}
+
 async function exchange(auth: { clientId: string; verifier: string; code: string }) {
   return tokenRequest({
     grant_type: "authorization_code",
@@ -480,16 +495,7 @@ describe("the consent page", () => {
   });
 
   it("shows the client's name and redirect URI and the tenant's agent profiles with their limits", async () => {
-    const registered = await register("Consent <b>page</b> client");
-    const { challenge } = await pkcePair();
-    const operator = await signedInOperator("acme");
-    const page = await operator.get(
-      authorizationPath({
-        client_id: String(registered.body.client_id),
-        code_challenge: challenge,
-        code_challenge_method: "S256",
-      }),
-    );
+    const { page } = await consentPageFor("Consent <b>page</b> client");
     expect(page.status).toBe(200);
     expect(page.html).toContain("Consent &lt;b&gt;page&lt;/b&gt; client");
     expect(page.html).not.toContain("<b>page</b>");
@@ -531,16 +537,7 @@ describe("the consent page", () => {
   });
 
   it("refuses a consent form without the session's CSRF token, and a handle used twice", async () => {
-    const registered = await register("CSRF test client");
-    const { challenge } = await pkcePair();
-    const operator = await signedInOperator("acme");
-    const page = await operator.get(
-      authorizationPath({
-        client_id: String(registered.body.client_id),
-        code_challenge: challenge,
-        code_challenge_method: "S256",
-      }),
-    );
+    const { operator, page } = await consentPageFor("CSRF test client");
     const form = { handle: handleOf(page.html), profile: "support", decision: "approve" };
     expect((await operator.post("/authorize", { ...form, csrf: "x".repeat(43) })).status).toBe(403);
     expect((await operator.post("/authorize", { ...form, csrf: operator.csrf })).status).toBe(302);
@@ -550,16 +547,7 @@ describe("the consent page", () => {
   });
 
   it("sends a denial back to the client as access_denied, and grants nothing", async () => {
-    const registered = await register("Denied test client");
-    const { challenge } = await pkcePair();
-    const operator = await signedInOperator("acme");
-    const page = await operator.get(
-      authorizationPath({
-        client_id: String(registered.body.client_id),
-        code_challenge: challenge,
-        code_challenge_method: "S256",
-      }),
-    );
+    const { operator, page } = await consentPageFor("Denied test client");
     const denied = await operator.post("/authorize", {
       csrf: operator.csrf,
       handle: handleOf(page.html),
