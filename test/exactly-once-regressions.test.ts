@@ -223,6 +223,33 @@ describe("2. no dead ends: approval_required is only answered when the approval 
     expect(await ticketsOfRun(run)).toHaveLength(1);
   });
 
+  it("expires a pending approval as soon as another call's request spends the budget it needed, before that request has answered", async () => {
+    const run = await openRun("acme", {
+      namespace: "support",
+      limits: { max_writes: 1 },
+      scenario: [{ mode: "slow_success", tool: "create_internal_ticket", hang_ms: 1_500 }],
+    });
+    const urgent = await callTool(run, "create_internal_ticket", {
+      customer_id: "C100",
+      priority: "urgent",
+      summary: "Customer reports a charge they do not recognise.",
+    });
+    expect(urgent.body.error?.code).toBe("approval_required");
+    const id = urgent.body.approval?.id ?? "";
+
+    // The normal ticket spends the run's one write when its request leaves: from then on the urgent
+    // ticket can never execute, even if this request's answer never comes back (a restart).
+    const normal = callTool(run, "create_internal_ticket", {
+      customer_id: "C100",
+      priority: "normal",
+      summary: "Customer asks for a copy of last month's invoice.",
+    });
+    await sleep(500);
+    expect(await approvalOf(id)).toMatchObject({ state: "expired" });
+    expect((await normal).body.outcome).toBe("success");
+    expect(await pendingApprovalsOf(run)).toEqual([]);
+  });
+
   it("expires the second of two pending approvals when the first spends max_destructive: it leaves the pending list, approving it is a 409 that executes nothing, and the agent's resend gets a terminal answer", async () => {
     const run = await openRun("acme", { namespace: "support", limits: { max_destructive: 1 } });
     const first = await callTool(run, "issue_refund", refund("A1001", 111));

@@ -275,7 +275,23 @@ export class RunLedger extends DurableObject<Env> {
       this.#readsInFlight.set(digest, (this.#readsInFlight.get(digest) ?? 0) + 1);
       return { result, changed: [], deferred: { writes: result.writes, digest } };
     }
-    return { ...this.#commitStep(() => result), deferred: null };
+    const { changed } = this.#commitStep(() => ({
+      writes: [
+        ...result.writes,
+        // A key sent now spends its effect budget now, before the request leaves: pending approvals
+        // that needed that budget expire in the same commit, not after the outcome (which a restart
+        // mid-request would never reach).
+        ...(result.kind === "send" && result.key !== null
+          ? sweepApprovals(
+              { ...(this.#run as RunMeta), counters: result.budget },
+              this.#stores.approvals.pending(),
+              Date.now(),
+              null,
+            )
+          : []),
+      ],
+    }));
+    return { result, changed, deferred: null };
   }
 
   /**
