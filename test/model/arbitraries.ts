@@ -162,8 +162,10 @@ const decision = fc
       { weight: 1, arbitrary: fc.constant<DecisionKind>("reject") },
       { weight: 1, arbitrary: fc.constant<DecisionKind>("two racing approves") },
     ),
+    // An operator who checked the other runs and confirms, or one who did not.
+    confirms: fc.boolean(),
   })
-  .map(({ run, pick, kind }) => new DecideCommand(run, pick, kind));
+  .map(({ run, pick, kind, confirms }) => new DecideCommand(run, pick, kind, confirms));
 
 const armedFault = fc
   .record({

@@ -21,6 +21,7 @@ import {
   type TenantName,
 } from "./reference";
 import {
+  approvalOf,
   type Decision,
   decideAs,
   endRun,
@@ -195,6 +196,7 @@ export class DecideCommand implements ModelCommand {
     readonly runName: TenantName,
     readonly pick: number,
     readonly kind: DecisionKind,
+    readonly confirms: boolean,
   ) {}
 
   check(model: Readonly<ReferenceModel>): boolean {
@@ -214,8 +216,26 @@ export class DecideCommand implements ModelCommand {
     const seen = (await upstreamRequestsOf(run.handle)).length;
     const verbs: Array<"approve" | "reject"> =
       this.kind === "two racing approves" ? ["approve", "approve"] : [this.kind];
-    const decisions = await Promise.all(verbs.map((verb) => decideAs(run.tenant, approval.id, verb)));
+    const decisions = await Promise.all(
+      verbs.map((verb) => decideAs(run.tenant, approval.id, verb, this.confirms)),
+    );
     for (const decision of decisions) learnFromDecision(key, approval, decision);
+    // An approval refused for its unconfirmed duplicates in other runs executes nothing and stays
+    // as it was; only an operator's confirmation may do the same thing again.
+    const unconfirmed = decisions.filter(
+      ({ status, envelope }) =>
+        status === 409 &&
+        (envelope.error?.details as { reason?: string } | null)?.reason === "duplicate_unconfirmed",
+    );
+    if (unconfirmed.length > 0) {
+      if (this.confirms) violated("3", "a confirmed approval was refused as an unconfirmed duplicate");
+      if (unconfirmed.length === decisions.length) {
+        const now = (await upstreamRequestsOf(run.handle)).length;
+        if (now !== seen) violated("3", "an unconfirmed duplicate reached the upstream");
+        const state = (await approvalOf(run.tenant, approval.id)).state;
+        if (state !== "pending") violated("3", `an unconfirmed duplicate left its approval ${state}`);
+      }
+    }
 
     if (verbs[0] === "approve" && wasExpired) {
       // Rule 3: an approval that can no longer execute answers 409 and executes nothing.
@@ -227,14 +247,19 @@ export class DecideCommand implements ModelCommand {
       const now = (await upstreamRequestsOf(run.handle)).length;
       if (now !== seen) violated("3", "approving an expired approval reached the upstream");
     }
-    if (verbs[0] === "approve" && executable && !decisions.some(({ status }) => status === 200)) {
+    if (
+      verbs[0] === "approve" &&
+      executable &&
+      unconfirmed.length < decisions.length &&
+      !decisions.some(({ status }) => status === 200)
+    ) {
       violated("3", "a pending approval that could still execute was refused", decisions[0]?.envelope.error);
     }
     await checkWorld([run], []);
   }
 
   toString(): string {
-    return `${this.runName}: operator ${this.kind} approval #${this.pick}`;
+    return `${this.runName}: operator ${this.kind} approval #${this.pick}${this.confirms ? "" : " (duplicates unconfirmed)"}`;
   }
 }
 

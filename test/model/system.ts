@@ -157,18 +157,21 @@ export interface Decision {
   envelope: Envelope;
 }
 
+/**
+ * An operator's decision over the API. Earlier sequences leave runs of the same tenant with the same
+ * refunds pending, so an approval may have duplicates in other runs: `confirmDuplicate` says whether
+ * this operator checked them and approves anyway.
+ */
 export async function decideAs(
   tenant: TenantName,
   approvalId: string,
   decision: "approve" | "reject",
+  confirmDuplicate: boolean,
 ): Promise<Decision> {
-  // Earlier sequences leave runs of the same tenant with the same refunds pending: this operator has
-  // checked them, so an approval's duplicates in other runs never stop it (the exactly-once
-  // property is per run; the cross-run warning has its own tests).
   const body =
     decision === "reject"
       ? { reason: "Not this one: the model-based test says no." }
-      : { confirm_duplicate: true };
+      : { confirm_duplicate: confirmDuplicate };
   const answer = await asOperator(
     `/v1/approvals/${approvalId}/${decision}`,
     { method: "POST", body: JSON.stringify(body) },
