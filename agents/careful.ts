@@ -1,4 +1,4 @@
-import type { Envelope } from "../src/envelope";
+import type { Envelope } from "../src/wire/envelope";
 import type { RunClient } from "./client";
 import { sendPlanned } from "./parallel";
 import { type Agent, type AgentResult, type PlannedCall, sleep, type Task } from "./types";

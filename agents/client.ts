@@ -1,4 +1,4 @@
-import { type Envelope, EnvelopeSchema } from "../src/envelope";
+import { type Envelope, EnvelopeSchema } from "../src/wire/envelope";
 
 /**
  * REST clients of the proxy, as an orchestrator and an agent loop use it over HTTP. The orchestrator

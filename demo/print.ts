@@ -1,5 +1,5 @@
 import type { AdminRefund, AdminRequest } from "../eval/source-types";
-import type { Envelope } from "../src/envelope";
+import type { Envelope } from "../src/wire/envelope";
 
 /** The transcript's voice: numbered steps, envelopes in one or two lines, the sandbox's rows as a table. */
 

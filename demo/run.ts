@@ -7,7 +7,7 @@ import { ProxyClient, type RunClient } from "../agents/client";
 import { TENANT_KEYS } from "../eval/credentials";
 import { SandboxAdmin } from "../eval/sandbox-admin";
 import { existingProxy, isHealthy, type LocalProxy, startProxy } from "../scripts/local-proxy";
-import { type Envelope, EnvelopeSchema } from "../src/envelope";
+import { type Envelope, EnvelopeSchema } from "../src/wire/envelope";
 import { heading, note, say, showEnvelope, showRefunds, showRequests } from "./print";
 
 const DEFAULT_URL = "http://127.0.0.1:8787";

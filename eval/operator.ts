@@ -1,4 +1,4 @@
-import { type Envelope, EnvelopeSchema } from "../src/envelope";
+import { type Envelope, EnvelopeSchema } from "../src/wire/envelope";
 import type { IntendedEffect, OperatorPolicy } from "./case-types";
 import type { SandboxAdmin } from "./sandbox-admin";
 import type { ApprovalView } from "./source-types";

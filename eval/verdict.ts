@@ -1,6 +1,6 @@
 import type { CallRecord } from "../agents/client";
 import type { AgentResult } from "../agents/types";
-import type { ErrorCode } from "../src/envelope";
+import type { ErrorCode } from "../src/wire/envelope";
 import type { EvalCase, EvalTenant, IntendedEffect } from "./case-types";
 import { needsHuman } from "./policy-model";
 import type { AdminDraft, ApprovalView, SourceEffects } from "./source-types";

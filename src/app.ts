@@ -1,17 +1,18 @@
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { failure, success } from "./envelope";
+import { newCallId } from "./core/ids";
 import type { AppEnv } from "./http/app-env";
 import { lazyRoutes } from "./http/lazy";
 import { limitHeaders } from "./http/limits";
+import { respond } from "./http/respond";
 import { MCP_PATH, PROTECTED_RESOURCE_PATH } from "./mcp/auth";
 import { OAUTH_PATHS } from "./oauth/paths";
-import { newCallId, respond } from "./pipeline/respond";
 import { jwks } from "./routes/jwks";
 import { runs } from "./routes/runs";
 import { tools } from "./routes/tools";
 import { environmentOf, startupCheck } from "./startup";
 import { catalog } from "./tools";
+import { failure, success } from "./wire/envelope";
 import type { Health } from "./wire/health";
 
 export const app = new Hono<AppEnv>();
@@ -83,7 +84,7 @@ app.all("/console", operatorConsole);
 app.all("/console/*", operatorConsole);
 // The OAuth consent page; the provider (src/oauth/entry.ts) passes /authorize on to it.
 const consent = lazyRoutes(OAUTH_PATHS.authorize, () =>
-  import("./oauth/consent").then((part) => part.consent),
+  import("./console/consent").then((part) => part.consent),
 );
 app.all(OAUTH_PATHS.authorize, consent);
 

@@ -1,7 +1,7 @@
-import type { ApprovalDirectory } from "./approvals/directory";
+import type { ApprovalDirectory } from "./ledger/directory";
+import type { MetricsStore } from "./ledger/metrics-store";
+import type { RateLimiter } from "./ledger/rate-limiter";
 import type { RunLedger } from "./ledger/run-ledger";
-import type { MetricsStore } from "./metrics/metrics-store";
-import type { RateLimiter } from "./ratelimit/rate-limiter";
 
 /**
  * Bindings and configuration of the proxy worker. Tool bindings (ORDERS_API, PAYMENTS_API,

@@ -3,10 +3,10 @@ import type { Env } from "./env";
 import { withOAuth } from "./oauth/entry";
 import { startupCheck } from "./startup";
 
-export { ApprovalDirectory } from "./approvals/directory";
+export { ApprovalDirectory } from "./ledger/directory";
+export { MetricsStore } from "./ledger/metrics-store";
+export { RateLimiter } from "./ledger/rate-limiter";
 export { RunLedger } from "./ledger/run-ledger";
-export { MetricsStore } from "./metrics/metrics-store";
-export { RateLimiter } from "./ratelimit/rate-limiter";
 
 // OAuth for MCP clients wraps the app: its endpoints and OAuth tokens on /mcp; the rest is the app's.
 const withProvider = withOAuth(app.fetch);

@@ -1,9 +1,9 @@
 import { loadConfig } from "./config/load";
 import { missingSecrets, missingSecretsProblem } from "./config/secrets";
 import type { Env } from "./env";
-import type { EnvironmentName } from "./envelope";
 import { catalog } from "./tools";
 import { missingBindings } from "./upstream/bindings";
+import type { EnvironmentName } from "./wire/envelope";
 
 /** Why this proxy refuses traffic; both lists empty when it may serve. */
 export interface StartupReport {

@@ -1,9 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { APPROVAL_POLL_MS, APPROVAL_TTL_MS, type ApprovalRecord } from "../src/approvals/model";
-import { DEFAULT_LIMITS, type RunLimits, TenantConfigSchema } from "../src/config/tenants";
+import { DEFAULT_LIMITS, TenantConfigSchema } from "../src/config/tenants";
 import { canonicalJson } from "../src/core/canonical-json";
-import { type Envelope, failure, success } from "../src/envelope";
 import {
   type AgentCall,
   admitCall,
@@ -27,6 +26,8 @@ import { prepareCall } from "../src/pipeline/prepare";
 import { completionOf } from "../src/pipeline/record";
 import type { CallRecord, KeyState, RunMeta, StoredRequest } from "../src/pipeline/run-state";
 import { catalog } from "../src/tools";
+import { type Envelope, failure, success } from "../src/wire/envelope";
+import type { RunLimits } from "../src/wire/run-status";
 
 /**
  * Unit tests of the admission machine (`src/pipeline/admit.ts`): no HTTP, no Durable Object. Runs,

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../src/app";
-import { EnvelopeSchema } from "../src/envelope";
 import { catalog } from "../src/tools";
 import { missingBindings, resolveUpstream } from "../src/upstream/bindings";
+import { EnvelopeSchema } from "../src/wire/envelope";
 
 describe("tool bindings", () => {
   it("names every tool whose binding the environment lacks", () => {

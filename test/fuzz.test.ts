@@ -4,6 +4,9 @@ import { describe, expect, it } from "vitest";
 import type * as z from "zod";
 import { parseTenants } from "../src/config/tenants";
 import { canonicalJson } from "../src/core/canonical-json";
+import { type CallRequest, prepareCall } from "../src/pipeline/prepare";
+import { validateArguments } from "../src/pipeline/validate";
+import { catalog } from "../src/tools";
 import {
   type Envelope,
   EnvelopeSchema,
@@ -13,10 +16,7 @@ import {
   NEXT_ACTIONS,
   ProblemSchema,
   success,
-} from "../src/envelope";
-import { type CallRequest, prepareCall } from "../src/pipeline/prepare";
-import { validateArguments } from "../src/pipeline/validate";
-import { catalog } from "../src/tools";
+} from "../src/wire/envelope";
 import { openRun, postRaw } from "./helpers";
 
 /**

@@ -2,8 +2,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { RequestLogEntry } from "../sandbox/src/model";
-import { type Envelope, EnvelopeSchema } from "../src/envelope";
 import type { RunLedger } from "../src/ledger/run-ledger";
+import { type Envelope, EnvelopeSchema } from "../src/wire/envelope";
 
 /** Demo keys from .dev.vars.example. */
 export const KEYS = {

@@ -4,12 +4,12 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { describe, expect, it } from "vitest";
 import { app } from "../src/app";
 import { parseKeyList } from "../src/auth/keys";
-import { type Envelope, EnvelopeSchema } from "../src/envelope";
 import type { RunLedger } from "../src/ledger/run-ledger";
 import { SESSION_ACTIVITY_KEY } from "../src/ledger/run-ledger";
 import { SESSION_IDLE_MS, verifySessionId } from "../src/mcp/session";
 import { catalog } from "../src/tools";
 import type { ApprovalDetail } from "../src/wire/approval-answers";
+import { type Envelope, EnvelopeSchema } from "../src/wire/envelope";
 import { asOperator, assertNoSecrets, decide, openRun, refundsOf, restartDurableObject } from "./helpers";
 
 const MCP_URL = "https://proxy.test/mcp";

@@ -1,9 +1,9 @@
 import { exports } from "cloudflare:workers";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { type Envelope, EnvelopeSchema } from "../src/envelope";
 import { looseObjects } from "../src/specs/json-schema";
 import { catalog } from "../src/tools";
+import { type Envelope, EnvelopeSchema } from "../src/wire/envelope";
 import {
   callTool,
   KEYS,

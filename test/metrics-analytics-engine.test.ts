@@ -1,7 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../src/app";
-import { EnvelopeSchema } from "../src/envelope";
 import { toDataPoint } from "../src/metrics/analytics-engine-sink";
 import {
   buildMetricsSql,
@@ -12,6 +11,7 @@ import {
 import { COUNTERS, zeroCounts } from "../src/metrics/events";
 import { readMetrics } from "../src/metrics/read";
 import { alignRange } from "../src/metrics/series";
+import { EnvelopeSchema } from "../src/wire/envelope";
 import { KEYS } from "./helpers";
 
 const HOUR = 3_600_000;

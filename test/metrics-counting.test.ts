@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { type Envelope, failure, success } from "../src/envelope";
 import { countApprovalChange, countCall, zeroCounts } from "../src/metrics/events";
 import { alignRange, toSeries } from "../src/metrics/series";
+import { type Envelope, failure, success } from "../src/wire/envelope";
 
 const base = { call_id: "call_1", environment: "sandbox" as const, tool: "issue_refund" };
 const keyed = { ...base, idempotency_key: "idem_1" };

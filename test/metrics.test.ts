@@ -3,10 +3,10 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { app } from "../src/app";
 import { summarize } from "../src/approvals/model";
-import { EnvelopeSchema } from "../src/envelope";
 import { readMetrics } from "../src/metrics/read";
 import { type ApprovalChange, recordApprovalChange } from "../src/metrics/record";
 import type { ApprovalRecord } from "../src/wire/approval";
+import { EnvelopeSchema } from "../src/wire/envelope";
 import { type MetricCounts, type MetricsReport, MetricsReportSchema } from "../src/wire/metrics";
 import { asOperator, callTool, decide, OPERATOR_KEYS, openRun, request } from "./helpers";
 

@@ -10,7 +10,7 @@ import {
   UnauthorizedError,
 } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { EnvelopeSchema } from "../src/envelope";
+import { EnvelopeSchema } from "../src/wire/envelope";
 import { ConsoleClient, signedInOperator } from "./console-client";
 import { assertNoSecrets, openRun, request } from "./helpers";
 

@@ -2,13 +2,11 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import * as z from "zod";
 import { app } from "../src/app";
-import { type Envelope, EnvelopeSchema } from "../src/envelope";
 import { mcp } from "../src/mcp/routes";
 import { metrics } from "../src/metrics/route";
 import { approvals } from "../src/routes/approvals";
 import { docs } from "../src/routes/docs";
 import { operatorRuns } from "../src/routes/operator-runs";
-import { OpenRunBodySchema } from "../src/routes/runs";
 import type { ResultSummary } from "../src/shaping/cap";
 import { renderDocsPage, SANDBOX_DEMO_TENANT_KEY, TENANT_KEY_PLACEHOLDER } from "../src/specs/docs-page";
 import type { JsonSchema } from "../src/specs/json-schema";
@@ -16,6 +14,8 @@ import { openApiDocument } from "../src/specs/openapi";
 import { DATA_COMPONENTS, LargeResultSchema, toolOutputComponents } from "../src/specs/openapi-components";
 import { documentedRoutes, OPERATIONS, UNDOCUMENTED_PREFIXES } from "../src/specs/openapi-operations";
 import { catalog } from "../src/tools";
+import { type Envelope, EnvelopeSchema } from "../src/wire/envelope";
+import { OpenRunBodySchema } from "../src/wire/requests";
 import { asOperator, assertNoSecrets, callTool, decide, KEYS, request, type TestRun } from "./helpers";
 
 async function get(path: string, origin = "https://proxy.test") {

@@ -1,9 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import type { ApprovalDirectory } from "../src/approvals/directory";
 import type { ApprovalSummary } from "../src/approvals/model";
 import { callDigest } from "../src/core/idempotency-key";
+import type { ApprovalDirectory } from "../src/ledger/directory";
 import type { RunIndexEntry, RunSummary } from "../src/wire/run-summary";
 import {
   asOperator,

@@ -3,9 +3,9 @@ import { env, exports } from "cloudflare:workers";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from "../src/config/rate-settings";
 import { parseTenants } from "../src/config/tenants";
 import { leaseSize, RunRateGate } from "../src/ratelimit/run-gate";
-import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from "../src/ratelimit/settings";
 import {
   admit,
   type BucketLimit,

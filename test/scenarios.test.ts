@@ -4,8 +4,8 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { describe, expect, it } from "vitest";
 import { FAULT_MODES as SANDBOX_FAULT_MODES } from "../sandbox/src/model";
 import { app } from "../src/app";
-import { EnvelopeSchema } from "../src/envelope";
-import { FAULT_MODES } from "../src/scenarios/modes";
+import { EnvelopeSchema } from "../src/wire/envelope";
+import { FAULT_MODES } from "../src/wire/scenario";
 import { callTool, KEYS, openRun, refundsOfRun, request, sandboxRequests, type TestRun } from "./helpers";
 
 /**

@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import devVarsExample from "../.dev.vars.example?raw";
 import { app } from "../src/app";
 import { missingSecrets, OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../src/config/secrets";
-import { type Envelope, EnvelopeSchema } from "../src/envelope";
 import worker from "../src/index";
+import { type Envelope, EnvelopeSchema } from "../src/wire/envelope";
 
 /** The variables `.dev.vars.example` sets: the secrets a local proxy runs with. */
 const exampleSecrets = [...devVarsExample.matchAll(/^([A-Z_][A-Z0-9_]*)=/gm)].map((match) => match[1]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { validateArguments } from "../src/pipeline/validate";
-import { OpenRunBodySchema } from "../src/routes/runs";
+import { OpenRunBodySchema } from "../src/wire/requests";
 import { asOperator, callTool, decide, KEYS, openRun, request } from "./helpers";
 
 /**

@@ -1,5 +1,5 @@
-import type { ApprovalBlock } from "../envelope";
 import type { ApprovalRecord, ApprovalSummary } from "../wire/approval";
+import type { ApprovalBlock } from "../wire/envelope";
 
 /** The wire schemas' types: src/wire/approval.ts is their one definition. */
 export type { ApprovalRecord, ApprovalSummary } from "../wire/approval";
@@ -29,8 +29,4 @@ export function summarize(record: ApprovalRecord): ApprovalSummary {
 
 export function approvalBlock(record: Pick<ApprovalRecord, "id" | "state" | "expires_at">): ApprovalBlock {
   return { id: record.id, state: record.state, expires_at: record.expires_at };
-}
-
-export function newApprovalId(): string {
-  return `apr_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
 }

@@ -1,6 +1,6 @@
 import { Webhook } from "standardwebhooks";
 import type { Env } from "../env";
-import type { ApprovalState } from "../envelope";
+import type { ApprovalState } from "../wire/envelope";
 import type { ApprovalSummary } from "./model";
 
 type Send = (request: Request) => Promise<Response>;

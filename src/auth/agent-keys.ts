@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { ProxyConfig } from "../config/load";
-import type { RunLimits } from "../config/tenants";
+import type { RunLimits } from "../wire/run-status";
 import { findKeyOwner } from "./keys";
 
 /**

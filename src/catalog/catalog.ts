@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { sha256Hex } from "../core/digest";
-import { SIDE_EFFECTS, type ToolSpec } from "./define-tool";
+import { SIDE_EFFECTS } from "../wire/side-effect";
+import type { ToolSpec } from "./define-tool";
 
 /** Thrown when a tool definition breaks a catalog rule; the message names the tool and the rule. */
 export class CatalogError extends Error {

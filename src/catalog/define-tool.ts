@@ -1,8 +1,8 @@
 import type * as z from "zod";
 import type { TenantConfig } from "../config/tenants";
 import type { MaskRule } from "../shaping/mask";
+import type { SIDE_EFFECTS } from "../wire/side-effect";
 
-export const SIDE_EFFECTS = ["read", "draft", "write", "destructive"] as const;
 /**
  * What calling a tool does to the world; it decides retries, idempotency keys and approvals.
  * `read` changes nothing; `draft` prepares an effect without making it (it stores something, such

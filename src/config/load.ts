@@ -2,8 +2,8 @@ import { parseAgentKeyHashes } from "../auth/agent-keys";
 import { parseKeyHashes, parseKeyList } from "../auth/keys";
 import { type OperatorKeys, parseOperatorKeys } from "../auth/operator-keys";
 import type { Env } from "../env";
-import { type EnvironmentName, EnvironmentSchema } from "../envelope";
 import { parseUpstreamSigningKeys, type UpstreamSigningKey } from "../upstream/signing-keys";
+import { type EnvironmentName, EnvironmentSchema } from "../wire/envelope";
 import { type FaultInjection, parseFaultInjection } from "./fault-injection";
 import { parseTenants, type Tenants } from "./tenants";
 

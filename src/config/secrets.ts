@@ -1,5 +1,5 @@
 import type { Env } from "../env";
-import type { EnvironmentName } from "../envelope";
+import type { EnvironmentName } from "../wire/envelope";
 
 /**
  * The secrets every environment of the proxy needs. Without one the proxy cannot authenticate a

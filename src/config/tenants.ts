@@ -1,14 +1,6 @@
 import * as z from "zod";
-import { RateLimitSettingsSchema } from "../ratelimit/settings";
-
-/** Run limits: what a run may spend. A tenant's ceilings bound what any of its runs may ask for. */
-export const RunLimitsSchema = z.strictObject({
-  max_calls: z.number().int().min(1).max(10_000),
-  max_writes: z.number().int().min(0).max(1_000),
-  max_destructive: z.number().int().min(0).max(100),
-  deadline_s: z.number().int().min(1).max(86_400),
-});
-export type RunLimits = z.infer<typeof RunLimitsSchema>;
+import { type RunLimits, RunLimitsSchema } from "../wire/run-status";
+import { RateLimitSettingsSchema } from "./rate-settings";
 
 export const DEFAULT_LIMITS: RunLimits = {
   max_calls: 20,

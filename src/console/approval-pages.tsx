@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { decideApproval, inspectApproval } from "../approvals/operator";
+import { decideApproval, inspectApproval } from "../ledger/operator-client";
 import type { ConsoleEnv } from "./console-env";
 import { readDecisionContext } from "./decision-context";
 import { parseDecisionForm } from "./decision-form";

@@ -1,5 +1,6 @@
 import type { DecisionFact } from "../catalog/define-tool";
 import { loadConfig } from "../config/load";
+import { newContextCallId } from "../core/ids";
 import type { Env } from "../env";
 import { buildRequest, executeRequest } from "../pipeline/dispatch";
 import { applyMasks } from "../shaping/mask";
@@ -52,7 +53,7 @@ export async function readDecisionContext(
     );
     const request = buildRequest(reader, context.args(approval.args), {
       key: null,
-      callId: `context_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`,
+      callId: newContextCallId(),
     });
     const execution = await executeRequest({
       tool: { ...reader, timeout_ms: timeout },

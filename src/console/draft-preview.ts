@@ -1,10 +1,11 @@
 import { loadConfig } from "../config/load";
+import { newPreviewRequestId } from "../core/ids";
 import type { Env } from "../env";
 import type { StoredRequest } from "../pipeline/run-state";
+import { sendAttempt } from "../pipeline/send-attempt";
 import { catalog } from "../tools";
 import { resolveUpstream, upstreamTarget } from "../upstream/bindings";
 import { credentialExpiry, issueUpstreamCredential } from "../upstream/credential";
-import { sendAttempt } from "../upstream/send-attempt";
 
 /** What an operator approving a send reads: the stored draft's text at the version the call names. */
 export interface DraftPreview {
@@ -58,7 +59,7 @@ export async function draftPreview(
     const request: StoredRequest = {
       method: "GET",
       target: upstreamTarget(`/email-drafts/${encodeURIComponent(draftId)}`),
-      headers: { accept: "application/json", "x-request-id": `preview_${crypto.randomUUID()}` },
+      headers: { accept: "application/json", "x-request-id": newPreviewRequestId() },
       body: null,
     };
     const result = await sendAttempt({ upstream, request, credential, timeoutMs: PREVIEW_TIMEOUT_MS });

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import { ApprovalFiltersSchema } from "../approvals/list-filters";
-import { listApprovals } from "../approvals/operator";
+import { listApprovals } from "../ledger/operator-client";
 import { APPROVAL_LIST_STATES } from "../wire/approval-answers";
 import type { ConsoleEnv } from "./console-env";
 import { environmentOf } from "./guards";

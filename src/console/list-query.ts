@@ -1,6 +1,6 @@
 import type * as z from "zod";
-import type { Problem } from "../envelope";
 import { type ProblemSubject, problemsFromIssues } from "../pipeline/validate";
+import type { Problem } from "../wire/envelope";
 
 /**
  * The console's list pages read their filters from the query string, through the same schemas as

@@ -1,7 +1,7 @@
 import { findKeyOwner } from "../auth/keys";
 import { operatorFingerprint, operatorIdOf } from "../auth/operator-id";
 import type { ProxyConfig } from "../config/load";
-import { INPUT_LIMITS } from "../http/limits";
+import { INPUT_LIMITS } from "../pipeline/limit";
 
 export interface OperatorIdentity {
   tenant: string;

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
-import { listApprovals } from "../approvals/operator";
+import { listApprovals } from "../ledger/operator-client";
 import type { ConsoleEnv } from "./console-env";
 import { environmentOf } from "./guards";
 import { ApprovalsPage } from "./views/approvals-page";

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import { RunFiltersSchema } from "../approvals/list-filters";
-import { listRuns } from "../approvals/operator";
+import { listRuns } from "../ledger/operator-client";
 import { RUN_LIST_STATES } from "../wire/run-summary";
 import type { ConsoleEnv } from "./console-env";
 import { environmentOf } from "./guards";

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import { MAX_LIST_LIMIT } from "../approvals/list-filters";
-import { inspectRun, listApprovals } from "../approvals/operator";
+import { inspectRun, listApprovals } from "../ledger/operator-client";
 import type { ConsoleEnv } from "./console-env";
 import { environmentOf, messagePage } from "./guards";
 import { RunPage } from "./views/run-page";

@@ -1,43 +1,8 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { failure, type Problem } from "../envelope";
-import { requestContext, respond } from "../pipeline/respond";
+import { INPUT_LIMITS, structuralProblems } from "../pipeline/limit";
+import { failure, type Problem } from "../wire/envelope";
 import type { AppEnv } from "./app-env";
-
-/**
- * Limits on everything a caller controls, checked at the edge before any parsing that could be made
- * to work hard: a hostile header is refused before it is hashed or verified, a hostile body before
- * zod, the ledger or canonical JSON recurse through it. Body size (64 KiB, 413) is hono's bodyLimit
- * on each route; these are the rest. They are generous for any real tool call: a tool's own schema
- * is what tells an agent its arguments are too long, these only stop payloads no tool accepts.
- *
- * Refusals here happen before the run's ledger, like a 413: they spend no budget and are not
- * traced. The rate limit, checked before them, bounds how often a caller can send one.
- */
-export const INPUT_LIMITS = {
-  /** A run token is about 250 bytes; a tenant key far less. */
-  authorization_bytes: 1_024,
-  /** An orchestrator's intent nonce, hashed into idempotency keys. */
-  intent_bytes: 256,
-  /** All header names and values together. */
-  header_bytes: 16 * 1_024,
-  /** Objects and arrays nested in a body, the body itself being level 1. */
-  depth: 10,
-  string_chars: 10_000,
-  array_items: 100,
-  object_keys: 50,
-  key_chars: 128,
-  /** OpenAI's limit on function names, so no tool an agent can be offered has a longer name. */
-  tool_name_chars: 64,
-} as const;
-
-/**
- * Names that reach an object's prototype rather than its own fields when copied: `{"__proto__":
- * {...}}` would hand a validator inherited arguments that the digest and the key never saw.
- */
-const RESERVED_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
-
-/** A body with thousands of violations gets the first few; the agent must fix those anyway. */
-const MAX_PROBLEMS = 20;
+import { requestContext, respond } from "./respond";
 
 function refuse(c: Context<AppEnv>, status: 422 | 431, message: string, problems: Problem[]) {
   return respond(
@@ -90,93 +55,6 @@ export const limitHeaders: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   await next();
 };
-
-/** `args.items[2].sku` style, like validation problems; the body itself is `body`. */
-function child(path: string, key: string | number): string {
-  if (typeof key === "number") return `${path}[${key}]`;
-  return path === "body" ? key : `${path}.${key}`;
-}
-
-/**
- * Every structural limit a JSON value breaks, at most MAX_PROBLEMS of them. Recursion stops at the
- * depth limit, so a value nested 30,000 levels deep costs a handful of frames, not a stack overflow.
- */
-export function structuralProblems(value: unknown): Problem[] {
-  const problems: Problem[] = [];
-  const visit = (node: unknown, path: string, depth: number): void => {
-    if (problems.length >= MAX_PROBLEMS) return;
-    if (typeof node === "string") {
-      if (node.length > INPUT_LIMITS.string_chars)
-        problems.push({
-          field: path,
-          reason: `a string of ${node.length} characters, over the limit`,
-          hint: `Strings are at most ${INPUT_LIMITS.string_chars} characters; the tool's schema may allow fewer.`,
-        });
-      return;
-    }
-    if (typeof node === "number") {
-      // JSON.parse turns 1e400 into Infinity, which no schema, digest or canonical form can represent.
-      if (!Number.isFinite(node))
-        problems.push({
-          field: path,
-          reason: "a number too large to represent",
-          hint: "Numbers must be finite 64-bit floating point values.",
-        });
-      return;
-    }
-    if (typeof node !== "object" || node === null) return;
-    if (depth > INPUT_LIMITS.depth) {
-      problems.push({
-        field: path,
-        reason: `nested deeper than ${INPUT_LIMITS.depth} levels`,
-        hint: `Objects and arrays nest at most ${INPUT_LIMITS.depth} levels, counting the body itself.`,
-      });
-      return;
-    }
-    if (Array.isArray(node)) {
-      if (node.length > INPUT_LIMITS.array_items) {
-        problems.push({
-          field: path,
-          reason: `an array of ${node.length} items, over the limit`,
-          hint: `Arrays hold at most ${INPUT_LIMITS.array_items} items.`,
-        });
-        return;
-      }
-      for (const [index, item] of node.entries()) visit(item, child(path, index), depth + 1);
-      return;
-    }
-    const keys = Object.keys(node);
-    if (keys.length > INPUT_LIMITS.object_keys) {
-      problems.push({
-        field: path,
-        reason: `an object with ${keys.length} fields, over the limit`,
-        hint: `Objects have at most ${INPUT_LIMITS.object_keys} fields.`,
-      });
-      return;
-    }
-    for (const key of keys) {
-      if (RESERVED_KEYS.has(key)) {
-        problems.push({
-          field: child(path, key),
-          reason: "a reserved field name",
-          hint: `No tool takes a field named ${key}; send the arguments themselves, with the fields the tool's schema lists.`,
-        });
-        continue;
-      }
-      if (key.length > INPUT_LIMITS.key_chars) {
-        problems.push({
-          field: child(path, `${key.slice(0, 32)}…`),
-          reason: `a field name of ${key.length} characters, over the limit`,
-          hint: `Field names are at most ${INPUT_LIMITS.key_chars} characters.`,
-        });
-        continue;
-      }
-      visit((node as Record<string, unknown>)[key], child(path, key), depth + 1);
-    }
-  };
-  visit(value, "body", 1);
-  return problems;
-}
 
 /** One tool per request: a batch or a list of tool names is refused before anything else. */
 function batchProblems(body: unknown): Problem[] {

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
-import { failure } from "../envelope";
-import { requestContext, respond } from "../pipeline/respond";
+import { failure } from "../wire/envelope";
 import type { AppEnv } from "./app-env";
+import { requestContext, respond } from "./respond";
 
 /** The 413 answer of a body over the size limit: an envelope like every other answer. */
 export function tooLarge(maxBytes: number) {

@@ -2,9 +2,9 @@ import { zValidator } from "@hono/zod-validator";
 import type { Context, MiddlewareHandler } from "hono";
 import type * as z from "zod";
 import type { Env } from "../env";
-import { failure, type Problem } from "../envelope";
-import { requestContext, respond } from "../pipeline/respond";
 import { omitNullOptionals, type ProblemSubject, problemsFromIssues } from "../pipeline/validate";
+import { failure, type Problem } from "../wire/envelope";
+import { requestContext, respond } from "./respond";
 
 /**
  * Validation of every JSON route that is not a tool call (opening a run, operator decisions, the

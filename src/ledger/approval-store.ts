@@ -1,8 +1,8 @@
 import type { ApprovalRecord } from "../approvals/model";
 import type { SideEffect } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
-import type { ApprovalState, Envelope } from "../envelope";
 import type { ApprovalDecisionRecord } from "../pipeline/admit";
+import type { ApprovalState, Envelope } from "../wire/envelope";
 
 interface ApprovalRow extends Record<string, SqlStorageValue> {
   id: string;

@@ -1,7 +1,7 @@
 import { type ApprovalSummary, summarize } from "../approvals/model";
-import { assertNever } from "../envelope";
 import type { Write } from "../pipeline/admit";
 import type { RunMeta, TraceCompletion } from "../pipeline/run-state";
+import { assertNever } from "../wire/envelope";
 import type { ApprovalStore } from "./approval-store";
 import type { KeyStore } from "./key-store";
 import type { RunStore } from "./run-store";

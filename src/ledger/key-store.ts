@@ -1,6 +1,6 @@
 import type { SideEffect } from "../catalog/define-tool";
-import type { Envelope } from "../envelope";
 import type { CallRecord, KeyState, StoredRequest } from "../pipeline/run-state";
+import type { Envelope } from "../wire/envelope";
 
 interface KeyRow extends Record<string, SqlStorageValue> {
   key: string;

@@ -1,8 +1,8 @@
 import type { ApprovalRecord } from "../approvals/model";
-import type { RunLimits } from "../config/tenants";
 import type { CallRequest } from "../pipeline/prepare";
 import type { FaultPlan } from "../scenarios/modes";
 import type { ScenarioStep } from "../scenarios/scenario";
+import type { RunLimits } from "../wire/run-status";
 
 /** What the worker hands the RunLedger Durable Object over RPC, and what it gets back. */
 

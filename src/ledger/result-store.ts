@@ -18,10 +18,6 @@ CREATE TABLE IF NOT EXISTS resource_versions (
 );
 `;
 
-export function newResultHandle(): string {
-  return `res_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
-}
-
 /**
  * Large results kept in pages, and the newest version the run has seen of each resource. Both live
  * and expire with the run: a handle means nothing outside it.

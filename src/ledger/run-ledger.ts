@@ -4,8 +4,8 @@ import { notifyApproval } from "../approvals/notify";
 import { policyVersion } from "../approvals/policy-version";
 import { subjectsOf } from "../approvals/subjects";
 import { loadConfig } from "../config/load";
+import { newCallId } from "../core/ids";
 import type { Env } from "../env";
-import { type Envelope, failure } from "../envelope";
 import {
   type CallStep,
   decideApproval,
@@ -17,11 +17,12 @@ import {
 } from "../pipeline/admit";
 import { type DispatchPlan, dispatchCall, prepareAgentCall } from "../pipeline/run-call";
 import { newRun, type RunMeta } from "../pipeline/run-state";
+import { runStatus } from "../pipeline/run-status";
 import { limiterOf, rateSettingsOf } from "../ratelimit/admission";
 import { RunRateGate } from "../ratelimit/run-gate";
-import { ScenarioStore } from "../scenarios/scenario-store";
 import { catalog } from "../tools";
-import { type RunStatus, runStatus } from "../wire/run-status";
+import { type Envelope, failure } from "../wire/envelope";
+import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
 import type { TraceEntry } from "../wire/trace-entry";
 import { ApprovalStore } from "./approval-store";
@@ -31,6 +32,7 @@ import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./ledge
 import { ResultStore } from "./result-store";
 import { RunIndex } from "./run-index";
 import { RunStore } from "./run-store";
+import { ScenarioStore } from "./scenario-store";
 
 /** Keys, results, approvals and trace outlive the run by at least this long. */
 export const RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -303,7 +305,7 @@ export class RunLedger extends DurableObject<Env> {
     const run = this.#ownRun(input.tenant);
     if (!run) return { ok: false, code: "not_found", message: "No such approval.", approval: null };
     const policy = await this.#policyVersion(run);
-    const callId = `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+    const callId = newCallId();
     const approvals = this.#stores.approvals;
     const { result: decided, changed } = this.#commitStep(() => {
       const approval = approvals.byId(input.approval_id);

@@ -1,7 +1,7 @@
-import type { RunLimits } from "../config/tenants";
-import type { EnvironmentName } from "../envelope";
 import type { Counters } from "../pipeline/budget";
 import type { NewTraceEntry, RunMeta, Taint, TraceCompletion } from "../pipeline/run-state";
+import type { EnvironmentName } from "../wire/envelope";
+import type { RunLimits } from "../wire/run-status";
 import { type TraceEntry, type TraceRow, traceEntryFromRow } from "../wire/trace-entry";
 import { migrateLedger } from "./schema";
 

@@ -1,7 +1,7 @@
 import { applyMigrations } from "../core/sql-migrations";
-import { SCENARIO_SCHEMA } from "../scenarios/scenario-store";
 import { APPROVALS_SCHEMA } from "./approval-store";
 import { RESULTS_SCHEMA } from "./result-store";
+import { SCENARIO_SCHEMA } from "./scenario-store";
 
 /**
  * The RunLedger's SQLite schema, as ordered migrations. One database per run; the constructor

@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { Envelope } from "../envelope";
+import type { Envelope } from "../wire/envelope";
 
 /**
  * One line a model can act on when its client shows only `content`: what happened, the shaped

@@ -6,11 +6,11 @@ import {
 import { type Context, Hono } from "hono";
 import type { AgentPrincipal } from "../auth/agent-keys";
 import { loadConfig } from "../config/load";
-import { failure, httpStatusFor } from "../envelope";
 import type { AppEnv } from "../http/app-env";
-import { requestContext, respond } from "../pipeline/respond";
-import { MAX_CALL_BODY_BYTES } from "../routes/runs";
+import { requestContext, respond } from "../http/respond";
 import { catalog } from "../tools";
+import { failure, httpStatusFor } from "../wire/envelope";
+import { MAX_CALL_BODY_BYTES } from "../wire/requests";
 import {
   authenticateMcp,
   MCP_PATH,

@@ -1,8 +1,8 @@
 import { Server } from "@modelcontextprotocol/server";
 import type { RunTokenClaims } from "../auth/run-token";
+import { readCallBody } from "../door/call-body";
+import { type HeaderReader, handleToolCall } from "../door/entry";
 import type { Env } from "../env";
-import { readCallBody } from "../http/call-body";
-import { type HeaderReader, handleToolCall } from "../pipeline/entry";
 import { specsFor } from "../specs/formats";
 import { catalog } from "../tools";
 import { toCallToolResult } from "./call-result";

@@ -3,11 +3,11 @@ import type { AgentPrincipal } from "../auth/agent-keys";
 import { signToken, verifyToken } from "../auth/signed-token";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
-import { type Envelope, failure } from "../envelope";
-import { requestContext } from "../pipeline/respond";
+import { requestContext } from "../http/respond";
+import { ledgerFor } from "../ledger/client";
 import { admitRunOpen } from "../ratelimit/admission";
-import { ledgerFor } from "../routes/ledger-stub";
 import { openRunFor } from "../runs/open-run";
+import { type Envelope, failure } from "../wire/envelope";
 
 /**
  * One MCP session of an agent is one run. The `Mcp-Session-Id` names that run, signed so it cannot

@@ -1,4 +1,4 @@
-import { type ApprovalState, assertNever, type Envelope, type ErrorCode } from "../envelope";
+import { type ApprovalState, assertNever, type Envelope, type ErrorCode } from "../wire/envelope";
 
 /**
  * What the health of a tenant's agents is counted in. A call's envelope and an approval's change of

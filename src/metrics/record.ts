@@ -1,8 +1,8 @@
 import { waitUntil } from "cloudflare:workers";
 import type { ApprovalSummary } from "../approvals/model";
 import type { Env } from "../env";
-import type { ApprovalState, Envelope } from "../envelope";
 import { catalog } from "../tools";
+import type { ApprovalState, Envelope } from "../wire/envelope";
 import { writeToAnalyticsEngine } from "./analytics-engine-sink";
 import { countApprovalChange, countCall, type MetricEvent, UNKNOWN_TOOL } from "./events";
 import { bufferForStore, type Defer } from "./store-sink";

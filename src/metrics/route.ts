@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import { loadConfig } from "../config/load";
-import { failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
+import { requireOperatorKey } from "../http/authenticate";
+import { requestContext, respond } from "../http/respond";
 import { validated } from "../http/validation-hook";
-import { requireOperatorKey } from "../pipeline/authenticate";
-import { requestContext, respond } from "../pipeline/respond";
+import { failure, success } from "../wire/envelope";
 import { MetricsQuerySchema, rangeOf } from "../wire/metrics";
 import { readMetrics } from "./read";
 

@@ -1,5 +1,5 @@
+import type { MetricsStore, MinuteDelta } from "../ledger/metrics-store";
 import { addCounts, type MetricEvent, zeroCounts } from "./events";
-import type { MetricsStore, MinuteDelta } from "./metrics-store";
 
 /** Keeps work alive after the answer: an ExecutionContext's `waitUntil`. */
 export type Defer = (work: Promise<unknown>) => void;

@@ -1,5 +1,6 @@
 import type { ProxyConfig } from "../config/load";
-import { type RunLimits, resolveRunLimits } from "../config/tenants";
+import { resolveRunLimits } from "../config/tenants";
+import type { RunLimits } from "../wire/run-status";
 
 /** An agent profile as the consent page offers it: what a session of a client granted it may do. */
 export interface ProfileChoice {

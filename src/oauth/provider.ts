@@ -3,10 +3,10 @@ import {
   type OAuthHelpers,
   type OAuthProviderOptions,
 } from "@cloudflare/workers-oauth-provider";
+import { newCallId } from "../core/ids";
 import type { Env } from "../env";
-import { type EnvironmentName, failure } from "../envelope";
 import { MCP_PATH } from "../mcp/auth";
-import { newCallId } from "../pipeline/respond";
+import { type EnvironmentName, failure } from "../wire/envelope";
 import { OAUTH_PATHS, type FetchHandler as PathsFetchHandler } from "./paths";
 
 export { OAUTH_PATHS } from "./paths";

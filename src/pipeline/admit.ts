@@ -1,6 +1,7 @@
-import { APPROVAL_POLL_MS, APPROVAL_TTL_MS, type ApprovalRecord, newApprovalId } from "../approvals/model";
+import { APPROVAL_POLL_MS, APPROVAL_TTL_MS, type ApprovalRecord } from "../approvals/model";
 import type { SideEffect, ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
+import { newApprovalId } from "../core/ids";
 import {
   type ApprovalBlock,
   type ApprovalState,
@@ -8,7 +9,7 @@ import {
   type EnvelopeContext,
   type FailureSpec,
   failure,
-} from "../envelope";
+} from "../wire/envelope";
 import { budgetLeft, type Counters, canChargeCall, canSpendEffect, spendEffect } from "./budget";
 import type { PreparedCall } from "./prepare";
 import { completionOf } from "./record";

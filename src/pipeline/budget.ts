@@ -1,7 +1,6 @@
 import type { SideEffect } from "../catalog/define-tool";
-import type { RunLimits } from "../config/tenants";
-import { assertNever, type Budget } from "../envelope";
-import type { Counters } from "../wire/run-status";
+import { assertNever, type Budget } from "../wire/envelope";
+import type { Counters, RunLimits } from "../wire/run-status";
 
 /** What a run has spent so far: the wire schema's type, reported as `used` by the run status. */
 export type { Counters } from "../wire/run-status";

@@ -1,5 +1,5 @@
 import type { SideEffect } from "../catalog/define-tool";
-import type { FailureSpec } from "../envelope";
+import type { FailureSpec } from "../wire/envelope";
 
 /** What came back from one upstream attempt, before any interpretation. */
 export type UpstreamResult =

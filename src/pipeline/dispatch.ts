@@ -1,13 +1,13 @@
 import type { ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
-import type { FailureSpec } from "../envelope";
 import type { Upstream } from "../upstream/bindings";
 import { upstreamTarget } from "../upstream/bindings";
 import { decideRetry } from "../upstream/retry";
-import { sendAttempt } from "../upstream/send-attempt";
+import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
 import { classifyUpstream } from "./classify";
 import type { StoredRequest } from "./run-state";
+import { sendAttempt } from "./send-attempt";
 import { shapeOutput } from "./shape";
 
 /** One upstream attempt as the trace records it: the wire schema's type. */

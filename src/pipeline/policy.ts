@@ -1,5 +1,5 @@
 import type { PolicyContext, ToolSpec } from "../catalog/define-tool";
-import type { Problem } from "../envelope";
+import type { Problem } from "../wire/envelope";
 
 /** Whether a human must approve this call before it runs, and the policies' reasons. */
 export interface ApprovalNeed {

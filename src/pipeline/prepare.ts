@@ -1,7 +1,7 @@
 import type { Catalog } from "../catalog/catalog";
 import type { PolicyContext, ToolSpec } from "../catalog/define-tool";
-import type { FailureSpec, Problem } from "../envelope";
-import { structuralProblems } from "../http/limits";
+import type { FailureSpec, Problem } from "../wire/envelope";
+import { structuralProblems } from "./limit";
 import { type ApprovalNeed, checkPolicy } from "./policy";
 import { resolveTool } from "./resolve";
 import { validateArguments } from "./validate";

@@ -1,4 +1,4 @@
-import type { Envelope } from "../envelope";
+import type { Envelope } from "../wire/envelope";
 import type { TraceCompletion } from "./run-state";
 
 /**

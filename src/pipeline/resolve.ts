@@ -1,6 +1,6 @@
 import type { Catalog } from "../catalog/catalog";
 import type { ToolSpec } from "../catalog/define-tool";
-import type { FailureSpec } from "../envelope";
+import type { FailureSpec } from "../wire/envelope";
 
 export type Resolution = { ok: true; tool: ToolSpec } | { ok: false; refusal: FailureSpec };
 

@@ -1,7 +1,7 @@
 import type { SideEffect } from "../catalog/define-tool";
-import type { RunLimits } from "../config/tenants";
-import type { Envelope, EnvironmentName } from "../envelope";
-import type { Taint } from "../wire/run-status";
+import { newFenceMarker } from "../core/ids";
+import type { Envelope, EnvironmentName } from "../wire/envelope";
+import type { RunLimits, Taint } from "../wire/run-status";
 import type { AttemptRecord } from "../wire/trace-entry";
 import type { Counters } from "./budget";
 
@@ -108,7 +108,7 @@ export function newRun(
     deadline_at: now + input.limits.deadline_s * 1000,
     ended_at: null,
     counters: { calls_used: 0, writes_used: 0, destructive_used: 0 },
-    fence_marker: crypto.randomUUID().replaceAll("-", "").slice(0, 12),
+    fence_marker: newFenceMarker(),
     tainted_by: null,
   };
 }

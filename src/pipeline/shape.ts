@@ -1,9 +1,10 @@
 import type { ToolSpec } from "../catalog/define-tool";
-import type { FailureSpec } from "../envelope";
-import { newResultHandle, type ResultStore } from "../ledger/result-store";
+import { newResultHandle } from "../core/ids";
+import type { ResultSummary } from "../shaping/cap";
 import { capResult } from "../shaping/cap";
 import { fenceText, fenceUntrusted } from "../shaping/fence";
 import { applyMasks } from "../shaping/mask";
+import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord, Execution } from "./dispatch";
 import type { Taint } from "./run-state";
 
@@ -20,12 +21,26 @@ export interface ShapedResult {
   record: Recorder;
 }
 
+/**
+ * What shaping keeps in the run's storage: pages of a large result, and the newest version seen of
+ * each resource. Shaping owns the interface; the ledger's `ResultStore` implements it, so this pure
+ * stage never reaches storage itself.
+ */
+export interface ResultKeeper {
+  savePages(handle: string, tool: string, summary: ResultSummary, pages: readonly string[]): void;
+  observeVersion(
+    resource: string,
+    version: number,
+    now: number,
+  ): { stale: boolean; newest_seen: number | null };
+}
+
 /** What shaping needs of the run's ledger, and nothing more. */
 export interface ShapeContext {
   callId: string;
   fenceMarker: string;
   alreadyTainted: boolean;
-  results: ResultStore;
+  results: ResultKeeper;
   /** A tool of the run's namespace by name (the postcondition's read). */
   findTool: (name: string) => ToolSpec | undefined;
   /** One upstream call of a read, with this run's credential: the postcondition's observation. */

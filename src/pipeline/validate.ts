@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { InputSchema } from "../catalog/define-tool";
-import type { Problem } from "../envelope";
+import type { Problem } from "../wire/envelope";
 
 export type Validation = { ok: true; args: Record<string, unknown> } | { ok: false; problems: Problem[] };
 

@@ -1,7 +1,7 @@
 import { loadConfig } from "../config/load";
+import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from "../config/rate-settings";
 import type { Env } from "../env";
-import { assertNever, type FailureSpec } from "../envelope";
-import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from "./settings";
+import { assertNever, type FailureSpec } from "../wire/envelope";
 import type { BucketLimit } from "./token-bucket";
 
 /** Which limit refused: named in `error.details.scope` so an orchestrator knows what to slow down. */

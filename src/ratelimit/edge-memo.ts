@@ -1,6 +1,6 @@
-import type { Envelope, FailureSpec } from "../envelope";
+import type { RateLimitSettings } from "../config/rate-settings";
+import type { Envelope, FailureSpec } from "../wire/envelope";
 import { type RateScope, rateRefusal } from "./admission";
-import type { RateLimitSettings } from "./settings";
 
 /** At most this many runs remembered per isolate; a flood of distinct runs just starts over. */
 const MAX_REMEMBERED = 4_096;

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
-import { type FailureSpec, failure } from "../envelope";
 import type { AppEnv } from "../http/app-env";
-import { requestContext, respond } from "../pipeline/respond";
+import { requestContext, respond } from "../http/respond";
+import { type FailureSpec, failure } from "../wire/envelope";
 import { admitRunOpen } from "./admission";
 
 function refuse(c: Parameters<MiddlewareHandler<AppEnv>>[0], spec: FailureSpec) {

@@ -1,6 +1,6 @@
-import type { FailureSpec } from "../envelope";
+import type { RateLimitSettings } from "../config/rate-settings";
+import type { FailureSpec } from "../wire/envelope";
 import { bucketOf, limiterUnavailable, rateRefusal } from "./admission";
-import type { RateLimitSettings } from "./settings";
 import { type BucketLimit, takeToken } from "./token-bucket";
 
 /** Where a run's ledger leases tenant-wide tokens from: the tenant's RateLimiter object. */

@@ -2,16 +2,16 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import * as z from "zod";
 import { ApprovalFiltersSchema } from "../approvals/list-filters";
-import { decideApproval, inspectApproval, listApprovals } from "../approvals/operator";
 import type { Env } from "../env";
-import { failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
+import { requireOperatorKey } from "../http/authenticate";
 import { limitJsonBody } from "../http/limits";
+import { requestContext, respond } from "../http/respond";
 import { tooLarge } from "../http/too-large";
 import { jsonBody, validated } from "../http/validation-hook";
-import { requireOperatorKey } from "../pipeline/authenticate";
-import { requestContext, respond } from "../pipeline/respond";
+import { decideApproval, inspectApproval, listApprovals } from "../ledger/operator-client";
 import type { ApprovalDecision, ApprovalList } from "../wire/approval-answers";
+import { failure, success } from "../wire/envelope";
 
 /** The human gate: operators of a tenant list, inspect, approve and reject that tenant's approvals. */
 export const approvals = new Hono<AppEnv>();

@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { RunFiltersSchema } from "../approvals/list-filters";
-import { listRuns } from "../approvals/operator";
-import { success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
+import { requireOperatorKey } from "../http/authenticate";
+import { requestContext, respond } from "../http/respond";
 import { validated } from "../http/validation-hook";
-import { requireOperatorKey } from "../pipeline/authenticate";
-import { requestContext, respond } from "../pipeline/respond";
+import { listRuns } from "../ledger/operator-client";
+import { success } from "../wire/envelope";
 import type { RunList } from "../wire/run-summary";
 
 /** The operator's list of the tenant's runs, mounted at `GET /v1/runs` beside the agents' run routes. */

@@ -1,45 +1,24 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import * as z from "zod";
-import { RunLimitsSchema } from "../config/tenants";
-import { failure, success } from "../envelope";
+import { parseCallBody, readCallBody } from "../door/call-body";
+import { handleToolCall } from "../door/entry";
 import type { AppEnv } from "../http/app-env";
-import { parseCallBody, readCallBody } from "../http/call-body";
+import { requireRunOpener, requireRunToken } from "../http/authenticate";
 import { limitJsonBody } from "../http/limits";
+import { requestContext, respond } from "../http/respond";
 import { tooLarge } from "../http/too-large";
 import { jsonBody, validated } from "../http/validation-hook";
-import { requireRunOpener, requireRunToken } from "../pipeline/authenticate";
-import { handleToolCall } from "../pipeline/entry";
-import { requestContext, respond } from "../pipeline/respond";
+import { ledgerFor } from "../ledger/client";
 import { limitRunOpens } from "../ratelimit/middleware";
 import { openRunFor } from "../runs/open-run";
-import { ScenarioSchema } from "../scenarios/scenario";
-import { ledgerFor } from "./ledger-stub";
+import { failure, success } from "../wire/envelope";
+import {
+  MAX_CALL_BODY_BYTES,
+  OpenRunBodySchema,
+  ResultPageQuerySchema,
+  TraceQuerySchema,
+} from "../wire/requests";
 import { ndjsonExport, otlpExport } from "./trace-export";
-
-export const MAX_CALL_BODY_BYTES = 64 * 1024;
-
-export const OpenRunBodySchema = z.strictObject({
-  namespace: z
-    .string()
-    .optional()
-    .describe(
-      "The tool namespace the run may use, such as support. Required with a tenant key; an agent key's profile names it.",
-    ),
-  limits: RunLimitsSchema.partial()
-    .optional()
-    .describe("Budgets for this run, within the tenant's ceilings."),
-  scenario: ScenarioSchema.optional(),
-});
-
-/** `GET /v1/runs/{run_id}/results/{handle}?cursor=`: which page of a large result. */
-export const ResultPageQuerySchema = z.strictObject({
-  cursor: z
-    .string()
-    .regex(/^\d{1,6}$/, "not a non-negative integer")
-    .default("0")
-    .describe("The page to read: 0, then each page's next_cursor."),
-});
 
 export const runs = new Hono<AppEnv>();
 
@@ -85,26 +64,6 @@ runs.post(
     return respond(c, envelope);
   },
 );
-
-/** `GET /v1/runs/{run_id}/trace?cursor=&limit=&format=`: a page of the trace, or the whole as an export. */
-export const TraceQuerySchema = z.strictObject({
-  cursor: z
-    .string()
-    .regex(/^\d{1,15}$/, "not a cursor this endpoint gave")
-    .default("0")
-    .describe("Where the page starts: omit for the first, then each page's next_cursor."),
-  limit: z
-    .string()
-    .regex(/^\d{1,4}$/, "not a whole number")
-    .default("100")
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(1000))
-    .describe("Entries per page, 1 to 1000; 100 when omitted."),
-  format: z
-    .enum(["otlp"])
-    .optional()
-    .describe("otlp: the whole trace as OpenTelemetry JSON spans, streamed; cursor and limit do not apply."),
-});
 
 runs.get("/:run_id/trace", requireRunToken, validated("query", TraceQuerySchema), async (c) => {
   const runId = c.req.param("run_id");

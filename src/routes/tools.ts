@@ -1,28 +1,15 @@
 import { type Context, Hono, type MiddlewareHandler } from "hono";
-import * as z from "zod";
 import { bearerToken, findKeyOwner } from "../auth/keys";
 import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
-import { type Envelope, failure, success } from "../envelope";
 import type { AppEnv } from "../http/app-env";
+import { RUN_TOKEN_REFUSALS } from "../http/authenticate";
+import { requestContext, respond } from "../http/respond";
 import { validated } from "../http/validation-hook";
-import { RUN_TOKEN_REFUSALS } from "../pipeline/authenticate";
-import { requestContext, respond } from "../pipeline/respond";
-import { SpecFormatSchema, specsFor } from "../specs/formats";
+import { specsFor } from "../specs/formats";
 import { catalog } from "../tools";
-
-export const ToolsQuerySchema = z.strictObject({
-  namespace: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      "The namespace whose tools to list, such as support. A run token may omit it: its own namespace.",
-    ),
-  format: SpecFormatSchema.default("jsonschema").describe(
-    "openai (Chat Completions function tools, strict), openai-responses (Responses API function tools, strict), anthropic (input_schema), gemini (functionDeclarations), mcp (MCP Tool objects) or jsonschema (neutral).",
-  ),
-});
+import { type Envelope, failure, success } from "../wire/envelope";
+import { ToolsQuerySchema } from "../wire/requests";
 
 /** Who asks: a tenant's orchestrator (any namespace of its config) or one run (its namespace only). */
 type Caller = { kind: "tenant"; tenant: string } | { kind: "run"; claims: RunTokenClaims };

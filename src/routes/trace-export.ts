@@ -1,5 +1,5 @@
+import type { LedgerClient } from "../ledger/client";
 import type { TraceEntry } from "../wire/trace-entry";
-import type { LedgerClient } from "./ledger-stub";
 import { otlpFrame, otlpSpan, otlpTraceId } from "./trace-otlp";
 
 /** Entries per ledger request while an export streams: a bounded piece of memory at a time. */

@@ -1,17 +1,19 @@
 import type { AgentPrincipal } from "../auth/agent-keys";
 import { issueRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
-import { type RunLimits, resolveRunLimits } from "../config/tenants";
+import { resolveRunLimits } from "../config/tenants";
+import { newRunId } from "../core/ids";
 import type { Env } from "../env";
-import { type Envelope, failure, success } from "../envelope";
+import { requestContext } from "../http/respond";
+import { ledgerFor } from "../ledger/client";
 import { RETENTION_MS } from "../ledger/run-ledger";
-import { requestContext } from "../pipeline/respond";
-import { ledgerFor } from "../routes/ledger-stub";
-import { toolSpecsFor } from "../routes/tool-specs";
 import { acceptScenario } from "../scenarios/accept";
-import type { ScenarioStepInput } from "../scenarios/scenario";
+import { toolSpecsFor } from "../specs/tool-specs";
 import { catalog } from "../tools";
+import { type Envelope, failure, success } from "../wire/envelope";
 import type { RunOpened } from "../wire/run-open";
+import type { RunLimits } from "../wire/run-status";
+import type { ScenarioStepInput } from "../wire/scenario";
 
 /** Run tokens outlive the deadline a little, so an agent can still read its status and trace. */
 export const TOKEN_GRACE_MS = 60 * 60 * 1000;
@@ -97,7 +99,7 @@ export async function openRunFor(
       failure(ctx, { code: "validation_error", message: scenario.message, problems: scenario.problems }),
     );
   }
-  const runId = `run_${crypto.randomUUID().replaceAll("-", "")}`;
+  const runId = newRunId();
   const status = await ledgerFor(env, tenantId, runId).open({
     tenant: tenantId,
     run_id: runId,

@@ -1,6 +1,7 @@
 import type { SideEffect } from "../catalog/define-tool";
 import type { FaultInjection } from "../config/fault-injection";
-import type { FailureSpec, Problem } from "../envelope";
+import type { FailureSpec, Problem } from "../wire/envelope";
+import type { ScenarioStepInput } from "../wire/scenario";
 import { type FaultPlan, faultFits } from "./modes";
 import {
   checkScenario,
@@ -8,7 +9,6 @@ import {
   faultInjectionOff,
   hasFaultHeaders,
   type ScenarioStep,
-  type ScenarioStepInput,
   type ToolSideEffects,
 } from "./scenario";
 

@@ -1,7 +1,7 @@
 import type { SideEffect } from "../catalog/define-tool";
+import type { ScenarioStore } from "../ledger/scenario-store";
 import type { Upstream } from "../upstream/bindings";
 import { type FaultPlan, faultHeaders } from "./modes";
-import type { ScenarioStore } from "./scenario-store";
 
 export interface FaultSource {
   /** The run's scenario; consulted once per upstream request. */

@@ -1,38 +1,6 @@
-import * as z from "zod";
 import type { SideEffect } from "../catalog/define-tool";
+import { type FaultMode, READ_SHAPE_MODES, WRITE_SHAPE_MODES } from "../wire/scenario";
 
-/**
- * The sandbox upstream's fault modes (sandbox/API.md), as the proxy names them when it asks for one.
- * The proxy keeps its own list rather than importing the sandbox's: the sandbox stands in for a
- * third-party API, and test/scenarios.test.ts checks that the two lists agree.
- */
-
-/** Answer instead of the application: a gateway page, a crash, a throttle, an outage. */
-export const ANSWER_MODES = [
-  "error_500",
-  "bad_gateway",
-  "html",
-  "rate_limited",
-  "transient_forever",
-] as const;
-/** Let the application run, then spoil how its answer arrives. */
-export const DELIVERY_MODES = ["hang", "slow_success", "truncated"] as const;
-/** Change what a read says. */
-export const READ_SHAPE_MODES = ["stale", "injection", "large"] as const;
-/** Change what a write does. */
-export const WRITE_SHAPE_MODES = ["partial_success", "silent_failure"] as const;
-
-export const FAULT_MODES = [
-  ...ANSWER_MODES,
-  ...DELIVERY_MODES,
-  ...READ_SHAPE_MODES,
-  ...WRITE_SHAPE_MODES,
-] as const;
-export const FaultModeSchema = z.enum(FAULT_MODES);
-export type FaultMode = z.infer<typeof FaultModeSchema>;
-
-export const MAX_HANG_MS = 300_000;
-export const MAX_RETRY_AFTER_S = 3_600;
 const DEFAULT_HANG_MS = 30_000;
 const DEFAULT_RETRY_AFTER_S = 1;
 /** An outage outlasts any sane retry budget, as the sandbox's own default says. */

@@ -1,74 +1,20 @@
-import * as z from "zod";
 import type { SideEffect } from "../catalog/define-tool";
-import type { Problem } from "../envelope";
-import type { RunScenarioStep } from "../wire/scenario-step";
+import type { Problem } from "../wire/envelope";
 import {
-  defaultTimes,
   type FaultMode,
   FaultModeSchema,
-  type FaultPlan,
-  faultFits,
   MAX_HANG_MS,
   MAX_RETRY_AFTER_S,
-  takesHang,
-  takesRetryAfter,
-  toFaultPlan,
-} from "./modes";
+  type RunScenarioStep,
+  type ScenarioStepInput,
+} from "../wire/scenario";
+import { defaultTimes, type FaultPlan, faultFits, takesHang, takesRetryAfter, toFaultPlan } from "./modes";
 
 /**
  * A run's scenario: the upstream faults an orchestrator (never the model) asks for when it opens a
  * run in the sandbox. Each step fires on the run's next upstream requests it matches, `times` times,
  * in the order given, like faults armed in the sandbox itself.
  */
-
-export const MAX_SCENARIO_STEPS = 20;
-
-export const ScenarioStepSchema = z.strictObject({
-  mode: FaultModeSchema.describe("The fault to inject, one of the sandbox's modes (see sandbox/API.md)."),
-  tool: z
-    .string()
-    .min(1)
-    .max(64)
-    .optional()
-    .describe(
-      "Only upstream requests made for this tool of the run's namespace, such as issue_refund. Give tool or path_prefix, not both; neither matches every request.",
-    ),
-  path_prefix: z
-    .string()
-    .startsWith("/")
-    .max(200)
-    .optional()
-    .describe("Only upstream requests whose path starts with this, such as /refunds."),
-  times: z
-    .number()
-    .int()
-    .min(1)
-    .max(1_000)
-    .optional()
-    .describe("How many matching requests suffer the fault: 1 by default, 1000 for transient_forever."),
-  hang_ms: z
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_HANG_MS)
-    .optional()
-    .describe("For hang and slow_success: how long the upstream waits, 30000 by default."),
-  retry_after_s: z
-    .number()
-    .int()
-    .min(0)
-    .max(MAX_RETRY_AFTER_S)
-    .optional()
-    .describe("For rate_limited and transient_forever: the Retry-After the upstream sends, 1 by default."),
-});
-export type ScenarioStepInput = z.infer<typeof ScenarioStepSchema>;
-
-export const ScenarioSchema = z
-  .array(ScenarioStepSchema)
-  .max(MAX_SCENARIO_STEPS)
-  .describe(
-    "Upstream faults for this run, sandbox only: [{ mode, tool? | path_prefix?, times?, hang_ms?, retry_after_s? }].",
-  );
 
 /** A step as stored: defaults filled in, so the run shows exactly what will be sent. */
 export type ScenarioStep = RunScenarioStep;

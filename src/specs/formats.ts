@@ -1,24 +1,14 @@
 import * as z from "zod";
 import type { Catalog } from "../catalog/catalog";
 import type { ToolSpec } from "../catalog/define-tool";
-import { assertNever } from "../envelope";
+import { assertNever } from "../wire/envelope";
+import { type SpecFormat, SpecFormatSchema } from "../wire/requests";
 import { type AnthropicTool, toAnthropicTool } from "./anthropic";
 import { type GeminiFunctionDeclaration, toGeminiFunctionDeclaration } from "./gemini";
 import { type McpTool, toMcpTool } from "./mcp";
 import { type NeutralTool, toNeutralTool } from "./neutral";
 import { type OpenAiResponsesTool, type OpenAiTool, toOpenAiResponsesTool, toOpenAiTool } from "./openai";
 import { estimateTokens, TOKEN_ESTIMATE_METHOD } from "./token-estimate";
-
-export const SPEC_FORMATS = [
-  "openai",
-  "openai-responses",
-  "anthropic",
-  "gemini",
-  "mcp",
-  "jsonschema",
-] as const;
-export const SpecFormatSchema = z.enum(SPEC_FORMATS);
-export type SpecFormat = z.infer<typeof SpecFormatSchema>;
 
 /** The tool object each format produces. */
 export interface SpecOf {

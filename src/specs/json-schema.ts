@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { ToolSpec } from "../catalog/define-tool";
-import { EnvelopeSchema } from "../envelope";
+import { EnvelopeSchema } from "../wire/envelope";
 
 /** A JSON Schema document as plain JSON: what every spec format is built from. */
 export type JsonSchema = { [keyword: string]: unknown };

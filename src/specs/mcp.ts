@@ -1,5 +1,5 @@
 import type { SideEffect, ToolSpec } from "../catalog/define-tool";
-import { assertNever } from "../envelope";
+import { assertNever } from "../wire/envelope";
 import { modelDescription } from "./description";
 import { envelopeJsonSchema, inputJsonSchema, type ObjectJsonSchema } from "./json-schema";
 

@@ -1,9 +1,9 @@
 import * as z from "zod";
 import type { ToolSpec } from "../catalog/define-tool";
-import { EnvelopeSchema } from "../envelope";
 import { ResultPageSchema } from "../tools/builtins";
 import { ApprovalRecordSchema, ApprovalSummarySchema } from "../wire/approval";
 import { ApprovalDecisionSchema, ApprovalDetailSchema, ApprovalListSchema } from "../wire/approval-answers";
+import { EnvelopeSchema } from "../wire/envelope";
 import { HealthSchema } from "../wire/health";
 import { MetricsReportSchema } from "../wire/metrics";
 import { RunOpenedSchema } from "../wire/run-open";

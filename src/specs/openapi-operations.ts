@@ -1,8 +1,8 @@
 import * as z from "zod";
 import { ApprovalFiltersSchema, RunFiltersSchema } from "../approvals/list-filters";
-import { ToolsQuerySchema } from "../routes/tools";
 import { catalog } from "../tools";
 import { MetricsQuerySchema } from "../wire/metrics";
+import { ResultPageQuerySchema, ToolsQuerySchema, TraceQuerySchema } from "../wire/requests";
 import { type JsonSchema, withoutDialect } from "./json-schema";
 import { type DataComponent, type ToolAnswer, toolOutputComponents } from "./openapi-components";
 
@@ -210,30 +210,7 @@ export const OPERATIONS: readonly Operation[] = [
     description:
       "The run's dispatches in order, a page at a time (`cursor`, `limit`; each page costs the same however long the run). `Accept: application/x-ndjson` streams the whole trace, one entry per line; `?format=otlp` streams it as OTLP/JSON spans.",
     credentials: ["runToken"],
-    parameters: [
-      runId,
-      {
-        name: "cursor",
-        in: "query",
-        required: false,
-        schema: { type: "string" },
-        description: "Where the page starts: omit for the first page, then pass each page's next_cursor.",
-      },
-      {
-        name: "limit",
-        in: "query",
-        required: false,
-        schema: { type: "integer", minimum: 1, maximum: 1000, default: 100 },
-        description: "Entries per page.",
-      },
-      {
-        name: "format",
-        in: "query",
-        required: false,
-        schema: { type: "string", enum: ["otlp"] },
-        description: "otlp for OpenTelemetry JSON instead of the envelope.",
-      },
-    ],
+    parameters: [runId, ...queryParameters(TraceQuerySchema)],
     responses: { "200": envelope("The run and its trace entries.", "RunTrace"), ...FAILURES },
   },
   {
@@ -253,13 +230,7 @@ export const OPERATIONS: readonly Operation[] = [
         schema: { type: "string" },
         description: "The result handle from the call's envelope.",
       },
-      {
-        name: "cursor",
-        in: "query",
-        required: false,
-        schema: { type: "string", pattern: "^\\d{1,6}$", default: "0" },
-        description: "The page number.",
-      },
+      ...queryParameters(ResultPageQuerySchema),
     ],
     responses: {
       "200": envelope("One page.", "ResultPage"),

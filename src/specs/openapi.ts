@@ -1,7 +1,7 @@
-import { ProblemSchema } from "../envelope";
-import { OpenRunBodySchema } from "../routes/runs";
 import { catalog } from "../tools";
 import { CallBodySchema } from "../wire/call-body";
+import { ProblemSchema } from "../wire/envelope";
+import { OpenRunBodySchema } from "../wire/requests";
 import type { JsonSchema } from "./json-schema";
 import { answerComponents } from "./openapi-components";
 import { OPERATIONS, type Operation, ref, zodSchema } from "./openapi-operations";

@@ -1,6 +1,6 @@
 import * as z from "zod";
-import { APPROVAL_STATES } from "../envelope";
 import { ApprovalDuplicateSchema, ApprovalListItemSchema, ApprovalRecordSchema } from "./approval";
+import { APPROVAL_STATES } from "./envelope";
 import { RunStatusSchema } from "./run-status";
 import { TraceEntrySchema } from "./trace-entry";
 

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { ApprovalStateSchema, EnvelopeSchema } from "../envelope";
+import { ApprovalStateSchema, EnvelopeSchema } from "./envelope";
 import { SideEffectSchema } from "./side-effect";
 
 /**

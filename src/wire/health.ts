@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { EnvironmentSchema } from "../envelope";
+import { EnvironmentSchema } from "./envelope";
 
 /** What `GET /healthz` answers in `data` when the proxy is up. */
 export const HealthSchema = z.strictObject({

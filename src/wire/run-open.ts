@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { NeutralToolSchema } from "./neutral-tool";
 import { RunStatusSchema } from "./run-status";
-import { RunScenarioStepSchema } from "./scenario-step";
+import { RunScenarioStepSchema } from "./scenario";
 
 /** What `POST /v1/runs` answers in `data`: the new run's status, its token and its tools. */
 export const RunOpenedSchema = RunStatusSchema.extend({

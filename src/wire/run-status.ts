@@ -1,8 +1,14 @@
 import * as z from "zod";
-import { RunLimitsSchema } from "../config/tenants";
-import { BudgetSchema, EnvironmentSchema } from "../envelope";
-import { budgetLeft } from "../pipeline/budget";
-import type { RunMeta } from "../pipeline/run-state";
+import { BudgetSchema, EnvironmentSchema } from "./envelope";
+
+/** Run limits: what a run may spend. A tenant's ceilings bound what any of its runs may ask for. */
+export const RunLimitsSchema = z.strictObject({
+  max_calls: z.number().int().min(1).max(10_000),
+  max_writes: z.number().int().min(0).max(1_000),
+  max_destructive: z.number().int().min(0).max(100),
+  deadline_s: z.number().int().min(1).max(86_400),
+});
+export type RunLimits = z.infer<typeof RunLimitsSchema>;
 
 /** Which call first brought third-party text into the run. */
 export const TaintSchema = z.strictObject({
@@ -45,20 +51,3 @@ export const RunStatusSchema = z.strictObject({
   ),
 });
 export type RunStatus = z.infer<typeof RunStatusSchema>;
-
-export function runStatus(run: RunMeta, now: number): RunStatus {
-  return {
-    run_id: run.run_id,
-    namespace: run.namespace,
-    environment: run.environment,
-    state: run.state === "open" && now >= run.deadline_at ? "expired" : run.state,
-    created_at: new Date(run.created_at).toISOString(),
-    deadline_at: new Date(run.deadline_at).toISOString(),
-    ended_at: run.ended_at === null ? null : new Date(run.ended_at).toISOString(),
-    catalog_version: run.catalog_version,
-    limits: run.limits,
-    used: run.counters,
-    budget: budgetLeft(run.limits, run.counters, run.deadline_at, now),
-    tainted_by: run.tainted_by,
-  };
-}

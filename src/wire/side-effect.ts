@@ -1,5 +1,7 @@
 import * as z from "zod";
-import { SIDE_EFFECTS } from "../catalog/define-tool";
+
+/** The four classes of side effect, from none to irreversible; the catalog refuses a tool without one. */
+export const SIDE_EFFECTS = ["read", "draft", "write", "destructive"] as const;
 
 /** A tool's class of side effect (`read`, `draft`, `write`, `destructive`) as it appears in payloads. */
 export const SideEffectSchema = z.enum(SIDE_EFFECTS);

@@ -1,5 +1,5 @@
 import * as z from "zod";
-import { type ErrorCode, ErrorCodeSchema, OUTCOMES } from "../envelope";
+import { type ErrorCode, ErrorCodeSchema, OUTCOMES } from "./envelope";
 import { SideEffectSchema } from "./side-effect";
 
 /** One upstream attempt as the trace records it. */

@@ -3,7 +3,7 @@ import type { CallRecord } from "../../agents/client";
 import { needsHuman } from "../../eval/policy-model";
 import type { AdminRefund, ApprovalView, SourceEffects } from "../../eval/source-types";
 import { type CaseEvidence, judgeCase, summarize } from "../../eval/verdict";
-import type { Envelope } from "../../src/envelope";
+import type { Envelope } from "../../src/wire/envelope";
 
 /** The evaluation's judge: what counts as a duplicate, a bypass, an invalid call and a success. */
 

@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import type fc from "fast-check";
-import { EnvelopeSchema } from "../../src/envelope";
+import { EnvelopeSchema } from "../../src/wire/envelope";
 import { armFault, ledgerStubOf, restartDurableObject } from "../helpers";
 import { callContext, checkAnswers } from "./answer-checks";
 import {

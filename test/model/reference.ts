@@ -1,4 +1,4 @@
-import type { Envelope } from "../../src/envelope";
+import type { Envelope } from "../../src/wire/envelope";
 import type { TestRun } from "../helpers";
 
 /**

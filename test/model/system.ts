@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
 import type { PresentedCredential } from "../../sandbox/src/model";
-import { type Envelope, EnvelopeSchema } from "../../src/envelope";
+import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
 import { RunStatusSchema } from "../../src/wire/run-status";
 import {
   asOperator,

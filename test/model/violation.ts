@@ -1,4 +1,4 @@
-import type { Envelope } from "../../src/envelope";
+import type { Envelope } from "../../src/wire/envelope";
 
 /**
  * The run guarantees the model-based test checks (README, "What a run guarantees" and "The human

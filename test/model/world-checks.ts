@@ -1,5 +1,5 @@
 import type { PresentedCredential } from "../../sandbox/src/model";
-import type { Envelope } from "../../src/envelope";
+import type { Envelope } from "../../src/wire/envelope";
 import {
   type AgentCall,
   argsSigOf,

@@ -2,8 +2,8 @@
 
 import type { FC } from "hono/jsx";
 import type { ApprovalRecord } from "../../approvals/model";
-import type { EnvironmentName } from "../../envelope";
 import type { ApprovalDuplicate } from "../../wire/approval";
+import type { EnvironmentName } from "../../wire/envelope";
 import type { RunStatus } from "../../wire/run-status";
 import type { SignedInOperator } from "../console-env";
 import type { DecisionContextView } from "../decision-context";

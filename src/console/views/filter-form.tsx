@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
-import type { Problem } from "../../envelope";
+import type { Problem } from "../../wire/envelope";
 import { Notice } from "./layout";
 
 export type FilterField = "subject" | "state" | "tool" | "run_id" | "since" | "until";

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
-import type { EnvironmentName } from "../../envelope";
 import type { TenantClient, TenantGrant } from "../../oauth/grants";
+import type { EnvironmentName } from "../../wire/envelope";
 import type { SignedInOperator } from "../console-env";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
 import { Layout, Notice } from "./layout";

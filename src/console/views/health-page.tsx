@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
-import type { EnvironmentName } from "../../envelope";
 import type { MetricsReading } from "../../metrics/read";
+import type { EnvironmentName } from "../../wire/envelope";
 import type { MetricSeries } from "../../wire/metrics";
 import type { SignedInOperator } from "../console-env";
 import { type ComparedMeasure, compareDays, type DayComparison } from "../day-comparison";

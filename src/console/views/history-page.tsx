@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
-import type { EnvironmentName } from "../../envelope";
 import type { ApprovalListItem } from "../../wire/approval";
+import type { EnvironmentName } from "../../wire/envelope";
 import type { SignedInOperator } from "../console-env";
 import { ApprovalTable } from "./approval-table";
 import { FilterForm, type FilterFormProps, Pager } from "./filter-form";

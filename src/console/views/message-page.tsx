@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
-import type { EnvironmentName } from "../../envelope";
+import type { EnvironmentName } from "../../wire/envelope";
 import type { SignedInOperator } from "../console-env";
 import { Layout, Notice } from "./layout";
 

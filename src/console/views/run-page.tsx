@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
 import type { ApprovalSummary } from "../../approvals/model";
-import type { EnvironmentName } from "../../envelope";
+import type { EnvironmentName } from "../../wire/envelope";
 import type { RunStatus } from "../../wire/run-status";
 import type { TraceEntry } from "../../wire/trace-entry";
 import type { SignedInOperator } from "../console-env";

@@ -5,8 +5,8 @@ import { operatorIdOf } from "../auth/operator-id";
 import { operatorNameOf } from "../auth/operator-keys";
 import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
-import { failure } from "../envelope";
-import type { AppEnv } from "../http/app-env";
+import { failure } from "../wire/envelope";
+import type { AppEnv } from "./app-env";
 import { requestContext, respond } from "./respond";
 
 function denied(c: Context<AppEnv>, message: string, authFailure: boolean) {

@@ -1,10 +1,10 @@
+import type { ApprovalFilters, RunFilters } from "../approvals/list-filters";
 import type { Env } from "../env";
-import type { DecideResult } from "../ledger/run-ledger";
-import { ledgerFor } from "../routes/ledger-stub";
 import type { ApprovalDuplicate, ApprovalRecord } from "../wire/approval";
 import type { ApprovalDetail } from "../wire/approval-answers";
+import { ledgerFor } from "./client";
 import type { ApprovalPage, RunPage } from "./directory";
-import type { ApprovalFilters, RunFilters } from "./list-filters";
+import type { DecideResult } from "./run-ledger";
 
 /**
  * What an operator can do, shared by the operator API and the console so both doors reach the same

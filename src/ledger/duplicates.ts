@@ -1,5 +1,5 @@
+import type { ApprovalSummary } from "../approvals/model";
 import type { ApprovalDuplicate } from "../wire/approval";
-import type { ApprovalSummary } from "./model";
 
 /** How far back an identical call counts as a duplicate: as long as runs keep their ledgers. */
 export const DUPLICATE_WINDOW_MS = 24 * 60 * 60 * 1000;

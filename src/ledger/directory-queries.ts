@@ -1,9 +1,9 @@
+import type { ApprovalFilters, RunFilters } from "../approvals/list-filters";
+import { DEFAULT_LIST_LIMIT } from "../approvals/list-limits";
+import type { PageCursor } from "../approvals/page-cursor";
+import type { SubjectQuery } from "../approvals/subjects";
 import type { ApprovalSummary } from "../wire/approval";
 import type { RunSummary } from "../wire/run-summary";
-import type { ApprovalFilters, RunFilters } from "./list-filters";
-import { DEFAULT_LIST_LIMIT } from "./list-limits";
-import type { PageCursor } from "./page-cursor";
-import type { SubjectQuery } from "./subjects";
 
 /**
  * The directory's list queries, built from the operator's filters: a WHERE clause with its

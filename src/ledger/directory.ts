@@ -1,8 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
+import type { ApprovalFilters, RunFilters } from "../approvals/list-filters";
+import type { ApprovalSummary } from "../approvals/model";
+import { cutPage } from "../approvals/page-cursor";
+import { mergeSorted, subjectsOf } from "../approvals/subjects";
 import type { Env } from "../env";
-import type { ApprovalState } from "../envelope";
 import { recordApprovalChange } from "../metrics/record";
 import type { ApprovalListItem } from "../wire/approval";
+import type { ApprovalState } from "../wire/envelope";
 import type { RunIndexEntry, RunSummary } from "../wire/run-summary";
 import {
   type ApprovalRow,
@@ -14,10 +18,6 @@ import {
 } from "./directory-queries";
 import { backfillApprovals, migrateDirectory } from "./directory-schema";
 import { type ApprovalDuplicate, findDuplicates } from "./duplicates";
-import type { ApprovalFilters, RunFilters } from "./list-filters";
-import type { ApprovalSummary } from "./model";
-import { cutPage } from "./page-cursor";
-import { mergeSorted, subjectsOf } from "./subjects";
 
 export interface ApprovalPage {
   approvals: ApprovalListItem[];

@@ -1,6 +1,7 @@
 import type { SideEffect } from "../catalog/define-tool";
-import { type FaultMode, type FaultPlan, faultFits } from "./modes";
-import type { ScenarioStep } from "./scenario";
+import { type FaultPlan, faultFits } from "../scenarios/modes";
+import type { ScenarioStep } from "../scenarios/scenario";
+import type { FaultMode } from "../wire/scenario";
 
 /** The run's scenario steps and what is left of each; created by ledger migration V4. */
 export const SCENARIO_SCHEMA = `

@@ -1,7 +1,7 @@
+import { subjectsOf } from "../approvals/subjects";
 import { callDigest } from "../core/idempotency-key";
 import { applyMigrations } from "../core/sql-migrations";
 import type { ApprovalSummary } from "../wire/approval";
-import { subjectsOf } from "./subjects";
 
 /**
  * The ApprovalDirectory's SQLite schema, as ordered migrations (src/core/sql-migrations.ts).

@@ -1,6 +1,6 @@
-import type { UpstreamResult } from "../pipeline/classify";
-import type { StoredRequest } from "../pipeline/run-state";
-import { type Upstream, upstreamUrl } from "./bindings";
+import { type Upstream, upstreamUrl } from "../upstream/bindings";
+import type { UpstreamResult } from "./classify";
+import type { StoredRequest } from "./run-state";
 
 /** Upstream bodies larger than this are refused rather than buffered into the isolate. */
 export const MAX_UPSTREAM_BODY_BYTES = 8 * 1024 * 1024;

@@ -3,20 +3,13 @@ import { AuthorizationError, type AuthRequest, type OAuthHelpers } from "@cloudf
 import { type Context, Hono } from "hono";
 import type { OAuthGrantProps } from "../auth/agent-keys";
 import { loadConfig } from "../config/load";
-import type { ConsoleEnv } from "../console/console-env";
-import {
-  currentSession,
-  environmentOf,
-  limitForm,
-  messagePage,
-  requireCsrf,
-  requireSession,
-} from "../console/guards";
-import { signInPathReturningTo } from "../console/return-path";
-import { setConsoleHeaders } from "../console/security-headers";
-import { ConsentPage } from "../console/views/consent-page";
-import { profileChoices } from "./profiles";
-import { type GrantMetadata, grantOwnerOf, oauthApi } from "./provider";
+import { profileChoices } from "../oauth/profiles";
+import { type GrantMetadata, grantOwnerOf, oauthApi } from "../oauth/provider";
+import type { ConsoleEnv } from "./console-env";
+import { currentSession, environmentOf, limitForm, messagePage, requireCsrf, requireSession } from "./guards";
+import { signInPathReturningTo } from "./return-path";
+import { setConsoleHeaders } from "./security-headers";
+import { ConsentPage } from "./views/consent-page";
 
 /**
  * `GET/POST /authorize`, the authorization endpoint the OAuth provider leaves to us: a signed-in

@@ -1,6 +1,6 @@
-import type { Problem } from "../envelope";
 import type { CallRequest } from "../pipeline/prepare";
 import { CallBodySchema } from "../wire/call-body";
+import type { Problem } from "../wire/envelope";
 
 /** The top-level fields of a call, from the one schema of the body (src/wire/call-body.ts). */
 const CALL_FIELDS: readonly string[] = Object.keys(CallBodySchema.shape);

@@ -7,7 +7,7 @@ import {
   type RateRefusal,
   returnTokens,
   takeTokens,
-} from "./token-bucket";
+} from "../ratelimit/token-bucket";
 
 /** Full buckets are swept after this many admissions, so a tenant's many finished runs cost nothing. */
 const SWEEP_EVERY = 256;

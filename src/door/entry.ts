@@ -1,14 +1,14 @@
 import { loadConfig } from "../config/load";
+import { newCallId } from "../core/ids";
 import type { Env } from "../env";
-import { type Envelope, failure } from "../envelope";
+import { ledgerFor } from "../ledger/client";
 import { recordCall } from "../metrics/record";
+import { limitCall } from "../pipeline/limit";
+import type { CallRequest } from "../pipeline/prepare";
 import { rateSettingsOf } from "../ratelimit/admission";
 import { rememberedRefusal, rememberRefusal } from "../ratelimit/edge-memo";
-import { ledgerFor } from "../routes/ledger-stub";
 import { acceptFaultHeaders } from "../scenarios/accept";
-import { limitCall } from "./limit";
-import type { CallRequest } from "./prepare";
-import { newCallId } from "./respond";
+import { type Envelope, failure } from "../wire/envelope";
 
 /** Who is calling: what a verified run token (REST or MCP) says. */
 export interface Caller {

@@ -1,5 +1,5 @@
-import { specsFor } from "../specs/formats";
 import { catalog } from "../tools";
+import { specsFor } from "./formats";
 
 /**
  * The tools a new run gets in its `POST /v1/runs` answer: the neutral `jsonschema` format of

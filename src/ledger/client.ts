@@ -1,10 +1,10 @@
 import type { ApprovalRecord } from "../approvals/model";
 import type { Env } from "../env";
-import type { Envelope } from "../envelope";
-import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "../ledger/run-ledger";
 import type { ResultPage } from "../tools/builtins";
+import type { Envelope } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
+import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./run-ledger";
 
 /** The RunLedger's RPC surface as the worker uses it. */
 export interface LedgerClient {

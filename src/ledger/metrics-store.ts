@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { COUNTERS, type Counts } from "./events";
-import type { MetricRow } from "./series";
+import { COUNTERS, type Counts } from "../metrics/events";
+import type { MetricRow } from "../metrics/series";
 
 /** How long the local store keeps a minute: the widest range the metrics route reads, and a day. */
 export const RETENTION_MS = 8 * 24 * 60 * 60 * 1000;

@@ -1,8 +1,9 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { loadConfig } from "../config/load";
+import { newCallId } from "../core/ids";
 import type { Env } from "../env";
-import { type Envelope, type EnvelopeContext, httpStatusFor } from "../envelope";
+import { type Envelope, type EnvelopeContext, httpStatusFor } from "../wire/envelope";
 
 /** Sends an envelope with the HTTP status that mirrors it and the replay header when it applies. */
 export function respond(
@@ -14,11 +15,6 @@ export function respond(
   if (envelope.error?.retry_after_ms)
     c.header("Retry-After", String(Math.ceil(envelope.error.retry_after_ms / 1000)));
   return c.json(envelope, (opts.status ?? httpStatusFor(envelope, opts)) as ContentfulStatusCode);
-}
-
-/** A proxy-assigned id for one request; agents quote it, traces are keyed by it. */
-export function newCallId(): string {
-  return `call_${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
 }
 
 /** The envelope context of a request that is not a tool call: a fresh id and the environment's name. */
