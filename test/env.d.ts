@@ -7,7 +7,7 @@ declare global {
       PAYMENTS_API: Fetcher;
       CRM_API: Fetcher;
       EMAIL_API: Fetcher;
-      /** Sequences for the model-based soak (test/exactly-once.model.test.ts); unset in CI. */
+      /** Sequences for the model-based soak (test/workerd/exactly-once.model.test.ts); unset in CI. */
       SOAK_RUNS?: string;
     }
     interface GlobalProps {

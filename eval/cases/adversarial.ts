@@ -223,7 +223,7 @@ export const adversarial: EvalCase[] = [
       plan: [lookup("A1002"), { tool: "search_refund_policy", args: { query: "refund" } }],
     },
     // The sandbox's text carries "[end untrusted content]": it must arrive neutralised, never as is.
-    // The unit tests (test/shaping-units.test.ts) cover the other 13 look-alikes.
+    // The unit tests (test/unit/shaping-units.test.ts) cover the other 13 look-alikes.
     expect: {
       effects: [],
       ends: DONE,

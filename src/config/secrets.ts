@@ -5,7 +5,7 @@ import type { EnvironmentName } from "../wire/envelope";
  * The secrets every environment of the proxy needs. Without one the proxy cannot authenticate a
  * caller, sign a run token or an upstream credential, so it refuses all traffic and names what is
  * missing (src/startup.ts). Keep this list, `.dev.vars.example` and the README's
- * `secrets.production.example.json` in step: test/startup.test.ts checks the first two agree.
+ * `secrets.production.example.json` in step: test/workerd/startup.test.ts checks the first two agree.
  */
 export const REQUIRED_SECRETS = [
   "TENANT_KEYS",

@@ -17,7 +17,7 @@ import type { JsonSchema } from "./json-schema";
 /**
  * The payloads a success envelope carries in `data`, by the component name the OpenAPI document
  * gives them. Each is the zod schema its TypeScript type is inferred from (src/wire/), so the
- * document, the type and the test that parses real answers (test/openapi.test.ts) cannot drift.
+ * document, the type and the test that parses real answers (test/workerd/openapi.test.ts) cannot drift.
  */
 export const DATA_COMPONENTS = {
   Health: HealthSchema,
@@ -38,7 +38,7 @@ export type DataComponent = keyof typeof DATA_COMPONENTS;
  * A tool call's `data` when the shaped result is larger than the tool's `max_result_bytes`: a
  * summary and a handle instead of the result (src/pipeline/shape.ts, src/shaping/cap.ts). The
  * pages are read with `read_result_page` or `GET /v1/runs/{run_id}/results/{handle}`.
- * test/openapi.test.ts parses a real large answer with it and checks the summary against its type.
+ * test/workerd/openapi.test.ts parses a real large answer with it and checks the summary against its type.
  */
 export const LargeResultSchema = z.strictObject({
   handle: z.string().describe("The result's handle, for read_result_page or GET .../results/{handle}."),

@@ -8,7 +8,7 @@ import { type DataComponent, type ToolAnswer, toolOutputComponents } from "./ope
 
 /**
  * Every route of the proxy's HTTP API, as data the OpenAPI document and the docs page are built
- * from. A route added to the app must be added here too: test/openapi.test.ts compares this list
+ * from. A route added to the app must be added here too: test/workerd/openapi.test.ts compares this list
  * with the routes the app really serves, both ways.
  */
 
@@ -29,7 +29,7 @@ export interface Operation {
   /**
    * Set, to say why, when the operation's success answers are not envelopes: a protocol or a
    * standard defines their shape (MCP, RFC metadata, this document, HTML). Every other success
-   * answer is an envelope whose `data` names its schema; test/openapi.test.ts checks both.
+   * answer is an envelope whose `data` names its schema; test/workerd/openapi.test.ts checks both.
    */
   notEnvelope?: string;
 }

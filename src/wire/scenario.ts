@@ -3,7 +3,7 @@ import * as z from "zod";
 /**
  * The sandbox upstream's fault modes (sandbox/API.md), as the proxy names them when it asks for one.
  * The proxy keeps its own list rather than importing the sandbox's: the sandbox stands in for a
- * third-party API, and test/scenarios.test.ts checks that the two lists agree.
+ * third-party API, and test/workerd/scenarios.test.ts checks that the two lists agree.
  */
 
 /** Answer instead of the application: a gateway page, a crash, a throttle, an outage. */

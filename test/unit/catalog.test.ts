@@ -1,0 +1,337 @@
+import { describe, expect, it } from "vitest";
+import * as z from "zod";
+import { CatalogError, loadCatalog, MAX_TOOLS_PER_NAMESPACE } from "../../src/catalog/catalog";
+import { defineTool, type ToolSpec } from "../../src/catalog/define-tool";
+
+const validTool = defineTool({
+  name: "lookup_widget",
+  namespace: "widgets",
+  version: "1",
+  title: "Look up a widget",
+  side_effect: "read",
+  description: {
+    does: "Returns one widget by id with its current stock level.",
+    use_when: "You need facts about a widget, e.g. lookup_widget({widget_id: 'W1'}).",
+    avoid_when: "You want to change a widget; this tool only reads.",
+    side_effects: "None. Safe to call again.",
+  },
+  input: z.strictObject({ widget_id: z.string().describe("The widget id, such as W1.") }),
+  output: z.object({ widget_id: z.string() }),
+  upstream: {
+    binding: "WIDGETS_API",
+    request: (args) => ({ method: "GET", path: `/widgets/${args.widget_id}` }),
+  },
+  timeout_ms: 1_000,
+  trusted_text: { widget_id: "an id the widget API issues" },
+});
+
+/** A copy of the valid tool with some parts replaced, as a careless definition would have them. */
+function broken(overrides: Record<string, unknown>): ToolSpec {
+  return { ...validTool, ...overrides } as ToolSpec;
+}
+
+function loadError(specs: ToolSpec[]): string {
+  try {
+    loadCatalog(specs);
+  } catch (error) {
+    expect(error).toBeInstanceOf(CatalogError);
+    return (error as Error).message;
+  }
+  throw new Error("the catalog loaded, but it should have refused");
+}
+
+describe("catalog loading", () => {
+  it("loads a complete tool and finds it only in its own namespace", () => {
+    const catalog = loadCatalog([validTool]);
+    expect(catalog.find("widgets", "lookup_widget")).toBeDefined();
+    expect(catalog.find("support", "lookup_widget")).toBeUndefined();
+  });
+
+  it("refuses a tool without a side effect class", () => {
+    expect(loadError([broken({ side_effect: undefined })])).toMatch(
+      /lookup_widget.*side_effect must be one of read, draft, write, destructive/,
+    );
+  });
+
+  it("refuses a side effect class outside read, draft, write and destructive", () => {
+    expect(loadError([broken({ side_effect: "sync" })])).toMatch(/side_effect must be one of/);
+  });
+
+  it.each([
+    "lookupWidget",
+    "widget",
+    "Lookup_widget",
+    "lookup-widget",
+    "lookup_widget_",
+    `lookup_${"w".repeat(60)}`,
+  ])("refuses the name %s, which is not snake_case verb_noun", (name) => {
+    expect(loadError([broken({ name })])).toMatch(/name must be snake_case verb_noun/);
+  });
+
+  it.each(["does", "use_when", "avoid_when", "side_effects"])(
+    "refuses a description without its %s part",
+    (part) => {
+      const description = { ...validTool.description, [part]: "" };
+      expect(loadError([broken({ description })])).toMatch(new RegExp(`description\\.${part} is missing`));
+    },
+  );
+
+  it("refuses an input schema that is not strict", () => {
+    const input = z.object({ widget_id: z.string().describe("The widget id.") });
+    expect(loadError([broken({ input })])).toMatch(/input schema is not strict/);
+  });
+
+  it("refuses a nested object that is not strict", () => {
+    const input = z.strictObject({
+      filter: z.object({ color: z.string().describe("A color.") }).describe("Filter by attributes."),
+    });
+    expect(loadError([broken({ input })])).toMatch(/object at "filter" is not strict/);
+  });
+
+  it("refuses an input field without a description", () => {
+    const input = z.strictObject({ widget_id: z.string() });
+    expect(loadError([broken({ input })])).toMatch(/field "widget_id" has no description/);
+  });
+
+  it("refuses a tool without a timeout", () => {
+    expect(loadError([broken({ timeout_ms: undefined })])).toMatch(/timeout_ms must be a number/);
+  });
+
+  it("refuses a timeout beyond the maximum", () => {
+    expect(loadError([broken({ timeout_ms: 120_000 })])).toMatch(/timeout_ms must be a number between 1 and/);
+  });
+
+  it("refuses a tool without an upstream binding", () => {
+    expect(loadError([broken({ upstream: { request: validTool.upstream.request } })])).toMatch(
+      /upstream.binding must name the wrangler.toml binding/,
+    );
+  });
+
+  it("refuses a write served by the ledger itself: only reads may skip the upstream", () => {
+    const ledgerWrite = broken({
+      side_effect: "write",
+      no_postcondition: "A test write: this rule is checked before the postcondition's.",
+      upstream: { binding: "@run-ledger", request: validTool.upstream.request },
+    });
+    expect(loadError([ledgerWrite])).toMatch(/only read tools may use the ledger's own binding @run-ledger/);
+  });
+
+  describe("postconditions of writes", () => {
+    const postcondition = {
+      tool: "lookup_widget",
+      args: (args: Record<string, unknown>) => ({ widget_id: args.widget_id }),
+      verify: () => ({ ok: true as const }),
+    };
+
+    it.each(["write", "destructive"])(
+      "refuses a %s tool with neither observe nor no_postcondition",
+      (sideEffect) => {
+        expect(loadError([validTool, broken({ name: "restock_widget", side_effect: sideEffect })])).toMatch(
+          new RegExp(
+            `tool "restock_widget": a ${sideEffect} tool needs a postcondition \\(observe: .*\\) or no_postcondition: "<documented reason>"`,
+          ),
+        );
+      },
+    );
+
+    it("loads a write that reads back its effect, or that documents why it cannot", () => {
+      const observed = broken({ name: "restock_widget", side_effect: "write", observe: postcondition });
+      const excused = broken({
+        name: "ship_widget",
+        side_effect: "destructive",
+        no_postcondition: "The shipping API offers no read of a shipment once it is handed over.",
+      });
+      const catalog = loadCatalog([validTool, observed, excused]);
+      expect(catalog.find("widgets", "restock_widget")?.observe?.tool).toBe("lookup_widget");
+      expect(catalog.find("widgets", "ship_widget")?.no_postcondition).toMatch(/no read of a shipment/);
+      // Reads need neither.
+      expect(catalog.find("widgets", "lookup_widget")?.observe).toBeNull();
+    });
+
+    it("refuses an empty or token reason", () => {
+      for (const reason of ["", "   ", "n/a"]) {
+        expect(
+          loadError([
+            validTool,
+            broken({ name: "ship_widget", side_effect: "write", no_postcondition: reason }),
+          ]),
+        ).toMatch(/no_postcondition must give the documented reason/);
+      }
+    });
+
+    it("refuses both a postcondition and a reason for not having one", () => {
+      const both = broken({
+        name: "restock_widget",
+        side_effect: "write",
+        observe: postcondition,
+        no_postcondition: "The warehouse API offers no read of stock levels at all.",
+      });
+      expect(loadError([validTool, both])).toMatch(/declares both observe and no_postcondition/);
+    });
+
+    it("refuses a postcondition whose read is not a read tool of the same namespace", () => {
+      const missing = broken({
+        name: "restock_widget",
+        side_effect: "write",
+        observe: { ...postcondition, tool: "lookup_gadget" },
+      });
+      expect(loadError([validTool, missing])).toMatch(
+        /postcondition reads with "lookup_gadget", which is not a tool of namespace "widgets"/,
+      );
+      const elsewhere = broken({ name: "lookup_widget", namespace: "gadgets" });
+      const observed = broken({ name: "restock_widget", side_effect: "write", observe: postcondition });
+      expect(loadError([elsewhere, observed])).toMatch(/which is not a tool of namespace "widgets"/);
+      const writer = broken({
+        name: "recount_widget",
+        side_effect: "write",
+        no_postcondition: "The warehouse API offers no read of stock levels at all.",
+      });
+      const readsWithWrite = broken({
+        name: "restock_widget",
+        side_effect: "write",
+        observe: { ...postcondition, tool: "recount_widget" },
+      });
+      expect(loadError([writer, readsWithWrite])).toMatch(
+        /postcondition tool "recount_widget" must be a read, not write/,
+      );
+    });
+
+    it("refuses a decision context that does not read with a read tool of the namespace", () => {
+      const context = { tool: "lookup_gadget", args: () => ({}), facts: () => [] };
+      const missing = broken({
+        name: "restock_widget",
+        side_effect: "write",
+        observe: postcondition,
+        decision_context: context,
+      });
+      expect(loadError([validTool, missing])).toMatch(
+        /decision context reads with "lookup_gadget", which is not a read tool of namespace "widgets"/,
+      );
+      const writer = broken({
+        name: "recount_widget",
+        side_effect: "write",
+        no_postcondition: "The warehouse API offers no read of stock levels at all.",
+      });
+      const readsWithWrite = broken({
+        name: "restock_widget",
+        side_effect: "write",
+        observe: postcondition,
+        decision_context: { ...context, tool: "recount_widget" },
+      });
+      expect(loadError([validTool, writer, readsWithWrite])).toMatch(
+        /decision context reads with "recount_widget"/,
+      );
+      const noFacts = broken({
+        name: "restock_widget",
+        side_effect: "write",
+        observe: postcondition,
+        decision_context: { tool: "lookup_widget", args: () => ({}) },
+      });
+      expect(loadError([validTool, noFacts])).toMatch(
+        /decision_context needs an args mapping and a facts function/,
+      );
+    });
+
+    it("holds the shipped catalog to the rule: every write and destructive tool says how it is checked", async () => {
+      const { catalog } = await import("../../src/tools");
+      const writes = catalog
+        .all()
+        .filter((tool) => tool.side_effect === "write" || tool.side_effect === "destructive");
+      expect(writes.length).toBeGreaterThan(0);
+      for (const tool of writes) {
+        expect(tool.observe !== null || tool.no_postcondition !== null, tool.name).toBe(true);
+      }
+      expect(catalog.find("support", "create_internal_ticket")?.observe?.tool).toBe("lookup_ticket");
+      expect(catalog.find("support", "issue_refund")?.observe?.tool).toBe("lookup_order");
+    });
+  });
+
+  describe("output trust: every free-text output field is classified", () => {
+    const withOutput = (output: z.ZodType, extra: Record<string, unknown> = {}) =>
+      broken({ output, trusted_text: {}, untrusted: [], sensitive: {}, ...extra });
+
+    it("refuses a tool with an unclassified free-text field, naming the field", () => {
+      const tool = withOutput(z.object({ widget_id: z.string(), notes: z.string() }), {
+        trusted_text: { widget_id: "an id the widget API issues" },
+      });
+      expect(loadError([tool])).toMatch(
+        /tool "lookup_widget": output field "notes" is free text but not classified; list it in untrusted/,
+      );
+    });
+
+    it("finds free text inside arrays, nested objects and optional fields", () => {
+      const output = z.object({ reviews: z.array(z.object({ text: z.string().optional() })) });
+      expect(loadError([withOutput(output)])).toMatch(/output field "reviews\[\]\.text" is free text/);
+      expect(() => loadCatalog([withOutput(output, { untrusted: ["reviews[].text"] })])).not.toThrow();
+    });
+
+    it("accepts a field declared untrusted, trusted with a reason, or masked as sensitive", () => {
+      const output = z.object({ a: z.string(), b: z.string(), c: z.string() });
+      const tool = withOutput(output, {
+        untrusted: ["a"],
+        trusted_text: { b: "a code from a fixed list" },
+        sensitive: { c: "email" },
+      });
+      expect(() => loadCatalog([tool])).not.toThrow();
+    });
+
+    it("does not count enums, literals, regex-checked or formatted strings as free text", () => {
+      const output = z.object({
+        state: z.enum(["open", "closed"]),
+        kind: z.literal("widget"),
+        sku: z.string().regex(/^W\d+$/),
+        at: z.iso.datetime(),
+        count: z.number(),
+      });
+      expect(() => loadCatalog([withOutput(output)])).not.toThrow();
+    });
+
+    it("refuses a trusted_text entry without a reason, and a declaration naming no string field", () => {
+      const output = z.object({ widget_id: z.string() });
+      expect(loadError([withOutput(output, { trusted_text: { widget_id: " " } })])).toMatch(
+        /trusted_text "widget_id" needs a reason/,
+      );
+      expect(
+        loadError([
+          withOutput(output, { untrusted: ["widget_notes"], trusted_text: { widget_id: "an id" } }),
+        ]),
+      ).toMatch(/"widget_notes" is declared untrusted or trusted_text but is not a string field/);
+    });
+
+    it("classifies the demo catalog's third-party text as untrusted", async () => {
+      const { catalog } = await import("../../src/tools");
+      expect(catalog.find("support", "search_refund_policy")?.untrusted).toEqual([
+        "results[].title",
+        "results[].summary",
+      ]);
+      expect(catalog.find("support", "lookup_order")?.untrusted).toContain("customer_note");
+      expect(catalog.find("support", "get_customer_profile")?.untrusted).toEqual([
+        "recent_messages[].subject",
+        "recent_messages[].body",
+      ]);
+    });
+  });
+
+  it("refuses two tools with the same name in a namespace", () => {
+    expect(loadError([validTool, validTool])).toMatch(
+      /"lookup_widget" is defined twice in namespace "widgets"/,
+    );
+  });
+
+  it(`refuses more than ${MAX_TOOLS_PER_NAMESPACE} tools in a namespace`, () => {
+    const many = Array.from({ length: MAX_TOOLS_PER_NAMESPACE + 1 }, (_, index) =>
+      broken({ name: `lookup_widget${index}` }),
+    );
+    expect(loadError(many)).toMatch(/namespace "widgets" has more than 10 tools/);
+    expect(() => loadCatalog(many.slice(0, MAX_TOOLS_PER_NAMESPACE))).not.toThrow();
+  });
+
+  it("gives the catalog a content version that changes when a tool's contract does", async () => {
+    const before = await loadCatalog([validTool]).version();
+    const same = await loadCatalog([validTool]).version();
+    const after = await loadCatalog([broken({ version: "2" })]).version();
+    expect(before).toMatch(/^cat_[0-9a-f]{16}$/);
+    expect(same).toBe(before);
+    expect(after).not.toBe(before);
+  });
+});

@@ -1,0 +1,74 @@
+import { env } from "cloudflare:workers";
+import fc from "fast-check";
+import { describe, it } from "vitest";
+import { limits, modelCommand } from "./model/arbitraries";
+import { openSequence, type SequenceStats } from "./model/commands";
+
+/**
+ * A model-based test of the run ledger against its guarantees (test/workerd/model/violation.ts): random sequences of agent
+ * calls (REST and MCP, reordered arguments, intents, bursts), operator decisions, upstream faults,
+ * ledger restarts, deadlines and /end, run against the real worker and sandbox. After every step
+ * the answers are checked (test/workerd/model/answer-checks.ts), then the run status, the approvals API and
+ * the sandbox's own records (test/workerd/model/world-checks.ts).
+ *
+ * CI runs a seeded, bounded share. `npm run soak` sets SOAK_RUNS: that many sequences, longer, with
+ * a random seed that the summary line prints, so a failure can be replayed with `{ seed, path }`.
+ */
+
+const soakRuns = Number.parseInt(env.SOAK_RUNS ?? "", 10);
+const SOAK = Number.isInteger(soakRuns) && soakRuns > 0;
+
+const PLAN = SOAK
+  ? {
+      numRuns: soakRuns,
+      maxCommands: 30,
+      seed: Date.now() % 2_147_483_647,
+      slowFaultsPerSequence: 3,
+      shrinkBudgetMs: 600_000,
+    }
+  : { numRuns: 15, maxCommands: 10, seed: 1_100_011, slowFaultsPerSequence: 1, shrinkBudgetMs: 90_000 };
+
+/**
+ * A sequence costs a few seconds at most plus the tool timeouts its slow faults wait for (8 s at
+ * most each); shrinking a failure re-runs sequences, so it gets its own budget on top.
+ */
+const TEST_TIMEOUT_MS =
+  PLAN.numRuns * (5_000 + PLAN.slowFaultsPerSequence * 9_000) + PLAN.shrinkBudgetMs + 60_000;
+
+describe("exactly-once under any interleaving (model-based)", () => {
+  it(
+    "never doubles an effect, overspends a budget, leaves an agent waiting on an approval that cannot execute, changes a replayed outcome or denies an effect the upstream holds",
+    async () => {
+      const stats: SequenceStats = { sequences: 0, commands: 0 };
+      let firstFailureAt: number | null = null;
+      const property = fc.asyncProperty(
+        limits,
+        limits,
+        fc.commands([modelCommand], { maxCommands: PLAN.maxCommands, size: "max" }),
+        async (acmeLimits, globexLimits, commands) => {
+          // Past the shrink budget, further candidates are skipped: fast-check then reports the
+          // smallest counterexample found so far instead of shrinking for an unbounded time.
+          fc.pre(firstFailureAt === null || Date.now() - firstFailureAt < PLAN.shrinkBudgetMs);
+          stats.sequences++;
+          try {
+            await fc.asyncModelRun(
+              () => openSequence(acmeLimits, globexLimits, PLAN.slowFaultsPerSequence, stats),
+              commands,
+            );
+          } catch (error) {
+            firstFailureAt ??= Date.now();
+            throw error;
+          }
+        },
+      );
+      try {
+        await fc.assert(property, { numRuns: PLAN.numRuns, seed: PLAN.seed });
+      } finally {
+        console.log(
+          `model-based: ${stats.sequences} sequences, ${stats.commands} commands tried (seed ${PLAN.seed})`,
+        );
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+});

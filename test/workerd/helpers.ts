@@ -1,0 +1,215 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
+import type { RequestLogEntry } from "../../sandbox/src/model";
+import type { RunLedger } from "../../src/ledger/run-ledger";
+import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
+
+/** Demo keys from .dev.vars.example. */
+export const KEYS = {
+  acme: "acme-demo-key",
+  globex: "globex-demo-key",
+  initech: "initech-demo-key",
+} as const;
+export const SANDBOX_ADMIN = "sandbox-admin-demo-token";
+
+/**
+ * Secrets no response may ever contain: every tenant, operator and agent key, the run-token keys, the
+ * private half (`d`) of every upstream signing key, the sandbox admin token. Run tokens are checked
+ * separately: only the run-open answer may carry one.
+ */
+const SECRETS = [
+  "acme-demo-key",
+  "acme-next-demo-key",
+  "globex-demo-key",
+  "initech-demo-key",
+  "umbrella-demo-key",
+  "acme-operator-key",
+  "globex-operator-key",
+  "initech-operator-key",
+  "acme-agent-key",
+  "acme-next-agent-key",
+  "globex-agent-key",
+  ...(JSON.parse(env.RUN_TOKEN_KEYS) as string[]),
+  ...(JSON.parse(env.UPSTREAM_SIGNING_KEYS) as Array<{ d: string }>).map((key) => key.d),
+  "sandbox-admin-demo-token",
+];
+const RUN_TOKEN = /rt1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/;
+/** Any JWT, as upstream credentials are: a base64url JSON header (`{"` or `{ `) and payload, then a signature. */
+const JWT = /ey[A-Za-z0-9_-]{10,}\.ey[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}/;
+/** A JWK that carries private key material: `kty` and a private member (`d`, `p`, `k`, ...) in one object. */
+const PRIVATE_JWK =
+  /\{[^{}]*"kty"[^{}]*"(?:d|p|q|dp|dq|qi|k)"\s*:[^{}]*\}|\{[^{}]*"(?:d|p|q|dp|dq|qi|k)"\s*:[^{}]*"kty"[^{}]*\}/;
+
+/** Fails the test if a body carries a credential it must not. */
+export function assertNoSecrets(text: string, opts: { runTokenAllowed?: boolean } = {}): void {
+  for (const secret of SECRETS) {
+    if (text.includes(secret)) throw new Error(`a response leaked a secret (${secret.slice(0, 6)}…)`);
+  }
+  if (JWT.test(text)) throw new Error("a response leaked a JWT (an upstream credential)");
+  if (PRIVATE_JWK.test(text)) throw new Error("a response leaked a private JWK");
+  if (!opts.runTokenAllowed && RUN_TOKEN.test(text)) throw new Error("a response leaked a run token");
+}
+
+/**
+ * Every body the proxy returns must be a valid envelope and free of secrets; both are checked on
+ * every request a test makes through this helper.
+ */
+export async function request(
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; headers: Headers; body: Envelope }> {
+  const response = await exports.default.fetch(new Request(`https://proxy.test${path}`, init));
+  const text = await response.text();
+  const opensRun =
+    path === "/v1/runs" && (init.method ?? "GET").toUpperCase() === "POST" && response.status === 201;
+  assertNoSecrets(text, { runTokenAllowed: opensRun });
+  const parsed = EnvelopeSchema.safeParse(JSON.parse(text));
+  if (!parsed.success) throw new Error(`not an envelope (${response.status}): ${text.slice(0, 500)}`);
+  return { status: response.status, headers: response.headers, body: parsed.data };
+}
+
+export interface TestRun {
+  id: string;
+  token: string;
+  tenant: keyof typeof KEYS;
+  data: Record<string, unknown>;
+}
+
+export async function openRun(
+  tenant: keyof typeof KEYS = "acme",
+  body: Record<string, unknown> = { namespace: "support" },
+): Promise<TestRun> {
+  const { status, body: envelope } = await request("/v1/runs", {
+    method: "POST",
+    headers: { authorization: `Bearer ${KEYS[tenant]}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  expect(status, JSON.stringify(envelope.error)).toBe(201);
+  const data = envelope.data as { run_id: string; run_token: string };
+  return { id: data.run_id, token: data.run_token, tenant, data: data as unknown as Record<string, unknown> };
+}
+
+export function callTool(run: TestRun, tool: string, args: unknown, headers: Record<string, string> = {}) {
+  return request(`/v1/runs/${run.id}/calls`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${run.token}`, "content-type": "application/json", ...headers },
+    body: JSON.stringify({ tool, args }),
+  });
+}
+
+export function postRaw(run: TestRun, body: string) {
+  return request(`/v1/runs/${run.id}/calls`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${run.token}`, "content-type": "application/json" },
+    body,
+  });
+}
+
+export async function traceOf(run: TestRun) {
+  const { body } = await request(`/v1/runs/${run.id}/trace`, {
+    headers: { authorization: `Bearer ${run.token}` },
+  });
+  return (body.data as { entries: Array<Record<string, unknown>> }).entries;
+}
+
+/** The sandbox's own admin API: the source of truth for what really happened upstream. */
+export async function sandbox<T = unknown>(path: string, init: RequestInit = {}): Promise<T> {
+  const response = await env.ORDERS_API.fetch(
+    new Request(`https://sandbox.test${path}`, {
+      ...init,
+      headers: {
+        "x-sandbox-admin": SANDBOX_ADMIN,
+        "content-type": "application/json",
+        ...(init.headers ?? {}),
+      },
+    }),
+  );
+  const text = await response.text();
+  if (!response.ok) throw new Error(`sandbox ${path} → ${response.status}: ${text}`);
+  return JSON.parse(text) as T;
+}
+
+export function armFault(runId: string, fault: Record<string, unknown>) {
+  return sandbox("/_admin/faults", { method: "POST", body: JSON.stringify({ run_id: runId, ...fault }) });
+}
+
+/** An entry of the sandbox's request log, as its admin API returns it. */
+export type SandboxRequest = RequestLogEntry;
+
+export async function sandboxRequests(runId: string): Promise<SandboxRequest[]> {
+  const body = await sandbox<{ requests: SandboxRequest[] }>(
+    `/_admin/requests?run_id=${encodeURIComponent(runId)}`,
+  );
+  return body.requests;
+}
+
+export async function refundsOf(orderId: string): Promise<Array<Record<string, unknown>>> {
+  const body = await sandbox<{ refunds: Array<Record<string, unknown>> }>(
+    `/_admin/refunds?order_id=${orderId}`,
+  );
+  return body.refunds;
+}
+
+export const OPERATOR_KEYS = {
+  acme: "acme-operator-key",
+  globex: "globex-operator-key",
+  initech: "initech-operator-key",
+} as const;
+
+/** A request to the operator API with a tenant's operator key. */
+export function asOperator(
+  path: string,
+  init: RequestInit = {},
+  tenant: keyof typeof OPERATOR_KEYS = "acme",
+) {
+  return request(path, {
+    ...init,
+    headers: {
+      authorization: `Bearer ${OPERATOR_KEYS[tenant]}`,
+      "content-type": "application/json",
+      ...(init.headers ?? {}),
+    },
+  });
+}
+
+export function decide(
+  approvalId: string,
+  decision: "approve" | "reject",
+  reason?: string,
+  tenant: keyof typeof OPERATOR_KEYS = "acme",
+) {
+  return asOperator(
+    `/v1/approvals/${approvalId}/${decision}`,
+    { method: "POST", body: JSON.stringify(reason === undefined ? {} : { reason }) },
+    tenant,
+  );
+}
+
+/** The run's ledger Durable Object, for tests that inspect or disturb its storage directly. */
+export function ledgerStubOf(run: TestRun) {
+  return env.RUN_LEDGER.get(
+    env.RUN_LEDGER.idFromName(`${run.tenant}/${run.id}`),
+  ) as DurableObjectStub<RunLedger>;
+}
+
+const RESTART_REASON = "test: restart this Durable Object";
+
+/**
+ * Restarts one Durable Object the way a deploy or an eviction would: its instance is reset, so the
+ * next request builds a fresh one that reloads from storage; other objects are left alone. The
+ * workerd the tests run on has no `evictDurableObject`, so the object aborts itself (`ctx.abort()`).
+ * Every stub to it is broken afterwards: take a fresh one.
+ */
+export async function restartDurableObject(stub: DurableObjectStub): Promise<void> {
+  const reset = await runInDurableObject(stub, (_instance, state) => state.abort(RESTART_REASON)).then(
+    () => new Error("the Durable Object did not reset"),
+    (error: unknown) => (error instanceof Error && error.message === RESTART_REASON ? null : error),
+  );
+  if (reset !== null) throw reset;
+}
+
+/** The refunds a run caused, as the sandbox recorded them. */
+export async function refundsOfRun(orderId: string, run: TestRun) {
+  return (await refundsOf(orderId)).filter((refund) => refund.run_id === run.id);
+}

@@ -1,0 +1,434 @@
+import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import type fc from "fast-check";
+import { EnvelopeSchema } from "../../../src/wire/envelope";
+import { armFault, ledgerStubOf, restartDurableObject } from "../helpers";
+import { callContext, checkAnswers } from "./answer-checks";
+import {
+  type AgentCall,
+  type ApprovalModel,
+  canonical,
+  type Door,
+  effectBudgetSpent,
+  type HeaderFault,
+  type KeyModel,
+  type Limits,
+  learnFromAnswers,
+  learnKeyState,
+  newRunModel,
+  type ReferenceModel,
+  type RunModel,
+  reorderKeys,
+  type TenantName,
+} from "./reference";
+import {
+  approvalOf,
+  type Decision,
+  decideAs,
+  endRun,
+  openModelRun,
+  presentedCredentialsOf,
+  runStatusOf,
+  sendCall,
+  sendRawCall,
+  sleep,
+  upstreamRequestsOf,
+} from "./system";
+import { violated } from "./violation";
+import { checkWorld } from "./world-checks";
+
+/**
+ * The commands of the model-based test and the arbitraries that generate them. Each command acts
+ * on the real worker, updates the reference model with what it learned, then checks the run's
+ * invariants. `toString` is what a shrunk counterexample prints, so it reads like a script.
+ */
+
+export interface SequenceStats {
+  sequences: number;
+  commands: number;
+}
+
+/** The real side of fc.asyncModelRun: the worker is global, so only the statistics travel. */
+export interface RealWorld {
+  stats: SequenceStats;
+}
+
+export type ModelCommand = fc.AsyncCommand<ReferenceModel, RealWorld>;
+
+/** The start of every sequence: a fresh acme run and a fresh globex run with small limits. */
+export async function openSequence(
+  acmeLimits: Limits,
+  globexLimits: Limits,
+  slowFaults: number,
+  stats: SequenceStats,
+): Promise<{ model: ReferenceModel; real: RealWorld }> {
+  const [acme, globex] = await Promise.all([
+    openModelRun("acme", acmeLimits),
+    openModelRun("globex", globexLimits),
+  ]);
+  return {
+    model: {
+      runs: {
+        acme: newRunModel("acme", acme, acmeLimits),
+        globex: newRunModel("globex", globex, globexLimits),
+      },
+      slowFaultsLeft: slowFaults,
+    },
+    real: { stats },
+  };
+}
+
+const isSlow = (fault: HeaderFault | null) => fault?.mode === "slow_success" || fault?.mode === "hang";
+
+function showFault(fault: HeaderFault | null): string {
+  if (!fault) return "";
+  return "hang_ms" in fault ? ` fault=${fault.mode}(${fault.hang_ms}ms)` : ` fault=${fault.mode}`;
+}
+
+function showCall(call: AgentCall): string {
+  const intent = call.intent === null ? "" : ` intent=${call.intent}`;
+  return `${call.tool} ${JSON.stringify(call.args)}${intent}${showFault(call.fault)}`;
+}
+
+/** One agent call, or a burst of identical ones sent at once (through either door). */
+export class AgentCallCommand implements ModelCommand {
+  constructor(
+    readonly call: AgentCall,
+    readonly doors: readonly Door[],
+  ) {}
+
+  check(model: Readonly<ReferenceModel>): boolean {
+    return !isSlow(this.call.fault) || model.slowFaultsLeft > 0;
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    world.stats.commands++;
+    if (isSlow(this.call.fault)) model.slowFaultsLeft--;
+    const run = model.runs[this.call.run];
+    const ctx = callContext(run, this.call);
+    const answers = await Promise.all(this.doors.map((door) => sendCall(run.handle, { ...this.call, door })));
+    learnFromAnswers(run, this.call, answers);
+    checkAnswers(ctx, answers);
+    await checkWorld([run], [{ run, call: this.call, answers }]);
+  }
+
+  toString(): string {
+    const how = this.doors.length === 1 ? `call via ${this.doors[0]}` : `burst of ${this.doors.join("+")}`;
+    return `${this.call.run}: ${how} ${showCall(this.call)}`;
+  }
+}
+
+/**
+ * The agent sends its last call in this run again, the way agents retry after any failure, through
+ * a door of its choice and with the arguments' keys in another order.
+ */
+export class ResendLastCallCommand implements ModelCommand {
+  constructor(
+    readonly runName: TenantName,
+    readonly door: Door,
+    readonly keyOrder: number,
+  ) {}
+
+  check(model: Readonly<ReferenceModel>): boolean {
+    return model.runs[this.runName].lastCall !== null;
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    world.stats.commands++;
+    const run = model.runs[this.runName];
+    const last = run.lastCall;
+    if (!last) throw new Error("check() admits a resend only after a call");
+    const call = { ...last, args: reorderKeys(last.args, this.keyOrder), door: this.door, fault: null };
+    const ctx = callContext(run, call);
+    const answers = [await sendCall(run.handle, call)];
+    learnFromAnswers(run, call, answers);
+    checkAnswers(ctx, answers);
+    await checkWorld([run], [{ run, call, answers }]);
+  }
+
+  toString(): string {
+    return `${this.runName}: the agent resends its last call via ${this.door} (keys in order #${this.keyOrder})`;
+  }
+}
+
+/**
+ * A call that is in flight upstream when every Durable Object restarts: the sandbox holds the
+ * request (hang below the timeout) while the ledger dies under it.
+ */
+export class CallAcrossRestartCommand implements ModelCommand {
+  constructor(readonly call: AgentCall) {}
+
+  /** The hang costs real time like a slow fault, so it spends the same allowance. */
+  check(model: Readonly<ReferenceModel>): boolean {
+    return model.slowFaultsLeft > 0;
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    world.stats.commands++;
+    model.slowFaultsLeft--;
+    const run = model.runs[this.call.run];
+    const ctx = callContext(run, this.call);
+    const seen = (await upstreamRequestsOf(run.handle)).length;
+    let settled = false;
+    const pending = sendCall(run.handle, this.call).finally(() => {
+      settled = true;
+    });
+    for (let poll = 0; poll < 40 && !settled; poll++) {
+      if ((await upstreamRequestsOf(run.handle)).length > seen) break;
+      await sleep(50);
+    }
+    if (!settled) await abortAllDurableObjects();
+    const answers = [await pending];
+    learnFromAnswers(run, this.call, answers);
+    checkAnswers(ctx, answers);
+    await checkWorld(Object.values(model.runs), [{ run, call: this.call, answers }]);
+  }
+
+  toString(): string {
+    return `${this.call.run}: call ${showCall(this.call)}, restarting every Durable Object while it is upstream`;
+  }
+}
+
+export type DecisionKind = "approve" | "reject" | "two racing approves";
+
+/** An operator's decision on one of the run's approvals (picked by index among those seen). */
+export class DecideCommand implements ModelCommand {
+  constructor(
+    readonly runName: TenantName,
+    readonly pick: number,
+    readonly kind: DecisionKind,
+    readonly confirms: boolean,
+  ) {}
+
+  check(model: Readonly<ReferenceModel>): boolean {
+    return model.runs[this.runName].approvals.size > 0;
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    world.stats.commands++;
+    const run = model.runs[this.runName];
+    const approvals = [...run.approvals.values()];
+    const approval = approvals[this.pick % approvals.length];
+    const key = approval && run.keys.get(approval.keySig);
+    if (!approval || !key) throw new Error("check() admits a decision only once an approval was seen");
+    const wasExpired = approval.state === "expired";
+    const executable =
+      run.lifecycle === "open" && approval.state === "pending" && !effectBudgetSpent(run, approval.tool);
+    const seen = (await upstreamRequestsOf(run.handle)).length;
+    const verbs: Array<"approve" | "reject"> =
+      this.kind === "two racing approves" ? ["approve", "approve"] : [this.kind];
+    const decisions = await Promise.all(
+      verbs.map((verb) => decideAs(run.tenant, approval.id, verb, this.confirms)),
+    );
+    for (const decision of decisions) learnFromDecision(key, approval, decision);
+    // An approval refused for its unconfirmed duplicates in other runs executes nothing and stays
+    // as it was; only an operator's confirmation may do the same thing again.
+    const unconfirmed = decisions.filter(
+      ({ status, envelope }) =>
+        status === 409 &&
+        (envelope.error?.details as { reason?: string } | null)?.reason === "duplicate_unconfirmed",
+    );
+    if (unconfirmed.length > 0) {
+      if (this.confirms) violated("3", "a confirmed approval was refused as an unconfirmed duplicate");
+      if (unconfirmed.length === decisions.length) {
+        const now = (await upstreamRequestsOf(run.handle)).length;
+        if (now !== seen) violated("3", "an unconfirmed duplicate reached the upstream");
+        const state = (await approvalOf(run.tenant, approval.id)).state;
+        if (state !== "pending") violated("3", `an unconfirmed duplicate left its approval ${state}`);
+      }
+    }
+
+    if (verbs[0] === "approve" && wasExpired) {
+      // Rule 3: an approval that can no longer execute answers 409 and executes nothing.
+      for (const { status, envelope } of decisions) {
+        if (status !== 409 || envelope.error?.code !== "conflict_error") {
+          violated("3", `approving an expired approval answered ${status}`, envelope.error);
+        }
+      }
+      const now = (await upstreamRequestsOf(run.handle)).length;
+      if (now !== seen) violated("3", "approving an expired approval reached the upstream");
+    }
+    if (
+      verbs[0] === "approve" &&
+      executable &&
+      unconfirmed.length < decisions.length &&
+      !decisions.some(({ status }) => status === 200)
+    ) {
+      violated("3", "a pending approval that could still execute was refused", decisions[0]?.envelope.error);
+    }
+    await checkWorld([run], []);
+  }
+
+  toString(): string {
+    return `${this.runName}: operator ${this.kind} approval #${this.pick}${this.confirms ? "" : " (duplicates unconfirmed)"}`;
+  }
+}
+
+/** What the approve/reject answer tells about the key: executed, sent in doubt, or unknown. */
+function learnFromDecision(key: KeyModel, approval: ApprovalModel, { status, envelope }: Decision): void {
+  if (status >= 500) {
+    if (key.state.kind !== "completed") key.state = { kind: "lost" };
+    return;
+  }
+  if (status !== 200) return;
+  const decided = (envelope.data as { approval?: { state?: string; result?: unknown } } | null)?.approval;
+  if (!decided?.state) return;
+  approval.state = decided.state;
+  const result = EnvelopeSchema.safeParse(decided.result);
+  if (result.success) learnKeyState(key, result.data);
+  else if (decided.state === "approved" && key.state.kind === "unsent") key.state = { kind: "in_doubt" };
+}
+
+/** Arms a fault in the sandbox for the run's next request to a path (the operator's included). */
+export class ArmFaultCommand implements ModelCommand {
+  constructor(
+    readonly runName: TenantName,
+    readonly path: "/refunds" | "/tickets",
+    readonly fault: HeaderFault,
+  ) {}
+
+  check(model: Readonly<ReferenceModel>): boolean {
+    return !isSlow(this.fault) || model.slowFaultsLeft > 0;
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    world.stats.commands++;
+    if (isSlow(this.fault)) model.slowFaultsLeft--;
+    await armFault(model.runs[this.runName].handle.id, { path_prefix: this.path, ...this.fault });
+  }
+
+  toString(): string {
+    return `${this.runName}: sandbox arms${showFault(this.fault)} for the next ${this.path}`;
+  }
+}
+
+/** A ledger restart between calls: every Durable Object aborted, or one run's ledger restarted. */
+export class RestartCommand implements ModelCommand {
+  constructor(readonly target: "every Durable Object" | TenantName) {}
+
+  check(): boolean {
+    return true;
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    world.stats.commands++;
+    if (this.target === "every Durable Object") {
+      await abortAllDurableObjects();
+      await checkWorld(Object.values(model.runs), []);
+      return;
+    }
+    const run = model.runs[this.target];
+    // Between calls, so nothing is in flight: a status read wakes the ledger, then it restarts alone.
+    await runStatusOf(run.handle);
+    await restartDurableObject(ledgerStubOf(run.handle));
+    await checkWorld([run], []);
+  }
+
+  toString(): string {
+    return this.target === "every Durable Object"
+      ? "restart: abort every Durable Object"
+      : `restart: restart the ${this.target} run's ledger alone`;
+  }
+}
+
+/**
+ * Time reaches the run's deadline, the way a test can fake it: the deadline moves into
+ * the past and the ledger reloads. An alarm the ledger had set for no later than the deadline would
+ * have fired by then, so it is fired too; a later one (retention, an approval's 24 h) would not.
+ */
+export class PassDeadlineCommand implements ModelCommand {
+  constructor(readonly runName: TenantName) {}
+
+  check(model: Readonly<ReferenceModel>): boolean {
+    return model.runs[this.runName].lifecycle === "open";
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    world.stats.commands++;
+    const run = model.runs[this.runName];
+    const stub = ledgerStubOf(run.handle);
+    const alarmDue = await runInDurableObject(stub, async (_instance, state) => {
+      const { deadline_at } = state.storage.sql
+        .exec<{ deadline_at: number }>("SELECT deadline_at FROM run")
+        .one();
+      const alarm = await state.storage.getAlarm();
+      state.storage.sql.exec("UPDATE run SET deadline_at = ?", Date.now() - 1_000);
+      return alarm !== null && alarm <= deadline_at;
+    });
+    await restartDurableObject(stub);
+    // The restart broke every stub to the old instance; the alarm goes to the fresh one.
+    if (alarmDue) await runDurableObjectAlarm(ledgerStubOf(run.handle));
+    run.lifecycle = "past_deadline";
+    await closeRun(run);
+  }
+
+  toString(): string {
+    return `${this.runName}: the clock passes the run's deadline`;
+  }
+}
+
+export class EndRunCommand implements ModelCommand {
+  constructor(readonly runName: TenantName) {}
+
+  check(model: Readonly<ReferenceModel>): boolean {
+    return model.runs[this.runName].lifecycle !== "ended";
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    world.stats.commands++;
+    const run = model.runs[this.runName];
+    const answer = await endRun(run.handle);
+    if (answer.outcome === "success") run.lifecycle = "ended";
+    await closeRun(run);
+  }
+
+  toString(): string {
+    return `${this.runName}: POST /end`;
+  }
+}
+
+/** From now on the upstream must see nothing more of this run. */
+async function closeRun(run: RunModel): Promise<void> {
+  // The status read also makes the ledger load the run again, as its next agent call would.
+  await runStatusOf(run.handle);
+  run.frozenRequests ??= (await upstreamRequestsOf(run.handle)).length;
+  run.frozenCredentials ??= canonical(await presentedCredentialsOf(run.handle));
+  await checkWorld([run], []);
+}
+
+/** Rule 6: prototype-polluting keys are refused by name, before anything is charged upstream. */
+export class PollutedArgumentsCommand implements ModelCommand {
+  constructor(
+    readonly runName: TenantName,
+    readonly badKey: "__proto__" | "constructor" | "prototype",
+    readonly nested: boolean,
+  ) {}
+
+  check(model: Readonly<ReferenceModel>): boolean {
+    return model.runs[this.runName].lifecycle === "open";
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    world.stats.commands++;
+    const run = model.runs[this.runName];
+    const order = run.tenant === "acme" ? "A1001" : "B2002";
+    // Written by hand: in an object literal "__proto__" sets the prototype, so JSON.stringify would
+    // never send it as a key.
+    const args = this.nested
+      ? `{"order_id":"${order}","filters":{"${this.badKey}":{"admin":true}}}`
+      : `{"order_id":"${order}","${this.badKey}":{"admin":true}}`;
+    const seen = (await upstreamRequestsOf(run.handle)).length;
+    const answer = await sendRawCall(run.handle, `{"tool":"lookup_order","args":${args}}`);
+    const named = answer.error?.problems.some((problem) => problem.field.includes(this.badKey)) ?? false;
+    if (answer.error?.code !== "validation_error" || !named) {
+      violated("6", `a "${this.badKey}" key was not refused by name`, answer.error);
+    }
+    if ((await upstreamRequestsOf(run.handle)).length !== seen) {
+      violated("6", `a call with a "${this.badKey}" key reached the upstream`);
+    }
+    await checkWorld([run], []);
+  }
+
+  toString(): string {
+    return `${this.runName}: lookup_order with a ${this.nested ? "nested " : ""}"${this.badKey}" key`;
+  }
+}

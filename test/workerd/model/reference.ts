@@ -1,0 +1,287 @@
+import type { Envelope } from "../../../src/wire/envelope";
+import type { TestRun } from "../helpers";
+
+/**
+ * The reference model of the model-based test: what a run must look like from outside, reduced to
+ * what the run guarantees (test/workerd/model/violation.ts) let a test assert. It is deliberately
+ * simple: per run its lifecycle and counters, per idempotency key what the agent has learned about
+ * it, per approval the key it is bound to. Whatever the model cannot know for certain (an answer
+ * lost to a ledger restart) it marks as such instead of guessing.
+ */
+
+export const TENANTS = ["acme", "globex"] as const;
+export type TenantName = (typeof TENANTS)[number];
+
+export type ToolName = "lookup_order" | "create_internal_ticket" | "issue_refund";
+export type SideEffect = "read" | "write" | "destructive";
+
+export const SIDE_EFFECT: Record<ToolName, SideEffect> = {
+  lookup_order: "read",
+  create_internal_ticket: "write",
+  issue_refund: "destructive",
+};
+
+/** The tools' timeouts (src/tools/support.ts): a fault has to hang longer than this to become a timeout. */
+export const TIMEOUT_MS: Record<ToolName, number> = {
+  lookup_order: 2_500,
+  create_internal_ticket: 5_000,
+  issue_refund: 8_000,
+};
+
+/** A tool's timeout, for any tool name the upstream reports (null outside this test's pool). */
+export function timeoutOf(tool: string): number | null {
+  const entry = Object.entries(TIMEOUT_MS).find(([name]) => name === tool);
+  return entry ? entry[1] : null;
+}
+
+export interface Limits {
+  max_calls: number;
+  max_writes: number;
+  max_destructive: number;
+}
+
+export interface Counters {
+  calls_used: number;
+  writes_used: number;
+  destructive_used: number;
+}
+
+/** A per-call `X-Sandbox-Fault`. Only the hanging modes cost real seconds. */
+export type HeaderFault =
+  | { mode: "bad_gateway" }
+  | { mode: "silent_failure" }
+  | { mode: "slow_success" | "hang"; hang_ms: number };
+
+export type Door = "rest" | "mcp";
+
+export interface AgentCall {
+  run: TenantName;
+  tool: ToolName;
+  /** Sent in this key order: the proxy must derive the same key and digest whatever the order. */
+  args: Record<string, unknown>;
+  intent: string | null;
+  door: Door;
+  fault: HeaderFault | null;
+}
+
+export type KeyState =
+  /** Only the gate has answered so far (approval, budget, repeat): nothing was sent upstream. */
+  | { kind: "unsent" }
+  /** A send may have reached the upstream and its outcome is unknown: the next identical call resends. */
+  | { kind: "in_doubt" }
+  /** An answer was lost with a restarted ledger: the key may be in any state, so no strict check applies. */
+  | { kind: "lost" }
+  /** `first` is the first completed answer; `original` is false when only a replay of it was seen. */
+  | { kind: "completed"; first: Envelope; original: boolean };
+
+export interface KeyModel {
+  keySig: string;
+  argsSig: string;
+  tool: ToolName;
+  intent: string | null;
+  /** The key the proxy named, once an answer carried it. */
+  key: string | null;
+  state: KeyState;
+}
+
+export interface ApprovalModel {
+  id: string;
+  keySig: string;
+  tool: ToolName;
+  /** The state the approvals API showed after the last command that touched the run. */
+  state: string;
+}
+
+export type Lifecycle = "open" | "ended" | "past_deadline";
+
+export interface RunModel {
+  tenant: TenantName;
+  handle: TestRun;
+  limits: Limits;
+  lifecycle: Lifecycle;
+  /** How many requests the sandbox had seen from this run when it ended or passed its deadline. */
+  frozenRequests: number | null;
+  /** The credentials the sandbox had been presented by then, as canonical JSON. */
+  frozenCredentials: string | null;
+  /** As `GET /v1/runs/{id}` reported them after the last command that touched the run. */
+  counters: Counters;
+  keys: Map<string, KeyModel>;
+  /** Calls (tool + canonical arguments) that have been seen to pass validation. */
+  validated: Set<string>;
+  approvals: Map<string, ApprovalModel>;
+  /** The agent's most recent call in this run: what a retrying agent sends again. */
+  lastCall: AgentCall | null;
+}
+
+export interface ReferenceModel {
+  runs: Record<TenantName, RunModel>;
+  /** Hanging faults still allowed in this sequence: each may cost a tool timeout of real time. */
+  slowFaultsLeft: number;
+}
+
+export function newRunModel(tenant: TenantName, handle: TestRun, limits: Limits): RunModel {
+  return {
+    tenant,
+    handle,
+    limits,
+    lifecycle: "open",
+    frozenRequests: null,
+    frozenCredentials: null,
+    counters: { calls_used: 0, writes_used: 0, destructive_used: 0 },
+    keys: new Map(),
+    validated: new Set(),
+    approvals: new Map(),
+    lastCall: null,
+  };
+}
+
+/** JSON with object keys sorted at every depth: the model's own notion of "identical arguments". */
+export function canonical(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== "object") return value;
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1));
+  return Object.fromEntries(entries.map(([key, inner]) => [key, sortKeys(inner)]));
+}
+
+/** The n-th ordering of the arguments' keys: the proxy must not care which one the agent used. */
+export function reorderKeys(args: Record<string, unknown>, n: number): Record<string, unknown> {
+  const entries = Object.entries(args);
+  const ordered: Array<[string, unknown]> = [];
+  let rest = n;
+  while (entries.length > 0) {
+    const [entry] = entries.splice(rest % entries.length, 1);
+    rest = Math.floor(rest / (entries.length + 1));
+    if (entry) ordered.push(entry);
+  }
+  return Object.fromEntries(ordered);
+}
+
+/** Identical calls as the repeat breaker counts them: same tool, same canonical arguments. */
+export function argsSigOf(tool: ToolName, args: Record<string, unknown>): string {
+  return `${tool} ${canonical(args)}`;
+}
+
+/** One idempotency key: an identical call under one orchestrator intent. */
+export function keySigOf(call: Pick<AgentCall, "tool" | "args" | "intent">): string {
+  return `${argsSigOf(call.tool, call.args)} intent=${call.intent ?? "-"}`;
+}
+
+export function keyModelOf(run: RunModel, call: AgentCall): KeyModel {
+  const keySig = keySigOf(call);
+  let model = run.keys.get(keySig);
+  if (!model) {
+    model = {
+      keySig,
+      argsSig: argsSigOf(call.tool, call.args),
+      tool: call.tool,
+      intent: call.intent,
+      key: null,
+      state: { kind: "unsent" },
+    };
+    run.keys.set(keySig, model);
+  }
+  return model;
+}
+
+/** Whether the run's budget for this kind of effect was spent when the model last looked. */
+export function effectBudgetSpent(run: RunModel, tool: ToolName): boolean {
+  switch (SIDE_EFFECT[tool]) {
+    case "read":
+      return false;
+    case "write":
+      return run.counters.writes_used >= run.limits.max_writes;
+    case "destructive":
+      return run.counters.destructive_used >= run.limits.max_destructive;
+  }
+}
+
+/** The id of the effect a successful write created, as the tool's output names it. */
+export function externalIdOf(tool: ToolName, data: unknown): string | null {
+  const field =
+    tool === "issue_refund" ? "refund_id" : tool === "create_internal_ticket" ? "ticket_id" : null;
+  if (!field || data === null || typeof data !== "object") return null;
+  const id = (data as Record<string, unknown>)[field];
+  return typeof id === "string" ? id : null;
+}
+
+/**
+ * An answer that settles its key: a success, or a terminal failure the upstream (or the proxy's
+ * reading of it) produced, as opposed to a refusal by the gate, the budget or the repeat breaker.
+ */
+export function settlesKey(envelope: Envelope): boolean {
+  if (envelope.outcome === "success") return true;
+  const error = envelope.error;
+  if (envelope.outcome !== "terminal_failure" || !error) return false;
+  if (["silent_failure", "partial_success", "terminal_error"].includes(error.code)) return true;
+  return typeof error.details?.upstream_status === "number";
+}
+
+/** An answer after which the upstream may or may not have acted. */
+export function leavesKeyInDoubt(envelope: Envelope): boolean {
+  const code = envelope.error?.code;
+  return (
+    envelope.outcome === "retryable_failure" &&
+    (code === "timeout" || code === "transient_error" || code === "rate_limited")
+  );
+}
+
+/** Codes that are only given after the arguments were validated. */
+const AFTER_VALIDATION = new Set([
+  "approval_required",
+  "approval_rejected",
+  "approval_expired",
+  "timeout",
+  "transient_error",
+  "silent_failure",
+  "partial_success",
+  "terminal_error",
+]);
+
+export function passedValidation(envelope: Envelope): boolean {
+  const code = envelope.error?.code;
+  if (code === undefined) return true;
+  if (code === "validation_error") return false;
+  return envelope.idempotency_key !== null || AFTER_VALIDATION.has(code);
+}
+
+/**
+ * Learns from the answers to one agent call (a burst answers several times): the key's name and
+ * state, the approval it opened, whether its arguments passed validation. Originals are taken
+ * before replays, so a replay never becomes the "first" outcome when the original was seen.
+ */
+export function learnFromAnswers(run: RunModel, call: AgentCall, answers: readonly Envelope[]): void {
+  run.lastCall = call;
+  const argsSig = argsSigOf(call.tool, call.args);
+  for (const answer of answers) if (passedValidation(answer)) run.validated.add(argsSig);
+  if (SIDE_EFFECT[call.tool] === "read") return;
+  const key = keyModelOf(run, call);
+  const ordered = [...answers.filter((a) => !a.replayed), ...answers.filter((a) => a.replayed)];
+  for (const answer of ordered) {
+    if (answer.idempotency_key !== null) key.key = answer.idempotency_key;
+    if (answer.approval && answer.error?.code?.startsWith("approval_")) {
+      run.approvals.set(answer.approval.id, {
+        id: answer.approval.id,
+        keySig: key.keySig,
+        tool: call.tool,
+        state: answer.approval.state,
+      });
+    }
+    learnKeyState(key, answer);
+  }
+}
+
+export function learnKeyState(key: KeyModel, answer: Envelope): void {
+  if (key.state.kind === "completed") return;
+  if (settlesKey(answer)) {
+    key.state = { kind: "completed", first: answer, original: !answer.replayed };
+  } else if (answer.error?.code === "internal_error") {
+    key.state = { kind: "lost" };
+  } else if (leavesKeyInDoubt(answer) && (key.state.kind !== "lost" || !answer.replayed)) {
+    // A fresh send that failed unclearly proves the ledger holds the key in doubt, lost or not.
+    key.state = { kind: "in_doubt" };
+  }
+}

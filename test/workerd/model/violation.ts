@@ -1,0 +1,46 @@
+import type { Envelope } from "../../../src/wire/envelope";
+
+/**
+ * The run guarantees the model-based test checks (README, "What a run guarantees" and "The human
+ * gate"), numbered as its failures name them:
+ *
+ * 1. At most one upstream effect per idempotency key; every attempt under a key sends the same bytes,
+ *    so a call that passed validation is never answered with a validation_error later.
+ * 2. Counters never exceed the run's limits.
+ * 3. No dead ends: `approval_required` only names an approval that can still execute; one that no
+ *    longer can is expired with its reason; nothing executes after the run's deadline or end.
+ * 4. A replay has the outcome and data of the first completed answer.
+ * 5. No envelope says `side_effect_confirmed: false` for an effect the upstream holds; a refusal of
+ *    a completed key carries its stored outcome.
+ * 6. `__proto__`, `constructor` and `prototype` are refused as argument names, naming the field.
+ * 7. An upstream credential expires within its tool's timeout plus 2 s; none after the run ends.
+ *
+ * A failure names its rule and shows the answer that broke it, so a shrunk counterexample reads as
+ * "this sequence of commands breaks rule N, and here is the answer that did it".
+ */
+
+export class ContractViolation extends Error {
+  override name = "ContractViolation";
+}
+
+export function violated(rule: string, message: string, evidence?: unknown): never {
+  const detail = evidence === undefined ? "" : `\n  evidence: ${JSON.stringify(evidence).slice(0, 1_500)}`;
+  throw new ContractViolation(`invariant ${rule}: ${message}${detail}`);
+}
+
+/** The parts of an answer the invariants are about, for the failure message. */
+export function shown(answer: Envelope) {
+  return {
+    outcome: answer.outcome,
+    code: answer.error?.code ?? null,
+    replayed: answer.replayed,
+    idempotency_key: answer.idempotency_key,
+    side_effect_confirmed: answer.error?.side_effect_confirmed,
+    external_id: answer.error?.external_id,
+    details: answer.error?.details,
+    approval: answer.approval,
+    budget: answer.budget,
+    observed_state: answer.observed_state,
+    data: answer.data,
+  };
+}

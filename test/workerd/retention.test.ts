@@ -1,0 +1,49 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { RETENTION_MS } from "../../src/ledger/run-ledger";
+import { callTool, ledgerStubOf, openRun, request, type TestRun } from "./helpers";
+
+const statusCode = async (run: TestRun) =>
+  (await request(`/v1/runs/${run.id}`, { headers: { authorization: `Bearer ${run.token}` } })).status;
+
+describe("retention of a run's data", () => {
+  it("schedules deletion 24 h after the run ends and keeps everything until then", async () => {
+    const run = await openRun("acme");
+    await callTool(run, "lookup_order", { order_id: "A1001" });
+    await request(`/v1/runs/${run.id}/end`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${run.token}` },
+    });
+    const alarm = await runInDurableObject(ledgerStubOf(run), (_instance, state) => state.storage.getAlarm());
+    expect(alarm).toBeGreaterThanOrEqual(Date.now() + RETENTION_MS - 5_000);
+
+    // Firing early (e.g. a rescheduled alarm) must not delete anything.
+    expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
+    expect(await statusCode(run)).toBe(200);
+  });
+
+  it("deletes keys, results and trace once the window has passed", async () => {
+    const run = await openRun("acme");
+    await callTool(run, "create_internal_ticket", {
+      customer_id: "C100",
+      priority: "low",
+      summary: "Old run that should be cleaned up.",
+    });
+    await request(`/v1/runs/${run.id}/end`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${run.token}` },
+    });
+    // The run ended more than 24 h ago; its alarm (set at end) fires now.
+    await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+      state.storage.sql.exec("UPDATE run SET ended_at = ?", Date.now() - RETENTION_MS - 1_000);
+    });
+    expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
+    expect(await statusCode(run)).toBe(404);
+    const tables = await runInDurableObject(ledgerStubOf(run), (_instance, state) =>
+      state.storage.sql
+        .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('trace', 'idempotency')")
+        .toArray(),
+    );
+    expect(tables).toEqual([]);
+  });
+});
