@@ -11,7 +11,6 @@ import { parseSubjectQuery } from "./subjects";
  * ones, so both doors accept and refuse exactly the same searches.
  */
 
-export { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "./list-limits";
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?$/;

@@ -53,12 +53,6 @@ export function parseSubjectQuery(text: string): SubjectQuery {
   return { key: null, value: trimmed };
 }
 
-/** Whether a subject (`key=value`) answers a search. */
-export function matchesSubject(subject: string, query: SubjectQuery): boolean {
-  if (query.key !== null) return subject === `${query.key}=${query.value}`;
-  return subject.slice(subject.indexOf("=") + 1) === query.value;
-}
-
 /** The union of two subject (or tool) lists, sorted, at most `max` long. */
 export function mergeSorted(
   a: readonly string[],

@@ -14,11 +14,9 @@ export const AgentProfileSchema = z.strictObject({
   namespace: z.string().describe("The namespace whose tools runs opened with this profile may use."),
   limits: RunLimitsSchema.partial().default({}).describe("The run limits, within the tenant's ceilings."),
 });
-export type AgentProfile = z.infer<typeof AgentProfileSchema>;
 
 /** What a tainted run's write or destructive call gets. */
 export const TaintedRunActionSchema = z.enum(["require_approval", "refuse"]);
-export type TaintedRunAction = z.infer<typeof TaintedRunActionSchema>;
 
 export const TenantConfigSchema = z.strictObject({
   /** Namespaces whose tools this tenant's runs may open. */

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
-import { MAX_LIST_LIMIT } from "../approvals/list-filters";
+import { MAX_LIST_LIMIT } from "../approvals/list-limits";
 import { inspectRun, listApprovals } from "../ledger/operator-client";
 import type { ConsoleEnv } from "./console-env";
 import { environmentOf, messagePage } from "./guards";

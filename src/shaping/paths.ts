@@ -26,12 +26,3 @@ function updateParts(value: Json, parts: string[], transform: (leaf: Json) => Js
   return { ...record, [key]: updateParts(child, rest, transform) };
 }
 
-/** Every value the path reaches. */
-export function valuesAtPath(value: Json, path: string): Json[] {
-  const found: Json[] = [];
-  updateAtPath(value, path, (leaf) => {
-    found.push(leaf);
-    return leaf;
-  });
-  return found;
-}

@@ -36,11 +36,6 @@ export function inputJsonSchema(tool: Pick<ToolSpec, "input">): ObjectJsonSchema
   return toJsonSchema(tool.input, "input") as ObjectJsonSchema;
 }
 
-/** The tool's shaped result: only the whitelisted fields a model can ever see. */
-export function outputJsonSchema(tool: Pick<ToolSpec, "output">): JsonSchema {
-  return toJsonSchema(tool.output, "output");
-}
-
 /**
  * The envelope a call of this tool answers with, its `data` narrowed to the tool's output whitelist.
  * It is what MCP `structuredContent` carries, so it is the tool's MCP `outputSchema`.

@@ -6,7 +6,6 @@ import { TraceEntrySchema } from "./trace-entry";
 
 export const APPROVAL_LIST_STATES = [...APPROVAL_STATES, "all"] as const;
 export const ApprovalListStateSchema = z.enum(APPROVAL_LIST_STATES);
-export type ApprovalListState = z.infer<typeof ApprovalListStateSchema>;
 
 /** What `GET /v1/approvals` answers in `data`: one page of the tenant's approvals, newest first. */
 export const ApprovalListSchema = z.strictObject({

@@ -13,4 +13,3 @@ export const CallBodySchema = z.strictObject({
     .optional()
     .describe("The tool's arguments; see the tool's input_schema. Omitted means {}."),
 });
-export type CallBody = z.infer<typeof CallBodySchema>;

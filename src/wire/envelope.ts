@@ -65,7 +65,6 @@ export const ToolErrorSchema = z.object({
   /** Machine-readable specifics: the limit that tripped, the tools that exist, ... */
   details: z.record(z.string(), z.unknown()).nullable(),
 });
-export type ToolError = z.infer<typeof ToolErrorSchema>;
 
 export const BudgetSchema = z.object({
   calls_left: z.number().int().nonnegative(),

@@ -61,7 +61,6 @@ export const MetricsQuerySchema = z
       });
     }
   });
-export type MetricsQueryInput = z.infer<typeof MetricsQuerySchema>;
 
 const count = z.number().nonnegative();
 const rate = z.number().min(0).max(1).nullable();

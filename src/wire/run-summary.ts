@@ -29,7 +29,6 @@ export type RunIndexEntry = Omit<RunSummary, "state"> & { state: "open" | "close
 
 export const RUN_LIST_STATES = ["open", "closed", "expired", "all"] as const;
 export const RunListStateSchema = z.enum(RUN_LIST_STATES);
-export type RunListState = z.infer<typeof RunListStateSchema>;
 
 /** What `GET /v1/runs` answers in `data`: one page of the tenant's runs, newest first. */
 export const RunListSchema = z.strictObject({
