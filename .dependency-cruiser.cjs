@@ -1,0 +1,76 @@
+/**
+ * The rules of the house, checked by `npm run lint`: which folder of src/ may import which. Each
+ * folder answers one question (README, "Layout"); these rules keep the answers from blurring.
+ * Type-only imports count here (a pure stage must not even name a storage type); the folder-cycle
+ * rule, which counts imports by value, lives in .dependency-cruiser-cycles.cjs.
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: "leaves-import-no-folder",
+      comment:
+        "core/ (general helpers) and wire/ (the payload schemas) are the leaves every folder may use; they import nothing else of ours, so they can never pull a layer in with them.",
+      severity: "error",
+      from: { path: "^src/(core|wire)/" },
+      to: { path: "^src/", pathNot: "^src/$1/" },
+    },
+    {
+      name: "pure-stages-reach-no-storage",
+      comment:
+        "The call's stages (pipeline/) and shaping are pure: they return what to write and send, and the ledger applies it. They import no Durable Object storage, no cloudflare: module and no Hono.",
+      severity: "error",
+      from: { path: "^src/(pipeline|shaping)/" },
+      to: { path: ["^src/ledger/", "^cloudflare:", "(^|/)node_modules/hono/", "^hono"] },
+    },
+    {
+      name: "only-ledger-is-a-durable-object",
+      comment:
+        "Durable Objects and their storage live in ledger/; elsewhere cloudflare:workers is reached only for waitUntil, by the health counters that are sent after the answer.",
+      severity: "error",
+      from: { path: "^src/", pathNot: ["^src/ledger/", "^src/metrics/record\\.ts$"] },
+      to: { path: "^cloudflare:" },
+    },
+    {
+      name: "wire-speaks-no-http",
+      comment: "Payload schemas are zod only: the same schema serves REST, MCP and the OpenAPI document.",
+      severity: "error",
+      from: { path: "^src/wire/" },
+      to: { path: ["(^|/)node_modules/hono/", "^hono", "@modelcontextprotocol"] },
+    },
+    {
+      name: "the-door-is-below-the-routes",
+      comment:
+        "door/ is the one entry of REST and MCP; the routes and the MCP endpoint call it, never the other way.",
+      severity: "error",
+      from: { path: "^src/door/" },
+      to: { path: ["^src/routes/", "^src/mcp/", "^src/console/"] },
+    },
+    {
+      name: "src-never-imports-tests-or-tools",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: ["^test/", "^scripts/", "^bench/", "^eval/", "^agents/", "^demo/"] },
+    },
+    {
+      name: "not-to-unresolvable",
+      comment: "An import that resolves to no file is a typo or a missing package.",
+      severity: "error",
+      from: {},
+      to: { couldNotResolve: true, pathNot: "^cloudflare:" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      extensions: [".ts", ".tsx", ".js", ".mjs", ".json"],
+    },
+    reporterOptions: {
+      dot: { collapsePattern: "^src/[^/]+/" },
+    },
+  },
+};

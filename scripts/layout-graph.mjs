@@ -1,0 +1,86 @@
+// The folder graph of src/ in the README's Layout section, generated from dependency-cruiser's own
+// cruise (value imports, the same view as the no-folder-cycles rule), never drawn by hand.
+//   node scripts/layout-graph.mjs          rewrites the block between the README's graph markers
+//   node scripts/layout-graph.mjs --check  fails when the README's block is not what the code says
+// Edges are transitively reduced (a → c is left out when a → b → c exists) so the picture stays
+// readable; the table beside it lists every folder each folder imports.
+import { readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { cruise } from "dependency-cruiser";
+
+const require = createRequire(import.meta.url);
+const config = require("../.dependency-cruiser-cycles.cjs");
+const README = new URL("../README.md", import.meta.url);
+const BEGIN = "<!-- folder-graph:begin (npm run graph) -->";
+const END = "<!-- folder-graph:end -->";
+
+/** `src/ledger/run-ledger.ts` → `ledger/`; files at the root of src/ stand for themselves. */
+function unitOf(path) {
+  const parts = path.replace(/^src\//, "").split("/");
+  return parts.length > 1 ? `${parts[0]}/` : parts[0];
+}
+
+const result = await cruise(["src"], {
+  ...config.options,
+  ruleSet: { forbidden: [] },
+  includeOnly: "^src/",
+  validate: false,
+});
+const edges = new Map();
+for (const module of result.output.modules) {
+  const from = unitOf(module.source);
+  if (!edges.has(from)) edges.set(from, new Set());
+  for (const dependency of module.dependencies) {
+    if (!dependency.resolved.startsWith("src/")) continue;
+    const to = unitOf(dependency.resolved);
+    if (to !== from && !to.endsWith(".d.ts")) edges.get(from).add(to);
+  }
+}
+const units = [...edges.keys()].filter((unit) => unit !== "env.ts").sort();
+
+function reaches(from, to, skipDirect) {
+  const seen = new Set();
+  const stack = [...(edges.get(from) ?? [])].filter((next) => !(skipDirect && next === to));
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (next === to) return true;
+    if (seen.has(next)) continue;
+    seen.add(next);
+    stack.push(...(edges.get(next) ?? []));
+  }
+  return false;
+}
+
+const id = (unit) => unit.replace(/[/.]/g, "_");
+const lines = ["```mermaid", "flowchart TD"];
+for (const unit of units) lines.push(`  ${id(unit)}["${unit}"]`);
+for (const from of units) {
+  for (const to of [...(edges.get(from) ?? [])].sort()) {
+    if (to === "env.ts" || reaches(from, to, true)) continue;
+    lines.push(`  ${id(from)} --> ${id(to)}`);
+  }
+}
+lines.push("```", "", "| folder | imports (by value) |", "| --- | --- |");
+for (const unit of units) {
+  const to = [...(edges.get(unit) ?? [])].filter((other) => other !== "env.ts").sort();
+  lines.push(
+    `| \`${unit}\` | ${to.length > 0 ? to.map((other) => `\`${other}\``).join(" ") : "nothing of ours"} |`,
+  );
+}
+const block = `${BEGIN}\n${lines.join("\n")}\n${END}`;
+
+const readme = readFileSync(README, "utf8");
+const start = readme.indexOf(BEGIN);
+const end = readme.indexOf(END);
+if (start < 0 || end < 0) throw new Error(`README.md has no ${BEGIN} … ${END} block`);
+const current = readme.slice(start, end + END.length);
+if (process.argv.includes("--check")) {
+  if (current !== block) {
+    console.error("layout-graph: README.md's folder graph is stale; run `npm run graph`.");
+    process.exit(1);
+  }
+  console.log("layout-graph: README.md's folder graph matches the code");
+} else {
+  writeFileSync(README, readme.replace(current, block));
+  console.log(`layout-graph: wrote ${units.length} folders to README.md`);
+}
