@@ -1,3 +1,4 @@
+import LATIN_CONFUSABLES from "./latin-confusables.json";
 import { updateAtPath } from "./paths";
 
 /**
@@ -12,9 +13,17 @@ import { updateAtPath } from "./paths";
  * 3. any fence look-alike is neutralised: the words "untrusted" and "content" joined by nothing but
  *    spaces, punctuation or underscores, with any bracket around them, whatever the case
  *    (`[end untrusted content]`, `[/untrusted content]`, `[ end of untrusted content ]`,
- *    `untrusted-content`, ...).
+ *    `untrusted-content`, ...);
+ * 4. and so is any that only looks like one: the words are also sought in the text's confusable
+ *    skeleton (Unicode TR39: default-ignorable characters such as the soft hyphen and combining
+ *    marks removed, each character mapped to the Latin letter it is confusable with, so `ᴜntrusted`,
+ *    `untrustéd`, `c0ntent` and `un\u00ADtrusted` read as the real words), letter by letter across
+ *    spaces and punctuation (`u n t r u s t e d`), and backwards (text stored reversed behind a
+ *    bidi override, which step 2 removed, shows the words the right way round).
  *
- * So the text cannot close the fence early and speak as the system.
+ * So the text cannot close the fence early and speak as the system. The per-run random marker stays
+ * the real defence: a model told that only the line with its marker ends the fence has nothing to
+ * fear from a look-alike that slipped through; this is depth.
  */
 
 const INVISIBLE = /[\u200B-\u200D\u2060\uFEFF\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
@@ -29,7 +38,81 @@ export function normalizeUntrusted(text: string): string {
 
 /** Normalised, then every fence look-alike replaced by a plain note. */
 export function neutralizeLookAlikes(text: string): string {
-  return normalizeUntrusted(text).replace(LOOK_ALIKE, LOOK_ALIKE_REPLACEMENT);
+  return neutralizeSkeletonLookAlikes(normalizeUntrusted(text).replace(LOOK_ALIKE, LOOK_ALIKE_REPLACEMENT));
+}
+
+/** Characters confusable with an ASCII letter or digit, to its lower-case prototype (scripts/gen-confusables.mjs). */
+const CONFUSABLE: Readonly<Record<string, string>> = LATIN_CONFUSABLES;
+/** Removed before matching: they change how text looks or reads aloud, never which letters it shows. */
+const IGNORABLE = /^[\p{Default_Ignorable_Code_Point}\p{M}]$/u;
+const FORWARD = "untrustedcontent";
+const BACKWARD = [...FORWARD].reverse().join("");
+
+/** The text's skeleton letters, each with the span of the text it came from and whether a word starts there. */
+function skeletonLetters(text: string): { letters: string; spans: [number, number][]; wordStart: boolean[] } {
+  let letters = "";
+  const spans: [number, number][] = [];
+  const wordStart: boolean[] = [];
+  let index = 0;
+  let afterLetter = false;
+  for (const char of text) {
+    const start = index;
+    index += char.length;
+    for (const part of char.normalize("NFD")) {
+      if (IGNORABLE.test(part)) continue;
+      const prototype = CONFUSABLE[part] ?? part.toLowerCase();
+      if (/^[a-z]$/.test(prototype)) {
+        letters += prototype;
+        spans.push([start, index]);
+        wordStart.push(!afterLetter);
+        afterLetter = true;
+      } else {
+        afterLetter = false;
+      }
+    }
+  }
+  return { letters, spans, wordStart };
+}
+
+/** Where a match may begin: at a word's start, or right after a word-initial `end`, `of` or `end of`. */
+function startsAWord(skeleton: ReturnType<typeof skeletonLetters>, at: number): number | null {
+  if (at === 0 || skeleton.wordStart[at]) return at;
+  for (const prefix of ["endof", "end", "of"]) {
+    const from = at - prefix.length;
+    if (from >= 0 && skeleton.letters.slice(from, at) === prefix && skeleton.wordStart[from]) return from;
+  }
+  return null;
+}
+
+/** Step 4: the look-alikes only the confusable skeleton shows, replaced in the text they came from. */
+function neutralizeSkeletonLookAlikes(text: string): string {
+  const skeleton = skeletonLetters(text);
+  const found: [number, number][] = [];
+  for (let at = skeleton.letters.indexOf(FORWARD); at >= 0; at = skeleton.letters.indexOf(FORWARD, at + 1)) {
+    const from = startsAWord(skeleton, at);
+    if (from !== null) found.push([from, at + FORWARD.length - 1]);
+  }
+  for (
+    let at = skeleton.letters.indexOf(BACKWARD);
+    at >= 0;
+    at = skeleton.letters.indexOf(BACKWARD, at + 1)
+  ) {
+    // Reversed, the word boundary that matters is after the last letter (the reversed "u").
+    const end = at + BACKWARD.length;
+    if (end === skeleton.letters.length || skeleton.wordStart[end]) found.push([at, end - 1]);
+  }
+  if (found.length === 0) return text;
+  found.sort((a, b) => a[0] - b[0]);
+  let out = "";
+  let kept = 0;
+  for (const [first, last] of found) {
+    const start = (skeleton.spans[first] as [number, number])[0];
+    const end = (skeleton.spans[last] as [number, number])[1];
+    if (start < kept) continue;
+    out += text.slice(kept, start) + LOOK_ALIKE_REPLACEMENT;
+    kept = end;
+  }
+  return out + text.slice(kept);
 }
 
 export function fenceText(text: string, marker: string): string {
