@@ -1,9 +1,9 @@
+import { environmentOf } from "./config/environment";
 import { loadConfig } from "./config/load";
 import { missingSecrets, missingSecretsProblem } from "./config/secrets";
 import type { Env } from "./env";
 import { catalog } from "./tools";
 import { missingBindings } from "./upstream/bindings";
-import type { EnvironmentName } from "./wire/envelope";
 
 /** Why this proxy refuses traffic; both lists empty when it may serve. */
 export interface StartupReport {
@@ -14,10 +14,6 @@ export interface StartupReport {
 }
 
 const reports = new WeakMap<object, StartupReport>();
-
-export function environmentOf(env: Env): EnvironmentName {
-  return env.ENVIRONMENT === "production" ? "production" : "sandbox";
-}
 
 /**
  * Checks secrets, configuration and every tool's binding once per environment object. A proxy

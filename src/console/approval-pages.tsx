@@ -1,12 +1,13 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { environmentOf } from "../config/environment";
 import { decideApproval, inspectApproval } from "../ledger/operator-client";
 import type { ConsoleEnv } from "./console-env";
 import { readDecisionContext } from "./decision-context";
 import { parseDecisionForm } from "./decision-form";
 import { draftPreview } from "./draft-preview";
-import { environmentOf, messagePage } from "./guards";
+import { messagePage } from "./guards";
 import { ApprovalPage } from "./views/approval-page";
 
 /** Approval ids are `apr_` and hex; anything else is not looked up, so junk never wakes a Durable Object. */
@@ -43,7 +44,7 @@ async function renderApproval(
     : [null, null];
   return c.html(
     <ApprovalPage
-      environment={environmentOf(c)}
+      environment={environmentOf(c.env)}
       session={session}
       approval={found.approval}
       run={found.run}

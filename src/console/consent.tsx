@@ -2,11 +2,12 @@
 import { AuthorizationError, type AuthRequest, type OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { type Context, Hono } from "hono";
 import type { OAuthGrantProps } from "../auth/agent-keys";
+import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import { profileChoices } from "../oauth/profiles";
 import { type GrantMetadata, grantOwnerOf, oauthApi } from "../oauth/provider";
 import type { ConsoleEnv } from "./console-env";
-import { currentSession, environmentOf, limitForm, messagePage, requireCsrf, requireSession } from "./guards";
+import { currentSession, limitForm, messagePage, requireCsrf, requireSession } from "./guards";
 import { signInPathReturningTo } from "./return-path";
 import { setConsoleHeaders } from "./security-headers";
 import { ConsentPage } from "./views/consent-page";
@@ -89,7 +90,7 @@ consent.get("/", async (c) => {
   for (const cookie of started.headers.getAll("Set-Cookie")) c.header("Set-Cookie", cookie, { append: true });
   return c.html(
     <ConsentPage
-      environment={environmentOf(c)}
+      environment={environmentOf(c.env)}
       session={session}
       client={{
         clientId: details.clientId,

@@ -1,10 +1,11 @@
 /** @jsxImportSource hono/jsx */
 import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import type { Context } from "hono";
+import { environmentOf } from "../config/environment";
 import { listTenantGrants, revokeTenantClient, revokeTenantGrant } from "../oauth/grants";
 import { oauthApi } from "../oauth/provider";
 import type { ConsoleEnv } from "./console-env";
-import { environmentOf, messagePage } from "./guards";
+import { messagePage } from "./guards";
 import { GrantsPage } from "./views/grants-page";
 
 const GRANTS_PATH = "/console/oauth";
@@ -41,7 +42,7 @@ export function showGrants(c: Context<ConsoleEnv>) {
     const count = Number(c.req.query("count") ?? "0");
     return c.html(
       <GrantsPage
-        environment={environmentOf(c)}
+        environment={environmentOf(c.env)}
         session={session}
         grants={grants}
         clients={clients}

@@ -3,23 +3,19 @@ import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { getCookie } from "hono/cookie";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { operatorNameOf } from "../auth/operator-keys";
+import { authenticate } from "../auth/authenticate";
+import type { SignedInOperator } from "../auth/principal";
+import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
-import type { ConsoleEnv, SignedInOperator } from "./console-env";
+import type { ConsoleEnv } from "./console-env";
 import { clearCookie, SESSION_COOKIE } from "./cookies";
 import { csrfMatches } from "./csrf";
-import { operatorStillConfigured } from "./operator-key";
-import { readSession } from "./session";
 import { MessagePage } from "./views/message-page";
 
 /** A console form holds a token, a key or a 500-character reason: 16 KiB is generous. */
 const FORM_BYTES = 16 * 1024;
 
 export const SIGN_IN_PATH = "/console/sign-in";
-
-export function environmentOf(c: Context<ConsoleEnv>) {
-  return loadConfig(c.env).environment;
-}
 
 /**
  * A page that only says something (a refusal, a missing page, a failure): a sentence, never a
@@ -36,7 +32,7 @@ export function messagePage(
 ) {
   return c.html(
     <MessagePage
-      environment={environmentOf(c)}
+      environment={environmentOf(c.env)}
       session={opts.anonymous ? null : (c.get("session") ?? null)}
       title={title}
       message={message}
@@ -59,13 +55,10 @@ export const requireSession: MiddlewareHandler<ConsoleEnv> = async (c, next) => 
 
 /** The signed-in operator's session, or null (a stale cookie is cleared on the way). */
 export async function currentSession(c: Context<ConsoleEnv>): Promise<SignedInOperator | null> {
-  const config = loadConfig(c.env);
-  const token = getCookie(c, SESSION_COOKIE);
-  const session = await readSession(token, config.runTokenKeys);
-  if (session && operatorStillConfigured(config, session)) {
-    return { ...session, name: operatorNameOf(config.operatorKeys, session.tenant, session.operator) };
-  }
-  if (token !== undefined) clearCookie(c, SESSION_COOKIE);
+  const cookie = getCookie(c, SESSION_COOKIE);
+  const answer = await authenticate(loadConfig(c.env), cookie, "console");
+  if (answer.ok) return answer.principal.session;
+  if (cookie !== undefined) clearCookie(c, SESSION_COOKIE);
   return null;
 }
 

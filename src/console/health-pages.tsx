@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
+import { environmentOf } from "../config/environment";
 import { readMetrics } from "../metrics/read";
 import type { ConsoleEnv } from "./console-env";
-import { environmentOf } from "./guards";
 import { HealthPage } from "./views/health-page";
 
 const HOUR = 60 * 60 * 1000;
@@ -17,7 +17,7 @@ export async function showHealth(c: Context<ConsoleEnv>) {
   const until = Math.floor(Date.now() / HOUR) * HOUR + HOUR;
   const reading = await readMetrics(c.env, session.tenant, { since: until - 2 * DAY, until, bucket: "hour" });
   return c.html(
-    <HealthPage environment={environmentOf(c)} session={session} reading={reading} split={until - DAY} />,
+    <HealthPage environment={environmentOf(c.env)} session={session} reading={reading} split={until - DAY} />,
     reading.ok || reading.reason === "not_configured" ? 200 : 503,
   );
 }

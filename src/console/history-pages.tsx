@@ -1,10 +1,10 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import { ApprovalFiltersSchema } from "../approvals/list-filters";
+import { environmentOf } from "../config/environment";
 import { listApprovals } from "../ledger/operator-client";
 import { APPROVAL_LIST_STATES } from "../wire/approval-answers";
 import type { ConsoleEnv } from "./console-env";
-import { environmentOf } from "./guards";
 import { filterValues, hrefWith, parseFilters } from "./list-query";
 import { tenantToolNames } from "./tenant-tools";
 import { HistoryPage } from "./views/history-page";
@@ -21,7 +21,7 @@ export async function showHistory(c: Context<ConsoleEnv>) {
   const page = parsed.ok ? await listApprovals(c.env, session.tenant, parsed.filters) : null;
   return c.html(
     <HistoryPage
-      environment={environmentOf(c)}
+      environment={environmentOf(c.env)}
       session={session}
       values={values}
       states={STATES}

@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
+import { environmentOf } from "../config/environment";
 import { listApprovals } from "../ledger/operator-client";
 import type { ConsoleEnv } from "./console-env";
-import { environmentOf } from "./guards";
 import { ApprovalsPage } from "./views/approvals-page";
 import { PendingList } from "./views/pending-list";
 
@@ -21,7 +21,7 @@ async function pending(c: Context<ConsoleEnv>) {
 export async function showPending(c: Context<ConsoleEnv>) {
   return c.html(
     <ApprovalsPage
-      environment={environmentOf(c)}
+      environment={environmentOf(c.env)}
       session={c.get("session")}
       live={c.req.query("refresh") !== "off"}
       {...(await pending(c))}

@@ -1,10 +1,10 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import { RunFiltersSchema } from "../approvals/list-filters";
+import { environmentOf } from "../config/environment";
 import { listRuns } from "../ledger/operator-client";
 import { RUN_LIST_STATES } from "../wire/run-summary";
 import type { ConsoleEnv } from "./console-env";
-import { environmentOf } from "./guards";
 import { filterValues, hrefWith, parseFilters } from "./list-query";
 import { tenantToolNames } from "./tenant-tools";
 import { Notice } from "./views/layout";
@@ -40,7 +40,7 @@ export async function showRuns(c: Context<ConsoleEnv>) {
   const live = found.ok && c.req.query("refresh") !== "off";
   return c.html(
     <RunsPage
-      environment={environmentOf(c)}
+      environment={environmentOf(c.env)}
       session={session}
       values={found.values}
       states={STATES}

@@ -1,9 +1,10 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import { MAX_LIST_LIMIT } from "../approvals/list-limits";
+import { environmentOf } from "../config/environment";
 import { inspectRun, listApprovals } from "../ledger/operator-client";
 import type { ConsoleEnv } from "./console-env";
-import { environmentOf, messagePage } from "./guards";
+import { messagePage } from "./guards";
 import { RunPage } from "./views/run-page";
 
 /** Run ids are `run_` and hex; anything else is not looked up, so junk never creates a ledger. */
@@ -40,7 +41,7 @@ export async function showRun(c: Context<ConsoleEnv>) {
   }
   return c.html(
     <RunPage
-      environment={environmentOf(c)}
+      environment={environmentOf(c.env)}
       session={session}
       run={found.run}
       entries={found.entries}

@@ -1,18 +1,17 @@
 /** @jsxImportSource hono/jsx */
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
+import { authenticate } from "../auth/authenticate";
+import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
+import { INPUT_LIMITS } from "../pipeline/limit";
 import type { ConsoleEnv } from "./console-env";
 import { clearCookie, SESSION_COOKIE, SIGN_IN_COOKIE, setSessionCookie, setSignInCookie } from "./cookies";
 import { csrfMatches } from "./csrf";
-import { environmentOf, SIGN_IN_PATH } from "./guards";
-import { identifyOperator, operatorStillConfigured } from "./operator-key";
+import { SIGN_IN_PATH } from "./guards";
 import { safeReturnPath } from "./return-path";
-import { issueSession, issueSignInToken, readSession, readSignInToken } from "./session";
+import { issueSession, issueSignInToken, readSignInToken } from "./session";
 import { SignInPage } from "./views/sign-in-page";
-
-/** One message for every refused key, so the form never confirms that a guess is some other credential. */
-const BAD_KEY = "That is not an operator key of any tenant. Check the key and try again.";
 
 /** The sign-in form's CSRF token: the one in a still-valid cookie (other tabs keep working), else a new one. */
 async function signInCsrf(c: Context<ConsoleEnv>): Promise<string> {
@@ -25,17 +24,28 @@ async function signInCsrf(c: Context<ConsoleEnv>): Promise<string> {
 }
 
 /**
+ * The key as typed, without the spaces a paste brings along; no key at all when it is not text or is
+ * longer than any bearer the proxy takes (a huge paste is not hashed).
+ */
+function typedKey(field: unknown): string | null {
+  if (typeof field !== "string") return null;
+  const key = field.trim();
+  return key.length > INPUT_LIMITS.authorization_bytes ? null : key;
+}
+
+/**
  * The sign-in form. `return_to` (a console page, or the OAuth consent page that sent the browser
  * here) is carried through the form and followed after sign-in; anything else is dropped.
  */
 export async function showSignIn(c: Context<ConsoleEnv>) {
   const config = loadConfig(c.env);
   const returnTo = safeReturnPath(c.req.query("return_to"));
-  const session = await readSession(getCookie(c, SESSION_COOKIE), config.runTokenKeys);
-  if (session && operatorStillConfigured(config, session)) return c.redirect(returnTo ?? "/console", 303);
+  // A stale cookie is left alone here: signing in replaces it.
+  const session = await authenticate(config, getCookie(c, SESSION_COOKIE), "console");
+  if (session.ok) return c.redirect(returnTo ?? "/console", 303);
   return c.html(
     <SignInPage
-      environment={environmentOf(c)}
+      environment={environmentOf(c.env)}
       csrf={await signInCsrf(c)}
       signedOut={c.req.query("signed_out") === "1"}
       returnTo={returnTo}
@@ -55,7 +65,7 @@ export async function signIn(c: Context<ConsoleEnv>) {
   if (!pending || !csrfMatches(pending.csrf, form.csrf)) {
     return c.html(
       <SignInPage
-        environment={environmentOf(c)}
+        environment={environmentOf(c.env)}
         csrf={await signInCsrf(c)}
         error="The sign-in form expired or was not sent by this console. Enter the key again."
         returnTo={returnTo}
@@ -63,14 +73,19 @@ export async function signIn(c: Context<ConsoleEnv>) {
       403,
     );
   }
-  const identity = typeof form.key === "string" ? await identifyOperator(config, form.key) : null;
-  if (!identity) {
+  const answer = await authenticate(config, typedKey(form.key), "sign_in");
+  if (!answer.ok) {
     return c.html(
-      <SignInPage environment={environmentOf(c)} csrf={pending.csrf} error={BAD_KEY} returnTo={returnTo} />,
+      <SignInPage
+        environment={environmentOf(c.env)}
+        csrf={pending.csrf}
+        error={answer.refusal.message}
+        returnTo={returnTo}
+      />,
       401,
     );
   }
-  const { token } = await issueSession(identity, config.runTokenKeys);
+  const { token } = await issueSession(answer.principal.operator, config.runTokenKeys);
   setSessionCookie(c, token);
   clearCookie(c, SIGN_IN_COOKIE);
   return c.redirect(returnTo ?? "/console", 303);

@@ -1,3 +1,4 @@
+import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import { newCallId } from "../core/ids";
 import type { Env } from "../env";
@@ -47,7 +48,7 @@ async function answerToolCall(
   header: HeaderReader,
 ): Promise<Envelope> {
   const callId = newCallId();
-  const environment = loadConfig(env).environment;
+  const environment = environmentOf(env);
   const base = { call_id: callId, environment, tool: request.tool };
   // A run its ledger rate-limited moments ago is answered here until the wait is over.
   const remembered = rememberedRefusal(

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { loadConfig } from "../config/load";
+import { environmentOf } from "../config/environment";
 import { newCallId } from "../core/ids";
 import type { Env } from "../env";
 import { type Envelope, type EnvelopeContext, httpStatusFor } from "../wire/envelope";
@@ -19,5 +19,5 @@ export function respond(
 
 /** The envelope context of a request that is not a tool call: a fresh id and the environment's name. */
 export function requestContext(env: Env): EnvelopeContext {
-  return { call_id: newCallId(), environment: loadConfig(env).environment };
+  return { call_id: newCallId(), environment: environmentOf(env) };
 }

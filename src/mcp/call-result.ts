@@ -6,7 +6,7 @@ import type { Envelope } from "../wire/envelope";
  * data on success, and on failure the code, the problems and the next step. The full envelope
  * travels in `structuredContent`; this text never says more than the envelope does.
  */
-export function summarize(envelope: Envelope): string {
+function envelopeText(envelope: Envelope): string {
   const tool = envelope.tool ?? "The call";
   const { error } = envelope;
   if (error === null) {
@@ -31,7 +31,7 @@ export function summarize(envelope: Envelope): string {
  */
 export function toCallToolResult(envelope: Envelope): CallToolResult {
   return {
-    content: [{ type: "text", text: summarize(envelope) }],
+    content: [{ type: "text", text: envelopeText(envelope) }],
     structuredContent: envelope as unknown as Record<string, unknown>,
     isError: envelope.outcome !== "success",
   };

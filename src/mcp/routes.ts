@@ -5,6 +5,9 @@ import {
 } from "@modelcontextprotocol/server";
 import { type Context, Hono } from "hono";
 import type { AgentPrincipal } from "../auth/agent-keys";
+import { authenticate } from "../auth/authenticate";
+import { bearerToken } from "../auth/keys";
+import type { PrincipalOf } from "../auth/principal";
 import { loadConfig } from "../config/load";
 import type { AppEnv } from "../http/app-env";
 import { requestContext, respond } from "../http/respond";
@@ -12,12 +15,11 @@ import { catalog } from "../tools";
 import { failure, httpStatusFor } from "../wire/envelope";
 import { MAX_CALL_BODY_BYTES } from "../wire/requests";
 import {
-  authenticateMcp,
+  challenge,
   MCP_PATH,
-  type McpCaller,
   PROTECTED_RESOURCE_PATH,
   protectedResourceMetadata,
-} from "./auth";
+} from "./protected-resource";
 import { createRunServer, type RunServerContext } from "./server";
 import { endSession, openSession, resumeSession } from "./session";
 
@@ -41,9 +43,9 @@ mcp.get(PROTECTED_RESOURCE_PATH, (c) => c.json(metadata(c)));
 mcp.get(`${PROTECTED_RESOURCE_PATH}${MCP_PATH}`, (c) => c.json(metadata(c)));
 
 mcp.post(MCP_PATH, async (c) => {
-  const auth = await authenticate(c);
-  if (auth instanceof Response) return auth;
-  return auth.kind === "run" ? serve(c, auth.claims) : serveAgent(c, auth.agent);
+  const principal = await authenticated(c);
+  if (principal instanceof Response) return principal;
+  return principal.kind === "run" ? serve(c, principal.claims) : serveAgent(c, principal.agent);
 });
 
 // No stream to open: a call ends with one result, answered on its POST.
@@ -53,10 +55,10 @@ mcp.get(MCP_PATH, (c) => methodNotAllowed(c));
 mcp.delete(MCP_PATH, async (c) => {
   const sessionId = c.req.header(SESSION_HEADER);
   if (!sessionId) return methodNotAllowed(c);
-  const auth = await authenticate(c);
-  if (auth instanceof Response) return auth;
-  if (auth.kind === "run") return methodNotAllowed(c);
-  const claims = await resumeSession(c.env, auth.agent, sessionId);
+  const principal = await authenticated(c);
+  if (principal instanceof Response) return principal;
+  if (principal.kind === "run") return methodNotAllowed(c);
+  const claims = await resumeSession(c.env, principal.agent, sessionId);
   if (!claims) return sessionNotFound(null);
   await endSession(c.env, claims);
   return c.body(null, 200);
@@ -72,17 +74,27 @@ function oauthPropsOf(c: McpContext): unknown {
   }
 }
 
-async function authenticate(c: McpContext): Promise<McpCaller | Response> {
-  const auth = await authenticateMcp(
-    c.req.header("authorization"),
-    loadConfig(c.env),
-    new URL(c.req.url).origin,
-    oauthPropsOf(c),
+/**
+ * A run token (stateless: the token is the run, whose `run` and `ns` claims decide what every request
+ * reaches) or an agent, by its agent key or an OAuth grant for one of its tenant's agent profiles (a
+ * session is a run). A refusal is a 401 with the challenge the MCP authorization spec expects: where
+ * the resource metadata is, and why a presented credential was refused.
+ */
+async function authenticated(c: McpContext): Promise<PrincipalOf<"mcp"> | Response> {
+  const answer = await authenticate(loadConfig(c.env), bearerToken(c.req.header("authorization")), "mcp", {
+    oauthProps: oauthPropsOf(c),
+  });
+  if (answer.ok) return answer.principal;
+  const { reason, message } = answer.refusal;
+  const origin = new URL(c.req.url).origin;
+  c.header(
+    "WWW-Authenticate",
+    reason === "missing"
+      ? challenge(origin)
+      : challenge(origin, { code: "invalid_token", description: message }),
   );
-  if (auth.ok) return auth.caller;
-  c.header("WWW-Authenticate", auth.challenge);
-  return respond(c, failure(requestContext(c.env), { code: "permission_error", message: auth.message }), {
-    authFailure: true,
+  return respond(c, failure(requestContext(c.env), { code: "permission_error", message }), {
+    authFailure: answer.refusal.status === 401,
   });
 }
 

@@ -1,9 +1,10 @@
 import type { OAuthProvider } from "@cloudflare/workers-oauth-provider";
 import { findAgentKey } from "../auth/agent-keys";
 import { bearerToken } from "../auth/keys";
+import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
-import { MCP_PATH } from "../mcp/auth";
+import { MCP_PATH } from "../mcp/protected-resource";
 import { type FetchHandler, OAUTH_PATHS } from "./paths";
 
 const PROVIDER_PATHS = new Set<string>(Object.values(OAUTH_PATHS));
@@ -52,7 +53,7 @@ export function withOAuth(app: FetchHandler<Env>): FetchHandler<Env> {
    */
   async function providerFor(env: Env, origin: string): Promise<OAuthProvider<Env> | null> {
     const { OAuthProvider } = await import("@cloudflare/workers-oauth-provider");
-    const { environmentOf, oauthOptions } = await import("./provider");
+    const { oauthOptions } = await import("./provider");
     const key = `${environmentOf(env)} ${origin}`;
     const known = providers.get(key);
     if (known !== undefined) return known;

@@ -1,6 +1,6 @@
 /**
  * The OAuth endpoints: the provider (src/oauth/provider.ts) serves token, registration and metadata;
- * the consent page at `/authorize` is the app's (src/oauth/consent.tsx). Kept apart from the provider
+ * the consent page at `/authorize` is the console's (src/console/consent.tsx). Kept apart from the provider
  * so routing them costs nothing until an OAuth request arrives.
  */
 export const OAUTH_PATHS = {

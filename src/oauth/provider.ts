@@ -3,18 +3,17 @@ import {
   type OAuthHelpers,
   type OAuthProviderOptions,
 } from "@cloudflare/workers-oauth-provider";
+import { environmentOf } from "../config/environment";
 import { newCallId } from "../core/ids";
 import type { Env } from "../env";
-import { MCP_PATH } from "../mcp/auth";
+import { MCP_PATH } from "../mcp/protected-resource";
 import { type EnvironmentName, failure } from "../wire/envelope";
 import { OAUTH_PATHS, type FetchHandler as PathsFetchHandler } from "./paths";
-
-export { OAUTH_PATHS } from "./paths";
 
 /**
  * OAuth 2.1 for MCP clients, by @cloudflare/workers-oauth-provider: it serves the token,
  * registration and metadata endpoints and checks OAuth access tokens on `/mcp`; the consent page
- * (`/authorize`, src/oauth/consent.tsx) and the console's grant list are ours.
+ * (`/authorize`, src/console/consent.tsx) and the console's grant list are ours.
  */
 
 /** An hour: a leaked access token is soon worthless, and clients refresh rarely. Revocation is immediate anyway. */
@@ -60,10 +59,6 @@ function tokenRefusal(environment: EnvironmentName, status: number, headers: Rec
     status,
     headers: { ...headers, "content-type": "application/json" },
   });
-}
-
-export function environmentOf(env: Env): EnvironmentName {
-  return env.ENVIRONMENT === "production" ? "production" : "sandbox";
 }
 
 /**

@@ -8,7 +8,7 @@ function refuse(c: Parameters<MiddlewareHandler<AppEnv>>[0], spec: FailureSpec) 
   return respond(c, failure(requestContext(c.env), spec));
 }
 
-/** For `POST /v1/runs`, after `requireTenantKey`. */
+/** For `POST /v1/runs`, after `requireRunOpener`. */
 export const limitRunOpens: MiddlewareHandler<AppEnv> = async (c, next) => {
   const refusal = await admitRunOpen(c.env, c.get("tenant"));
   if (refusal) return refuse(c, refusal);

@@ -1,9 +1,10 @@
 import { type Context, Hono, type MiddlewareHandler } from "hono";
-import { bearerToken, findKeyOwner } from "../auth/keys";
-import { type RunTokenClaims, verifyRunToken } from "../auth/run-token";
+import { authenticate } from "../auth/authenticate";
+import { bearerToken } from "../auth/keys";
+import type { PrincipalOf } from "../auth/principal";
 import { loadConfig } from "../config/load";
 import type { AppEnv } from "../http/app-env";
-import { RUN_TOKEN_REFUSALS } from "../http/authenticate";
+import { refuseCredential } from "../http/authenticate";
 import { requestContext, respond } from "../http/respond";
 import { validated } from "../http/validation-hook";
 import { specsFor } from "../specs/formats";
@@ -12,55 +13,37 @@ import { type Envelope, failure, success } from "../wire/envelope";
 import { ToolsQuerySchema } from "../wire/requests";
 
 /** Who asks: a tenant's orchestrator (any namespace of its config) or one run (its namespace only). */
-type Caller = { kind: "tenant"; tenant: string } | { kind: "run"; claims: RunTokenClaims };
-
-type ToolsEnv = { Bindings: AppEnv["Bindings"]; Variables: { caller: Caller } };
+type ToolsEnv = { Bindings: AppEnv["Bindings"]; Variables: { principal: PrincipalOf<"tool_specs"> } };
 
 /** `GET /v1/tools`: ready-to-paste tool specs of one namespace, for the agent framework named by `format`. */
 export const tools = new Hono<ToolsEnv>();
 
-/** Stage "authenticate": a run token when the bearer is one, else a tenant key. */
-async function identify(c: Context<ToolsEnv>): Promise<Caller | { refusal: string }> {
-  const token = bearerToken(c.req.header("authorization"));
-  if (!token)
-    return { refusal: "This route needs a tenant key or a run token: Authorization: Bearer <key>." };
-  const config = loadConfig(c.env);
-  const verified = await verifyRunToken(token, config.runTokenKeys);
-  if (verified.ok) return { kind: "run", claims: verified.payload };
-  // "malformed" means the bearer is not shaped like a run token at all: try it as a tenant key.
-  if (verified.reason !== "malformed") return { refusal: RUN_TOKEN_REFUSALS[verified.reason] };
-  const tenant = await findKeyOwner(token, config.tenantKeyHashes);
-  if (!tenant) return { refusal: "The tenant key or run token is not valid." };
-  return { kind: "tenant", tenant };
-}
-
 /** The namespaces a caller may see: a run its own, a tenant those of its config that the catalog serves. */
-function visibleNamespaces(caller: Caller, c: Context<ToolsEnv>): string[] {
-  if (caller.kind === "run") return [caller.claims.ns];
-  const tenant = loadConfig(c.env).tenants[caller.tenant];
+function visibleNamespaces(principal: PrincipalOf<"tool_specs">, c: Context<ToolsEnv>): string[] {
+  if (principal.kind === "run") return [principal.claims.ns];
+  const tenant = loadConfig(c.env).tenants[principal.tenant];
   return (tenant?.namespaces ?? []).filter((namespace) => catalog.hasNamespace(namespace));
 }
 
 /** Authentication comes first: a caller without a credential learns nothing about the query. */
-const requireCaller: MiddlewareHandler<ToolsEnv> = async (c, next) => {
-  const caller = await identify(c);
-  if ("refusal" in caller) {
-    c.header("WWW-Authenticate", 'Bearer realm="edge-tool-proxy"');
-    return respond(c, failure(requestContext(c.env), { code: "permission_error", message: caller.refusal }), {
-      authFailure: true,
-    });
-  }
-  c.set("caller", caller);
+const requireRunOrTenant: MiddlewareHandler<ToolsEnv> = async (c, next) => {
+  const answer = await authenticate(
+    loadConfig(c.env),
+    bearerToken(c.req.header("authorization")),
+    "tool_specs",
+  );
+  if (!answer.ok) return refuseCredential(c, answer.refusal);
+  c.set("principal", answer.principal);
   await next();
 };
 
-tools.get("/", requireCaller, validated("query", ToolsQuerySchema), async (c) => {
+tools.get("/", requireRunOrTenant, validated("query", ToolsQuerySchema), async (c) => {
   const ctx = requestContext(c.env);
   const answer = (envelope: Envelope) => respond(c, envelope);
-  const caller = c.get("caller");
+  const principal = c.get("principal");
   const { format, namespace: asked } = c.req.valid("query");
-  const visible = visibleNamespaces(caller, c);
-  const namespace = asked ?? (caller.kind === "run" ? caller.claims.ns : undefined);
+  const visible = visibleNamespaces(principal, c);
+  const namespace = asked ?? (principal.kind === "run" ? principal.claims.ns : undefined);
   if (namespace === undefined) {
     return answer(
       failure(ctx, {
@@ -81,7 +64,7 @@ tools.get("/", requireCaller, validated("query", ToolsQuerySchema), async (c) =>
     return answer(
       failure(ctx, {
         code: "not_found",
-        message: `Namespace "${namespace}" is not available to this ${caller.kind === "run" ? "run" : "tenant"}.`,
+        message: `Namespace "${namespace}" is not available to this ${principal.kind === "run" ? "run" : "tenant"}.`,
         details: { namespaces: visible },
       }),
     );

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ApprovalRecord } from "../../src/approvals/model";
+import type { SignedInOperator } from "../../src/auth/principal";
 import { TenantConfigSchema } from "../../src/config/tenants";
-import type { SignedInOperator } from "../../src/console/console-env";
 import { ApprovalPage } from "../../src/console/views/approval-page";
 import type { PreparedCall } from "../../src/pipeline/prepare";
 import { withTaint } from "../../src/pipeline/taint";

@@ -1,9 +1,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { signSession } from "../../src/auth/console-session";
 import { displayArgs } from "../../src/console/display-args";
 import { formatLatency, formatSpan, formatTimestamp, formatUntil } from "../../src/console/format";
-import { SESSION_TTL_MS, signSession } from "../../src/console/session";
+import { SESSION_TTL_MS } from "../../src/console/session";
 import type { RunLedger } from "../../src/ledger/run-ledger";
 import { ConsoleClient } from "./console-client";
 import {

@@ -1,11 +1,10 @@
 /** @jsxImportSource hono/jsx */
-
 import type { FC } from "hono/jsx";
 import type { ApprovalRecord } from "../../approvals/model";
+import type { SignedInOperator } from "../../auth/principal";
 import type { ApprovalDuplicate } from "../../wire/approval";
 import type { EnvironmentName } from "../../wire/envelope";
 import type { RunStatus } from "../../wire/run-status";
-import type { SignedInOperator } from "../console-env";
 import type { DecisionContextView } from "../decision-context";
 import { displayArgs } from "../display-args";
 import type { DraftPreview } from "../draft-preview";

@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
+import type { SignedInOperator } from "../../auth/principal";
 import type { ProfileChoice } from "../../oauth/profiles";
 import type { EnvironmentName } from "../../wire/envelope";
-import type { SignedInOperator } from "../console-env";
 import { Layout, Notice } from "./layout";
 
 /** What the page shows about the client; every string came from the client's own registration. */

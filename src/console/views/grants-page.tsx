@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
+import type { SignedInOperator } from "../../auth/principal";
 import type { TenantClient, TenantGrant } from "../../oauth/grants";
 import type { EnvironmentName } from "../../wire/envelope";
-import type { SignedInOperator } from "../console-env";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
 import { Layout, Notice } from "./layout";
 

@@ -1,9 +1,9 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
+import type { SignedInOperator } from "../../auth/principal";
 import type { MetricsReading } from "../../metrics/read";
 import type { EnvironmentName } from "../../wire/envelope";
 import type { MetricSeries } from "../../wire/metrics";
-import type { SignedInOperator } from "../console-env";
 import { type ComparedMeasure, compareDays, type DayComparison } from "../day-comparison";
 import { formatSpan } from "../format";
 import { BarChart, CHART_COLORS, LineChart } from "./charts";

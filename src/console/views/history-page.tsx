@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
+import type { SignedInOperator } from "../../auth/principal";
 import type { ApprovalListItem } from "../../wire/approval";
 import type { EnvironmentName } from "../../wire/envelope";
-import type { SignedInOperator } from "../console-env";
 import { ApprovalTable } from "./approval-table";
 import { FilterForm, type FilterFormProps, Pager } from "./filter-form";
 import { Layout } from "./layout";

@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 import { raw } from "hono/html";
 import type { Child, FC } from "hono/jsx";
+import type { SignedInOperator } from "../../auth/principal";
 import type { EnvironmentName } from "../../wire/envelope";
-import type { SignedInOperator } from "../console-env";
 import { LIVE_SCRIPT_PATH } from "../live-script";
 import { STYLES } from "./styles";
 

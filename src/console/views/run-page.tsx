@@ -1,10 +1,10 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
 import type { ApprovalSummary } from "../../approvals/model";
+import type { SignedInOperator } from "../../auth/principal";
 import type { EnvironmentName } from "../../wire/envelope";
 import type { RunStatus } from "../../wire/run-status";
 import type { TraceEntry } from "../../wire/trace-entry";
-import type { SignedInOperator } from "../console-env";
 import { displayArgs } from "../display-args";
 import { formatLatency, formatSpan, formatTimestamp } from "../format";
 import { ApprovalTable } from "./approval-table";

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
+import type { SignedInOperator } from "../../auth/principal";
 import type { EnvironmentName } from "../../wire/envelope";
-import type { SignedInOperator } from "../console-env";
 import { FilterForm, type FilterFormProps } from "./filter-form";
 import { Layout } from "./layout";
 import { LiveRegion } from "./live-region";
