@@ -17,7 +17,7 @@ import {
   parseUpstreamSigningKeys,
   type UpstreamSigningKey,
 } from "../../src/upstream/signing-keys";
-import sandboxVarsExample from "../sandbox/.dev.vars.example?raw";
+import sandboxVarsExample from "../../sandbox/.dev.vars.example?raw";
 import {
   assertNoSecrets,
   callTool,
