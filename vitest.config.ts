@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
-import { defineConfig } from "vitest/config";
+import { defineConfig, type Plugin } from "vitest/config";
 
 /** Reads KEY=value lines of a .dev.vars file; tests use the committed example, never real secrets. */
 function readDevVars(path: string): Record<string, string> {
@@ -12,36 +13,91 @@ function readDevVars(path: string): Record<string, string> {
   return vars;
 }
 
-export default defineConfig({
-  plugins: [
-    cloudflareTest({
-      wrangler: { configPath: "./wrangler.toml", environment: "sandbox" },
-      miniflare: {
-        bindings: {
-          ...readDevVars(".dev.vars.example"),
-          SANDBOX_ADMIN_TOKEN: "sandbox-admin-demo-token",
-          // How many sequences the model-based test runs (`npm run soak`); empty means its CI share.
-          SOAK_RUNS: process.env.SOAK_RUNS ?? "",
-        },
-        workers: [
-          {
-            // The sandbox upstream runs as a real second worker, prebuilt by `npm run build:sandbox`.
-            name: "edge-tool-proxy-sandbox-upstream",
-            modules: true,
-            scriptPath: "./dist/sandbox/index.js",
-            compatibilityDate: "2026-04-20",
-            durableObjects: { STORE: { className: "SandboxStore", useSQLite: true } },
-            bindings: readDevVars("sandbox/.dev.vars.example"),
-          },
-        ],
+const SANDBOX_WORKER = "edge-tool-proxy-sandbox-upstream";
+
+/** The proxy in workerd, with the sandbox upstream as a real second worker. */
+function workerdPool() {
+  return cloudflareTest({
+    wrangler: { configPath: "./wrangler.toml", environment: "sandbox" },
+    miniflare: {
+      bindings: {
+        ...readDevVars(".dev.vars.example"),
+        SANDBOX_ADMIN_TOKEN: "sandbox-admin-demo-token",
+        // How many sequences the model-based test runs (`npm run soak`); empty means its CI share.
+        SOAK_RUNS: process.env.SOAK_RUNS ?? "",
       },
-    }),
-  ],
+      // The sandbox's store, so a test can end an idempotency lease instead of waiting it out.
+      durableObjects: { SANDBOX_STORE: { className: "SandboxStore", scriptName: SANDBOX_WORKER } },
+      workers: [
+        {
+          // Prebuilt by `npm run build:sandbox`.
+          name: SANDBOX_WORKER,
+          modules: true,
+          scriptPath: "./dist/sandbox/index.js",
+          compatibilityDate: "2026-04-20",
+          durableObjects: { STORE: { className: "SandboxStore", useSQLite: true } },
+          bindings: readDevVars("sandbox/.dev.vars.example"),
+        },
+      ],
+    },
+  });
+}
+
+/**
+ * Serves the proxy the test catalog of test/workerd/short-timeouts/catalog.ts instead of
+ * src/tools/index.ts: the same tools with timeouts short enough that a test can outwait one.
+ * Only that module itself still reaches the product catalog, which it derives from.
+ */
+function shortTimeoutCatalog(): Plugin {
+  const product = fileURLToPath(new URL("./src/tools/index.ts", import.meta.url));
+  const replacement = fileURLToPath(new URL("./test/workerd/short-timeouts/catalog.ts", import.meta.url));
+  return {
+    name: "short-timeout-catalog",
+    enforce: "pre",
+    async resolveId(source, importer, options) {
+      if (!importer || importer === replacement || !/(^|\/)tools(\/index(\.ts)?)?$/.test(source)) return null;
+      const resolved = await this.resolve(source, importer, { ...options, skipSelf: true });
+      return resolved?.id === product ? replacement : null;
+    },
+  };
+}
+
+/**
+ * Tests that wait for a tool's timeout, run against the short-timeout catalog. The model-based test
+ * keeps its path (`npm run soak` names it): its slow faults wait for timeouts too.
+ */
+const SHORT_TIMEOUT_TESTS = [
+  "test/workerd/short-timeouts/**/*.test.ts",
+  "test/workerd/exactly-once.model.test.ts",
+];
+
+const WORKERD_TIMEOUTS = { testTimeout: 30_000, hookTimeout: 30_000 };
+
+export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // Browser tests drive Chromium from Node against `wrangler dev`: vitest.browser.config.ts.
-    exclude: ["test/browser/**", "node_modules/**"],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    projects: [
+      {
+        // Pure modules: no Worker, no bindings, so plain Node runs them.
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+      },
+      {
+        plugins: [workerdPool()],
+        test: {
+          name: "workerd",
+          include: ["test/workerd/**/*.test.ts"],
+          exclude: [...SHORT_TIMEOUT_TESTS],
+          ...WORKERD_TIMEOUTS,
+        },
+      },
+      {
+        plugins: [workerdPool(), shortTimeoutCatalog()],
+        test: {
+          name: "workerd-short-timeouts",
+          include: [...SHORT_TIMEOUT_TESTS],
+          ...WORKERD_TIMEOUTS,
+        },
+      },
+    ],
   },
 });

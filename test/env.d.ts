@@ -7,6 +7,8 @@ declare global {
       PAYMENTS_API: Fetcher;
       CRM_API: Fetcher;
       EMAIL_API: Fetcher;
+      /** The sandbox upstream's store (vitest.config.ts), for tests that end an idempotency lease. */
+      SANDBOX_STORE: DurableObjectNamespace<import("../sandbox/src/store").SandboxStore>;
       /** Sequences for the model-based soak (test/workerd/exactly-once.model.test.ts); unset in CI. */
       SOAK_RUNS?: string;
     }

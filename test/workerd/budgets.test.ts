@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { passDeadline } from "./clock";
 import { callTool, openRun, request, type TestRun } from "./helpers";
 
 const statusOf = async (run: TestRun) =>
@@ -65,7 +66,7 @@ describe("budgets that throw", () => {
     expect(
       (await callTool(run, "lookup_order", { order_id: "A1001" })).body.budget?.deadline_ms_left,
     ).toBeGreaterThan(0);
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await passDeadline(run);
     const refused = await callTool(run, "lookup_order", { order_id: "A1002" });
     expect(refused.body.error).toMatchObject({ code: "budget_exhausted", details: { limit: "deadline" } });
     expect(refused.body.budget?.deadline_ms_left).toBe(0);

@@ -66,24 +66,6 @@ describe("dispatch through the environment's binding", () => {
     expect(JSON.stringify(body)).not.toMatch(/<html|<body/i);
   });
 
-  it("times out a hanging upstream near the tool's limit and really aborts the request", async () => {
-    const run = await openRun();
-    await armFault(run.id, { mode: "hang", hang_ms: 4_000 });
-    const started = Date.now();
-    const { status, body } = await callTool(run, "lookup_order", { order_id: "A1001" });
-    const elapsed = Date.now() - started;
-    expect(status).toBe(504);
-    expect(body.error?.code).toBe("timeout");
-    expect(body.outcome).toBe("retryable_failure");
-    expect(elapsed).toBeGreaterThanOrEqual(2_400);
-    // Past the hang the sandbox would have recorded completion, had the request not been cancelled.
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
-    const requests = await sandboxRequests(run.id);
-    expect(requests.filter((entry) => entry.fault === "hang").map((entry) => entry.phase)).toEqual([
-      "started",
-    ]);
-  });
-
   it("retries a read on a transient 502 inside the proxy and shows both attempts in the trace", async () => {
     const run = await openRun();
     await armFault(run.id, { mode: "bad_gateway", times: 1 });

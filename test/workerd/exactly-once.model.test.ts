@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { describe, it } from "vitest";
 import { limits, modelCommand } from "./model/arbitraries";
 import { openSequence, type SequenceStats } from "./model/commands";
+import { TIMEOUT_MS } from "./model/reference";
 
 /**
  * A model-based test of the run ledger against its guarantees (test/workerd/model/violation.ts): random sequences of agent
@@ -29,11 +30,13 @@ const PLAN = SOAK
   : { numRuns: 15, maxCommands: 10, seed: 1_100_011, slowFaultsPerSequence: 1, shrinkBudgetMs: 90_000 };
 
 /**
- * A sequence costs a few seconds at most plus the tool timeouts its slow faults wait for (8 s at
- * most each); shrinking a failure re-runs sequences, so it gets its own budget on top.
+ * A sequence costs a few seconds at most plus the tool timeouts its slow faults wait for (this
+ * test runs against the short-timeout catalog, test/workerd/short-timeouts/catalog.ts: a second
+ * each); shrinking a failure re-runs sequences, so it gets its own budget on top.
  */
+const SLOW_FAULT_MS = Math.max(...Object.values(TIMEOUT_MS)) + 1_000;
 const TEST_TIMEOUT_MS =
-  PLAN.numRuns * (5_000 + PLAN.slowFaultsPerSequence * 9_000) + PLAN.shrinkBudgetMs + 60_000;
+  PLAN.numRuns * (5_000 + PLAN.slowFaultsPerSequence * SLOW_FAULT_MS) + PLAN.shrinkBudgetMs + 60_000;
 
 describe("exactly-once under any interleaving (model-based)", () => {
   it(

@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { storeOf } from "../../sandbox/src/env";
 import type { RequestLogEntry } from "../../sandbox/src/model";
 import type { RunLedger } from "../../src/ledger/run-ledger";
 import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
@@ -142,6 +143,15 @@ export async function sandboxRequests(runId: string): Promise<SandboxRequest[]> 
     `/_admin/requests?run_id=${encodeURIComponent(runId)}`,
   );
   return body.requests;
+}
+
+/**
+ * Runs out the sandbox's lease on an Idempotency-Key, as its clock passing the lease would: the
+ * key of an abandoned request is free again, without waiting IDEMPOTENCY_LEASE_MS. A request that
+ * still runs would renew it at its next heartbeat, exactly as it would after a real lapse.
+ */
+export async function runOutIdempotencyLease(tenant: string, key: string): Promise<void> {
+  await storeOf({ STORE: env.SANDBOX_STORE }).renewIdempotency(tenant, key, -1);
 }
 
 export async function refundsOf(orderId: string): Promise<Array<Record<string, unknown>>> {

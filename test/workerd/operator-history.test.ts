@@ -5,6 +5,7 @@ import type { ApprovalSummary } from "../../src/approvals/model";
 import { callDigest } from "../../src/core/idempotency-key";
 import type { ApprovalDirectory } from "../../src/ledger/directory";
 import type { RunIndexEntry, RunSummary } from "../../src/wire/run-summary";
+import { passDeadline } from "./clock";
 import {
   asOperator,
   callTool,
@@ -191,7 +192,8 @@ describe("GET /v1/approvals: history and search", () => {
     const asked = await callTool(run, "issue_refund", refund("A1003", 140));
     const id = asked.body.approval?.id ?? "";
     expect((await approvalsPage(`run_id=${run.id}`)).approvals.map((approval) => approval.id)).toEqual([id]);
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // Past its expiry (the run's deadline), before any alarm has swept it.
+    await passDeadline(run);
     expect((await approvalsPage(`run_id=${run.id}`)).approvals).toEqual([]);
     expect((await approvalsPage(`state=expired&run_id=${run.id}`)).approvals).toMatchObject([
       { id, state: "expired" },
@@ -224,7 +226,7 @@ describe("GET /v1/runs: the runs index", () => {
       expect.any(String),
     );
     await indexedRun(expired);
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await passDeadline(expired);
 
     const ids = async (state: string) =>
       (await runsPage(`state=${state}&limit=100`)).runs.map((entry) => entry.run_id);

@@ -144,10 +144,19 @@ const burst = fc
   .tuple(agentCall, fc.array(door, { minLength: 2, maxLength: 3 }))
   .map(([call, doors]) => new AgentCallCommand({ ...call, fault: null }, doors));
 
-/** Only writes reach the upstream and hold a key worth losing mid-flight. */
+/**
+ * Only writes reach the upstream and hold a key worth losing mid-flight. The hang stays below the
+ * tool's timeout, so it is the restart that interrupts the request, not the proxy giving up.
+ */
 const callAcrossRestart = agentCall
   .filter((call) => call.tool !== "lookup_order")
-  .map((call) => new CallAcrossRestartCommand({ ...call, fault: { mode: "hang", hang_ms: 1_500 } }));
+  .map(
+    (call) =>
+      new CallAcrossRestartCommand({
+        ...call,
+        fault: { mode: "hang", hang_ms: Math.min(1_500, TIMEOUT_MS[call.tool] - 250) },
+      }),
+  );
 
 const resend = fc
   .record({ run: tenant, door, keyOrder: fc.nat(5) })

@@ -1,3 +1,5 @@
+import type { ToolSpec } from "../../../src/catalog/define-tool";
+import { catalog } from "../../../src/tools";
 import type { Envelope } from "../../../src/wire/envelope";
 import type { TestRun } from "../helpers";
 
@@ -21,11 +23,17 @@ export const SIDE_EFFECT: Record<ToolName, SideEffect> = {
   issue_refund: "destructive",
 };
 
-/** The tools' timeouts (src/tools/support.ts): a fault has to hang longer than this to become a timeout. */
+const timeoutInCatalog = (tool: ToolName) => (catalog.find("support", tool) as ToolSpec).timeout_ms;
+
+/**
+ * The tools' timeouts in the catalog the worker serves (this test runs against the short-timeout
+ * catalog, test/workerd/short-timeouts/catalog.ts): a fault has to hang longer than this to become a
+ * timeout, and a credential may outlive its dispatch by 2 s past it.
+ */
 export const TIMEOUT_MS: Record<ToolName, number> = {
-  lookup_order: 2_500,
-  create_internal_ticket: 5_000,
-  issue_refund: 8_000,
+  lookup_order: timeoutInCatalog("lookup_order"),
+  create_internal_ticket: timeoutInCatalog("create_internal_ticket"),
+  issue_refund: timeoutInCatalog("issue_refund"),
 };
 
 /** A tool's timeout, for any tool name the upstream reports (null outside this test's pool). */
