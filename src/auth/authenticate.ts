@@ -51,6 +51,7 @@ export async function authenticate<A extends Accept>(
   options: AuthenticateOptions = {},
 ): Promise<Authentication<A>> {
   const { kinds, named } = ACCEPTS[accept];
+  const now = options.now ?? Date.now();
   const refuse = (reason: RefusalReason): Authentication<A> => ({
     ok: false,
     refusal: refusal(reason, accept),
@@ -70,12 +71,12 @@ export async function authenticate<A extends Accept>(
   }
   if (!credential) return refuse("missing");
   for (const kind of kindList) {
-    const verdict = await attempt(kind, credential, config, options.now ?? Date.now());
+    const verdict = await attempt(kind, credential, config, now);
     if (typeof verdict === "string") return refuse(verdict);
     if (verdict) return admit(verdict);
   }
   for (const kind of named) {
-    const verdict = await attempt(kind, credential, config, options.now ?? Date.now());
+    const verdict = await attempt(kind, credential, config, now);
     // Only a credential that would pass on its own route is named; an expired one is just not valid here.
     if (verdict !== null && typeof verdict !== "string") return refuse(AS_OPERATOR[kind]);
   }
