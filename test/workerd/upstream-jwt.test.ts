@@ -10,6 +10,7 @@ import {
   SignJWT,
 } from "jose";
 import { describe, expect, it } from "vitest";
+import sandboxVarsExample from "../../sandbox/.dev.vars.example?raw";
 import type { PresentedCredential } from "../../sandbox/src/model";
 import { issueUpstreamCredential, UPSTREAM_CREDENTIAL_ISSUER } from "../../src/upstream/credential";
 import {
@@ -17,7 +18,6 @@ import {
   parseUpstreamSigningKeys,
   type UpstreamSigningKey,
 } from "../../src/upstream/signing-keys";
-import sandboxVarsExample from "../../sandbox/.dev.vars.example?raw";
 import {
   assertNoSecrets,
   callTool,
