@@ -1,6 +1,15 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { callTool, ledgerStubOf, openRun, type TestRun, traceOf } from "./helpers";
+import {
+  asOperator,
+  callTool,
+  decide,
+  ledgerStubOf,
+  openRun,
+  sandboxRequests,
+  type TestRun,
+  traceOf,
+} from "./helpers";
 
 /**
  * Counts the run ledger's storage transactions from now on: every commit of the ledger goes through
@@ -66,5 +75,35 @@ describe("what a call commits", () => {
     );
     const codes = reads.map((read) => read.body.error?.code ?? "success").sort();
     expect(codes).toEqual(["repeat_detected", "repeat_detected", "success", "success"]);
+  });
+
+  it("commits an operator's approval once before its request leaves, expiring there the approvals it leaves without budget, and its outcome once", async () => {
+    const run = await openRun("acme", { namespace: "support", limits: { max_destructive: 1 } });
+    const refund = (amount_cents: number) => ({ order_id: "A1001", amount_cents, reason: "user_cancel" });
+    const first = await callTool(run, "issue_refund", refund(121));
+    const second = await callTool(run, "issue_refund", refund(122));
+    expect([first.body.error?.code, second.body.error?.code]).toEqual([
+      "approval_required",
+      "approval_required",
+    ]);
+    const commits = await countCommits(run);
+    const approved = await decide(first.body.approval?.id ?? "", "approve");
+    expect(approved.status).toBe(200);
+    expect(await commits()).toBe(2);
+    const other = await asOperator(`/v1/approvals/${second.body.approval?.id ?? ""}`);
+    expect(other.body.data).toMatchObject({
+      approval: { state: "expired", decision_reason: "the run's max_destructive budget is spent" },
+    });
+  });
+
+  it("answers read_result_page from the run's own pages, sending nothing upstream and committing once", async () => {
+    const run = await openRun("initech");
+    const commits = await countCommits(run);
+    const page = await callTool(run, "read_result_page", { handle: `res_${"0".repeat(24)}`, cursor: 0 });
+    expect(page.body.error?.code).toBe("not_found");
+    expect(await commits()).toBe(1);
+    expect(await sandboxRequests(run.id)).toEqual([]);
+    const [entry] = await traceOf(run);
+    expect(entry).toMatchObject({ tool: "read_result_page", error_code: "not_found", actor: "agent" });
   });
 });
