@@ -169,9 +169,8 @@ export class RunLedger extends DurableObject<Env> {
       case "join":
         return this.#join(step.key, call.call_id);
       case "send": {
-        const { tool, key, request } = step;
+        const { tool, args, key, request } = step;
         const fault = input.fault ?? null;
-        const args = call.prepared.args ?? {};
         return this.#execute(inflight, { callId: call.call_id, tool, key, request, args, fault }, admission);
       }
     }

@@ -70,6 +70,8 @@ export type CallStep =
       kind: "send";
       writes: Write[];
       tool: ToolSpec;
+      /** The validated arguments, which shaping and the postcondition read. */
+      args: Record<string, unknown>;
       key: string | null;
       request: StoredRequest | null;
       budget: Counters;
@@ -151,7 +153,8 @@ function admitValid(turn: Turn, prepared: ValidCall): CallStep {
   const { call, view, writes, counters } = turn;
   if (call.key === null) {
     writes.push({ kind: "counters", counters });
-    return { kind: "send", writes, tool: prepared.tool, key: null, request: call.request, budget: counters };
+    const { tool, args } = prepared;
+    return { kind: "send", writes, tool, args, key: null, request: call.request, budget: counters };
   }
   if (call.request === null) {
     // The catalog refuses a write served without an upstream; this only guards the invariant.
@@ -169,7 +172,7 @@ function admitValid(turn: Turn, prepared: ValidCall): CallStep {
   }
   // Sent before and in doubt (or cut off by a restart): resending the stored bytes under the same
   // key is recovery, not a new effect, so it passes no gate and spends nothing.
-  if (record && record.state !== "held") return send(turn, prepared.tool, record, counters);
+  if (record && record.state !== "held") return send(turn, prepared, record, counters);
   if (record && approval) return waitOrFinal(turn, approval, record);
   return admitNewEffect(turn, prepared, call.key, call.request);
 }
@@ -198,13 +201,13 @@ function admitNewEffect(turn: Turn, prepared: ValidCall, key: string, request: S
   }
   if (prepared.approval.required) return holdForHuman(turn, prepared, key, request);
   const record = { key, tool: tool.name, side_effect: tool.side_effect, request };
-  return send(turn, tool, record, spendEffect(tool.side_effect, counters));
+  return send(turn, prepared, record, spendEffect(tool.side_effect, counters));
 }
 
-function send(turn: Turn, tool: ToolSpec, record: KeyToSend, counters: Counters): CallStep {
+function send(turn: Turn, { tool, args }: ValidCall, record: KeyToSend, counters: Counters): CallStep {
   const { view, call, writes } = turn;
   writes.push(...sendKey(view.run, record, counters, view.pending, call.now, null));
-  return { kind: "send", writes, tool, key: record.key, request: record.request, budget: counters };
+  return { kind: "send", writes, tool, args, key: record.key, request: record.request, budget: counters };
 }
 
 function holdForHuman(turn: Turn, prepared: ValidCall, key: string, request: StoredRequest): CallStep {

@@ -80,7 +80,3 @@ export function expiredSpec(approval: Pick<ApprovalRecord, "id" | "decision_reas
     details: { approval_id: approval.id, reason: why },
   };
 }
-
-export function unknownToolSpec(name: string | null): FailureSpec {
-  return { code: "not_found", message: `There is no tool "${name ?? ""}" in this run's namespace.` };
-}

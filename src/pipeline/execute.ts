@@ -36,7 +36,7 @@ export interface ExecutionPlan {
   keeping: RunKeeping;
 }
 
-export interface Executed {
+interface Executed {
   envelope: Envelope;
   completion: TraceCompletion;
   /** Storage writes of shaping (pages, versions), committed with the call's outcome. */

@@ -61,8 +61,8 @@ export async function intakeCall(env: Env, run: RunMeta | null, input: AgentCall
   // Refused before admission, like a malformed header: the orchestrator's mistake costs no budget.
   const unfit = refuseUnfitFault(input.fault ?? null, prepared.tool);
   if (unfit) {
-    const envelope = context(run, input.call_id, prepared.toolName, null, run.counters, Date.now());
-    return refused(failure(envelope, unfit));
+    const ctx = context(run, input.call_id, prepared.toolName, null, run.counters, Date.now());
+    return refused(failure(ctx, unfit));
   }
   // The digest and the key are both computed from the validated arguments, so whatever the agent
   // sent that validation dropped or normalised cannot make "the same call" look different to one of them.

@@ -12,7 +12,7 @@ export type CallRequest =
   | { ok: false; tool: string | null; args: unknown; problems: Problem[] };
 
 /** A call the earlier stages refused: it is charged and answered, never sent. */
-export interface RefusedCall {
+interface RefusedCall {
   refusal: FailureSpec;
   toolName: string | null;
   /** The tool, when the call got as far as finding it. */

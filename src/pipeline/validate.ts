@@ -14,7 +14,7 @@ export function validateArguments(schema: InputSchema, args: unknown): Validatio
   return { ok: false, problems: problemsFromIssues(schema, parsed.error.issues) };
 }
 
-export type OutputValidation = { ok: true; data: unknown } | { ok: false; failure: FailureSpec };
+type OutputValidation = { ok: true; data: unknown } | { ok: false; failure: FailureSpec };
 
 /**
  * Stage "validate", on the way out: the tool's output schema is a whitelist. Fields it does not

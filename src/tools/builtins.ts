@@ -25,7 +25,7 @@ export interface RunPages {
   page(handle: string, cursor: number): ResultPage | null;
 }
 
-export type BuiltinAnswer = { ok: true; data: unknown } | { ok: false; failure: FailureSpec };
+type BuiltinAnswer = { ok: true; data: unknown } | { ok: false; failure: FailureSpec };
 
 /**
  * How the proxy answers a built-in tool from the run's own storage: no upstream, no key, no
