@@ -18,7 +18,6 @@ import {
   parseUpstreamSigningKeys,
   type UpstreamSigningKey,
 } from "../../src/upstream/signing-keys";
-import sandboxVarsExample from "../../sandbox/.dev.vars.example?raw";
 import {
   assertNoSecrets,
   callTool,
