@@ -1,7 +1,9 @@
-import type { ApprovalRecord } from "../approvals/model";
+import type { ApprovalRecord, ApprovalSummary } from "../approvals/model";
+import { notifyApproval } from "../approvals/notify";
 import type { SideEffect } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
-import type { ApprovalDecisionRecord } from "../pipeline/admit";
+import type { Env } from "../env";
+import type { ApprovalDecisionRecord } from "../pipeline/writes";
 import type { ApprovalState, Envelope } from "../wire/envelope";
 
 interface ApprovalRow extends Record<string, SqlStorageValue> {
@@ -86,15 +88,6 @@ export class ApprovalStore {
     return this.#one("SELECT * FROM approvals WHERE id = ?", id);
   }
 
-  countOpen(now: number): number {
-    return this.#sql
-      .exec<{ n: number }>(
-        "SELECT COUNT(*) AS n FROM approvals WHERE state = 'pending' AND expires_at > ?",
-        now,
-      )
-      .one().n;
-  }
-
   setState(
     id: string,
     state: ApprovalState,
@@ -117,7 +110,7 @@ export class ApprovalStore {
     if (result) this.#sql.exec("UPDATE approvals SET result = ? WHERE id = ?", JSON.stringify(result), id);
   }
 
-  /** Every pending approval of the run: the sweep decides which of them can still execute. */
+  /** Every pending approval of the run: the machine decides which of them can still execute. */
   pending(): ApprovalRecord[] {
     return this.#all("SELECT * FROM approvals WHERE state = 'pending'");
   }
@@ -160,4 +153,20 @@ export class ApprovalStore {
         result: row.result === null ? null : (JSON.parse(row.result) as Envelope),
       }));
   }
+}
+
+/**
+ * Writes a run's approval changes through to the tenant's directory, where operators list them,
+ * and announces each on the approval webhook (in the background). Every change passes here exactly
+ * once (each state is reached once), so each event is sent once: created, decided, executed, expired.
+ */
+export async function publishApprovals(
+  env: Env,
+  waitUntil: (promise: Promise<unknown>) => void,
+  tenant: string,
+  summaries: readonly ApprovalSummary[],
+): Promise<void> {
+  for (const summary of summaries) waitUntil(notifyApproval(env, tenant, summary));
+  const directory = env.APPROVAL_DIRECTORY.get(env.APPROVAL_DIRECTORY.idFromName(tenant));
+  for (const summary of summaries) await directory.upsert(summary, tenant);
 }

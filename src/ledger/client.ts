@@ -4,7 +4,7 @@ import type { ResultPage } from "../tools/builtins";
 import type { Envelope } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
-import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./run-ledger";
+import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./ledger-api";
 
 /** The RunLedger's RPC surface as the worker uses it. */
 export interface LedgerClient {

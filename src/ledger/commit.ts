@@ -1,15 +1,78 @@
 import { type ApprovalSummary, summarize } from "../approvals/model";
-import type { Write } from "../pipeline/admit";
+import type { AgentCall, CallView } from "../pipeline/admit";
+import type { DecisionView } from "../pipeline/decide";
 import type { RunMeta, TraceCompletion } from "../pipeline/run-state";
+import type { Settlement } from "../pipeline/settle";
+import type { Write } from "../pipeline/writes";
+import { catalog } from "../tools";
 import { assertNever } from "../wire/envelope";
-import type { ApprovalStore } from "./approval-store";
-import type { KeyStore } from "./key-store";
-import type { RunStore } from "./run-store";
+import { ApprovalStore } from "./approval-store";
+import { KeyStore } from "./key-store";
+import { RunStore } from "./run-store";
 
 export interface LedgerStores {
   run: RunStore;
   keys: KeyStore;
   approvals: ApprovalStore;
+}
+
+/** The run's tables in its SQLite database; approvals read the run they belong to when they are built. */
+export function ledgerStores(
+  sql: SqlStorage,
+  owner: () => { tenant: string; run_id: string } | null,
+): LedgerStores {
+  return { run: new RunStore(sql), keys: new KeyStore(sql), approvals: new ApprovalStore(sql, owner) };
+}
+
+/**
+ * The admission machine's storage side: what each event reads (its view), and the writes it
+ * returns applied to the run's tables. The Durable Object calls both in one synchronous turn.
+ */
+
+/** What an agent's call is admitted on; `inflight` and the reads not yet committed live in memory. */
+export function callView(
+  stores: LedgerStores,
+  run: RunMeta,
+  call: AgentCall,
+  memory: { inflight: boolean; uncommittedReads: number; maxOpenApprovals: number },
+): CallView {
+  const { key } = call;
+  return {
+    run,
+    record: key ? stores.keys.read(key, call.request) : null,
+    approval: key ? stores.approvals.byKey(key) : null,
+    pending: key ? stores.approvals.pending() : [],
+    // Reads admitted but not yet committed count too: their trace entries are written with them.
+    earlier_identical: stores.run.countDigest(call.digest) + memory.uncommittedReads,
+    max_open_approvals: memory.maxOpenApprovals,
+    inflight: memory.inflight,
+  };
+}
+
+/** What an operator's decision of one approval is made on. */
+export function decisionView(stores: LedgerStores, run: RunMeta, approvalId: string): DecisionView {
+  const approval = stores.approvals.byId(approvalId);
+  return {
+    run,
+    approval,
+    record: approval ? stores.keys.read(approval.idempotency_key, null) : null,
+    tool: approval ? catalog.find(run.namespace, approval.tool) : undefined,
+    pending: stores.approvals.pending(),
+  };
+}
+
+/** What a sent call's outcome is settled on, beside the outcome itself. */
+export function settlementView(
+  stores: LedgerStores,
+  run: RunMeta,
+  key: string | null,
+): Pick<Settlement, "run" | "key" | "approval" | "pending"> {
+  return {
+    run,
+    key,
+    approval: key ? stores.approvals.byKey(key) : null,
+    pending: key ? stores.approvals.pending() : [],
+  };
 }
 
 /**
@@ -91,6 +154,26 @@ export function commitWrites(
 export interface DeferredAdmission {
   writes: Write[];
   digest: string;
+}
+
+/** The reads admitted and not yet committed, by call digest, for the repeat breaker's count. */
+export class DeferredReads {
+  readonly #byDigest = new Map<string, number>();
+
+  count(digest: string): number {
+    return this.#byDigest.get(digest) ?? 0;
+  }
+
+  hold(digest: string, writes: Write[]): DeferredAdmission {
+    this.#byDigest.set(digest, this.count(digest) + 1);
+    return { writes, digest };
+  }
+
+  release({ digest }: DeferredAdmission): void {
+    const left = this.count(digest) - 1;
+    if (left > 0) this.#byDigest.set(digest, left);
+    else this.#byDigest.delete(digest);
+  }
 }
 
 /**

@@ -87,3 +87,47 @@ export class KeyStore {
     );
   }
 }
+
+/** How the call that sends a key's request answers the identical calls that joined it. */
+export interface Inflight {
+  resolve: (envelope: Envelope) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The keys whose request is on its way from this instance: identical concurrent calls share one.
+ * In memory on purpose: after a restart nothing is in flight, and a key left "sending" is resent.
+ */
+export class KeysInFlight {
+  readonly #byKey = new Map<string, Promise<Envelope>>();
+
+  has(key: string | null): boolean {
+    return key !== null && this.#byKey.has(key);
+  }
+
+  /**
+   * Makes the key's request visible to identical calls: they wait for its envelope, or for its
+   * failure, which reaches them as an interrupted ledger (a resend is safe: the key is recorded).
+   */
+  mark(key: string | null): Inflight {
+    const inflight: Inflight = { resolve: () => {}, reject: () => {} };
+    if (key !== null) {
+      const shared = new Promise<Envelope>((resolve, reject) => Object.assign(inflight, { resolve, reject }));
+      // Nobody may be waiting; an unobserved rejection must not count as an unhandled one.
+      shared.catch(() => {});
+      this.#byKey.set(key, shared);
+    }
+    return inflight;
+  }
+
+  /** The envelope of the key's request in flight, once it has one. */
+  join(key: string): Promise<Envelope> {
+    const shared = this.#byKey.get(key);
+    if (!shared) throw new Error(`no request of ${key} is in flight to join`);
+    return shared;
+  }
+
+  done(key: string | null): void {
+    if (key !== null) this.#byKey.delete(key);
+  }
+}

@@ -1,6 +1,5 @@
 import type { ApprovalRecord } from "../approvals/model";
-import type { CallRequest } from "../pipeline/prepare";
-import type { FaultPlan } from "../scenarios/modes";
+import type { AgentCallInput } from "../pipeline/intake";
 import type { ScenarioStep } from "../scenarios/scenario";
 import type { RunLimits } from "../wire/run-status";
 
@@ -16,15 +15,9 @@ export interface OpenRunInput {
   scenario?: ScenarioStep[];
 }
 
-export interface CallInput {
-  call_id: string;
+export interface CallInput extends AgentCallInput {
   /** From the verified run token; the ledger refuses a caller of another tenant. */
   tenant: string;
-  request: CallRequest;
-  /** Orchestrator-supplied intent nonce (a header, never a model argument). */
-  intent: string | null;
-  /** Orchestrator-supplied X-Sandbox-Fault for this call's first upstream request (sandbox only). */
-  fault?: FaultPlan | null;
 }
 
 export interface DecideInput {

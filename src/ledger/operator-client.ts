@@ -4,7 +4,7 @@ import type { ApprovalDuplicate, ApprovalRecord } from "../wire/approval";
 import type { ApprovalDetail } from "../wire/approval-answers";
 import { ledgerFor } from "./client";
 import type { ApprovalPage, RunPage } from "./directory";
-import type { DecideResult } from "./run-ledger";
+import type { DecideResult } from "./ledger-api";
 
 /**
  * What an operator can do, shared by the operator API and the console so both doors reach the same

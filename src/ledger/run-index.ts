@@ -1,6 +1,10 @@
-import { MAX_SUBJECTS_PER_RUN } from "../approvals/subjects";
+import type { ApprovalSummary } from "../approvals/model";
+import { MAX_SUBJECTS_PER_RUN, subjectsOf } from "../approvals/subjects";
+import type { ToolSpec } from "../catalog/define-tool";
+import type { Env } from "../env";
 import type { RunMeta } from "../pipeline/run-state";
 import type { RunIndexEntry } from "../wire/run-summary";
+import { publishApprovals } from "./approval-store";
 
 /**
  * What a run's ledger has told the tenant's directory about the run, kept in memory so the
@@ -52,5 +56,45 @@ export class RunIndex {
       subjects: [...this.#subjects].sort(),
       last_activity_at: iso(now),
     };
+  }
+}
+
+/** The tenant's directory as one run's ledger writes to it: the run's entry and its approvals. */
+export class RunDirectory {
+  readonly #index = new RunIndex();
+  readonly #env: Env;
+  readonly #waitUntil: (promise: Promise<unknown>) => void;
+
+  constructor(env: Env, waitUntil: (promise: Promise<unknown>) => void) {
+    this.#env = env;
+    this.#waitUntil = waitUntil;
+  }
+
+  /**
+   * Writes the run through to the directory, where operators list and search runs. Never awaited:
+   * the agent's answer does not wait for the index, which only adds what it is told, so a late or
+   * repeated write is harmless.
+   */
+  tellRun(run: RunMeta): void {
+    const directory = this.#env.APPROVAL_DIRECTORY.get(this.#env.APPROVAL_DIRECTORY.idFromName(run.tenant));
+    this.#waitUntil(
+      directory.indexRun(this.#index.entry(run, Date.now())).catch((error: unknown) => {
+        console.error("run index write failed", error);
+      }),
+    );
+  }
+
+  /** A call's tool and subjects: the directory hears of them when one is new. */
+  learnCall(run: RunMeta, tool: ToolSpec | null, args: Record<string, unknown> | null): void {
+    if (this.#index.learn(tool?.name ?? null, subjectsOf(args, tool?.sensitive_args))) this.tellRun(run);
+  }
+
+  /** The directory hears once that the run has ended, with its final counters. */
+  learnEnded(run: RunMeta): void {
+    if (this.#index.learnEnded(run, Date.now())) this.tellRun(run);
+  }
+
+  publishApprovals(run: RunMeta, summaries: readonly ApprovalSummary[]): Promise<void> {
+    return publishApprovals(this.#env, this.#waitUntil, run.tenant, summaries);
   }
 }

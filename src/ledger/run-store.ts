@@ -167,15 +167,22 @@ export class RunStore {
    * Up to `limit` entries after `afterSeq`, in order: an index range on the primary key, so a page
    * costs the same at the start of a 10,000-call run as at its end.
    */
-  readTracePage(afterSeq: number, limit: number): TraceEntry[] {
-    return this.#sql
+  /**
+   * Up to `limit` entries after the sequence number `afterSeq`, and the cursor of the next page. One
+   * more entry is read than returned to know whether there is one.
+   */
+  readTracePage(afterSeq: number, limit: number): { entries: TraceEntry[]; next_cursor: string | null } {
+    const rows = this.#sql
       .exec<TraceRow & Record<string, SqlStorageValue>>(
         "SELECT * FROM trace WHERE seq > ? ORDER BY seq LIMIT ?",
         afterSeq,
-        limit,
+        limit + 1,
       )
       .toArray()
       .map(traceEntryFromRow);
+    const entries = rows.slice(0, limit);
+    const last = entries.at(-1);
+    return { entries, next_cursor: rows.length > limit && last ? String(last.seq) : null };
   }
 
   readTrace(): TraceEntry[] {

@@ -8,7 +8,7 @@ import type { AttemptRecord } from "../wire/trace-entry";
 import { classifyUpstream } from "./classify";
 import type { StoredRequest } from "./run-state";
 import { sendAttempt } from "./send-attempt";
-import { shapeOutput } from "./shape";
+import { validateOutput } from "./validate";
 
 /** One upstream attempt as the trace records it: the wire schema's type. */
 export type { AttemptRecord } from "../wire/trace-entry";
@@ -52,8 +52,9 @@ export function buildRequest(
 }
 
 /**
- * Stages "dispatch", "classify" and "shape" for one call: sends the request, retrying reads on
- * transient failures within the tool's timeout, and turns the final answer into data or a failure.
+ * Stage "dispatch": sends the request, retrying reads on transient failures within the tool's
+ * timeout; each answer is classified (`classify.ts`) and a success's output validated against the
+ * tool's whitelist (`validateOutput`), so the final answer is data or a failure.
  */
 export async function executeRequest(input: ExecuteInput): Promise<Execution> {
   const { tool, request } = input;
@@ -91,10 +92,10 @@ export async function executeRequest(input: ExecuteInput): Promise<Execution> {
     attempts.push(record);
 
     if (classification.kind === "success") {
-      const shaped = shapeOutput(tool, classification.body);
-      return shaped.ok
-        ? { ok: true, data: shaped.data, status: classification.status, attempts }
-        : { ok: false, failure: shaped.failure, status, attempts };
+      const output = validateOutput(tool, classification.body);
+      return output.ok
+        ? { ok: true, data: output.data, status: classification.status, attempts }
+        : { ok: false, failure: output.failure, status, attempts };
     }
 
     const decision = decideRetry({

@@ -15,7 +15,7 @@ export interface AttemptInput {
 }
 
 /**
- * Stage "dispatch": sends one attempt and reads the answer, aborting the request when the time is
+ * One attempt of stage "dispatch" (`dispatch.ts`): sends the request and reads the answer, aborting the request when the time is
  * up. The abort is real: the connection closes and a service-bound worker is cancelled, so a
  * timed-out call does not keep working upstream behind the agent's back.
  */

@@ -48,8 +48,8 @@ export interface ShapeContext {
 }
 
 /**
- * Stages "observe" and "shape" of a claimed success: the postcondition read, masking, fencing,
- * staleness and the size cap. Storage writes (taint, versions, pages) are returned as `record`, so
+ * Stage "shape" of a claimed success: the postcondition read, masking, fencing, staleness and the
+ * size cap. Storage writes (taint, versions, pages) are returned as `record`, so
  * the ledger commits them in the same transaction as the call's key and trace entry.
  */
 export async function shapeResult(
@@ -172,25 +172,4 @@ export function externalId(claimed: unknown): string | null {
     }
   }
   return null;
-}
-
-export type ShapedOutput = { ok: true; data: unknown } | { ok: false; failure: FailureSpec };
-
-/**
- * Stage "shape": the tool's output schema is a whitelist. Fields it does not name are stripped
- * before the model sees them; an answer that does not fit the contract is not passed on at all.
- */
-export function shapeOutput(tool: ToolSpec, body: unknown): ShapedOutput {
-  const parsed = tool.output.safeParse(body);
-  if (parsed.success) return { ok: true, data: parsed.data };
-  return {
-    ok: false,
-    failure: {
-      code: "terminal_error",
-      message:
-        "The upstream answered success with a result that does not match this tool's output contract, so it was withheld.",
-      side_effect_confirmed: tool.side_effect === "read" ? false : null,
-      recommended_next_action: tool.side_effect === "read" ? "escalate_to_human" : "reconcile",
-    },
-  };
 }

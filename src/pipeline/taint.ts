@@ -14,14 +14,16 @@ export function withTaint(
   taint: Taint | null,
   policy: TenantConfig["tainted_runs"],
 ): PreparedCall {
-  const effect = prepared.tool?.side_effect;
-  if (!taint || !prepared.args || prepared.refusal) return prepared;
+  if (!taint || prepared.refusal !== null) return prepared;
+  const effect = prepared.tool.side_effect;
   if (effect !== "write" && effect !== "destructive") return prepared;
   const action = policy[effect];
   const reason = `the run read untrusted content in call ${taint.call_id} (${taint.tool})`;
   if (action === "refuse") {
     return {
-      ...prepared,
+      toolName: prepared.toolName,
+      tool: prepared.tool,
+      rawArgs: prepared.rawArgs,
       args: null,
       approval: { required: false, reasons: [] },
       refusal: {

@@ -1,6 +1,6 @@
 import * as z from "zod";
-import type { InputSchema } from "../catalog/define-tool";
-import type { Problem } from "../wire/envelope";
+import type { InputSchema, ToolSpec } from "../catalog/define-tool";
+import type { FailureSpec, Problem } from "../wire/envelope";
 
 export type Validation = { ok: true; args: Record<string, unknown> } | { ok: false; problems: Problem[] };
 
@@ -12,6 +12,28 @@ export function validateArguments(schema: InputSchema, args: unknown): Validatio
   const parsed = schema.safeParse(omitNullOptionals(schema, args), { reportInput: true });
   if (parsed.success) return { ok: true, args: parsed.data };
   return { ok: false, problems: problemsFromIssues(schema, parsed.error.issues) };
+}
+
+export type OutputValidation = { ok: true; data: unknown } | { ok: false; failure: FailureSpec };
+
+/**
+ * Stage "validate", on the way out: the tool's output schema is a whitelist. Fields it does not
+ * name are stripped before the model sees them; an answer that does not fit the contract is not
+ * passed on at all.
+ */
+export function validateOutput(tool: ToolSpec, body: unknown): OutputValidation {
+  const parsed = tool.output.safeParse(body);
+  if (parsed.success) return { ok: true, data: parsed.data };
+  return {
+    ok: false,
+    failure: {
+      code: "terminal_error",
+      message:
+        "The upstream answered success with a result that does not match this tool's output contract, so it was withheld.",
+      side_effect_confirmed: tool.side_effect === "read" ? false : null,
+      recommended_next_action: tool.side_effect === "read" ? "escalate_to_human" : "reconcile",
+    },
+  };
 }
 
 /**

@@ -1,11 +1,13 @@
 import * as z from "zod";
 import { defineTool, type ToolSpec } from "../catalog/define-tool";
+import type { FailureSpec } from "../wire/envelope";
 
 /**
- * The binding name of tools the run ledger serves itself. It is not a wrangler binding: the proxy
- * answers these calls from the run's own storage, in every environment alike.
+ * The catalog requires every tool to name a binding and lets one starting with "@" stand for none
+ * (for reads only). Nothing routes by this name: whether the proxy answers a tool itself is
+ * `builtinHandler`'s to say.
  */
-export const LEDGER_BINDING = "@run-ledger";
+const NO_UPSTREAM = "@builtin";
 
 export const ResultPageSchema = z.object({
   handle: z.string(),
@@ -18,9 +20,52 @@ export const ResultPageSchema = z.object({
 });
 export type ResultPage = z.infer<typeof ResultPageSchema>;
 
+/** What a built-in tool may read: the run's own pages of results too large to return inline. */
+export interface RunPages {
+  page(handle: string, cursor: number): ResultPage | null;
+}
+
+export type BuiltinAnswer = { ok: true; data: unknown } | { ok: false; failure: FailureSpec };
+
+/**
+ * How the proxy answers a built-in tool from the run's own storage: no upstream, no key, no
+ * effect, in every environment alike.
+ */
+export type BuiltinHandler = (args: Record<string, unknown>, pages: RunPages) => BuiltinAnswer;
+
+/** Keyed by the tool's own spec, so a namespace's tool that shares a built-in's name is not one. */
+const handlers = new WeakMap<ToolSpec, BuiltinHandler>();
+
+/** The handler of a tool the proxy answers itself, or null for a tool that goes upstream. */
+export function builtinHandler(tool: ToolSpec): BuiltinHandler | null {
+  return handlers.get(tool) ?? null;
+}
+
+/** read_result_page's handler: one stored page, or which argument names nothing of this run. */
+const servePage: BuiltinHandler = (args, pages) => {
+  const handle = String(args.handle);
+  const cursor = typeof args.cursor === "number" ? args.cursor : 0;
+  const page = pages.page(handle, cursor);
+  if (page) return { ok: true, data: page };
+  return {
+    ok: false,
+    failure: {
+      code: "not_found",
+      message: `No page ${cursor} of result ${handle} in this run. Use a handle this run returned and a cursor below its page count.`,
+      problems: [
+        {
+          field: "handle",
+          reason: "unknown handle or cursor",
+          hint: "Handles belong to one run and expire with it.",
+        },
+      ],
+    },
+  };
+};
+
 /** A built-in read tool in every namespace: pages through a result too large to return inline. */
 export function readResultPage(namespace: string): ToolSpec {
-  return defineTool({
+  const tool = defineTool({
     name: "read_result_page",
     namespace,
     version: "1",
@@ -47,7 +92,7 @@ export function readResultPage(namespace: string): ToolSpec {
         .describe("Which page, from 0; use the next_cursor of the previous page. Defaults to 0."),
     }),
     output: ResultPageSchema,
-    upstream: { binding: LEDGER_BINDING, request: () => ({ method: "GET", path: "/" }) },
+    upstream: { binding: NO_UPSTREAM, request: () => ({ method: "GET", path: "/" }) },
     timeout_ms: 1_000,
     trusted_text: {
       handle: "a handle the ledger mints",
@@ -55,4 +100,6 @@ export function readResultPage(namespace: string): ToolSpec {
       text: "a page of a result that was masked and fenced before it was stored",
     },
   });
+  handlers.set(tool, servePage);
+  return tool;
 }

@@ -1,36 +1,34 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { APPROVAL_POLL_MS, APPROVAL_TTL_MS, type ApprovalRecord } from "../../src/approvals/model";
+import type { ToolSpec } from "../../src/catalog/define-tool";
 import { DEFAULT_LIMITS, TenantConfigSchema } from "../../src/config/tenants";
 import { canonicalJson } from "../../src/core/canonical-json";
-import {
-  type AgentCall,
-  admitCall,
-  type CallStep,
-  type CallView,
-  context,
-  type DecideStep,
-  type Decision,
-  decideApproval,
-  endRun,
-  joinedAnswer,
-  knownEffect,
-  settleCall,
-  sweepApprovals,
-  type Write,
-  whyCannotExecute,
-} from "../../src/pipeline/admit";
+import { type AgentCall, admitCall, type CallStep, type CallView } from "../../src/pipeline/admit";
+import { context, knownEffect } from "../../src/pipeline/answers";
 import type { Counters } from "../../src/pipeline/budget";
+import { type DecideStep, type Decision, decideApproval } from "../../src/pipeline/decide";
 import { buildRequest } from "../../src/pipeline/dispatch";
 import { prepareCall } from "../../src/pipeline/prepare";
 import { completionOf } from "../../src/pipeline/record";
-import type { CallRecord, KeyState, RunMeta, StoredRequest } from "../../src/pipeline/run-state";
+import { alarmRings, endRun } from "../../src/pipeline/run-events";
+import type {
+  CallRecord,
+  KeyState,
+  RunMeta,
+  StoredRequest,
+  Taint,
+  TraceCompletion,
+} from "../../src/pipeline/run-state";
+import { joinedAnswer, settleSend } from "../../src/pipeline/settle";
+import { sweepApprovals, type Write, whyCannotExecute } from "../../src/pipeline/writes";
 import { catalog } from "../../src/tools";
 import { type Envelope, failure, success } from "../../src/wire/envelope";
 import type { RunLimits } from "../../src/wire/run-status";
 
 /**
- * Unit tests of the admission machine (`src/pipeline/admit.ts`): no HTTP, no Durable Object. Runs,
+ * Unit tests of the admission machine (`src/pipeline/`: `admit.ts`, `decide.ts`, `settle.ts`,
+ * `run-events.ts` and their vocabulary `writes.ts`): no HTTP, no Durable Object. Runs,
  * call records and approvals are built by hand; agent calls go through the real `prepareCall` with
  * the demo catalog, so tools, side effects and approval needs are the product's own. The last block
  * is a seeded fast-check property over random event sequences applied to an in-memory model of the
@@ -90,7 +88,7 @@ function nextCallId(): string {
   return `call_${String(callCounter).padStart(6, "0")}`;
 }
 
-/** An agent call as `prepareAgentCall` makes it, with a deterministic key and digest. */
+/** An agent call as `intakeCall` makes it, with a deterministic key and digest. */
 function agentCall(
   [tool, args]: [string, Args],
   opts: { call_id?: string; now?: number; policy_version?: string } = {},
@@ -148,8 +146,8 @@ function viewOf(run: RunMeta, extra: Partial<CallView> = {}): CallView {
     run,
     record: null,
     approval: null,
+    pending: [],
     earlier_identical: 0,
-    open_approvals: 0,
     max_open_approvals: 3,
     inflight: false,
     ...extra,
@@ -280,6 +278,53 @@ function doneOf(step: DecideStep): Extract<DecideStep, { kind: "done" }> {
 }
 
 const TOOL = (name: string) => catalog.find("support", name);
+
+/** An operator's decision on a run as the ledger would read it. */
+function decideOn(
+  run: RunMeta,
+  approval: ApprovalRecord | null,
+  record: CallRecord | null,
+  tool: ToolSpec | undefined,
+  made: Decision,
+  pending: readonly ApprovalRecord[] = [],
+): DecideStep {
+  return decideApproval({ run, approval, record, tool, pending }, made);
+}
+
+/** A sent call's settlement with nothing else pending and no read admission waiting. */
+function settleOf(
+  key: string | null,
+  approval: ApprovalRecord | null,
+  envelope: Envelope,
+  completion: TraceCompletion,
+  callId: string,
+  taint: Taint | null = null,
+  run: RunMeta = runMeta(),
+  pending: readonly ApprovalRecord[] = [],
+): Write[] {
+  return settleSend({
+    run,
+    call_id: callId,
+    key,
+    approval,
+    pending,
+    admission: null,
+    envelope,
+    completion,
+    taint,
+    now: NOW,
+  });
+}
+
+/** `n` other pending refunds, each with its own key, open until a minute after T0. */
+function waitingApprovals(n: number): ApprovalRecord[] {
+  return Array.from({ length: n }, (_, i) =>
+    approvalOf(agentCall(OTHER_REFUND), {
+      id: `apr_${String(i).padStart(24, "0")}`,
+      idempotency_key: `idk_waiting_${i}`,
+    }),
+  );
+}
 
 // ---------------------------------------------------------------------------------------------
 // E: the run refuses first
@@ -567,7 +612,7 @@ describe("key (none) × agent call", () => {
 
   it("max_open_approvals: with that many approvals waiting, a call that needs a human is budget_exhausted and opens nothing", () => {
     const step = admitCall(
-      viewOf(runMeta(), { open_approvals: 3, max_open_approvals: 3 }),
+      viewOf(runMeta(), { pending: waitingApprovals(3), max_open_approvals: 3 }),
       agentCall(REFUND),
     );
     expect(errorOf(answerOf(step))).toMatchObject({
@@ -580,15 +625,24 @@ describe("key (none) × agent call", () => {
 
   it("max_open_approvals: one below the maximum, the approval is opened", () => {
     const step = admitCall(
-      viewOf(runMeta(), { open_approvals: 2, max_open_approvals: 3 }),
+      viewOf(runMeta(), { pending: waitingApprovals(2), max_open_approvals: 3 }),
       agentCall(REFUND),
     );
     expect(ofKind(step.writes, "approval_open")).toHaveLength(1);
   });
 
+  it("max_open_approvals counts only the approvals still within their window", () => {
+    const lapsed = waitingApprovals(3).map((approval) => ({
+      ...approval,
+      expires_at: new Date(NOW).toISOString(),
+    }));
+    const step = admitCall(viewOf(runMeta(), { pending: lapsed, max_open_approvals: 3 }), agentCall(REFUND));
+    expect(ofKind(step.writes, "approval_open")).toHaveLength(1);
+  });
+
   it("max_open_approvals does not stop a call that needs no human", () => {
     const step = admitCall(
-      viewOf(runMeta(), { open_approvals: 3, max_open_approvals: 3 }),
+      viewOf(runMeta(), { pending: waitingApprovals(3), max_open_approvals: 3 }),
       agentCall(TICKET),
     );
     expect(step.kind).toBe("send");
@@ -652,7 +706,7 @@ describe("key (none) × operator and upstream events", () => {
   it.each(["approve", "reject"] as const)(
     "to %s an approval that does not exist is not_found and writes nothing",
     (kind) => {
-      expect(decideApproval(runMeta(), null, null, TOOL("issue_refund"), decision(kind))).toEqual({
+      expect(decideOn(runMeta(), null, null, TOOL("issue_refund"), decision(kind))).toEqual({
         kind: "done",
         writes: [],
         refusal: { code: "not_found", message: "No such approval." },
@@ -664,7 +718,7 @@ describe("key (none) × operator and upstream events", () => {
     const run = runMeta();
     const envelope = upstreamEnvelope(run, "call_r", null, "success");
     const completion = completionOf(envelope, NOW);
-    expect(settleCall(null, null, envelope, completion, "call_r")).toEqual([
+    expect(settleOf(null, null, envelope, completion, "call_r")).toEqual([
       { kind: "trace_close", call_id: "call_r", completion },
     ]);
   });
@@ -753,13 +807,14 @@ describe("key held, approval pending", () => {
 
   it("the operator's approval spends the effect budget and sends the record's stored request, the same object", () => {
     const run = runMeta({ counters: { calls_used: 4, writes_used: 1, destructive_used: 0 } });
-    const step = decideApproval(run, pending, record, TOOL("issue_refund"), decision("approve"));
+    const step = decideOn(run, pending, record, TOOL("issue_refund"), decision("approve"));
     if (step.kind !== "send") throw new Error("expected a send");
     expect(step.key).toBe(record.key);
     expect(step.request).toBe(record.request);
     expect(step.request).not.toBe(call.request);
-    expect(step.tool).toBe("issue_refund");
-    expect(kinds(step.writes)).toEqual(["approval_state", "counters", "key_send", "trace_open"]);
+    expect(step.tool.name).toBe("issue_refund");
+    expect(step.args).toBe(pending.args);
+    expect(kinds(step.writes)).toEqual(["approval_state", "trace_open", "counters", "key_send"]);
     expect(ofKind(step.writes, "approval_state")[0]).toEqual({
       kind: "approval_state",
       id: pending.id,
@@ -786,7 +841,7 @@ describe("key held, approval pending", () => {
 
   it("approving a write spends a write, not a destructive action", () => {
     const ticket = agentCall(URGENT_TICKET);
-    const step = decideApproval(
+    const step = decideOn(
       runMeta(),
       approvalOf(ticket),
       recordOf(ticket, "held"),
@@ -797,7 +852,7 @@ describe("key held, approval pending", () => {
   });
 
   it("the operator's rejection rejects it, sends nothing and spends nothing", () => {
-    const step = decideApproval(runMeta(), pending, record, TOOL("issue_refund"), decision("reject"));
+    const step = decideOn(runMeta(), pending, record, TOOL("issue_refund"), decision("reject"));
     expect(step).toEqual({
       kind: "done",
       refusal: null,
@@ -859,13 +914,7 @@ describe("key held, approval pending", () => {
       `to ${kind} one that can no longer execute (%s) is a conflict that expires it with its reason and never sends`,
       (_, run, approval, policy, why) => {
         const step = doneOf(
-          decideApproval(
-            run,
-            approval,
-            record,
-            TOOL("issue_refund"),
-            decision(kind, { policy_version: policy }),
-          ),
+          decideOn(run, approval, record, TOOL("issue_refund"), decision(kind, { policy_version: policy })),
         );
         expect(step.refusal?.code).toBe("conflict_error");
         expect(step.refusal?.message).toContain(why);
@@ -882,7 +931,7 @@ describe("key held, approval pending", () => {
   }
 
   it("approving when the tool left the catalog is a conflict that sends nothing", () => {
-    const step = doneOf(decideApproval(runMeta(), pending, record, undefined, decision("approve")));
+    const step = doneOf(decideOn(runMeta(), pending, record, undefined, decision("approve")));
     expect(step.refusal?.code).toBe("conflict_error");
     expect(step.writes).toEqual([]);
   });
@@ -920,15 +969,13 @@ describe("key held, approval rejected", () => {
   });
 
   it("approving it is a conflict and changes nothing", () => {
-    const step = doneOf(
-      decideApproval(runMeta(), rejected, record, TOOL("issue_refund"), decision("approve")),
-    );
+    const step = doneOf(decideOn(runMeta(), rejected, record, TOOL("issue_refund"), decision("approve")));
     expect(step.writes).toEqual([]);
     expect(step.refusal).toEqual({ code: "conflict_error", message: "This approval is already rejected." });
   });
 
   it("rejecting it again is a no-op", () => {
-    expect(decideApproval(runMeta(), rejected, record, TOOL("issue_refund"), decision("reject"))).toEqual({
+    expect(decideOn(runMeta(), rejected, record, TOOL("issue_refund"), decision("reject"))).toEqual({
       kind: "done",
       writes: [],
       refusal: null,
@@ -970,7 +1017,7 @@ describe("key held, approval expired", () => {
   it.each(["approve", "reject"] as const)(
     "to %s it is a conflict naming why it expired, and changes nothing",
     (kind) => {
-      const step = doneOf(decideApproval(runMeta(), expired, record, TOOL("issue_refund"), decision(kind)));
+      const step = doneOf(decideOn(runMeta(), expired, record, TOOL("issue_refund"), decision(kind)));
       expect(step.writes).toEqual([]);
       expect(step.refusal).toEqual({
         code: "conflict_error",
@@ -1024,13 +1071,13 @@ for (const state of ["sending", "in_doubt"] as const) {
     });
 
     it("the operator approving again changes nothing; rejecting is a conflict", () => {
-      expect(decideApproval(runMeta(), approved, record, TOOL("issue_refund"), decision("approve"))).toEqual({
+      expect(decideOn(runMeta(), approved, record, TOOL("issue_refund"), decision("approve"))).toEqual({
         kind: "done",
         writes: [],
         refusal: null,
       });
       const rejected = doneOf(
-        decideApproval(runMeta(), approved, record, TOOL("issue_refund"), decision("reject")),
+        decideOn(runMeta(), approved, record, TOOL("issue_refund"), decision("reject")),
       );
       expect(rejected.writes).toEqual([]);
       expect(rejected.refusal?.code).toBe("conflict_error");
@@ -1039,7 +1086,7 @@ for (const state of ["sending", "in_doubt"] as const) {
     it("a retryable upstream outcome leaves the key in doubt with no envelope stored, and the approval approved", () => {
       const envelope = upstreamEnvelope(runMeta(), "call_x", record.key, "retryable");
       const completion = completionOf(envelope, NOW + 5);
-      expect(settleCall(record.key, approved, envelope, completion, "call_x")).toEqual([
+      expect(settleOf(record.key, approved, envelope, completion, "call_x")).toEqual([
         { kind: "key_settle", key: record.key, state: "in_doubt", envelope: null, now: NOW + 5 },
         { kind: "trace_close", call_id: "call_x", completion },
       ]);
@@ -1050,7 +1097,7 @@ for (const state of ["sending", "in_doubt"] as const) {
       (outcome) => {
         const envelope = upstreamEnvelope(runMeta(), "call_x", record.key, outcome);
         const completion = completionOf(envelope, NOW + 5);
-        expect(settleCall(record.key, approved, envelope, completion, "call_x")).toEqual([
+        expect(settleOf(record.key, approved, envelope, completion, "call_x")).toEqual([
           { kind: "key_settle", key: record.key, state: "completed", envelope, now: NOW + 5 },
           { kind: "approval_state", id: approved.id, state: "executed", decision: null, result: envelope },
           { kind: "trace_close", call_id: "call_x", completion },
@@ -1111,12 +1158,12 @@ describe("key completed", () => {
   });
 
   it("the operator approving again changes nothing; rejecting is a conflict", () => {
-    expect(decideApproval(run, executed, record, TOOL("issue_refund"), decision("approve"))).toEqual({
+    expect(decideOn(run, executed, record, TOOL("issue_refund"), decision("approve"))).toEqual({
       kind: "done",
       writes: [],
       refusal: null,
     });
-    const rejected = doneOf(decideApproval(run, executed, record, TOOL("issue_refund"), decision("reject")));
+    const rejected = doneOf(decideOn(run, executed, record, TOOL("issue_refund"), decision("reject")));
     expect(rejected.refusal).toEqual({
       code: "conflict_error",
       message: "This approval is already executed.",
@@ -1130,7 +1177,7 @@ describe("key completed", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// settleCall details
+// settleSend details
 // ---------------------------------------------------------------------------------------------
 
 describe("settling a sent call", () => {
@@ -1141,14 +1188,14 @@ describe("settling a sent call", () => {
   it("records the taint first, when the call brought third-party text in", () => {
     const envelope = upstreamEnvelope(run, "call_t", key, "success");
     const taint = { call_id: "call_t", tool: "lookup_order", at: new Date(NOW).toISOString() };
-    const writes = settleCall(key, null, envelope, completionOf(envelope, NOW), "call_t", taint);
+    const writes = settleOf(key, null, envelope, completionOf(envelope, NOW), "call_t", taint);
     expect(kinds(writes)).toEqual(["taint", "key_settle", "trace_close"]);
     expect(writes[0]).toEqual({ kind: "taint", taint });
   });
 
   it.each(["pending", "rejected", "expired"] as const)("never touches an approval that is %s", (state) => {
     const envelope = upstreamEnvelope(run, "call_t", key, "success");
-    const writes = settleCall(
+    const writes = settleOf(
       key,
       approvalOf(call, { state }),
       envelope,
@@ -1160,7 +1207,7 @@ describe("settling a sent call", () => {
 
   it("a key without approval completes without any approval write", () => {
     const envelope = upstreamEnvelope(run, "call_t", key, "terminal");
-    expect(kinds(settleCall(key, null, envelope, completionOf(envelope, NOW), "call_t"))).toEqual([
+    expect(kinds(settleOf(key, null, envelope, completionOf(envelope, NOW), "call_t"))).toEqual([
       "key_settle",
       "trace_close",
     ]);
@@ -1318,6 +1365,111 @@ describe("the sweep", () => {
 
   it("ending an ended run writes nothing", () => {
     expect(endRun(runMeta({ state: "closed", ended_at: NOW - 5 }), all, NOW)).toEqual([]);
+  });
+});
+
+describe("a spend expires the pending approvals that needed it, in the same writes", () => {
+  const waitingRefund = approvalOf(agentCall(OTHER_REFUND), {
+    id: "apr_waitingrefund0000000000",
+    idempotency_key: "idk_waiting_refund",
+  });
+  const waitingTicket = approvalOf(agentCall(URGENT_TICKET), {
+    id: "apr_waitingticket0000000000",
+    idempotency_key: "idk_waiting_ticket",
+  });
+  const spentFor = (id: string) => ({
+    kind: "approval_state",
+    id,
+    state: "expired",
+    decision: { at: NOW, by: null, by_name: null, reason: "the run's max_destructive budget is spent" },
+  });
+
+  it("a key sent spends the effect budget and expires the pending approvals needing it before the request leaves", () => {
+    const call = agentCall(SMALL_REFUND);
+    const step = admitCall(viewOf(runMeta(), { pending: [waitingRefund, waitingTicket] }), call);
+    if (step.kind !== "send") throw new Error("expected a send");
+    expect(kinds(step.writes)).toEqual(["trace_open", "counters", "key_send", "approval_state"]);
+    expect(countersWritten(step.writes)).toEqual({ calls_used: 1, writes_used: 0, destructive_used: 1 });
+    // The ticket waits for a write, which is still there to spend.
+    expect(ofKind(step.writes, "approval_state")).toEqual([spentFor(waitingRefund.id)]);
+  });
+
+  it("a call held for a human spends no effect budget and expires nothing", () => {
+    const step = admitCall(viewOf(runMeta(), { pending: [waitingRefund] }), agentCall(REFUND));
+    expect(ofKind(step.writes, "approval_state")).toEqual([]);
+  });
+
+  it("after a settlement, the pending approvals the run's spending left without budget expire with it", () => {
+    const call = agentCall(SMALL_REFUND);
+    const run = runMeta({ counters: { calls_used: 1, writes_used: 0, destructive_used: 1 } });
+    const envelope = upstreamEnvelope(run, call.call_id, call.key, "success");
+    const writes = settleOf(
+      keyOf(call),
+      null,
+      envelope,
+      completionOf(envelope, NOW),
+      call.call_id,
+      null,
+      run,
+      [waitingRefund, waitingTicket],
+    );
+    expect(kinds(writes)).toEqual(["key_settle", "trace_close", "approval_state"]);
+    expect(ofKind(writes, "approval_state")).toEqual([spentFor(waitingRefund.id)]);
+  });
+
+  it("a read's settlement spends no effect budget and sweeps nothing", () => {
+    const run = runMeta({ counters: { calls_used: 1, writes_used: 0, destructive_used: 1 } });
+    const envelope = success(context(run, "call_r", "lookup_order", null, run.counters, NOW), {});
+    const writes = settleOf(null, null, envelope, completionOf(envelope, NOW), "call_r", null, run, [
+      waitingRefund,
+    ]);
+    expect(kinds(writes)).toEqual(["trace_close"]);
+  });
+
+  it("an operator's approval spends the budget and expires the other approvals needing it, never itself", () => {
+    const call = agentCall(REFUND);
+    const approved = approvalOf(call);
+    const step = decideOn(
+      runMeta(),
+      approved,
+      recordOf(call, "held"),
+      TOOL("issue_refund"),
+      decision("approve"),
+      [approved, waitingRefund, waitingTicket],
+    );
+    if (step.kind !== "send") throw new Error("expected a send");
+    expect(kinds(step.writes)).toEqual([
+      "approval_state",
+      "trace_open",
+      "counters",
+      "key_send",
+      "approval_state",
+    ]);
+    expect(ofKind(step.writes, "approval_state").map((write) => [write.id, write.state])).toEqual([
+      [approved.id, "approved"],
+      [waitingRefund.id, "expired"],
+    ]);
+  });
+
+  it("a read's admission, held until its outcome, commits with it under the counters the run has now", () => {
+    const call = agentCall(READ);
+    const admitted = admitCall(viewOf(runMeta()), call);
+    const later = runMeta({ counters: { calls_used: 3, writes_used: 1, destructive_used: 0 } });
+    const envelope = success(context(later, call.call_id, "lookup_order", null, later.counters, NOW), {});
+    const writes = settleSend({
+      run: later,
+      call_id: call.call_id,
+      key: null,
+      approval: null,
+      pending: [],
+      admission: admitted.writes,
+      envelope,
+      completion: completionOf(envelope, NOW),
+      taint: null,
+      now: NOW,
+    });
+    expect(kinds(writes)).toEqual(["trace_open", "counters", "trace_close"]);
+    expect(countersWritten(writes)).toEqual(later.counters);
   });
 });
 
@@ -1559,12 +1711,12 @@ function runEvent(model: Model, event: Event): void {
         run: model.run,
         record: key ? (model.keys.get(key) ?? null) : null,
         approval: key ? approvalByKey(model, key) : null,
+        // As the ledger reads it: the pending approvals for a keyed call only.
+        pending: key ? pendingOf(model) : [],
         earlier_identical: [...model.trace.values()].filter(
           (row) =>
             row.digest === call.digest && row.actor === "agent" && row.error_code !== "approval_required",
         ).length,
-        open_approvals: pendingOf(model).filter((approval) => Date.parse(approval.expires_at) > model.now)
-          .length,
         max_open_approvals: model.maxOpen,
         inflight: key !== null && model.inflight.has(key),
       };
@@ -1579,7 +1731,7 @@ function runEvent(model: Model, event: Event): void {
           const envelope = upstreamEnvelope(model.run, call.call_id, null, "success");
           applyWrites(
             model,
-            settleCall(null, null, envelope, completionOf(envelope, model.now), call.call_id),
+            settleOf(null, null, envelope, completionOf(envelope, model.now), call.call_id, null, model.run),
           );
         } else {
           model.inflight.set(step.key, call.call_id);
@@ -1611,15 +1763,22 @@ function runEvent(model: Model, event: Event): void {
       const approval = all[event.pick % (all.length + 1)] ?? null;
       const record = approval ? (model.keys.get(approval.idempotency_key) ?? null) : null;
       const callId = nextCallId();
-      const step = decideApproval(model.run, approval, record, approval ? TOOL(approval.tool) : undefined, {
-        decision: event.approve ? "approve" : "reject",
-        operator: "operator:prop",
-        operator_name: null,
-        reason: null,
-        call_id: callId,
-        now: model.now,
-        policy_version: model.policy,
-      });
+      const step = decideOn(
+        model.run,
+        approval,
+        record,
+        approval ? TOOL(approval.tool) : undefined,
+        {
+          decision: event.approve ? "approve" : "reject",
+          operator: "operator:prop",
+          operator_name: null,
+          reason: null,
+          call_id: callId,
+          now: model.now,
+          policy_version: model.policy,
+        },
+        pendingOf(model),
+      );
       checkSends(model, step.writes);
       applyWrites(model, step.writes);
       if (step.kind === "send") {
@@ -1637,11 +1796,18 @@ function runEvent(model: Model, event: Event): void {
       if (!picked) return;
       const [key, callId] = picked;
       const envelope = upstreamEnvelope(model.run, callId, key, event.outcome);
-      // As the ledger does: the outcome, then a sweep, because an execution spends a budget.
-      const writes = [
-        ...settleCall(key, approvalByKey(model, key), envelope, completionOf(envelope, model.now), callId),
-        ...sweepApprovals(model.run, pendingOf(model), model.now, null),
-      ];
+      const writes = settleSend({
+        run: model.run,
+        call_id: callId,
+        key,
+        approval: approvalByKey(model, key),
+        pending: pendingOf(model),
+        admission: null,
+        envelope,
+        completion: completionOf(envelope, model.now),
+        taint: null,
+        now: model.now,
+      });
       checkSends(model, writes);
       applyWrites(model, writes);
       model.inflight.delete(key);
@@ -1658,7 +1824,7 @@ function runEvent(model: Model, event: Event): void {
       model.now += event.ms;
       return;
     case "alarm": {
-      const writes = sweepApprovals(model.run, pendingOf(model), model.now, model.policy);
+      const writes = alarmRings(model.run, pendingOf(model), model.now, model.policy);
       if (writes.length > 0) reached.swept += 1;
       applyWrites(model, writes);
       return;

@@ -1,7 +1,7 @@
-import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import readme from "../../README.md?raw";
 import { catalog } from "../../src/tools";
+import { workerFetch } from "./mcp-client";
 
 /**
  * The client snippets of the README's "Connecting a client" section, read from the README itself
@@ -157,13 +157,11 @@ function stepOf(line: string, vars: Record<string, string>): Step {
 }
 
 const send = (request: Pick<CurlRequest, "method" | "url" | "headers" | "body">) =>
-  exports.default.fetch(
-    new Request(request.url, {
-      method: request.method,
-      headers: request.headers,
-      ...(request.body === undefined ? {} : { body: request.body }),
-    }),
-  );
+  workerFetch(request.url, {
+    method: request.method,
+    headers: request.headers,
+    ...(request.body === undefined ? {} : { body: request.body }),
+  });
 
 const initializeBody = JSON.stringify({
   jsonrpc: "2.0",

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { env } from "cloudflare:workers";
+import { Client, type StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/app";
 import { parseKeyList } from "../../src/auth/keys";
@@ -9,18 +9,10 @@ import { SESSION_ACTIVITY_KEY } from "../../src/ledger/run-ledger";
 import { SESSION_IDLE_MS, verifySessionId } from "../../src/mcp/session";
 import { catalog } from "../../src/tools";
 import type { ApprovalDetail } from "../../src/wire/approval-answers";
-import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
-import { asOperator, assertNoSecrets, decide, openRun, refundsOf, restartDurableObject } from "./helpers";
+import { asOperator, decide, openRun, refundsOf, restartDurableObject } from "./helpers";
+import { bearer, connect, envelopeOf, MCP_URL, rpc, workerFetch } from "./mcp-client";
 
-const MCP_URL = "https://proxy.test/mcp";
 const AGENT_KEYS = { acme: "acme-agent-key", acmeNext: "acme-next-agent-key", globex: "globex-agent-key" };
-
-/** Every request goes to the real worker in workerd, and no answer may carry a key or a run token. */
-async function workerFetch(url: string | URL, init?: RequestInit): Promise<Response> {
-  const response = await exports.default.fetch(new Request(url, init));
-  assertNoSecrets(await response.clone().text());
-  return response;
-}
 
 interface Session {
   client: Client;
@@ -31,16 +23,12 @@ interface Session {
 }
 
 /** An MCP session as a real client opens it: a static agent key, the SDK's own session handling. */
-async function connect(key: string = AGENT_KEYS.acme, client = new Client({ name: "t", version: "1" })) {
-  const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), {
-    fetch: workerFetch,
-    requestInit: { headers: { authorization: `Bearer ${key}` } },
-  });
-  await client.connect(transport);
+async function openSession(key: string = AGENT_KEYS.acme, client?: Client): Promise<Session> {
+  const { client: connected, transport } = await connect(key, client ? { client } : {});
   const id = transport.sessionId ?? "";
   const claims = await verifySessionId(id, parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS));
   if (!claims) throw new Error(`initialize answered no valid session id: ${id}`);
-  return { client, transport, id, run: claims.run, tenant: claims.tenant } satisfies Session;
+  return { client: connected, transport, id, run: claims.run, tenant: claims.tenant };
 }
 
 function ledgerOf(session: Session) {
@@ -53,37 +41,11 @@ async function runState(session: Session) {
   return (await ledgerOf(session).status(session.tenant))?.state;
 }
 
-function envelopeOf(result: { structuredContent?: unknown }): Envelope {
-  return EnvelopeSchema.parse(result.structuredContent);
-}
-
-/** A raw JSON-RPC POST to /mcp, for what the SDK client would not send. */
-async function rpc(
-  headers: Record<string, string>,
-  body: unknown = { jsonrpc: "2.0", id: 1, method: "tools/list" },
-) {
-  const response = await workerFetch(MCP_URL, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      ...headers,
-    },
-    body: JSON.stringify(body),
-  });
-  return {
-    status: response.status,
-    headers: response.headers,
-    json: (await response.json()) as Record<string, unknown>,
-  };
-}
-
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const lookup = (order_id = "A1002") => ({ name: "lookup_order", arguments: { order_id } });
 
 describe("one MCP session of an agent key is one run", () => {
   it("runs a whole session: list, read, a refund an operator approves, and DELETE ends the run", async () => {
-    const session = await connect();
+    const session = await openSession();
     expect(session.id).toMatch(/^ms1\./);
     expect(session.tenant).toBe("acme");
 
@@ -123,8 +85,8 @@ describe("one MCP session of an agent key is one run", () => {
   });
 
   it("makes two sessions of one key two runs, with their own budgets and idempotency keys", async () => {
-    const first = await connect();
-    const second = await connect();
+    const first = await openSession();
+    const second = await openSession();
     expect(second.id).not.toBe(first.id);
     expect(second.run).not.toBe(first.run);
     for (const session of [first, second]) {
@@ -143,16 +105,16 @@ describe("one MCP session of an agent key is one run", () => {
   });
 
   it("serves a session with any current key of its profile, so rotating an agent key keeps it", async () => {
-    const session = await connect(AGENT_KEYS.acme);
+    const session = await openSession(AGENT_KEYS.acme);
     const other = await rpc({ ...bearer(AGENT_KEYS.acmeNext), "mcp-session-id": session.id });
     expect(other.status).toBe(200);
     expect(other.json).toMatchObject({ id: 1, result: { tools: expect.any(Array) } });
-    const fresh = await connect(AGENT_KEYS.acmeNext);
+    const fresh = await openSession(AGENT_KEYS.acmeNext);
     expect(envelopeOf(await fresh.client.callTool(lookup())).outcome).toBe("success");
   });
 
   it("negotiates down to the 2025 handshake when the client probes for the 2026 revision first", async () => {
-    const session = await connect(
+    const session = await openSession(
       AGENT_KEYS.acme,
       new Client({ name: "t", version: "1" }, { versionNegotiation: { mode: "auto" } }),
     );
@@ -163,8 +125,8 @@ describe("one MCP session of an agent key is one run", () => {
 
 describe("a session that is not this agent's, or no longer live, is 404", () => {
   it("answers a forged, foreign, malformed or run-token session id with 404 and leaves the owner's run alone", async () => {
-    const acme = await connect(AGENT_KEYS.acme);
-    const globex = await connect(AGENT_KEYS.globex);
+    const acme = await openSession(AGENT_KEYS.acme);
+    const globex = await openSession(AGENT_KEYS.globex);
     const run = await openRun("acme");
     const forged = [
       `${acme.id.slice(0, -4)}AAAA`,
@@ -187,7 +149,7 @@ describe("a session that is not this agent's, or no longer live, is 404", () => 
   });
 
   it("refuses a session whose run passed its deadline, and closes the run", async () => {
-    const session = await connect();
+    const session = await openSession();
     const stub = ledgerOf(session);
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec("UPDATE run SET deadline_at = ?", Date.now() - 1_000);
@@ -202,7 +164,7 @@ describe("a session that is not this agent's, or no longer live, is 404", () => 
   });
 
   it("refuses a session idle longer than the idle limit, and closes the run", async () => {
-    const session = await connect();
+    const session = await openSession();
     expect(envelopeOf(await session.client.callTool(lookup())).outcome).toBe("success");
     await runInDurableObject(ledgerOf(session), (_instance, state) => {
       state.storage.kv.put(SESSION_ACTIVITY_KEY, Date.now() - SESSION_IDLE_MS - 1_000);
@@ -213,7 +175,7 @@ describe("a session that is not this agent's, or no longer live, is 404", () => 
   });
 
   it("keeps a session alive while it is used within the idle limit", async () => {
-    const session = await connect();
+    const session = await openSession();
     await runInDurableObject(ledgerOf(session), (_instance, state) => {
       state.storage.kv.put(SESSION_ACTIVITY_KEY, Date.now() - SESSION_IDLE_MS + 60_000);
     });
@@ -226,7 +188,7 @@ describe("a session that is not this agent's, or no longer live, is 404", () => 
   });
 
   it("answers a repeated DELETE of a session with 404", async () => {
-    const session = await connect();
+    const session = await openSession();
     const remove = () =>
       workerFetch(MCP_URL, {
         method: "DELETE",
@@ -246,7 +208,7 @@ describe("what a session needs on every request", () => {
   });
 
   it("refuses a session id without the agent's credential, or with a bad one, as 401 with the challenge", async () => {
-    const session = await connect();
+    const session = await openSession();
     const challenge =
       'Bearer resource_metadata="https://proxy.test/.well-known/oauth-protected-resource/mcp"';
     for (const headers of [{}, bearer("acme-agent-key-wrong")]) {
@@ -275,7 +237,7 @@ describe("what a session needs on every request", () => {
   });
 
   it("refuses an unsupported MCP-Protocol-Version header within a session (400), as the transport does", async () => {
-    const session = await connect();
+    const session = await openSession();
     const { status } = await rpc({
       ...bearer(AGENT_KEYS.acme),
       "mcp-session-id": session.id,
@@ -340,12 +302,7 @@ describe("what a session needs on every request", () => {
 
   it("keeps a run token's connection stateless: no session id issued, DELETE not allowed", async () => {
     const run = await openRun("acme");
-    const client = new Client({ name: "t", version: "1" });
-    const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), {
-      fetch: workerFetch,
-      requestInit: { headers: bearer(run.token) },
-    });
-    await client.connect(transport);
+    const { transport } = await connect(run.token);
     expect(transport.sessionId).toBeUndefined();
     const response = await workerFetch(MCP_URL, {
       method: "DELETE",

@@ -1,9 +1,7 @@
-import { exports } from "cloudflare:workers";
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { looseObjects } from "../../src/specs/json-schema";
 import { catalog } from "../../src/tools";
-import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
 import {
   callTool,
   KEYS,
@@ -14,48 +12,16 @@ import {
   type TestRun,
   traceOf,
 } from "./helpers";
+import { bearer, connect, envelopeOf, MCP_URL, rpc, textOf, transportWith, workerFetch } from "./mcp-client";
 
-const MCP_URL = "https://proxy.test/mcp";
-
-/** Every request the MCP client makes goes to the real worker in workerd, never to a network. */
-function workerFetch(url: string | URL, init?: RequestInit): Promise<Response> {
-  return exports.default.fetch(new Request(url, init));
-}
-
-async function connect(run: TestRun, headers: Record<string, string> = {}): Promise<Client> {
-  const client = new Client({ name: "mcp-test", version: "1.0.0" });
-  const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), {
-    fetch: workerFetch,
-    requestInit: { headers: { authorization: `Bearer ${run.token}`, ...headers } },
-  });
-  await client.connect(transport);
-  return client;
-}
-
-/** The envelope a tools/call result carries, checked against the envelope schema. */
-function envelopeOf(result: { structuredContent?: unknown }): Envelope {
-  return EnvelopeSchema.parse(result.structuredContent);
-}
-
-function textOf(result: { content?: unknown }): string {
-  const [first] = (result.content ?? []) as Array<{ type: string; text?: string }>;
-  return first?.type === "text" ? (first.text ?? "") : "";
-}
-
-/** A raw JSON-RPC POST, for what a well-behaved client never sends. */
-async function rpc(body: string, token?: string) {
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-  };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const response = await workerFetch(MCP_URL, { method: "POST", headers, body });
-  return { status: response.status, headers: response.headers, text: await response.text() };
+/** A client connected with the run's token, as a host configured with it connects. */
+async function connectRun(run: TestRun, headers: Record<string, string> = {}): Promise<Client> {
+  return (await connect(run.token, { headers })).client;
 }
 
 describe("MCP over Streamable HTTP", () => {
   it("initializes a stateless session that names the proxy and offers tools only", async () => {
-    const client = await connect(await openRun());
+    const client = await connectRun(await openRun());
     expect(client.getServerVersion()?.name).toBe("edge-tool-proxy");
     expect(client.getServerCapabilities()?.tools).toBeDefined();
     expect(client.getServerCapabilities()?.resources).toBeUndefined();
@@ -63,7 +29,7 @@ describe("MCP over Streamable HTTP", () => {
   });
 
   it("lists exactly the run's namespace, with titles, strict input schemas and side-effect annotations", async () => {
-    const client = await connect(await openRun());
+    const client = await connectRun(await openRun());
     const { tools } = await client.listTools();
     const expected = catalog.tools("support");
     expect(tools.map((tool) => tool.name)).toEqual(expected.map((tool) => tool.name));
@@ -101,7 +67,7 @@ describe("MCP over Streamable HTTP", () => {
 
   it("calls a read tool through the pipeline and returns the envelope as structuredContent", async () => {
     const run = await openRun();
-    const client = await connect(run);
+    const client = await connectRun(run);
     const result = await client.callTool({ name: "lookup_order", arguments: { order_id: "A1001" } });
     expect(result.isError).toBe(false);
     const envelope = envelopeOf(result);
@@ -119,7 +85,7 @@ describe("MCP over Streamable HTTP", () => {
   });
 
   it("answers a wrong field with an isError result that lists the problems", async () => {
-    const client = await connect(await openRun());
+    const client = await connectRun(await openRun());
     const result = await client.callTool({ name: "lookup_order", arguments: { orderId: "A1001" } });
     expect(result.isError).toBe(true);
     const envelope = envelopeOf(result);
@@ -138,7 +104,7 @@ describe("MCP over Streamable HTTP", () => {
   });
 
   it("answers a tool outside the run's namespace with not_found, as a result the model can read", async () => {
-    const client = await connect(await openRun());
+    const client = await connectRun(await openRun());
     const result = await client.callTool({ name: "delete_everything", arguments: {} });
     expect(result.isError).toBe(true);
     const envelope = envelopeOf(result);
@@ -155,7 +121,7 @@ describe("MCP over Streamable HTTP", () => {
     const rest = await callTool(run, "issue_refund", args);
     expect(rest.body.idempotency_key).toMatch(/\S/);
 
-    const client = await connect(run);
+    const client = await connectRun(run);
     const result = await client.callTool({ name: "issue_refund", arguments: args });
     const envelope = envelopeOf(result);
     expect(envelope.idempotency_key).toBe(rest.body.idempotency_key);
@@ -186,8 +152,8 @@ describe("MCP over Streamable HTTP", () => {
       summary: "Intent header parity check between doors.",
     };
     const rest = await callTool(run, "create_internal_ticket", args, { "x-call-intent": "attempt-1" });
-    const same = await connect(run, { "x-call-intent": "attempt-1" });
-    const other = await connect(run, { "x-call-intent": "attempt-2" });
+    const same = await connectRun(run, { "x-call-intent": "attempt-1" });
+    const other = await connectRun(run, { "x-call-intent": "attempt-2" });
     const sameKey = envelopeOf(await same.callTool({ name: "create_internal_ticket", arguments: args }));
     const otherKey = envelopeOf(await other.callTool({ name: "create_internal_ticket", arguments: args }));
     expect(sameKey.idempotency_key).toBe(rest.body.idempotency_key);
@@ -198,7 +164,7 @@ describe("MCP over Streamable HTTP", () => {
 
   it("refuses a second destructive call over budget, naming the limit", async () => {
     const run = await openRun("initech", { namespace: "support", limits: { max_destructive: 1 } });
-    const client = await connect(run);
+    const client = await connectRun(run);
     const first = envelopeOf(
       await client.callTool({
         name: "issue_refund",
@@ -224,7 +190,7 @@ describe("MCP over Streamable HTTP", () => {
 
   it("refuses calls after the run has ended, on the MCP door as on REST", async () => {
     const run = await openRun();
-    const client = await connect(run);
+    const client = await connectRun(run);
     await request(`/v1/runs/${run.id}/end`, {
       method: "POST",
       headers: { authorization: `Bearer ${run.token}` },
@@ -241,12 +207,7 @@ describe("MCP over Streamable HTTP", () => {
       { name: "mcp-test", version: "1.0.0" },
       { versionNegotiation: { mode: "auto" } },
     );
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(MCP_URL), {
-        fetch: workerFetch,
-        requestInit: { headers: { authorization: `Bearer ${run.token}` } },
-      }),
-    );
+    await connect(run.token, { client });
     const { tools } = await client.listTools();
     expect(tools).toHaveLength(catalog.tools("support").length);
     await client.close();
@@ -256,24 +217,25 @@ describe("MCP over Streamable HTTP", () => {
 describe("MCP protocol errors are JSON-RPC errors", () => {
   it("answers an unknown method with -32601", async () => {
     const run = await openRun();
-    const { status, text } = await rpc(
-      JSON.stringify({ jsonrpc: "2.0", id: 7, method: "no/such_method" }),
-      run.token,
-    );
+    const { status, text } = await rpc(bearer(run.token), {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "no/such_method",
+    });
     expect(status).toBe(200);
     expect(JSON.parse(text)).toMatchObject({ jsonrpc: "2.0", id: 7, error: { code: -32601 } });
   });
 
   it("answers a body that is not JSON with a parse error", async () => {
     const run = await openRun();
-    const { status, text } = await rpc("{not json", run.token);
+    const { status, text } = await rpc(bearer(run.token), "{not json");
     expect(status).toBe(400);
     expect(JSON.parse(text)).toMatchObject({ jsonrpc: "2.0", error: { code: -32700 } });
   });
 
   it("answers a message that is not JSON-RPC with an invalid-request error", async () => {
     const run = await openRun();
-    const { status, text } = await rpc(JSON.stringify({ hello: "world" }), run.token);
+    const { status, text } = await rpc(bearer(run.token), { hello: "world" });
     expect(status).toBe(400);
     expect(JSON.parse(text).error.code).toBeLessThan(-32000);
   });
@@ -321,8 +283,7 @@ describe("MCP authorization", () => {
 
   it("makes the official client fail to connect without a token", async () => {
     const client = new Client({ name: "mcp-test", version: "1.0.0" });
-    const transport = new StreamableHTTPClientTransport(new URL(MCP_URL), { fetch: workerFetch });
-    await expect(client.connect(transport)).rejects.toThrow(/permission_error/);
+    await expect(client.connect(transportWith({}))).rejects.toThrow(/permission_error/);
   });
 
   it("serves the protected-resource metadata at both well-known paths", async () => {
@@ -341,7 +302,7 @@ describe("MCP authorization", () => {
 
   it("applies the edge's input limits to tool arguments before the ledger", async () => {
     const run = await openRun();
-    const client = await connect(run);
+    const client = await connectRun(run);
     let deep: unknown = "leaf";
     for (let level = 0; level < 20; level++) deep = { nested: deep };
     const result = await client.callTool({ name: "search_refund_policy", arguments: { query: deep } });

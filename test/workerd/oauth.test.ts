@@ -1,4 +1,4 @@
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import {
   Client,
   type OAuthClientMetadata,
@@ -13,17 +13,11 @@ import { describe, expect, it } from "vitest";
 import { EnvelopeSchema } from "../../src/wire/envelope";
 import { ConsoleClient, signedInOperator } from "./console-client";
 import { assertNoSecrets, openRun, request } from "./helpers";
+import { bearer, envelopeOf, INITIALIZE, MCP_URL, ORIGIN, rpc, workerFetch } from "./mcp-client";
 
-const ORIGIN = "https://proxy.test";
-const MCP_URL = `${ORIGIN}/mcp`;
 const RESOURCE_METADATA = `${ORIGIN}/.well-known/oauth-protected-resource/mcp`;
 /** A desktop client's loopback callback; the test, not a browser, reads the redirect to it. */
 const REDIRECT_URI = "http://127.0.0.1:33418/callback";
-
-/** Every request of the MCP client, OAuth ones included, goes to the real worker in workerd. */
-function workerFetch(url: string | URL, init?: RequestInit): Promise<Response> {
-  return exports.default.fetch(new Request(url, init));
-}
 
 async function json(path: string, init: RequestInit = {}) {
   const response = await workerFetch(`${ORIGIN}${path}`, init);
@@ -142,28 +136,9 @@ async function authorizedClient(name: string, operator?: ConsoleClient) {
   return { oauth, client };
 }
 
-function envelopeOf(result: { structuredContent?: unknown }) {
-  return EnvelopeSchema.parse(result.structuredContent);
-}
-
 /** A raw MCP initialize with a bearer, for what the SDK client would retry or refresh on its own. */
-async function initializeWith(token: string) {
-  const response = await workerFetch(MCP_URL, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, text };
+function initializeWith(token: string) {
+  return rpc(bearer(token), INITIALIZE);
 }
 
 /** Registers a public client by hand (RFC 7591), as an MCP client does before authorizing. */

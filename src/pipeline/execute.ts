@@ -1,0 +1,193 @@
+import type { ToolSpec } from "../catalog/define-tool";
+import { loadConfig } from "../config/load";
+import type { Env } from "../env";
+import { type FaultSource, injectFaults } from "../scenarios/inject";
+import type { FaultPlan } from "../scenarios/modes";
+import { catalog } from "../tools";
+import { builtinHandler, type RunPages } from "../tools/builtins";
+import { resolveUpstream, type Upstream } from "../upstream/bindings";
+import { CREDENTIAL_MARGIN_MS, credentialExpiry, issueUpstreamCredential } from "../upstream/credential";
+import { type ApprovalBlock, type Envelope, type EnvelopeContext, failure, success } from "../wire/envelope";
+import { context } from "./answers";
+import { type AttemptRecord, buildRequest, type Execution, executeRequest } from "./dispatch";
+import { completionOf, traceable } from "./record";
+import type { RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
+import { type ResultKeeper, type ShapedResult, shapeResult } from "./shape";
+
+/** What the stages after admission keep in, and read from, the run's own storage. */
+export interface RunKeeping {
+  results: ResultKeeper & RunPages;
+  scenario: FaultSource["scenario"];
+}
+
+/** A call the machine said to send, and what its stages need to carry it out. */
+export interface ExecutionPlan {
+  callId: string;
+  tool: ToolSpec;
+  key: string | null;
+  /** The stored bytes to send; null for a tool the proxy answers itself. */
+  request: StoredRequest | null;
+  args: Record<string, unknown>;
+  fault: FaultPlan | null;
+  /** The approval that let this call run, if one did: the envelope names it. */
+  approval: ApprovalBlock | null;
+  /** The run as it is when each step needs it (a dispatch takes time; the run may change meanwhile). */
+  run: () => RunMeta;
+  keeping: RunKeeping;
+}
+
+export interface Executed {
+  envelope: Envelope;
+  completion: TraceCompletion;
+  /** Storage writes of shaping (pages, versions), committed with the call's outcome. */
+  record: () => void;
+  /** Set when this call brought third-party text into the run. */
+  taint: Taint | null;
+}
+
+/**
+ * A sent call's stages, in order: dispatch (sending, classifying each answer, validating the
+ * output), then shape a success, then record what the trace keeps. A built-in tool is answered
+ * from the run's own pages instead of an upstream. Whatever fails here becomes the call's envelope.
+ */
+export async function executeCall(env: Env, plan: ExecutionPlan): Promise<Executed> {
+  const { tool } = plan;
+  // Filled in as the upstream answers, so a failure after it still leaves the attempts in the trace.
+  const seen: Seen = { status: null, attempts: [] };
+  let outcome: { envelope: Envelope; shaped: ShapedResult | null };
+  try {
+    outcome = await carryOut(env, plan, seen);
+  } catch (error) {
+    console.error("tool dispatch failed", tool.name, error);
+    const envelope = failure(contextOf(plan), {
+      code: "internal_error",
+      message:
+        "The proxy failed while dispatching this call. Call again with the same arguments; it cannot happen twice.",
+      side_effect_confirmed: tool.side_effect === "read" ? false : null,
+    });
+    outcome = { envelope, shaped: null };
+  }
+  const { envelope, shaped } = outcome;
+  const completion = completionOf(envelope, Date.now(), {
+    upstream_status: seen.status,
+    attempts: seen.attempts,
+    replayed: false,
+    result: traceable(envelope.data),
+  });
+  return { envelope, completion, record: shaped?.record ?? (() => {}), taint: shaped?.taint ?? null };
+}
+
+interface Seen {
+  status: number | null;
+  attempts: AttemptRecord[];
+}
+
+async function carryOut(
+  env: Env,
+  plan: ExecutionPlan,
+  seen: Seen,
+): Promise<{ envelope: Envelope; shaped: ShapedResult | null }> {
+  const { tool, callId } = plan;
+  const builtin = builtinHandler(tool);
+  if (builtin) {
+    const answer = builtin(plan.args, plan.keeping.results);
+    const ctx = contextOf(plan);
+    const envelope = answer.ok ? success(ctx, answer.data) : failure(ctx, answer.failure);
+    return { envelope, shaped: null };
+  }
+  if (plan.request === null) throw new Error(`${tool.name} goes upstream but was sent without a request`);
+  const send = async (target: ToolSpec, request: StoredRequest, fault: FaultPlan | null) =>
+    executeRequest({
+      tool: target,
+      request,
+      upstream: upstreamOf(env, plan, target, fault),
+      credential: await credentialFor(env, plan.run(), target, request),
+    });
+  const execution: Execution = await send(tool, plan.request, plan.fault);
+  seen.status = execution.status;
+  seen.attempts = execution.attempts;
+  if (!execution.ok) return { envelope: failure(contextOf(plan), execution.failure), shaped: null };
+  const run = plan.run();
+  const shaped = await shapeResult(
+    {
+      callId,
+      fenceMarker: run.fence_marker,
+      alreadyTainted: run.tainted_by !== null,
+      results: plan.keeping.results,
+      findTool: (name) => catalog.find(run.namespace, name),
+      observe: (observer, observeArgs) =>
+        send(observer, buildRequest(observer, observeArgs, { key: null, callId }), null),
+    },
+    tool,
+    plan.args,
+    execution.data,
+  );
+  seen.attempts = [...seen.attempts, ...shaped.attempts];
+  const executed = plan.approval ? { ...plan.approval, state: "executed" as const } : null;
+  const envelope = shaped.failure
+    ? failure(contextOf(plan, { observed_state: shaped.observed }), shaped.failure)
+    : success(contextOf(plan, { observed_state: shaped.observed, approval: executed }), shaped.data);
+  return { envelope, shaped };
+}
+
+function contextOf(plan: ExecutionPlan, extra: Partial<EnvelopeContext> = {}): EnvelopeContext {
+  const run = plan.run();
+  return context(run, plan.callId, plan.tool.name, plan.key, run.counters, Date.now(), {
+    approval: plan.approval,
+    ...extra,
+  });
+}
+
+/**
+ * Credentials signed in the last moment, by run, tool and the one request each names. A dispatch
+ * may reuse one only for the identical request (a read's retry, an identical call's resend) and only
+ * while it still outlives the whole dispatch (its tool's timeout), which leaves the reuse window at
+ * the margin: a second at most. Bounded, since one isolate can host many runs.
+ */
+const recentCredentials = new Map<string, { token: string; exp: number }>();
+const RECENT_CREDENTIALS_MAX = 256;
+
+/**
+ * A credential for this dispatch: it names the run, the tool and the one request it may make
+ * (method, target, body digest, idempotency key), and expires within the tool's timeout plus a small
+ * margin and never after the run's deadline, so one captured from a log is worth that request for
+ * seconds, not a run. None is signed (or reused) once the run is ended or past its deadline.
+ */
+async function credentialFor(env: Env, run: RunMeta, tool: ToolSpec, stored: StoredRequest): Promise<string> {
+  const now = Date.now();
+  if (run.state !== "open" || now >= run.deadline_at) {
+    throw new Error("no credential is issued for a run that is ended or past its deadline");
+  }
+  const request = {
+    method: stored.method,
+    target: stored.target,
+    body: stored.body,
+    idempotency_key: stored.headers["idempotency-key"] ?? null,
+  };
+  const cacheKey = JSON.stringify([run.tenant, run.run_id, tool.name, request]);
+  const recent = recentCredentials.get(cacheKey);
+  if (recent && recent.exp - now >= tool.timeout_ms + CREDENTIAL_MARGIN_MS / 2) return recent.token;
+  const exp = Math.min(credentialExpiry(now, tool.timeout_ms), Math.floor(run.deadline_at / 1_000) * 1_000);
+  const token = await issueUpstreamCredential(
+    { tenant: run.tenant, run: run.run_id, tool: tool.name, exp, request },
+    loadConfig(env).upstreamSigningKeys,
+    now,
+  );
+  if (recentCredentials.size >= RECENT_CREDENTIALS_MAX) recentCredentials.clear();
+  recentCredentials.set(cacheKey, { token, exp });
+  return token;
+}
+
+function upstreamOf(env: Env, plan: ExecutionPlan, tool: ToolSpec, fault: FaultPlan | null): Upstream {
+  const resolved = resolveUpstream(env, tool.upstream.binding);
+  if (!resolved) throw new Error(`binding ${tool.upstream.binding} is missing`);
+  // Checked per dispatch, not at run open: turning the var off stops every stored scenario too.
+  return loadConfig(env).faultInjection === "sandbox-header"
+    ? injectFaults(resolved, {
+        scenario: plan.keeping.scenario,
+        tool: tool.name,
+        side_effect: tool.side_effect,
+        callFault: fault,
+      })
+    : resolved;
+}

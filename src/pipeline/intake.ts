@@ -1,0 +1,115 @@
+import { policyVersion } from "../approvals/policy-version";
+import { loadConfig } from "../config/load";
+import type { TenantConfig } from "../config/tenants";
+import { callDigest, deriveIdempotencyKey } from "../core/idempotency-key";
+import type { Env } from "../env";
+import { refuseUnfitFault } from "../scenarios/accept";
+import type { FaultPlan } from "../scenarios/modes";
+import { applyMasks } from "../shaping/mask";
+import { catalog } from "../tools";
+import { builtinHandler } from "../tools/builtins";
+import { type Envelope, failure } from "../wire/envelope";
+import type { AgentCall } from "./admit";
+import { context } from "./answers";
+import { buildRequest } from "./dispatch";
+import { type CallRequest, prepareCall } from "./prepare";
+import { refuseChangedCatalog } from "./resolve";
+import type { RunMeta } from "./run-state";
+import { withTaint } from "./taint";
+
+/** A tool call as the run's ledger receives it from the door. */
+export interface AgentCallInput {
+  call_id: string;
+  request: CallRequest;
+  /** Orchestrator-supplied intent nonce (a header, never a model argument). */
+  intent: string | null;
+  /** Orchestrator-supplied X-Sandbox-Fault for this call's first upstream request (sandbox only). */
+  fault?: FaultPlan | null;
+}
+
+export type TakenCall =
+  | { kind: "refused"; envelope: Envelope }
+  | { kind: "ready"; call: AgentCall; tenant: TenantConfig };
+
+/**
+ * Stage "intake": everything before the admission machine. The run must exist and keep the catalog
+ * it opened with; then prepare (resolve → validate → policy), the run's taint, the fault's fit, the
+ * repeat digest, the idempotency key and the exact upstream request. A refusal here is an
+ * orchestrator's or a deploy's, not the agent's: it costs no budget and commits nothing.
+ */
+export async function intakeCall(env: Env, run: RunMeta | null, input: AgentCallInput): Promise<TakenCall> {
+  if (!run) {
+    return refused(
+      failure(
+        { call_id: input.call_id, environment: loadConfig(env).environment },
+        { code: "not_found", message: "This run does not exist or its data has expired." },
+      ),
+    );
+  }
+  const changed = refuseChangedCatalog(run.catalog_version, await catalog.version());
+  if (changed) {
+    return refused(
+      failure({ call_id: input.call_id, environment: run.environment, tool: input.request.tool }, changed),
+    );
+  }
+  const tenant = tenantOf(env, run);
+  const prepared = withTaint(
+    prepareCall(catalog, run.namespace, input.request, { tenantId: run.tenant, tenant }),
+    run.tainted_by,
+    tenant.tainted_runs,
+  );
+  // Refused before admission, like a malformed header: the orchestrator's mistake costs no budget.
+  const unfit = refuseUnfitFault(input.fault ?? null, prepared.tool);
+  if (unfit) {
+    const envelope = context(run, input.call_id, prepared.toolName, null, run.counters, Date.now());
+    return refused(failure(envelope, unfit));
+  }
+  // The digest and the key are both computed from the validated arguments, so whatever the agent
+  // sent that validation dropped or normalised cannot make "the same call" look different to one of them.
+  const digest = await callDigest(prepared.toolName ?? "", prepared.args ?? prepared.rawArgs);
+  const valid = prepared.refusal === null ? prepared : null;
+  const key =
+    valid && valid.tool.side_effect !== "read"
+      ? await deriveIdempotencyKey({
+          tenant: run.tenant,
+          runId: run.run_id,
+          tool: valid.tool.name,
+          args: valid.args,
+          intent: input.intent,
+        })
+      : null;
+  const call: AgentCall = {
+    call_id: input.call_id,
+    now: Date.now(),
+    prepared,
+    digest,
+    key,
+    // A built-in tool is answered from the run's own storage: it has no upstream request.
+    request:
+      valid && !builtinHandler(valid.tool)
+        ? buildRequest(valid.tool, valid.args, { key, callId: input.call_id })
+        : null,
+    // Every keyed call is judged under the current policy: a held key's approval asked under another
+    // one can no longer be granted, even when the new policy would not ask for a human at all.
+    policy_version: key ? await policyVersion(run.catalog_version, tenant) : null,
+    trace_args: prepared.tool
+      ? applyMasks(prepared.args ?? prepared.rawArgs, prepared.tool.sensitive_args)
+      : prepared.rawArgs,
+  };
+  return { kind: "ready", call, tenant };
+}
+
+function tenantOf(env: Env, run: RunMeta): TenantConfig {
+  const tenant = loadConfig(env).tenants[run.tenant];
+  if (!tenant) throw new Error(`tenant ${run.tenant} is no longer configured`);
+  return tenant;
+}
+
+/** The policy version the run's tenant decides under now: approvals asked under another expire. */
+export function currentPolicyVersion(env: Env, run: RunMeta): Promise<string> {
+  return policyVersion(run.catalog_version, tenantOf(env, run));
+}
+
+function refused(envelope: Envelope): TakenCall {
+  return { kind: "refused", envelope };
+}

@@ -1,0 +1,97 @@
+import type { ApprovalRecord } from "../approvals/model";
+import type { Envelope } from "../wire/envelope";
+import { budgetLeft } from "./budget";
+import { completionOf } from "./record";
+import type { RunMeta, Taint, TraceCompletion } from "./run-state";
+import { sweepApprovals, type Write } from "./writes";
+
+/**
+ * The admission machine's events after a send: the upstream answered (or the dispatch ended
+ * without an answer), and an identical call that joined the send gets its copy.
+ */
+
+/** What the ledger read when a sent call's outcome is known, with the outcome itself. */
+export interface Settlement {
+  /** The run as the ledger holds it now: later calls may have spent more since this one was admitted. */
+  run: RunMeta;
+  call_id: string;
+  key: string | null;
+  /** The key's approval as it is now, if it has one. */
+  approval: ApprovalRecord | null;
+  /** The run's pending approvals, read for a keyed send only (a read spends no effect budget). */
+  pending: readonly ApprovalRecord[];
+  /** A read's admission, held in memory until now: it commits with the read's outcome. */
+  admission: readonly Write[] | null;
+  envelope: Envelope;
+  completion: TraceCompletion;
+  /** Set when this call brought third-party text into the run. */
+  taint: Taint | null;
+  now: number;
+}
+
+/**
+ * Event "the send settled". A retryable failure leaves the key in doubt, so the next identical call
+ * resends the stored bytes; anything else completes it. An approved key is executed once its
+ * outcome is known, whoever sent it. A keyed send ends with a sweep: time passed while it was out,
+ * and what the run has spent may leave other pending approvals unable to execute.
+ */
+export function settleSend(settlement: Settlement): Write[] {
+  const { run, key, envelope, completion } = settlement;
+  const writes: Write[] = [
+    ...admissionNow(settlement),
+    ...(settlement.taint ? [{ kind: "taint" as const, taint: settlement.taint }] : []),
+  ];
+  if (key !== null) {
+    const state = envelope.outcome === "retryable_failure" ? "in_doubt" : "completed";
+    writes.push({
+      kind: "key_settle",
+      key,
+      state,
+      envelope: state === "completed" ? envelope : null,
+      now: completion.ended_at,
+    });
+    if (settlement.approval?.state === "approved" && state === "completed") {
+      writes.push({
+        kind: "approval_state",
+        id: settlement.approval.id,
+        state: "executed",
+        decision: null,
+        result: envelope,
+      });
+    }
+  }
+  writes.push({ kind: "trace_close", call_id: settlement.call_id, completion });
+  if (key !== null) writes.push(...sweepApprovals(run, settlement.pending, settlement.now, null));
+  return writes;
+}
+
+/**
+ * A read's admission as it commits: its trace entry, and the counters as the run has them now
+ * rather than as they were when it was admitted, since later calls may have spent more meanwhile.
+ */
+function admissionNow({ admission, run }: Settlement): Write[] {
+  if (!admission) return [];
+  return [
+    ...admission.filter((write) => write.kind !== "counters"),
+    { kind: "counters", counters: run.counters },
+  ];
+}
+
+/** Event "an identical call in flight answered": the joiner's copy of that envelope. */
+export function joinedAnswer(
+  run: RunMeta,
+  envelope: Envelope,
+  callId: string,
+  now: number,
+): { envelope: Envelope; writes: Write[] } {
+  const out: Envelope = {
+    ...envelope,
+    call_id: callId,
+    replayed: true,
+    budget: budgetLeft(run.limits, run.counters, run.deadline_at, now),
+  };
+  return {
+    envelope: out,
+    writes: [{ kind: "trace_close", call_id: callId, completion: completionOf(out, now) }],
+  };
+}

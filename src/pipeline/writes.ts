@@ -1,0 +1,151 @@
+import type { ApprovalRecord } from "../approvals/model";
+import type { SideEffect } from "../catalog/define-tool";
+import type { ApprovalState, Envelope } from "../wire/envelope";
+import { type Counters, canSpendEffect } from "./budget";
+import type { CallRecord, NewTraceEntry, RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
+
+/**
+ * The admission machine's vocabulary: the writes every event returns, and the rules more than one
+ * event applies (whether a pending approval can still execute, the sweep, what sending a key
+ * writes). The events live beside it: `admit.ts` (an agent's call), `decide.ts` (an operator's
+ * decision), `settle.ts` (a send's outcome) and `run-events.ts` (the run ends, the alarm rings).
+ * Nothing here stores, sends or awaits: the Durable Object applies the writes in one
+ * `transactionSync` and adds none of its own.
+ *
+ * A key's states and what moves it (E = the run refuses first: closed, past its deadline or out of
+ * calls; a refusal for a key whose effect is known says so, see `knownEffect`):
+ *
+ * | key state    | agent's identical call                         | operator approves     | operator rejects | upstream outcome                  | can no longer execute |
+ * | ------------ | ---------------------------------------------- | --------------------- | ---------------- | --------------------------------- | --------------------- |
+ * | (none)       | effect budget spent → budget_exhausted;        |                       |                  |                                   |                       |
+ * |              | needs a human → held + approval pending, wait; |                       |                  |                                   |                       |
+ * |              | else spend, → sending, send                    |                       |                  |                                   |                       |
+ * | held/pending | wait (approval_required)                       | spend, → sending, send | rejected        |                                   | approval expired, with why |
+ * | held/rejected| approval_rejected (terminal)                   | conflict              | unchanged        |                                   |                       |
+ * | held/expired | approval_expired, naming why (terminal)        | conflict              | conflict         |                                   |                       |
+ * | sending      | in flight: join it; after a restart: resend    | unchanged             | conflict         | retryable → in_doubt, else completed |                    |
+ * | in_doubt     | resend the stored bytes (no budget spent)      | unchanged             | conflict         | retryable → in_doubt, else completed |                    |
+ * | completed    | replay the stored envelope                     | unchanged             | conflict         |                                   |                       |
+ */
+
+/** What the ledger commits for one event, in order, in one transaction. */
+export type Write =
+  | { kind: "counters"; counters: Counters }
+  | { kind: "close_run"; at: number }
+  | { kind: "taint"; taint: Taint }
+  | { kind: "trace_open"; entry: NewTraceEntry }
+  | { kind: "trace_close"; call_id: string; completion: TraceCompletion }
+  | { kind: "key_hold"; record: CallRecord; now: number }
+  | {
+      kind: "key_send";
+      key: string;
+      tool: string;
+      side_effect: SideEffect;
+      request: StoredRequest;
+      now: number;
+    }
+  | {
+      kind: "key_settle";
+      key: string;
+      state: "in_doubt" | "completed";
+      envelope: Envelope | null;
+      now: number;
+    }
+  | { kind: "approval_open"; approval: ApprovalRecord }
+  | {
+      kind: "approval_state";
+      id: string;
+      state: ApprovalState;
+      decision: ApprovalDecisionRecord | null;
+      result?: Envelope;
+    };
+
+/** Who decided an approval and why, as recorded; `by` is null when the proxy expired it itself. */
+export interface ApprovalDecisionRecord {
+  at: number;
+  by: string | null;
+  by_name: string | null;
+  reason: string | null;
+}
+
+/**
+ * Why a pending approval can no longer execute, or null when it still can: the one rule behind
+ * "no dead ends", used when an agent asks again, when an operator decides and by the sweep.
+ */
+export function whyCannotExecute(
+  run: RunMeta,
+  counters: Counters,
+  approval: Pick<ApprovalRecord, "side_effect" | "expires_at" | "policy_version">,
+  now: number,
+  policyVersion: string | null,
+): string | null {
+  if (run.state === "closed") return "the run was ended";
+  if (now >= run.deadline_at) return "the run passed its deadline";
+  if (Date.parse(approval.expires_at) <= now) return "nobody decided within the approval window";
+  if (policyVersion !== null && approval.policy_version !== policyVersion) {
+    return "the policy changed since it was requested";
+  }
+  const effect = canSpendEffect(approval.side_effect, run.limits, counters);
+  if (!effect.ok) return `the run's ${effect.limit} budget is spent`;
+  return null;
+}
+
+export function expireWrite(id: string, why: string, now: number): Write {
+  return {
+    kind: "approval_state",
+    id,
+    state: "expired",
+    decision: { at: now, by: null, by_name: null, reason: why },
+  };
+}
+
+/**
+ * Every pending approval that can no longer execute expires, each saying why. A policy version of
+ * null leaves the policy unjudged (only the events that know the current one pass it).
+ */
+export function sweepApprovals(
+  run: RunMeta,
+  pending: readonly ApprovalRecord[],
+  now: number,
+  policyVersion: string | null,
+): Write[] {
+  const writes: Write[] = [];
+  for (const approval of pending) {
+    if (approval.state !== "pending") continue;
+    const why = whyCannotExecute(run, run.counters, approval, now, policyVersion);
+    if (why) writes.push(expireWrite(approval.id, why, now));
+  }
+  return writes;
+}
+
+/** A key whose stored request is about to leave. */
+export type KeyToSend = Pick<CallRecord, "key" | "tool" | "side_effect" | "request">;
+
+/**
+ * A key's request leaves now, with the run's counters as they are once it is paid for (a first
+ * send spends the budget of its side effect; a resend spends nothing). This is the one home of the
+ * rule "a spend expires the pending approvals that needed it": they expire in these same writes,
+ * before the request leaves, because a restart mid-request would never reach the outcome that
+ * could expire them later. An agent's send and an operator's approval both send through here.
+ */
+export function sendKey(
+  run: RunMeta,
+  key: KeyToSend,
+  counters: Counters,
+  pending: readonly ApprovalRecord[],
+  now: number,
+  policyVersion: string | null,
+): Write[] {
+  return [
+    { kind: "counters", counters },
+    {
+      kind: "key_send",
+      key: key.key,
+      tool: key.tool,
+      side_effect: key.side_effect,
+      request: key.request,
+      now,
+    },
+    ...sweepApprovals({ ...run, counters }, pending, now, policyVersion),
+  ];
+}
