@@ -505,6 +505,14 @@ describe("an MCP client authorized by an operator", () => {
 });
 
 describe("the consent page", () => {
+  it("shows a client name's bidi override as an escape, flagged, so the operator reads the name as registered", async () => {
+    const { page } = await consentPageFor("Claude\u202Eedualc Desktop");
+    expect(page.status).toBe(200);
+    expect(page.html).not.toContain("\u202E");
+    expect(page.html).toContain("Claude⟨U+202E⟩edualc Desktop");
+    expect(page.html).toMatch(/This page shows 1 hidden character as/);
+  });
+
   it("sends an operator who is not signed in to sign in, and back to the request afterwards", async () => {
     const registered = await register("Sign-in test client");
     const { challenge } = await pkcePair();
