@@ -1,20 +1,31 @@
 // Mints the per-dispatch upstream credential the proxy would send, so the benchmark can call the
 // sandbox directly. Same format as src/upstream/credential.ts: a JWT signed with EdDSA by the first
 // of the proxy's UPSTREAM_SIGNING_KEYS, which the sandbox verifies against the public keys it pins
-// in UPSTREAM_JWKS.
+// in UPSTREAM_JWKS, good for the one request it names (method, target, body digest, key).
 import { importJWK, SignJWT } from "jose";
 
 /**
- * `claims`: `{ tenant, run, tool, exp }`, exp in epoch milliseconds, as the proxy issues them;
+ * `claims`: `{ tenant, run, tool, exp, request }`, exp in epoch milliseconds, request
+ * `{ method, target, body, idempotency_key }`, as the proxy issues them;
  * `signingKeys`: the proxy's UPSTREAM_SIGNING_KEYS secret as given to the proxy (a JSON list of JWKs).
  *
  * @example
- *   await mintUpstreamCredential({ tenant: "initech", run: "bench", tool: "lookup_order", exp }, keys);
+ *   const request = { method: "GET", target: "/orders/I3001", body: null, idempotency_key: null };
+ *   await mintUpstreamCredential({ tenant: "initech", run: "bench", tool: "lookup_order", exp, request }, keys);
  */
-export async function mintUpstreamCredential({ tenant, run, tool, exp }, signingKeys) {
+export async function mintUpstreamCredential({ tenant, run, tool, exp, request }, signingKeys) {
   const { kty, crv, x, d, kid } = JSON.parse(signingKeys)[0];
   const key = await importJWK({ kty, crv, x, d }, "EdDSA");
-  return new SignJWT({ run })
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(request.body ?? "")),
+  );
+  return new SignJWT({
+    run,
+    htm: request.method,
+    htu: request.target,
+    body_sha256: Buffer.from(digest).toString("base64url"),
+    idempotency_key: request.idempotency_key,
+  })
     .setProtectedHeader({ alg: "EdDSA", kid, typ: "JWT" })
     .setIssuer("edge-tool-proxy")
     .setSubject(tenant)

@@ -20,9 +20,20 @@ const ticket = (index) => ({
 
 /** The requests of one stack (`startStack`'s URLs and secrets). */
 export async function workloadFor({ urls, secrets }) {
-  const credential = await mintUpstreamCredential(
-    { tenant: "initech", run: "bench-direct", tool: "lookup_order", exp: Date.now() + 3_600_000 },
-    secrets.UPSTREAM_SIGNING_KEYS,
+  // A credential is good for one request, so each order's lookup has its own, minted before timing.
+  const credentials = await Promise.all(
+    Array.from({ length: ORDERS }, (_, index) =>
+      mintUpstreamCredential(
+        {
+          tenant: "initech",
+          run: "bench-direct",
+          tool: "lookup_order",
+          exp: Date.now() + 3_600_000,
+          request: { method: "GET", target: `/orders/${orderId(index)}`, body: null, idempotency_key: null },
+        },
+        secrets.UPSTREAM_SIGNING_KEYS,
+      ),
+    ),
   );
   const json = { "content-type": "application/json" };
 
@@ -63,7 +74,7 @@ export async function workloadFor({ urls, secrets }) {
       expectOk(
         "lookup_order straight to the sandbox",
         await send(`${urls.sandbox}/orders/${orderId(index)}`, {
-          headers: { authorization: `Bearer ${credential}` },
+          headers: { authorization: `Bearer ${credentials[index % ORDERS]}` },
         }),
       );
     },

@@ -13,12 +13,16 @@ const REJECTIONS: Record<CredentialRejection | "missing", string> = {
   unknown_key: "The credential is signed with a key this API does not trust.",
   expired: "The credential has expired.",
   wrong_audience: "The credential was issued for another tool.",
+  wrong_request:
+    "The credential was issued for another request: its method, target, body or idempotency key differ from this one's.",
 };
 
 /**
  * A business endpoint accepts only a proxy-signed credential issued for `tool`, the tool this
  * endpoint serves (the JWT's `aud`): a credential for lookup_order reads orders and cannot create a
- * refund. The tenant it names (`sub`) scopes every query; its run (`run`) tags what is logged.
+ * refund. It is good for the one request it names (method, target, body digest, idempotency key): a
+ * leaked refund credential cannot send another amount or another key. The tenant it names (`sub`)
+ * scopes every query; its run (`run`) tags what is logged.
  * Rejections are logged too, so a test can see that a forged call reached the upstream and was
  * turned away.
  */
@@ -34,7 +38,16 @@ export function requireCredential(tool: string): MiddlewareHandler<AppEnv> {
     }
     const token = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1];
     const verdict = token
-      ? await verifyUpstreamCredential(token, keys, { tool })
+      ? await verifyUpstreamCredential(token, keys, {
+          tool,
+          request: {
+            method: c.req.method,
+            target: targetOf(c.req.url),
+            // Hono keeps the body it read, so the route reads these same bytes again.
+            body: c.req.method === "GET" || c.req.method === "HEAD" ? null : await c.req.text(),
+            idempotency_key: c.req.header("idempotency-key") ?? null,
+          },
+        })
       : ({ ok: false, reason: "missing" } as const);
     if (!verdict.ok) {
       const meta = {
@@ -56,6 +69,12 @@ export function requireCredential(tool: string): MiddlewareHandler<AppEnv> {
     if (token) c.executionCtx.waitUntil(storeOf(c.env).recordCredential(caller, token));
     await next();
   };
+}
+
+/** The request's path and query as sent, the form the credential's `htu` names. */
+function targetOf(url: string): string {
+  const { pathname, search } = new URL(url);
+  return `${pathname}${search}`;
 }
 
 async function digest(text: string): Promise<ArrayBuffer> {

@@ -9,6 +9,7 @@ import { type GrantMetadata, grantOwnerOf, oauthApi } from "../oauth/provider";
 import type { ConsoleEnv } from "./console-env";
 import { currentSession, limitForm, messagePage, requireCsrf, requireSession } from "./guards";
 import { signInPathReturningTo } from "./return-path";
+import { revealInvisibleCharacters } from "./reveal-invisibles";
 import { setConsoleHeaders } from "./security-headers";
 import { ConsentPage } from "./views/consent-page";
 
@@ -19,6 +20,7 @@ import { ConsentPage } from "./views/consent-page";
  * and admits the client as that profile (props `{ tenant, profile }`, read on /mcp).
  */
 export const consent = new Hono<ConsoleEnv>();
+consent.use(revealInvisibleCharacters);
 
 type ConsentContext = Context<ConsoleEnv>;
 

@@ -41,20 +41,26 @@ export async function readDecisionContext(
   try {
     const now = Date.now();
     const timeout = Math.min(reader.timeout_ms, CONTEXT_TIMEOUT_MS);
+    const request = buildRequest(reader, context.args(approval.args), {
+      key: null,
+      callId: newContextCallId(),
+    });
     const credential = await issueUpstreamCredential(
       {
         tenant: approval.tenant,
         run: approval.run_id,
         tool: reader.name,
         exp: credentialExpiry(now, timeout),
+        request: {
+          method: request.method,
+          target: request.target,
+          body: request.body,
+          idempotency_key: null,
+        },
       },
       loadConfig(env).upstreamSigningKeys,
       now,
     );
-    const request = buildRequest(reader, context.args(approval.args), {
-      key: null,
-      callId: newContextCallId(),
-    });
     const execution = await executeRequest({
       tool: { ...reader, timeout_ms: timeout },
       request,

@@ -46,22 +46,23 @@ export async function draftPreview(
   if (!reader || !upstream) return { ...preview, problem: "The email API is not reachable from here." };
   try {
     const now = Date.now();
-    const credential = await issueUpstreamCredential(
-      {
-        tenant: approval.tenant,
-        run: approval.run_id,
-        tool: reader.name,
-        exp: credentialExpiry(now, PREVIEW_TIMEOUT_MS),
-      },
-      loadConfig(env).upstreamSigningKeys,
-      now,
-    );
     const request: StoredRequest = {
       method: "GET",
       target: upstreamTarget(`/email-drafts/${encodeURIComponent(draftId)}`),
       headers: { accept: "application/json", "x-request-id": newPreviewRequestId() },
       body: null,
     };
+    const credential = await issueUpstreamCredential(
+      {
+        tenant: approval.tenant,
+        run: approval.run_id,
+        tool: reader.name,
+        exp: credentialExpiry(now, PREVIEW_TIMEOUT_MS),
+        request: { method: request.method, target: request.target, body: null, idempotency_key: null },
+      },
+      loadConfig(env).upstreamSigningKeys,
+      now,
+    );
     const result = await sendAttempt({ upstream, request, credential, timeoutMs: PREVIEW_TIMEOUT_MS });
     if (result.kind !== "response" || result.status !== 200) {
       return { ...preview, problem: "The draft could not be read; do not approve a text you have not seen." };

@@ -8,6 +8,7 @@ import { showHealth } from "./health-pages";
 import { showHistory } from "./history-pages";
 import { LIVE_SCRIPT_PATH, serveLiveScript } from "./live-script";
 import { pendingFragment, showPending } from "./pending-pages";
+import { revealInvisibleCharacters } from "./reveal-invisibles";
 import { runsFragment, showRuns } from "./run-list-pages";
 import { showRun } from "./run-pages";
 import { setConsoleHeaders } from "./security-headers";
@@ -23,6 +24,7 @@ operatorConsole.use(async (c, next) => {
   setConsoleHeaders(c);
   await next();
 });
+operatorConsole.use(revealInvisibleCharacters);
 
 operatorConsole.get("/sign-in", showSignIn);
 operatorConsole.post("/sign-in", limitForm, signIn);

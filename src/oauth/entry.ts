@@ -74,6 +74,17 @@ export function withOAuth(app: FetchHandler<Env>): FetchHandler<Env> {
       PROVIDER_PATHS.has(url.pathname) ||
       (isMcpPath(url.pathname) && (await carriesOAuthToken(request, env)));
     const provider = forProvider ? await providerFor(env, url.origin) : null;
-    return provider ? provider.fetch(request, env, ctx) : app(request, env, ctx);
+    if (!provider) return app(request, env, ctx);
+    if (request.method === "POST" && url.pathname === OAUTH_PATHS.register) {
+      const { refuseRegistration } = await import("./registration-limits");
+      const refused = await refuseRegistration(request, env);
+      if (refused) return refused;
+    }
+    if (request.method === "POST" && url.pathname === OAUTH_PATHS.token) {
+      const { refuseReusedRefreshToken } = await import("./refresh-reuse");
+      const refused = await refuseReusedRefreshToken(request, env);
+      if (refused) return refused;
+    }
+    return provider.fetch(request, env, ctx);
   };
 }

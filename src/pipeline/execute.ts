@@ -101,7 +101,7 @@ async function carryOut(
       tool: target,
       request,
       upstream: upstreamOf(env, plan, target, fault),
-      credential: await credentialFor(env, plan.run(), target),
+      credential: await credentialFor(env, plan.run(), target, request),
     });
   const execution: Execution = await send(tool, plan.request, plan.fault);
   seen.status = execution.status;
@@ -139,29 +139,37 @@ function contextOf(plan: ExecutionPlan, extra: Partial<EnvelopeContext> = {}): E
 }
 
 /**
- * Credentials signed in the last moment, by run and tool. A dispatch may reuse one only while it
- * still outlives the whole dispatch (its tool's timeout), which leaves the reuse window at the
- * margin: a second at most. Bounded, since one isolate can host many runs.
+ * Credentials signed in the last moment, by run, tool and the one request each names. A dispatch
+ * may reuse one only for the identical request (a read's retry, an identical call's resend) and only
+ * while it still outlives the whole dispatch (its tool's timeout), which leaves the reuse window at
+ * the margin: a second at most. Bounded, since one isolate can host many runs.
  */
 const recentCredentials = new Map<string, { token: string; exp: number }>();
 const RECENT_CREDENTIALS_MAX = 256;
 
 /**
- * A credential for this dispatch: it names the run and the tool, and expires within the tool's
- * timeout plus a small margin, so one captured from a log is worth seconds, not a run. None is
- * signed (or reused) once the run is ended or past its deadline.
+ * A credential for this dispatch: it names the run, the tool and the one request it may make
+ * (method, target, body digest, idempotency key), and expires within the tool's timeout plus a small
+ * margin and never after the run's deadline, so one captured from a log is worth that request for
+ * seconds, not a run. None is signed (or reused) once the run is ended or past its deadline.
  */
-async function credentialFor(env: Env, run: RunMeta, tool: ToolSpec): Promise<string> {
+async function credentialFor(env: Env, run: RunMeta, tool: ToolSpec, stored: StoredRequest): Promise<string> {
   const now = Date.now();
   if (run.state !== "open" || now >= run.deadline_at) {
     throw new Error("no credential is issued for a run that is ended or past its deadline");
   }
-  const cacheKey = `${run.tenant}/${run.run_id}/${tool.name}`;
+  const request = {
+    method: stored.method,
+    target: stored.target,
+    body: stored.body,
+    idempotency_key: stored.headers["idempotency-key"] ?? null,
+  };
+  const cacheKey = JSON.stringify([run.tenant, run.run_id, tool.name, request]);
   const recent = recentCredentials.get(cacheKey);
   if (recent && recent.exp - now >= tool.timeout_ms + CREDENTIAL_MARGIN_MS / 2) return recent.token;
-  const exp = credentialExpiry(now, tool.timeout_ms);
+  const exp = Math.min(credentialExpiry(now, tool.timeout_ms), Math.floor(run.deadline_at / 1_000) * 1_000);
   const token = await issueUpstreamCredential(
-    { tenant: run.tenant, run: run.run_id, tool: tool.name, exp },
+    { tenant: run.tenant, run: run.run_id, tool: tool.name, exp, request },
     loadConfig(env).upstreamSigningKeys,
     now,
   );

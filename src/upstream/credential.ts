@@ -7,12 +7,27 @@ import { UPSTREAM_CREDENTIAL_ALG, type UpstreamSigningKey } from "./signing-keys
  * proxy's Ed25519 key. The agent never sees it, nor the key that signs it; it expires seconds after
  * its dispatch, so a leaked one is worth seconds of one tool of one run.
  *
- * Claims: `iss` the proxy, `sub` the tenant, `aud` the tool (one string), `run` the run id (a private
- * claim), `exp` and `iat` in whole seconds, `jti` a random id; header `kid` names the signing key.
+ * It is good for one request: besides `iss` the proxy, `sub` the tenant, `aud` the tool (one string),
+ * `run` the run id, `exp` and `iat` in whole seconds and `jti` a random id (header `kid` names the
+ * signing key), it names the request it was issued for: `htm` its method, `htu` its target (path
+ * and query, relative to the upstream's base), `body_sha256` the base64url SHA-256 of its body
+ * bytes (of the empty string when it has none) and `idempotency_key` the key it carries (null for a
+ * read). An upstream that checks them refuses any other use of a leaked credential: another amount,
+ * another key, another endpoint of the same tool. `exp` is never later than the run's deadline.
+ * sandbox/API.md documents the claims for real upstreams to check.
  */
 
 /** The `iss` of every upstream credential. */
 export const UPSTREAM_CREDENTIAL_ISSUER = "edge-tool-proxy";
+
+/** The one request a credential is good for, as the proxy sends it and the upstream receives it. */
+export interface CredentialRequest {
+  method: string;
+  /** Path and query, such as `/orders/A1001?expand=refunds`. */
+  target: string;
+  body: string | null;
+  idempotency_key: string | null;
+}
 
 /** What the proxy asserts for one dispatch. `exp` is epoch milliseconds, rounded down to the second. */
 export interface UpstreamCredential {
@@ -20,10 +35,11 @@ export interface UpstreamCredential {
   run: string;
   tool: string;
   exp: number;
+  request: CredentialRequest;
 }
 
 /** A credential that verified: its claims, with times in epoch milliseconds like the rest of the code. */
-export interface VerifiedUpstreamCredential extends UpstreamCredential {
+export interface VerifiedUpstreamCredential extends Omit<UpstreamCredential, "request"> {
   iat: number;
   jti: string;
   kid: string;
@@ -38,6 +54,10 @@ const UpstreamCredentialClaimsSchema = z.object({
   exp: z.number().int(),
   iat: z.number().int(),
   jti: z.string().min(1),
+  htm: z.string().min(1),
+  htu: z.string().startsWith("/"),
+  body_sha256: z.string().regex(/^[A-Za-z0-9_-]{43}$/),
+  idempotency_key: z.string().min(1).nullable(),
 });
 
 export type CredentialRejection =
@@ -45,7 +65,9 @@ export type CredentialRejection =
   | "bad_signature"
   | "unknown_key"
   | "expired"
-  | "wrong_audience";
+  | "wrong_audience"
+  /** Signed for another request: another method, target, body or idempotency key. */
+  | "wrong_request";
 
 export type CredentialVerification =
   | { ok: true; credential: VerifiedUpstreamCredential }
@@ -69,6 +91,15 @@ function signingKeyOf(key: UpstreamSigningKey): Promise<CryptoKey> {
 
 const seconds = (ms: number) => Math.floor(ms / 1_000);
 
+/** The base64url SHA-256 of a request's body bytes; a request without a body hashes the empty string. */
+export async function bodyDigest(body: string | null): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body ?? "")));
+  return btoa(String.fromCharCode(...digest))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
+}
+
 /** A credential outlives its request by this much at most: clock skew and the upstream's own work. */
 export const CREDENTIAL_MARGIN_MS = 2_000;
 
@@ -87,7 +118,10 @@ export function credentialExpiry(now: number, timeoutMs: number): number {
  *
  * @example
  * const token = await issueUpstreamCredential(
- *   { tenant: "acme", run: "run_1", tool: "lookup_order", exp: Date.now() + 4_500 },
+ *   {
+ *     tenant: "acme", run: "run_1", tool: "lookup_order", exp: Date.now() + 4_500,
+ *     request: { method: "GET", target: "/orders/A1001", body: null, idempotency_key: null },
+ *   },
  *   loadConfig(env).upstreamSigningKeys,
  * );
  */
@@ -98,7 +132,14 @@ export async function issueUpstreamCredential(
 ): Promise<string> {
   const key = keys[0];
   if (!key) throw new Error("cannot sign an upstream credential: no signing key configured");
-  return new SignJWT({ run: credential.run })
+  const { request } = credential;
+  return new SignJWT({
+    run: credential.run,
+    htm: request.method,
+    htu: request.target,
+    body_sha256: await bodyDigest(request.body),
+    idempotency_key: request.idempotency_key,
+  })
     .setProtectedHeader({ alg: UPSTREAM_CREDENTIAL_ALG, kid: key.kid, typ: "JWT" })
     .setIssuer(UPSTREAM_CREDENTIAL_ISSUER)
     .setSubject(credential.tenant)
@@ -112,26 +153,27 @@ export async function issueUpstreamCredential(
 /**
  * The upstream's side, with public keys only: `keys` is a JWK Set resolver (jose's
  * `createLocalJWKSet` for a pinned set, `createRemoteJWKSet` for the proxy's endpoint). The
- * credential must be signed by one of them with EdDSA, come from the proxy, be for `tool` and be
- * unexpired. No clock tolerance: the proxy and its upstreams share the edge's clock, and a credential
+ * credential must be signed by one of them with EdDSA, come from the proxy, be for `tool`, be
+ * unexpired, and name the very request it arrived with (`expected.request`). No clock tolerance: the proxy and its upstreams share the edge's clock, and a credential
  * already outlives its dispatch by a second or two.
  */
 export async function verifyUpstreamCredential(
   token: string,
   keys: JWTVerifyGetKey,
-  expected: { tool: string; now?: number },
+  expected: { tool: string; request: CredentialRequest; now?: number },
 ): Promise<CredentialVerification> {
   try {
     const { payload, protectedHeader } = await jwtVerify(token, keys, {
       algorithms: [UPSTREAM_CREDENTIAL_ALG],
       issuer: UPSTREAM_CREDENTIAL_ISSUER,
       audience: expected.tool,
-      requiredClaims: ["sub", "run", "exp", "iat", "jti"],
+      requiredClaims: ["sub", "run", "exp", "iat", "jti", "htm", "htu", "body_sha256"],
       ...(expected.now === undefined ? {} : { currentDate: new Date(expected.now) }),
     });
     const claims = UpstreamCredentialClaimsSchema.safeParse(payload);
     if (!claims.success || !protectedHeader.kid) return { ok: false, reason: "malformed" };
     const { sub, aud, run, exp, iat, jti } = claims.data;
+    if (!(await sameRequest(claims.data, expected.request))) return { ok: false, reason: "wrong_request" };
     return {
       ok: true,
       credential: {
@@ -147,6 +189,18 @@ export async function verifyUpstreamCredential(
   } catch (error) {
     return { ok: false, reason: rejectionOf(error) };
   }
+}
+
+async function sameRequest(
+  claims: { htm: string; htu: string; body_sha256: string; idempotency_key: string | null },
+  request: CredentialRequest,
+): Promise<boolean> {
+  return (
+    claims.htm === request.method.toUpperCase() &&
+    claims.htu === request.target &&
+    claims.idempotency_key === request.idempotency_key &&
+    claims.body_sha256 === (await bodyDigest(request.body))
+  );
 }
 
 /** Why jose refused a token, in the verifier's few words. Anything unexpected is `malformed`. */

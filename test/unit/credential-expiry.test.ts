@@ -19,6 +19,8 @@ async function signingKey(): Promise<UpstreamSigningKey> {
   return { kty: "OKP", crv: "Ed25519", alg: UPSTREAM_CREDENTIAL_ALG, kid: "unit", x, d };
 }
 
+const LOOKUP = { method: "GET", target: "/orders/A1001", body: null, idempotency_key: null };
+
 describe("an upstream credential's lifetime", () => {
   it.each([
     [1_000, 0],
@@ -42,7 +44,7 @@ describe("an upstream credential's lifetime", () => {
     const issuedAt = 1_767_225_600_000;
     const exp = credentialExpiry(issuedAt, 2_500);
     const token = await issueUpstreamCredential(
-      { tenant: "acme", run: "run_1", tool: "lookup_order", exp },
+      { tenant: "acme", run: "run_1", tool: "lookup_order", exp, request: LOOKUP },
       [key],
       issuedAt,
     );
@@ -50,7 +52,8 @@ describe("an upstream credential's lifetime", () => {
     const keys = createLocalJWKSet({
       keys: [{ kty: key.kty, crv: key.crv, x: key.x, kid: key.kid, alg: key.alg }],
     });
-    const at = (now: number) => verifyUpstreamCredential(token, keys, { tool: "lookup_order", now });
+    const at = (now: number) =>
+      verifyUpstreamCredential(token, keys, { tool: "lookup_order", request: LOOKUP, now });
     expect(await at(exp - 1_000)).toMatchObject({ ok: true });
     expect(await at(exp)).toEqual({ ok: false, reason: "expired" });
   });

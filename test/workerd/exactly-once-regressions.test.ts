@@ -422,7 +422,13 @@ describe("6. upstream credentials die with the dispatch", () => {
     // passed: the sandbox's clock is real, so the signer's moves back instead of the test waiting.
     const ago = Math.ceil((claims.exp - Date.now()) / 1_000) * 1_000 + 1_000;
     const expired = await issueUpstreamCredential(
-      { tenant: claims.tenant, run: claims.run, tool: claims.tool, exp: claims.exp - ago },
+      {
+        tenant: claims.tenant,
+        run: claims.run,
+        tool: claims.tool,
+        exp: claims.exp - ago,
+        request: { method: "GET", target: "/orders/A1001", body: null, idempotency_key: null },
+      },
       configuredSigningKeys(),
       issuedAtOf(credential) - ago,
     );

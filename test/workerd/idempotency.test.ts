@@ -103,7 +103,13 @@ describe("idempotency with server-derived keys", () => {
       new KeyStore(state.storage.sql).send(key, "issue_refund", "destructive", stored, Date.now());
     });
     const credential = await issueUpstreamCredential(
-      { tenant: "acme", run: run.id, tool: "issue_refund", exp: Date.now() + 60_000 },
+      {
+        tenant: "acme",
+        run: run.id,
+        tool: "issue_refund",
+        exp: Date.now() + 60_000,
+        request: { method: stored.method, target: stored.target, body: stored.body, idempotency_key: key },
+      },
       configuredSigningKeys(),
     );
     const lost = await env.PAYMENTS_API.fetch("https://upstream.internal/refunds", {

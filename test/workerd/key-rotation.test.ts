@@ -40,9 +40,19 @@ describe("run-token signing keys rotate with an overlap window", () => {
 });
 
 describe("upstream signing keys rotate with an overlap: the first signs, every listed key is published", () => {
-  const credential = () => ({ tenant: "acme", run: "run_1", tool: "lookup_order", exp: Date.now() + 60_000 });
+  const lookup = { method: "GET", target: "/orders/A1001", body: null, idempotency_key: null };
+  const credential = () => ({
+    tenant: "acme",
+    run: "run_1",
+    tool: "lookup_order",
+    exp: Date.now() + 60_000,
+    request: lookup,
+  });
   const verifyWith = (token: string, published: UpstreamSigningKey[]) =>
-    verifyUpstreamCredential(token, createLocalJWKSet(publicJwks(published)), { tool: "lookup_order" });
+    verifyUpstreamCredential(token, createLocalJWKSet(publicJwks(published)), {
+      tool: "lookup_order",
+      request: lookup,
+    });
 
   it("sign with the first key only, naming it in the header's kid", async () => {
     const [current, retired] = [await generateSigningKey("next"), await generateSigningKey("previous")];

@@ -300,6 +300,61 @@ describe("dynamic client registration", () => {
     expect(status).toBe(400);
     expect(String(body.error)).toMatch(/invalid_redirect_uri|invalid_client_metadata/);
   });
+
+  it("refuses a client name, a redirect list or a redirect URI over its bound with a 400 naming it, and keeps nothing", async () => {
+    const cases: Array<[string, string[], string, RegExp]> = [
+      [
+        "x".repeat(201),
+        [REDIRECT_URI],
+        "invalid_client_metadata",
+        /^client_name: 201 characters; at most 200/,
+      ],
+      [
+        "Many redirects",
+        Array.from({ length: 11 }, (_, i) => `${REDIRECT_URI}/${i}`),
+        "invalid_redirect_uri",
+        /^redirect_uris: 11 URIs; at most 10/,
+      ],
+      [
+        "Long redirect",
+        [REDIRECT_URI, `${REDIRECT_URI}?${"a".repeat(2_000)}`],
+        "invalid_redirect_uri",
+        /^redirect_uris\[1\]: longer than 2000/,
+      ],
+      [
+        "Huge",
+        [REDIRECT_URI, ...Array.from({ length: 8 }, () => `${REDIRECT_URI}?${"b".repeat(1_990)}`)],
+        "invalid_client_metadata",
+        /over 16384 bytes/,
+      ],
+    ];
+    for (const [name, uris, error, description] of cases) {
+      const { status, body } = await register(name, uris);
+      expect(status, name.slice(0, 20)).toBe(400);
+      expect(body.error).toBe(error);
+      expect(String(body.error_description)).toMatch(description);
+    }
+  });
+
+  it("allows ten registrations an hour from one client address, then answers 429 with Retry-After; another address is unaffected", async () => {
+    const from = (address: string, name: string) =>
+      json("/register", {
+        method: "POST",
+        headers: { "content-type": "application/json", "cf-connecting-ip": address },
+        body: JSON.stringify({
+          client_name: name,
+          redirect_uris: [REDIRECT_URI],
+          token_endpoint_auth_method: "none",
+        }),
+      });
+    const address = `198.51.100.${Math.floor(Math.random() * 250) + 1}`;
+    for (let i = 0; i < 10; i++) expect((await from(address, `Burst ${i}`)).status).toBe(201);
+    const refused = await from(address, "Burst 10");
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toBe("too_many_requests");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await from("192.0.2.44", "Another address")).status).toBe(201);
+  });
 });
 
 describe("an MCP client authorized by an operator", () => {
@@ -401,6 +456,27 @@ describe("an MCP client authorized by an operator", () => {
     expect(headers.get("www-authenticate")).toContain('error="invalid_token"');
   });
 
+  it("rotates the refresh token on every use, and a reused one revokes the grant: neither holder keeps access", async () => {
+    const auth = await manualAuthorization("Refresh reuse client");
+    const first = await exchange(auth);
+    expect(first.status).toBe(200);
+    const r0 = String(first.body.refresh_token);
+    const refresh = (token: string) =>
+      tokenRequest({ grant_type: "refresh_token", client_id: auth.clientId, refresh_token: token });
+    const second = await refresh(r0);
+    expect(second.status).toBe(200);
+    const r1 = String(second.body.refresh_token);
+    expect(r1).not.toBe(r0);
+
+    // The exchanged token again: a thief (or a replay) is caught, and the grant ends for everyone.
+    const reused = await refresh(r0);
+    expect(reused.status).toBe(400);
+    expect(reused.body.error).toBe("invalid_grant");
+    expect(String(reused.body.error_description)).toMatch(/already exchanged.*revoked/);
+    expect((await refresh(r1)).status).toBe(400);
+    expect((await initializeWith(String(second.body.access_token))).status).toBe(401);
+  });
+
   it("refuses an expired access token with 401 and the challenge, so the client refreshes", async () => {
     const tokens = await exchange(await manualAuthorization("Expiry test client"));
     const accessToken = String(tokens.body.access_token);
@@ -429,6 +505,14 @@ describe("an MCP client authorized by an operator", () => {
 });
 
 describe("the consent page", () => {
+  it("shows a client name's bidi override as an escape, flagged, so the operator reads the name as registered", async () => {
+    const { page } = await consentPageFor("Claude\u202Eedualc Desktop");
+    expect(page.status).toBe(200);
+    expect(page.html).not.toContain("\u202E");
+    expect(page.html).toContain("Claude⟨U+202E⟩edualc Desktop");
+    expect(page.html).toMatch(/This page shows 1 hidden character as/);
+  });
+
   it("sends an operator who is not signed in to sign in, and back to the request afterwards", async () => {
     const registered = await register("Sign-in test client");
     const { challenge } = await pkcePair();

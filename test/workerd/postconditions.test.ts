@@ -33,11 +33,18 @@ async function entryOf(run: TestRun, tool: string): Promise<TraceEntry> {
 
 /** The sandbox's ticket read, straight, with a credential for `tool` naming `tenant`. */
 async function readTicket(ticketId: string, tenant: string, tool = "lookup_ticket"): Promise<Response> {
+  const target = `/tickets/${encodeURIComponent(ticketId)}`;
   const credential = await issueUpstreamCredential(
-    { tenant, run: crypto.randomUUID(), tool, exp: Date.now() + 60_000 },
+    {
+      tenant,
+      run: crypto.randomUUID(),
+      tool,
+      exp: Date.now() + 60_000,
+      request: { method: "GET", target, body: null, idempotency_key: null },
+    },
     configuredSigningKeys(),
   );
-  return env.ORDERS_API.fetch(`https://upstream.internal/tickets/${encodeURIComponent(ticketId)}`, {
+  return env.ORDERS_API.fetch(`https://upstream.internal${target}`, {
     headers: { authorization: `Bearer ${credential}` },
   });
 }

@@ -48,21 +48,37 @@ function toolOf(method: "GET" | "POST", path: string): string {
 /** A fresh run; each call carries a credential for the tool of its endpoint. Every binding reaches the same sandbox. */
 async function probe(tenant: Tenant = "initech"): Promise<Probe> {
   const runId = crypto.randomUUID();
-  const credential = (tool: string) =>
-    issueUpstreamCredential({ tenant, run: runId, tool, exp: Date.now() + 60_000 }, configuredSigningKeys());
   return {
     runId,
-    call: async (method, path, init = {}) =>
-      env.ORDERS_API.fetch(`https://upstream.internal${path}`, {
+    call: async (method, path, init = {}) => {
+      const body = init.body === undefined ? null : JSON.stringify(init.body);
+      // Good for this one request only, as the proxy's credentials are.
+      const credential = await issueUpstreamCredential(
+        {
+          tenant,
+          run: runId,
+          tool: toolOf(method, path),
+          exp: Date.now() + 60_000,
+          request: {
+            method,
+            target: path,
+            body: method === "GET" ? null : body,
+            idempotency_key: init.headers?.["idempotency-key"] ?? null,
+          },
+        },
+        configuredSigningKeys(),
+      );
+      return env.ORDERS_API.fetch(`https://upstream.internal${path}`, {
         method,
         headers: {
-          authorization: `Bearer ${await credential(toolOf(method, path))}`,
+          authorization: `Bearer ${credential}`,
           "content-type": "application/json",
           ...init.headers,
         },
-        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+        ...(body === null ? {} : { body }),
         ...(init.signal ? { signal: init.signal } : {}),
-      }),
+      });
+    },
   };
 }
 

@@ -23,6 +23,7 @@ import {
   callTool,
   openRun,
   refundsOf,
+  request,
   sandbox,
   sandboxRequests,
   type TestRun,
@@ -74,6 +75,7 @@ const mint = (keys: UpstreamSigningKey[], overrides: { tool?: string; exp?: numb
       run: overrides.run ?? crypto.randomUUID(),
       tool: overrides.tool ?? "lookup_order",
       exp: overrides.exp ?? Date.now() + 60_000,
+      request: { method: "GET", target: "/orders/A1001", body: null, idempotency_key: null },
     },
     keys,
   );
@@ -105,7 +107,7 @@ describe("GET /.well-known/jwks.json", () => {
 });
 
 describe("a credential the proxy presents upstream", () => {
-  it("is a JWT that jose verifies against the proxy's JWKS: iss, sub = tenant, aud = tool, run, exp, iat, jti, kid", async () => {
+  it("is a JWT that jose verifies against the proxy's JWKS: iss, sub = tenant, aud = tool, run, the request, exp, iat, jti, kid", async () => {
     const run = await openRun("acme");
     expect((await callTool(run, "lookup_order", { order_id: "A1001" })).body.outcome).toBe("success");
     const token = await presentedCredential(run, "lookup_order");
@@ -114,10 +116,19 @@ describe("a credential the proxy presents upstream", () => {
       algorithms: ["EdDSA"],
       issuer: UPSTREAM_CREDENTIAL_ISSUER,
       audience: "lookup_order",
-      requiredClaims: ["sub", "run", "exp", "iat", "jti"],
+      requiredClaims: ["sub", "run", "exp", "iat", "jti", "htm", "htu", "body_sha256"],
     });
     expect(protectedHeader).toEqual({ alg: "EdDSA", kid: configuredSigningKeys()[0]?.kid, typ: "JWT" });
-    expect(payload).toMatchObject({ sub: "acme", aud: "lookup_order", run: run.id });
+    expect(payload).toMatchObject({
+      sub: "acme",
+      aud: "lookup_order",
+      run: run.id,
+      htm: "GET",
+      htu: "/orders/A1001",
+      // The SHA-256 of no body at all, base64url.
+      body_sha256: "47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU",
+      idempotency_key: null,
+    });
     expect(payload.jti).toMatch(/^[0-9a-f-]{36}$/);
     // lookup_order's 2.5 s timeout plus the 2 s margin, rounded down to whole seconds.
     const lifetime = (payload.exp as number) - (payload.iat as number);
@@ -150,6 +161,59 @@ describe("a credential the proxy presents upstream", () => {
     expect((await sandboxRequests(run.id)).map((entry) => entry.path)).toEqual(["/orders/A1003"]);
     // Control: for its own tool it still works.
     expect((await callSandbox(token, "GET", "/orders/A1003")).status).toBe(200);
+  });
+
+  it("is good for its one request: a leaked refund credential sends no other amount, key or target, even after the run ends", async () => {
+    const run = await openRun("globex");
+    const args = { order_id: "B2003", amount_cents: 300, reason: "user_cancel" };
+    const sent = await callTool(run, "issue_refund", args);
+    expect(sent.body.outcome, JSON.stringify(sent.body.error)).toBe("success");
+    const token = await presentedCredential(run, "issue_refund");
+    expect(decodeJwt(token)).toMatchObject({
+      htm: "POST",
+      htu: "/refunds",
+      idempotency_key: sent.body.idempotency_key,
+    });
+    const before = await refundsOf("B2003");
+
+    const attempt = (body: unknown, key: string | null) =>
+      env.ORDERS_API.fetch("https://upstream.internal/refunds", {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          ...(key === null ? {} : { "idempotency-key": key }),
+        },
+        body: JSON.stringify(body),
+      });
+    const another = { ...args, amount_cents: 900 };
+    for (const [body, key] of [
+      [another, sent.body.idempotency_key as string],
+      [another, "a-new-key-of-the-attacker"],
+      [args, "a-new-key-of-the-attacker"],
+      [args, null],
+    ] as const) {
+      const answer = await attempt(body, key);
+      expect(answer.status).toBe(401);
+      expect(await answer.json()).toMatchObject({
+        error: { message: expect.stringContaining("issued for another request") },
+      });
+    }
+    await request(`/v1/runs/${run.id}/end`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${run.token}` },
+    });
+    expect((await attempt(another, "after-the-end")).status).toBe(401);
+    expect(await refundsOf("B2003")).toEqual(before);
+  });
+
+  it("never outlives its run's deadline", async () => {
+    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 2 } });
+    const opened = Date.now();
+    expect((await callTool(run, "lookup_order", { order_id: "A1001" })).body.outcome).toBe("success");
+    const { exp } = decodeJwt(await presentedCredential(run, "lookup_order"));
+    // lookup_order's timeout plus the margin would give more than 4 s; the deadline caps it.
+    expect((exp as number) * 1_000).toBeLessThanOrEqual(opened + 2_000 + 1_000);
   });
 
   it("is refused with 401 once expired", async () => {
