@@ -11,7 +11,6 @@ import { parseSubjectQuery } from "./subjects";
  * ones, so both doors accept and refuse exactly the same searches.
  */
 
-
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?$/;
 const DAY_MS = 24 * 60 * 60 * 1000;

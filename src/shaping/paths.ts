@@ -25,4 +25,3 @@ function updateParts(value: Json, parts: string[], transform: (leaf: Json) => Js
   }
   return { ...record, [key]: updateParts(child, rest, transform) };
 }
-

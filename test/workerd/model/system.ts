@@ -257,4 +257,4 @@ export async function presentedCredentialsOf(run: TestRun): Promise<PresentedCre
 }
 
 /** A credential is a JWT: `sub` the tenant, `aud` the tool, `run` the run, `exp` read as milliseconds. */
-export { type CredentialClaims, credentialClaims } from "../upstream-credentials";
+export { credentialClaims } from "../upstream-credentials";
