@@ -16,7 +16,7 @@ import { showSignIn, signIn, signOut } from "./sign-in";
 
 /**
  * The operator console, mounted at `/console`: server-rendered HTML for people, beside the JSON
- * operator API for programs. Both act through src/approvals/operator.ts.
+ * operator API for programs. Both act through src/ledger/operator-client.ts.
  */
 export const operatorConsole = new Hono<ConsoleEnv>();
 

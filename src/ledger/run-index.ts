@@ -10,7 +10,7 @@ import { publishApprovals } from "./approval-store";
  * What a run's ledger has told the tenant's directory about the run, kept in memory so the
  * directory hears of each tool and each subject once, not once per call, and of the run's end once.
  * After a restart the sets start empty and the ledger tells again what it meets; the directory only
- * adds what it is told (src/approvals/directory.ts `indexRun`), so telling twice is harmless.
+ * adds what it is told (src/ledger/directory.ts `indexRun`), so telling twice is harmless.
  */
 export class RunIndex {
   readonly #tools = new Set<string>();
