@@ -1,5 +1,5 @@
 import type { ApprovalRecord, ApprovalSummary } from "../wire/approval";
-import type { ApprovalBlock } from "../wire/envelope";
+import type { ApprovalBlock, ApprovalState } from "../wire/envelope";
 
 /** The wire schemas' types: src/wire/approval.ts is their one definition. */
 export type { ApprovalRecord, ApprovalSummary } from "../wire/approval";
@@ -29,4 +29,33 @@ export function summarize(record: ApprovalRecord): ApprovalSummary {
 
 export function approvalBlock(record: Pick<ApprovalRecord, "id" | "state" | "expires_at">): ApprovalBlock {
   return { id: record.id, state: record.state, expires_at: record.expires_at };
+}
+
+/**
+ * How far along its one-way path each state is: pending, then a decision (approved, rejected, or
+ * expired by the proxy), then, once approved, executed. An approval reaches one decision only;
+ * rejected and expired rank above approved because an approval can still end either way after it
+ * was approved (its execution refused), never be approved after either.
+ */
+const STATE_ORDER = {
+  pending: 0,
+  approved: 1,
+  rejected: 2,
+  expired: 2,
+  executed: 3,
+} as const satisfies Record<ApprovalState, number>;
+
+/**
+ * Whether a summary is older than the copy already held, and must not replace it: an earlier state,
+ * or the same state decided earlier. The directory is written by an outbox that retries, so the same
+ * summary may arrive twice (not older: applying it again changes nothing) and an older one may
+ * arrive after a newer one (a delivery that failed, retried after the next change was delivered).
+ */
+export function isOlderSummary(
+  incoming: Pick<ApprovalSummary, "state" | "decided_at">,
+  held: Pick<ApprovalSummary, "state" | "decided_at">,
+): boolean {
+  const order = STATE_ORDER[incoming.state] - STATE_ORDER[held.state];
+  if (order !== 0) return order < 0;
+  return incoming.decided_at !== null && held.decided_at !== null && incoming.decided_at < held.decided_at;
 }

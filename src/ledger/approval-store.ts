@@ -156,17 +156,17 @@ export class ApprovalStore {
 }
 
 /**
- * Writes a run's approval changes through to the tenant's directory, where operators list them,
- * and announces each on the approval webhook (in the background). Every change passes here exactly
- * once (each state is reached once), so each event is sent once: created, decided, executed, expired.
+ * Announces a run's approval changes on the approval webhook, in the background and at most once:
+ * it is called once per committed change of state (each state is reached once), after the commit,
+ * and never for a summary the directory is only sent again. A crash between the commit and the send
+ * loses the announcement, as any best-effort hook may; the directory's copy goes through the
+ * outbox instead, since operators act on it.
  */
-export async function publishApprovals(
+export function announceApprovals(
   env: Env,
   waitUntil: (promise: Promise<unknown>) => void,
   tenant: string,
   summaries: readonly ApprovalSummary[],
-): Promise<void> {
+): void {
   for (const summary of summaries) waitUntil(notifyApproval(env, tenant, summary));
-  const directory = env.APPROVAL_DIRECTORY.get(env.APPROVAL_DIRECTORY.idFromName(tenant));
-  for (const summary of summaries) await directory.upsert(summary, tenant);
 }

@@ -8,12 +8,15 @@ import { catalog } from "../tools";
 import { assertNever } from "../wire/envelope";
 import { ApprovalStore } from "./approval-store";
 import { KeyStore } from "./key-store";
+import { Outbox } from "./outbox";
 import { RunStore } from "./run-store";
 
 export interface LedgerStores {
   run: RunStore;
   keys: KeyStore;
   approvals: ApprovalStore;
+  /** What the tenant's directory is owed, written in the same transactions as the changes it reports. */
+  outbox: Outbox;
 }
 
 /** The run's tables in its SQLite database; approvals read the run they belong to when they are built. */
@@ -21,7 +24,12 @@ export function ledgerStores(
   sql: SqlStorage,
   owner: () => { tenant: string; run_id: string } | null,
 ): LedgerStores {
-  return { run: new RunStore(sql), keys: new KeyStore(sql), approvals: new ApprovalStore(sql, owner) };
+  return {
+    run: new RunStore(sql),
+    keys: new KeyStore(sql),
+    approvals: new ApprovalStore(sql, owner),
+    outbox: new Outbox(sql),
+  };
 }
 
 /**
@@ -78,12 +86,19 @@ export function settlementView(
 /**
  * Applies the admission machine's writes to the run's tables, in order. Called inside
  * `transactionSync`, so an event's writes commit together or not at all. Returns the run as the
- * writes leave it, and the approvals they changed, for the tenant's directory.
+ * writes leave it, and the approvals they changed, for the approval webhook.
+ *
+ * Every approval changed, and every one in `republish`, is written to the outbox for the tenant's
+ * directory in the same transaction, as it now stands: the directory's copy cannot miss a committed
+ * change, whatever happens after the commit. `republish` names approvals whose directory copy may be
+ * stale although this event changed nothing of them (a decision refused because the ledger had moved
+ * on): their summary goes out again, and no webhook, since their state did not change.
  */
 export function commitWrites(
   stores: LedgerStores,
   run: RunMeta,
   writes: readonly Write[],
+  republish: readonly string[] = [],
 ): { run: RunMeta; changed: ApprovalSummary[] } {
   let next = run;
   const changedIds: string[] = [];
@@ -139,9 +154,13 @@ export function commitWrites(
     }
   }
   const changed: ApprovalSummary[] = [];
-  for (const id of new Set(changedIds)) {
+  const now = Date.now();
+  for (const id of new Set([...changedIds, ...republish])) {
     const approval = stores.approvals.byId(id);
-    if (approval) changed.push(summarize(approval));
+    if (!approval) continue;
+    const summary = summarize(approval);
+    stores.outbox.enqueue({ kind: "approval", summary }, now);
+    if (changedIds.includes(id)) changed.push(summary);
   }
   return { run: next, changed };
 }

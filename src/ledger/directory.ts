@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ApprovalFilters, RunFilters } from "../approvals/list-filters";
-import type { ApprovalSummary } from "../approvals/model";
+import { type ApprovalSummary, isOlderSummary } from "../approvals/model";
 import { cutPage } from "../approvals/page-cursor";
 import { mergeSorted, subjectsOf } from "../approvals/subjects";
 import type { Env } from "../env";
@@ -50,14 +50,21 @@ export class ApprovalDirectory extends DurableObject<Env> {
 
   /**
    * Records an approval's latest state, written through by its run's ledger (`tenant` is this
-   * directory's own). Every change of state passes here once, so this is also where it is counted
-   * for the agents' health: asked, approved, rejected, expired, and how long a human took.
+   * directory's own). The ledger's outbox delivers at least once and retries, so the same summary may
+   * come twice and an older one after a newer one: the same is a no-op, an older one is ignored, and
+   * an approval's listed state only moves forward. Every change of state is applied here once, so
+   * this is also where it is counted for the agents' health: asked, approved, rejected, expired, and
+   * how long a human took.
    */
   upsert(summary: ApprovalSummary, tenant: string): void {
-    const previous =
-      this.#sql
-        .exec<{ state: ApprovalState }>("SELECT state FROM approvals WHERE id = ?", summary.id)
-        .toArray()[0]?.state ?? null;
+    const held = this.#sql
+      .exec<{ state: ApprovalState; decided_at: string | null }>(
+        "SELECT state, decided_at FROM approvals WHERE id = ?",
+        summary.id,
+      )
+      .toArray()[0];
+    if (held && isOlderSummary(summary, held)) return;
+    const previous = held?.state ?? null;
     this.#sql.exec(
       `INSERT INTO approvals (id, run_id, state, created_at, expires_at, summary, tool, args_digest, decided_at, subjects)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

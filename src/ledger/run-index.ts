@@ -1,10 +1,11 @@
-import type { ApprovalSummary } from "../approvals/model";
 import { MAX_SUBJECTS_PER_RUN, subjectsOf } from "../approvals/subjects";
 import type { ToolSpec } from "../catalog/define-tool";
 import type { Env } from "../env";
 import type { RunMeta } from "../pipeline/run-state";
+import { assertNever } from "../wire/envelope";
 import type { RunIndexEntry } from "../wire/run-summary";
-import { publishApprovals } from "./approval-store";
+import type { ApprovalDirectory } from "./directory";
+import type { DirectoryMessage, Outbox } from "./outbox";
 
 /**
  * What a run's ledger has told the tenant's directory about the run, kept in memory so the
@@ -59,42 +60,98 @@ export class RunIndex {
   }
 }
 
-/** The tenant's directory as one run's ledger writes to it: the run's entry and its approvals. */
+/**
+ * The tenant's directory as one run's ledger writes to it: the run's index entry and its approvals,
+ * each a message of the run's outbox (`outbox.ts`), written in the commit of the change it reports
+ * and delivered after it, until the directory has it.
+ */
 export class RunDirectory {
   readonly #index = new RunIndex();
+  /** The index learned a tool or a subject the directory has not been written yet. */
+  #untold = false;
+  readonly #outbox: Outbox;
   readonly #env: Env;
-  readonly #waitUntil: (promise: Promise<unknown>) => void;
+  /** The delivery under way, if any: one at a time, so two never race to acknowledge one row. */
+  #delivering: Promise<void> | null = null;
+  #deliverAgain = false;
 
-  constructor(env: Env, waitUntil: (promise: Promise<unknown>) => void) {
+  constructor(env: Env, outbox: Outbox) {
     this.#env = env;
-    this.#waitUntil = waitUntil;
+    this.#outbox = outbox;
+  }
+
+  /** A call's tool and subjects: the next commit writes the run's entry when one of them is new. */
+  learnCall(tool: ToolSpec | null, args: Record<string, unknown> | null): void {
+    if (this.#index.learn(tool?.name ?? null, subjectsOf(args, tool?.sensitive_args))) this.#untold = true;
   }
 
   /**
-   * Writes the run through to the directory, where operators list and search runs. Never awaited:
-   * the agent's answer does not wait for the index, which only adds what it is told, so a late or
-   * repeated write is harmless.
+   * Writes the run's entry to the outbox when the directory has something new to hear of it: it
+   * opened (`opened`), named a new tool or subject, or ended. Inside the commit's `transactionSync`.
    */
-  tellRun(run: RunMeta): void {
-    const directory = this.#env.APPROVAL_DIRECTORY.get(this.#env.APPROVAL_DIRECTORY.idFromName(run.tenant));
-    this.#waitUntil(
-      directory.indexRun(this.#index.entry(run, Date.now())).catch((error: unknown) => {
-        console.error("run index write failed", error);
-      }),
-    );
+  enqueueRun(run: RunMeta, now: number, opened = false): void {
+    const ended = this.#index.learnEnded(run, now);
+    if (!opened && !ended && !this.#untold) return;
+    this.#outbox.enqueue({ kind: "run", entry: this.#index.entry(run, now) }, now);
+    this.#untold = false;
   }
 
-  /** A call's tool and subjects: the directory hears of them when one is new. */
-  learnCall(run: RunMeta, tool: ToolSpec | null, args: Record<string, unknown> | null): void {
-    if (this.#index.learn(tool?.name ?? null, subjectsOf(args, tool?.sensitive_args))) this.tellRun(run);
+  /** When the alarm must ring to retry a message, or null when the directory is owed nothing. */
+  nextAttemptAt(): number | null {
+    return this.#outbox.nextAttemptAt();
   }
 
-  /** The directory hears once that the run has ended, with its final counters. */
-  learnEnded(run: RunMeta): void {
-    if (this.#index.learnEnded(run, Date.now())) this.tellRun(run);
+  /**
+   * Delivers every undelivered message, one RPC each, deleting each once the directory returned. A
+   * failure leaves the message for the alarm, backing off. A call while a delivery runs joins it,
+   * and the running one goes round once more for what was committed since it read the outbox.
+   */
+  deliver(tenant: string): Promise<void> {
+    this.#deliverAgain = true;
+    this.#delivering ??= this.#deliverWhileOwed(tenant);
+    return this.#delivering;
   }
 
-  publishApprovals(run: RunMeta, summaries: readonly ApprovalSummary[]): Promise<void> {
-    return publishApprovals(this.#env, this.#waitUntil, run.tenant, summaries);
+  async #deliverWhileOwed(tenant: string): Promise<void> {
+    try {
+      // The first pass always awaits, so `#delivering` is set before this can clear it.
+      while (this.#deliverAgain) {
+        this.#deliverAgain = false;
+        await this.#deliverOnce(tenant);
+      }
+    } finally {
+      this.#delivering = null;
+    }
+  }
+
+  async #deliverOnce(tenant: string): Promise<void> {
+    const directory = this.#env.APPROVAL_DIRECTORY.get(this.#env.APPROVAL_DIRECTORY.idFromName(tenant));
+    for (const row of this.#outbox.undelivered()) {
+      try {
+        await deliverMessage(directory, tenant, row.message);
+        this.#outbox.acknowledge(row);
+      } catch (error) {
+        console.error(`directory delivery of ${row.topic} failed; the alarm retries it`, error);
+        this.#outbox.postpone(row, Date.now());
+      }
+    }
+  }
+}
+
+/** One message to the directory's RPC; it returns once the directory has stored it. */
+async function deliverMessage(
+  directory: DurableObjectStub<ApprovalDirectory>,
+  tenant: string,
+  message: DirectoryMessage,
+): Promise<void> {
+  switch (message.kind) {
+    case "approval":
+      await directory.upsert(message.summary, tenant);
+      return;
+    case "run":
+      await directory.indexRun(message.entry);
+      return;
+    default:
+      assertNever(message);
   }
 }

@@ -19,6 +19,7 @@ import { type Envelope, failure } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
 import type { TraceEntry } from "../wire/trace-entry";
+import { announceApprovals } from "./approval-store";
 import * as tables from "./commit";
 import { type Inflight, KeysInFlight } from "./key-store";
 import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./ledger-api";
@@ -55,12 +56,15 @@ export class RunLedger extends DurableObject<Env> {
     super(ctx, env);
     const sql = ctx.storage.sql;
     this.#stores = tables.ledgerStores(sql, () => this.#run);
-    this.#directory = new RunDirectory(env, (promise) => ctx.waitUntil(promise));
+    this.#directory = new RunDirectory(env, this.#stores.outbox);
     this.#keeping = { results: new ResultStore(sql), scenario: new ScenarioStore(sql) };
     // Nothing may be served before the schema is current and the run is loaded.
     void ctx.blockConcurrencyWhile(async () => {
       this.#stores.run.migrate();
       this.#run = this.#stores.run.readRun();
+      // What a crash left undelivered goes out as soon as the object is up (the alarm stored with it
+      // would deliver it too); not awaited, so requests are served meanwhile.
+      if (this.#run && this.#directory.nextAttemptAt() !== null) ctx.waitUntil(this.#deliver());
     });
   }
 
@@ -71,10 +75,12 @@ export class RunLedger extends DurableObject<Env> {
     this.ctx.storage.transactionSync(() => {
       this.#stores.run.insertRun(run);
       this.#keeping.scenario.insert(input.scenario ?? []);
+      this.#directory.enqueueRun(run, now, true);
     });
     this.#run = run;
-    this.#directory.tellRun(run);
     await this.#scheduleAlarm();
+    // The run's entry is not waited for: the agent's answer does not depend on the operators' index.
+    this.ctx.waitUntil(this.#deliver());
     return runStatus(run, now);
   }
 
@@ -141,6 +147,8 @@ export class RunLedger extends DurableObject<Env> {
     const now = Date.now();
     const policy = await currentPolicyVersion(this.env, run);
     await this.#commit(() => alarmRings(run, this.#stores.approvals.pending(), now, policy));
+    // Whatever the directory is still owed, retried here (the alarm rings for it) until retention ends.
+    await this.#directory.deliver(run.tenant);
     if (now >= retainUntil(run)) {
       this.#run = null;
       await this.ctx.storage.deleteAll();
@@ -205,6 +213,9 @@ export class RunLedger extends DurableObject<Env> {
       }),
       call,
     );
+    // Learned before the commit, so the run's entry, if it has news, is written in it (a read's, in
+    // the commit of its outcome).
+    this.#directory.learnCall(call.prepared.tool, call.prepared.args);
     const spent =
       step.kind === "send" && step.key === null ? tables.spendInMemory(this.#loaded(), step.writes) : null;
     if (spent) this.#run = spent;
@@ -213,7 +224,6 @@ export class RunLedger extends DurableObject<Env> {
     // Registered in the same synchronous turn as the reservation: an identical call arriving while
     // this one awaits anything must find it in flight, never a "sending" key to send again.
     const inflight = step.kind === "send" ? this.#inflight.mark(step.key) : null;
-    this.#directory.learnCall(this.#loaded(), call.prepared.tool, call.prepared.args);
     await this.#publish(changed);
     return { step, inflight, admission };
   }
@@ -236,16 +246,20 @@ export class RunLedger extends DurableObject<Env> {
     if (!run) return { ok: false, code: "not_found", message: "No such approval.", approval: null };
     const policy = await currentPolicyVersion(this.env, run);
     const callId = newCallId();
-    const { result: decided, changed } = this.#commitStep(() =>
-      decideApproval(tables.decisionView(this.#stores, this.#loaded(), input.approval_id), {
-        ...input,
-        call_id: callId,
-        now: Date.now(),
-        policy_version: policy,
-      }),
+    // The decided approval goes to the directory again whatever the decision: a refusal means the
+    // operator decided on a copy the ledger had left behind, and their list heals from this.
+    const { result: decided, changed } = this.#commitStep(
+      () =>
+        decideApproval(tables.decisionView(this.#stores, this.#loaded(), input.approval_id), {
+          ...input,
+          call_id: callId,
+          now: Date.now(),
+          policy_version: policy,
+        }),
+      [input.approval_id],
     );
     const inflight = decided.kind === "send" ? this.#inflight.mark(decided.key) : null;
-    await this.#publish(changed);
+    await this.#publish(changed, true);
     if (decided.kind === "done" && decided.refusal) {
       const approval = this.#stores.approvals.byId(input.approval_id);
       return { ok: false, ...decided.refusal, approval };
@@ -307,19 +321,26 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   /** Runs one event of the machine and commits its writes in one synchronous transaction. */
-  #commitStep<T extends { writes: Write[] }>(event: () => T): { result: T; changed: ApprovalSummary[] } {
-    return this.ctx.storage.transactionSync(() => {
+  #commitStep<T extends { writes: Write[] }>(
+    event: () => T,
+    republish: readonly string[] = [],
+  ): { result: T; changed: ApprovalSummary[] } {
+    const committed = this.ctx.storage.transactionSync(() => {
       const result = event();
-      const committed = tables.commitWrites(this.#stores, this.#loaded(), result.writes);
+      const committed = tables.commitWrites(this.#stores, this.#loaded(), result.writes, republish);
+      // Every way a run ends (end, an idle or late session, the alarm past the deadline) commits here.
+      this.#directory.enqueueRun(committed.run, Date.now());
       this.#run = committed.run;
       return { result, changed: committed.changed };
     });
+    // In the commit's own turn, so stored with it: a crash before the delivery still leaves an
+    // alarm that delivers what the commit owes the directory.
+    if (this.#directory.nextAttemptAt() !== null) this.ctx.waitUntil(this.#scheduleAlarm());
+    return committed;
   }
 
   async #commit(writes: () => Write[]): Promise<void> {
     await this.#publish(this.#commitStep(() => ({ writes: writes() })).changed);
-    // Every way a run ends (end, an idle or late session, the alarm past the deadline) commits here.
-    if (this.#run) this.#directory.learnEnded(this.#run);
   }
 
   /** The run this object serves; every event but `open` and the alarm runs on a loaded one. */
@@ -329,15 +350,30 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   async #scheduleAlarm(): Promise<void> {
-    if (this.#run)
-      await this.ctx.storage.setAlarm(nextAlarmAt(this.#run, this.#stores.approvals.nextExpiry()));
+    if (!this.#run) return;
+    const due = nextAlarmAt(this.#run, this.#stores.approvals.nextExpiry());
+    await this.ctx.storage.setAlarm(Math.min(due, this.#directory.nextAttemptAt() ?? due));
   }
 
-  /** Publishes approval changes to the directory, then sets the alarm for the next expiry. */
-  async #publish(summaries: ApprovalSummary[]): Promise<void> {
+  /**
+   * After a commit: announces its approval changes on the webhook and delivers what the commit
+   * wrote to the outbox. An approval change (or a republished approval) is waited for, so the
+   * operators' list shows it when the answer arrives; a run entry alone is delivered in the background.
+   */
+  async #publish(summaries: ApprovalSummary[], awaitDelivery = summaries.length > 0): Promise<void> {
     const run = this.#run;
-    if (!run || summaries.length === 0) return;
-    await this.#directory.publishApprovals(run, summaries);
+    if (!run) return;
+    announceApprovals(this.env, (promise) => this.ctx.waitUntil(promise), run.tenant, summaries);
+    if (this.#directory.nextAttemptAt() === null) return;
+    if (awaitDelivery) await this.#deliver();
+    else this.ctx.waitUntil(this.#deliver());
+  }
+
+  /** Delivers the outbox to the tenant's directory, then sets the alarm for what is left of it. */
+  async #deliver(): Promise<void> {
+    const run = this.#run;
+    if (!run) return;
+    await this.#directory.deliver(run.tenant);
     await this.#scheduleAlarm();
   }
 

@@ -1,5 +1,6 @@
 import { applyMigrations } from "../core/sql-migrations";
 import { APPROVALS_SCHEMA } from "./approval-store";
+import { OUTBOX_SCHEMA } from "./outbox";
 import { RESULTS_SCHEMA } from "./result-store";
 import { SCENARIO_SCHEMA } from "./scenario-store";
 
@@ -85,7 +86,10 @@ ALTER TABLE approvals ADD COLUMN decided_by_name TEXT;
 ALTER TABLE trace ADD COLUMN actor_name TEXT;
 `;
 
-export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6];
+/** What the tenant's directory is owed, committed with the changes it reports (src/ledger/outbox.ts). */
+const V7 = OUTBOX_SCHEMA;
+
+export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7];
 
 export function migrateLedger(sql: SqlStorage): void {
   applyMigrations(sql, LEDGER_MIGRATIONS);

@@ -1,0 +1,138 @@
+import type { ApprovalSummary } from "../approvals/model";
+import { mergeSorted } from "../approvals/subjects";
+import type { RunIndexEntry } from "../wire/run-summary";
+
+/**
+ * What a run's ledger owes the tenant's directory, kept in the run's own SQLite database. A message
+ * is written in the same `transactionSync` as the ledger change it reports, so a crash can lose the
+ * delivery but never the message: it stays here until the directory's RPC has returned, and the
+ * ledger's alarm retries it, backing off, for as long as the run is retained.
+ *
+ * One row per topic (an approval, the run's index entry): a newer message about the same thing
+ * replaces an undelivered older one, so a run whose directory is down owes it one message per
+ * approval, not one per change. Each replacement raises the row's `seq`, and an acknowledgement
+ * deletes only the `seq` it delivered, so a change committed while its predecessor was in flight
+ * is never taken as delivered.
+ */
+export const OUTBOX_SCHEMA = `
+CREATE TABLE IF NOT EXISTS outbox (
+  topic TEXT PRIMARY KEY,
+  seq INTEGER NOT NULL,
+  message TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_attempt_at INTEGER NOT NULL
+);
+`;
+
+/**
+ * A message for the tenant's directory. The directory applies each idempotently and never lets an
+ * older one undo a newer one, so delivering twice, or late, is harmless. A later kind (tenant-wide
+ * state) is one more member here and one more case where it is delivered.
+ */
+export type DirectoryMessage =
+  | { kind: "approval"; summary: ApprovalSummary }
+  | { kind: "run"; entry: RunIndexEntry };
+
+export interface OutboxRow {
+  topic: string;
+  seq: number;
+  message: DirectoryMessage;
+}
+
+/** How long after its commit a message waits for the alarm if the delivery right after the commit never returned. */
+const FIRST_RETRY_MS = 1_000;
+const MAX_RETRY_MS = 5 * 60_000;
+
+/** The wait before retrying a message that failed `attempts` times: doubling from a second, capped at five minutes. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1), MAX_RETRY_MS);
+}
+
+function topicOf(message: DirectoryMessage): string {
+  return message.kind === "approval" ? `approval:${message.summary.id}` : `run:${message.entry.run_id}`;
+}
+
+/**
+ * Two messages about the same topic as one. An approval's latest summary is its whole state, so it
+ * replaces the older; a run's entry only adds to what the directory holds, and one written after a
+ * restart knows only the tools and subjects met since, so the two entries' sets are joined.
+ */
+function coalesce(older: DirectoryMessage, newer: DirectoryMessage): DirectoryMessage {
+  if (older.kind !== "run" || newer.kind !== "run") return newer;
+  return {
+    kind: "run",
+    entry: {
+      ...newer.entry,
+      tools: mergeSorted(older.entry.tools, newer.entry.tools),
+      subjects: mergeSorted(older.entry.subjects, newer.entry.subjects),
+    },
+  };
+}
+
+interface Row extends Record<string, SqlStorageValue> {
+  topic: string;
+  seq: number;
+  message: string;
+}
+
+export class Outbox {
+  readonly #sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+  }
+
+  /** Adds a message; call it inside the `transactionSync` of the change it reports. */
+  enqueue(message: DirectoryMessage, now: number): void {
+    const topic = topicOf(message);
+    const older = this.#sql.exec<Row>("SELECT message FROM outbox WHERE topic = ?", topic).toArray()[0];
+    const merged = older ? coalesce(JSON.parse(older.message) as DirectoryMessage, message) : message;
+    // A fresh change is worth trying at once: the backoff of a failing topic restarts from its
+    // attempts so far, not from zero, when the directory still fails.
+    this.#sql.exec(
+      `INSERT INTO outbox (topic, seq, message, attempts, next_attempt_at) VALUES (?, 1, ?, 0, ?)
+       ON CONFLICT (topic) DO UPDATE SET seq = outbox.seq + 1, message = excluded.message,
+         next_attempt_at = excluded.next_attempt_at`,
+      topic,
+      JSON.stringify(merged),
+      now + FIRST_RETRY_MS,
+    );
+  }
+
+  /** Every undelivered message, oldest topic first. */
+  undelivered(): OutboxRow[] {
+    return this.#sql
+      .exec<Row>("SELECT topic, seq, message FROM outbox ORDER BY rowid")
+      .toArray()
+      .map((row) => ({
+        topic: row.topic,
+        seq: row.seq,
+        message: JSON.parse(row.message) as DirectoryMessage,
+      }));
+  }
+
+  /** The directory has it: the row goes, unless a newer change of the topic replaced it meanwhile. */
+  acknowledge(row: OutboxRow): void {
+    this.#sql.exec("DELETE FROM outbox WHERE topic = ? AND seq = ?", row.topic, row.seq);
+  }
+
+  /** The delivery failed: the alarm retries it later, each failure waiting twice as long. */
+  postpone(row: OutboxRow, now: number): void {
+    const attempts =
+      this.#sql
+        .exec<{ attempts: number }>("SELECT attempts FROM outbox WHERE topic = ?", row.topic)
+        .toArray()[0]?.attempts ?? 0;
+    this.#sql.exec(
+      "UPDATE outbox SET attempts = ?, next_attempt_at = ? WHERE topic = ?",
+      attempts + 1,
+      now + retryDelayMs(attempts + 1),
+      row.topic,
+    );
+  }
+
+  /** When the alarm must ring to retry the first message due, or null when nothing is owed. */
+  nextAttemptAt(): number | null {
+    return this.#sql.exec<{ next: number | null }>("SELECT MIN(next_attempt_at) AS next FROM outbox").one()
+      .next;
+  }
+}
