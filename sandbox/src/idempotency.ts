@@ -87,6 +87,27 @@ export function storeResult(
   );
 }
 
+/** What an Idempotency-Key holds when asked for its answer rather than sent again. */
+export type StoredAnswer =
+  | { state: "answered"; status: number; body: string }
+  | { state: "running" }
+  | { state: "unknown" };
+
+/**
+ * The answer stored under a key, for a caller that lost it on the way (a cut-off body, a dropped
+ * connection): a read, so asking never runs the request. A reservation whose lease lapsed without
+ * an answer is a request that never ran, as unknown as a key never sent.
+ */
+export function storedAnswer(sql: SqlStorage, tenant: string, key: string, now: number): StoredAnswer {
+  const row = sql
+    .exec<IdempotencyRow>("SELECT * FROM idempotency WHERE tenant = ? AND key = ?", tenant, key)
+    .toArray()[0];
+  if (!row) return { state: "unknown" };
+  if (row.status !== null && row.body !== null)
+    return { state: "answered", status: row.status, body: row.body };
+  return (row.locked_until ?? 0) > now ? { state: "running" } : { state: "unknown" };
+}
+
 /** Requests rejected before they ran (malformed bodies) leave nothing behind, as on Stripe. */
 export function release(sql: SqlStorage, tenant: string, key: string): void {
   sql.exec("DELETE FROM idempotency WHERE tenant = ? AND key = ? AND status IS NULL", tenant, key);

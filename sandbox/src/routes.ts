@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { admin } from "./admin";
 import { type AppEnv, requireAdmin, requireCredential } from "./auth";
 import { draftEmail } from "./drafts";
@@ -91,6 +91,35 @@ app.put("/email-drafts/:draft_id", requireCredential("draft_customer_email"), (c
     storeOf(c.env).editDraft(caller.tenant, c.req.param("draft_id"), input),
   ),
 );
+
+/**
+ * The answer a write's Idempotency-Key got, for a caller that lost it on the way (a body cut off, a
+ * connection dropped): read with the write tool's own credential, it never runs the write. The
+ * stored status and body as they were answered · 404 `idempotency_key_unknown` (never sent, or
+ * abandoned before it ran) · 409 `idempotency_key_in_use` while the request still runs.
+ */
+function answerOfKey(c: Context<AppEnv>): Promise<Response> {
+  return serveRead(c, [], async (caller) => {
+    const key = c.req.param("key") ?? "";
+    const answer = await storeOf(c.env).answerOfIdempotencyKey(caller.tenant, key);
+    switch (answer.state) {
+      case "answered":
+        return { status: answer.status, body: JSON.parse(answer.body) as unknown };
+      case "running":
+        return failure(
+          409,
+          "idempotency_key_in_use",
+          "The request with this Idempotency-Key is still running.",
+        );
+      case "unknown":
+        return failure(404, "idempotency_key_unknown", "No answer is stored under this Idempotency-Key.");
+    }
+  });
+}
+
+app.get("/tickets/idempotency-keys/:key", requireCredential("create_internal_ticket"), answerOfKey);
+app.get("/refunds/idempotency-keys/:key", requireCredential("issue_refund"), answerOfKey);
+app.get("/emails/idempotency-keys/:key", requireCredential("send_customer_email"), answerOfKey);
 
 app.post("/tickets", requireCredential("create_internal_ticket"), (c) =>
   serveEffect(c, TicketBody, FAILED_ITEMS.ticket, (caller, input, record) =>

@@ -1,7 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
 import type { SandboxEnv } from "./env";
 import { faultFits, faultStatus, isAnswerMode } from "./faults";
-import { type Reservation, release, renew, reserve, storeResult } from "./idempotency";
+import {
+  type Reservation,
+  release,
+  renew,
+  reserve,
+  type StoredAnswer,
+  storedAnswer,
+  storeResult,
+} from "./idempotency";
 import { nowIso } from "./ids";
 import {
   armFault,
@@ -136,6 +144,10 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
 
   renewIdempotency(tenant: string, key: string, leaseMs: number): void {
     renew(this.#sql, tenant, key, Date.now() + leaseMs);
+  }
+
+  answerOfIdempotencyKey(tenant: string, key: string): StoredAnswer {
+    return storedAnswer(this.#sql, tenant, key, Date.now());
   }
 
   releaseIdempotency(tenant: string, key: string): void {

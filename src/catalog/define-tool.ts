@@ -77,6 +77,12 @@ export interface Postcondition<Args, Result> {
   tool: string;
   args: (args: Args, result: Result) => Record<string, unknown>;
   verify: (args: Args, result: Result, observed: unknown) => Verdict;
+  /**
+   * Where the upstream keeps its answer to an idempotency key (a path, read with GET and this
+   * tool's own credential). When a success arrives unreadable (cut off, not JSON), the claim is
+   * recovered from it and verified as above; without it such an answer stays in doubt.
+   */
+  answer_by_key?: (key: string) => string;
 }
 
 /** One line of what an operator reads before deciding: "Still refundable: $12.50". */

@@ -1,6 +1,7 @@
 import { type ApprovalSummary, summarize } from "../approvals/model";
 import type { AgentCall, CallView } from "../pipeline/admit";
 import type { DecisionView } from "../pipeline/decide";
+import type { InterruptedView } from "../pipeline/run-events";
 import type { RunMeta, TraceCompletion } from "../pipeline/run-state";
 import type { Settlement } from "../pipeline/settle";
 import type { Write } from "../pipeline/writes";
@@ -74,13 +75,23 @@ export function settlementView(
   stores: LedgerStores,
   run: RunMeta,
   key: string | null,
-): Pick<Settlement, "run" | "key" | "approval" | "pending"> {
+): Pick<Settlement, "run" | "key" | "record" | "approval" | "pending"> {
   return {
     run,
     key,
+    record: key ? stores.keys.read(key, null) : null,
     approval: key ? stores.approvals.byKey(key) : null,
     pending: key ? stores.approvals.pending() : [],
   };
+}
+
+/** What the alarm reads to find sends a restart cut off; `inflight` is what this instance still sends. */
+export function interruptedView(
+  stores: LedgerStores,
+  run: RunMeta,
+  inflight: ReadonlySet<string>,
+): InterruptedView {
+  return { run, open: stores.run.readOpenEntries(), sending: stores.keys.readSending(), inflight };
 }
 
 /**

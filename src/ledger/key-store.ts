@@ -12,6 +12,22 @@ interface KeyRow extends Record<string, SqlStorageValue> {
   upstream_sends: number;
 }
 
+const COLUMNS = "key, tool, side_effect, state, request, envelope, upstream_sends";
+
+function recordOf(row: KeyRow, fallback: StoredRequest | null): CallRecord | null {
+  const request = row.request === null ? fallback : (JSON.parse(row.request) as StoredRequest);
+  if (!request) return null;
+  return {
+    key: row.key,
+    tool: row.tool,
+    side_effect: (row.side_effect ?? "write") as SideEffect,
+    state: row.state === "reserved" ? "sending" : (row.state as KeyState),
+    request,
+    envelope: row.envelope === null ? null : (JSON.parse(row.envelope) as Envelope),
+    sends: row.upstream_sends,
+  };
+}
+
 /** The run's call records, one per idempotency key, in the same database and transactions as its trace. */
 export class KeyStore {
   readonly #sql: SqlStorage;
@@ -25,24 +41,16 @@ export class KeyStore {
    * request the current call would send (`fallback`), which is what was sent for it then.
    */
   read(key: string, fallback: StoredRequest | null): CallRecord | null {
-    const row = this.#sql
-      .exec<KeyRow>(
-        "SELECT key, tool, side_effect, state, request, envelope, upstream_sends FROM idempotency WHERE key = ?",
-        key,
-      )
-      .toArray()[0];
-    if (!row) return null;
-    const request = row.request === null ? fallback : (JSON.parse(row.request) as StoredRequest);
-    if (!request) return null;
-    return {
-      key: row.key,
-      tool: row.tool,
-      side_effect: (row.side_effect ?? "write") as SideEffect,
-      state: row.state === "reserved" ? "sending" : (row.state as KeyState),
-      request,
-      envelope: row.envelope === null ? null : (JSON.parse(row.envelope) as Envelope),
-      sends: row.upstream_sends,
-    };
+    const row = this.#sql.exec<KeyRow>(`SELECT ${COLUMNS} FROM idempotency WHERE key = ?`, key).toArray()[0];
+    return row ? recordOf(row, fallback) : null;
+  }
+
+  /** The keys whose request was leaving when last recorded: in flight, or cut off by a restart. */
+  readSending(): CallRecord[] {
+    return this.#sql
+      .exec<KeyRow>(`SELECT ${COLUMNS} FROM idempotency WHERE state IN ('sending', 'reserved')`)
+      .toArray()
+      .flatMap((row) => recordOf(row, null) ?? []);
   }
 
   /** A key that waits for a human: its request is fixed now, nothing is sent. */
@@ -103,6 +111,11 @@ export class KeysInFlight {
 
   has(key: string | null): boolean {
     return key !== null && this.#byKey.has(key);
+  }
+
+  /** The keys on their way now; empty after a restart. */
+  keys(): ReadonlySet<string> {
+    return new Set(this.#byKey.keys());
   }
 
   /**

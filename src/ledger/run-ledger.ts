@@ -7,7 +7,14 @@ import { admitCall } from "../pipeline/admit";
 import { decideApproval } from "../pipeline/decide";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
 import { currentPolicyVersion, intakeCall, type TakenCall } from "../pipeline/intake";
-import { alarmRings, endRun, nextAlarmAt, retainUntil } from "../pipeline/run-events";
+import {
+  alarmRings,
+  endRun,
+  nextAlarmAt,
+  RECONCILE_AFTER_MS,
+  reconcileInterrupted,
+  retainUntil,
+} from "../pipeline/run-events";
 import { newRun, type RunMeta } from "../pipeline/run-state";
 import { runStatus } from "../pipeline/run-status";
 import { joinedAnswer, settleSend } from "../pipeline/settle";
@@ -146,6 +153,10 @@ export class RunLedger extends DurableObject<Env> {
     if (!run) return;
     const now = Date.now();
     const policy = await currentPolicyVersion(this.env, run);
+    // Sends a restart cut off (left "sending", their trace entries open) settle in doubt here.
+    await this.#commit(() =>
+      reconcileInterrupted(tables.interruptedView(this.#stores, run, this.#inflight.keys()), now),
+    );
     await this.#commit(() => alarmRings(run, this.#stores.approvals.pending(), now, policy));
     // Whatever the directory is still owed, retried here (the alarm rings for it) until retention ends.
     await this.#directory.deliver(run.tenant);
@@ -224,6 +235,8 @@ export class RunLedger extends DurableObject<Env> {
     // Registered in the same synchronous turn as the reservation: an identical call arriving while
     // this one awaits anything must find it in flight, never a "sending" key to send again.
     const inflight = step.kind === "send" ? this.#inflight.mark(step.key) : null;
+    // A keyed send rings the alarm after it, so a restart mid-send is still reconciled.
+    if (step.kind === "send" && step.key !== null) await this.#scheduleAlarm();
     await this.#publish(changed);
     return { step, inflight, admission };
   }
@@ -259,6 +272,7 @@ export class RunLedger extends DurableObject<Env> {
       [input.approval_id],
     );
     const inflight = decided.kind === "send" ? this.#inflight.mark(decided.key) : null;
+    if (decided.kind === "send") await this.#scheduleAlarm();
     await this.#publish(changed, true);
     if (decided.kind === "done" && decided.refusal) {
       const approval = this.#stores.approvals.byId(input.approval_id);
@@ -293,24 +307,22 @@ export class RunLedger extends DurableObject<Env> {
         run: () => this.#loaded(),
         keeping: this.#keeping,
       });
-      const { changed } = this.#commitStep(() => {
+      const { result: settled, changed } = this.#commitStep(() => {
         executed.record();
-        return {
-          writes: settleSend({
-            ...tables.settlementView(this.#stores, this.#loaded(), key),
-            call_id: send.callId,
-            admission: admission?.writes ?? null,
-            envelope: executed.envelope,
-            completion: executed.completion,
-            taint: executed.taint,
-            now: Date.now(),
-          }),
-        };
+        return settleSend({
+          ...tables.settlementView(this.#stores, this.#loaded(), key),
+          call_id: send.callId,
+          admission: admission?.writes ?? null,
+          envelope: executed.envelope,
+          completion: executed.completion,
+          taint: executed.taint,
+          now: Date.now(),
+        });
       });
       // The outcome is durable now: identical calls get it without waiting for the directory.
-      inflight?.resolve(executed.envelope);
+      inflight?.resolve(settled.envelope);
       await this.#publish(changed);
-      return executed.envelope;
+      return settled.envelope;
     } catch (error) {
       inflight?.reject(error);
       throw error;
@@ -351,7 +363,8 @@ export class RunLedger extends DurableObject<Env> {
 
   async #scheduleAlarm(): Promise<void> {
     if (!this.#run) return;
-    const due = nextAlarmAt(this.#run, this.#stores.approvals.nextExpiry());
+    const reconcileAt = this.#inflight.keys().size > 0 ? Date.now() + RECONCILE_AFTER_MS : null;
+    const due = nextAlarmAt(this.#run, this.#stores.approvals.nextExpiry(), reconcileAt);
     await this.ctx.storage.setAlarm(Math.min(due, this.#directory.nextAttemptAt() ?? due));
   }
 

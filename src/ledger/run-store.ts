@@ -1,4 +1,5 @@
 import type { Counters } from "../pipeline/budget";
+import type { OpenEntry } from "../pipeline/run-events";
 import type { NewTraceEntry, RunMeta, Taint, TraceCompletion } from "../pipeline/run-state";
 import type { EnvironmentName } from "../wire/envelope";
 import type { RunLimits } from "../wire/run-status";
@@ -164,9 +165,17 @@ export class RunStore {
   }
 
   /**
-   * Up to `limit` entries after `afterSeq`, in order: an index range on the primary key, so a page
-   * costs the same at the start of a 10,000-call run as at its end.
+   * Entries opened and never closed: calls being sent now, or cut off by a restart. Read by the
+   * alarm only, so a scan of the trace is paid when it rings, never per call.
    */
+  readOpenEntries(): OpenEntry[] {
+    return this.#sql
+      .exec<{ call_id: string; tool: string | null; idempotency_key: string | null }>(
+        "SELECT call_id, tool, idempotency_key FROM trace WHERE ended_at IS NULL ORDER BY seq",
+      )
+      .toArray();
+  }
+
   /**
    * Up to `limit` entries after the sequence number `afterSeq`, and the cursor of the next page. One
    * more entry is read than returned to know whether there is one.

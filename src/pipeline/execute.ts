@@ -11,6 +11,7 @@ import { type ApprovalBlock, type Envelope, type EnvelopeContext, failure, succe
 import { context } from "./answers";
 import { type AttemptRecord, buildRequest, type Execution, executeRequest } from "./dispatch";
 import { completionOf, traceable } from "./record";
+import { lostAnswerRead, withRecoveredAnswer } from "./recover";
 import type { RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
 import { type ResultKeeper, type ShapedResult, shapeResult } from "./shape";
 
@@ -47,7 +48,8 @@ interface Executed {
 
 /**
  * A sent call's stages, in order: dispatch (sending, classifying each answer, validating the
- * output), then shape a success, then record what the trace keeps. A built-in tool is answered
+ * output; a write's success lost on the way is read back by its key, `recover.ts`), then shape a
+ * success, then record what the trace keeps. A built-in tool is answered
  * from the run's own pages instead of an upstream. Whatever fails here becomes the call's envelope.
  */
 export async function executeCall(env: Env, plan: ExecutionPlan): Promise<Executed> {
@@ -103,7 +105,9 @@ async function carryOut(
       upstream: upstreamOf(env, plan, target, fault),
       credential: await credentialFor(env, plan.run(), target, request),
     });
-  const execution: Execution = await send(tool, plan.request, plan.fault);
+  let execution: Execution = await send(tool, plan.request, plan.fault);
+  const lost = plan.key === null ? null : lostAnswerRead(tool, plan.key, callId, execution);
+  if (lost) execution = withRecoveredAnswer(execution, await send(lost.tool, lost.request, null));
   seen.status = execution.status;
   seen.attempts = execution.attempts;
   if (!execution.ok) return { envelope: failure(contextOf(plan), execution.failure), shaped: null };

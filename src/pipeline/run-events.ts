@@ -1,5 +1,7 @@
 import type { ApprovalRecord } from "../approvals/model";
-import type { RunMeta } from "./run-state";
+import { failure } from "../wire/envelope";
+import { context } from "./answers";
+import type { CallRecord, RunMeta, TraceCompletion } from "./run-state";
 import { sweepApprovals, type Write } from "./writes";
 
 /** The admission machine's events of the run itself, which no call brings, and when they come. */
@@ -12,10 +14,27 @@ export function retainUntil(run: RunMeta): number {
   return (run.ended_at ?? run.deadline_at) + RETENTION_MS;
 }
 
-/** When the ledger's alarm must ring: the first pending approval's expiry, or the run's deletion. */
-export function nextAlarmAt(run: RunMeta, nextExpiry: number | null): number {
-  const retention = retainUntil(run);
-  return nextExpiry === null ? retention : Math.min(nextExpiry, retention);
+/**
+ * How long after a send begins the alarm rings to look for it: past any tool's timeout and its
+ * postcondition read, so a send still running in a live instance has ended by then. A restart
+ * mid-send loses the instance, not the alarm, which then finds the send cut off.
+ */
+export const RECONCILE_AFTER_MS = 30_000;
+
+/**
+ * When the ledger's alarm must ring: the first pending approval's expiry, a look for sends cut off
+ * while any is in flight, or the run's deletion, whichever comes first.
+ */
+export function nextAlarmAt(
+  run: RunMeta,
+  nextExpiry: number | null,
+  reconcileAt: number | null = null,
+): number {
+  return Math.min(
+    retainUntil(run),
+    nextExpiry ?? Number.POSITIVE_INFINITY,
+    reconcileAt ?? Number.POSITIVE_INFINITY,
+  );
 }
 
 /** Event "the run is ended": it closes, and every pending approval expires because of it. */
@@ -35,4 +54,71 @@ export function alarmRings(
   policyVersion: string,
 ): Write[] {
   return sweepApprovals(run, pending, now, policyVersion);
+}
+
+/** A trace entry opened and never closed, as the alarm finds it. */
+export interface OpenEntry {
+  call_id: string;
+  tool: string | null;
+  idempotency_key: string | null;
+}
+
+/** What the alarm reads to find calls a restart cut off. */
+export interface InterruptedView {
+  run: RunMeta;
+  /** Trace entries still open. */
+  open: readonly OpenEntry[];
+  /** Keys whose request was leaving ("sending"). */
+  sending: readonly CallRecord[];
+  /** Keys whose request is on its way from this instance right now. */
+  inflight: ReadonlySet<string>;
+}
+
+/**
+ * Event "the alarm finds calls no longer running". A send cut off by a restart left its key
+ * "sending" and its trace entry open; no instance will ever settle them. Each such key moves to in
+ * doubt, keeping an answer that says its effect is unknown (so a later "not done" cannot stand, see
+ * `certainty.ts`), and each open entry closes as interrupted: the trace never shows a call pending
+ * that nothing runs. What this instance is still sending is left alone. Reads are never open (their
+ * entry is written whole with their outcome), so an open entry without a key was cut off too.
+ */
+export function reconcileInterrupted(view: InterruptedView, now: number): Write[] {
+  const running = (key: string | null) => key !== null && view.inflight.has(key);
+  const writes: Write[] = [];
+  const openByKey = new Map(view.open.map((entry) => [entry.idempotency_key, entry]));
+  for (const record of view.sending) {
+    if (running(record.key)) continue;
+    const callId = openByKey.get(record.key)?.call_id ?? "interrupted";
+    const envelope = failure(
+      context(view.run, callId, record.tool, record.key, view.run.counters, now),
+      interruptedSpec(record.side_effect === "read"),
+    );
+    writes.push({ kind: "key_settle", key: record.key, state: "in_doubt", envelope, now });
+  }
+  for (const entry of view.open) {
+    if (running(entry.idempotency_key)) continue;
+    writes.push({ kind: "trace_close", call_id: entry.call_id, completion: interruptedCompletion(now) });
+  }
+  return writes;
+}
+
+function interruptedSpec(read: boolean) {
+  return {
+    code: "internal_error" as const,
+    message: read
+      ? "The proxy restarted while this call was running. Retrying is safe."
+      : "The proxy restarted while this call was being sent; it may or may not have acted. Call again with the same arguments: the same idempotency key is sent, so it cannot happen twice.",
+    side_effect_confirmed: read ? false : null,
+  };
+}
+
+function interruptedCompletion(now: number): TraceCompletion {
+  return {
+    ended_at: now,
+    outcome: "retryable_failure",
+    error_code: "internal_error",
+    upstream_status: null,
+    replayed: false,
+    attempts: [],
+  };
 }

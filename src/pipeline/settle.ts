@@ -1,8 +1,9 @@
 import type { ApprovalRecord } from "../approvals/model";
 import type { Envelope } from "../wire/envelope";
 import { budgetLeft } from "./budget";
+import { keyHistory, settleCertainty } from "./certainty";
 import { completionOf } from "./record";
-import type { RunMeta, Taint, TraceCompletion } from "./run-state";
+import type { CallRecord, RunMeta, Taint, TraceCompletion } from "./run-state";
 import { sweepApprovals, type Write } from "./writes";
 
 /**
@@ -16,6 +17,8 @@ export interface Settlement {
   run: RunMeta;
   call_id: string;
   key: string | null;
+  /** The key's record as the send left it (this send counted), with the answer it kept while in doubt. */
+  record: CallRecord | null;
   /** The key's approval as it is now, if it has one. */
   approval: ApprovalRecord | null;
   /** The run's pending approvals, read for a keyed send only (a read spends no effect budget). */
@@ -30,27 +33,25 @@ export interface Settlement {
 }
 
 /**
- * Event "the send settled". A retryable failure leaves the key in doubt, so the next identical call
- * resends the stored bytes; anything else completes it. An approved key is executed once its
- * outcome is known, whoever sent it. A keyed send ends with a sweep: time passed while it was out,
- * and what the run has spent may leave other pending approvals unable to execute.
+ * Event "the send settled". The answer is folded with the key's history (`certainty.ts`): a key
+ * completes on a certain answer, anything unknown leaves it in doubt (keeping that answer), so
+ * the next identical call resends the stored bytes. An approved key is executed once its outcome
+ * is known, whoever sent it. A keyed send ends with a sweep: time passed while it was out, and
+ * what the run has spent may leave other pending approvals unable to execute. Returns the writes
+ * and the answer to give, which is the folded one.
  */
-export function settleSend(settlement: Settlement): Write[] {
-  const { run, key, envelope, completion } = settlement;
+export function settleSend(settlement: Settlement): { writes: Write[]; envelope: Envelope } {
+  const { run, key, completion } = settlement;
   const writes: Write[] = [
     ...admissionNow(settlement),
     ...(settlement.taint ? [{ kind: "taint" as const, taint: settlement.taint }] : []),
   ];
+  let { envelope } = settlement;
   if (key !== null) {
-    const state = envelope.outcome === "retryable_failure" ? "in_doubt" : "completed";
-    writes.push({
-      kind: "key_settle",
-      key,
-      state,
-      envelope: state === "completed" ? envelope : null,
-      now: completion.ended_at,
-    });
-    if (settlement.approval?.state === "approved" && state === "completed") {
+    const settled = settleCertainty(keyHistory(settlement.record), envelope);
+    envelope = settled.envelope;
+    writes.push({ kind: "key_settle", key, state: settled.state, envelope, now: completion.ended_at });
+    if (settlement.approval?.state === "approved" && settled.state === "completed") {
       writes.push({
         kind: "approval_state",
         id: settlement.approval.id,
@@ -62,7 +63,7 @@ export function settleSend(settlement: Settlement): Write[] {
   }
   writes.push({ kind: "trace_close", call_id: settlement.call_id, completion });
   if (key !== null) writes.push(...sweepApprovals(run, settlement.pending, settlement.now, null));
-  return writes;
+  return { writes, envelope };
 }
 
 /**

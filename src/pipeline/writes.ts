@@ -13,7 +13,10 @@ import type { CallRecord, NewTraceEntry, RunMeta, StoredRequest, Taint, TraceCom
  * `transactionSync` and adds none of its own.
  *
  * A key's states and what moves it (E = the run refuses first: closed, past its deadline or out of
- * calls; a refusal for a key whose effect is known says so, see `knownEffect`):
+ * calls; a refusal for a key whose effect is known says so, see `knownEffect`). An outcome is
+ * folded with the key's earlier sends first (`certainty.ts`): "not done" after a send that may have
+ * acted is unknown. A "sending" key no instance is sending (a restart cut it off) is moved to
+ * in_doubt by the alarm (`run-events.ts`), and the call's trace entry is closed as interrupted:
  *
  * | key state    | agent's identical call                         | operator approves     | operator rejects | upstream outcome                  | can no longer execute |
  * | ------------ | ---------------------------------------------- | --------------------- | ---------------- | --------------------------------- | --------------------- |
@@ -23,8 +26,8 @@ import type { CallRecord, NewTraceEntry, RunMeta, StoredRequest, Taint, TraceCom
  * | held/pending | wait (approval_required)                       | spend, → sending, send | rejected        |                                   | approval expired, with why |
  * | held/rejected| approval_rejected (terminal)                   | conflict              | unchanged        |                                   |                       |
  * | held/expired | approval_expired, naming why (terminal)        | conflict              | conflict         |                                   |                       |
- * | sending      | in flight: join it; after a restart: resend    | unchanged             | conflict         | retryable → in_doubt, else completed |                    |
- * | in_doubt     | resend the stored bytes (no budget spent)      | unchanged             | conflict         | retryable → in_doubt, else completed |                    |
+ * | sending      | in flight: join it; after a restart: resend    | unchanged             | conflict         | unknown → in_doubt, certain → completed |                 |
+ * | in_doubt     | resend the stored bytes (no budget spent)      | unchanged             | conflict         | unknown → in_doubt, certain → completed |                 |
  * | completed    | replay the stored envelope                     | unchanged             | conflict         |                                   |                       |
  */
 

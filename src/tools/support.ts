@@ -209,6 +209,7 @@ export const createInternalTicket = defineTool({
   observe: {
     tool: "lookup_ticket",
     args: (_args, ticket) => ({ ticket_id: ticket.ticket_id }),
+    answer_by_key: (key) => `/tickets/idempotency-keys/${encodeURIComponent(key)}`,
     verify: (args, ticket, observed) => {
       const found = observed as { ticket_id?: string; customer_id?: string } | null;
       if (found === null) {
@@ -319,6 +320,7 @@ export const issueRefund = defineTool({
   observe: {
     tool: "lookup_order",
     args: (args) => ({ order_id: args.order_id }),
+    answer_by_key: (key) => `/refunds/idempotency-keys/${encodeURIComponent(key)}`,
     verify: (_args, refund, observed) => {
       const refunds = (observed as { refunds?: Array<{ refund_id: string }> } | null)?.refunds ?? [];
       return refunds.some((entry) => entry.refund_id === refund.refund_id)
@@ -413,6 +415,7 @@ export const sendCustomerEmail = defineTool({
   observe: {
     tool: "lookup_email",
     args: (_args, email) => ({ email_id: email.email_id }),
+    answer_by_key: (key) => `/emails/idempotency-keys/${encodeURIComponent(key)}`,
     verify: (args, email, observed) => {
       const seen = observed as {
         email_id?: string;

@@ -301,11 +301,13 @@ function settleOf(
   taint: Taint | null = null,
   run: RunMeta = runMeta(),
   pending: readonly ApprovalRecord[] = [],
+  record: CallRecord | null = null,
 ): Write[] {
   return settleSend({
     run,
     call_id: callId,
     key,
+    record,
     approval,
     pending,
     admission: null,
@@ -313,7 +315,7 @@ function settleOf(
     completion,
     taint,
     now: NOW,
-  });
+  }).writes;
 }
 
 /** `n` other pending refunds, each with its own key, open until a minute after T0. */
@@ -1083,11 +1085,11 @@ for (const state of ["sending", "in_doubt"] as const) {
       expect(rejected.refusal?.code).toBe("conflict_error");
     });
 
-    it("a retryable upstream outcome leaves the key in doubt with no envelope stored, and the approval approved", () => {
+    it("a retryable upstream outcome leaves the key in doubt, keeping its answer, and the approval approved", () => {
       const envelope = upstreamEnvelope(runMeta(), "call_x", record.key, "retryable");
       const completion = completionOf(envelope, NOW + 5);
       expect(settleOf(record.key, approved, envelope, completion, "call_x")).toEqual([
-        { kind: "key_settle", key: record.key, state: "in_doubt", envelope: null, now: NOW + 5 },
+        { kind: "key_settle", key: record.key, state: "in_doubt", envelope, now: NOW + 5 },
         { kind: "trace_close", call_id: "call_x", completion },
       ]);
     });
@@ -1456,10 +1458,11 @@ describe("a spend expires the pending approvals that needed it, in the same writ
     const admitted = admitCall(viewOf(runMeta()), call);
     const later = runMeta({ counters: { calls_used: 3, writes_used: 1, destructive_used: 0 } });
     const envelope = success(context(later, call.call_id, "lookup_order", null, later.counters, NOW), {});
-    const writes = settleSend({
+    const { writes } = settleSend({
       run: later,
       call_id: call.call_id,
       key: null,
+      record: null,
       approval: null,
       pending: [],
       admission: admitted.writes,
@@ -1796,10 +1799,11 @@ function runEvent(model: Model, event: Event): void {
       if (!picked) return;
       const [key, callId] = picked;
       const envelope = upstreamEnvelope(model.run, callId, key, event.outcome);
-      const writes = settleSend({
+      const { writes } = settleSend({
         run: model.run,
         call_id: callId,
         key,
+        record: model.keys.get(key) ?? null,
         approval: approvalByKey(model, key),
         pending: pendingOf(model),
         admission: null,
