@@ -351,8 +351,12 @@ export class RunLedger extends DurableObject<Env> {
     return committed;
   }
 
+  /**
+   * The run's own events (its end, the alarm) and a joined call's copy: their delivery is waited
+   * for, so a run's end is in the operators' list when the answer arrives.
+   */
   async #commit(writes: () => Write[]): Promise<void> {
-    await this.#publish(this.#commitStep(() => ({ writes: writes() })).changed);
+    await this.#publish(this.#commitStep(() => ({ writes: writes() })).changed, true);
   }
 
   /** The run this object serves; every event but `open` and the alarm runs on a loaded one. */
