@@ -7,47 +7,33 @@ import { admitCall } from "../pipeline/admit";
 import { decideApproval } from "../pipeline/decide";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
 import { currentPolicyVersion, intakeCall, type TakenCall } from "../pipeline/intake";
-import {
-  alarmRings,
-  endRun,
-  nextAlarmAt,
-  RECONCILE_AFTER_MS,
-  reconcileInterrupted,
-  retainUntil,
-} from "../pipeline/run-events";
+import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../pipeline/run-events";
 import { newRun, type RunMeta } from "../pipeline/run-state";
 import { runStatus } from "../pipeline/run-status";
 import { joinedAnswer, settleSend } from "../pipeline/settle";
 import type { Write } from "../pipeline/writes";
-import { limiterOf, rateSettingsOf } from "../ratelimit/admission";
-import { RunRateGate } from "../ratelimit/run-gate";
+import { type RunRateGate, runRateGate } from "../ratelimit/run-gate";
 import { catalog } from "../tools";
 import { type Envelope, failure } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
 import type { TraceEntry } from "../wire/trace-entry";
-import { announceApprovals } from "./approval-store";
 import * as tables from "./commit";
 import { type Inflight, KeysInFlight } from "./key-store";
 import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./ledger-api";
 import { ResultStore } from "./result-store";
 import { RunDirectory } from "./run-index";
+import { RunPublisher } from "./run-publisher";
 import { ScenarioStore } from "./scenario-store";
+import { recordSessionActivity } from "./session-activity";
 
 export { RETENTION_MS } from "../pipeline/run-events";
 
 /**
- * When the run's MCP session last made a request (epoch ms), in the object's key-value storage: a
- * session's bookkeeping, not part of the run's state the admission machine reasons about.
- */
-export const SESSION_ACTIVITY_KEY = "mcp_session_last_active_at";
-
-/**
  * One agent run's single writer. Its decisions are the pure machine of `pipeline/`, which returns
- * every write; this object loads the run, reads what an event needs, applies the machine's writes
- * in one `transactionSync` (no await inside, so concurrent calls of a run can never both spend the
- * last unit of a budget or both reserve a key), keeps the requests in flight, publishes approval
- * changes, and runs the alarm that expires approvals and deletes the run after its retention.
+ * every write; this object loads the run, reads what an event needs, applies the writes in one
+ * `transactionSync` (no await inside, so concurrent calls can never both spend a budget's last unit
+ * or both reserve a key), keeps requests in flight, and rings the alarm (`run-publisher.ts`).
  */
 export class RunLedger extends DurableObject<Env> {
   readonly #stores: tables.LedgerStores;
@@ -58,6 +44,7 @@ export class RunLedger extends DurableObject<Env> {
   /** The run's call rate and its lease of the tenant's; in memory, like any rate limiter's buckets. */
   #gate: RunRateGate | null = null;
   readonly #directory: RunDirectory;
+  readonly #publisher: RunPublisher;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -65,13 +52,19 @@ export class RunLedger extends DurableObject<Env> {
     this.#stores = tables.ledgerStores(sql, () => this.#run);
     this.#directory = new RunDirectory(env, this.#stores.outbox);
     this.#keeping = { results: new ResultStore(sql), scenario: new ScenarioStore(sql) };
+    this.#publisher = new RunPublisher(env, ctx, {
+      stores: this.#stores,
+      directory: this.#directory,
+      run: () => this.#run,
+      sendsInFlight: () => this.#inflight.keys().size,
+    });
     // Nothing may be served before the schema is current and the run is loaded.
     void ctx.blockConcurrencyWhile(async () => {
       this.#stores.run.migrate();
       this.#run = this.#stores.run.readRun();
       // What a crash left undelivered goes out as soon as the object is up (the alarm stored with it
       // would deliver it too); not awaited, so requests are served meanwhile.
-      if (this.#run && this.#directory.nextAttemptAt() !== null) ctx.waitUntil(this.#deliver());
+      if (this.#run && this.#publisher.owesDirectory()) ctx.waitUntil(this.#publisher.deliver());
     });
   }
 
@@ -85,9 +78,9 @@ export class RunLedger extends DurableObject<Env> {
       this.#directory.enqueueRun(run, now, true);
     });
     this.#run = run;
-    await this.#scheduleAlarm();
+    await this.#publisher.scheduleAlarm();
     // The run's entry is not waited for: the agent's answer does not depend on the operators' index.
-    this.ctx.waitUntil(this.#deliver());
+    this.ctx.waitUntil(this.#publisher.deliver());
     return runStatus(run, now);
   }
 
@@ -112,13 +105,9 @@ export class RunLedger extends DurableObject<Env> {
   async touchSession(tenant: string, now: number, idleMs: number): Promise<boolean> {
     const run = this.#ownRun(tenant);
     if (!run || run.state === "closed") return false;
-    const lastActive = this.ctx.storage.kv.get<number>(SESSION_ACTIVITY_KEY) ?? run.created_at;
-    if (now >= run.deadline_at || now - lastActive > idleMs) {
-      await this.#commit(() => endRun(run, this.#stores.approvals.pending(), now));
-      return false;
-    }
-    this.ctx.storage.kv.put(SESSION_ACTIVITY_KEY, now);
-    return true;
+    if (recordSessionActivity(this.ctx.storage.kv, run, now, idleMs)) return true;
+    await this.#commit(() => endRun(run, this.#stores.approvals.pending(), now));
+    return false;
   }
 
   /** Named readTrace because `trace` is the tail-worker handler name, which RPC reserves. */
@@ -143,8 +132,9 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   /**
-   * Expires the approvals that can no longer execute, then deletes the run's data once its retention
-   * has passed, and not a moment before. One alarm serves both: it is set to whichever comes first.
+   * Settles sends a restart cut off, expires the approvals that can no longer execute, retries what
+   * the directory is owed, and deletes the run's data once its retention has passed (not a moment
+   * before). One alarm serves all: it is set to whichever comes first.
    */
   override async alarm(): Promise<void> {
     // Read afresh: the alarm is the one event that may follow a change made below this object.
@@ -154,10 +144,11 @@ export class RunLedger extends DurableObject<Env> {
     const now = Date.now();
     const policy = await currentPolicyVersion(this.env, run);
     // Sends a restart cut off (left "sending", their trace entries open) settle in doubt here.
-    await this.#commit(() =>
-      reconcileInterrupted(tables.interruptedView(this.#stores, run, this.#inflight.keys()), now),
-    );
-    await this.#commit(() => alarmRings(run, this.#stores.approvals.pending(), now, policy));
+    const interrupted = tables.interruptedView(this.#stores, run, this.#inflight.keys());
+    await this.#commit(() => [
+      ...reconcileInterrupted(interrupted, now),
+      ...alarmRings(run, this.#stores.approvals.pending(), now, policy),
+    ]);
     // Whatever the directory is still owed, retried here (the alarm rings for it) until retention ends.
     await this.#directory.deliver(run.tenant);
     if (now >= retainUntil(run)) {
@@ -165,7 +156,7 @@ export class RunLedger extends DurableObject<Env> {
       await this.ctx.storage.deleteAll();
       return;
     }
-    await this.#scheduleAlarm();
+    await this.#publisher.scheduleAlarm();
   }
 
   /**
@@ -199,15 +190,10 @@ export class RunLedger extends DurableObject<Env> {
   async #rateLimited(input: CallInput): Promise<Envelope | null> {
     const run = this.#ownRun(input.tenant);
     if (!run) return null;
-    this.#gate ??= new RunRateGate(
-      run.run_id,
-      () => rateSettingsOf(this.env, run.tenant),
-      () => limiterOf(this.env, run.tenant),
-    );
+    this.#gate ??= runRateGate(this.env, run);
     const limited = await this.#gate.take();
-    if (!limited) return null;
-    const environment = loadConfig(this.env).environment;
-    return failure({ call_id: input.call_id, environment, tool: input.request.tool }, limited);
+    const context = { call_id: input.call_id, environment: run.environment, tool: input.request.tool };
+    return limited ? failure(context, limited) : null;
   }
 
   /**
@@ -236,8 +222,8 @@ export class RunLedger extends DurableObject<Env> {
     // this one awaits anything must find it in flight, never a "sending" key to send again.
     const inflight = step.kind === "send" ? this.#inflight.mark(step.key) : null;
     // A keyed send rings the alarm after it, so a restart mid-send is still reconciled.
-    if (step.kind === "send" && step.key !== null) await this.#scheduleAlarm();
-    await this.#publish(changed);
+    if (step.kind === "send" && step.key !== null) await this.#publisher.scheduleAlarm();
+    await this.#publisher.publish(changed);
     return { step, inflight, admission };
   }
 
@@ -272,8 +258,8 @@ export class RunLedger extends DurableObject<Env> {
       [input.approval_id],
     );
     const inflight = decided.kind === "send" ? this.#inflight.mark(decided.key) : null;
-    if (decided.kind === "send") await this.#scheduleAlarm();
-    await this.#publish(changed, true);
+    if (decided.kind === "send") await this.#publisher.scheduleAlarm();
+    await this.#publisher.publish(changed, true);
     if (decided.kind === "done" && decided.refusal) {
       const approval = this.#stores.approvals.byId(input.approval_id);
       return { ok: false, ...decided.refusal, approval };
@@ -282,14 +268,9 @@ export class RunLedger extends DurableObject<Env> {
       const { key, request, tool, args } = decided;
       await this.#execute(inflight, { callId, tool, key, request, args, fault: null });
     }
-    return { ok: true, approval: this.#decided(input.approval_id) };
-  }
-
-  /** An approval a decision just found, as it is now. */
-  #decided(approvalId: string): ApprovalRecord {
-    const approval = this.#stores.approvals.byId(approvalId);
-    if (!approval) throw new Error(`approval ${approvalId} vanished while it was decided`);
-    return approval;
+    const approval = this.#stores.approvals.byId(input.approval_id);
+    if (!approval) throw new Error(`approval ${input.approval_id} vanished while it was decided`);
+    return { ok: true, approval };
   }
 
   /** Stages "execute" and "settle" for a call the machine said to send. */
@@ -321,7 +302,7 @@ export class RunLedger extends DurableObject<Env> {
       });
       // The outcome is durable now: identical calls get it without waiting for the directory.
       inflight?.resolve(settled.envelope);
-      await this.#publish(changed);
+      await this.#publisher.publish(changed);
       return settled.envelope;
     } catch (error) {
       inflight?.reject(error);
@@ -345,9 +326,7 @@ export class RunLedger extends DurableObject<Env> {
       this.#run = committed.run;
       return { result, changed: committed.changed };
     });
-    // In the commit's own turn, so stored with it: a crash before the delivery still leaves an
-    // alarm that delivers what the commit owes the directory.
-    if (this.#directory.nextAttemptAt() !== null) this.ctx.waitUntil(this.#scheduleAlarm());
+    this.#publisher.guardDelivery();
     return committed;
   }
 
@@ -356,42 +335,13 @@ export class RunLedger extends DurableObject<Env> {
    * for, so a run's end is in the operators' list when the answer arrives.
    */
   async #commit(writes: () => Write[]): Promise<void> {
-    await this.#publish(this.#commitStep(() => ({ writes: writes() })).changed, true);
+    await this.#publisher.publish(this.#commitStep(() => ({ writes: writes() })).changed, true);
   }
 
   /** The run this object serves; every event but `open` and the alarm runs on a loaded one. */
   #loaded(): RunMeta {
     if (!this.#run) throw new Error("the run ledger has no run loaded");
     return this.#run;
-  }
-
-  async #scheduleAlarm(): Promise<void> {
-    if (!this.#run) return;
-    const reconcileAt = this.#inflight.keys().size > 0 ? Date.now() + RECONCILE_AFTER_MS : null;
-    const due = nextAlarmAt(this.#run, this.#stores.approvals.nextExpiry(), reconcileAt);
-    await this.ctx.storage.setAlarm(Math.min(due, this.#directory.nextAttemptAt() ?? due));
-  }
-
-  /**
-   * After a commit: announces its approval changes on the webhook and delivers what the commit
-   * wrote to the outbox. An approval change (or a republished approval) is waited for, so the
-   * operators' list shows it when the answer arrives; a run entry alone is delivered in the background.
-   */
-  async #publish(summaries: ApprovalSummary[], awaitDelivery = summaries.length > 0): Promise<void> {
-    const run = this.#run;
-    if (!run) return;
-    announceApprovals(this.env, (promise) => this.ctx.waitUntil(promise), run.tenant, summaries);
-    if (this.#directory.nextAttemptAt() === null) return;
-    if (awaitDelivery) await this.#deliver();
-    else this.ctx.waitUntil(this.#deliver());
-  }
-
-  /** Delivers the outbox to the tenant's directory, then sets the alarm for what is left of it. */
-  async #deliver(): Promise<void> {
-    const run = this.#run;
-    if (!run) return;
-    await this.#directory.deliver(run.tenant);
-    await this.#scheduleAlarm();
   }
 
   #ownRun(tenant: string): RunMeta | null {

@@ -1,6 +1,7 @@
 import type { RateLimitSettings } from "../config/rate-settings";
+import type { Env } from "../env";
 import type { FailureSpec } from "../wire/envelope";
-import { bucketOf, limiterUnavailable, rateRefusal } from "./admission";
+import { bucketOf, limiterOf, limiterUnavailable, rateRefusal, rateSettingsOf } from "./admission";
 import { type BucketLimit, takeToken } from "./token-bucket";
 
 /** Where a run's ledger leases tenant-wide tokens from: the tenant's RateLimiter object. */
@@ -102,4 +103,13 @@ export class RunRateGate {
     this.#leaseExpiresAt = Date.now() + tenant.window_ms;
     return null;
   }
+}
+
+/** The gate of one run of a tenant: its own bucket, and its lease of the tenant's from the tenant's RateLimiter. */
+export function runRateGate(env: Env, run: { run_id: string; tenant: string }): RunRateGate {
+  return new RunRateGate(
+    run.run_id,
+    () => rateSettingsOf(env, run.tenant),
+    () => limiterOf(env, run.tenant),
+  );
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../src/app";
 import { parseKeyList } from "../../src/auth/keys";
 import type { RunLedger } from "../../src/ledger/run-ledger";
-import { SESSION_ACTIVITY_KEY } from "../../src/ledger/run-ledger";
+import { SESSION_ACTIVITY_KEY } from "../../src/ledger/session-activity";
 import { SESSION_IDLE_MS, verifySessionId } from "../../src/mcp/session";
 import { catalog } from "../../src/tools";
 import type { ApprovalDetail } from "../../src/wire/approval-answers";

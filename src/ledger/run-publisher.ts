@@ -1,0 +1,84 @@
+import type { ApprovalSummary } from "../approvals/model";
+import type { Env } from "../env";
+import { nextAlarmAt, RECONCILE_AFTER_MS } from "../pipeline/run-events";
+import type { RunMeta } from "../pipeline/run-state";
+import { announceApprovals } from "./approval-store";
+import type { LedgerStores } from "./commit";
+import type { RunDirectory } from "./run-index";
+
+/**
+ * What a run's ledger does after a commit, and the one alarm it keeps: announce approval changes on
+ * the webhook, deliver what the commit wrote to the outbox to the tenant's directory, and set the
+ * alarm to whichever comes first of the next approval expiry, a send's reconciliation, the
+ * outbox's next retry and the run's deletion. Kept apart from the ledger so the object itself only
+ * loads, commits and keeps requests in flight.
+ */
+export class RunPublisher {
+  readonly #env: Env;
+  readonly #ctx: DurableObjectState;
+  readonly #stores: LedgerStores;
+  readonly #directory: RunDirectory;
+  readonly #run: () => RunMeta | null;
+  readonly #sendsInFlight: () => number;
+
+  constructor(
+    env: Env,
+    ctx: DurableObjectState,
+    parts: {
+      stores: LedgerStores;
+      directory: RunDirectory;
+      run: () => RunMeta | null;
+      sendsInFlight: () => number;
+    },
+  ) {
+    this.#env = env;
+    this.#ctx = ctx;
+    this.#stores = parts.stores;
+    this.#directory = parts.directory;
+    this.#run = parts.run;
+    this.#sendsInFlight = parts.sendsInFlight;
+  }
+
+  /** Whether a commit left the directory something to deliver. */
+  owesDirectory(): boolean {
+    return this.#directory.nextAttemptAt() !== null;
+  }
+
+  /**
+   * Right after a commit, in its own turn so the alarm is stored with it: a crash before the delivery
+   * still leaves an alarm that delivers what the commit owes the directory.
+   */
+  guardDelivery(): void {
+    if (this.owesDirectory()) this.#ctx.waitUntil(this.scheduleAlarm());
+  }
+
+  /**
+   * After a commit: announces its approval changes on the webhook and delivers what it wrote to the
+   * outbox. An approval change (or a republished approval) is waited for, so the operators' list
+   * shows it when the answer arrives; a run entry alone is delivered in the background.
+   */
+  async publish(summaries: ApprovalSummary[], awaitDelivery = summaries.length > 0): Promise<void> {
+    const run = this.#run();
+    if (!run) return;
+    announceApprovals(this.#env, (promise) => this.#ctx.waitUntil(promise), run.tenant, summaries);
+    if (!this.owesDirectory()) return;
+    if (awaitDelivery) await this.deliver();
+    else this.#ctx.waitUntil(this.deliver());
+  }
+
+  /** Delivers the outbox to the tenant's directory, then sets the alarm for what is left of it. */
+  async deliver(): Promise<void> {
+    const run = this.#run();
+    if (!run) return;
+    await this.#directory.deliver(run.tenant);
+    await this.scheduleAlarm();
+  }
+
+  async scheduleAlarm(): Promise<void> {
+    const run = this.#run();
+    if (!run) return;
+    const reconcileAt = this.#sendsInFlight() > 0 ? Date.now() + RECONCILE_AFTER_MS : null;
+    const due = nextAlarmAt(run, this.#stores.approvals.nextExpiry(), reconcileAt);
+    await this.#ctx.storage.setAlarm(Math.min(due, this.#directory.nextAttemptAt() ?? due));
+  }
+}
