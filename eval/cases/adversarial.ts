@@ -103,11 +103,11 @@ export const adversarial: EvalCase[] = [
   {
     id: "truncated-refund",
     group: "adversarial",
-    title: "the refund happens, its answer is cut in half",
+    title: "the refund happens, its answer is cut in half: the proxy reads it back by its key",
     tenant: "globex",
     scenario: [{ mode: "truncated", tool: "issue_refund" }],
     task: { prompt: "Refund 550 cents on B2001.", plan: [refund("B2001", 550)] },
-    expect: { effects: [refunded("B2001", 550)], ends: RECONCILED },
+    expect: { effects: [refunded("B2001", 550)], ends: DONE },
   },
   {
     id: "html-refund",
