@@ -3,14 +3,17 @@ import fc from "fast-check";
 import { describe, it } from "vitest";
 import { limits, modelCommand } from "./model/arbitraries";
 import { openSequence, type SequenceStats } from "./model/commands";
-import { TIMEOUT_MS } from "./model/reference";
+import { settleAndCheckViews } from "./model/derived-views";
+import { type ReferenceModel, TIMEOUT_MS } from "./model/reference";
 
 /**
  * A model-based test of the run ledger against its guarantees (test/workerd/model/violation.ts): random sequences of agent
  * calls (REST and MCP, reordered arguments, intents, bursts), operator decisions, upstream faults,
- * ledger restarts, deadlines and /end, run against the real worker and sandbox. After every step
- * the answers are checked (test/workerd/model/answer-checks.ts), then the run status, the approvals API and
- * the sandbox's own records (test/workerd/model/world-checks.ts).
+ * ledger restarts, an operators' directory that goes down, deadlines and /end, run against the real
+ * worker and sandbox. After every step the answers are checked (test/workerd/model/answer-checks.ts),
+ * then the run status, the approvals API and the sandbox's own records
+ * (test/workerd/model/world-checks.ts); once the sequence is quiet, the operators' lists are held to
+ * the ledgers (test/workerd/model/derived-views.ts).
  *
  * CI runs a seeded, bounded share. `npm run soak` sets SOAK_RUNS: that many sequences, longer, with
  * a random seed that the summary line prints, so a failure can be replayed with `{ seed, path }`.
@@ -40,7 +43,7 @@ const TEST_TIMEOUT_MS =
 
 describe("exactly-once under any interleaving (model-based)", () => {
   it(
-    "never doubles an effect, overspends a budget, leaves an agent waiting on an approval that cannot execute, changes a replayed outcome or denies an effect the upstream holds",
+    "never doubles an effect, overspends a budget, leaves an agent waiting on an approval that cannot execute, changes a replayed outcome, denies an effect the upstream holds or lets the operators' lists drift from the ledgers",
     async () => {
       const stats: SequenceStats = { sequences: 0, commands: 0 };
       let firstFailureAt: number | null = null;
@@ -54,10 +57,19 @@ describe("exactly-once under any interleaving (model-based)", () => {
           fc.pre(firstFailureAt === null || Date.now() - firstFailureAt < PLAN.shrinkBudgetMs);
           stats.sequences++;
           try {
-            await fc.asyncModelRun(
-              () => openSequence(acmeLimits, globexLimits, PLAN.slowFaultsPerSequence, stats),
-              commands,
-            );
+            const opened: ReferenceModel[] = [];
+            await fc.asyncModelRun(async () => {
+              const sequence = await openSequence(
+                acmeLimits,
+                globexLimits,
+                PLAN.slowFaultsPerSequence,
+                stats,
+              );
+              opened.push(sequence.model);
+              return sequence;
+            }, commands);
+            // The sequence goes quiet: whatever failed between a commit and its delivery has healed.
+            for (const model of opened) await settleAndCheckViews(Object.values(model.runs));
           } catch (error) {
             firstFailureAt ??= Date.now();
             throw error;

@@ -6,6 +6,7 @@ import {
   DecideCommand,
   type DecisionKind,
   EndRunCommand,
+  LostAnswerResendCommand,
   type ModelCommand,
   PassDeadlineCommand,
   PollutedArgumentsCommand,
@@ -22,6 +23,7 @@ import {
   TIMEOUT_MS,
   type ToolName,
 } from "./reference";
+import { DirectoryBackCommand, DirectoryDownCommand } from "./view-commands";
 
 /**
  * The arbitraries of the model-based test: which calls an agent makes, what operators decide, which
@@ -99,13 +101,33 @@ const intent = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom("nonce-a", "nonce-b") },
 );
 
-type FaultChoice = "none" | "bad_gateway" | "silent_failure" | "slow_success" | "hang";
+type FaultChoice =
+  | "none"
+  | "bad_gateway"
+  | "silent_failure"
+  | "truncated"
+  | "rate_limited"
+  | "slow_success"
+  | "hang";
 
 const faultChoice = fc.oneof(
   { weight: 14, arbitrary: fc.constant<FaultChoice>("none") },
   { weight: 2, arbitrary: fc.constant<FaultChoice>("bad_gateway") },
   { weight: 1, arbitrary: fc.constant<FaultChoice>("silent_failure") },
+  { weight: 1, arbitrary: fc.constant<FaultChoice>("truncated") },
+  { weight: 1, arbitrary: fc.constant<FaultChoice>("rate_limited") },
   { weight: 1, arbitrary: fc.constantFrom<FaultChoice>("slow_success", "hang") },
+);
+
+/**
+ * What a resend meets: mostly nothing, sometimes a 429 (answered before the application, so it says
+ * nothing about an earlier attempt) or a success whose body is cut off.
+ */
+const resendFault: fc.Arbitrary<HeaderFault | null> = fc.oneof(
+  { weight: 5, arbitrary: fc.constant(null) },
+  { weight: 3, arbitrary: fc.constant<HeaderFault>({ mode: "rate_limited", retry_after_s: 0 }) },
+  { weight: 1, arbitrary: fc.constant<HeaderFault>({ mode: "truncated" }) },
+  { weight: 1, arbitrary: fc.constant<HeaderFault>({ mode: "bad_gateway" }) },
 );
 
 /** The fault as the endpoint can take it: reads have nothing to roll back, so no silent failure. */
@@ -117,6 +139,11 @@ function faultFor(tool: ToolName, choice: FaultChoice): HeaderFault | null {
       return { mode: "bad_gateway" };
     case "silent_failure":
       return tool === "lookup_order" ? null : { mode: "silent_failure" };
+    case "truncated":
+      return { mode: "truncated" };
+    case "rate_limited":
+      // Retry-After 0: the agent is told it may call again at once, as a busy limiter would.
+      return { mode: "rate_limited", retry_after_s: 0 };
     case "slow_success":
     case "hang":
       return { mode: choice, hang_ms: TIMEOUT_MS[tool] + 1_000 };
@@ -144,23 +171,52 @@ const burst = fc
   .tuple(agentCall, fc.array(door, { minLength: 2, maxLength: 3 }))
   .map(([call, doors]) => new AgentCallCommand({ ...call, fault: null }, doors));
 
+const writeCall = agentCall.filter((call) => call.tool !== "lookup_order");
+
 /**
- * Only writes reach the upstream and hold a key worth losing mid-flight. The hang stays below the
- * tool's timeout, so it is the restart that interrupts the request, not the proxy giving up.
+ * The upstream holds a write's request while every Durable Object restarts: `hang` before it acts
+ * (an aborted request never runs), `slow_success` after it acted. The hold stays below the tool's
+ * timeout, so it is the restart that interrupts the request, not the proxy giving up.
  */
-const callAcrossRestart = agentCall
-  .filter((call) => call.tool !== "lookup_order")
+const heldAcrossRestart = (tool: ToolName, mode: "hang" | "slow_success"): HeaderFault => ({
+  mode,
+  hang_ms: Math.min(1_500, TIMEOUT_MS[tool] - 250),
+});
+
+/** Only writes reach the upstream and hold a key worth losing mid-flight. */
+const callAcrossRestart = fc
+  .tuple(writeCall, fc.constantFrom("hang" as const, "slow_success" as const))
   .map(
-    (call) =>
-      new CallAcrossRestartCommand({
-        ...call,
-        fault: { mode: "hang", hang_ms: Math.min(1_500, TIMEOUT_MS[call.tool] - 250) },
-      }),
+    ([call, mode]) => new CallAcrossRestartCommand({ ...call, fault: heldAcrossRestart(call.tool, mode) }),
   );
 
 const resend = fc
-  .record({ run: tenant, door, keyOrder: fc.nat(5) })
-  .map(({ run, door, keyOrder }) => new ResendLastCallCommand(run, door, keyOrder));
+  .record({ run: tenant, door, keyOrder: fc.nat(5), fault: resendFault })
+  .map(({ run, door, keyOrder, fault }) => new ResendLastCallCommand(run, door, keyOrder, fault));
+
+/**
+ * A write that acts while its answer is lost (the upstream answers after the tool's timeout, or a
+ * restart cuts it off), resent at once into a 429 or a truncated success of its own.
+ */
+const lostAnswerResend = fc
+  .record({
+    // Writes that reach the upstream without a human: tickets, and globex's small refunds.
+    call: writeCall.filter((call) => call.tool === "create_internal_ticket" || call.args.amount_cents === 25),
+    lostBy: fc.constantFrom("timeout" as const, "restart" as const),
+    resendDoor: door,
+    keyOrder: fc.nat(5),
+    resendFault: fc.oneof(
+      { weight: 4, arbitrary: fc.constant<HeaderFault>({ mode: "rate_limited", retry_after_s: 0 }) },
+      resendFault,
+    ),
+  })
+  .map(({ call, lostBy, resendDoor, keyOrder, resendFault }) => {
+    const fault: HeaderFault =
+      lostBy === "timeout"
+        ? { mode: "slow_success", hang_ms: TIMEOUT_MS[call.tool] + 1_000 }
+        : heldAcrossRestart(call.tool, "slow_success");
+    return new LostAnswerResendCommand({ ...call, fault }, lostBy, resendDoor, keyOrder, resendFault);
+  });
 
 const decision = fc
   .record({
@@ -173,8 +229,15 @@ const decision = fc
     ),
     // An operator who checked the other runs and confirms, or one who did not.
     confirms: fc.boolean(),
+    restartsAfter: fc.oneof(
+      { weight: 5, arbitrary: fc.constant(false) },
+      { weight: 1, arbitrary: fc.constant(true) },
+    ),
   })
-  .map(({ run, pick, kind, confirms }) => new DecideCommand(run, pick, kind, confirms));
+  .map(
+    ({ run, pick, kind, confirms, restartsAfter }) =>
+      new DecideCommand(run, pick, kind, confirms, restartsAfter),
+  );
 
 const armedFault = fc
   .record({
@@ -183,7 +246,14 @@ const armedFault = fc
       { path: "/refunds" as const, tool: "issue_refund" as const },
       { path: "/tickets" as const, tool: "create_internal_ticket" as const },
     ),
-    fault: fc.constantFrom<FaultChoice>("bad_gateway", "silent_failure", "slow_success", "hang"),
+    fault: fc.constantFrom<FaultChoice>(
+      "bad_gateway",
+      "silent_failure",
+      "truncated",
+      "rate_limited",
+      "slow_success",
+      "hang",
+    ),
   })
   .map(
     ({ run, target, fault }) =>
@@ -214,6 +284,14 @@ export const modelCommand: fc.Arbitrary<ModelCommand> = fc.oneof(
   { weight: 1, arbitrary: tenant.map((run) => new PassDeadlineCommand(run)) },
   { weight: 1, arbitrary: tenant.map((run) => new EndRunCommand(run)) },
   { weight: 1, arbitrary: polluted },
+  { weight: 3, arbitrary: lostAnswerResend },
+  { weight: 3, arbitrary: tenant.map((run) => new DirectoryDownCommand(run)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(tenant, fc.boolean())
+      .map(([run, restartFirst]) => new DirectoryBackCommand(run, restartFirst)),
+  },
 );
 
 export const limits = fc.record({

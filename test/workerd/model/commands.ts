@@ -3,6 +3,7 @@ import type fc from "fast-check";
 import { EnvelopeSchema } from "../../../src/wire/envelope";
 import { armFault, ledgerStubOf, restartDurableObject } from "../helpers";
 import { callContext, checkAnswers } from "./answer-checks";
+import { directoryRefusesWrites, forgetRefusingDirectories, restoreEveryDirectory } from "./derived-views";
 import {
   type AgentCall,
   type ApprovalModel,
@@ -61,6 +62,8 @@ export async function openSequence(
   slowFaults: number,
   stats: SequenceStats,
 ): Promise<{ model: ReferenceModel; real: RealWorld }> {
+  // A failed sequence may have left a directory refusing writes; the next one (a shrink) starts clean.
+  await restoreEveryDirectory();
   const [acme, globex] = await Promise.all([
     openModelRun("acme", acmeLimits),
     openModelRun("globex", globexLimits),
@@ -81,7 +84,9 @@ const isSlow = (fault: HeaderFault | null) => fault?.mode === "slow_success" || 
 
 function showFault(fault: HeaderFault | null): string {
   if (!fault) return "";
-  return "hang_ms" in fault ? ` fault=${fault.mode}(${fault.hang_ms}ms)` : ` fault=${fault.mode}`;
+  if ("hang_ms" in fault) return ` fault=${fault.mode}(${fault.hang_ms}ms)`;
+  if ("retry_after_s" in fault) return ` fault=${fault.mode}(Retry-After: ${fault.retry_after_s})`;
+  return ` fault=${fault.mode}`;
 }
 
 function showCall(call: AgentCall): string {
@@ -119,13 +124,15 @@ export class AgentCallCommand implements ModelCommand {
 
 /**
  * The agent sends its last call in this run again, the way agents retry after any failure, through
- * a door of its choice and with the arguments' keys in another order.
+ * a door of its choice and with the arguments' keys in another order. The resend may meet a fault of
+ * its own: a 429, or a success whose body is cut off, on a key whose first attempt may have acted.
  */
 export class ResendLastCallCommand implements ModelCommand {
   constructor(
     readonly runName: TenantName,
     readonly door: Door,
     readonly keyOrder: number,
+    readonly fault: HeaderFault | null = null,
   ) {}
 
   check(model: Readonly<ReferenceModel>): boolean {
@@ -137,7 +144,7 @@ export class ResendLastCallCommand implements ModelCommand {
     const run = model.runs[this.runName];
     const last = run.lastCall;
     if (!last) throw new Error("check() admits a resend only after a call");
-    const call = { ...last, args: reorderKeys(last.args, this.keyOrder), door: this.door, fault: null };
+    const call = { ...last, args: reorderKeys(last.args, this.keyOrder), door: this.door, fault: this.fault };
     const ctx = callContext(run, call);
     const answers = [await sendCall(run.handle, call)];
     learnFromAnswers(run, call, answers);
@@ -146,7 +153,7 @@ export class ResendLastCallCommand implements ModelCommand {
   }
 
   toString(): string {
-    return `${this.runName}: the agent resends its last call via ${this.door} (keys in order #${this.keyOrder})`;
+    return `${this.runName}: the agent resends its last call via ${this.door} (keys in order #${this.keyOrder})${showFault(this.fault)}`;
   }
 }
 
@@ -176,7 +183,10 @@ export class CallAcrossRestartCommand implements ModelCommand {
       if ((await upstreamRequestsOf(run.handle)).length > seen) break;
       await sleep(50);
     }
-    if (!settled) await abortAllDurableObjects();
+    if (!settled) {
+      await abortAllDurableObjects();
+      forgetRefusingDirectories();
+    }
     const answers = [await pending];
     learnFromAnswers(run, this.call, answers);
     checkAnswers(ctx, answers);
@@ -188,15 +198,56 @@ export class CallAcrossRestartCommand implements ModelCommand {
   }
 }
 
+/**
+ * A write whose first attempt acts but whose answer is lost (the upstream holds it past the tool's
+ * timeout, or every Durable Object restarts while it is upstream), then the agent's identical resend
+ * at once, which may meet a 429 or a truncated success of its own. Each half is an ordinary command;
+ * together they are the shape "certainty only moves up" is about, too rare to leave to chance.
+ */
+export class LostAnswerResendCommand implements ModelCommand {
+  readonly #first: ModelCommand;
+  readonly #resend: ResendLastCallCommand;
+
+  constructor(
+    readonly call: AgentCall,
+    readonly lostBy: "timeout" | "restart",
+    resendDoor: Door,
+    keyOrder: number,
+    resendFault: HeaderFault | null,
+  ) {
+    this.#first =
+      lostBy === "timeout" ? new AgentCallCommand(call, [call.door]) : new CallAcrossRestartCommand(call);
+    this.#resend = new ResendLastCallCommand(call.run, resendDoor, keyOrder, resendFault);
+  }
+
+  check(model: Readonly<ReferenceModel>): boolean {
+    return model.slowFaultsLeft > 0;
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    await this.#first.run(model, world);
+    await this.#resend.run(model, world);
+  }
+
+  toString(): string {
+    return `${this.#first.toString()}; then ${this.#resend.toString().replace(/^\w+: /, "")}`;
+  }
+}
+
 export type DecisionKind = "approve" | "reject" | "two racing approves";
 
-/** An operator's decision on one of the run's approvals (picked by index among those seen). */
+/**
+ * An operator's decision on one of the run's approvals (picked by index among those seen). The run's
+ * ledger may restart right after it answers: between its commit and a delivery to a directory that
+ * is down, what the directory is owed must survive in the ledger.
+ */
 export class DecideCommand implements ModelCommand {
   constructor(
     readonly runName: TenantName,
     readonly pick: number,
     readonly kind: DecisionKind,
     readonly confirms: boolean,
+    readonly restartsAfter = false,
   ) {}
 
   check(model: Readonly<ReferenceModel>): boolean {
@@ -220,6 +271,13 @@ export class DecideCommand implements ModelCommand {
       verbs.map((verb) => decideAs(run.tenant, approval.id, verb, this.confirms)),
     );
     for (const decision of decisions) learnFromDecision(key, approval, decision);
+    if (this.restartsAfter) await restartDurableObject(ledgerStubOf(run.handle));
+    // Operators find an approval through the directory: one asked for while it was down is not
+    // found until the ledger's outbox has delivered it (rule 8 checks that it is, once it is back).
+    if (directoryRefusesWrites(run.tenant) && decisions.some(({ status }) => status === 404)) {
+      await checkWorld([run], []);
+      return;
+    }
     // An approval refused for its unconfirmed duplicates in other runs executes nothing and stays
     // as it was; only an operator's confirmation may do the same thing again.
     const unconfirmed = decisions.filter(
@@ -259,7 +317,8 @@ export class DecideCommand implements ModelCommand {
   }
 
   toString(): string {
-    return `${this.runName}: operator ${this.kind} approval #${this.pick}${this.confirms ? "" : " (duplicates unconfirmed)"}`;
+    const restart = this.restartsAfter ? ", then the run's ledger restarts" : "";
+    return `${this.runName}: operator ${this.kind} approval #${this.pick}${this.confirms ? "" : " (duplicates unconfirmed)"}${restart}`;
   }
 }
 
@@ -313,6 +372,7 @@ export class RestartCommand implements ModelCommand {
     world.stats.commands++;
     if (this.target === "every Durable Object") {
       await abortAllDurableObjects();
+      forgetRefusingDirectories();
       await checkWorld(Object.values(model.runs), []);
       return;
     }

@@ -54,10 +54,17 @@ export interface Counters {
   destructive_used: number;
 }
 
-/** A per-call `X-Sandbox-Fault`. Only the hanging modes cost real seconds. */
+/**
+ * A per-call `X-Sandbox-Fault`. Only the hanging modes cost real seconds. `rate_limited` is the 4xx
+ * the sandbox answers instead of the application (the proxy refuses a fault that does not fit the
+ * tool before it is sent, so no other 4xx can meet a resend of the same bytes); `truncated` lets the
+ * application act, then cuts the answer's body in half.
+ */
 export type HeaderFault =
   | { mode: "bad_gateway" }
   | { mode: "silent_failure" }
+  | { mode: "truncated" }
+  | { mode: "rate_limited"; retry_after_s: number }
   | { mode: "slow_success" | "hang"; hang_ms: number };
 
 export type Door = "rest" | "mcp";
@@ -218,22 +225,30 @@ export function externalIdOf(tool: ToolName, data: unknown): string | null {
 
 /**
  * An answer that settles its key: a success, or a terminal failure the upstream (or the proxy's
- * reading of it) produced, as opposed to a refusal by the gate, the budget or the repeat breaker.
+ * reading of it) produced that knows whether the effect happened, as opposed to a refusal by the
+ * gate, the budget or the repeat breaker. An answer that does not know (`side_effect_confirmed:
+ * null`) leaves the key in doubt, whatever its outcome: certainty only moves up.
  */
 export function settlesKey(envelope: Envelope): boolean {
   if (envelope.outcome === "success") return true;
   const error = envelope.error;
-  if (envelope.outcome !== "terminal_failure" || !error) return false;
+  if (envelope.outcome !== "terminal_failure" || !error || error.side_effect_confirmed === null) return false;
   if (["silent_failure", "partial_success", "terminal_error"].includes(error.code)) return true;
   return typeof error.details?.upstream_status === "number";
 }
 
 /** An answer after which the upstream may or may not have acted. */
 export function leavesKeyInDoubt(envelope: Envelope): boolean {
-  const code = envelope.error?.code;
+  const error = envelope.error;
+  if (!error) return false;
+  if (envelope.outcome === "retryable_failure") {
+    return error.code === "timeout" || error.code === "transient_error" || error.code === "rate_limited";
+  }
+  // A terminal answer that does not know: an unreadable success, or a refusal met by a resend.
   return (
-    envelope.outcome === "retryable_failure" &&
-    (code === "timeout" || code === "transient_error" || code === "rate_limited")
+    envelope.outcome === "terminal_failure" &&
+    error.side_effect_confirmed === null &&
+    (error.code === "terminal_error" || typeof error.details?.upstream_status === "number")
   );
 }
 

@@ -68,6 +68,7 @@ function faultHeaders(fault: HeaderFault | null): Record<string, string> {
   if (!fault) return {};
   const headers: Record<string, string> = { "x-sandbox-fault": fault.mode };
   if ("hang_ms" in fault) headers["x-sandbox-fault-hang-ms"] = String(fault.hang_ms);
+  if ("retry_after_s" in fault) headers["x-sandbox-fault-retry-after"] = String(fault.retry_after_s);
   return headers;
 }
 

@@ -10,10 +10,14 @@ import type { Envelope } from "../../../src/wire/envelope";
  * 3. No dead ends: `approval_required` only names an approval that can still execute; one that no
  *    longer can is expired with its reason; nothing executes after the run's deadline or end.
  * 4. A replay has the outcome and data of the first completed answer.
- * 5. No envelope says `side_effect_confirmed: false` for an effect the upstream holds; a refusal of
- *    a completed key carries its stored outcome.
+ * 5. No envelope says `side_effect_confirmed: false` for an effect the upstream holds (certainty only
+ *    moves up: not after a 429 or a 4xx on the resend of a key whose first attempt acted, nor after
+ *    a truncated success); a refusal of a completed key carries its stored outcome.
  * 6. `__proto__`, `constructor` and `prototype` are refused as argument names, naming the field.
  * 7. An upstream credential expires within its tool's timeout plus 2 s; none after the run ends.
+ * 8. Derived views converge: once quiet (directories up, the ledgers' alarms rung), the operators'
+ *    lists of approvals and runs equal what the runs' ledgers hold, whatever failed or restarted
+ *    between a ledger's commit and its delivery.
  *
  * A failure names its rule and shows the answer that broke it, so a shrunk counterexample reads as
  * "this sequence of commands breaks rule N, and here is the answer that did it".

@@ -1,5 +1,8 @@
+import { runInDurableObject } from "cloudflare:test";
 import type { PresentedCredential } from "../../../sandbox/src/model";
 import type { Envelope } from "../../../src/wire/envelope";
+import { ledgerStubOf } from "../helpers";
+import { directoryRefusesWrites } from "./derived-views";
 import {
   type AgentCall,
   argsSigOf,
@@ -10,6 +13,7 @@ import {
   timeoutOf,
 } from "./reference";
 import {
+  type ApprovalView,
   approvalOf,
   credentialClaims,
   type Effect,
@@ -153,9 +157,15 @@ async function checkApprovals(run: RunModel, answered: readonly Answered[]): Pro
       .filter((answer) => answer.error?.code === "approval_required")
       .map((answer) => answer.approval?.id),
   );
+  // While the tenant's directory is down, an approval asked for meanwhile is unknown to the
+  // operators' API, and its list lags behind: the ledger is asked instead, and rule 8 holds the
+  // list to it once the directory is back.
+  const directoryDown = directoryRefusesWrites(run.tenant);
   const notPending: string[] = [];
   for (const approval of run.approvals.values()) {
-    const view = await approvalOf(run.tenant, approval.id);
+    const view = directoryDown
+      ? await ledgerApprovalOf(run, approval.id)
+      : await approvalOf(run.tenant, approval.id);
     approval.state = view.state;
     if (view.state === "pending") {
       if (run.lifecycle !== "open" || effectBudgetSpent(run, approval.tool)) {
@@ -176,9 +186,25 @@ async function checkApprovals(run: RunModel, answered: readonly Answered[]): Pro
       violated("3", `approval ${approval.id} expired without a decision_reason saying why`, view);
     }
   }
-  if (notPending.length === 0) return;
+  if (notPending.length === 0 || directoryDown) return;
   const pending = await pendingApprovalIds(run.tenant);
   for (const id of notPending) {
     if (pending.has(id)) violated("3", `approval ${id} is no longer pending but still listed as pending`);
   }
+}
+
+/** An approval as its run's ledger holds it, without the directory that locates it for operators. */
+async function ledgerApprovalOf(run: RunModel, approvalId: string): Promise<ApprovalView> {
+  const record = await runInDurableObject(
+    ledgerStubOf(run.handle),
+    (_instance, state) =>
+      state.storage.sql
+        .exec<{ state: string; decision_reason: string | null }>(
+          "SELECT state, decision_reason FROM approvals WHERE id = ?",
+          approvalId,
+        )
+        .toArray()[0],
+  );
+  if (!record) throw new Error(`approval ${approvalId} is not in its run's ledger`);
+  return { state: record.state, decision_reason: record.decision_reason };
 }
