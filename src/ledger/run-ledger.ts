@@ -169,7 +169,7 @@ export class RunLedger extends DurableObject<Env> {
   async call(input: CallInput): Promise<Envelope> {
     const limited = await this.#rateLimited(input);
     if (limited) return limited;
-    const taken = await intakeCall(this.env, this.#ownRun(input.tenant), input);
+    const taken = await intakeCall(this.env, this.#ownRun(input.tenant), input, this.#stores.keys);
     if (taken.kind === "refused") return taken.envelope;
     const { call } = taken;
     const { step, inflight, admission } = await this.#admit(taken);

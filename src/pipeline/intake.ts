@@ -10,11 +10,11 @@ import { catalog } from "../tools";
 import { builtinHandler } from "../tools/builtins";
 import { type Envelope, failure } from "../wire/envelope";
 import type { AgentCall } from "./admit";
-import { context } from "./answers";
+import { context, knownEffect } from "./answers";
 import { buildRequest } from "./dispatch";
 import { type CallRequest, prepareCall } from "./prepare";
 import { refuseChangedCatalog } from "./resolve";
-import type { RunMeta } from "./run-state";
+import type { CallRecord, RunMeta } from "./run-state";
 import { withTaint } from "./taint";
 
 /** A tool call as the run's ledger receives it from the door. */
@@ -37,7 +37,13 @@ export type TakenCall =
  * repeat digest, the idempotency key and the exact upstream request. A refusal here is an
  * orchestrator's or a deploy's, not the agent's: it costs no budget and commits nothing.
  */
-export async function intakeCall(env: Env, run: RunMeta | null, input: AgentCallInput): Promise<TakenCall> {
+export async function intakeCall(
+  env: Env,
+  run: RunMeta | null,
+  input: AgentCallInput,
+  /** The run's key records, for a refusal that must not deny an effect its key made. */
+  keys: { read(key: string, fallback: null): CallRecord | null },
+): Promise<TakenCall> {
   if (!run) {
     return refused(
       failure(
@@ -58,12 +64,6 @@ export async function intakeCall(env: Env, run: RunMeta | null, input: AgentCall
     run.tainted_by,
     tenant.tainted_runs,
   );
-  // Refused before admission, like a malformed header: the orchestrator's mistake costs no budget.
-  const unfit = refuseUnfitFault(input.fault ?? null, prepared.tool);
-  if (unfit) {
-    const ctx = context(run, input.call_id, prepared.toolName, null, run.counters, Date.now());
-    return refused(failure(ctx, unfit));
-  }
   // The digest and the key are both computed from the validated arguments, so whatever the agent
   // sent that validation dropped or normalised cannot make "the same call" look different to one of them.
   const digest = await callDigest(prepared.toolName ?? "", prepared.args ?? prepared.rawArgs);
@@ -78,6 +78,23 @@ export async function intakeCall(env: Env, run: RunMeta | null, input: AgentCall
           intent: input.intent,
         })
       : null;
+  // Refused before admission, like a malformed header: the orchestrator's mistake costs no budget.
+  // It sends nothing, but an earlier call under the same key may have acted: the refusal says what
+  // is known of that effect, never "not done" for one that happened.
+  const unfit = refuseUnfitFault(input.fault ?? null, prepared.tool);
+  if (unfit) {
+    const known = knownEffect(key ? keys.read(key, null) : null);
+    const ctx = context(run, input.call_id, prepared.toolName, key, run.counters, Date.now(), {
+      observed_state: known.observed,
+    });
+    return refused(
+      failure(ctx, {
+        ...unfit,
+        side_effect_confirmed: known.side_effect_confirmed,
+        external_id: known.external_id ?? null,
+      }),
+    );
+  }
   const call: AgentCall = {
     call_id: input.call_id,
     now: Date.now(),

@@ -82,10 +82,22 @@ describe("certainty only moves up (F1)", () => {
     expect(limited.body.error?.recommended_next_action).toBe("retry");
     expect(await refundsOfRun("B2002", run)).toHaveLength(1);
 
+    // A resend refused before anything leaves (a fault header the tool cannot suffer) sends nothing,
+    // and still does not say "not done" of the refund its key made.
+    const refusedResend = await callTool(run, "issue_refund", args, { "x-sandbox-fault": "stale" });
+    expect(refusedResend.body.error?.code).toBe("validation_error");
+    expect(refusedResend.body.error?.side_effect_confirmed).toBeNull();
+    expect(refusedResend.body.idempotency_key).toBe(key);
+
     const settled = await callTool(run, "issue_refund", args);
     expect(settled.body.outcome).toBe("success");
     expect((settled.body.data as { refund_id: string }).refund_id).toBe(lostRefund.refund_id);
     expect(await refundsOfRun("B2002", run)).toHaveLength(1);
+
+    // Once the refund is settled, the same refusal carries it as done.
+    const afterSettled = await callTool(run, "issue_refund", args, { "x-sandbox-fault": "stale" });
+    expect(afterSettled.body.error?.side_effect_confirmed).toBe(true);
+    expect(afterSettled.body.error?.external_id).toBe(lostRefund.refund_id);
   });
 });
 
