@@ -168,25 +168,32 @@ export function checkToolSpec(spec: ToolSpec): void {
   if (typeof spec.timeout_ms !== "number" || !(spec.timeout_ms > 0) || spec.timeout_ms > MAX_TIMEOUT_MS) {
     throw new CatalogError(`tool "${name}": timeout_ms must be a number between 1 and ${MAX_TIMEOUT_MS}`);
   }
+  checkUpstream(name, spec);
+  if (typeof spec.version !== "string" || spec.version.length === 0) {
+    throw new CatalogError(`tool "${name}": version is required`);
+  }
+  checkPostcondition(name, spec);
+}
+
+/**
+ * A tool goes upstream through a named binding, or is built in: answered by the proxy from the
+ * run's own storage, with no key and no effect, so only a read may be built in.
+ */
+function checkUpstream(name: string, spec: ToolSpec): void {
+  if (spec.builtin) {
+    if (spec.side_effect !== "read")
+      throw new CatalogError(`tool "${name}": only read tools may be built in`);
+    if (spec.upstream !== null) throw new CatalogError(`tool "${name}": a built-in tool has no upstream`);
+    return;
+  }
   if (typeof spec.upstream?.binding !== "string" || spec.upstream.binding.length === 0) {
     throw new CatalogError(
       `tool "${name}": upstream.binding must name the wrangler.toml binding its calls go through`,
     );
   }
-  // A binding starting with "@" is served by the run's ledger from its own storage: no upstream, no
-  // key, no effect. Only a read may be served that way.
-  if (spec.upstream.binding.startsWith("@") && spec.side_effect !== "read") {
-    throw new CatalogError(
-      `tool "${name}": only read tools may use the ledger's own binding ${spec.upstream.binding}`,
-    );
-  }
   if (typeof spec.upstream.request !== "function") {
     throw new CatalogError(`tool "${name}": upstream.request must map arguments to an HTTP request`);
   }
-  if (typeof spec.version !== "string" || spec.version.length === 0) {
-    throw new CatalogError(`tool "${name}": version is required`);
-  }
-  checkPostcondition(name, spec);
 }
 
 /**
@@ -306,7 +313,7 @@ export class Catalog {
           side_effect: tool.side_effect,
           description: tool.description,
           timeout_ms: tool.timeout_ms,
-          binding: tool.upstream.binding,
+          binding: tool.upstream?.binding ?? "builtin",
           input: z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }),
           output: z.toJSONSchema(tool.output, { io: "output", unrepresentable: "any" }),
         })),

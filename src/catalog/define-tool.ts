@@ -176,6 +176,28 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
   decision_context?: DecisionContext<z.infer<Input>>;
 }
 
+/** What a built-in tool may read: the run's own pages of results too large to return inline. */
+export interface RunPages {
+  /** One stored page, or null when the handle or cursor names nothing of this run. */
+  page(handle: string, cursor: number): unknown;
+}
+
+/** A built-in tool's answer: data, or a failure the model can act on. */
+export type BuiltinAnswer = { ok: true; data: unknown } | { ok: false; failure: BuiltinFailure };
+
+/** The failure of a built-in tool, in the envelope's terms (structurally a `FailureSpec`). */
+export interface BuiltinFailure {
+  code: "not_found" | "validation_error";
+  message: string;
+  problems?: Array<{ field: string; reason: string; hint: string }>;
+}
+
+/**
+ * How the proxy answers a built-in tool from the run's own storage: no upstream, no key, no
+ * effect, in every environment alike.
+ */
+export type BuiltinHandler = (args: Record<string, unknown>, pages: RunPages) => BuiltinAnswer;
+
 /** A tool as the catalog stores it, with its argument types erased. */
 export interface ToolSpec {
   name: string;
@@ -186,7 +208,10 @@ export interface ToolSpec {
   description: ToolDescription;
   input: InputSchema;
   output: z.ZodType;
-  upstream: { binding: string; request: (args: Record<string, unknown>) => UpstreamRequest };
+  /** Where its calls go; null for a built-in tool, which the proxy answers itself (`builtin`). */
+  upstream: { binding: string; request: (args: Record<string, unknown>) => UpstreamRequest } | null;
+  /** The proxy's own handler of a built-in read tool; null for every tool that goes upstream. */
+  builtin: BuiltinHandler | null;
   timeout_ms: number;
   policy: readonly ToolPolicy<Record<string, unknown>>[];
   open_world: boolean;
@@ -226,6 +251,7 @@ export function defineTool<Input extends InputSchema, Output extends z.ZodType>(
   return {
     ...definition,
     upstream: definition.upstream as ToolSpec["upstream"],
+    builtin: null,
     policy: (definition.policy ?? []) as ToolSpec["policy"],
     open_world: definition.open_world ?? false,
     sensitive: definition.sensitive ?? {},
@@ -238,4 +264,20 @@ export function defineTool<Input extends InputSchema, Output extends z.ZodType>(
     freshness: (definition.freshness ?? null) as ToolSpec["freshness"],
     decision_context: (definition.decision_context ?? null) as ToolSpec["decision_context"],
   };
+}
+
+/**
+ * Declares a built-in tool: a read the proxy answers itself with `handler`, from the run's own
+ * storage, in every environment alike. It has no upstream, so it names no binding.
+ */
+export function defineBuiltinTool<Input extends InputSchema, Output extends z.ZodType>(
+  definition: Omit<ToolDefinition<Input, Output>, "upstream" | "side_effect">,
+  handler: BuiltinHandler,
+): ToolSpec {
+  const tool = defineTool({
+    ...definition,
+    side_effect: "read",
+    upstream: { binding: "", request: () => ({ method: "GET", path: "/" }) },
+  });
+  return { ...tool, upstream: null, builtin: handler };
 }

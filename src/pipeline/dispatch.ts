@@ -40,6 +40,8 @@ export function buildRequest(
   args: Record<string, unknown>,
   ids: { key: string | null; callId: string },
 ): StoredRequest {
+  // The catalog gives every tool that is not built in an upstream; a built-in one sends nothing.
+  if (!tool.upstream) throw new Error(`${tool.name} is built in: it has no upstream request`);
   const request = tool.upstream.request(args);
   const headers: Record<string, string> = { accept: "application/json", "x-request-id": ids.callId };
   if (ids.key) headers["idempotency-key"] = ids.key;

@@ -1,10 +1,9 @@
-import type { ToolSpec } from "../catalog/define-tool";
+import type { RunPages, ToolSpec } from "../catalog/define-tool";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { type FaultSource, injectFaults } from "../scenarios/inject";
 import type { FaultPlan } from "../scenarios/modes";
 import { catalog } from "../tools";
-import { builtinHandler, type RunPages } from "../tools/builtins";
 import { resolveUpstream, type Upstream } from "../upstream/bindings";
 import { CREDENTIAL_MARGIN_MS, credentialExpiry, issueUpstreamCredential } from "../upstream/credential";
 import { type ApprovalBlock, type Envelope, type EnvelopeContext, failure, success } from "../wire/envelope";
@@ -90,7 +89,7 @@ async function carryOut(
   seen: Seen,
 ): Promise<{ envelope: Envelope; shaped: ShapedResult | null }> {
   const { tool, callId } = plan;
-  const builtin = builtinHandler(tool);
+  const builtin = tool.builtin;
   if (builtin) {
     const answer = builtin(plan.args, plan.keeping.results);
     const ctx = contextOf(plan);
@@ -183,8 +182,9 @@ async function credentialFor(env: Env, run: RunMeta, tool: ToolSpec, stored: Sto
 }
 
 function upstreamOf(env: Env, plan: ExecutionPlan, tool: ToolSpec, fault: FaultPlan | null): Upstream {
-  const resolved = resolveUpstream(env, tool.upstream.binding);
-  if (!resolved) throw new Error(`binding ${tool.upstream.binding} is missing`);
+  const binding = tool.upstream?.binding;
+  const resolved = binding ? resolveUpstream(env, binding) : null;
+  if (!resolved) throw new Error(`binding ${binding ?? "(none: a built-in tool)"} is missing`);
   // Checked per dispatch, not at run open: turning the var off stops every stored scenario too.
   return loadConfig(env).faultInjection === "sandbox-header"
     ? injectFaults(resolved, {

@@ -7,7 +7,6 @@ import { refuseUnfitFault } from "../scenarios/accept";
 import type { FaultPlan } from "../scenarios/modes";
 import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
-import { builtinHandler } from "../tools/builtins";
 import { type Envelope, failure } from "../wire/envelope";
 import type { AgentCall } from "./admit";
 import { context, knownEffect } from "./answers";
@@ -103,7 +102,7 @@ export async function intakeCall(
     key,
     // A built-in tool is answered from the run's own storage: it has no upstream request.
     request:
-      valid && !builtinHandler(valid.tool)
+      valid && valid.tool.upstream !== null
         ? buildRequest(valid.tool, valid.args, { key, callId: input.call_id })
         : null,
     // Every keyed call is judged under the current policy: a held key's approval asked under another

@@ -1,13 +1,5 @@
 import * as z from "zod";
-import { defineTool, type ToolSpec } from "../catalog/define-tool";
-import type { FailureSpec } from "../wire/envelope";
-
-/**
- * The catalog requires every tool to name a binding and lets one starting with "@" stand for none
- * (for reads only). Nothing routes by this name: whether the proxy answers a tool itself is
- * `builtinHandler`'s to say.
- */
-const NO_UPSTREAM = "@builtin";
+import { type BuiltinHandler, defineBuiltinTool, type ToolSpec } from "../catalog/define-tool";
 
 export const ResultPageSchema = z.object({
   handle: z.string(),
@@ -19,27 +11,6 @@ export const ResultPageSchema = z.object({
   text: z.string().optional(),
 });
 export type ResultPage = z.infer<typeof ResultPageSchema>;
-
-/** What a built-in tool may read: the run's own pages of results too large to return inline. */
-export interface RunPages {
-  page(handle: string, cursor: number): ResultPage | null;
-}
-
-type BuiltinAnswer = { ok: true; data: unknown } | { ok: false; failure: FailureSpec };
-
-/**
- * How the proxy answers a built-in tool from the run's own storage: no upstream, no key, no
- * effect, in every environment alike.
- */
-export type BuiltinHandler = (args: Record<string, unknown>, pages: RunPages) => BuiltinAnswer;
-
-/** Keyed by the tool's own spec, so a namespace's tool that shares a built-in's name is not one. */
-const handlers = new WeakMap<ToolSpec, BuiltinHandler>();
-
-/** The handler of a tool the proxy answers itself, or null for a tool that goes upstream. */
-export function builtinHandler(tool: ToolSpec): BuiltinHandler | null {
-  return handlers.get(tool) ?? null;
-}
 
 /** read_result_page's handler: one stored page, or which argument names nothing of this run. */
 const servePage: BuiltinHandler = (args, pages) => {
@@ -65,41 +36,40 @@ const servePage: BuiltinHandler = (args, pages) => {
 
 /** A built-in read tool in every namespace: pages through a result too large to return inline. */
 export function readResultPage(namespace: string): ToolSpec {
-  const tool = defineTool({
-    name: "read_result_page",
-    namespace,
-    version: "1",
-    title: "Read a page of a large result",
-    side_effect: "read",
-    description: {
-      does: "Returns one page of a result that was too large to return at once, by its handle.",
-      use_when:
-        "An earlier call returned a summary and a handle instead of the full data, e.g. read_result_page({handle: 'res_0123abcd', cursor: 0}); then follow next_cursor.",
-      avoid_when:
-        "The data you need is already in the summary's first items. Do not page through everything by habit.",
-      side_effects: "None. Pages are kept with the run and disappear when its data expires.",
+  return defineBuiltinTool(
+    {
+      name: "read_result_page",
+      namespace,
+      version: "1",
+      title: "Read a page of a large result",
+      description: {
+        does: "Returns one page of a result that was too large to return at once, by its handle.",
+        use_when:
+          "An earlier call returned a summary and a handle instead of the full data, e.g. read_result_page({handle: 'res_0123abcd', cursor: 0}); then follow next_cursor.",
+        avoid_when:
+          "The data you need is already in the summary's first items. Do not page through everything by habit.",
+        side_effects: "None. Pages are kept with the run and disappear when its data expires.",
+      },
+      input: z.strictObject({
+        handle: z
+          .string()
+          .regex(/^res_[0-9a-f]{24}$/, "a handle looks like res_ followed by 24 hex digits")
+          .describe("The handle from the earlier result, such as res_0123456789abcdef01234567."),
+        cursor: z
+          .number()
+          .int()
+          .min(0)
+          .optional()
+          .describe("Which page, from 0; use the next_cursor of the previous page. Defaults to 0."),
+      }),
+      output: ResultPageSchema,
+      timeout_ms: 1_000,
+      trusted_text: {
+        handle: "a handle the ledger mints",
+        list_path: "a path into the stored result, from the tool's own schema",
+        text: "a page of a result that was masked and fenced before it was stored",
+      },
     },
-    input: z.strictObject({
-      handle: z
-        .string()
-        .regex(/^res_[0-9a-f]{24}$/, "a handle looks like res_ followed by 24 hex digits")
-        .describe("The handle from the earlier result, such as res_0123456789abcdef01234567."),
-      cursor: z
-        .number()
-        .int()
-        .min(0)
-        .optional()
-        .describe("Which page, from 0; use the next_cursor of the previous page. Defaults to 0."),
-    }),
-    output: ResultPageSchema,
-    upstream: { binding: NO_UPSTREAM, request: () => ({ method: "GET", path: "/" }) },
-    timeout_ms: 1_000,
-    trusted_text: {
-      handle: "a handle the ledger mints",
-      list_path: "a path into the stored result, from the tool's own schema",
-      text: "a page of a result that was masked and fenced before it was stored",
-    },
-  });
-  handlers.set(tool, servePage);
-  return tool;
+    servePage,
+  );
 }

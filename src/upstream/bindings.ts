@@ -51,12 +51,10 @@ export function upstreamUrl(target: string): string {
 export function missingBindings(catalog: Catalog, env: object): string[] {
   return catalog
     .all()
-    .filter(
-      (tool) =>
-        !tool.upstream.binding.startsWith("@") && resolveUpstream(env, tool.upstream.binding) === null,
-    )
+    .flatMap((tool) => (tool.upstream === null ? [] : [{ name: tool.name, binding: tool.upstream.binding }]))
+    .filter((tool) => resolveUpstream(env, tool.binding) === null)
     .map(
       (tool) =>
-        `tool "${tool.name}" needs binding "${tool.upstream.binding}", which this environment does not define (a service binding or an https URL var in wrangler.toml)`,
+        `tool "${tool.name}" needs binding "${tool.binding}", which this environment does not define (a service binding or an https URL var in wrangler.toml)`,
     );
 }

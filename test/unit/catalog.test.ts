@@ -102,18 +102,25 @@ describe("catalog loading", () => {
   });
 
   it("refuses a tool without an upstream binding", () => {
-    expect(loadError([broken({ upstream: { request: validTool.upstream.request } })])).toMatch(
+    expect(loadError([broken({ upstream: { request: () => ({ method: "GET", path: "/" }) } })])).toMatch(
       /upstream.binding must name the wrangler.toml binding/,
     );
   });
 
-  it("refuses a write served by the ledger itself: only reads may skip the upstream", () => {
-    const ledgerWrite = broken({
+  it("refuses a built-in write: only reads may be answered by the proxy itself, with no upstream", () => {
+    const builtinWrite = broken({
       side_effect: "write",
       no_postcondition: "A test write: this rule is checked before the postcondition's.",
-      upstream: { binding: "@run-ledger", request: validTool.upstream.request },
+      upstream: null,
+      builtin: () => ({ ok: true, data: {} }),
     });
-    expect(loadError([ledgerWrite])).toMatch(/only read tools may use the ledger's own binding @run-ledger/);
+    expect(loadError([builtinWrite])).toMatch(/only read tools may be built in/);
+  });
+
+  it("refuses a built-in tool that also names an upstream", () => {
+    expect(loadError([broken({ builtin: () => ({ ok: true, data: {} }) })])).toMatch(
+      /a built-in tool has no upstream/,
+    );
   });
 
   describe("postconditions of writes", () => {
