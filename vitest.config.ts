@@ -25,6 +25,8 @@ function workerdPool() {
         SANDBOX_ADMIN_TOKEN: "sandbox-admin-demo-token",
         // How many sequences the model-based test runs (`npm run soak`); empty means its CI share.
         SOAK_RUNS: process.env.SOAK_RUNS ?? "",
+        // The seed of a soak to replay (`SOAK_SEED=… npm run soak`); empty means a fresh one.
+        SOAK_SEED: process.env.SOAK_SEED ?? "",
       },
       // The sandbox's store, so a test can end an idempotency lease instead of waiting it out.
       durableObjects: { SANDBOX_STORE: { className: "SandboxStore", scriptName: SANDBOX_WORKER } },

@@ -11,6 +11,8 @@ declare global {
       SANDBOX_STORE: DurableObjectNamespace<import("../sandbox/src/store").SandboxStore>;
       /** Sequences for the model-based soak (test/workerd/exactly-once.model.test.ts); unset in CI. */
       SOAK_RUNS?: string;
+      /** The seed of a soak to replay; unset means a fresh one. */
+      SOAK_SEED?: string;
     }
     interface GlobalProps {
       mainModule: typeof import("../src/index");

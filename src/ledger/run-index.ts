@@ -16,7 +16,8 @@ import type { DirectoryMessage, Outbox } from "./outbox";
 export class RunIndex {
   readonly #tools = new Set<string>();
   readonly #subjects = new Set<string>();
-  #toldEnded = false;
+  /** How the directory was last told the run ended: past its deadline, then (maybe) closed. */
+  #toldEnd: "expired" | "closed" | null = null;
 
   /** Learns a call's tool and subjects; true when one of them is new, so the directory must hear of it. */
   learn(tool: string | null, subjects: readonly string[]): boolean {
@@ -35,10 +36,14 @@ export class RunIndex {
     return learned;
   }
 
-  /** True once, when the run has ended (closed, or past its deadline): its final counters go out then. */
+  /**
+   * True once per way the run ends: when it passes its deadline, and again if it is then closed
+   * (an end after the deadline is news too), so its final state and counters go out each time.
+   */
   learnEnded(run: RunMeta, now: number): boolean {
-    if (this.#toldEnded || (run.state !== "closed" && now < run.deadline_at)) return false;
-    this.#toldEnded = true;
+    const end = run.state === "closed" ? "closed" : now >= run.deadline_at ? "expired" : null;
+    if (end === null || end === this.#toldEnd) return false;
+    this.#toldEnd = end;
     return true;
   }
 

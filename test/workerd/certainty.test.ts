@@ -1,17 +1,11 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { ToolSpec } from "../../src/catalog/define-tool";
-import { deriveIdempotencyKey } from "../../src/core/idempotency-key";
-import { KeyStore } from "../../src/ledger/key-store";
-import { buildRequest } from "../../src/pipeline/dispatch";
-import { catalog } from "../../src/tools";
-import { issueUpstreamCredential } from "../../src/upstream/credential";
 import {
   armFault,
   callTool,
   ledgerStubOf,
   openRun,
+  refundSentThenLost,
   refundsOfRun,
   restartDurableObject,
   sandbox,
@@ -19,7 +13,6 @@ import {
   type TestRun,
   traceOf,
 } from "./helpers";
-import { configuredSigningKeys } from "./upstream-credentials";
 
 /**
  * Certainty only moves up, and what can be settled is settled: once an attempt under a key may
@@ -47,31 +40,9 @@ describe("certainty only moves up (F1)", () => {
     // globex auto-approves refunds up to 1000 cents, so the story runs without a human in it.
     const run = await openRun("globex");
     const args = { order_id: "B2002", amount_cents: 120, reason: "user_cancel" };
-    const key = await deriveIdempotencyKey({ tenant: "globex", runId: run.id, tool: "issue_refund", args });
     // The state a crash mid-send leaves: the key recorded as sending, the request at the upstream,
     // which acted, and no answer ever recorded by the ledger.
-    const refund = catalog.find("support", "issue_refund") as ToolSpec;
-    const stored = buildRequest(refund, args, { key, callId: "call_lost" });
-    await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
-      new KeyStore(state.storage.sql).send(key, "issue_refund", "destructive", stored, Date.now());
-    });
-    const credential = await issueUpstreamCredential(
-      {
-        tenant: "globex",
-        run: run.id,
-        tool: "issue_refund",
-        exp: Date.now() + 60_000,
-        request: { method: stored.method, target: stored.target, body: stored.body, idempotency_key: key },
-      },
-      configuredSigningKeys(),
-    );
-    const lost = await env.PAYMENTS_API.fetch("https://upstream.internal/refunds", {
-      method: "POST",
-      headers: { ...stored.headers, authorization: `Bearer ${credential}` },
-      body: stored.body,
-    });
-    expect(lost.status).toBe(201);
-    const lostRefund = (await lost.json()) as { refund_id: string };
+    const { key, refundId } = await refundSentThenLost(run, args);
 
     await armFault(run.id, { mode: "rate_limited", path_prefix: "/refunds", retry_after_s: 0 });
     const limited = await callTool(run, "issue_refund", args);
@@ -91,13 +62,13 @@ describe("certainty only moves up (F1)", () => {
 
     const settled = await callTool(run, "issue_refund", args);
     expect(settled.body.outcome).toBe("success");
-    expect((settled.body.data as { refund_id: string }).refund_id).toBe(lostRefund.refund_id);
+    expect((settled.body.data as { refund_id: string }).refund_id).toBe(refundId);
     expect(await refundsOfRun("B2002", run)).toHaveLength(1);
 
     // Once the refund is settled, the same refusal carries it as done.
     const afterSettled = await callTool(run, "issue_refund", args, { "x-sandbox-fault": "stale" });
     expect(afterSettled.body.error?.side_effect_confirmed).toBe(true);
-    expect(afterSettled.body.error?.external_id).toBe(lostRefund.refund_id);
+    expect(afterSettled.body.error?.external_id).toBe(refundId);
   });
 });
 

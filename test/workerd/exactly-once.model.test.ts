@@ -16,17 +16,18 @@ import { type ReferenceModel, TIMEOUT_MS } from "./model/reference";
  * the ledgers (test/workerd/model/derived-views.ts).
  *
  * CI runs a seeded, bounded share. `npm run soak` sets SOAK_RUNS: that many sequences, longer, with
- * a random seed that the summary line prints, so a failure can be replayed with `{ seed, path }`.
+ * a random seed that the summary line prints; `SOAK_SEED=<seed> npm run soak` replays one.
  */
 
 const soakRuns = Number.parseInt(env.SOAK_RUNS ?? "", 10);
 const SOAK = Number.isInteger(soakRuns) && soakRuns > 0;
+const soakSeed = Number.parseInt(env.SOAK_SEED ?? "", 10);
 
 const PLAN = SOAK
   ? {
       numRuns: soakRuns,
       maxCommands: 30,
-      seed: Date.now() % 2_147_483_647,
+      seed: Number.isInteger(soakSeed) ? soakSeed : Date.now() % 2_147_483_647,
       slowFaultsPerSequence: 3,
       shrinkBudgetMs: 600_000,
     }

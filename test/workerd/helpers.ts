@@ -3,8 +3,15 @@ import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { storeOf } from "../../sandbox/src/env";
 import type { RequestLogEntry } from "../../sandbox/src/model";
+import type { ToolSpec } from "../../src/catalog/define-tool";
+import { deriveIdempotencyKey } from "../../src/core/idempotency-key";
+import { KeyStore } from "../../src/ledger/key-store";
 import type { RunLedger } from "../../src/ledger/run-ledger";
+import { buildRequest } from "../../src/pipeline/dispatch";
+import { catalog } from "../../src/tools";
+import { issueUpstreamCredential } from "../../src/upstream/credential";
 import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
+import { configuredSigningKeys } from "./upstream-credentials";
 
 /** Demo keys from .dev.vars.example. */
 export const KEYS = {
@@ -222,4 +229,59 @@ export async function restartDurableObject(stub: DurableObjectStub): Promise<voi
 /** The refunds a run caused, as the sandbox recorded them. */
 export async function refundsOfRun(orderId: string, run: TestRun) {
   return (await refundsOf(orderId)).filter((refund) => refund.run_id === run.id);
+}
+
+/**
+ * The state a crash mid-send leaves: the refund's key recorded as sending in the run's ledger, the
+ * request at the upstream, which acted, and no answer ever recorded. Returns the key and the refund
+ * the upstream made.
+ */
+export async function refundSentThenLost(
+  run: TestRun,
+  args: { order_id: string; amount_cents: number; reason: string },
+): Promise<{ key: string; refundId: string }> {
+  const key = await deriveIdempotencyKey({ tenant: run.tenant, runId: run.id, tool: "issue_refund", args });
+  const refund = catalog.find("support", "issue_refund") as ToolSpec;
+  const stored = buildRequest(refund, args, { key, callId: "call_lost" });
+  await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+    new KeyStore(state.storage.sql).send(key, "issue_refund", "destructive", stored, Date.now());
+  });
+  const credential = await issueUpstreamCredential(
+    {
+      tenant: run.tenant,
+      run: run.id,
+      tool: "issue_refund",
+      exp: Date.now() + 60_000,
+      request: { method: stored.method, target: stored.target, body: stored.body, idempotency_key: key },
+    },
+    configuredSigningKeys(),
+  );
+  const lost = await env.PAYMENTS_API.fetch("https://upstream.internal/refunds", {
+    method: "POST",
+    headers: { ...stored.headers, authorization: `Bearer ${credential}` },
+    body: stored.body,
+  });
+  if (lost.status !== 201) throw new Error(`the upstream refused the lost refund: ${lost.status}`);
+  return { key, refundId: ((await lost.json()) as { refund_id: string }).refund_id };
+}
+
+/** The tenant's directory of approvals and runs (the operators' lists). */
+export function directoryStubOf(tenant: string) {
+  return env.APPROVAL_DIRECTORY.get(env.APPROVAL_DIRECTORY.idFromName(tenant));
+}
+
+/**
+ * The tenant's directory refuses every write of an approval or a run, on its live instance, until
+ * it restarts, as one that is down or overloaded would; it still answers lists and lookups, so a
+ * test sees what operators see. `restartDurableObject(directoryStubOf(tenant))` brings it back.
+ */
+export async function failDirectoryWritesOf(tenant: string): Promise<void> {
+  await runInDurableObject(directoryStubOf(tenant), (_instance, state) => {
+    const sql = state.storage.sql;
+    const exec = sql.exec.bind(sql);
+    sql.exec = ((query: string, ...bindings: SqlStorageValue[]) => {
+      if (/^\s*INSERT INTO (approvals|runs)\b/.test(query)) throw new Error("test: the directory is down");
+      return exec(query, ...bindings);
+    }) as typeof sql.exec;
+  });
 }

@@ -1,24 +1,17 @@
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { ToolSpec } from "../../src/catalog/define-tool";
-import { deriveIdempotencyKey } from "../../src/core/idempotency-key";
-import { KeyStore } from "../../src/ledger/key-store";
-import { buildRequest } from "../../src/pipeline/dispatch";
-import { catalog } from "../../src/tools";
-import { issueUpstreamCredential } from "../../src/upstream/credential";
 import {
   armFault,
   callTool,
   ledgerStubOf,
   openRun,
+  refundSentThenLost,
   refundsOfRun,
   runOutIdempotencyLease,
   sandbox,
   sandboxRequests,
   traceOf,
 } from "./helpers";
-import { configuredSigningKeys } from "./upstream-credentials";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -94,36 +87,14 @@ describe("idempotency with server-derived keys", () => {
   it("after the ledger restarts between reserve and commit, the next identical call does not repeat the effect", async () => {
     const run = await openRun("acme");
     const args = { order_id: "A1004", amount_cents: 250, reason: "out_of_stock" };
-    const key = await deriveIdempotencyKey({ tenant: "acme", runId: run.id, tool: "issue_refund", args });
     // The state a crash leaves: the key was reserved and the request reached the upstream, which acted,
     // but the ledger never recorded the answer.
-    const refund = catalog.find("support", "issue_refund") as ToolSpec;
-    const stored = buildRequest(refund, args, { key, callId: "call_lost" });
-    await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
-      new KeyStore(state.storage.sql).send(key, "issue_refund", "destructive", stored, Date.now());
-    });
-    const credential = await issueUpstreamCredential(
-      {
-        tenant: "acme",
-        run: run.id,
-        tool: "issue_refund",
-        exp: Date.now() + 60_000,
-        request: { method: stored.method, target: stored.target, body: stored.body, idempotency_key: key },
-      },
-      configuredSigningKeys(),
-    );
-    const lost = await env.PAYMENTS_API.fetch("https://upstream.internal/refunds", {
-      method: "POST",
-      headers: { ...stored.headers, authorization: `Bearer ${credential}` },
-      body: stored.body,
-    });
-    expect(lost.status).toBe(201);
-    const lostRefund = (await lost.json()) as { refund_id: string };
+    const { key, refundId } = await refundSentThenLost(run, args);
 
     const { body } = await callTool(run, "issue_refund", args);
     expect(body.outcome).toBe("success");
     expect(body.idempotency_key).toBe(key);
-    expect((body.data as { refund_id: string }).refund_id).toBe(lostRefund.refund_id);
+    expect((body.data as { refund_id: string }).refund_id).toBe(refundId);
     expect(await refundsOfRun("A1004", run)).toHaveLength(1);
   });
 

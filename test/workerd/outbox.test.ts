@@ -4,10 +4,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ApprovalSummary } from "../../src/approvals/model";
 import type { ApprovalListItem } from "../../src/wire/approval";
 import type { RunSummary } from "../../src/wire/run-summary";
+import { passDeadline } from "./clock";
 import {
   asOperator,
   callTool,
   decide,
+  failDirectoryWritesOf,
   ledgerStubOf,
   openRun,
   request,
@@ -34,14 +36,7 @@ const failing = new Set<string>();
  */
 async function failDirectoryWrites(tenant: string): Promise<void> {
   failing.add(tenant);
-  await runInDurableObject(directoryOf(tenant), (_instance, state) => {
-    const sql = state.storage.sql;
-    const exec = sql.exec.bind(sql);
-    sql.exec = ((query: string, ...bindings: SqlStorageValue[]) => {
-      if (/^\s*INSERT INTO (approvals|runs)\b/.test(query)) throw new Error("test: the directory is down");
-      return exec(query, ...bindings);
-    }) as typeof sql.exec;
-  });
+  await failDirectoryWritesOf(tenant);
 }
 
 /** The directory back up: a fresh instance, with everything it stored before it failed. */
@@ -166,6 +161,20 @@ describe("the operators' lists converge on the ledgers", () => {
     // At once, without waiting for any alarm.
     expect(await listed(run, "pending")).toEqual([]);
     expect(await listed(run, "all")).toEqual([expect.objectContaining({ id, state: "expired" })]);
+  });
+
+  it("lists a run ended after its deadline as closed: the end is news even once the deadline was told", async () => {
+    const run = await openRun("acme");
+    expect((await callTool(run, "lookup_order", { order_id: "A1001" })).body.outcome).toBe("success");
+    await passDeadline(run);
+    // The restarted ledger meets the passed deadline at its alarm and tells the directory so.
+    await runDurableObjectAlarm(ledgerStubOf(run));
+    const ended = await request(`/v1/runs/${run.id}/end`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${run.token}` },
+    });
+    expect(ended.status).toBe(200);
+    expect((await listedRun(run))?.state).toBe("closed");
   });
 
   it("never moves an approval back when an older summary arrives after a newer one", async () => {

@@ -2,7 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import type { ApprovalListItem } from "../../../src/wire/approval";
 import type { RunSummary } from "../../../src/wire/run-summary";
-import { asOperator, ledgerStubOf, restartDurableObject } from "../helpers";
+import { asOperator, failDirectoryWritesOf, ledgerStubOf, restartDurableObject } from "../helpers";
 import type { RunModel, TenantName } from "./reference";
 import { violated } from "./violation";
 
@@ -33,14 +33,7 @@ export function directoryRefusesWrites(tenant: TenantName): boolean {
  */
 export async function refuseDirectoryWrites(tenant: TenantName): Promise<void> {
   refusing.add(tenant);
-  await runInDurableObject(directoryOf(tenant), (_instance, state) => {
-    const sql = state.storage.sql;
-    const exec = sql.exec.bind(sql);
-    sql.exec = ((query: string, ...bindings: SqlStorageValue[]) => {
-      if (/^\s*INSERT INTO (approvals|runs)\b/.test(query)) throw new Error("test: the directory is down");
-      return exec(query, ...bindings);
-    }) as typeof sql.exec;
-  });
+  await failDirectoryWritesOf(tenant);
 }
 
 /** The directory back up: a fresh instance, with everything it stored before it failed. */
