@@ -3,6 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { storeOf } from "../../sandbox/src/env";
 import type { RequestLogEntry } from "../../sandbox/src/model";
+import { parseTenants } from "../../src/config/tenants";
 import type { RunLedger } from "../../src/ledger/run-ledger";
 import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
 
@@ -13,6 +14,13 @@ export const KEYS = {
   initech: "initech-demo-key",
 } as const;
 export const SANDBOX_ADMIN = "sandbox-admin-demo-token";
+
+/** A tenant's namespaces as wrangler.toml configures them, so no test restates the list. */
+export function namespacesOf(tenant: string): string[] {
+  const config = parseTenants(env.TENANTS)[tenant];
+  if (!config) throw new Error(`no tenant ${tenant} in TENANTS`);
+  return config.namespaces;
+}
 
 /**
  * Secrets no response may ever contain: every tenant, operator and agent key, the run-token keys, the
