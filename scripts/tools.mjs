@@ -2,8 +2,9 @@
 //
 //   check            every problem of every catalog file, as `catalog/<file>: <path>: <problem>`;
 //                    exits 1 if any, else compiles
-//   compile          writes src/tools/catalog.generated.json (what the Worker imports: no YAML is
-//                    parsed and nothing fetched when it starts) and catalog/schema.json
+//   compile          writes src/tools/catalog.generated.ts (what the Worker imports: declarations as
+//                    data, schemas as zod code, so no YAML is parsed, no JSON Schema converted and
+//                    nothing fetched when it starts) and catalog/schema.json
 //   compile --check  fails when either file is not what compile would write (`npm run lint`)
 //   import openapi <file> --namespace <ns> [--operations a,b]
 //                    drafts catalog/<ns>.yaml from an OpenAPI document (scripts/tools/import-openapi.mjs)
@@ -14,7 +15,7 @@ import { root } from "./local-stack.mjs";
 
 const [command, ...rest] = process.argv.slice(2);
 const OUTPUTS = {
-  compiled: join(root, "src", "tools", "catalog.generated.json"),
+  compiled: join(root, "src", "tools", "catalog.generated.ts"),
   schema: join(root, "catalog", "schema.json"),
 };
 

@@ -22,6 +22,8 @@ import { OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../../src/config/secrets";
 import { parseTenants, type TenantConfig } from "../../src/config/tenants";
 import { readResultPage } from "../../src/tools/builtins";
 import { supportTools } from "../../src/tools/support";
+import { compiledCatalogModule, evaluateSchemas, schemaSources } from "./catalog-module";
+import { SchemaError } from "./zod-source";
 
 const ENVIRONMENTS = ["sandbox", "production"] as const;
 
@@ -221,7 +223,7 @@ export interface CatalogCheck {
   problems: string[];
   /** The validated declarations, by namespace: what `compile` writes. */
   compiled: CatalogFile[];
-  /** What `compile` writes when nothing is wrong: the Worker's JSON and the editors' schema. */
+  /** What `compile` writes when nothing is wrong: the Worker's module and the editors' schema. */
   outputs: { compiled: string; schema: string } | null;
 }
 
@@ -288,14 +290,12 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
       }
       owners.set(tool.name, label);
       try {
-        const spec = declaredTool(file, tool);
+        const spec = declaredTool(file, tool, evaluateSchemas(schemaSources(tool)));
         specs.push(spec);
         located.set(tool.name, { file: label, index, declaration: tool, spec });
       } catch (error) {
-        at(
-          ["input"],
-          `not a JSON Schema the proxy can read: ${error instanceof Error ? error.message : String(error)}`,
-        );
+        if (!(error instanceof SchemaError)) throw error;
+        at([error.at], `not a JSON Schema the catalog can express: ${error.message}`);
       }
     }
     specs.push(readResultPage(file.namespace));
@@ -306,7 +306,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
   return {
     problems,
     compiled,
-    outputs: { compiled: compiledCatalogJson(compiled), schema: catalogJsonSchema() },
+    outputs: { compiled: compiledCatalogModule(compiled), schema: catalogJsonSchema() },
   };
 }
 
@@ -329,9 +329,4 @@ function catalogJsonSchema(): string {
     null,
     2,
   )}\n`;
-}
-
-/** The compiled catalog the Worker imports: validated declarations, no YAML left. */
-function compiledCatalogJson(compiled: readonly CatalogFile[]): string {
-  return `${JSON.stringify(compiled, null, 2)}\n`;
 }

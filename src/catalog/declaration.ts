@@ -5,13 +5,13 @@ import { SIDE_EFFECTS } from "../wire/side-effect";
  * The declaration format of `catalog/<namespace>.yaml`: a namespace's tools as data. This schema is
  * the one source: `npm run tools -- compile` writes `catalog/schema.json` from it (for editors) and
  * `check` validates every file with it. The Worker only names its types; it never parses YAML and
- * never runs this schema (the compiled JSON it imports was checked at build time).
+ * never runs this schema (the compiled module it imports was checked at build time).
  */
 
 const IDENTIFIER = /^[a-z][a-z0-9_]*$/;
 const JSON_POINTER = /^(?:\/(?:[^~/]|~[01])*)*$/;
 
-/** A JSON Schema, kept as data: zod 4 turns it into a validator when the Worker loads the tool. */
+/** A JSON Schema, kept as data: `compile` writes it as zod code (scripts/tools/zod-source.ts). */
 const JsonSchemaSchema = z.record(z.string(), z.unknown());
 
 /** `{ arg: /pointer }`: the value of the call's argument at that JSON pointer. */

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import type * as z from "zod";
 import type { MaskRule } from "../shaping/mask";
 import type { CatalogFile, Expected, ToolDeclaration } from "./declaration";
 import {
@@ -14,72 +14,37 @@ import { compilePolicy } from "./policy-vocabulary";
 import { fillPath, fillTemplate, resolvePointer, valueAtPath } from "./templates";
 
 /**
- * Turns a namespace declared as data (catalog/<namespace>.yaml, compiled to JSON at build time)
- * into ToolSpecs, the same shape `defineTool` gives code tools, so both pass the same `loadCatalog`
- * rules and the same pipeline.
+ * Turns a namespace declared as data (catalog/<namespace>.yaml) into ToolSpecs, the same shape
+ * `defineTool` gives code tools, so both pass the same `loadCatalog` rules and the same pipeline.
  *
- * Why zod 4's `z.fromJSONSchema` rather than a JSON Schema validator such as
- * @cfworker/json-schema: one validation engine. Declared arguments are checked by the same zod
- * parse as code tools' (src/pipeline/validate.ts), so a model gets the same field-level problems
- * and did-you-mean hints whichever way a tool was written, and the catalog's structural rules
- * (strict objects, described fields, classified free text) read the same zod tree.
+ * The input and output schemas arrive as zod, written as code by `npm run tools -- compile`
+ * (src/tools/catalog.generated.ts, scripts/tools/zod-source.ts): one validation engine, so a model
+ * gets the same field-level problems and did-you-mean hints whichever way a tool was written, and
+ * no JSON Schema is converted when an isolate starts.
  */
 
-type JsonSchema = Record<string, unknown>;
 type Args = Record<string, unknown>;
 
-/**
- * Every object of the input refuses unknown fields, at any depth: a misspelt argument is a problem
- * with a did-you-mean, never silently dropped. A declaration cannot loosen this.
- */
-function strictInputSchema(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(strictInputSchema);
-  if (typeof schema !== "object" || schema === null) return schema;
-  const copy: JsonSchema = {};
-  for (const [key, value] of Object.entries(schema)) {
-    // `properties` maps names to schemas (none of which is itself keyed "properties").
-    copy[key] =
-      key === "properties" && typeof value === "object" && value !== null
-        ? Object.fromEntries(Object.entries(value).map(([name, child]) => [name, strictInputSchema(child)]))
-        : strictInputSchema(value);
-  }
-  if (copy.type === "object") copy.additionalProperties = false;
-  return copy;
+/** A declared tool's schemas, built by the compiled catalog module. */
+export interface DeclaredSchemas {
+  /** Strict at every depth: an unknown argument is refused, never silently dropped. */
+  input: InputSchema;
+  /** The whitelist: fields it does not name are stripped (an upstream may add fields). */
+  output: z.ZodType;
 }
 
-/**
- * The output whitelist: fields the schema does not name are stripped, not refused (an upstream
- * may add fields; the model still sees only what is listed). `z.fromJSONSchema` lets unknown
- * fields through an object without `additionalProperties: false`, so objects are rebuilt stripping.
- */
-function stripUnknown(schema: z.ZodType): z.ZodType {
-  const described = (rebuilt: z.ZodType) =>
-    schema.description === undefined ? rebuilt : rebuilt.describe(schema.description);
-  if (schema instanceof z.ZodObject) {
-    const shape = Object.fromEntries(
-      Object.entries(schema.shape).map(([name, child]) => [name, stripUnknown(child as z.ZodType)]),
-    );
-    return described(z.object(shape));
-  }
-  if (schema instanceof z.ZodArray) return described(z.array(stripUnknown(schema.element as z.ZodType)));
-  if (schema instanceof z.ZodOptional)
-    return described(stripUnknown(schema.unwrap() as z.ZodType).optional());
-  if (schema instanceof z.ZodNullable)
-    return described(stripUnknown(schema.unwrap() as z.ZodType).nullable());
-  return schema;
+/** A declared tool as the Worker keeps it: its JSON Schemas became code (DeclaredSchemas). */
+export type CompiledDeclaration = Omit<ToolDeclaration, "input" | "output"> & {
+  output: Omit<ToolDeclaration["output"], "schema">;
+};
+
+/** One namespace as `compile` wrote it: the checked declaration and each tool's schemas by name. */
+export interface DeclaredNamespace {
+  file: Omit<CatalogFile, "tools"> & { tools: CompiledDeclaration[] };
+  schemas: Record<string, DeclaredSchemas>;
 }
 
-function buildInput(declared: JsonSchema): InputSchema {
-  const schema = z.fromJSONSchema(strictInputSchema(declared) as z.core.JSONSchema.JSONSchema);
-  if (!(schema instanceof z.ZodObject)) throw new Error("input must be a JSON Schema of type object");
-  return schema as InputSchema;
-}
-
-function buildOutput(declared: JsonSchema): z.ZodType {
-  return stripUnknown(z.fromJSONSchema(declared as z.core.JSONSchema.JSONSchema));
-}
-
-function requestOf(tool: ToolDeclaration): (args: Args) => UpstreamRequest {
+function requestOf(tool: CompiledDeclaration): (args: Args) => UpstreamRequest {
   const { method, path, query, body, headers } = tool.request;
   return (args) => {
     const request: UpstreamRequest = { method, path: fillPath(path, args) };
@@ -139,14 +104,18 @@ function factValue(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
-function credentialOf(file: CatalogFile, upstream: string): StaticHeaderCredential | undefined {
+function credentialOf(file: DeclaredNamespace["file"], upstream: string): StaticHeaderCredential | undefined {
   const credential = file.upstreams[upstream]?.credential;
   if (credential?.kind !== "static_header") return undefined;
   return { ...credential, prefix: credential.prefix ?? "" };
 }
 
-/** One declared tool as a ToolSpec. Throws on a JSON Schema zod cannot read; `check` reports it. */
-export function declaredTool(file: CatalogFile, tool: ToolDeclaration): ToolSpec {
+/** One declared tool as a ToolSpec, with the schemas compiled from its declaration. */
+export function declaredTool(
+  file: DeclaredNamespace["file"],
+  tool: CompiledDeclaration,
+  schemas: DeclaredSchemas,
+): ToolSpec {
   const { namespace } = file;
   const postcondition = tool.postcondition;
   const context = tool.decision_context;
@@ -159,8 +128,8 @@ export function declaredTool(file: CatalogFile, tool: ToolDeclaration): ToolSpec
     title: tool.title,
     side_effect: tool.side_effect,
     description: tool.description,
-    input: buildInput(tool.input),
-    output: buildOutput(tool.output.schema),
+    input: schemas.input,
+    output: schemas.output,
     upstream: {
       binding: tool.request.upstream,
       request: requestOf(tool),
@@ -207,6 +176,13 @@ export function declaredTool(file: CatalogFile, tool: ToolDeclaration): ToolSpec
 }
 
 /** Every tool of every declared namespace, built once per isolate when the catalog loads. */
-export function declaredTools(files: readonly CatalogFile[]): ToolSpec[] {
-  return files.flatMap((file) => file.tools.map((tool) => declaredTool(file, tool)));
+export function declaredTools(namespaces: readonly DeclaredNamespace[]): ToolSpec[] {
+  return namespaces.flatMap(({ file, schemas }) =>
+    file.tools.map((tool) => {
+      const compiled = schemas[tool.name];
+      // compile writes both together; a tool without schemas is a hand-edited generated file.
+      if (!compiled) throw new Error(`the compiled catalog has no schemas for ${tool.name}`);
+      return declaredTool(file, tool, compiled);
+    }),
+  );
 }
