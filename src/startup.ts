@@ -3,7 +3,7 @@ import { loadConfig } from "./config/load";
 import { missingSecrets, missingSecretsProblem } from "./config/secrets";
 import type { Env } from "./env";
 import { catalog } from "./tools";
-import { missingBindings } from "./upstream/bindings";
+import { missingBindings, missingUpstreamSecrets } from "./upstream/bindings";
 
 /** Why this proxy refuses traffic; both lists empty when it may serve. */
 export interface StartupReport {
@@ -36,6 +36,8 @@ export function startupCheck(env: Env): StartupReport {
       }
     }
     problems.push(...missingBindings(catalog, env));
+    // A declared API key missing in production would send calls unauthenticated: refuse instead.
+    if (environmentOf(env) === "production") problems.push(...missingUpstreamSecrets(catalog, env));
     for (const problem of problems) console.error(`edge-tool-proxy cannot start: ${problem}`);
     report = { problems, missing_secrets: missing };
     reports.set(env, report);

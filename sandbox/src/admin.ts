@@ -54,6 +54,10 @@ admin.get("/emails", async (c) =>
   c.json({ emails: await storeOf(c.env).listEmails(c.req.query("tenant") ?? null) }),
 );
 
+admin.get("/shipments", async (c) =>
+  c.json({ shipments: await storeOf(c.env).listShipments(c.req.query("tenant") ?? null) }),
+);
+
 admin.get("/email-drafts", async (c) =>
   c.json({ drafts: await storeOf(c.env).listDrafts(c.req.query("tenant") ?? null) }),
 );

@@ -114,6 +114,46 @@ export interface Email {
   queued_at: string;
 }
 
+/** Where a shipment goes; `country` is ISO 3166-1 alpha-2. */
+export interface Destination {
+  name: string;
+  street: string;
+  city: string;
+  postal_code: string;
+  country: string;
+}
+
+export const SHIPMENT_STATUSES = [
+  "label_created",
+  "in_transit",
+  "out_for_delivery",
+  "delivered",
+  "rerouted",
+] as const;
+export type ShipmentStatus = (typeof SHIPMENT_STATUSES)[number];
+
+/** One scan in a shipment's tracking history. `note` is free text from the carrier or the customer. */
+export interface ShipmentEvent {
+  at: string;
+  status: ShipmentStatus;
+  location: string;
+  note: string;
+}
+
+/** An order's shipment; `version` goes up with every reroute. Events are oldest first. */
+export interface Shipment {
+  shipment_id: string;
+  order_id: string;
+  carrier: string;
+  status: ShipmentStatus;
+  destination: Destination;
+  events: ShipmentEvent[];
+  version: number;
+}
+
+/** What a reroute answers: the shipment's new state, without its history. */
+export type RerouteAnswer = Pick<Shipment, "shipment_id" | "order_id" | "status" | "destination" | "version">;
+
 export interface ErrorBody {
   error: { code: string; message: string };
 }
@@ -137,6 +177,8 @@ export interface Provenance {
 export type AdminRefund = Refund & Provenance;
 export type AdminTicket = Ticket & Provenance;
 export type AdminEmail = Email & Provenance & { to: string; body: string };
+/** Provenance of a shipment is its last reroute's: null run and tool while it is as seeded. */
+export type AdminShipment = Shipment & Provenance;
 
 /** One part of a batch-style write that did not go through, listed beside the parts that did. */
 export interface FailedItem {

@@ -1,14 +1,15 @@
 import { type Context, Hono } from "hono";
+import shipmentsDocument from "../openapi/shipments.json";
 import { admin } from "./admin";
 import { type AppEnv, requireAdmin, requireCredential } from "./auth";
 import { draftEmail } from "./drafts";
 import { storeOf } from "./env";
-import { FAILED_ITEMS, shapeCustomer, shapeOrder, shapePolicies } from "./fault-shapes";
+import { FAILED_ITEMS, shapeCustomer, shapeOrder, shapePolicies, shapeShipment } from "./fault-shapes";
 import { receiveApprovalHook } from "./hooks";
 import { errorResponse } from "./http";
 import { notFound, serveEffect, serveRead, serveWrite } from "./lifecycle";
 import { failure } from "./model";
-import { EmailBody, EmailDraftBody, EmailDraftEdit, RefundBody, TicketBody } from "./validation";
+import { EmailBody, EmailDraftBody, EmailDraftEdit, RefundBody, RerouteBody, TicketBody } from "./validation";
 
 /**
  * The HTTP surface of the sandbox: each business endpoint behind a credential for the one tool it
@@ -27,6 +28,9 @@ function isAdminPath(path: string): boolean {
  */
 app.post("/_hooks/approvals", receiveApprovalHook);
 
+/** The shipments API's OpenAPI document, public like any API's reference: it holds no data. */
+app.get("/openapi/shipments.json", (c) => c.json(shipmentsDocument));
+
 app.use("*", (c, next) => (isAdminPath(c.req.path) ? requireAdmin(c, next) : next()));
 app.route("/_admin", admin);
 
@@ -38,6 +42,22 @@ app.get("/orders/:order_id", requireCredential("lookup_order"), (c) =>
       ? { status: 200, body: shapeOrder(order, shape) }
       : failure(404, "not_found", `No order with id '${orderId}'.`);
   }),
+);
+
+app.get("/orders/:order_id/shipment", requireCredential("lookup_shipment"), (c) =>
+  serveRead(c, ["stale"], async (caller, shape) => {
+    const orderId = c.req.param("order_id");
+    const shipment = await storeOf(c.env).getShipment(caller.tenant, orderId);
+    return shipment
+      ? { status: 200, body: shapeShipment(shipment, shape) }
+      : failure(404, "not_found", `No shipment for order '${orderId}'.`);
+  }),
+);
+
+app.post("/orders/:order_id/shipment/reroute", requireCredential("reroute_shipment"), (c) =>
+  serveEffect(c, RerouteBody, FAILED_ITEMS.reroute, (caller, input, record) =>
+    storeOf(c.env).rerouteShipment(caller, c.req.param("order_id"), input, record),
+  ),
 );
 
 app.get("/customers/:customer_id", requireCredential("get_customer_profile"), (c) =>
@@ -120,6 +140,7 @@ function answerOfKey(c: Context<AppEnv>): Promise<Response> {
 app.get("/tickets/idempotency-keys/:key", requireCredential("create_internal_ticket"), answerOfKey);
 app.get("/refunds/idempotency-keys/:key", requireCredential("issue_refund"), answerOfKey);
 app.get("/emails/idempotency-keys/:key", requireCredential("send_customer_email"), answerOfKey);
+app.get("/shipments/idempotency-keys/:key", requireCredential("reroute_shipment"), answerOfKey);
 
 app.post("/tickets", requireCredential("create_internal_ticket"), (c) =>
   serveEffect(c, TicketBody, FAILED_ITEMS.ticket, (caller, input, record) =>

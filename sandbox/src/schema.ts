@@ -1,6 +1,8 @@
 import { SEED_ORDERS, SEED_POLICIES } from "./seed";
 import { SEED_CUSTOMERS } from "./seed-customers";
 import { SEED_MESSAGES } from "./seed-messages";
+import { SEED_SHIPMENTS } from "./seed-shipments";
+import { insertSeedShipment, SHIPMENTS_TABLE } from "./shipments";
 
 /**
  * SQLite schema of the store. One database holds every tenant; each tenant-owned row carries a
@@ -39,6 +41,7 @@ const TABLES = [
     draft_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, customer_id TEXT NOT NULL, template TEXT NOT NULL,
     subject TEXT NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL, version INTEGER NOT NULL,
     run_id TEXT, tool TEXT)`,
+  SHIPMENTS_TABLE,
   `CREATE TABLE IF NOT EXISTS policies (
     policy_id TEXT PRIMARY KEY, title TEXT NOT NULL, summary TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS faults (
@@ -73,6 +76,7 @@ const RESETTABLE = [
   "tickets",
   "emails",
   "email_drafts",
+  "shipments",
   "policies",
   "faults",
   "requests",
@@ -97,10 +101,10 @@ export function createSchema(sql: SqlStorage): void {
 }
 
 /**
- * Raised whenever the seed gains data an older store lacks (v2: customer messages). A store seeded
+ * Raised whenever the seed gains data an older store lacks (v2: customer messages, v3: shipments). A store seeded
  * by an older version is reseeded on start: sandbox state is disposable, a half-seeded one is not.
  */
-const SEED_VERSION = "2";
+const SEED_VERSION = "3";
 
 export function isSeeded(sql: SqlStorage): boolean {
   const row = sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'seed_version'").toArray()[0];
@@ -176,6 +180,7 @@ export function resetToSeed(sql: SqlStorage): void {
       );
     }
   }
+  for (const shipment of SEED_SHIPMENTS) insertSeedShipment(sql, shipment);
   for (const p of SEED_POLICIES) {
     sql.exec(
       "INSERT INTO policies (policy_id, title, summary) VALUES (?, ?, ?)",

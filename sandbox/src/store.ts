@@ -25,9 +25,11 @@ import type {
   AdminEmail,
   AdminNotification,
   AdminRefund,
+  AdminShipment,
   AdminTicket,
   ArmedFault,
   Customer,
+  Destination,
   Email,
   EmailDraft,
   FaultPlan,
@@ -38,7 +40,9 @@ import type {
   Refund,
   RefundPolicy,
   RequestLogEntry,
+  RerouteAnswer,
   ShapeMode,
+  Shipment,
   Ticket,
   TicketPriority,
   WebhookRejection,
@@ -55,6 +59,7 @@ import {
 } from "./rows";
 import { createSchema, isSeeded, resetToSeed } from "./schema";
 import { searchPolicies } from "./search";
+import { listShipments, readShipment, rerouteShipment } from "./shipments";
 import {
   insertDraft,
   insertEmail,
@@ -185,6 +190,10 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
     return readTicket(this.#sql, tenant, ticketId);
   }
 
+  getShipment(tenant: string, orderId: string): Shipment | null {
+    return readShipment(this.#sql, tenant, orderId);
+  }
+
   searchPolicies(query: string): PolicySearchResult {
     const all: RefundPolicy[] = this.#sql
       .exec<PolicyRow>("SELECT policy_id, title, summary FROM policies")
@@ -213,6 +222,15 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
 
   queueEmail(caller: Caller, input: { draft_id: string; version: number }, record = true): Outcome<Email> {
     return this.#write(record, () => insertEmail(this.#sql, caller, input));
+  }
+
+  rerouteShipment(
+    caller: Caller,
+    orderId: string,
+    input: { destination: Destination; reason: string },
+    record = true,
+  ): Outcome<RerouteAnswer> {
+    return this.#write(record, () => rerouteShipment(this.#sql, caller, orderId, input));
   }
 
   createDraft(
@@ -296,6 +314,10 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
       .exec<EmailRow>("SELECT * FROM emails WHERE ?1 IS NULL OR tenant = ?1 ORDER BY rowid", tenant)
       .toArray()
       .map(toAdminEmail);
+  }
+
+  listShipments(tenant: string | null): AdminShipment[] {
+    return listShipments(this.#sql, tenant);
   }
 
   /**

@@ -40,6 +40,20 @@ export const EmailDraftBody = z.object({
   notes: z.string().max(5000).nullish(),
 });
 
+const line = (max: number) => z.string().trim().min(1).max(max);
+
+/** A new destination for a shipment, with the reason the customer or support gave. */
+export const RerouteBody = z.object({
+  destination: z.object({
+    name: line(200),
+    street: line(200),
+    city: line(100),
+    postal_code: line(20),
+    country: z.string().regex(/^[A-Z]{2}$/, "must be an ISO 3166-1 alpha-2 code such as US"),
+  }),
+  reason: line(500),
+});
+
 /** One readable line, the way APIs phrase validation errors: `field: problem; other: problem`. */
 export function describeIssues(error: z.ZodError): string {
   return error.issues

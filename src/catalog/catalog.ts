@@ -43,17 +43,30 @@ function isStrictObject(schema: z.ZodObject<z.ZodRawShape>): boolean {
   return catchall !== undefined && catchall._zod.def.type === "never";
 }
 
+/**
+ * A broken catalog rule: the tool, the field of its definition at fault (as a declaration names it:
+ * `input`, `output`, `postcondition`, ...) and the sentence a CatalogError carries.
+ */
+export interface CatalogProblem {
+  tool: string;
+  field: string;
+  message: string;
+}
+
+type Report = (field: string, message: string) => void;
+
 /** Every object in the input, at any depth, must be strict and every field described. */
-function checkInputSchema(tool: string, schema: z.ZodType, path: string): void {
+function checkInputSchema(tool: string, schema: z.ZodType, path: string, report: Report): void {
   const inner = unwrap(schema);
   if (inner instanceof z.ZodArray) {
-    checkInputSchema(tool, inner.element as z.ZodType, `${path}[]`);
+    checkInputSchema(tool, inner.element as z.ZodType, `${path}[]`, report);
     return;
   }
   if (!(inner instanceof z.ZodObject)) return;
   const where = path === "" ? "its input schema" : `the object at "${path}"`;
   if (!isStrictObject(inner)) {
-    throw new CatalogError(
+    report(
+      "input",
       `tool "${tool}": ${where} is not strict; use z.strictObject(...) or .strict() so unknown fields are refused`,
     );
   }
@@ -61,11 +74,12 @@ function checkInputSchema(tool: string, schema: z.ZodType, path: string): void {
     const fieldPath = path === "" ? field : `${path}.${field}`;
     const description = describedAs(fieldSchema as z.ZodType);
     if (!description || description.trim().length === 0) {
-      throw new CatalogError(
+      report(
+        "input",
         `tool "${tool}": field "${fieldPath}" has no description; a model fills fields from their descriptions`,
       );
     }
-    checkInputSchema(tool, fieldSchema as z.ZodType, fieldPath);
+    checkInputSchema(tool, fieldSchema as z.ZodType, fieldPath, report);
   }
 }
 
@@ -100,24 +114,25 @@ function covers(prefix: string, path: string): boolean {
  * Every free-text output field is classified: `untrusted`, `trusted_text` with a reason, or masked
  * by `sensitive`. Declared paths must name string fields, so a typo cannot leave a field unfenced.
  */
-function checkOutputTrust(tool: string, spec: ToolSpec): void {
+function checkOutputTrust(tool: string, spec: ToolSpec, report: Report): void {
   const leaves = stringLeaves(spec.output);
   const known = new Set(leaves.map((leaf) => leaf.path));
   const untrusted = spec.untrusted ?? [];
   const trusted = spec.trusted_text ?? {};
   for (const path of [...untrusted, ...Object.keys(trusted)]) {
     if (!known.has(path)) {
-      throw new CatalogError(
+      report(
+        "output",
         `tool "${tool}": "${path}" is declared untrusted or trusted_text but is not a string field of the output schema`,
       );
     }
   }
   for (const [path, reason] of Object.entries(trusted)) {
     if (typeof reason !== "string" || reason.trim().length === 0) {
-      throw new CatalogError(`tool "${tool}": trusted_text "${path}" needs a reason`);
+      report("output.trusted_text", `tool "${tool}": trusted_text "${path}" needs a reason`);
     }
     if (untrusted.includes(path)) {
-      throw new CatalogError(`tool "${tool}": "${path}" is declared both untrusted and trusted_text`);
+      report("output", `tool "${tool}": "${path}" is declared both untrusted and trusted_text`);
     }
   }
   const masked = Object.keys(spec.sensitive ?? {});
@@ -125,74 +140,85 @@ function checkOutputTrust(tool: string, spec: ToolSpec): void {
     if (!leaf.free) continue;
     if (untrusted.includes(leaf.path) || leaf.path in trusted) continue;
     if (masked.some((prefix) => covers(prefix, leaf.path))) continue;
-    throw new CatalogError(
+    report(
+      "output",
       `tool "${tool}": output field "${leaf.path || "(the result)"}" is free text but not classified; list it in untrusted (third-party text, fenced) or in trusted_text with the reason it cannot carry outside text`,
     );
   }
 }
 
-/** Checks one tool against every catalog rule, throwing a CatalogError at the first broken one. */
-export function checkToolSpec(spec: ToolSpec): void {
+/** Every catalog rule one tool breaks, in the order of its definition's fields. */
+export function toolSpecProblems(spec: ToolSpec): CatalogProblem[] {
   const name = typeof spec.name === "string" ? spec.name : String(spec.name);
+  const problems: CatalogProblem[] = [];
+  const report: Report = (field, message) => problems.push({ tool: name, field, message });
   if (!TOOL_NAME.test(name) || name.length > MAX_TOOL_NAME) {
-    throw new CatalogError(
+    report(
+      "name",
       `tool "${name}": name must be snake_case verb_noun of at most ${MAX_TOOL_NAME} characters, such as "lookup_order" or "issue_refund"`,
     );
   }
   if (!SIDE_EFFECTS.includes(spec.side_effect)) {
-    throw new CatalogError(
+    report(
+      "side_effect",
       `tool "${name}": side_effect must be one of ${SIDE_EFFECTS.join(", ")}; a tool that cannot be classified is not exposed`,
     );
   }
   if (typeof spec.namespace !== "string" || !/^[a-z][a-z0-9_]*$/.test(spec.namespace)) {
-    throw new CatalogError(`tool "${name}": namespace must be a lowercase identifier`);
+    report("namespace", `tool "${name}": namespace must be a lowercase identifier`);
   }
   for (const part of DESCRIPTION_PARTS) {
     const text = spec.description?.[part];
     if (typeof text !== "string" || text.trim().length < MIN_DESCRIPTION_LENGTH) {
-      throw new CatalogError(
+      report(
+        `description.${part}`,
         `tool "${name}": description.${part} is missing or too short; every tool says what it does, when to use it, when not to, and its side effects`,
       );
     }
   }
-  if (!(spec.input instanceof z.ZodObject)) {
-    throw new CatalogError(`tool "${name}": input must be a zod object schema`);
+  if (spec.input instanceof z.ZodObject) {
+    checkInputSchema(name, spec.input, "", report);
+  } else {
+    report("input", `tool "${name}": input must be a zod object schema`);
   }
-  checkInputSchema(name, spec.input, "");
-  if (!(spec.output instanceof z.ZodType)) {
-    throw new CatalogError(
+  if (spec.output instanceof z.ZodType) {
+    checkOutputTrust(name, spec, report);
+  } else {
+    report(
+      "output",
       `tool "${name}": output must be a zod schema; it is the whitelist of what the model sees`,
     );
   }
-  checkOutputTrust(name, spec);
   if (typeof spec.timeout_ms !== "number" || !(spec.timeout_ms > 0) || spec.timeout_ms > MAX_TIMEOUT_MS) {
-    throw new CatalogError(`tool "${name}": timeout_ms must be a number between 1 and ${MAX_TIMEOUT_MS}`);
+    report("timeout_ms", `tool "${name}": timeout_ms must be a number between 1 and ${MAX_TIMEOUT_MS}`);
   }
-  checkUpstream(name, spec);
+  checkUpstream(name, spec, report);
   if (typeof spec.version !== "string" || spec.version.length === 0) {
-    throw new CatalogError(`tool "${name}": version is required`);
+    report("version", `tool "${name}": version is required`);
   }
-  checkPostcondition(name, spec);
+  checkPostcondition(name, spec, report);
+  return problems;
 }
 
 /**
  * A tool goes upstream through a named binding, or is built in: answered by the proxy from the
  * run's own storage, with no key and no effect, so only a read may be built in.
  */
-function checkUpstream(name: string, spec: ToolSpec): void {
+function checkUpstream(name: string, spec: ToolSpec, report: Report): void {
   if (spec.builtin) {
-    if (spec.side_effect !== "read")
-      throw new CatalogError(`tool "${name}": only read tools may be built in`);
-    if (spec.upstream !== null) throw new CatalogError(`tool "${name}": a built-in tool has no upstream`);
+    if (spec.side_effect !== "read") report("builtin", `tool "${name}": only read tools may be built in`);
+    if (spec.upstream !== null) report("upstream", `tool "${name}": a built-in tool has no upstream`);
     return;
   }
   if (typeof spec.upstream?.binding !== "string" || spec.upstream.binding.length === 0) {
-    throw new CatalogError(
+    report(
+      "upstream",
       `tool "${name}": upstream.binding must name the wrangler.toml binding its calls go through`,
     );
+    return;
   }
   if (typeof spec.upstream.request !== "function") {
-    throw new CatalogError(`tool "${name}": upstream.request must map arguments to an HTTP request`);
+    report("upstream", `tool "${name}": upstream.request must map arguments to an HTTP request`);
   }
 }
 
@@ -200,13 +226,15 @@ function checkUpstream(name: string, spec: ToolSpec): void {
  * A write or destructive tool reads back what it did (`observe`), or says why it cannot
  * (`no_postcondition`): a 2xx from an upstream is a claim, not a fact.
  */
-function checkPostcondition(name: string, spec: ToolSpec): void {
+function checkPostcondition(name: string, spec: ToolSpec, report: Report): void {
   const observe = spec.observe ?? null;
   const reason = spec.no_postcondition ?? null;
   if (observe !== null && reason !== null) {
-    throw new CatalogError(
+    report(
+      "no_postcondition",
       `tool "${name}": declares both observe and no_postcondition; keep the postcondition and drop the reason`,
     );
+    return;
   }
   if (observe !== null) {
     if (
@@ -214,7 +242,8 @@ function checkPostcondition(name: string, spec: ToolSpec): void {
       typeof observe.args !== "function" ||
       typeof observe.verify !== "function"
     ) {
-      throw new CatalogError(
+      report(
+        "postcondition",
         `tool "${name}": observe needs a read tool's name, an args mapping and a verify function`,
       );
     }
@@ -222,14 +251,16 @@ function checkPostcondition(name: string, spec: ToolSpec): void {
   }
   if (reason !== null) {
     if (typeof reason !== "string" || reason.trim().length < MIN_NO_POSTCONDITION_REASON) {
-      throw new CatalogError(
+      report(
+        "no_postcondition",
         `tool "${name}": no_postcondition must give the documented reason, at least ${MIN_NO_POSTCONDITION_REASON} characters`,
       );
     }
     return;
   }
   if (spec.side_effect === "write" || spec.side_effect === "destructive") {
-    throw new CatalogError(
+    report(
+      "postcondition",
       `tool "${name}": a ${spec.side_effect} tool needs a postcondition (observe: a read that checks the effect happened) or no_postcondition: "<documented reason>"`,
     );
   }
@@ -239,36 +270,35 @@ function checkPostcondition(name: string, spec: ToolSpec): void {
  * A postcondition's read and a decision context's read must be read tools of the same namespace:
  * the proxy sends each with that tool's credential.
  */
-function checkObserverTools(byNamespace: ReadonlyMap<string, ReadonlyMap<string, ToolSpec>>): void {
-  for (const tools of byNamespace.values()) {
-    for (const spec of tools.values()) {
-      const context = spec.decision_context;
-      if (context) {
-        const reader = tools.get(context.tool);
-        if (reader?.side_effect !== "read") {
-          throw new CatalogError(
-            `tool "${spec.name}": its decision context reads with "${context.tool}", which is not a read tool of namespace "${spec.namespace}"`,
-          );
-        }
-        if (typeof context.args !== "function" || typeof context.facts !== "function") {
-          throw new CatalogError(
-            `tool "${spec.name}": decision_context needs an args mapping and a facts function`,
-          );
-        }
-      }
-      if (!spec.observe) continue;
-      const observer = tools.get(spec.observe.tool);
-      if (!observer) {
-        throw new CatalogError(
-          `tool "${spec.name}": its postcondition reads with "${spec.observe.tool}", which is not a tool of namespace "${spec.namespace}"`,
-        );
-      }
-      if (observer.side_effect !== "read") {
-        throw new CatalogError(
-          `tool "${spec.name}": its postcondition tool "${observer.name}" must be a read, not ${observer.side_effect}`,
-        );
-      }
+function checkObserverTools(tools: ReadonlyMap<string, ToolSpec>, spec: ToolSpec, report: Report): void {
+  const context = spec.decision_context;
+  if (context) {
+    const reader = tools.get(context.tool);
+    if (reader?.side_effect !== "read") {
+      report(
+        "decision_context.tool",
+        `tool "${spec.name}": its decision context reads with "${context.tool}", which is not a read tool of namespace "${spec.namespace}"`,
+      );
     }
+    if (typeof context.args !== "function" || typeof context.facts !== "function") {
+      report(
+        "decision_context",
+        `tool "${spec.name}": decision_context needs an args mapping and a facts function`,
+      );
+    }
+  }
+  if (!spec.observe) return;
+  const observer = tools.get(spec.observe.tool);
+  if (!observer) {
+    report(
+      "postcondition.tool",
+      `tool "${spec.name}": its postcondition reads with "${spec.observe.tool}", which is not a tool of namespace "${spec.namespace}"`,
+    );
+  } else if (observer.side_effect !== "read") {
+    report(
+      "postcondition.tool",
+      `tool "${spec.name}": its postcondition tool "${observer.name}" must be a read, not ${observer.side_effect}`,
+    );
   }
 }
 
@@ -324,28 +354,68 @@ export class Catalog {
 }
 
 /**
- * Checks every tool and builds the catalog. Throws a CatalogError naming the tool and the rule it
- * breaks: a proxy with a half-valid catalog must not start.
+ * The built-in tools every namespace gets (bound to "@..." and answered from the run's own
+ * storage) do not count against the cap: the cap keeps a model's choice among a namespace's own
+ * tools small.
  */
-export function loadCatalog(specs: readonly ToolSpec[]): Catalog {
+function countsAgainstCap(spec: ToolSpec): boolean {
+  return !spec.upstream?.binding?.startsWith("@");
+}
+
+/**
+ * Every catalog rule a set of tools breaks: each tool's own rules, then the namespace rules (unique
+ * names, at most ten tools, postcondition and decision-context reads of the same namespace). Both
+ * `loadCatalog` and `npm run tools -- check` use it, so code tools and declared tools pass one set
+ * of rules.
+ */
+export function catalogProblems(specs: readonly ToolSpec[]): {
+  problems: CatalogProblem[];
+  byNamespace: Map<string, Map<string, ToolSpec>>;
+} {
+  const problems: CatalogProblem[] = [];
   const byNamespace = new Map<string, Map<string, ToolSpec>>();
   for (const spec of specs) {
-    checkToolSpec(spec);
+    problems.push(...toolSpecProblems(spec));
     let tools = byNamespace.get(spec.namespace);
     if (!tools) {
       tools = new Map();
       byNamespace.set(spec.namespace, tools);
     }
     if (tools.has(spec.name)) {
-      throw new CatalogError(`tool "${spec.name}" is defined twice in namespace "${spec.namespace}"`);
+      problems.push({
+        tool: spec.name,
+        field: "name",
+        message: `tool "${spec.name}" is defined twice in namespace "${spec.namespace}"`,
+      });
+      continue;
     }
     tools.set(spec.name, spec);
-    if (tools.size > MAX_TOOLS_PER_NAMESPACE) {
-      throw new CatalogError(
-        `namespace "${spec.namespace}" has more than ${MAX_TOOLS_PER_NAMESPACE} tools; split it so a model can still choose well`,
-      );
+    if (
+      [...tools.values()].filter(countsAgainstCap).length === MAX_TOOLS_PER_NAMESPACE + 1 &&
+      countsAgainstCap(spec)
+    ) {
+      problems.push({
+        tool: spec.name,
+        field: "name",
+        message: `namespace "${spec.namespace}" has more than ${MAX_TOOLS_PER_NAMESPACE} tools; split it so a model can still choose well`,
+      });
     }
   }
-  checkObserverTools(byNamespace);
+  for (const tools of byNamespace.values()) {
+    for (const spec of tools.values()) {
+      checkObserverTools(tools, spec, (field, message) => problems.push({ tool: spec.name, field, message }));
+    }
+  }
+  return { problems, byNamespace };
+}
+
+/**
+ * Checks every tool and builds the catalog. Throws a CatalogError naming the tool and the first
+ * rule it breaks: a proxy with a half-valid catalog must not start.
+ */
+export function loadCatalog(specs: readonly ToolSpec[]): Catalog {
+  const { problems, byNamespace } = catalogProblems(specs);
+  const [first] = problems;
+  if (first) throw new CatalogError(first.message);
   return new Catalog(byNamespace);
 }

@@ -28,6 +28,21 @@ export interface UpstreamRequest {
   path: string;
   query?: Record<string, string>;
   body?: unknown;
+  /** Literal extra headers (an API version); never the credential or the idempotency key. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * How the proxy proves itself to a tool's upstream. By default (none declared) the per-dispatch
+ * Ed25519 JWT of src/upstream/credential.ts; `static_header` sends a Workers secret's value in a
+ * header instead, for APIs that take only an API key.
+ */
+export interface StaticHeaderCredential {
+  kind: "static_header";
+  header: string;
+  /** The Workers secret holding the value; its value never appears in the catalog. */
+  secret: string;
+  prefix: string;
 }
 
 /**
@@ -132,6 +147,7 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
     /** The name of the binding in `wrangler.toml` that decides where this tool's calls go. */
     binding: string;
     request: (args: z.infer<Input>) => UpstreamRequest;
+    credential?: StaticHeaderCredential;
   };
   /** Hard limit for the whole call, retries included; the request is aborted when it passes. */
   timeout_ms: number;
@@ -174,6 +190,11 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
   freshness?: Freshness<z.infer<Output>>;
   /** What an operator sees beside the arguments when a call of this tool waits for approval. */
   decision_context?: DecisionContext<z.infer<Input>>;
+  /**
+   * What a dry run cannot show, for write and destructive tools: what the sandbox binding
+   * simulates and what only production reveals, in a sentence or two.
+   */
+  dry_run?: string;
 }
 
 /** What a built-in tool may read: the run's own pages of results too large to return inline. */
@@ -209,7 +230,11 @@ export interface ToolSpec {
   input: InputSchema;
   output: z.ZodType;
   /** Where its calls go; null for a built-in tool, which the proxy answers itself (`builtin`). */
-  upstream: { binding: string; request: (args: Record<string, unknown>) => UpstreamRequest } | null;
+  upstream: {
+    binding: string;
+    request: (args: Record<string, unknown>) => UpstreamRequest;
+    credential?: StaticHeaderCredential;
+  } | null;
   /** The proxy's own handler of a built-in read tool; null for every tool that goes upstream. */
   builtin: BuiltinHandler | null;
   timeout_ms: number;
@@ -224,6 +249,7 @@ export interface ToolSpec {
   no_postcondition: string | null;
   freshness: Freshness<unknown> | null;
   decision_context: DecisionContext<Record<string, unknown>> | null;
+  dry_run: string | null;
 }
 
 /** Results up to this size are returned inline unless the tool says otherwise. */
@@ -263,6 +289,7 @@ export function defineTool<Input extends InputSchema, Output extends z.ZodType>(
     no_postcondition: definition.no_postcondition ?? null,
     freshness: (definition.freshness ?? null) as ToolSpec["freshness"],
     decision_context: (definition.decision_context ?? null) as ToolSpec["decision_context"],
+    dry_run: definition.dry_run ?? null,
   };
 }
 

@@ -30,6 +30,11 @@ export const TenantConfigSchema = z.strictObject({
   auto_approve_refund_cents: z.number().int().min(0).default(0),
   /** Pending approvals a run may hold at once; a model that keeps asking is stopped here. */
   max_open_approvals: z.number().int().min(1).max(100).default(3),
+  /**
+   * Thresholds of declared tools' policies (catalog/*.yaml), per namespace: namespace → setting →
+   * number. A policy reads `settings[namespace][name]` first, then the tenant's own field `name`.
+   */
+  settings: z.record(z.string(), z.record(z.string(), z.number())).default({}),
   /** Which resource ids belong to the tenant: argument name → anchored regular expression. */
   owns: z.record(z.string(), z.string()).default({}),
   /** Requests per window at the edge; every setting left out takes its default. */

@@ -6,7 +6,12 @@ import { buildRequest, executeRequest } from "../pipeline/dispatch";
 import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
 import { resolveUpstream } from "../upstream/bindings";
-import { credentialExpiry, issueUpstreamCredential } from "../upstream/credential";
+import {
+  bearer,
+  credentialExpiry,
+  issueUpstreamCredential,
+  staticAuthorization,
+} from "../upstream/credential";
 
 /** The facts an operator reads before deciding, or why they could not be read. */
 export interface DecisionContextView {
@@ -45,22 +50,26 @@ export async function readDecisionContext(
       key: null,
       callId: newContextCallId(),
     });
-    const credential = await issueUpstreamCredential(
-      {
-        tenant: approval.tenant,
-        run: approval.run_id,
-        tool: reader.name,
-        exp: credentialExpiry(now, timeout),
-        request: {
-          method: request.method,
-          target: request.target,
-          body: request.body,
-          idempotency_key: null,
-        },
-      },
-      loadConfig(env).upstreamSigningKeys,
-      now,
-    );
+    const credential =
+      staticAuthorization(reader.upstream?.credential, env) ??
+      bearer(
+        await issueUpstreamCredential(
+          {
+            tenant: approval.tenant,
+            run: approval.run_id,
+            tool: reader.name,
+            exp: credentialExpiry(now, timeout),
+            request: {
+              method: request.method,
+              target: request.target,
+              body: request.body,
+              idempotency_key: null,
+            },
+          },
+          loadConfig(env).upstreamSigningKeys,
+          now,
+        ),
+      );
     const execution = await executeRequest({
       tool: { ...reader, timeout_ms: timeout },
       request,

@@ -5,7 +5,7 @@ import type { StoredRequest } from "../pipeline/run-state";
 import { sendAttempt } from "../pipeline/send-attempt";
 import { catalog } from "../tools";
 import { resolveUpstream, upstreamTarget } from "../upstream/bindings";
-import { credentialExpiry, issueUpstreamCredential } from "../upstream/credential";
+import { bearer, credentialExpiry, issueUpstreamCredential } from "../upstream/credential";
 
 /** What an operator approving a send reads: the stored draft's text at the version the call names. */
 export interface DraftPreview {
@@ -63,7 +63,12 @@ export async function draftPreview(
       loadConfig(env).upstreamSigningKeys,
       now,
     );
-    const result = await sendAttempt({ upstream, request, credential, timeoutMs: PREVIEW_TIMEOUT_MS });
+    const result = await sendAttempt({
+      upstream,
+      request,
+      credential: bearer(credential),
+      timeoutMs: PREVIEW_TIMEOUT_MS,
+    });
     if (result.kind !== "response" || result.status !== 200) {
       return { ...preview, problem: "The draft could not be read; do not approve a text you have not seen." };
     }

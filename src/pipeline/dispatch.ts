@@ -2,6 +2,7 @@ import type { ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import type { Upstream } from "../upstream/bindings";
 import { upstreamTarget } from "../upstream/bindings";
+import type { UpstreamAuthorization } from "../upstream/credential";
 import { decideRetry } from "../upstream/retry";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
@@ -23,7 +24,7 @@ export interface ExecuteInput {
   request: StoredRequest;
   upstream: Upstream;
   /** Per-dispatch headers that are not part of the stored request: the credential. */
-  credential: string;
+  credential: UpstreamAuthorization;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -43,7 +44,11 @@ export function buildRequest(
   // The catalog gives every tool that is not built in an upstream; a built-in one sends nothing.
   if (!tool.upstream) throw new Error(`${tool.name} is built in: it has no upstream request`);
   const request = tool.upstream.request(args);
-  const headers: Record<string, string> = { accept: "application/json", "x-request-id": ids.callId };
+  // A tool's literal headers go first, so none of them can replace the proxy's own.
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
+  headers.accept = "application/json";
+  headers["x-request-id"] = ids.callId;
   if (ids.key) headers["idempotency-key"] = ids.key;
   let body: string | null = null;
   if (request.body !== undefined) {

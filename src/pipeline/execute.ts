@@ -5,7 +5,14 @@ import { type FaultSource, injectFaults } from "../scenarios/inject";
 import type { FaultPlan } from "../scenarios/modes";
 import { catalog } from "../tools";
 import { resolveUpstream, type Upstream } from "../upstream/bindings";
-import { CREDENTIAL_MARGIN_MS, credentialExpiry, issueUpstreamCredential } from "../upstream/credential";
+import {
+  bearer,
+  CREDENTIAL_MARGIN_MS,
+  credentialExpiry,
+  issueUpstreamCredential,
+  staticAuthorization,
+  type UpstreamAuthorization,
+} from "../upstream/credential";
 import { type ApprovalBlock, type Envelope, type EnvelopeContext, failure, success } from "../wire/envelope";
 import { context } from "./answers";
 import { type AttemptRecord, buildRequest, type Execution, executeRequest } from "./dispatch";
@@ -156,11 +163,18 @@ const RECENT_CREDENTIALS_MAX = 256;
  * margin and never after the run's deadline, so one captured from a log is worth that request for
  * seconds, not a run. None is signed (or reused) once the run is ended or past its deadline.
  */
-async function credentialFor(env: Env, run: RunMeta, tool: ToolSpec, stored: StoredRequest): Promise<string> {
+async function credentialFor(
+  env: Env,
+  run: RunMeta,
+  tool: ToolSpec,
+  stored: StoredRequest,
+): Promise<UpstreamAuthorization> {
   const now = Date.now();
   if (run.state !== "open" || now >= run.deadline_at) {
     throw new Error("no credential is issued for a run that is ended or past its deadline");
   }
+  const declared = staticAuthorization(tool.upstream?.credential, env);
+  if (declared) return declared;
   const request = {
     method: stored.method,
     target: stored.target,
@@ -169,7 +183,7 @@ async function credentialFor(env: Env, run: RunMeta, tool: ToolSpec, stored: Sto
   };
   const cacheKey = JSON.stringify([run.tenant, run.run_id, tool.name, request]);
   const recent = recentCredentials.get(cacheKey);
-  if (recent && recent.exp - now >= tool.timeout_ms + CREDENTIAL_MARGIN_MS / 2) return recent.token;
+  if (recent && recent.exp - now >= tool.timeout_ms + CREDENTIAL_MARGIN_MS / 2) return bearer(recent.token);
   const exp = Math.min(credentialExpiry(now, tool.timeout_ms), Math.floor(run.deadline_at / 1_000) * 1_000);
   const token = await issueUpstreamCredential(
     { tenant: run.tenant, run: run.run_id, tool: tool.name, exp, request },
@@ -178,7 +192,7 @@ async function credentialFor(env: Env, run: RunMeta, tool: ToolSpec, stored: Sto
   );
   if (recentCredentials.size >= RECENT_CREDENTIALS_MAX) recentCredentials.clear();
   recentCredentials.set(cacheKey, { token, exp });
-  return token;
+  return bearer(token);
 }
 
 function upstreamOf(env: Env, plan: ExecutionPlan, tool: ToolSpec, fault: FaultPlan | null): Upstream {

@@ -1,4 +1,5 @@
 import { type Upstream, upstreamUrl } from "../upstream/bindings";
+import type { UpstreamAuthorization } from "../upstream/credential";
 import type { UpstreamResult } from "./classify";
 import type { StoredRequest } from "./run-state";
 
@@ -8,8 +9,8 @@ export const MAX_UPSTREAM_BODY_BYTES = 8 * 1024 * 1024;
 export interface AttemptInput {
   upstream: Upstream;
   request: StoredRequest;
-  /** Signed for this dispatch; the only header that is not part of the stored request. */
-  credential: string;
+  /** Signed for this dispatch (or a declared static key); the only header not part of the stored request. */
+  credential: UpstreamAuthorization;
   /** Milliseconds this attempt may take before it is aborted. */
   timeoutMs: number;
 }
@@ -27,7 +28,7 @@ export async function sendAttempt(input: AttemptInput): Promise<UpstreamResult> 
   );
   try {
     const headers = new Headers(input.request.headers);
-    headers.set("authorization", `Bearer ${input.credential}`);
+    headers.set(input.credential.header, input.credential.value);
     const response = await input.upstream.fetch(
       new Request(upstreamUrl(input.request.target), {
         method: input.request.method,

@@ -5,22 +5,6 @@ import type { PolicyContext, PolicyDecision } from "../catalog/define-tool";
  * refuse with a reason the model can act on (which field, what is wrong, what is allowed).
  */
 
-/** The id in `field` must belong to the calling tenant (per its `owns` patterns). */
-export function ownedBy(field: string) {
-  return (args: Record<string, unknown>, ctx: PolicyContext): PolicyDecision => {
-    const value = args[field];
-    const pattern = ctx.tenant.owns[field];
-    if (typeof value !== "string" || pattern === undefined) return { allow: true };
-    if (new RegExp(pattern).test(value)) return { allow: true };
-    return {
-      allow: false,
-      field,
-      reason: `${value} does not belong to this tenant`,
-      hint: `Use an id from this tenant's own records; ids from other accounts are never reachable.`,
-    };
-  };
-}
-
 /** A single refund may not exceed the tenant's per-refund limit. */
 export function refundWithinLimit(args: { amount_cents: number }, ctx: PolicyContext): PolicyDecision {
   const limit = ctx.tenant.max_refund_cents;

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { defineTool } from "../catalog/define-tool";
-import { ownedBy, refundAutoApproval, refundWithinLimit, urgentTicketNeedsApproval } from "./policies";
+import { ownedBy } from "../catalog/policy-vocabulary";
+import { refundAutoApproval, refundWithinLimit, urgentTicketNeedsApproval } from "./policies";
 import { refundDecisionContext } from "./refund-context";
 import {
   CustomerIdSchema,

@@ -58,3 +58,25 @@ export function missingBindings(catalog: Catalog, env: object): string[] {
         `tool "${tool.name}" needs binding "${tool.binding}", which this environment does not define (a service binding or an https URL var in wrangler.toml)`,
     );
 }
+
+/**
+ * Every secret a declared `static_header` credential names that this environment lacks. Checked
+ * in production only: the sandbox's upstream takes the proxy's JWT, which is sent when the secret
+ * is not set (src/upstream/credential.ts, `staticAuthorization`).
+ */
+export function missingUpstreamSecrets(catalog: Catalog, env: object): string[] {
+  const values = env as Record<string, unknown>;
+  const missing = new Map<string, string>();
+  for (const tool of catalog.all()) {
+    if (!tool.upstream) continue;
+    const secret = tool.upstream.credential?.secret;
+    const value = secret === undefined ? undefined : values[secret];
+    if (secret !== undefined && (typeof value !== "string" || value.trim() === "") && !missing.has(secret)) {
+      missing.set(secret, tool.upstream.binding);
+    }
+  }
+  return [...missing].map(
+    ([secret, binding]) =>
+      `secret ${secret} is not set; upstream ${binding} sends it as its API key (set it with \`npx wrangler secret put ${secret} --env production\`)`,
+  );
+}

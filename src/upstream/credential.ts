@@ -1,5 +1,6 @@
 import { errors, importJWK, type JWTVerifyGetKey, jwtVerify, SignJWT } from "jose";
 import * as z from "zod";
+import type { StaticHeaderCredential } from "../catalog/define-tool";
 import { UPSTREAM_CREDENTIAL_ALG, type UpstreamSigningKey } from "./signing-keys";
 
 /**
@@ -16,6 +17,34 @@ import { UPSTREAM_CREDENTIAL_ALG, type UpstreamSigningKey } from "./signing-keys
  * another key, another endpoint of the same tool. `exp` is never later than the run's deadline.
  * sandbox/API.md documents the claims for real upstreams to check.
  */
+
+/** The header a dispatch carries to prove it comes from the proxy: the JWT, or a declared static key. */
+export interface UpstreamAuthorization {
+  header: string;
+  value: string;
+}
+
+/** The proxy's JWT as the header it travels in. */
+export function bearer(token: string): UpstreamAuthorization {
+  return { header: "authorization", value: `Bearer ${token}` };
+}
+
+/**
+ * The static header of an upstream that takes only an API key (declared `static_header`), its
+ * value read from the named Workers secret. Null when the tool has none, or when the secret is not
+ * set: then the proxy's JWT is sent, which is what the sandbox upstream checks. A production
+ * deployment never gets here without the secret: its startup check refuses to serve
+ * (`missingUpstreamSecrets`).
+ */
+export function staticAuthorization(
+  credential: StaticHeaderCredential | undefined,
+  env: object,
+): UpstreamAuthorization | null {
+  if (!credential) return null;
+  const secret = (env as Record<string, unknown>)[credential.secret];
+  if (typeof secret !== "string" || secret.trim() === "") return null;
+  return { header: credential.header, value: `${credential.prefix}${secret}` };
+}
 
 /** The `iss` of every upstream credential. */
 export const UPSTREAM_CREDENTIAL_ISSUER = "edge-tool-proxy";

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseKeyList } from "../../src/auth/keys";
 import { issueRunToken } from "../../src/auth/run-token";
-import { openRun, request } from "./helpers";
+import { namespacesOf, openRun, request } from "./helpers";
 
 const keys = () => parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS);
 
@@ -48,7 +48,7 @@ describe("runs and credentials", () => {
       body: JSON.stringify({ namespace: "payroll" }),
     });
     expect(status).toBe(404);
-    expect(body.error?.details?.namespaces).toEqual(["support"]);
+    expect(body.error?.details?.namespaces).toEqual(namespacesOf("acme"));
   });
 
   it("refuses limits above the tenant's ceiling, naming the ceiling", async () => {

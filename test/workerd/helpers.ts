@@ -4,6 +4,7 @@ import { expect } from "vitest";
 import { storeOf } from "../../sandbox/src/env";
 import type { RequestLogEntry } from "../../sandbox/src/model";
 import type { ToolSpec } from "../../src/catalog/define-tool";
+import { parseTenants } from "../../src/config/tenants";
 import { deriveIdempotencyKey } from "../../src/core/idempotency-key";
 import { KeyStore } from "../../src/ledger/key-store";
 import type { RunLedger } from "../../src/ledger/run-ledger";
@@ -20,6 +21,13 @@ export const KEYS = {
   initech: "initech-demo-key",
 } as const;
 export const SANDBOX_ADMIN = "sandbox-admin-demo-token";
+
+/** A tenant's namespaces as wrangler.toml configures them, so no test restates the list. */
+export function namespacesOf(tenant: string): string[] {
+  const config = parseTenants(env.TENANTS)[tenant];
+  if (!config) throw new Error(`no tenant ${tenant} in TENANTS`);
+  return config.namespaces;
+}
 
 /**
  * Secrets no response may ever contain: every tenant, operator and agent key, the run-token keys, the

@@ -18,7 +18,7 @@ import anthropicGolden from "./golden/anthropic.support.json";
 import geminiGolden from "./golden/gemini.support.json";
 import openAiGolden from "./golden/openai.support.json";
 import openAiResponsesGolden from "./golden/openai-responses.support.json";
-import { KEYS, openRun, request } from "./helpers";
+import { KEYS, namespacesOf, openRun, request } from "./helpers";
 
 /** The schema a model fills, whatever the format wraps it in. */
 function argumentSchema(tool: AnySpec): JsonSchema {
@@ -494,7 +494,7 @@ describe("GET /v1/tools", () => {
     const tenant = await gets("/v1/tools?namespace=billing&format=openai", KEYS.acme);
     expect(tenant.status).toBe(404);
     expect(tenant.body.error?.code).toBe("not_found");
-    expect(tenant.body.error?.details).toEqual({ namespaces: ["support"] });
+    expect(tenant.body.error?.details).toEqual({ namespaces: namespacesOf("acme") });
 
     const run = await openRun();
     const other = await gets("/v1/tools?namespace=billing", run.token);

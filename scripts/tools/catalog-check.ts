@@ -1,0 +1,332 @@
+// `npm run tools -- check` and `compile`: every catalog/*.yaml checked against the declaration
+// schema, the rules only a declaration can break (placeholders, upstreams, settings, secrets, draft
+// markers) and the catalog rules code tools pass (src/catalog/catalog.ts, the same code), every
+// problem of every file at once. Run under tsx, so the rules are the Worker's own modules.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { basename, join, relative } from "node:path";
+import { unstable_readConfig as readConfig } from "wrangler";
+import { parseDocument } from "yaml";
+import * as z from "zod";
+import { type CatalogProblem, catalogProblems } from "../../src/catalog/catalog";
+import {
+  type CatalogFile,
+  CatalogFileSchema,
+  type ToolDeclaration,
+  ToolDeclarationSchema,
+} from "../../src/catalog/declaration";
+import { declaredTool } from "../../src/catalog/declared-tool";
+import type { ToolSpec } from "../../src/catalog/define-tool";
+import { tenantSetting } from "../../src/catalog/policy-vocabulary";
+import { placeholders } from "../../src/catalog/templates";
+import { OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../../src/config/secrets";
+import { parseTenants, type TenantConfig } from "../../src/config/tenants";
+import { readResultPage } from "../../src/tools/builtins";
+import { supportTools } from "../../src/tools/support";
+import { compiledCatalogModule, evaluateSchemas, schemaSources } from "./catalog-module";
+import { SchemaError } from "./zod-source";
+
+const ENVIRONMENTS = ["sandbox", "production"] as const;
+
+/** What the deployment offers a declaration: tenants, bindings and secrets, per environment. */
+interface Deployment {
+  tenants: { environment: string; id: string; tenant: TenantConfig }[];
+  bindings: Record<(typeof ENVIRONMENTS)[number], Set<string>>;
+  secrets: Set<string>;
+}
+
+function readDeployment(root: string): Deployment {
+  const tenants: Deployment["tenants"] = [];
+  const bindings = { sandbox: new Set<string>(), production: new Set<string>() };
+  for (const environment of ENVIRONMENTS) {
+    const config = readConfig(
+      { config: join(root, "wrangler.toml"), env: environment },
+      { hideWarnings: true },
+    );
+    for (const [id, tenant] of Object.entries(parseTenants(config.vars.TENANTS))) {
+      tenants.push({ environment, id, tenant });
+    }
+    for (const service of config.services ?? []) bindings[environment].add(service.binding);
+    for (const [name, value] of Object.entries(config.vars)) {
+      if (typeof value === "string" && /^https?:\/\//.test(value)) bindings[environment].add(name);
+    }
+  }
+  const template = JSON.parse(readFileSync(join(root, "secrets.production.example.json"), "utf8")) as object;
+  const secrets = new Set<string>([...Object.keys(template), ...REQUIRED_SECRETS, ...OPTIONAL_SECRETS]);
+  return { tenants, bindings, secrets };
+}
+
+/** `tools[1].request.path`, as a reader finds it in the file. */
+function formatPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((part, index) =>
+      typeof part === "number" ? `[${part}]` : `${index === 0 ? "" : "."}${String(part)}`,
+    )
+    .join("");
+}
+
+/** The importer's marks of what a human must still decide: refused until they are gone. */
+function draftMarkers(
+  value: unknown,
+  path: PropertyKey[],
+  report: (path: PropertyKey[], problem: string) => void,
+) {
+  if (typeof value === "string" && value.startsWith("TODO(review):")) {
+    report(path, `left for review by the importer: "${value}"; decide it and replace the marker`);
+  } else if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) draftMarkers(item, [...path, index], report);
+  } else if (typeof value === "object" && value !== null) {
+    if ("draft" in value) {
+      report(
+        [...path, "draft"],
+        "a draft marker left by the importer; decide what it proposes and remove it",
+      );
+    }
+    for (const [key, item] of Object.entries(value)) {
+      if (key !== "draft") draftMarkers(item, [...path, key], report);
+    }
+  }
+}
+
+/** Where a declared tool's catalog problem lies, in the declaration's own words. */
+const FIELD_PATHS: Record<string, string> = {
+  upstream: "request.upstream",
+  observe: "postcondition",
+};
+
+interface Located {
+  file: string;
+  index: number;
+  declaration: ToolDeclaration;
+  spec: ToolSpec;
+}
+
+/** The argument names an `{ arg: /pointer }` can start with: the input's top-level fields. */
+function inputFields(tool: ToolDeclaration): Record<string, { type?: unknown }> {
+  const properties = tool.input.properties;
+  return typeof properties === "object" && properties !== null
+    ? (properties as Record<string, { type?: unknown }>)
+    : {};
+}
+
+/** Every `{ arg: /pointer }` of a template, with where it sits. */
+function argRefs(template: unknown, path: PropertyKey[]): { path: PropertyKey[]; pointer: string }[] {
+  if (Array.isArray(template)) return template.flatMap((item, index) => argRefs(item, [...path, index]));
+  if (typeof template !== "object" || template === null) return [];
+  const entries = Object.entries(template);
+  if (entries.length === 1 && entries[0]?.[0] === "arg" && typeof entries[0][1] === "string") {
+    return [{ path, pointer: entries[0][1] }];
+  }
+  return entries.flatMap(([key, item]) => argRefs(item, [...path, key]));
+}
+
+function toolRules(
+  file: CatalogFile,
+  tool: ToolDeclaration,
+  deployment: Deployment,
+  report: (path: PropertyKey[], problem: string) => void,
+): void {
+  const fields = inputFields(tool);
+  if (!(tool.request.upstream in file.upstreams)) {
+    report(
+      ["request", "upstream"],
+      `${tool.request.upstream} is not a declared upstream; declare it under upstreams`,
+    );
+  }
+  for (const name of placeholders(tool.request.path)) {
+    const type = fields[name]?.type;
+    if (!(name in fields)) report(["request", "path"], `{${name}} is not an input field`);
+    else if (type !== "string" && type !== "integer" && type !== "number") {
+      report(["request", "path"], `{${name}} must be a string or number input field to fill a path`);
+    }
+  }
+  const refs = [
+    ...argRefs(tool.request.query ?? {}, ["request", "query"]),
+    ...argRefs(tool.request.body, ["request", "body"]),
+    ...argRefs(tool.postcondition?.args ?? {}, ["postcondition", "args"]),
+    ...argRefs(tool.postcondition?.expect ?? {}, ["postcondition", "expect"]),
+    ...argRefs(tool.decision_context?.args ?? {}, ["decision_context", "args"]),
+  ];
+  for (const ref of refs) {
+    const field = ref.pointer.split("/")[1] ?? "";
+    if (!(field in fields)) report(ref.path, `${ref.pointer} names no input field`);
+  }
+  // Every tenant that has the namespace must configure what its policies read; a namespace no
+  // tenant has yet needs it in at least one tenant, so a typo is still caught.
+  const users = deployment.tenants.filter(({ tenant }) => tenant.namespaces.includes(file.namespace));
+  const configured = (path: PropertyKey[], what: string, has: (tenant: TenantConfig) => boolean) => {
+    if (users.length > 0) {
+      for (const { environment, id, tenant } of users) {
+        if (!has(tenant)) report(path, `tenant ${id} (${environment}) has no ${what}`);
+      }
+    } else if (!deployment.tenants.some(({ tenant }) => has(tenant))) {
+      report(path, `no tenant in wrangler.toml has ${what}`);
+    }
+  };
+  const needSetting = (path: PropertyKey[], setting: string) =>
+    configured(
+      path,
+      `setting "${setting}" (settings.${file.namespace}.${setting} or a tenant field)`,
+      (tenant) => tenantSetting(tenant, file.namespace, setting) !== undefined,
+    );
+  for (const [index, policy] of (tool.policies ?? []).entries()) {
+    const at = ["policies", index];
+    const [kind, rule] = Object.entries(policy)[0] ?? [];
+    const field = typeof rule === "string" ? rule : (rule as { field: string }).field;
+    if (!(field in fields)) report([...at, String(kind)], `"${field}" is not an input field`);
+    if ("owned_by_tenant" in policy) {
+      configured(
+        [...at, "owned_by_tenant"],
+        `owns.${field} pattern`,
+        (tenant) => tenant.owns[field] !== undefined,
+      );
+    } else if ("max_from_setting" in policy)
+      needSetting([...at, "max_from_setting", "setting"], policy.max_from_setting.setting);
+    else if ("waive_approval_below" in policy) {
+      needSetting([...at, "waive_approval_below", "setting"], policy.waive_approval_below.setting);
+    } else if ("at_least_setting" in policy.approval_when) {
+      needSetting([...at, "approval_when", "at_least_setting"], policy.approval_when.at_least_setting);
+    }
+  }
+  if ((tool.side_effect === "write" || tool.side_effect === "destructive") && !tool.dry_run?.trim()) {
+    report(
+      ["dry_run"],
+      `a ${tool.side_effect} tool says what a dry run cannot show: what the sandbox simulates and what only production reveals`,
+    );
+  }
+}
+
+function upstreamRules(
+  file: CatalogFile,
+  deployment: Deployment,
+  report: (path: PropertyKey[], problem: string) => void,
+) {
+  for (const [name, upstream] of Object.entries(file.upstreams)) {
+    for (const environment of ENVIRONMENTS) {
+      if (!deployment.bindings[environment].has(name)) {
+        report(
+          ["upstreams", name],
+          `not bound in [env.${environment}] of wrangler.toml (a service binding or a URL var)`,
+        );
+      }
+    }
+    const { credential } = upstream;
+    if (credential.kind === "static_header" && !deployment.secrets.has(credential.secret)) {
+      report(
+        ["upstreams", name, "credential", "secret"],
+        `secret ${credential.secret} is not listed in secrets.production.example.json; add it so a deploy sets it`,
+      );
+    }
+  }
+}
+
+export interface CatalogCheck {
+  problems: string[];
+  /** The validated declarations, by namespace: what `compile` writes. */
+  compiled: CatalogFile[];
+  /** What `compile` writes when nothing is wrong: the Worker's module and the editors' schema. */
+  outputs: { compiled: string; schema: string } | null;
+}
+
+/** Checks every `*.yaml` of `catalogDir` (relative to `root`) and returns every problem found. */
+export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck {
+  const deployment = readDeployment(root);
+  const problems: string[] = [];
+  const compiled: CatalogFile[] = [];
+  const located = new Map<string, Located>();
+  const specs: ToolSpec[] = [...supportTools, readResultPage("support")];
+  const owners = new Map<string, string>(
+    supportTools.map((tool) => [tool.name, "the code tools of src/tools"]),
+  );
+  const directory = join(root, catalogDir);
+  const files = existsSync(directory)
+    ? readdirSync(directory)
+        .filter((name) => name.endsWith(".yaml"))
+        .sort()
+    : [];
+  for (const name of files) {
+    const label = relative(root, join(directory, name)).split("\\").join("/");
+    const report = (path: PropertyKey[], problem: string) =>
+      problems.push(`${label}: ${path.length === 0 ? "(file)" : formatPath(path)}: ${problem}`);
+    // Merge keys (`<<: *tool`) let a file share a block between tools, as anchors share a schema.
+    const document = parseDocument(readFileSync(join(directory, name), "utf8"), { merge: true });
+    if (document.errors.length > 0) {
+      for (const error of document.errors) report([], `not valid YAML: ${error.message}`);
+      continue;
+    }
+    const raw: unknown = document.toJS();
+    draftMarkers(raw, [], report);
+    const header = CatalogFileSchema.extend({ tools: z.array(z.unknown()).min(1) }).safeParse(raw);
+    if (!header.success) {
+      for (const issue of header.error.issues) report(issue.path, issue.message);
+      continue;
+    }
+    const namespace = basename(name, ".yaml");
+    if (header.data.namespace !== namespace) {
+      report(["namespace"], `"${header.data.namespace}" must equal the file's name, "${namespace}"`);
+    }
+    const tools: ToolDeclaration[] = [];
+    const valid: { index: number; tool: ToolDeclaration }[] = [];
+    header.data.tools.forEach((entry, index) => {
+      const parsed = ToolDeclarationSchema.safeParse(entry);
+      if (parsed.success) {
+        tools.push(parsed.data);
+        valid.push({ index, tool: parsed.data });
+      } else {
+        for (const issue of parsed.error.issues) report(["tools", index, ...issue.path], issue.message);
+      }
+    });
+    const file: CatalogFile = { ...header.data, tools };
+    upstreamRules(file, deployment, report);
+    for (const { index, tool } of valid) {
+      const at = (path: PropertyKey[], problem: string) => report(["tools", index, ...path], problem);
+      toolRules(file, tool, deployment, at);
+      const owner = owners.get(tool.name);
+      if (owner !== undefined) {
+        at(
+          ["name"],
+          `"${tool.name}" is already a tool of ${owner}; tool names are unique across the catalog`,
+        );
+        continue;
+      }
+      owners.set(tool.name, label);
+      try {
+        const spec = declaredTool(file, tool, evaluateSchemas(schemaSources(tool)));
+        specs.push(spec);
+        located.set(tool.name, { file: label, index, declaration: tool, spec });
+      } catch (error) {
+        if (!(error instanceof SchemaError)) throw error;
+        at([error.at], `not a JSON Schema the catalog can express: ${error.message}`);
+      }
+    }
+    specs.push(readResultPage(file.namespace));
+    compiled.push(file);
+  }
+  for (const problem of catalogProblems(specs).problems) problems.push(locate(problem, located));
+  if (problems.length > 0) return { problems, compiled: [], outputs: null };
+  return {
+    problems,
+    compiled,
+    outputs: { compiled: compiledCatalogModule(compiled), schema: catalogJsonSchema() },
+  };
+}
+
+function locate(problem: CatalogProblem, located: ReadonlyMap<string, Located>): string {
+  const where = located.get(problem.tool);
+  if (!where) return `src/tools: ${problem.tool}: ${problem.message}`;
+  const field = FIELD_PATHS[problem.field] ?? problem.field;
+  return `${where.file}: tools[${where.index}].${field}: ${problem.message}`;
+}
+
+/** The JSON Schema editors use for catalog files, from the one zod schema of the format. */
+function catalogJsonSchema(): string {
+  const schema = z.toJSONSchema(CatalogFileSchema, { io: "input", target: "draft-2020-12" });
+  return `${JSON.stringify(
+    {
+      ...schema,
+      $id: "https://edge-tool-proxy.dev/catalog/schema.json",
+      title: "Tool declarations of one namespace",
+    },
+    null,
+    2,
+  )}\n`;
+}

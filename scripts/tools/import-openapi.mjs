@@ -1,0 +1,243 @@
+// `npm run tools -- import openapi <file> --namespace <ns> [--operations a,b] [--force]`
+//
+// Drafts catalog/<ns>.yaml from an OpenAPI 3.x document read from a file, offline (no remote
+// `$ref` is followed). The draft is deliberately not accepted by `npm run tools -- check`: the
+// side-effect class, the parts of the description only a human can write, the trust of every
+// free-text output field and a write's postcondition carry draft markers until someone decides.
+// Constructs the catalog cannot express are listed with their location; nothing is dropped quietly.
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import YAML from "yaml";
+import { draftTool, operationsOf, snakeCase } from "./openapi-operations.mjs";
+import { draftUpstream } from "./openapi-upstream.mjs";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const NAMESPACE = /^[a-z][a-z0-9_]*$/;
+/** The catalog's cap per namespace (read_result_page, built in, does not count). */
+const MAX_TOOLS = 10;
+const USAGE =
+  "usage: npm run tools -- import openapi <file> --namespace <ns> [--operations a,b] [--force] [--catalog-dir <dir>]";
+
+/** A refusal the command line prints as it is: a bad document, an unknown operation, a file in the way. */
+export class ImportError extends Error {}
+
+/**
+ * @typedef {{ location: string, message: string }} Problem
+ * @typedef {{ name: string, operationId: string, method: string, path: string, review: string[] }} DraftedTool
+ * @typedef {{ declaration: Record<string, any>, text: string, tools: DraftedTool[], problems: Problem[], notes: string[] }} Draft
+ */
+
+/**
+ * The draft of a document read from `file` (JSON or YAML, `$ref`s to local files resolved).
+ *
+ * @param {string} file
+ * @param {{ namespace: string, operations?: string[] | null }} options
+ * @returns {Promise<Draft>}
+ */
+export async function importOpenApi(file, options) {
+  let document;
+  try {
+    document = await SwaggerParser.validate(file, { resolve: { http: false } });
+  } catch (error) {
+    throw new ImportError(
+      `${file}: not a valid OpenAPI document: ${error instanceof Error ? error.message : error}`,
+    );
+  }
+  if (!String(document.openapi ?? "").startsWith("3.")) {
+    throw new ImportError(
+      `${file}: only OpenAPI 3.x is supported (this is swagger ${document.swagger ?? "?"})`,
+    );
+  }
+  return draftNamespace(document, { ...options, source: file });
+}
+
+/**
+ * The draft declaration of a dereferenced OpenAPI 3.x document.
+ *
+ * @param {Record<string, any>} document
+ * @param {{ namespace: string, operations?: string[] | null, source?: string }} options
+ * @returns {Draft}
+ */
+export function draftNamespace(document, { namespace, operations = null, source = "the document" }) {
+  if (!NAMESPACE.test(namespace)) {
+    throw new ImportError(
+      `--namespace ${namespace}: use lower case letters, digits and _, starting with a letter`,
+    );
+  }
+  /** @type {Problem[]} */
+  const problems = [];
+  const report = (location, message) => problems.push({ location, message });
+  const binding = `${namespace.toUpperCase()}_API`;
+  const context = { binding, report, idempotencyHeaders: new Set() };
+
+  const chosen = chooseOperations(operationsOf(document), operations);
+  const tools = [];
+  /** @type {DraftedTool[]} */
+  const drafted = [];
+  for (const op of chosen) {
+    const draft = draftTool(op, context);
+    if (!draft) continue;
+    tools.push(draft.tool);
+    drafted.push({
+      name: String(draft.tool.name),
+      operationId: op.operation.operationId ?? "",
+      method: op.method.toUpperCase(),
+      path: op.path,
+      review: draft.review,
+    });
+  }
+  if (document.webhooks) report("webhooks", "webhooks are not supported; left out of the draft");
+
+  proposeReadBacks(tools);
+  const upstream = draftUpstream(document, context);
+  const notes = [...upstream.review];
+  if (tools.length > MAX_TOOLS) {
+    notes.push(
+      `${tools.length} tools drafted; a namespace holds at most ${MAX_TOOLS}: choose with --operations`,
+    );
+  }
+  const declaration = { format: 1, namespace, upstreams: { [binding]: upstream.declaration }, tools };
+  const text = toYaml(declaration, { document, source, upstreamComment: upstream.comment, drafted });
+  return { declaration, text, tools: drafted, problems, notes };
+}
+
+/**
+ * Names a candidate for each write's postcondition, still behind the marker: a drafted read whose
+ * path the write's path extends and whose required arguments the write also takes
+ * (`GET /orders/{order_id}/shipment` for `POST /orders/{order_id}/shipment/reroute`).
+ */
+function proposeReadBacks(tools) {
+  for (const write of tools.filter((tool) => typeof tool.postcondition === "string")) {
+    const read = tools.find(
+      (tool) =>
+        tool.side_effect.draft === "read" &&
+        write.request.path.startsWith(`${tool.request.path}/`) &&
+        (tool.input.required ?? []).every((field) => field in write.input.properties),
+    );
+    if (!read) continue;
+    const args = (read.input.required ?? []).map((field) => `${field}: {arg: /${field}}`).join(", ");
+    write.postcondition = `TODO(review): proposed: tool ${read.name}, args {${args}}, expect the fields this write changes; or no_postcondition: <why>`;
+  }
+}
+
+/** The operations asked for by operationId (or its snake_case tool name), in document order. */
+function chooseOperations(all, wanted) {
+  if (!wanted) return all;
+  const names = (op) => [
+    op.operation.operationId,
+    op.operation.operationId && snakeCase(op.operation.operationId),
+  ];
+  const unknown = wanted.filter((name) => !all.some((op) => names(op).includes(name)));
+  if (unknown.length > 0) {
+    const known = all.map((op) => op.operation.operationId).filter(Boolean);
+    throw new ImportError(
+      `--operations: no operation ${unknown.join(", ")}; the document has ${known.join(", ")}`,
+    );
+  }
+  return all.filter((op) => names(op).some((name) => wanted.includes(name)));
+}
+
+function toYaml(declaration, { document, source, upstreamComment, drafted }) {
+  // A dereferenced document shares one object per `$ref`; each tool gets its own copy, not an alias.
+  const doc = new YAML.Document(declaration, { aliasDuplicateObjects: false });
+  const title = document.info?.title ? `"${document.info.title}" ${document.info.version ?? ""}`.trim() : "";
+  doc.commentBefore = [
+    " yaml-language-server: $schema=./schema.json",
+    ` Drafted from ${title ? `${title}, ` : ""}${source}, by npm run tools -- import openapi.`,
+    " `npm run tools -- check` refuses it until every draft marker is replaced by a decision:",
+    "   side_effect: { draft: ..., why: ... }  ->  read | draft | write | destructive",
+    "   every 'TODO(review): ...' string       ->  the real text; a trusted_text field that",
+    "                                              third parties can write moves to untrusted",
+  ].join("\n");
+  const upstreams = doc.get("upstreams", true);
+  const bindingKey = upstreams?.items?.[0]?.key;
+  if (bindingKey) bindingKey.commentBefore = upstreamComment;
+  const toolNodes = doc.get("tools", true)?.items ?? [];
+  for (const [index, node] of toolNodes.entries()) {
+    const tool = drafted[index];
+    if (tool)
+      node.commentBefore = ` from ${tool.operationId || "(no operationId)"}: ${tool.method} ${tool.path}`;
+  }
+  return doc.toString({ lineWidth: 100 });
+}
+
+/** @param {string[]} args */
+function parseArgs(args) {
+  const rest = args[0] === "openapi" ? args.slice(1) : args;
+  const options = {
+    file: null,
+    namespace: null,
+    operations: null,
+    force: false,
+    catalogDir: join(ROOT, "catalog"),
+  };
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i];
+    if (arg === "--force") options.force = true;
+    else if (arg === "--namespace") options.namespace = rest[++i] ?? null;
+    else if (arg === "--operations") {
+      options.operations = (rest[++i] ?? "")
+        .split(",")
+        .map((name) => name.trim())
+        .filter(Boolean);
+    } else if (arg === "--catalog-dir") options.catalogDir = rest[++i] ?? options.catalogDir;
+    else if (arg?.startsWith("--")) throw new ImportError(`unknown option ${arg}\n${USAGE}`);
+    else if (options.file === null) options.file = arg;
+    else throw new ImportError(`one document at a time (got ${options.file} and ${arg})\n${USAGE}`);
+  }
+  if (!options.file || !options.namespace) throw new ImportError(USAGE);
+  return options;
+}
+
+/**
+ * The command: drafts, writes catalog/<ns>.yaml (never over an existing file without --force) and
+ * prints what it wrote and what needs review. Returns the exit code.
+ *
+ * @param {string[]} args the arguments after `import`, `openapi` first
+ * @returns {Promise<number>}
+ */
+export async function runImportOpenApi(args) {
+  try {
+    const options = parseArgs(args);
+    const target = join(options.catalogDir, `${options.namespace}.yaml`);
+    const shown = relative(process.cwd(), target) || target;
+    if (existsSync(target) && !options.force) {
+      throw new ImportError(`${shown} exists; pass --force to overwrite it`);
+    }
+    const draft = await importOpenApi(options.file, options);
+    if (draft.tools.length === 0) {
+      printProblems(draft.problems);
+      throw new ImportError(`${options.file}: no operation could be drafted; nothing written`);
+    }
+    mkdirSync(options.catalogDir, { recursive: true });
+    writeFileSync(target, draft.text);
+    printSummary(shown, draft);
+    return 0;
+  } catch (error) {
+    if (!(error instanceof ImportError)) throw error;
+    console.error(`import openapi: ${error.message}`);
+    return 1;
+  }
+}
+
+function printSummary(shown, draft) {
+  const width = Math.max(...draft.tools.map((tool) => tool.name.length));
+  console.log(`wrote ${shown}: ${draft.tools.length} tool${draft.tools.length === 1 ? "" : "s"}`);
+  for (const tool of draft.tools) {
+    console.log(
+      `  ${tool.name.padEnd(width)}  from ${tool.operationId || "-"} (${tool.method} ${tool.path})`,
+    );
+  }
+  console.log("\nneeds review before `npm run tools -- check` accepts it:");
+  for (const tool of draft.tools) console.log(`  ${tool.name}: ${tool.review.join(", ")}`);
+  for (const note of draft.notes) console.log(`  ${note}`);
+  printProblems(draft.problems);
+}
+
+function printProblems(problems) {
+  if (problems.length === 0) return;
+  console.log(`\nnot supported (${problems.length}):`);
+  for (const problem of problems) console.log(`  ${problem.location}: ${problem.message}`);
+}

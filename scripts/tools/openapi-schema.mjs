@@ -1,0 +1,184 @@
+// OpenAPI schema objects (3.0 or 3.1, `$ref`s already resolved) to the JSON Schema a catalog
+// declaration holds. What the catalog cannot express is reported with its location and left out,
+// never passed through for the compiler to choke on or dropped without a word.
+
+/** Keywords a declaration keeps; everything else (examples, xml, discriminator, x-*) is documentation. */
+const KEPT = [
+  "type",
+  "description",
+  "enum",
+  "const",
+  "format",
+  "pattern",
+  "minLength",
+  "maxLength",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "default",
+];
+
+/** Alternatives and conditions: a strict input or an output whitelist cannot hold either branch. */
+const UNSUPPORTED = ["oneOf", "anyOf", "not", "if", "patternProperties", "prefixItems"];
+
+/**
+ * @typedef {(location: string, message: string) => void} Report
+ * @typedef {"input" | "output"} Direction
+ */
+
+/**
+ * The catalog's form of `schema`, or null when it cannot be expressed (reported at `location`).
+ * Input drops `readOnly` fields (the server sets them), output drops `writeOnly` ones. An
+ * unexpressible optional property is left out of its object; a required input one sinks the object.
+ *
+ * @param {unknown} schema
+ * @param {Direction} direction
+ * @param {string} location
+ * @param {Report} report
+ * @param {Set<unknown>} [ancestors] schemas being converted above this one, to catch recursion
+ * @returns {Record<string, unknown> | null}
+ */
+export function toCatalogSchema(schema, direction, location, report, ancestors = new Set()) {
+  if (!isObject(schema)) {
+    report(location, "a schema must be an object");
+    return null;
+  }
+  if (ancestors.has(schema)) {
+    report(location, "a recursive schema is not supported");
+    return null;
+  }
+  const unsupported = UNSUPPORTED.find((keyword) => keyword in schema);
+  if (unsupported) {
+    report(location, `${unsupported} is not supported`);
+    return null;
+  }
+  const inner = new Set(ancestors).add(schema);
+  const merged = "allOf" in schema ? mergeAllOf(schema, location, report) : schema;
+  if (!merged) return null;
+
+  /** @type {Record<string, unknown>} */
+  const out = {};
+  for (const keyword of KEPT) if (keyword in merged) out[keyword] = merged[keyword];
+  normaliseOpenApi30(merged, out);
+
+  if (isObject(merged.properties) || out.type === "object") {
+    if (!isObject(merged.properties) && isObject(merged.additionalProperties)) {
+      report(location, "a map (additionalProperties without properties) is not supported");
+      return null;
+    }
+    const required = Array.isArray(merged.required) ? merged.required : [];
+    /** @type {Record<string, unknown>} */
+    const properties = {};
+    for (const [field, child] of Object.entries(isObject(merged.properties) ? merged.properties : {})) {
+      if (isObject(child) && child[direction === "input" ? "readOnly" : "writeOnly"] === true) continue;
+      /** @type {[string, string][]} */
+      const reasons = [];
+      const at = `${location}.properties.${field}`;
+      const converted = toCatalogSchema(child, direction, at, (...reason) => reasons.push(reason), inner);
+      const sinks = !converted && direction === "input" && required.includes(field);
+      // An optional field or an output one is left out, and says so where it says why.
+      const suffix = converted || sinks ? "" : "; left out of the draft";
+      for (const [where, message] of reasons) report(where, `${message}${suffix}`);
+      if (sinks) return null;
+      if (converted) properties[field] = converted;
+    }
+    out.type = "object";
+    out.properties = properties;
+    const kept = required.filter((field) => field in properties);
+    if (kept.length > 0) out.required = kept;
+  } else if (out.type === "array" || "items" in merged) {
+    const items = toCatalogSchema(merged.items ?? {}, direction, `${location}.items`, report, inner);
+    if (!items) return null;
+    out.items = items;
+  }
+  return out;
+}
+
+/** `allOf` of object schemas, as one object: the usual way a spec composes a base and an extension. */
+function mergeAllOf(schema, location, report) {
+  const { allOf, ...own } = schema;
+  const parts = [own, ...(Array.isArray(allOf) ? allOf : [])];
+  const properties = {};
+  const required = [];
+  for (const [index, part] of parts.entries()) {
+    if (!isObject(part)) continue;
+    if (part.type !== undefined && part.type !== "object") {
+      report(`${location}.allOf[${index - 1}]`, "allOf of anything but objects is not supported");
+      return null;
+    }
+    if ("allOf" in part || UNSUPPORTED.some((keyword) => keyword in part)) {
+      report(`${location}.allOf[${index - 1}]`, "nested alternatives in allOf are not supported");
+      return null;
+    }
+    Object.assign(properties, isObject(part.properties) ? part.properties : {});
+    if (Array.isArray(part.required)) required.push(...part.required);
+  }
+  return { ...own, type: "object", properties, required: [...new Set(required)] };
+}
+
+/** 3.0's `nullable` and boolean exclusive bounds, in the 2020-12 form the catalog's schema uses. */
+function normaliseOpenApi30(schema, out) {
+  if (schema.nullable === true && typeof out.type === "string") out.type = [out.type, "null"];
+  for (const [flag, bound] of [
+    ["exclusiveMinimum", "minimum"],
+    ["exclusiveMaximum", "maximum"],
+  ]) {
+    if (typeof schema[flag] !== "boolean") continue;
+    delete out[flag];
+    if (schema[flag] && typeof schema[bound] === "number") {
+      out[flag] = schema[bound];
+      delete out[bound];
+    }
+  }
+}
+
+/**
+ * Output paths (`events[].note`) of free-text strings: no enum, const, pattern or format, so any
+ * text at all can arrive there. Each needs a trust decision in the declaration.
+ *
+ * @param {Record<string, unknown>} schema
+ * @returns {string[]}
+ */
+export function freeTextPaths(schema, path = "") {
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  if (types.includes("string")) {
+    const pinned = ["enum", "const", "pattern", "format"].some((keyword) => keyword in schema);
+    return pinned ? [] : [path];
+  }
+  if (isObject(schema.items)) return freeTextPaths(schema.items, `${path}[]`);
+  if (isObject(schema.properties)) {
+    return Object.entries(schema.properties).flatMap(([field, child]) =>
+      isObject(child) ? freeTextPaths(child, path === "" ? field : `${path}.${field}`) : [],
+    );
+  }
+  return [];
+}
+
+/**
+ * Gives every input property a description, a TODO where the document had none: a model picks
+ * arguments by these, and `check` refuses the marker until a human writes one.
+ *
+ * @param {Record<string, unknown>} schema
+ */
+export function describeInputFields(schema, path = "") {
+  if (isObject(schema.items)) describeInputFields(schema.items, `${path}[]`);
+  if (!isObject(schema.properties)) return;
+  for (const [field, child] of Object.entries(schema.properties)) {
+    if (!isObject(child)) continue;
+    const at = path === "" ? field : `${path}.${field}`;
+    if (typeof child.description !== "string" || child.description.trim() === "") {
+      child.description = `TODO(review): describe ${at}`;
+    }
+    describeInputFields(child, at);
+  }
+}
+
+/** @returns {value is Record<string, any>} */
+export function isObject(value) {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

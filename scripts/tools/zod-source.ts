@@ -1,0 +1,248 @@
+// A declared tool's input or output JSON Schema as zod source code, written into
+// src/tools/catalog.generated.ts by `npm run tools -- compile`, so the Worker builds declared
+// schemas the way it builds code tools' and never converts JSON Schema when an isolate starts.
+//
+// Why our own generator rather than the json-schema-to-zod package: that package writes zod 3
+// (`.strict()`, `z.string().datetime()`, objects that pass unknown keys through), and the catalog
+// needs exactly what zod 4's `z.fromJSONSchema` built before, for the subset a declaration may use
+// (the keywords scripts/tools/openapi-schema.mjs keeps): the same checks, descriptions and
+// metadata, so specs in every format and validation problems do not change. Inputs are strict at
+// every depth (an unknown field is refused with a did-you-mean); outputs are whitelists (unknown
+// fields are stripped).
+
+type JsonSchema = Record<string, unknown>;
+
+/** A keyword the catalog cannot express, and where in the tool's declaration it sits. */
+export class SchemaError extends Error {
+  constructor(
+    readonly at: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Inputs refuse unknown fields at every depth; outputs strip them. */
+export type SchemaDirection = "input" | "output";
+
+/** `format` as `z.fromJSONSchema` checks it; any other format is a plain string, as it was there. */
+const FORMATS: Record<string, string> = {
+  email: "z.email()",
+  uri: "z.url()",
+  "uri-reference": "z.url()",
+  uuid: "z.uuid()",
+  guid: "z.uuid()",
+  "date-time": "z.iso.datetime({ offset: true })",
+  date: "z.iso.date()",
+  time: String.raw`z.regex(/^(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/)`,
+  duration: "z.iso.duration()",
+  hostname: "z.hostname()",
+  ipv4: "z.ipv4()",
+  ipv6: "z.ipv6()",
+  mac: "z.mac()",
+  cidr: "z.cidrv4()",
+  "cidr-v6": "z.cidrv6()",
+  base64: "z.base64()",
+  base64url: "z.base64url()",
+  e164: "z.e164()",
+  credit_card: "z.creditCard()",
+  iban: "z.iban()",
+  jwt: "z.jwt()",
+  emoji: "z.emoji()",
+  nanoid: "z.nanoid()",
+  cuid: "z.cuid()",
+  cuid2: "z.cuid2()",
+  ulid: "z.ulid()",
+  xid: "z.xid()",
+  ksuid: "z.ksuid()",
+};
+
+/** Keywords this generator turns into zod calls. */
+const HANDLED = new Set([
+  "$schema",
+  "type",
+  "enum",
+  "const",
+  "description",
+  "default",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "format",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+]);
+
+/**
+ * Alternatives, references and conditions: a strict input or an output whitelist cannot hold them
+ * (the importer refuses them too). Any other keyword (title, examples, x-…) is documentation, kept
+ * as zod metadata as `z.fromJSONSchema` kept it.
+ */
+const UNSUPPORTED = [
+  "$ref",
+  "$defs",
+  "definitions",
+  "anyOf",
+  "oneOf",
+  "allOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "patternProperties",
+  "propertyNames",
+  "minProperties",
+  "maxProperties",
+  "prefixItems",
+  "additionalItems",
+  "contains",
+  "minContains",
+  "maxContains",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+  "dependentSchemas",
+  "dependentRequired",
+  "readOnly",
+  "contentSchema",
+];
+
+const literal = (value: unknown) => JSON.stringify(value);
+
+function isSchema(value: unknown): value is JsonSchema {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A regex literal whose `source` is the pattern's, as `new RegExp(pattern)` would have it. */
+function regexLiteral(pattern: string): string {
+  return `/${new RegExp(pattern).source}/`;
+}
+
+function enumSource(values: unknown[]): string {
+  if (values.length === 0) return "z.never()";
+  if (values.length === 1) return `z.literal(${literal(values[0])})`;
+  if (values.every((value) => typeof value === "string")) return `z.enum(${literal(values)})`;
+  return `z.union([${values.map((value) => `z.literal(${literal(value)})`).join(", ")}])`;
+}
+
+function stringSource(schema: JsonSchema): string {
+  let source = "z.string()";
+  const format = typeof schema.format === "string" ? FORMATS[schema.format] : undefined;
+  if (format) source += `.check(${format})`;
+  if (typeof schema.minLength === "number") source += `.min(${schema.minLength})`;
+  if (typeof schema.maxLength === "number") source += `.max(${schema.maxLength})`;
+  if (typeof schema.pattern === "string" && schema.pattern !== "") {
+    source += `.regex(${regexLiteral(schema.pattern)})`;
+  }
+  return source;
+}
+
+function numberSource(schema: JsonSchema, integer: boolean): string {
+  let source = integer ? "z.number().int()" : "z.number()";
+  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf } = schema;
+  // Draft 4's boolean exclusive bounds turn the bound itself exclusive, as fromJSONSchema reads them.
+  if (typeof minimum === "number" && exclusiveMinimum !== true) source += `.min(${minimum})`;
+  if (typeof maximum === "number" && exclusiveMaximum !== true) source += `.max(${maximum})`;
+  if (typeof exclusiveMinimum === "number") source += `.gt(${exclusiveMinimum})`;
+  else if (exclusiveMinimum === true && typeof minimum === "number") source += `.gt(${minimum})`;
+  if (typeof exclusiveMaximum === "number") source += `.lt(${exclusiveMaximum})`;
+  else if (exclusiveMaximum === true && typeof maximum === "number") source += `.lt(${maximum})`;
+  if (typeof multipleOf === "number") source += `.multipleOf(${multipleOf})`;
+  return source;
+}
+
+function objectSource(schema: JsonSchema, direction: SchemaDirection, at: string, indent: string): string {
+  if (isSchema(schema.additionalProperties)) {
+    throw new SchemaError(at, "additionalProperties as a schema (a map) is not supported");
+  }
+  const properties = isSchema(schema.properties) ? schema.properties : {};
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  const inner = `${indent}  `;
+  const fields = Object.entries(properties).map(([name, child]) => {
+    const value = schemaSource(child, direction, `${at}.properties.${name}`, inner);
+    return `${inner}${literal(name)}: ${value}${required.has(name) ? "" : ".optional()"},\n`;
+  });
+  const factory = direction === "input" ? "z.strictObject" : "z.object";
+  return fields.length === 0 ? `${factory}({})` : `${factory}({\n${fields.join("")}${indent}})`;
+}
+
+function arraySource(schema: JsonSchema, direction: SchemaDirection, at: string, indent: string): string {
+  if (Array.isArray(schema.items))
+    throw new SchemaError(`${at}.items`, "a tuple (items as a list) is not supported");
+  const element =
+    schema.items === undefined ? "z.any()" : schemaSource(schema.items, direction, `${at}.items`, indent);
+  let source = `z.array(${element})`;
+  if (typeof schema.minItems === "number") source += `.min(${schema.minItems})`;
+  if (typeof schema.maxItems === "number") source += `.max(${schema.maxItems})`;
+  if (schema.uniqueItems === true) {
+    source += `.refine((items) => new Set(items.map((item) => JSON.stringify(item))).size === items.length, "Array items must be unique")`;
+  }
+  return source;
+}
+
+/** The schema of one `type`, without its description or metadata. */
+function baseSource(schema: JsonSchema, direction: SchemaDirection, at: string, indent: string): string {
+  if (Array.isArray(schema.enum)) return enumSource(schema.enum);
+  if (schema.const !== undefined) return `z.literal(${literal(schema.const)})`;
+  const { type } = schema;
+  if (Array.isArray(type)) {
+    // `type: [string, "null"]` is how a declaration says nullable (the importer writes OpenAPI 3.0's
+    // `nullable: true` so): each type keeps the schema's other keywords.
+    const options = type.map((one) => baseSource({ ...schema, type: one }, direction, at, indent));
+    if (options.length === 0) return "z.never()";
+    return options.length === 1 ? (options[0] ?? "z.never()") : `z.union([${options.join(", ")}])`;
+  }
+  switch (type) {
+    case undefined:
+      return "z.any()";
+    case "string":
+      return stringSource(schema);
+    case "number":
+    case "integer":
+      return numberSource(schema, type === "integer");
+    case "boolean":
+      return "z.boolean()";
+    case "null":
+      return "z.null()";
+    case "object":
+      return objectSource(schema, direction, at, indent);
+    case "array":
+      return arraySource(schema, direction, at, indent);
+    default:
+      throw new SchemaError(at, `unsupported type ${literal(type)}`);
+  }
+}
+
+/**
+ * One JSON Schema as a zod expression, in the order `z.fromJSONSchema` applies keywords: the type's
+ * checks, then the default, then metadata, then the description. Throws, naming the schema's
+ * location, on a keyword the catalog cannot express.
+ */
+export function schemaSource(schema: unknown, direction: SchemaDirection, at: string, indent = ""): string {
+  if (typeof schema === "boolean") return schema ? "z.any()" : "z.never()";
+  if (!isSchema(schema)) throw new SchemaError(at, "a schema must be an object");
+  const unsupported = UNSUPPORTED.find((keyword) => keyword in schema);
+  if (unsupported) throw new SchemaError(at, `${unsupported} is not supported in a declaration`);
+  let source = baseSource(schema, direction, at, indent);
+  if (schema.default !== undefined) source += `.default(${literal(schema.default)})`;
+  const meta = Object.fromEntries(
+    Object.entries(schema).filter(
+      // fromJSONSchema also kept an array's uniqueItems as metadata, so specs still show it.
+      ([key]) => !HANDLED.has(key) || (key === "uniqueItems" && schema.type === "array"),
+    ),
+  );
+  if (Object.keys(meta).length > 0) source += `.meta(${literal(meta)})`;
+  if (typeof schema.description === "string" && schema.description !== "") {
+    source += `.describe(${literal(schema.description)})`;
+  }
+  return source;
+}

@@ -1,0 +1,141 @@
+import * as z from "zod";
+import { SIDE_EFFECTS } from "../wire/side-effect";
+
+/**
+ * The declaration format of `catalog/<namespace>.yaml`: a namespace's tools as data. This schema is
+ * the one source: `npm run tools -- compile` writes `catalog/schema.json` from it (for editors) and
+ * `check` validates every file with it. The Worker only names its types; it never parses YAML and
+ * never runs this schema (the compiled module it imports was checked at build time).
+ */
+
+const IDENTIFIER = /^[a-z][a-z0-9_]*$/;
+const JSON_POINTER = /^(?:\/(?:[^~/]|~[01])*)*$/;
+
+/** A JSON Schema, kept as data: `compile` writes it as zod code (scripts/tools/zod-source.ts). */
+const JsonSchemaSchema = z.record(z.string(), z.unknown());
+
+/** `{ arg: /pointer }`: the value of the call's argument at that JSON pointer. */
+const ArgRefSchema = z.strictObject({
+  arg: z.string().regex(JSON_POINTER, "a JSON pointer such as /order_id"),
+});
+/** `{ result: /pointer }`: the value at that pointer in the write's validated result. */
+const ResultRefSchema = z.strictObject({
+  result: z.string().regex(JSON_POINTER, "a JSON pointer such as /refund_id"),
+});
+const RefSchema = z.union([ArgRefSchema, ResultRefSchema]);
+/** What a postcondition expects to observe: an argument, a result value, or a literal. */
+const ExpectedSchema = z.union([ArgRefSchema, ResultRefSchema, z.strictObject({ value: z.unknown() })]);
+
+const DescriptionSchema = z.strictObject({
+  does: z.string(),
+  use_when: z.string(),
+  avoid_when: z.string(),
+  side_effects: z.string(),
+});
+
+const CredentialSchema = z.discriminatedUnion("kind", [
+  z.strictObject({ kind: z.literal("proxy_jwt") }),
+  z.strictObject({
+    kind: z.literal("static_header"),
+    header: z.string().min(1),
+    secret: z.string().regex(/^[A-Z][A-Z0-9_]*$/, "a Workers secret name such as SHIPMENTS_API_KEY"),
+    prefix: z.string().optional(),
+  }),
+]);
+
+const UpstreamSchema = z.strictObject({
+  idempotency_header: z.string().min(1).default("Idempotency-Key"),
+  credential: CredentialSchema,
+});
+
+const RequestSchema = z.strictObject({
+  upstream: z.string(),
+  method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]),
+  path: z.string().startsWith("/"),
+  query: z.record(z.string(), z.union([z.string(), ArgRefSchema])).optional(),
+  /** Any JSON; an object `{ arg: "/pointer" }` anywhere in it stands for that argument. */
+  body: z.unknown().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+});
+
+const MaskRuleSchema = z.enum(["email", "phone", "card", "address", "name", "secret"]);
+
+const OutputSchema = z.strictObject({
+  schema: JsonSchemaSchema,
+  untrusted: z.array(z.string()).optional(),
+  trusted_text: z.record(z.string(), z.string()).optional(),
+  sensitive: z.record(z.string(), MaskRuleSchema).optional(),
+  max_result_bytes: z.number().int().positive().optional(),
+});
+
+const FieldSettingSchema = z.strictObject({ field: z.string(), setting: z.string() });
+const PolicySchema = z.union([
+  z.strictObject({ owned_by_tenant: z.string() }),
+  z.strictObject({ max_from_setting: FieldSettingSchema }),
+  z.strictObject({
+    approval_when: z.union([
+      z.strictObject({
+        field: z.string(),
+        equals: z.union([z.string(), z.number(), z.boolean()]),
+        reason: z.string().min(1),
+      }),
+      z.strictObject({ field: z.string(), at_least_setting: z.string(), reason: z.string().min(1) }),
+    ]),
+  }),
+  z.strictObject({ waive_approval_below: FieldSettingSchema.extend({ reason: z.string().min(1) }) }),
+]);
+
+const PostconditionSchema = z.strictObject({
+  tool: z.string(),
+  args: z.record(z.string(), RefSchema),
+  expect: z.record(z.string(), ExpectedSchema),
+  answer_by_key: z
+    .string()
+    .regex(/^\/.*\{key\}/, "a path holding {key}, such as /shipments/idempotency-keys/{key}")
+    .optional(),
+});
+
+export const ToolDeclarationSchema = z.strictObject({
+  name: z.string(),
+  version: z.string().min(1),
+  title: z.string().min(1),
+  side_effect: z.enum(SIDE_EFFECTS, {
+    error: (issue) =>
+      issue.input === undefined
+        ? "side_effect is required: read, draft, write or destructive"
+        : `unknown side_effect ${JSON.stringify(issue.input)}; one of ${SIDE_EFFECTS.join(", ")}`,
+  }),
+  description: DescriptionSchema,
+  timeout_ms: z.number().int(),
+  /** Reads are retried within their timeout and writes never: the only class there is today. */
+  retry: z.literal("default").optional(),
+  open_world: z.boolean().optional(),
+  input: JsonSchemaSchema,
+  sensitive_args: z.record(z.string(), MaskRuleSchema).optional(),
+  request: RequestSchema,
+  output: OutputSchema,
+  policies: z.array(PolicySchema).optional(),
+  postcondition: PostconditionSchema.optional(),
+  no_postcondition: z.string().optional(),
+  freshness: z.strictObject({ resource: z.string(), version_field: z.string() }).optional(),
+  decision_context: z
+    .strictObject({
+      tool: z.string(),
+      args: z.record(z.string(), ArgRefSchema),
+      facts: z.array(z.strictObject({ label: z.string().min(1), path: z.string() })).min(1),
+    })
+    .optional(),
+  dry_run: z.string().optional(),
+});
+
+export const CatalogFileSchema = z.strictObject({
+  format: z.literal(1),
+  namespace: z.string().regex(IDENTIFIER, "a lowercase identifier such as shipping"),
+  upstreams: z.record(z.string().regex(/^[A-Z][A-Z0-9_]*$/), UpstreamSchema),
+  tools: z.array(ToolDeclarationSchema).min(1),
+});
+
+export type CatalogFile = z.infer<typeof CatalogFileSchema>;
+export type ToolDeclaration = z.infer<typeof ToolDeclarationSchema>;
+export type PolicyDeclaration = z.infer<typeof PolicySchema>;
+export type Expected = z.infer<typeof ExpectedSchema>;

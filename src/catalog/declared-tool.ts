@@ -1,0 +1,189 @@
+import type * as z from "zod";
+import type { MaskRule } from "../shaping/mask";
+import type { CatalogFile, Expected, ToolDeclaration } from "./declaration";
+import {
+  DEFAULT_MAX_RESULT_BYTES,
+  type DecisionFact,
+  type InputSchema,
+  type StaticHeaderCredential,
+  type ToolSpec,
+  type UpstreamRequest,
+  type Verdict,
+} from "./define-tool";
+import { compilePolicy } from "./policy-vocabulary";
+import { fillPath, fillTemplate, resolvePointer, valueAtPath } from "./templates";
+
+/**
+ * Turns a namespace declared as data (catalog/<namespace>.yaml) into ToolSpecs, the same shape
+ * `defineTool` gives code tools, so both pass the same `loadCatalog` rules and the same pipeline.
+ *
+ * The input and output schemas arrive as zod, written as code by `npm run tools -- compile`
+ * (src/tools/catalog.generated.ts, scripts/tools/zod-source.ts): one validation engine, so a model
+ * gets the same field-level problems and did-you-mean hints whichever way a tool was written, and
+ * no JSON Schema is converted when an isolate starts.
+ */
+
+type Args = Record<string, unknown>;
+
+/** A declared tool's schemas, built by the compiled catalog module. */
+export interface DeclaredSchemas {
+  /** Strict at every depth: an unknown argument is refused, never silently dropped. */
+  input: InputSchema;
+  /** The whitelist: fields it does not name are stripped (an upstream may add fields). */
+  output: z.ZodType;
+}
+
+/** A declared tool as the Worker keeps it: its JSON Schemas became code (DeclaredSchemas). */
+export type CompiledDeclaration = Omit<ToolDeclaration, "input" | "output"> & {
+  output: Omit<ToolDeclaration["output"], "schema">;
+};
+
+/** One namespace as `compile` wrote it: the checked declaration and each tool's schemas by name. */
+export interface DeclaredNamespace {
+  file: Omit<CatalogFile, "tools"> & { tools: CompiledDeclaration[] };
+  schemas: Record<string, DeclaredSchemas>;
+}
+
+function requestOf(tool: CompiledDeclaration): (args: Args) => UpstreamRequest {
+  const { method, path, query, body, headers } = tool.request;
+  return (args) => {
+    const request: UpstreamRequest = { method, path: fillPath(path, args) };
+    if (query) {
+      const filled: Record<string, string> = {};
+      for (const [name, value] of Object.entries(query)) {
+        const resolved = typeof value === "string" ? value : resolvePointer(args, value.arg);
+        if (resolved !== undefined && resolved !== null) filled[name] = String(resolved);
+      }
+      request.query = filled;
+    }
+    if (body !== undefined) request.body = fillTemplate(body, args);
+    if (headers) request.headers = { ...headers };
+    return request;
+  };
+}
+
+function expectedValue(expected: Expected, args: Args, result: unknown): unknown {
+  if ("arg" in expected) return resolvePointer(args, expected.arg);
+  if ("result" in expected) return resolvePointer(result, expected.result);
+  return expected.value;
+}
+
+/**
+ * The postcondition's verdict: every expected path of the read-back equals what was claimed. A
+ * read that found nothing, or any mismatch, is a silent failure: the upstream said yes, the world
+ * says otherwise.
+ */
+function verifierOf(tool: string, expect: Record<string, Expected>) {
+  return (args: Args, result: unknown, observed: unknown): Verdict => {
+    if (observed === null) {
+      return {
+        ok: false,
+        code: "silent_failure",
+        message: `${tool} was confirmed, but reading it back found nothing.`,
+      };
+    }
+    const mismatches = Object.entries(expect).flatMap(([path, expected]) => {
+      const want = expectedValue(expected, args, result);
+      const seen = valueAtPath(observed, path);
+      return JSON.stringify(seen) === JSON.stringify(want)
+        ? []
+        : [`${path} is ${JSON.stringify(seen)}, not ${JSON.stringify(want)}`];
+    });
+    return mismatches.length === 0
+      ? { ok: true }
+      : {
+          ok: false,
+          code: "silent_failure",
+          message: `${tool} was confirmed, but reading it back shows ${mismatches.join("; ")}.`,
+        };
+  };
+}
+
+function factValue(value: unknown): string {
+  if (value === undefined || value === null) return "unknown";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function credentialOf(file: DeclaredNamespace["file"], upstream: string): StaticHeaderCredential | undefined {
+  const credential = file.upstreams[upstream]?.credential;
+  if (credential?.kind !== "static_header") return undefined;
+  return { ...credential, prefix: credential.prefix ?? "" };
+}
+
+/** One declared tool as a ToolSpec, with the schemas compiled from its declaration. */
+export function declaredTool(
+  file: DeclaredNamespace["file"],
+  tool: CompiledDeclaration,
+  schemas: DeclaredSchemas,
+): ToolSpec {
+  const { namespace } = file;
+  const postcondition = tool.postcondition;
+  const context = tool.decision_context;
+  const freshness = tool.freshness;
+  const credential = credentialOf(file, tool.request.upstream);
+  return {
+    builtin: null,
+    name: tool.name,
+    namespace,
+    version: tool.version,
+    title: tool.title,
+    side_effect: tool.side_effect,
+    description: tool.description,
+    input: schemas.input,
+    output: schemas.output,
+    upstream: {
+      binding: tool.request.upstream,
+      request: requestOf(tool),
+      ...(credential ? { credential } : {}),
+    },
+    timeout_ms: tool.timeout_ms,
+    policy: (tool.policies ?? []).map((policy) => compilePolicy(namespace, policy)),
+    open_world: tool.open_world ?? false,
+    sensitive: (tool.output.sensitive ?? {}) as Record<string, MaskRule>,
+    sensitive_args: (tool.sensitive_args ?? {}) as Record<string, MaskRule>,
+    untrusted: tool.output.untrusted ?? [],
+    trusted_text: tool.output.trusted_text ?? {},
+    max_result_bytes: tool.output.max_result_bytes ?? DEFAULT_MAX_RESULT_BYTES,
+    observe: postcondition
+      ? {
+          tool: postcondition.tool,
+          args: (args, result) => fillTemplate(postcondition.args, args, result) as Args,
+          verify: verifierOf(tool.name, postcondition.expect),
+          ...(postcondition.answer_by_key
+            ? { answer_by_key: (key: string) => fillPath(postcondition.answer_by_key ?? "", { key }) }
+            : {}),
+        }
+      : null,
+    no_postcondition: tool.no_postcondition ?? null,
+    freshness: freshness
+      ? {
+          resource: (result) => fillPath(freshness.resource, (result ?? {}) as Args),
+          version: (result) => Number(valueAtPath(result, freshness.version_field)),
+        }
+      : null,
+    decision_context: context
+      ? {
+          tool: context.tool,
+          args: (args) => fillTemplate(context.args, args) as Args,
+          facts: (_args, observed): DecisionFact[] =>
+            context.facts.map((fact) => ({
+              label: fact.label,
+              value: factValue(valueAtPath(observed, fact.path)),
+            })),
+        }
+      : null,
+    dry_run: tool.dry_run ?? null,
+  };
+}
+
+/** Every tool of every declared namespace, built once per isolate when the catalog loads. */
+export function declaredTools(namespaces: readonly DeclaredNamespace[]): ToolSpec[] {
+  return namespaces.flatMap(({ file, schemas }) =>
+    file.tools.map((tool) => {
+      const compiled = schemas[tool.name];
+      // compile writes both together; a tool without schemas is a hand-edited generated file.
+      if (!compiled) throw new Error(`the compiled catalog has no schemas for ${tool.name}`);
+      return declaredTool(file, tool, compiled);
+    }),
+  );
+}

@@ -1,0 +1,63 @@
+/**
+ * The small template language of declared tools (catalog/*.yaml): JSON pointers into a call's
+ * arguments or result, JSON templates whose `{ arg: "/pointer" }` objects stand for an argument,
+ * and path templates whose `{field}` placeholders are filled URL-encoded. Pure, so a declared
+ * tool's request is a function of its arguments exactly as a code tool's is.
+ */
+
+/** The value at an RFC 6901 JSON pointer, or undefined where there is none. */
+export function resolvePointer(value: unknown, pointer: string): unknown {
+  if (pointer === "") return value;
+  let current: unknown = value;
+  for (const raw of pointer.slice(1).split("/")) {
+    const token = raw.replaceAll("~1", "/").replaceAll("~0", "~");
+    if (typeof current !== "object" || current === null || !Object.hasOwn(current, token)) return undefined;
+    current = (current as Record<string, unknown>)[token];
+  }
+  return current;
+}
+
+/** The value at a dotted path of a shaped result (`destination.city`), as the catalog's rules name fields. */
+export function valueAtPath(value: unknown, path: string): unknown {
+  return resolvePointer(value, path === "" ? "" : `/${path.split(".").join("/")}`);
+}
+
+function isRef(value: unknown, key: "arg" | "result"): value is Record<typeof key, string> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.keys(value).length === 1 &&
+    typeof (value as Record<string, unknown>)[key] === "string"
+  );
+}
+
+/**
+ * A JSON template filled in: `{ arg: "/p" }` becomes the argument at `/p` and `{ result: "/p" }`
+ * the result's value there; a field whose reference resolves to nothing (an optional argument left
+ * out) is dropped rather than sent as null.
+ */
+export function fillTemplate(template: unknown, args: unknown, result?: unknown): unknown {
+  if (isRef(template, "arg")) return resolvePointer(args, template.arg);
+  if (isRef(template, "result")) return resolvePointer(result, template.result);
+  if (Array.isArray(template)) return template.map((item) => fillTemplate(item, args, result));
+  if (typeof template === "object" && template !== null) {
+    const filled: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(template)) {
+      const value = fillTemplate(item, args, result);
+      if (value !== undefined) filled[key] = value;
+    }
+    return filled;
+  }
+  return template;
+}
+
+/** The `{name}` placeholders of a path template, in order. */
+export function placeholders(path: string): string[] {
+  return [...path.matchAll(/\{([^{}]+)\}/g)].map((match) => match[1] ?? "");
+}
+
+/** A path template filled with values, each URL-encoded so an argument cannot add a path segment. */
+export function fillPath(path: string, values: Record<string, unknown>): string {
+  return path.replace(/\{([^{}]+)\}/g, (_, name: string) => encodeURIComponent(String(values[name] ?? "")));
+}
