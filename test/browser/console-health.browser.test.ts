@@ -44,7 +44,9 @@ describe("the agent health page in a real browser", () => {
     const page = await context.newPage();
     await signIn(page);
     // The proxy's state folder is fresh, so these five calls are all the tenant has made.
-    const calls = page.getByRole("figure", { name: /Calls per hour/ });
+    // acme's agents work in more than one namespace: the five calls are support's.
+    const support = page.getByRole("region", { name: "Namespace support" });
+    const calls = support.getByRole("figure", { name: /Calls per hour/ });
     await expect
       .poll(
         async () => {
@@ -58,17 +60,17 @@ describe("the agent health page in a real browser", () => {
     expect(await page.locator("h1").textContent()).toBe("Agent health");
     expect(await calls.locator("svg rect[fill]").count()).toBeGreaterThan(0);
     expect(await calls.locator("svg rect title").first().textContent()).toMatch(/^\d\d:00 UTC · calls: 5$/);
-    const success = page.getByRole("figure", { name: /Success rate/ });
+    const success = support.getByRole("figure", { name: /Success rate/ });
     expect(await success.locator("svg circle").count()).toBeGreaterThan(0);
     expect(await success.textContent()).toContain("60 % succeeded");
-    expect(await page.getByRole("figure", { name: /Invalid-call rate/ }).textContent()).toContain(
+    expect(await support.getByRole("figure", { name: /Invalid-call rate/ }).textContent()).toContain(
       "20 % invalid",
     );
-    expect(await page.getByRole("figure", { name: /Escalations and loops/ }).textContent()).toContain(
+    expect(await support.getByRole("figure", { name: /Escalations and loops/ }).textContent()).toContain(
       "1 loop refused by the repeat breaker",
     );
     // Nothing happened yesterday, so today's loop is worse than yesterday.
-    const loops = page.getByRole("row", { name: /^Loops/ });
+    const loops = support.getByRole("row", { name: /^Loops/ });
     expect(await loops.getAttribute("class")).toBe("worse");
     expect(await loops.textContent()).toContain("worse");
     await page.screenshot({ path: screenshotPath("console-health.png"), fullPage: true });
