@@ -135,6 +135,7 @@ export function declaredTool(
       binding: tool.request.upstream,
       request: requestOf(tool),
       ...(credential ? { credential } : {}),
+      idempotency_header: file.upstreams[tool.request.upstream]?.idempotency_header ?? "Idempotency-Key",
     },
     timeout_ms: tool.timeout_ms,
     policy: (tool.policies ?? []).map((policy) => compilePolicy(namespace, policy)),

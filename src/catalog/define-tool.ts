@@ -148,6 +148,8 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
     binding: string;
     request: (args: z.infer<Input>) => UpstreamRequest;
     credential?: StaticHeaderCredential;
+    /** The header the upstream reads the idempotency key from; `Idempotency-Key` when absent. */
+    idempotency_header?: string;
   };
   /** Hard limit for the whole call, retries included; the request is aborted when it passes. */
   timeout_ms: number;
@@ -219,6 +221,11 @@ export interface BuiltinFailure {
  */
 export type BuiltinHandler = (args: Record<string, unknown>, pages: RunPages) => BuiltinAnswer;
 
+/** The header a tool's upstream reads the idempotency key from, lower-cased as requests store headers. */
+export function idempotencyHeaderOf(tool: Pick<ToolSpec, "upstream">): string {
+  return (tool.upstream?.idempotency_header ?? "Idempotency-Key").toLowerCase();
+}
+
 /** A tool as the catalog stores it, with its argument types erased. */
 export interface ToolSpec {
   name: string;
@@ -234,6 +241,7 @@ export interface ToolSpec {
     binding: string;
     request: (args: Record<string, unknown>) => UpstreamRequest;
     credential?: StaticHeaderCredential;
+    idempotency_header?: string;
   } | null;
   /** The proxy's own handler of a built-in read tool; null for every tool that goes upstream. */
   builtin: BuiltinHandler | null;

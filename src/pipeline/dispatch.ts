@@ -1,4 +1,4 @@
-import type { ToolSpec } from "../catalog/define-tool";
+import { idempotencyHeaderOf, type ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import type { Upstream } from "../upstream/bindings";
 import { upstreamTarget } from "../upstream/bindings";
@@ -49,7 +49,7 @@ export function buildRequest(
   for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
   headers.accept = "application/json";
   headers["x-request-id"] = ids.callId;
-  if (ids.key) headers["idempotency-key"] = ids.key;
+  if (ids.key) headers[idempotencyHeaderOf(tool)] = ids.key;
   let body: string | null = null;
   if (request.body !== undefined) {
     body = canonicalJson(request.body);

@@ -1,4 +1,4 @@
-import type { RunPages, ToolSpec } from "../catalog/define-tool";
+import { idempotencyHeaderOf, type RunPages, type ToolSpec } from "../catalog/define-tool";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { type FaultSource, injectFaults } from "../scenarios/inject";
@@ -179,7 +179,7 @@ async function credentialFor(
     method: stored.method,
     target: stored.target,
     body: stored.body,
-    idempotency_key: stored.headers["idempotency-key"] ?? null,
+    idempotency_key: stored.headers[idempotencyHeaderOf(tool)] ?? null,
   };
   const cacheKey = JSON.stringify([run.tenant, run.run_id, tool.name, request]);
   const recent = recentCredentials.get(cacheKey);

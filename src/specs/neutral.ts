@@ -13,5 +13,6 @@ export function toNeutralTool(tool: ToolSpec): NeutralTool {
     side_effect: tool.side_effect,
     description: modelDescription(tool),
     input_schema: inputJsonSchema(tool),
+    dry_run: tool.dry_run,
   };
 }

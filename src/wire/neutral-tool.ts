@@ -11,5 +11,11 @@ export const NeutralToolSchema = z.strictObject({
   input_schema: z
     .looseObject({ type: z.literal("object") })
     .describe("The JSON Schema (2020-12) of the tool's arguments."),
+  dry_run: z
+    .string()
+    .nullable()
+    .describe(
+      "For a declared write or destructive tool: what its sandbox binding simulates and what only production would reveal. Null otherwise.",
+    ),
 });
 export type NeutralTool = z.infer<typeof NeutralToolSchema>;

@@ -142,4 +142,14 @@ describe("shipping, a namespace declared as data", () => {
       expect(text).toContain("reroute_shipment");
     },
   );
+
+  it("says in the neutral spec what a reroute's dry run cannot show, and nothing of the kind for a read", async () => {
+    const { body } = await request("/v1/tools?namespace=shipping&format=jsonschema", {
+      headers: { authorization: `Bearer ${KEYS.acme}` },
+    });
+    const tools = (body.data as { tools: Array<{ name: string; dry_run: string | null }> }).tools;
+    const byName = new Map(tools.map((tool) => [tool.name, tool.dry_run]));
+    expect(byName.get("reroute_shipment")).toEqual(expect.stringMatching(/sandbox.*production/is));
+    expect(byName.get("lookup_shipment")).toBeNull();
+  });
 });
