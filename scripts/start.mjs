@@ -1,8 +1,10 @@
-// `npm start`: the proxy and its sandbox upstream on http://127.0.0.1:8787, offline.
+// `npm start`: the proxy and its sandbox upstream on http://127.0.0.1:8787, offline, recompiling the
+// catalog whenever a file under catalog/ changes (scripts/catalog-watch.mjs).
 // Local secrets come from .dev.vars files; on a fresh clone they are created from the committed
 // examples, whose demo keys are valid only here.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
+import { catalogRecompiler, watchCatalog } from "./catalog-watch.mjs";
 import { ensureDevVars, root } from "./local-stack.mjs";
 import { offlineEnv } from "./offline-env.mjs";
 
@@ -30,5 +32,12 @@ const wrangler = spawn(
   { cwd: root, stdio: "inherit", env: offlineEnv, shell: process.platform === "win32" },
 );
 
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => wrangler.kill(signal));
+const stopWatching = watchCatalog(join(root, "catalog"), catalogRecompiler(root));
+
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    stopWatching();
+    wrangler.kill(signal);
+  });
+}
 wrangler.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
