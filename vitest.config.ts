@@ -78,6 +78,9 @@ const WORKERD_TIMEOUTS = { testTimeout: 30_000, hookTimeout: 30_000 };
 export default defineConfig({
   test: {
     // Browser tests drive Chromium from Node against `wrangler dev`: vitest.browser.config.ts.
+    // Two files at a time on this project's 2-core machines: each file starts its own workerd, and
+    // one file's start overlaps another's tests (229 s one at a time, 171-177 s two at a time).
+    maxWorkers: 2,
     projects: [
       {
         // Pure modules: no Worker, no bindings, so plain Node runs them.
