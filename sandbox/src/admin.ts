@@ -81,6 +81,30 @@ admin.put("/email-drafts/:draft_id", async (c) => {
   return c.json(outcome.body, outcome.status as 200);
 });
 
+/**
+ * A customer leaves a note on their order (`?tenant=` required; body `{"note": "..."}`, at most 2,000
+ * characters): third-party text that `GET /orders/{id}` then returns as `customer_note`.
+ */
+admin.put("/orders/:order_id/customer-note", async (c) => {
+  const tenant = c.req.query("tenant");
+  if (!tenant) return errorResponse(400, "invalid_request", "Give the tenant: ?tenant=<tenant id>.");
+  let json: unknown;
+  try {
+    json = await c.req.json();
+  } catch {
+    return errorResponse(400, "invalid_request", "Request body must be valid JSON.");
+  }
+  const note = (json as { note?: unknown } | null)?.note;
+  if (typeof note !== "string" || note.length === 0 || note.length > 2_000) {
+    return errorResponse(400, "invalid_request", "note: a string of 1 to 2000 characters.");
+  }
+  const orderId = c.req.param("order_id");
+  if (!(await storeOf(c.env).setOrderNote(tenant, orderId, note))) {
+    return errorResponse(404, "not_found", `Tenant ${tenant} has no order ${orderId}.`);
+  }
+  return c.json({ order_id: orderId, customer_note: note });
+});
+
 /** Approval webhooks: those verified and recorded, and those refused with the reason. */
 admin.get("/notifications", async (c) => {
   const store = storeOf(c.env);

@@ -19,7 +19,25 @@ export function readOrder(sql: SqlStorage, tenant: string, orderId: string): Ord
   const row = sql
     .exec<OrderRow>("SELECT * FROM orders WHERE tenant = ? AND order_id = ?", tenant, orderId)
     .toArray()[0];
-  return row ? toOrder(row, refundsOf(sql, tenant, orderId)) : null;
+  if (!row) return null;
+  const order = toOrder(row, refundsOf(sql, tenant, orderId));
+  const note = sql
+    .exec<{ note: string }>("SELECT note FROM order_notes WHERE tenant = ? AND order_id = ?", tenant, orderId)
+    .toArray()[0];
+  return note ? { ...order, customer_note: note.note } : order;
+}
+
+/** Leaves the customer's note on an order of the tenant; false when the tenant has no such order. */
+export function writeOrderNote(sql: SqlStorage, tenant: string, orderId: string, note: string): boolean {
+  if (!readOrder(sql, tenant, orderId)) return false;
+  sql.exec(
+    `INSERT INTO order_notes (tenant, order_id, note) VALUES (?, ?, ?)
+     ON CONFLICT (tenant, order_id) DO UPDATE SET note = excluded.note`,
+    tenant,
+    orderId,
+    note,
+  );
+  return true;
 }
 
 export function readCustomer(sql: SqlStorage, tenant: string, customerId: string): Customer | null {

@@ -63,6 +63,9 @@ const TABLES = [
   `CREATE TABLE IF NOT EXISTS webhook_rejections (
     seq INTEGER PRIMARY KEY, at TEXT NOT NULL, webhook_id TEXT, status INTEGER NOT NULL, code TEXT NOT NULL,
     message TEXT NOT NULL)`,
+  // A note the customer left on an order (set through the admin API, as a customer would in the shop).
+  `CREATE TABLE IF NOT EXISTS order_notes (
+    tenant TEXT NOT NULL, order_id TEXT NOT NULL, note TEXT NOT NULL, PRIMARY KEY (tenant, order_id))`,
   `CREATE TABLE IF NOT EXISTS credentials (
     run_id TEXT NOT NULL, tool TEXT NOT NULL, tenant TEXT NOT NULL, credential TEXT NOT NULL,
     presented_at TEXT NOT NULL, PRIMARY KEY (run_id, tool))`,
@@ -72,6 +75,7 @@ const RESETTABLE = [
   "customers",
   "customer_messages",
   "orders",
+  "order_notes",
   "refunds",
   "tickets",
   "emails",

@@ -47,7 +47,7 @@ import type {
   TicketPriority,
   WebhookRejection,
 } from "./model";
-import { readCustomer, readOrder, readTicket } from "./reads";
+import { readCustomer, readOrder, readTicket, writeOrderNote } from "./reads";
 import {
   type EmailRow,
   type PolicyRow,
@@ -180,6 +180,11 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
 
   getOrder(tenant: string, orderId: string): Order | null {
     return readOrder(this.#sql, tenant, orderId);
+  }
+
+  /** A customer's note on their order, as the shop would store it (admin API, for tests and demos). */
+  setOrderNote(tenant: string, orderId: string, note: string): boolean {
+    return writeOrderNote(this.#sql, tenant, orderId, note);
   }
 
   getCustomer(tenant: string, customerId: string): Customer | null {
