@@ -1,9 +1,10 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
+import type * as z from "zod";
 import type { AppEnv } from "./auth";
 import { storeOf } from "./env";
 import { FaultSpecSchema, toFaultSpec } from "./faults";
 import { errorResponse } from "./http";
-import { describeIssues, EmailDraftEdit } from "./validation";
+import { describeIssues, EmailDraftEdit, OrderNoteEdit } from "./validation";
 
 /**
  * Test, demo and evaluation controls. Mounted under `/_admin`, where the router has already
@@ -67,17 +68,9 @@ admin.get("/email-drafts", async (c) =>
  * `PUT /email-drafts/{id}`, the text changes and `version` goes up by one.
  */
 admin.put("/email-drafts/:draft_id", async (c) => {
-  const tenant = c.req.query("tenant");
-  if (!tenant) return errorResponse(400, "invalid_request", "Give the tenant: ?tenant=<tenant id>.");
-  let json: unknown;
-  try {
-    json = await c.req.json();
-  } catch {
-    return errorResponse(400, "invalid_request", "Request body must be valid JSON.");
-  }
-  const parsed = EmailDraftEdit.safeParse(json);
-  if (!parsed.success) return errorResponse(400, "invalid_request", describeIssues(parsed.error));
-  const outcome = await storeOf(c.env).editDraft(tenant, c.req.param("draft_id"), parsed.data);
+  const edit = await tenantEdit(c, EmailDraftEdit);
+  if (edit instanceof Response) return edit;
+  const outcome = await storeOf(c.env).editDraft(edit.tenant, c.req.param("draft_id"), edit.data);
   return c.json(outcome.body, outcome.status as 200);
 });
 
@@ -86,6 +79,20 @@ admin.put("/email-drafts/:draft_id", async (c) => {
  * characters): third-party text that `GET /orders/{id}` then returns as `customer_note`.
  */
 admin.put("/orders/:order_id/customer-note", async (c) => {
+  const edit = await tenantEdit(c, OrderNoteEdit);
+  if (edit instanceof Response) return edit;
+  const orderId = c.req.param("order_id");
+  if (!(await storeOf(c.env).setOrderNote(edit.tenant, orderId, edit.data.note))) {
+    return errorResponse(404, "not_found", `Tenant ${edit.tenant} has no order ${orderId}.`);
+  }
+  return c.json({ order_id: orderId, customer_note: edit.data.note });
+});
+
+/** An admin edit of one tenant's record: `?tenant=` and a JSON body `schema` accepts, or the 400 saying why not. */
+async function tenantEdit<T>(
+  c: Context<AppEnv>,
+  schema: z.ZodType<T>,
+): Promise<{ tenant: string; data: T } | Response> {
   const tenant = c.req.query("tenant");
   if (!tenant) return errorResponse(400, "invalid_request", "Give the tenant: ?tenant=<tenant id>.");
   let json: unknown;
@@ -94,16 +101,10 @@ admin.put("/orders/:order_id/customer-note", async (c) => {
   } catch {
     return errorResponse(400, "invalid_request", "Request body must be valid JSON.");
   }
-  const note = (json as { note?: unknown } | null)?.note;
-  if (typeof note !== "string" || note.length === 0 || note.length > 2_000) {
-    return errorResponse(400, "invalid_request", "note: a string of 1 to 2000 characters.");
-  }
-  const orderId = c.req.param("order_id");
-  if (!(await storeOf(c.env).setOrderNote(tenant, orderId, note))) {
-    return errorResponse(404, "not_found", `Tenant ${tenant} has no order ${orderId}.`);
-  }
-  return c.json({ order_id: orderId, customer_note: note });
-});
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) return errorResponse(400, "invalid_request", describeIssues(parsed.error));
+  return { tenant, data: parsed.data };
+}
 
 /** Approval webhooks: those verified and recorded, and those refused with the reason. */
 admin.get("/notifications", async (c) => {

@@ -33,6 +33,9 @@ export const EmailDraftEdit = z
   })
   .refine((edit) => edit.subject !== undefined || edit.body !== undefined, "give subject or body");
 
+/** `PUT /_admin/orders/{id}/customer-note`: the note a customer leaves on their order. */
+export const OrderNoteEdit = z.object({ note: z.string().min(1).max(2_000) });
+
 export const EmailDraftBody = z.object({
   customer_id: id,
   template: z.string().trim().min(1).max(100),
