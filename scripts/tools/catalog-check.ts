@@ -202,10 +202,10 @@ function upstreamRules(
 ) {
   for (const [name, upstream] of Object.entries(file.upstreams)) {
     for (const environment of ENVIRONMENTS) {
-      if (!deployment.bindings[environment].has(name)) {
+      if (!upstream.base?.[environment] && !deployment.bindings[environment].has(name)) {
         report(
           ["upstreams", name],
-          `not bound in [env.${environment}] of wrangler.toml (a service binding or a URL var)`,
+          `no ${environment} base: give base.${environment} (a URL), or bind ${name} in [env.${environment}] of wrangler.toml (a service binding or a URL var)`,
         );
       }
     }

@@ -43,7 +43,27 @@ const CredentialSchema = z.discriminatedUnion("kind", [
   }),
 ]);
 
+const BaseUrlSchema = z
+  .string()
+  .regex(
+    /^https?:\/\/[^\s/?#]+(?:\/[^\s?#]*)?$/,
+    "an http(s) URL without query, such as https://api.example.com/v1",
+  );
+
 const UpstreamSchema = z.strictObject({
+  /**
+   * The API's base URL per environment. An environment without one binds the upstream by its name
+   * in wrangler.toml instead (a service binding in sandbox, a URL var): the sandbox's own APIs.
+   */
+  base: z
+    .strictObject({
+      sandbox: BaseUrlSchema.optional(),
+      production: BaseUrlSchema.refine(
+        (url) => url.startsWith("https://"),
+        "production is reached over https",
+      ).optional(),
+    })
+    .optional(),
   idempotency_header: z.string().min(1).default("Idempotency-Key"),
   credential: CredentialSchema,
 });

@@ -121,6 +121,7 @@ export function declaredTool(
   const context = tool.decision_context;
   const freshness = tool.freshness;
   const credential = credentialOf(file, tool.request.upstream);
+  const upstream = file.upstreams[tool.request.upstream];
   return {
     builtin: null,
     name: tool.name,
@@ -133,9 +134,10 @@ export function declaredTool(
     output: schemas.output,
     upstream: {
       binding: tool.request.upstream,
+      ...(upstream?.base ? { base: upstream.base } : {}),
       request: requestOf(tool),
       ...(credential ? { credential } : {}),
-      idempotency_header: file.upstreams[tool.request.upstream]?.idempotency_header ?? "Idempotency-Key",
+      idempotency_header: upstream?.idempotency_header ?? "Idempotency-Key",
     },
     timeout_ms: tool.timeout_ms,
     policy: (tool.policies ?? []).map((policy) => compilePolicy(namespace, policy)),

@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import type { TenantConfig } from "../config/tenants";
 import type { MaskRule } from "../shaping/mask";
+import type { EnvironmentName } from "../wire/envelope";
 import type { SIDE_EFFECTS } from "../wire/side-effect";
 
 /**
@@ -146,6 +147,8 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
   upstream: {
     /** The name of the binding in `wrangler.toml` that decides where this tool's calls go. */
     binding: string;
+    /** A base URL per environment, declared with the upstream; it takes the binding's place there. */
+    base?: Partial<Record<EnvironmentName, string>>;
     request: (args: z.infer<Input>) => UpstreamRequest;
     credential?: StaticHeaderCredential;
     /** The header the upstream reads the idempotency key from; `Idempotency-Key` when absent. */

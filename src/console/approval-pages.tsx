@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { environmentOf } from "../config/environment";
 import { decideApproval, inspectApproval } from "../ledger/operator-client";
+import { catalog } from "../tools";
 import type { ConsoleEnv } from "./console-env";
 import { readDecisionContext } from "./decision-context";
 import { parseDecisionForm } from "./decision-form";
@@ -55,6 +56,7 @@ async function renderApproval(
       draft={draft}
       context={context}
       duplicates={found.duplicates}
+      dryRun={found.run ? (catalog.find(found.run.namespace, found.approval.tool)?.dry_run ?? null) : null}
     />,
     opts.status ?? 200,
   );

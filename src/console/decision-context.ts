@@ -40,7 +40,7 @@ export async function readDecisionContext(
   const context = tool?.decision_context;
   if (!context) return null;
   const reader = catalog.find(namespace, context.tool);
-  const upstream = reader?.upstream ? resolveUpstream(env, reader.upstream.binding) : null;
+  const upstream = reader?.upstream ? resolveUpstream(env, reader.upstream) : null;
   const unreadable = (problem: string): DecisionContextView => ({ source: context.tool, facts: [], problem });
   if (!reader || !upstream) return unreadable(`${context.tool} is not reachable from here.`);
   try {

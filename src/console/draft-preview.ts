@@ -42,7 +42,7 @@ export async function draftPreview(
     problem: null,
   };
   const reader = catalog.tools("support").find((tool) => tool.name === "draft_customer_email");
-  const upstream = reader?.upstream ? resolveUpstream(env, reader.upstream.binding) : null;
+  const upstream = reader?.upstream ? resolveUpstream(env, reader.upstream) : null;
   if (!reader || !upstream) return { ...preview, problem: "The email API is not reachable from here." };
   try {
     const now = Date.now();

@@ -196,9 +196,8 @@ async function credentialFor(
 }
 
 function upstreamOf(env: Env, plan: ExecutionPlan, tool: ToolSpec, fault: FaultPlan | null): Upstream {
-  const binding = tool.upstream?.binding;
-  const resolved = binding ? resolveUpstream(env, binding) : null;
-  if (!resolved) throw new Error(`binding ${binding ?? "(none: a built-in tool)"} is missing`);
+  const resolved = tool.upstream ? resolveUpstream(env, tool.upstream) : null;
+  if (!resolved) throw new Error(`binding ${tool.upstream?.binding ?? "(none: a built-in tool)"} is missing`);
   // Checked per dispatch, not at run open: turning the var off stops every stored scenario too.
   return loadConfig(env).faultInjection === "sandbox-header"
     ? injectFaults(resolved, {

@@ -1,4 +1,6 @@
 import type { Catalog } from "../catalog/catalog";
+import { environmentOf } from "../config/environment";
+import type { EnvironmentName } from "../wire/envelope";
 
 /**
  * Where a tool's calls go. In `sandbox` a binding is a service binding to the sandbox worker; in
@@ -18,21 +20,35 @@ function isFetcher(value: unknown): value is Fetcher {
 /** Service bindings ignore the host; this one makes logs and traces readable. */
 const SERVICE_ORIGIN = "https://upstream.internal";
 
-export function resolveUpstream(env: object, binding: string): Upstream | null {
-  const value = (env as Record<string, unknown>)[binding];
+/** Where a tool's upstream is: its binding's name, and the base URLs its declaration gives. */
+export interface UpstreamRef {
+  binding: string;
+  base?: Partial<Record<EnvironmentName, string>>;
+}
+
+/**
+ * This environment's way to a tool's upstream: the declared base URL for the environment, else the
+ * binding of that name in wrangler.toml (a service binding, or a URL var); null when neither exists.
+ */
+export function resolveUpstream(env: object, upstream: UpstreamRef): Upstream | null {
+  const declared = upstream.base?.[environmentOf(env)];
+  if (declared) return byUrl(declared);
+  const value = (env as Record<string, unknown>)[upstream.binding];
   if (isFetcher(value)) {
     return { fetch: (request) => value.fetch(request) };
   }
-  if (typeof value === "string" && /^https?:\/\//.test(value)) {
-    const base = value.replace(/\/+$/, "");
-    return {
-      fetch: (request) => {
-        const url = new URL(request.url);
-        return fetch(new Request(`${base}${url.pathname}${url.search}`, request));
-      },
-    };
-  }
+  if (typeof value === "string" && /^https?:\/\//.test(value)) return byUrl(value);
   return null;
+}
+
+function byUrl(url: string): Upstream {
+  const base = url.replace(/\/+$/, "");
+  return {
+    fetch: (request) => {
+      const target = new URL(request.url);
+      return fetch(new Request(`${base}${target.pathname}${target.search}`, request));
+    },
+  };
 }
 
 /** A request's path and query, as stored with a key: `/orders/A1001?expand=refunds`. */
@@ -51,11 +67,11 @@ export function upstreamUrl(target: string): string {
 export function missingBindings(catalog: Catalog, env: object): string[] {
   return catalog
     .all()
-    .flatMap((tool) => (tool.upstream === null ? [] : [{ name: tool.name, binding: tool.upstream.binding }]))
-    .filter((tool) => resolveUpstream(env, tool.binding) === null)
+    .flatMap((tool) => (tool.upstream === null ? [] : [{ name: tool.name, upstream: tool.upstream }]))
+    .filter((tool) => resolveUpstream(env, tool.upstream) === null)
     .map(
       (tool) =>
-        `tool "${tool.name}" needs binding "${tool.binding}", which this environment does not define (a service binding or an https URL var in wrangler.toml)`,
+        `tool "${tool.name}" needs binding "${tool.upstream.binding}", which this environment does not define (a service binding or an https URL var in wrangler.toml)`,
     );
 }
 

@@ -46,6 +46,16 @@ describe("npm run tools -- check", () => {
     expectProblem("upstreams", "upstreams.SHIPMENTS_API.credential.secret", "UNLISTED_API_KEY is not listed");
   });
 
+  it("refuses an upstream with no way to it in an environment, and production over plain http", () => {
+    expectProblem(
+      "upstreams",
+      "upstreams.HALF_API",
+      "no production base: give base.production (a URL), or bind HALF_API",
+    );
+    expect(problems.some((problem) => problem.includes("upstreams.HALF_API: no sandbox base"))).toBe(false);
+    expectProblem("base", "upstreams.PLAIN_API.base.production", "production is reached over https");
+  });
+
   it("refuses an eleventh tool; the built-in read_result_page does not count", () => {
     expectProblem("eleven", "tools[10].name", 'namespace "eleven" has more than 10 tools');
     expect(problems.filter((problem) => problem.startsWith(at("eleven")))).toHaveLength(1);
@@ -63,7 +73,7 @@ describe("npm run tools -- check", () => {
 
   it("reports the problems of every file at once and compiles nothing", () => {
     const files = new Set(problems.map((problem) => problem.split(":")[0]));
-    expect(files.size).toBe(10);
+    expect(files.size).toBe(11);
     expect(compiled).toEqual([]);
   });
 

@@ -29,11 +29,11 @@ describe("tool bindings", () => {
   });
 
   it("accepts a service binding or an https URL var, and nothing else", () => {
-    expect(resolveUpstream({ API: env.ORDERS_API }, "API")).not.toBeNull();
-    expect(resolveUpstream({ API: "https://orders.api.example.com" }, "API")).not.toBeNull();
-    expect(resolveUpstream({ API: "orders.api.example.com" }, "API")).toBeNull();
-    expect(resolveUpstream({ API: 42 }, "API")).toBeNull();
-    expect(resolveUpstream({}, "API")).toBeNull();
+    expect(resolveUpstream({ API: env.ORDERS_API }, { binding: "API" })).not.toBeNull();
+    expect(resolveUpstream({ API: "https://orders.api.example.com" }, { binding: "API" })).not.toBeNull();
+    expect(resolveUpstream({ API: "orders.api.example.com" }, { binding: "API" })).toBeNull();
+    expect(resolveUpstream({ API: 42 }, { binding: "API" })).toBeNull();
+    expect(resolveUpstream({}, { binding: "API" })).toBeNull();
   });
 
   it("sends a URL-bound tool's request to that URL, path and query kept", async () => {
@@ -44,11 +44,51 @@ describe("tool bindings", () => {
       return new Response("{}", { headers: { "content-type": "application/json" } });
     };
     try {
-      const upstream = resolveUpstream({ API: "https://orders.api.example.com/v2/" }, "API");
+      const upstream = resolveUpstream({ API: "https://orders.api.example.com/v2/" }, { binding: "API" });
       await upstream?.fetch(new Request("https://upstream.internal/orders/A1001?expand=refunds"));
     } finally {
       globalThis.fetch = original;
     }
     expect(seen).toEqual(["https://orders.api.example.com/v2/orders/A1001?expand=refunds"]);
+  });
+
+  it("prefers the base URL a declaration gives for this environment to the binding of that name", async () => {
+    const seen: string[] = [];
+    const original = globalThis.fetch;
+    globalThis.fetch = async (input: RequestInfo | URL) => {
+      seen.push(new Request(input).url);
+      return new Response("{}", { headers: { "content-type": "application/json" } });
+    };
+    const upstream = {
+      binding: "API",
+      base: { sandbox: "http://127.0.0.1:8790/v1", production: "https://api.example.com/v1" },
+    };
+    try {
+      const bindings = { API: "https://bound.example.com" };
+      await resolveUpstream({ ...bindings, ENVIRONMENT: "sandbox" }, upstream)?.fetch(
+        new Request("https://upstream.internal/skus/W-1"),
+      );
+      await resolveUpstream({ ...bindings, ENVIRONMENT: "production" }, upstream)?.fetch(
+        new Request("https://upstream.internal/skus/W-1"),
+      );
+      // An environment the declaration leaves out goes through the binding of the upstream's name.
+      await resolveUpstream(
+        { ...bindings, ENVIRONMENT: "production" },
+        { binding: "API", base: { sandbox: "http://127.0.0.1:1" } },
+      )?.fetch(new Request("https://upstream.internal/skus/W-1"));
+    } finally {
+      globalThis.fetch = original;
+    }
+    expect(seen).toEqual([
+      "http://127.0.0.1:8790/v1/skus/W-1",
+      "https://api.example.com/v1/skus/W-1",
+      "https://bound.example.com/skus/W-1",
+    ]);
+    expect(
+      resolveUpstream(
+        { ENVIRONMENT: "production" },
+        { binding: "API", base: { sandbox: "http://127.0.0.1:1" } },
+      ),
+    ).toBeNull();
   });
 });

@@ -30,6 +30,8 @@ export interface ApprovalPageProps {
   context?: DecisionContextView | null;
   /** Other runs' approvals of the same destructive call, pending or gone ahead. */
   duplicates?: readonly ApprovalDuplicate[];
+  /** The tool's own account of what its sandbox binding simulates and what only production shows. */
+  dryRun?: string | null;
 }
 
 /** The facts read for this decision, with what argues against approving marked. */
@@ -283,6 +285,12 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
                   </dl>
                 ) : null}
               </dd>
+            </>
+          ) : null}
+          {props.dryRun ? (
+            <>
+              <dt>What a dry run cannot show</dt>
+              <dd class="dry-run">{props.dryRun}</dd>
             </>
           ) : null}
           <dt>Why it needs approval</dt>
