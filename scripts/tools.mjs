@@ -8,6 +8,9 @@
 //   compile --check  fails when either file is not what compile would write (`npm run lint`)
 //   import openapi <file> --namespace <ns> [--operations a,b]
 //                    drafts catalog/<ns>.yaml from an OpenAPI document (scripts/tools/import-openapi.mjs)
+//   enable <ns> --tenant <id> [--env sandbox|production]
+//                    gives a tenant the namespace in wrangler.toml and lists its upstreams' secrets
+//                    in secrets.production.example.json (scripts/tools/enable.mjs)
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tsImport } from "tsx/esm/api";
@@ -64,9 +67,14 @@ switch (command) {
     process.exitCode = await runImportOpenApi(rest);
     break;
   }
+  case "enable": {
+    const { runEnable } = await import("./tools/enable.mjs");
+    process.exitCode = runEnable(root, rest);
+    break;
+  }
   default:
     console.error(
-      "usage: npm run tools -- check | compile [--check] | import openapi <file> --namespace <ns>",
+      "usage: npm run tools -- check | compile [--check] | import openapi <file> --namespace <ns> | enable <ns> --tenant <id>",
     );
     process.exit(2);
 }

@@ -35,7 +35,7 @@ export function startupCheck(env: Env): StartupReport {
         problems.push(error instanceof Error ? error.message : String(error));
       }
     }
-    problems.push(...missingBindings(catalog, env));
+    problems.push(...missingBindings(catalog, env, environmentOf(env)));
     // A declared API key missing in production would send calls unauthenticated: refuse instead.
     if (environmentOf(env) === "production") problems.push(...missingUpstreamSecrets(catalog, env));
     for (const problem of problems) console.error(`edge-tool-proxy cannot start: ${problem}`);

@@ -1,6 +1,12 @@
-// The upstream of a drafted namespace: its binding, idempotency header and credential, proposed
-// from the document's `servers` and `securitySchemes`. The base URL itself lives in wrangler.toml
-// (a service binding in sandbox, a var in production), so the draft says where it goes.
+// The upstream of a drafted namespace: its base URL per environment, idempotency header and
+// credential, proposed from the document's `servers` and `securitySchemes`. An environment the
+// servers do not name is bound in wrangler.toml instead (a service binding, or a URL var).
+
+/** A server a document marks as not production: by its description or its host. */
+const SANDBOX_SERVER =
+  /\b(sandbox|staging|test|testing|local|development|dev)\b|\/\/(localhost|127\.0\.0\.1)[:/]/i;
+/** A host no fetch reaches: a stand-in for a service binding (the sandbox's own APIs). */
+const INTERNAL_HOST = /^https?:\/\/[^/]*\.internal(?:[:/]|$)/i;
 
 /**
  * @param {Record<string, any>} document
@@ -9,42 +15,68 @@
  */
 export function draftUpstream(document, { binding, report, idempotencyHeaders }) {
   const review = [];
-  const server = serverOf(document, report, review);
+  const base = basesOf(document, binding, report, review);
   const credential = credentialOf(document, binding, report);
-  review.push(
-    `upstream ${binding}: credential ${credential.why}; bind it in wrangler.toml for sandbox and production`,
-  );
+  review.push(`upstream ${binding}: credential ${credential.why}`);
   const declaration = {
+    ...(Object.keys(base).length > 0 ? { base } : {}),
     idempotency_header: [...idempotencyHeaders][0] ?? "Idempotency-Key",
     credential: credential.declaration,
   };
+  const where = (environment) =>
+    base[environment]
+      ? ` ${environment}: ${base[environment]}`
+      : ` ${environment}: not in the document; give base.${environment}, or bind ${binding} in [env.${environment}] of wrangler.toml.`;
   const comment = [
-    ` ${binding}: ${server ? `the API at ${server}` : "the API (the document names no server)"}.`,
-    " Bind it in wrangler.toml for each environment: sandbox, a [[env.sandbox.services]] binding",
-    ` to the worker serving it; production, a var ${binding} holding its base URL.`,
+    ` ${binding}, from the document's servers:`,
+    where("sandbox"),
+    where("production"),
     ` The credential is ${credential.why}.`,
   ].join("\n");
   return { declaration, comment, review };
 }
 
-/** servers[0]'s URL with its variables at their defaults, or null when there is none to use. */
-function serverOf(document, report, review) {
-  const [first, ...others] = Array.isArray(document.servers) ? document.servers : [];
-  if (!first?.url || first.url === "/") {
-    review.push("upstream: the document names no server; set the base URL in wrangler.toml by hand");
-    return null;
+/** The document's servers as base URLs per environment: the first sandbox-like one and the first other. */
+function basesOf(document, binding, report, review) {
+  const servers = Array.isArray(document.servers) ? document.servers : [];
+  /** @type {{ sandbox?: string, production?: string }} */
+  const base = {};
+  for (const [index, server] of servers.entries()) {
+    if (!server?.url || server.url === "/") continue;
+    const url = urlOf(server, index, report);
+    const environment = SANDBOX_SERVER.test(`${server.description ?? ""} ${url}`) ? "sandbox" : "production";
+    if (base[environment]) {
+      review.push(`upstream: servers[${index}] (${url}) not used; ${environment} is servers' first one`);
+    } else if (INTERNAL_HOST.test(url)) {
+      review.push(
+        `upstream: servers[${index}] (${url}) is no address a fetch reaches; bind ${binding} in wrangler.toml`,
+      );
+    } else if (!/^https?:\/\//.test(url)) {
+      review.push(`upstream: servers[${index}] is relative (${url}); give base.${environment} as a full URL`);
+    } else if (environment === "production" && !url.startsWith("https://")) {
+      review.push(`upstream: servers[${index}] (${url}) is plain http; production is reached over https`);
+    } else {
+      base[environment] = url.replace(/\/+$/, "");
+    }
   }
-  if (others.length > 0) {
-    review.push(`upstream: servers[0] (${first.url}) drafted; ${others.length} other server(s) not used`);
+  for (const environment of ["sandbox", "production"]) {
+    if (!base[environment]) {
+      review.push(
+        `upstream: no ${environment} server in the document; give base.${environment} or bind ${binding} in wrangler.toml`,
+      );
+    }
   }
-  const url = String(first.url).replace(/\{([^}]+)\}/g, (_, name) => {
-    const value = first.variables?.[name]?.default;
-    if (value === undefined) report(`servers[0].variables.${name}`, "a server variable without a default");
+  return base;
+}
+
+/** A server's URL with its variables at their defaults. */
+function urlOf(server, index, report) {
+  return String(server.url).replace(/\{([^}]+)\}/g, (_, name) => {
+    const value = server.variables?.[name]?.default;
+    if (value === undefined)
+      report(`servers[${index}].variables.${name}`, "a server variable without a default");
     return value ?? `{${name}}`;
   });
-  if (!/^https?:\/\//.test(url))
-    review.push(`upstream: servers[0] is relative (${url}); give the full base URL`);
-  return url;
 }
 
 /**

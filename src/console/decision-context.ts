@@ -1,4 +1,5 @@
 import type { DecisionFact } from "../catalog/define-tool";
+import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import { newContextCallId } from "../core/ids";
 import type { Env } from "../env";
@@ -40,7 +41,7 @@ export async function readDecisionContext(
   const context = tool?.decision_context;
   if (!context) return null;
   const reader = catalog.find(namespace, context.tool);
-  const upstream = reader?.upstream ? resolveUpstream(env, reader.upstream) : null;
+  const upstream = reader?.upstream ? resolveUpstream(env, reader.upstream, environmentOf(env)) : null;
   const unreadable = (problem: string): DecisionContextView => ({ source: context.tool, facts: [], problem });
   if (!reader || !upstream) return unreadable(`${context.tool} is not reachable from here.`);
   try {

@@ -1,3 +1,4 @@
+import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import { newPreviewRequestId } from "../core/ids";
 import type { Env } from "../env";
@@ -42,7 +43,7 @@ export async function draftPreview(
     problem: null,
   };
   const reader = catalog.tools("support").find((tool) => tool.name === "draft_customer_email");
-  const upstream = reader?.upstream ? resolveUpstream(env, reader.upstream) : null;
+  const upstream = reader?.upstream ? resolveUpstream(env, reader.upstream, environmentOf(env)) : null;
   if (!reader || !upstream) return { ...preview, problem: "The email API is not reachable from here." };
   try {
     const now = Date.now();

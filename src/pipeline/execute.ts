@@ -1,4 +1,5 @@
 import { idempotencyHeaderOf, type RunPages, type ToolSpec } from "../catalog/define-tool";
+import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { type FaultSource, injectFaults } from "../scenarios/inject";
@@ -196,7 +197,7 @@ async function credentialFor(
 }
 
 function upstreamOf(env: Env, plan: ExecutionPlan, tool: ToolSpec, fault: FaultPlan | null): Upstream {
-  const resolved = tool.upstream ? resolveUpstream(env, tool.upstream) : null;
+  const resolved = tool.upstream ? resolveUpstream(env, tool.upstream, environmentOf(env)) : null;
   if (!resolved) throw new Error(`binding ${tool.upstream?.binding ?? "(none: a built-in tool)"} is missing`);
   // Checked per dispatch, not at run open: turning the var off stops every stored scenario too.
   return loadConfig(env).faultInjection === "sandbox-header"

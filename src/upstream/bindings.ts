@@ -1,5 +1,4 @@
 import type { Catalog } from "../catalog/catalog";
-import { environmentOf } from "../config/environment";
 import type { EnvironmentName } from "../wire/envelope";
 
 /**
@@ -30,8 +29,12 @@ export interface UpstreamRef {
  * This environment's way to a tool's upstream: the declared base URL for the environment, else the
  * binding of that name in wrangler.toml (a service binding, or a URL var); null when neither exists.
  */
-export function resolveUpstream(env: object, upstream: UpstreamRef): Upstream | null {
-  const declared = upstream.base?.[environmentOf(env)];
+export function resolveUpstream(
+  env: object,
+  upstream: UpstreamRef,
+  environment: EnvironmentName,
+): Upstream | null {
+  const declared = upstream.base?.[environment];
   if (declared) return byUrl(declared);
   const value = (env as Record<string, unknown>)[upstream.binding];
   if (isFetcher(value)) {
@@ -64,11 +67,11 @@ export function upstreamUrl(target: string): string {
 }
 
 /** Every tool whose binding is absent from this environment, as readable sentences. */
-export function missingBindings(catalog: Catalog, env: object): string[] {
+export function missingBindings(catalog: Catalog, env: object, environment: EnvironmentName): string[] {
   return catalog
     .all()
     .flatMap((tool) => (tool.upstream === null ? [] : [{ name: tool.name, upstream: tool.upstream }]))
-    .filter((tool) => resolveUpstream(env, tool.upstream) === null)
+    .filter((tool) => resolveUpstream(env, tool.upstream, environment) === null)
     .map(
       (tool) =>
         `tool "${tool.name}" needs binding "${tool.upstream.binding}", which this environment does not define (a service binding or an https URL var in wrangler.toml)`,

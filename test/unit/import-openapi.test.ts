@@ -149,11 +149,13 @@ describe("a simple document (YAML, no $refs)", () => {
     const draft = await importOpenApi(fixture("simple.yaml"), { namespace: "pets" });
     expect(draft.declaration.upstreams).toEqual({
       PETS_API: {
+        base: { production: "https://pets.example.com/v1" },
         idempotency_header: "Idempotency-Key",
         credential: { kind: "static_header", header: "X-Api-Key", secret: "PETS_API_KEY" },
       },
     });
-    expect(draft.text).toContain("# PETS_API: the API at https://pets.example.com/v1.");
+    expect(draft.text).toContain("# production: https://pets.example.com/v1\n");
+    expect(draft.text).toContain("# sandbox: not in the document; give base.sandbox, or bind PETS_API");
   });
 
   it("writes YAML that reads back as the declaration, with the schema line and no aliases", async () => {
@@ -197,6 +199,7 @@ describe("a document with $refs", () => {
   it("takes the idempotency header from the document and the server with its variables filled", async () => {
     const draft = await importOpenApi(fixture("refs.json"), { namespace: "billing" });
     expect(draft.declaration.upstreams.BILLING_API).toEqual({
+      base: { production: "https://eu.api.example.com/billing" },
       idempotency_header: "X-Idempotency-Key",
       credential: {
         kind: "static_header",

@@ -8,13 +8,13 @@ import { EnvelopeSchema } from "../../src/wire/envelope";
 describe("tool bindings", () => {
   it("names every tool whose binding the environment lacks", () => {
     const { PAYMENTS_API: _payments, EMAIL_API: _email, ...partial } = env;
-    expect(missingBindings(catalog, partial)).toEqual([
+    expect(missingBindings(catalog, partial, "sandbox")).toEqual([
       expect.stringContaining('tool "draft_customer_email" needs binding "EMAIL_API"'),
       expect.stringContaining('tool "issue_refund" needs binding "PAYMENTS_API"'),
       expect.stringContaining('tool "send_customer_email" needs binding "EMAIL_API"'),
       expect.stringContaining('tool "lookup_email" needs binding "EMAIL_API"'),
     ]);
-    expect(missingBindings(catalog, env)).toEqual([]);
+    expect(missingBindings(catalog, env, "sandbox")).toEqual([]);
   });
 
   it("refuses all traffic, saying which tool and binding, when a binding is missing", async () => {
@@ -29,11 +29,13 @@ describe("tool bindings", () => {
   });
 
   it("accepts a service binding or an https URL var, and nothing else", () => {
-    expect(resolveUpstream({ API: env.ORDERS_API }, { binding: "API" })).not.toBeNull();
-    expect(resolveUpstream({ API: "https://orders.api.example.com" }, { binding: "API" })).not.toBeNull();
-    expect(resolveUpstream({ API: "orders.api.example.com" }, { binding: "API" })).toBeNull();
-    expect(resolveUpstream({ API: 42 }, { binding: "API" })).toBeNull();
-    expect(resolveUpstream({}, { binding: "API" })).toBeNull();
+    expect(resolveUpstream({ API: env.ORDERS_API }, { binding: "API" }, "sandbox")).not.toBeNull();
+    expect(
+      resolveUpstream({ API: "https://orders.api.example.com" }, { binding: "API" }, "sandbox"),
+    ).not.toBeNull();
+    expect(resolveUpstream({ API: "orders.api.example.com" }, { binding: "API" }, "sandbox")).toBeNull();
+    expect(resolveUpstream({ API: 42 }, { binding: "API" }, "sandbox")).toBeNull();
+    expect(resolveUpstream({}, { binding: "API" }, "sandbox")).toBeNull();
   });
 
   it("sends a URL-bound tool's request to that URL, path and query kept", async () => {
@@ -44,7 +46,11 @@ describe("tool bindings", () => {
       return new Response("{}", { headers: { "content-type": "application/json" } });
     };
     try {
-      const upstream = resolveUpstream({ API: "https://orders.api.example.com/v2/" }, { binding: "API" });
+      const upstream = resolveUpstream(
+        { API: "https://orders.api.example.com/v2/" },
+        { binding: "API" },
+        "sandbox",
+      );
       await upstream?.fetch(new Request("https://upstream.internal/orders/A1001?expand=refunds"));
     } finally {
       globalThis.fetch = original;
@@ -65,16 +71,17 @@ describe("tool bindings", () => {
     };
     try {
       const bindings = { API: "https://bound.example.com" };
-      await resolveUpstream({ ...bindings, ENVIRONMENT: "sandbox" }, upstream)?.fetch(
+      await resolveUpstream(bindings, upstream, "sandbox")?.fetch(
         new Request("https://upstream.internal/skus/W-1"),
       );
-      await resolveUpstream({ ...bindings, ENVIRONMENT: "production" }, upstream)?.fetch(
+      await resolveUpstream(bindings, upstream, "production")?.fetch(
         new Request("https://upstream.internal/skus/W-1"),
       );
       // An environment the declaration leaves out goes through the binding of the upstream's name.
       await resolveUpstream(
-        { ...bindings, ENVIRONMENT: "production" },
+        bindings,
         { binding: "API", base: { sandbox: "http://127.0.0.1:1" } },
+        "production",
       )?.fetch(new Request("https://upstream.internal/skus/W-1"));
     } finally {
       globalThis.fetch = original;
@@ -85,10 +92,7 @@ describe("tool bindings", () => {
       "https://bound.example.com/skus/W-1",
     ]);
     expect(
-      resolveUpstream(
-        { ENVIRONMENT: "production" },
-        { binding: "API", base: { sandbox: "http://127.0.0.1:1" } },
-      ),
+      resolveUpstream({}, { binding: "API", base: { sandbox: "http://127.0.0.1:1" } }, "production"),
     ).toBeNull();
   });
 });

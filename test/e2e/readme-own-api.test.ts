@@ -1,0 +1,189 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import YAML from "yaml";
+import { offlineEnv } from "../../scripts/offline-env.mjs";
+
+/**
+ * The README's "Put your own API behind the proxy", followed as a newcomer would on a fresh clone:
+ * its shell blocks run as written in a copy of the project (no .dev.vars, no compiled state), its
+ * YAML block is the human's review of the draft, and its two long-running commands are started
+ * in the background. Only the proxy's port differs (README: 8787), so a running `npm start` and
+ * this test never meet.
+ */
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const PORT = 8797;
+const EXAMPLE_PORT = 8795;
+const LONG_RUNNING = /^(npm start|node examples\/[a-z-]+\/server\.mjs)$/;
+
+interface Block {
+  lang: string;
+  text: string;
+}
+
+function readmeSection(title: string): Block[] {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const start = readme.indexOf(`## ${title}\n`);
+  if (start === -1) throw new Error(`README has no section "${title}"`);
+  const end = readme.indexOf("\n## ", start + 1);
+  const section = readme.slice(start, end === -1 ? undefined : end);
+  return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((match) => ({
+    lang: match[1] ?? "",
+    text: (match[2] ?? "").replaceAll("127.0.0.1:8787", `127.0.0.1:${PORT}`),
+  }));
+}
+
+/** A fresh clone's files: what git tracks, without anything local (.dev.vars, state, builds). */
+function cloneProject(): string {
+  const dir = mkdtempSync(join(tmpdir(), "readme-own-api-"));
+  const tracked = new Set(
+    execFileSync("git", ["ls-files", "-co", "--exclude-standard"], { cwd: root, encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean),
+  );
+  cpSync(root, dir, {
+    recursive: true,
+    filter: (source) => {
+      const path = relative(root, source);
+      if (path === "") return true;
+      if (tracked.has(path)) return true;
+      return [...tracked].some((file) => file.startsWith(`${path}/`));
+    },
+  });
+  symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
+  return dir;
+}
+
+/** Applies the README's review to the draft: each key it names replaces the draft's value. */
+function review(dir: string, decisions: Record<string, unknown>) {
+  const path = join(dir, "catalog", "warehouse.yaml");
+  const document = YAML.parseDocument(readFileSync(path, "utf8"));
+  const set = (at: (string | number)[], value: unknown) => {
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      for (const [key, inner] of Object.entries(value)) set([...at, key], inner);
+    } else document.setIn(at, value);
+  };
+  set(["tools", 0], decisions);
+  writeFileSync(path, document.toString({ lineWidth: 100 }));
+}
+
+function run(dir: string, script: string): string {
+  return execFileSync("bash", ["-euo", "pipefail", "-c", script], {
+    cwd: dir,
+    encoding: "utf8",
+    env: { ...offlineEnv, PORT: String(PORT) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+async function ready(url: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      await (await fetch(url)).arrayBuffer();
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+describe("the README's path: put your own API behind the proxy", () => {
+  const blocks = readmeSection("Put your own API behind the proxy");
+  const background: ChildProcess[] = [];
+  let dir = "";
+  const outputs: string[] = [];
+
+  beforeAll(() => {
+    dir = cloneProject();
+  });
+
+  afterAll(() => {
+    for (const child of background) {
+      try {
+        if (child.pid) process.kill(-child.pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("has the steps the test follows: shell blocks, one review, two long-running commands", () => {
+    expect(blocks.filter((block) => block.lang === "yaml")).toHaveLength(1);
+    const commands = blocks.flatMap((block) => (block.lang === "sh" ? block.text.trim().split("\n") : []));
+    expect(commands.filter((line) => LONG_RUNNING.test(line.trim()))).toHaveLength(2);
+  });
+
+  it("imports, reviews, enables, checks, starts and calls the tool through the proxy", async () => {
+    for (const block of blocks) {
+      if (block.lang === "yaml") {
+        review(dir, YAML.parse(block.text) as Record<string, unknown>);
+        continue;
+      }
+      const lines = block.text.trim().split("\n");
+      if (lines.every((line) => LONG_RUNNING.test(line.trim()))) {
+        for (const line of lines) {
+          const child = spawn("bash", ["-c", `exec ${line}`], {
+            cwd: dir,
+            env: { ...offlineEnv, PORT: line.startsWith("npm") ? String(PORT) : String(EXAMPLE_PORT) },
+            stdio: "ignore",
+            detached: true,
+          });
+          background.push(child);
+        }
+        await ready(`http://127.0.0.1:${EXAMPLE_PORT}/_seen`, 10_000);
+        await ready(`http://127.0.0.1:${PORT}/healthz`, 90_000);
+        continue;
+      }
+      outputs.push(run(dir, block.text));
+    }
+
+    // The draft was refused before the review and is accepted after it; the check compiled it.
+    const compiled = readFileSync(join(dir, "src", "tools", "catalog.generated.ts"), "utf8");
+    expect(compiled).toContain('"get_stock_level"');
+    const wrangler = readFileSync(join(dir, "wrangler.toml"), "utf8");
+    expect(wrangler).toMatch(/\[env\.sandbox\.vars\.TENANTS\.acme\]\nnamespaces = \[[^\]]*"warehouse"\]/);
+    expect(wrangler).toMatch(/\[env\.production\.vars\.TENANTS\.acme\]\nnamespaces = \[[^\]]*"warehouse"\]/);
+
+    const envelope = JSON.parse(outputs.at(-1) ?? "{}");
+    expect(envelope).toMatchObject({
+      outcome: "success",
+      tool: "get_stock_level",
+      environment: "sandbox",
+      data: { sku: "W-1001", on_hand: 42, reserved: 5, available: 37, location: "A3-12" },
+    });
+    // The API key came from .dev.vars through the declared static header, never from the catalog.
+    const seen = (await (await fetch(`http://127.0.0.1:${EXAMPLE_PORT}/_seen`)).json()) as Array<{
+      path: string;
+      api_key: boolean;
+    }>;
+    expect(seen).toContainEqual({ method: "GET", path: "/v1/skus/W-1001/stock", api_key: true });
+  });
+
+  it("refuses the model's mistakes on the imported tool as on any other", async () => {
+    const opened = await fetch(`http://127.0.0.1:${PORT}/v1/runs`, {
+      method: "POST",
+      headers: { authorization: "Bearer acme-demo-key", "content-type": "application/json" },
+      body: JSON.stringify({ namespace: "warehouse" }),
+    });
+    const { data } = (await opened.json()) as { data: { run_id: string; run_token: string } };
+    const call = (tool: string, args: unknown) =>
+      fetch(`http://127.0.0.1:${PORT}/v1/runs/${data.run_id}/calls`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${data.run_token}`, "content-type": "application/json" },
+        body: JSON.stringify({ tool, args }),
+      });
+    const mistyped = await call("get_stock_level", { sku: "1001" });
+    expect(mistyped.status).toBe(422);
+    const refusal = (await mistyped.json()) as { error: { problems: Array<{ field: string }> } };
+    expect(refusal.error.problems[0]?.field).toBe("sku");
+    const unknown = await call("get_stock_levels", { sku: "W-1001" });
+    expect(JSON.stringify(await unknown.json())).toContain("get_stock_level");
+  });
+});
