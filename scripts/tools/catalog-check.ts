@@ -21,8 +21,8 @@ import { placeholders } from "../../src/catalog/templates";
 import { OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../../src/config/secrets";
 import { parseTenants, type TenantConfig } from "../../src/config/tenants";
 import { readResultPage } from "../../src/tools/builtins";
-import { supportTools } from "../../src/tools/support";
 import { compiledCatalogModule, evaluateSchemas, schemaSources } from "./catalog-module";
+import { referenceRules } from "./catalog-reference-rules";
 import { SchemaError } from "./zod-source";
 
 const ENVIRONMENTS = ["sandbox", "production"] as const;
@@ -168,6 +168,7 @@ function toolRules(
       `setting "${setting}" (settings.${file.namespace}.${setting} or a tenant field)`,
       (tenant) => tenantSetting(tenant, file.namespace, setting) !== undefined,
     );
+  referenceRules(file, tool, report);
   for (const [index, policy] of (tool.policies ?? []).entries()) {
     const at = ["policies", index];
     const [kind, rule] = Object.entries(policy)[0] ?? [];
@@ -233,10 +234,9 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
   const problems: string[] = [];
   const compiled: CatalogFile[] = [];
   const located = new Map<string, Located>();
-  const specs: ToolSpec[] = [...supportTools, readResultPage("support")];
-  const owners = new Map<string, string>(
-    supportTools.map((tool) => [tool.name, "the code tools of src/tools"]),
-  );
+  const specs: ToolSpec[] = [];
+  // Every namespace gets the built-in tools, so no declaration may take their names.
+  const owners = new Map<string, string>([[readResultPage("").name, "the built-in tools of src/tools"]]);
   const directory = join(root, catalogDir);
   const files = existsSync(directory)
     ? readdirSync(directory)

@@ -75,6 +75,7 @@ const HANDLED = new Set([
   "minLength",
   "maxLength",
   "pattern",
+  "x-pattern-message",
   "format",
   "minimum",
   "maximum",
@@ -141,7 +142,10 @@ function stringSource(schema: JsonSchema): string {
   if (typeof schema.minLength === "number") source += `.min(${schema.minLength})`;
   if (typeof schema.maxLength === "number") source += `.max(${schema.maxLength})`;
   if (typeof schema.pattern === "string" && schema.pattern !== "") {
-    source += `.regex(${regexLiteral(schema.pattern)})`;
+    // JSON Schema has no word for what a mismatch means; the model reads this one instead of the regex.
+    const message = schema["x-pattern-message"];
+    const said = typeof message === "string" && message !== "" ? `, ${literal(message)}` : "";
+    source += `.regex(${regexLiteral(schema.pattern)}${said})`;
   }
   return source;
 }
@@ -196,7 +200,12 @@ function baseSource(schema: JsonSchema, direction: SchemaDirection, at: string, 
   const { type } = schema;
   if (Array.isArray(type)) {
     // `type: [string, "null"]` is how a declaration says nullable (the importer writes OpenAPI 3.0's
-    // `nullable: true` so): each type keeps the schema's other keywords.
+    // `nullable: true` so): each type keeps the schema's other keywords. One type and null is that
+    // type `.nullable()`, as a code tool writes it, so the catalog's rules still see its strings.
+    const others = type.filter((one) => one !== "null");
+    if (others.length === 1 && type.length === 2) {
+      return `${baseSource({ ...schema, type: others[0] }, direction, at, indent)}.nullable()`;
+    }
     const options = type.map((one) => baseSource({ ...schema, type: one }, direction, at, indent));
     if (options.length === 0) return "z.never()";
     return options.length === 1 ? (options[0] ?? "z.never()") : `z.union([${options.join(", ")}])`;

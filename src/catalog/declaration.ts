@@ -23,8 +23,16 @@ const ResultRefSchema = z.strictObject({
   result: z.string().regex(JSON_POINTER, "a JSON pointer such as /refund_id"),
 });
 const RefSchema = z.union([ArgRefSchema, ResultRefSchema]);
-/** What a postcondition expects to observe: an argument, a result value, or a literal. */
-const ExpectedSchema = z.union([ArgRefSchema, ResultRefSchema, z.strictObject({ value: z.unknown() })]);
+/** One value a postcondition expects: an argument, a result value, or a literal. */
+const ExpectedValueSchema = z.union([ArgRefSchema, ResultRefSchema, z.strictObject({ value: z.unknown() })]);
+/**
+ * What a postcondition expects at an observed path: that value, or (`contains`) a list holding an
+ * element whose every named path has its expected value (a refund among an order's refunds).
+ */
+const ExpectedSchema = z.union([
+  ExpectedValueSchema,
+  z.strictObject({ contains: z.record(z.string(), ExpectedValueSchema) }),
+]);
 
 const DescriptionSchema = z.strictObject({
   does: z.string(),
@@ -89,9 +97,17 @@ const OutputSchema = z.strictObject({
 });
 
 const FieldSettingSchema = z.strictObject({ field: z.string(), setting: z.string() });
+/** A sentence with `{placeholders}`: each rule names the values it offers (`{value}`, `{limit}`). */
+const TextTemplateSchema = z.string().min(1);
 const PolicySchema = z.union([
   z.strictObject({ owned_by_tenant: z.string() }),
-  z.strictObject({ max_from_setting: FieldSettingSchema }),
+  z.strictObject({
+    max_from_setting: FieldSettingSchema.extend({
+      /** The refusal's reason and hint, with `{value}`, `{limit}` and `{field}`. */
+      reason: TextTemplateSchema.optional(),
+      hint: TextTemplateSchema.optional(),
+    }),
+  }),
   z.strictObject({
     approval_when: z.union([
       z.strictObject({
@@ -102,7 +118,8 @@ const PolicySchema = z.union([
       z.strictObject({ field: z.string(), at_least_setting: z.string(), reason: z.string().min(1) }),
     ]),
   }),
-  z.strictObject({ waive_approval_below: FieldSettingSchema.extend({ reason: z.string().min(1) }) }),
+  /** `reason` may name `{limit}`, the setting's value. */
+  z.strictObject({ waive_approval_below: FieldSettingSchema.extend({ reason: TextTemplateSchema }) }),
 ]);
 
 const PostconditionSchema = z.strictObject({
@@ -113,6 +130,60 @@ const PostconditionSchema = z.strictObject({
     .string()
     .regex(/^\/.*\{key\}/, "a path holding {key}, such as /shipments/idempotency-keys/{key}")
     .optional(),
+  /** The verdict's message when the read found nothing, with `{args.…}` and `{result.…}`. */
+  on_missing: z.strictObject({ message: TextTemplateSchema }).optional(),
+  /** The verdict when the read disagrees: its kind (silent_failure by default) and message. */
+  on_mismatch: z
+    .strictObject({
+      verdict: z.enum(["silent_failure", "partial_success"]).optional(),
+      message: TextTemplateSchema,
+    })
+    .optional(),
+});
+
+/** A warning beside a fact: when its value is above an observed number, or equals a value. */
+const FactWarningSchema = z.union([
+  /** `text` may name `{bound}`, the observed number, formatted as the fact is. */
+  z.strictObject({ above: z.string(), text: TextTemplateSchema }),
+  z.strictObject({ equals: z.union([z.string(), z.number(), z.boolean()]), text: TextTemplateSchema }),
+]);
+const shownParts = {
+  label: z.string().min(1),
+  /** `money`: minor units in the currency the decision context's `money` names. */
+  format: z.literal("money").optional(),
+};
+const factParts = {
+  ...shownParts,
+  /** A fact whose value the read lacks reads "unknown", or is left out (`omit`). */
+  if_missing: z.enum(["unknown", "omit"]).optional(),
+  warning: FactWarningSchema.optional(),
+};
+const FactSchema = z.union([
+  /** A value of the observed read, at a dotted path. */
+  z.strictObject({ ...factParts, path: z.string() }),
+  /** An argument of the call. */
+  z.strictObject({
+    ...factParts,
+    arg: z.string().regex(JSON_POINTER, "a JSON pointer such as /amount_cents"),
+  }),
+  /** An observed list summed up: "none" (`empty`), else "2 · $75.00" (its count and the total of `sum`). */
+  z.strictObject({
+    ...shownParts,
+    list: z.strictObject({ path: z.string(), sum: z.string().optional(), empty: z.string().min(1) }),
+  }),
+]);
+
+const DecisionContextSchema = z.strictObject({
+  tool: z.string(),
+  args: z.record(z.string(), ArgRefSchema),
+  /** Where the observed read names the currency of `format: money` facts, and the one to assume. */
+  money: z
+    .strictObject({
+      currency: z.string(),
+      default_currency: z.string().regex(/^[A-Z]{3}$/, "an ISO 4217 code such as USD"),
+    })
+    .optional(),
+  facts: z.array(FactSchema).min(1),
 });
 
 export const ToolDeclarationSchema = z.strictObject({
@@ -138,13 +209,7 @@ export const ToolDeclarationSchema = z.strictObject({
   postcondition: PostconditionSchema.optional(),
   no_postcondition: z.string().optional(),
   freshness: z.strictObject({ resource: z.string(), version_field: z.string() }).optional(),
-  decision_context: z
-    .strictObject({
-      tool: z.string(),
-      args: z.record(z.string(), ArgRefSchema),
-      facts: z.array(z.strictObject({ label: z.string().min(1), path: z.string() })).min(1),
-    })
-    .optional(),
+  decision_context: DecisionContextSchema.optional(),
   dry_run: z.string().optional(),
 });
 
@@ -159,3 +224,6 @@ export type CatalogFile = z.infer<typeof CatalogFileSchema>;
 export type ToolDeclaration = z.infer<typeof ToolDeclarationSchema>;
 export type PolicyDeclaration = z.infer<typeof PolicySchema>;
 export type Expected = z.infer<typeof ExpectedSchema>;
+export type ExpectedValue = z.infer<typeof ExpectedValueSchema>;
+export type FactDeclaration = z.infer<typeof FactSchema>;
+export type DecisionContextDeclaration = z.infer<typeof DecisionContextSchema>;

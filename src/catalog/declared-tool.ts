@@ -1,9 +1,9 @@
 import type * as z from "zod";
 import type { MaskRule } from "../shaping/mask";
-import type { CatalogFile, Expected, ToolDeclaration } from "./declaration";
+import { declaredFacts } from "./decision-facts";
+import type { CatalogFile, Expected, ExpectedValue, ToolDeclaration } from "./declaration";
 import {
   DEFAULT_MAX_RESULT_BYTES,
-  type DecisionFact,
   type InputSchema,
   type StaticHeaderCredential,
   type ToolSpec,
@@ -11,7 +11,7 @@ import {
   type Verdict,
 } from "./define-tool";
 import { compilePolicy } from "./policy-vocabulary";
-import { fillPath, fillTemplate, resolvePointer, valueAtPath } from "./templates";
+import { fillPath, fillTemplate, fillText, resolvePointer, valueAtPath } from "./templates";
 
 /**
  * Turns a namespace declared as data (catalog/<namespace>.yaml) into ToolSpecs, the same shape
@@ -62,46 +62,62 @@ function requestOf(tool: CompiledDeclaration): (args: Args) => UpstreamRequest {
   };
 }
 
-function expectedValue(expected: Expected, args: Args, result: unknown): unknown {
+function expectedValue(expected: ExpectedValue, args: Args, result: unknown): unknown {
   if ("arg" in expected) return resolvePointer(args, expected.arg);
   if ("result" in expected) return resolvePointer(result, expected.result);
   return expected.value;
 }
 
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/** Why the observed value at `path` is not what was expected, or null when it is. */
+function mismatchAt(path: string, expected: Expected, args: Args, result: unknown, observed: unknown) {
+  const seen = valueAtPath(observed, path);
+  if (!("contains" in expected)) {
+    const want = expectedValue(expected, args, result);
+    return same(seen, want) ? null : `${path} is ${JSON.stringify(seen)}, not ${JSON.stringify(want)}`;
+  }
+  const wanted = Object.entries(expected.contains).map(
+    ([field, value]) => [field, expectedValue(value, args, result)] as const,
+  );
+  const found =
+    Array.isArray(seen) &&
+    seen.some((item) => wanted.every(([field, want]) => same(valueAtPath(item, field), want)));
+  return found ? null : `${path} holds no ${JSON.stringify(Object.fromEntries(wanted))}`;
+}
+
 /**
- * The postcondition's verdict: every expected path of the read-back equals what was claimed. A
- * read that found nothing, or any mismatch, is a silent failure: the upstream said yes, the world
- * says otherwise.
+ * The postcondition's verdict: every expected path of the read-back holds what was claimed. A
+ * read that found nothing, or any mismatch, is a silent failure (the upstream said yes, the world
+ * says otherwise) unless the declaration calls a mismatch a partial success; its messages, when
+ * declared, speak of the tool's own things (`{args.…}`, `{result.…}`).
  */
-function verifierOf(tool: string, expect: Record<string, Expected>) {
+function verifierOf(tool: string, postcondition: NonNullable<CompiledDeclaration["postcondition"]>) {
+  const { expect, on_missing, on_mismatch } = postcondition;
   return (args: Args, result: unknown, observed: unknown): Verdict => {
+    const values = { args, result };
     if (observed === null) {
       return {
         ok: false,
         code: "silent_failure",
-        message: `${tool} was confirmed, but reading it back found nothing.`,
+        message: on_missing
+          ? fillText(on_missing.message, values)
+          : `${tool} was confirmed, but reading it back found nothing.`,
       };
     }
     const mismatches = Object.entries(expect).flatMap(([path, expected]) => {
-      const want = expectedValue(expected, args, result);
-      const seen = valueAtPath(observed, path);
-      return JSON.stringify(seen) === JSON.stringify(want)
-        ? []
-        : [`${path} is ${JSON.stringify(seen)}, not ${JSON.stringify(want)}`];
+      const mismatch = mismatchAt(path, expected, args, result, observed);
+      return mismatch === null ? [] : [mismatch];
     });
-    return mismatches.length === 0
-      ? { ok: true }
-      : {
-          ok: false,
-          code: "silent_failure",
-          message: `${tool} was confirmed, but reading it back shows ${mismatches.join("; ")}.`,
-        };
+    if (mismatches.length === 0) return { ok: true };
+    return {
+      ok: false,
+      code: on_mismatch?.verdict ?? "silent_failure",
+      message: on_mismatch
+        ? fillText(on_mismatch.message, values)
+        : `${tool} was confirmed, but reading it back shows ${mismatches.join("; ")}.`,
+    };
   };
-}
-
-function factValue(value: unknown): string {
-  if (value === undefined || value === null) return "unknown";
-  return typeof value === "string" ? value : JSON.stringify(value);
 }
 
 function credentialOf(file: DeclaredNamespace["file"], upstream: string): StaticHeaderCredential | undefined {
@@ -151,7 +167,7 @@ export function declaredTool(
       ? {
           tool: postcondition.tool,
           args: (args, result) => fillTemplate(postcondition.args, args, result) as Args,
-          verify: verifierOf(tool.name, postcondition.expect),
+          verify: verifierOf(tool.name, postcondition),
           ...(postcondition.answer_by_key
             ? { answer_by_key: (key: string) => fillPath(postcondition.answer_by_key ?? "", { key }) }
             : {}),
@@ -168,11 +184,7 @@ export function declaredTool(
       ? {
           tool: context.tool,
           args: (args) => fillTemplate(context.args, args) as Args,
-          facts: (_args, observed): DecisionFact[] =>
-            context.facts.map((fact) => ({
-              label: fact.label,
-              value: factValue(valueAtPath(observed, fact.path)),
-            })),
+          facts: declaredFacts(context),
         }
       : null,
     dry_run: tool.dry_run ?? null,

@@ -1,17 +1,19 @@
 import type { TenantConfig } from "../config/tenants";
 import type { PolicyDeclaration } from "./declaration";
 import type { PolicyContext, PolicyDecision, ToolPolicy } from "./define-tool";
+import { fillText } from "./templates";
 
 /**
- * The business rules a tool can declare without code (catalog/*.yaml `policies`), and the one code
- * tools share. They run after the schema accepted the arguments and refuse with a reason the model
- * can act on. Every threshold comes from the tenant's configuration, never from the model.
+ * The business rules a tool can declare without code (catalog/*.yaml `policies`); a code tool uses
+ * the same ones through `compilePolicy`. They run after the schema accepted the arguments and
+ * refuse with a reason the model can act on. Every threshold comes from the tenant's
+ * configuration, never from the model.
  */
 
 type Args = Record<string, unknown>;
 
 /** The id in `field` must belong to the calling tenant (per its `owns` patterns). */
-export function ownedBy(field: string) {
+function ownedBy(field: string) {
   return (args: Args, ctx: PolicyContext): PolicyDecision => {
     const value = args[field];
     const pattern = ctx.tenant.owns[field];
@@ -51,18 +53,19 @@ function unconfigured(field: string, setting: string): PolicyDecision {
 export function compilePolicy(namespace: string, policy: PolicyDeclaration): ToolPolicy<Args> {
   if ("owned_by_tenant" in policy) return ownedBy(policy.owned_by_tenant);
   if ("max_from_setting" in policy) {
-    const { field, setting } = policy.max_from_setting;
+    const {
+      field,
+      setting,
+      reason = "{value} is above this tenant's limit for {field}",
+      hint = "At most {limit}; larger values need a human.",
+    } = policy.max_from_setting;
     return (args, { tenant }) => {
       const limit = tenantSetting(tenant, namespace, setting);
       if (limit === undefined) return unconfigured(field, setting);
       const value = args[field];
       if (typeof value !== "number" || value <= limit) return { allow: true };
-      return {
-        allow: false,
-        field,
-        reason: `${value} is above this tenant's limit for ${field}`,
-        hint: `At most ${limit}; larger values need a human.`,
-      };
+      const values = { value, limit, field };
+      return { allow: false, field, reason: fillText(reason, values), hint: fillText(hint, values) };
     };
   }
   if ("approval_when" in policy) {
@@ -88,6 +91,6 @@ export function compilePolicy(namespace: string, policy: PolicyDeclaration): Too
     const value = args[field];
     // No setting waives nothing: the approval the side-effect class asks for stays.
     if (limit === undefined || typeof value !== "number" || value > limit) return { allow: true };
-    return { allow: true, approval: { required: false, reason } };
+    return { allow: true, approval: { required: false, reason: fillText(reason, { limit }) } };
   };
 }

@@ -61,3 +61,17 @@ export function placeholders(path: string): string[] {
 export function fillPath(path: string, values: Record<string, unknown>): string {
   return path.replace(/\{([^{}]+)\}/g, (_, name: string) => encodeURIComponent(String(values[name] ?? "")));
 }
+
+/**
+ * A sentence template filled with named values: `{limit}` or `{args.order_id}` (a dotted path into
+ * a value) becomes that value as text. A declaration writes refusals, approval reasons and verdicts
+ * in its own words this way; a placeholder naming nothing becomes an empty string (`check` refuses
+ * one it cannot resolve, so only data the call lacks, never a typo, is left empty).
+ */
+export function fillText(template: string, values: Record<string, unknown>): string {
+  return template.replace(/\{([^{}]+)\}/g, (_, path: string) => {
+    const value = valueAtPath(values, path);
+    if (value === undefined || value === null) return "";
+    return typeof value === "string" ? value : JSON.stringify(value);
+  });
+}

@@ -206,4 +206,708 @@ export const declaredNamespaces: DeclaredNamespace[] = [
       },
     },
   },
+  {
+    file: {
+      "format": 1,
+      "namespace": "support",
+      "upstreams": {
+        "ORDERS_API": {
+          "idempotency_header": "Idempotency-Key",
+          "credential": {
+            "kind": "proxy_jwt"
+          }
+        },
+        "CRM_API": {
+          "idempotency_header": "Idempotency-Key",
+          "credential": {
+            "kind": "proxy_jwt"
+          }
+        },
+        "EMAIL_API": {
+          "idempotency_header": "Idempotency-Key",
+          "credential": {
+            "kind": "proxy_jwt"
+          }
+        },
+        "PAYMENTS_API": {
+          "idempotency_header": "Idempotency-Key",
+          "credential": {
+            "kind": "proxy_jwt"
+          }
+        }
+      },
+      "tools": [
+        {
+          "name": "lookup_order",
+          "version": "1",
+          "title": "Look up an order",
+          "side_effect": "read",
+          "description": {
+            "does": "Returns one order: status, items, total, the refunds already issued and how much is still refundable.",
+            "use_when": "You need facts about an order before answering or acting, e.g. lookup_order({order_id: 'A1001'}); also to check whether a refund already happened.",
+            "avoid_when": "You only have a customer's name or email: ask for the order id. Do not use it to search policies.",
+            "side_effects": "None. Safe to call again; the proxy retries transient upstream failures itself."
+          },
+          "timeout_ms": 2500,
+          "request": {
+            "upstream": "ORDERS_API",
+            "method": "GET",
+            "path": "/orders/{order_id}"
+          },
+          "policies": [
+            {
+              "owned_by_tenant": "order_id"
+            }
+          ],
+          "freshness": {
+            "resource": "order:{order_id}",
+            "version_field": "version"
+          },
+          "output": {
+            "untrusted": [
+              "customer_note"
+            ],
+            "trusted_text": {
+              "order_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "customer_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "currency": "an ISO currency code set by the shop",
+              "placed_at": "a timestamp the upstream system writes",
+              "updated_at": "a timestamp the upstream system writes",
+              "items[].sku": "a SKU or product name from the merchant's own catalog",
+              "items[].name": "a SKU or product name from the merchant's own catalog",
+              "refunds[].refund_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "refunds[].reason": "a status or code word from the upstream system's fixed vocabulary",
+              "refunds[].status": "a status or code word from the upstream system's fixed vocabulary",
+              "refunds[].created_at": "a timestamp the upstream system writes"
+            }
+          }
+        },
+        {
+          "name": "search_refund_policy",
+          "version": "1",
+          "title": "Search the refund policy",
+          "side_effect": "read",
+          "description": {
+            "does": "Searches the company's refund policy and returns the matching sections with short summaries.",
+            "use_when": "You must decide whether a refund is allowed or how much, e.g. search_refund_policy({query: 'damaged item'}).",
+            "avoid_when": "You need facts about a specific order (use lookup_order) or customer (use get_customer_profile).",
+            "side_effects": "None. Safe to call again."
+          },
+          "timeout_ms": 2500,
+          "request": {
+            "upstream": "CRM_API",
+            "method": "GET",
+            "path": "/refund-policies",
+            "query": {
+              "q": {
+                "arg": "/query"
+              }
+            }
+          },
+          "output": {
+            "untrusted": [
+              "results[].title",
+              "results[].summary"
+            ],
+            "trusted_text": {
+              "results[].policy_id": "an id the upstream system assigns; no customer or outsider chooses it"
+            }
+          }
+        },
+        {
+          "name": "get_customer_profile",
+          "version": "1",
+          "title": "Get a customer profile",
+          "side_effect": "read",
+          "description": {
+            "does": "Returns a customer's profile: tier, city and country, and their recent messages to support. Contact details are masked.",
+            "use_when": "You need to know who the customer is or their tier, e.g. get_customer_profile({customer_id: 'C100'}); the id is on the order.",
+            "avoid_when": "You only need order facts (use lookup_order). Never copy contact details into tickets.",
+            "side_effects": "None. Safe to call again."
+          },
+          "timeout_ms": 2500,
+          "request": {
+            "upstream": "CRM_API",
+            "method": "GET",
+            "path": "/customers/{customer_id}"
+          },
+          "policies": [
+            {
+              "owned_by_tenant": "customer_id"
+            }
+          ],
+          "output": {
+            "untrusted": [
+              "recent_messages[].subject",
+              "recent_messages[].body"
+            ],
+            "trusted_text": {
+              "customer_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "created_at": "a timestamp the upstream system writes",
+              "updated_at": "a timestamp the upstream system writes",
+              "recent_messages[].message_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "recent_messages[].channel": "a status or code word from the upstream system's fixed vocabulary",
+              "recent_messages[].received_at": "a timestamp the upstream system writes"
+            },
+            "sensitive": {
+              "name": "name",
+              "email": "email",
+              "phone": "phone",
+              "address": "address"
+            }
+          }
+        },
+        {
+          "name": "draft_customer_email",
+          "version": "1",
+          "title": "Draft a customer email",
+          "side_effect": "draft",
+          "description": {
+            "does": "Stores a draft email to a customer, rendered from a template; returns draft_id, version, subject and body. Nothing is sent.",
+            "use_when": "A customer must be emailed, e.g. draft_customer_email({customer_id: 'C100', template: 'refund_confirmation', order_id: 'A1001'}); then send it with send_customer_email.",
+            "avoid_when": "No email is needed.",
+            "side_effects": "Stores one draft (a write unit); nothing is sent. The same call in a run returns the same draft."
+          },
+          "timeout_ms": 2500,
+          "request": {
+            "upstream": "EMAIL_API",
+            "method": "POST",
+            "path": "/email-drafts",
+            "body": {
+              "customer_id": {
+                "arg": "/customer_id"
+              },
+              "template": {
+                "arg": "/template"
+              },
+              "order_id": {
+                "arg": "/order_id"
+              },
+              "notes": {
+                "arg": "/notes"
+              }
+            }
+          },
+          "policies": [
+            {
+              "owned_by_tenant": "customer_id"
+            },
+            {
+              "owned_by_tenant": "order_id"
+            }
+          ],
+          "output": {
+            "trusted_text": {
+              "draft_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "customer_id": "the upstream's echo of the agent's own argument, which passed the input schema",
+              "subject": "rendered from the company's own email template and the agent's own notes",
+              "body": "rendered from the company's own email template and the agent's own notes",
+              "created_at": "a timestamp the upstream system writes"
+            }
+          }
+        },
+        {
+          "name": "create_internal_ticket",
+          "version": "1",
+          "title": "Create an internal ticket",
+          "side_effect": "write",
+          "description": {
+            "does": "Opens a ticket for the human support team about a customer, with a priority and a summary.",
+            "use_when": "Something needs a human: a refund above your limit, a complaint, a suspected fraud, e.g. create_internal_ticket({customer_id: 'C100', priority: 'high', summary: 'Refund of 900.00 requested for A1001'}).",
+            "avoid_when": "You can resolve the request yourself with the other tools. Do not open one ticket per message.",
+            "side_effects": "Creates one ticket. Repeating the same call in a run returns the same ticket instead of a duplicate. Urgent tickets page on-call staff and wait for a human approval first."
+          },
+          "timeout_ms": 5000,
+          "request": {
+            "upstream": "CRM_API",
+            "method": "POST",
+            "path": "/tickets",
+            "body": {
+              "customer_id": {
+                "arg": "/customer_id"
+              },
+              "priority": {
+                "arg": "/priority"
+              },
+              "summary": {
+                "arg": "/summary"
+              }
+            }
+          },
+          "policies": [
+            {
+              "owned_by_tenant": "customer_id"
+            },
+            {
+              "approval_when": {
+                "field": "priority",
+                "equals": "urgent",
+                "reason": "urgent tickets page the on-call team"
+              }
+            }
+          ],
+          "postcondition": {
+            "tool": "lookup_ticket",
+            "args": {
+              "ticket_id": {
+                "result": "/ticket_id"
+              }
+            },
+            "expect": {
+              "ticket_id": {
+                "result": "/ticket_id"
+              },
+              "customer_id": {
+                "arg": "/customer_id"
+              }
+            },
+            "answer_by_key": "/tickets/idempotency-keys/{key}",
+            "on_missing": {
+              "message": "The CRM confirmed ticket {result.ticket_id}, but reading it back found no such ticket."
+            },
+            "on_mismatch": {
+              "message": "The CRM confirmed ticket {result.ticket_id} for {args.customer_id}, but reading it back shows a different ticket."
+            }
+          },
+          "dry_run": "The sandbox CRM stores the ticket and answers as the real one does; only production reveals whether an urgent ticket reaches the on-call team's pager.",
+          "output": {
+            "trusted_text": {
+              "ticket_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "customer_id": "the upstream's echo of the agent's own argument, which passed the input schema",
+              "priority": "the upstream's echo of the agent's own argument, which passed the input schema",
+              "summary": "the upstream's echo of the agent's own argument, which passed the input schema",
+              "status": "a status or code word from the upstream system's fixed vocabulary",
+              "created_at": "a timestamp the upstream system writes"
+            }
+          }
+        },
+        {
+          "name": "lookup_ticket",
+          "version": "1",
+          "title": "Look up an internal ticket",
+          "side_effect": "read",
+          "description": {
+            "does": "Returns one internal ticket by id: customer, priority, summary, status and when it was opened.",
+            "use_when": "You need to know whether a ticket exists or what it says, e.g. lookup_ticket({ticket_id: 'tk_4Fz0aQ9mW2xYc7Lp1Rt8Vb'}); the id comes from create_internal_ticket.",
+            "avoid_when": "You want to open a ticket (use create_internal_ticket) or you have no ticket id: tickets cannot be searched.",
+            "side_effects": "None. Safe to call again; the proxy retries transient upstream failures itself."
+          },
+          "timeout_ms": 2500,
+          "request": {
+            "upstream": "CRM_API",
+            "method": "GET",
+            "path": "/tickets/{ticket_id}"
+          },
+          "output": {
+            "trusted_text": {
+              "ticket_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "customer_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "priority": "a status or code word from the upstream system's fixed vocabulary",
+              "summary": "written by an agent through create_internal_ticket or by support staff, never by a customer",
+              "status": "a status or code word from the upstream system's fixed vocabulary",
+              "created_at": "a timestamp the upstream system writes"
+            }
+          }
+        },
+        {
+          "name": "issue_refund",
+          "version": "1",
+          "title": "Issue a refund",
+          "side_effect": "destructive",
+          "description": {
+            "does": "Refunds money to the customer's original payment method for one order. Money leaves the company.",
+            "use_when": "The policy allows a refund and you know the order and amount, e.g. issue_refund({order_id: 'A1001', amount_cents: 1999, reason: 'out_of_stock'}).",
+            "avoid_when": "You have not checked the order with lookup_order, the amount exceeds what is refundable, or the customer only asked a question.",
+            "side_effects": "Irreversible money movement. Waits for a human approval (except small refunds the tenant auto-approves): you get approval_required, wait, then call again with the same arguments. Issued at most once per identical call in a run."
+          },
+          "timeout_ms": 8000,
+          "request": {
+            "upstream": "PAYMENTS_API",
+            "method": "POST",
+            "path": "/refunds",
+            "body": {
+              "order_id": {
+                "arg": "/order_id"
+              },
+              "amount_cents": {
+                "arg": "/amount_cents"
+              },
+              "reason": {
+                "arg": "/reason"
+              }
+            }
+          },
+          "policies": [
+            {
+              "owned_by_tenant": "order_id"
+            },
+            {
+              "max_from_setting": {
+                "field": "amount_cents",
+                "setting": "max_refund_cents",
+                "reason": "{value} is above this tenant's per-refund limit",
+                "hint": "At most {limit} cents per refund; larger refunds need a human: use create_internal_ticket to escalate."
+              }
+            },
+            {
+              "waive_approval_below": {
+                "field": "amount_cents",
+                "setting": "auto_approve_refund_cents",
+                "reason": "refunds up to {limit} cents are auto-approved"
+              }
+            }
+          ],
+          "postcondition": {
+            "tool": "lookup_order",
+            "args": {
+              "order_id": {
+                "arg": "/order_id"
+              }
+            },
+            "expect": {
+              "refunds": {
+                "contains": {
+                  "refund_id": {
+                    "result": "/refund_id"
+                  }
+                }
+              }
+            },
+            "answer_by_key": "/refunds/idempotency-keys/{key}",
+            "on_missing": {
+              "message": "The payment API confirmed refund {result.refund_id}, but the order shows no such refund."
+            },
+            "on_mismatch": {
+              "message": "The payment API confirmed refund {result.refund_id}, but the order shows no such refund."
+            }
+          },
+          "decision_context": {
+            "tool": "lookup_order",
+            "args": {
+              "order_id": {
+                "arg": "/order_id"
+              }
+            },
+            "money": {
+              "currency": "currency",
+              "default_currency": "USD"
+            },
+            "facts": [
+              {
+                "label": "This refund",
+                "format": "money",
+                "warning": {
+                  "above": "refundable_cents",
+                  "text": "More than the {bound} still refundable: the payments API will refuse it."
+                },
+                "arg": "/amount_cents"
+              },
+              {
+                "label": "Order total",
+                "format": "money",
+                "if_missing": "omit",
+                "path": "total_cents"
+              },
+              {
+                "label": "Refunds already issued",
+                "format": "money",
+                "list": {
+                  "path": "refunds",
+                  "sum": "amount_cents",
+                  "empty": "none"
+                }
+              },
+              {
+                "label": "Still refundable",
+                "format": "money",
+                "if_missing": "omit",
+                "path": "refundable_cents"
+              },
+              {
+                "label": "Order status",
+                "if_missing": "omit",
+                "warning": {
+                  "equals": "cancelled",
+                  "text": "The order is cancelled."
+                },
+                "path": "status"
+              },
+              {
+                "label": "Customer",
+                "if_missing": "omit",
+                "path": "customer_id"
+              }
+            ]
+          },
+          "dry_run": "The sandbox records the refund against the order and refuses what the payments API refuses (more than is refundable, a cancelled order); only production reveals whether the card network accepts it.",
+          "output": {
+            "trusted_text": {
+              "refund_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "order_id": "the upstream's echo of the agent's own argument, which passed the input schema",
+              "reason": "the upstream's echo of the agent's own argument, which passed the input schema",
+              "status": "a status or code word from the upstream system's fixed vocabulary",
+              "created_at": "a timestamp the upstream system writes"
+            }
+          }
+        },
+        {
+          "name": "send_customer_email",
+          "version": "2",
+          "title": "Send a customer email",
+          "side_effect": "destructive",
+          "description": {
+            "does": "Sends a stored draft, exactly its subject and body, to the customer's address on file. It cannot be recalled.",
+            "use_when": "A draft from draft_customer_email must go out now, e.g. send_customer_email({draft_id: 'dr_4Fz0aQ9mW2xYc7Lp1Rt8Vb', draft_version: 1}).",
+            "avoid_when": "You have no draft yet: call draft_customer_email first.",
+            "side_effects": "A real email reaches a person. Waits for a human approval: you get approval_required, wait, then call again with the same arguments. A draft edited since is not sent (conflict_error). Sent at most once per identical call."
+          },
+          "timeout_ms": 5000,
+          "open_world": true,
+          "request": {
+            "upstream": "EMAIL_API",
+            "method": "POST",
+            "path": "/emails",
+            "body": {
+              "draft_id": {
+                "arg": "/draft_id"
+              },
+              "version": {
+                "arg": "/draft_version"
+              }
+            }
+          },
+          "postcondition": {
+            "tool": "lookup_email",
+            "args": {
+              "email_id": {
+                "result": "/email_id"
+              }
+            },
+            "expect": {
+              "draft_id": {
+                "arg": "/draft_id"
+              },
+              "draft_version": {
+                "arg": "/draft_version"
+              },
+              "body": {
+                "result": "/body"
+              }
+            },
+            "answer_by_key": "/emails/idempotency-keys/{key}",
+            "on_missing": {
+              "message": "The email API confirmed email {result.email_id}, but it has no such email."
+            },
+            "on_mismatch": {
+              "verdict": "partial_success",
+              "message": "Email {result.email_id} exists but is not draft {args.draft_id} version {args.draft_version} as approved."
+            }
+          },
+          "dry_run": "The sandbox stores the email as queued and sends nothing; only production reveals whether the customer's address accepts it.",
+          "output": {
+            "trusted_text": {
+              "email_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "customer_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "subject": "the text of the stored draft the human approved, sent word for word",
+              "body": "the text of the stored draft the human approved, sent word for word",
+              "draft_id": "the upstream's echo of the agent's own argument, which passed the input schema",
+              "status": "a status or code word from the upstream system's fixed vocabulary",
+              "queued_at": "a timestamp the upstream system writes"
+            }
+          }
+        },
+        {
+          "name": "lookup_email",
+          "version": "1",
+          "title": "Look up a sent email",
+          "side_effect": "read",
+          "description": {
+            "does": "Returns one sent email: subject and body as sent, its draft and status.",
+            "use_when": "You must check what an email said, e.g. lookup_email({email_id: 'em_4Fz0aQ9mW2xYc7Lp1Rt8Vb'}).",
+            "avoid_when": "You want to send an email.",
+            "side_effects": "None. Safe to call again."
+          },
+          "timeout_ms": 2500,
+          "request": {
+            "upstream": "EMAIL_API",
+            "method": "GET",
+            "path": "/emails/{email_id}"
+          },
+          "output": {
+            "trusted_text": {
+              "email_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "customer_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "subject": "the text of a stored draft: rendered from the company's template and the agent's notes, or edited by staff",
+              "body": "the text of a stored draft: rendered from the company's template and the agent's notes, or edited by staff",
+              "draft_id": "an id the upstream system assigns; no customer or outsider chooses it",
+              "status": "a status or code word from the upstream system's fixed vocabulary",
+              "queued_at": "a timestamp the upstream system writes"
+            }
+          }
+        }
+      ]
+    },
+    schemas: {
+      "lookup_order": {
+        input: z.strictObject({
+          "order_id": z.string().regex(/^[A-Z]\d{4}$/, "an order id is one capital letter and four digits, such as A1001").describe("The order id, one capital letter and four digits, such as A1001."),
+        }),
+        output: z.object({
+          "order_id": z.string(),
+          "customer_id": z.string(),
+          "status": z.enum(["processing","shipped","delivered","cancelled"]),
+          "currency": z.string(),
+          "total_cents": z.number().int(),
+          "refundable_cents": z.number().int(),
+          "placed_at": z.string(),
+          "updated_at": z.string(),
+          "version": z.number().int(),
+          "items": z.array(z.object({
+            "sku": z.string(),
+            "name": z.string(),
+            "quantity": z.number().int(),
+            "unit_price_cents": z.number().int(),
+          })),
+          "refunds": z.array(z.object({
+            "refund_id": z.string(),
+            "amount_cents": z.number().int(),
+            "reason": z.string(),
+            "status": z.string(),
+            "created_at": z.string(),
+          })),
+          "customer_note": z.string().optional(),
+        }),
+      },
+      "search_refund_policy": {
+        input: z.strictObject({
+          "query": z.string().min(3).max(200).describe("A few words describing the situation, such as 'late delivery' or 'price error'."),
+        }),
+        output: z.object({
+          "results": z.array(z.object({
+            "policy_id": z.string(),
+            "title": z.string(),
+            "summary": z.string(),
+          })),
+          "total": z.number().int(),
+        }),
+      },
+      "get_customer_profile": {
+        input: z.strictObject({
+          "customer_id": z.string().regex(/^C\d{3}$/, "a customer id is C and three digits, such as C100").describe("The customer id, C and three digits, such as C100. Find it on the order (customer_id)."),
+        }),
+        output: z.object({
+          "customer_id": z.string(),
+          "name": z.string(),
+          "email": z.string(),
+          "phone": z.string(),
+          "tier": z.enum(["standard","gold","platinum"]),
+          "address": z.object({
+            "line1": z.string(),
+            "city": z.string(),
+            "postal_code": z.string(),
+            "country": z.string(),
+          }),
+          "created_at": z.string(),
+          "updated_at": z.string(),
+          "recent_messages": z.array(z.object({
+            "message_id": z.string(),
+            "channel": z.string(),
+            "subject": z.string(),
+            "body": z.string(),
+            "received_at": z.string(),
+          })).default([]),
+        }),
+      },
+      "draft_customer_email": {
+        input: z.strictObject({
+          "customer_id": z.string().regex(/^C\d{3}$/, "a customer id is C and three digits, such as C100").describe("The customer id, C and three digits, such as C100. Find it on the order (customer_id)."),
+          "template": z.enum(["refund_confirmation","shipping_delay","apology","general_reply"]).describe("Which template: refund_confirmation after a refund, shipping_delay for late orders, apology for service failures, general_reply otherwise."),
+          "order_id": z.string().regex(/^[A-Z]\d{4}$/, "an order id is one capital letter and four digits, such as A1001").describe("The order the email is about, such as A1001, if any.").optional(),
+          "notes": z.string().max(500).describe("Facts to include in the draft, in plain words; at most 500 characters.").optional(),
+        }),
+        output: z.object({
+          "draft_id": z.string(),
+          "customer_id": z.string(),
+          "subject": z.string(),
+          "body": z.string(),
+          "created_at": z.string(),
+          "version": z.number().int(),
+        }),
+      },
+      "create_internal_ticket": {
+        input: z.strictObject({
+          "customer_id": z.string().regex(/^C\d{3}$/, "a customer id is C and three digits, such as C100").describe("The customer id, C and three digits, such as C100. Find it on the order (customer_id)."),
+          "priority": z.enum(["low","normal","high","urgent"]).describe("How fast a human must act: urgent for money or safety at risk now, high for today, else normal or low."),
+          "summary": z.string().min(10).max(500).describe("What happened and what the human should do, in one or two sentences; 10 to 500 characters."),
+        }),
+        output: z.object({
+          "ticket_id": z.string(),
+          "customer_id": z.string(),
+          "priority": z.string(),
+          "summary": z.string(),
+          "status": z.string(),
+          "created_at": z.string(),
+        }),
+      },
+      "lookup_ticket": {
+        input: z.strictObject({
+          "ticket_id": z.string().min(1).max(64).describe("The ticket id create_internal_ticket returned, such as tk_4Fz0aQ9mW2xYc7Lp1Rt8Vb."),
+        }),
+        output: z.object({
+          "ticket_id": z.string(),
+          "customer_id": z.string(),
+          "priority": z.string(),
+          "summary": z.string(),
+          "status": z.string(),
+          "created_at": z.string(),
+        }),
+      },
+      "issue_refund": {
+        input: z.strictObject({
+          "order_id": z.string().regex(/^[A-Z]\d{4}$/, "an order id is one capital letter and four digits, such as A1001").describe("The order id, one capital letter and four digits, such as A1001."),
+          "amount_cents": z.number().int().min(1).max(1000000).describe("Amount to refund in cents, a whole number: 1999 means 19.99. At most the order's refundable_cents."),
+          "reason": z.enum(["user_cancel","out_of_stock","price_error"]).describe("Why: user_cancel when the customer cancelled, out_of_stock when we could not deliver, price_error when the price was wrong."),
+        }),
+        output: z.object({
+          "refund_id": z.string(),
+          "order_id": z.string().optional(),
+          "amount_cents": z.number().int(),
+          "reason": z.string(),
+          "status": z.string(),
+          "created_at": z.string(),
+        }),
+      },
+      "send_customer_email": {
+        input: z.strictObject({
+          "draft_id": z.string().regex(/^dr_[0-9A-Za-z]{1,60}$/, "a draft id looks like dr_ followed by letters and digits").describe("The draft_id draft_customer_email returned."),
+          "draft_version": z.number().int().min(1).describe("The version draft_customer_email returned, such as 1."),
+        }),
+        output: z.object({
+          "email_id": z.string(),
+          "customer_id": z.string(),
+          "subject": z.string(),
+          "body": z.string(),
+          "draft_id": z.string().nullable(),
+          "draft_version": z.number().int().nullable(),
+          "status": z.string(),
+          "queued_at": z.string(),
+        }),
+      },
+      "lookup_email": {
+        input: z.strictObject({
+          "email_id": z.string().min(1).max(64).describe("The email_id send_customer_email returned."),
+        }),
+        output: z.object({
+          "email_id": z.string(),
+          "customer_id": z.string(),
+          "subject": z.string(),
+          "body": z.string(),
+          "draft_id": z.string().nullable(),
+          "draft_version": z.number().int().nullable(),
+          "status": z.string(),
+          "queued_at": z.string(),
+        }),
+      },
+    },
+  },
 ];

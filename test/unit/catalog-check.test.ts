@@ -66,21 +66,84 @@ describe("npm run tools -- check", () => {
     expectProblem("draft", "tools[1].description.does", "left for review by the importer");
   });
 
-  it("refuses two tools of one name, and a name a code tool already has", () => {
+  it("refuses two tools of one name, and the name of a built-in tool", () => {
     expectProblem("duplicates", "tools[1].name", '"read_duplicates" is already a tool');
-    expectProblem("duplicates", "tools[2].name", '"lookup_order" is already a tool of the code tools');
+    expectProblem(
+      "duplicates",
+      "tools[2].name",
+      '"read_result_page" is already a tool of the built-in tools',
+    );
+  });
+
+  it("refuses a policy text naming a value its rule does not offer, and an unknown setting to waive below", () => {
+    expectProblem("references", "tools[1].policies[0].max_from_setting.hint", "{maximum} names nothing");
+    expectProblem("references", "tools[1].policies[1].waive_approval_below.reason", "{value} names nothing");
+    expectProblem(
+      "references",
+      "tools[1].policies[1].waive_approval_below.setting",
+      'setting "no_such_threshold"',
+    );
+  });
+
+  it("refuses a postcondition that expects a list where there is none, or fields the read lacks", () => {
+    expectProblem(
+      "references",
+      "tools[1].postcondition.expect.status.contains",
+      '"status" of read_references\'s output is not a list',
+    );
+    expectProblem(
+      "references",
+      "tools[1].postcondition.expect.events.contains.parcel_id",
+      '"events.parcel_id" is not a field of read_references\'s output',
+    );
+    expectProblem(
+      "references",
+      "tools[1].postcondition.expect.events.contains.parcel_id",
+      "/parcel_id names no field of this tool's output",
+    );
+  });
+
+  it("refuses a postcondition message naming an argument or result field that does not exist", () => {
+    expectProblem("references", "tools[1].postcondition.on_missing.message", "{result.parcel} names nothing");
+    expectProblem(
+      "references",
+      "tools[1].postcondition.on_mismatch.message",
+      "{args.customer} names nothing",
+    );
+  });
+
+  it("refuses decision facts reading fields the read lacks, money without a currency, and a warning's unknown value", () => {
+    const facts = "tools[1].decision_context.facts";
+    expectProblem(
+      "references",
+      `${facts}[0].path`,
+      '"destination" is not a field of read_references\'s output',
+    );
+    expectProblem("references", `${facts}[1].format`, "a money fact needs decision_context.money");
+    expectProblem("references", `${facts}[2].list.sum`, '"events.weight" is not a field');
+    expectProblem("references", `${facts}[3].warning.above`, '"ceiling" is not a field');
+    expectProblem(
+      "references",
+      `${facts}[3].warning.text`,
+      "{limit} names nothing this text is given; it may use {bound}",
+    );
+  });
+
+  it("refuses an unknown field of a postcondition's verdict and a currency that is not an ISO code", () => {
+    expectProblem("vocabulary", "tools[1].postcondition.on_mismatch", 'Unrecognized key: "code"');
+    expectProblem("vocabulary", "tools[1].decision_context.money.default_currency", "an ISO 4217 code");
   });
 
   it("reports the problems of every file at once and compiles nothing", () => {
     const files = new Set(problems.map((problem) => problem.split(":")[0]));
-    expect(files.size).toBe(11);
+    expect(files.size).toBe(13);
     expect(compiled).toEqual([]);
   });
 
   it("passes the shipped catalog and compiles every namespace of it", () => {
     const shipped = checkCatalog(root);
     expect(shipped.problems).toEqual([]);
-    expect(shipped.compiled.map((file) => file.namespace)).toContain("shipping");
+    expect(shipped.compiled.map((file) => file.namespace)).toEqual(["shipping", "support"]);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { catalog } from "../../src/tools";
+import { declaredNamespaces } from "../../src/tools/catalog.generated";
 
 const expected = {
   lookup_order: { side_effect: "read", args: ["order_id"] },
@@ -25,6 +26,15 @@ describe("the demo support namespace", () => {
       expect(tool.side_effect).toBe(spec.side_effect);
       expect(Object.keys(tool.input.shape)).toEqual(spec.args);
     }
+  });
+
+  it("is declared as data (catalog/support.yaml), its built-in tool outside the ten-tool cap", () => {
+    const declared = declaredNamespaces.find(({ file }) => file.namespace === "support");
+    expect(declared?.file.tools.map((tool) => tool.name).sort()).toEqual(
+      Object.keys(expected)
+        .filter((name) => name !== "read_result_page")
+        .sort(),
+    );
   });
 
   it("offers the refund reasons as an enum", () => {

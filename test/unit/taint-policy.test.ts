@@ -5,12 +5,12 @@ import { TenantConfigSchema } from "../../src/config/tenants";
 import { ApprovalPage } from "../../src/console/views/approval-page";
 import type { PreparedCall } from "../../src/pipeline/prepare";
 import { withTaint } from "../../src/pipeline/taint";
-import { supportTools } from "../../src/tools/support";
+import { catalog } from "../../src/tools";
 import type { RunStatus } from "../../src/wire/run-status";
 
 const taint = { call_id: "call_taint", tool: "search_refund_policy", at: "2026-01-01T00:00:00.000Z" };
 const tool = (name: string) => {
-  const found = supportTools.find((candidate) => candidate.name === name);
+  const found = catalog.find("support", name);
   if (!found) throw new Error(name);
   return found;
 };

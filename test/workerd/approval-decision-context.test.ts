@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { formatMoney } from "../../src/core/money";
-import { refundDecisionContext } from "../../src/tools/refund-context";
+import { catalog } from "../../src/tools";
 import type { ApprovalDuplicate } from "../../src/wire/approval";
 import { signedInOperator } from "./console-client";
 import { asOperator, callTool, decide, openRun, refundsOf } from "./helpers";
@@ -30,6 +30,13 @@ async function duplicatesOf(approvalId: string): Promise<ApprovalDuplicate[]> {
   expect(detail.status).toBe(200);
   return (detail.body.data as { duplicates: ApprovalDuplicate[] }).duplicates;
 }
+
+// The decision context issue_refund declares in catalog/support.yaml.
+const refundDecisionContext = (() => {
+  const context = catalog.find("support", "issue_refund")?.decision_context;
+  if (!context) throw new Error("issue_refund declares no decision context");
+  return context;
+})();
 
 describe("what an operator sees before deciding", () => {
   it("formats amounts with their currency", () => {
