@@ -3,6 +3,7 @@ import type * as z from "zod";
 import type { AppEnv } from "./auth";
 import { storeOf } from "./env";
 import { FaultSpecSchema, toFaultSpec } from "./faults";
+import { helpdeskAdmin } from "./helpdesk/admin";
 import { errorResponse } from "./http";
 import { describeIssues, EmailDraftEdit, OrderNoteEdit } from "./validation";
 
@@ -24,6 +25,8 @@ admin.post("/faults", async (c) => {
   const fault = await storeOf(c.env).armFault(toFaultSpec(parsed.data));
   return c.json({ fault }, 201);
 });
+
+admin.route("/helpdesk", helpdeskAdmin);
 
 admin.get("/faults", async (c) => c.json({ faults: await storeOf(c.env).listFaults() }));
 

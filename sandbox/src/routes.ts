@@ -5,6 +5,7 @@ import { type AppEnv, requireAdmin, requireCredential } from "./auth";
 import { draftEmail } from "./drafts";
 import { storeOf } from "./env";
 import { FAILED_ITEMS, shapeCustomer, shapeOrder, shapePolicies, shapeShipment } from "./fault-shapes";
+import { helpdeskMcp } from "./helpdesk/route";
 import { receiveApprovalHook } from "./hooks";
 import { errorResponse } from "./http";
 import { notFound, serveEffect, serveRead, serveWrite } from "./lifecycle";
@@ -33,6 +34,9 @@ app.get("/openapi/shipments.json", (c) => c.json(shipmentsDocument));
 
 app.use("*", (c, next) => (isAdminPath(c.req.path) ? requireAdmin(c, next) : next()));
 app.route("/_admin", admin);
+
+// The helpdesk, a remote MCP server at /mcp (helpdesk/route.ts).
+app.route("/", helpdeskMcp);
 
 app.get("/orders/:order_id", requireCredential("lookup_order"), (c) =>
   serveRead(c, ["stale", "injection"], async (caller, shape) => {

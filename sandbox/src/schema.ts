@@ -1,3 +1,4 @@
+import { HELPDESK_RESETTABLE, HELPDESK_TABLES, seedHelpdesk } from "./helpdesk/tables";
 import { SEED_ORDERS, SEED_POLICIES } from "./seed";
 import { SEED_CUSTOMERS } from "./seed-customers";
 import { SEED_MESSAGES } from "./seed-messages";
@@ -69,6 +70,7 @@ const TABLES = [
   `CREATE TABLE IF NOT EXISTS credentials (
     run_id TEXT NOT NULL, tool TEXT NOT NULL, tenant TEXT NOT NULL, credential TEXT NOT NULL,
     presented_at TEXT NOT NULL, PRIMARY KEY (run_id, tool))`,
+  ...HELPDESK_TABLES,
 ];
 
 const RESETTABLE = [
@@ -89,6 +91,7 @@ const RESETTABLE = [
   "webhook_deliveries",
   "webhook_rejections",
   "credentials",
+  ...HELPDESK_RESETTABLE,
 ];
 
 export function createSchema(sql: SqlStorage): void {
@@ -105,10 +108,10 @@ export function createSchema(sql: SqlStorage): void {
 }
 
 /**
- * Raised whenever the seed gains data an older store lacks (v2: customer messages, v3: shipments). A store seeded
+ * Raised whenever the seed gains data an older store lacks (v2: customer messages, v3: shipments, v4: the helpdesk). A store seeded
  * by an older version is reseeded on start: sandbox state is disposable, a half-seeded one is not.
  */
-const SEED_VERSION = "3";
+const SEED_VERSION = "4";
 
 export function isSeeded(sql: SqlStorage): boolean {
   const row = sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'seed_version'").toArray()[0];
@@ -185,6 +188,7 @@ export function resetToSeed(sql: SqlStorage): void {
     }
   }
   for (const shipment of SEED_SHIPMENTS) insertSeedShipment(sql, shipment);
+  seedHelpdesk(sql);
   for (const p of SEED_POLICIES) {
     sql.exec(
       "INSERT INTO policies (policy_id, title, summary) VALUES (?, ?, ?)",

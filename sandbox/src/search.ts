@@ -39,6 +39,24 @@ function stem(word: string): string {
 }
 
 export function searchPolicies(policies: readonly RefundPolicy[], query: string): RefundPolicy[] {
+  return searchByWords(
+    policies,
+    query,
+    (policy) => `${policy.title} ${policy.summary}`,
+    (p) => p.policy_id,
+  );
+}
+
+/**
+ * The same help-center search over any records: `textOf` is what a record is searched by, `idOf`
+ * breaks ties so equal scores always come back in one order. An empty query lists everything.
+ */
+export function searchByWords<T>(
+  records: readonly T[],
+  query: string,
+  textOf: (record: T) => string,
+  idOf: (record: T) => string,
+): T[] {
   const terms = [
     ...new Set(
       words(query)
@@ -46,15 +64,15 @@ export function searchPolicies(policies: readonly RefundPolicy[], query: string)
         .map(stem),
     ),
   ];
-  if (query.trim() === "") return [...policies];
+  if (query.trim() === "") return [...records];
   if (terms.length === 0) return [];
-  const scored = policies.map((policy) => {
-    const vocabulary = words(`${policy.title} ${policy.summary}`);
+  const scored = records.map((record) => {
+    const vocabulary = words(textOf(record));
     const score = terms.filter((term) => vocabulary.some((w) => w.startsWith(term))).length;
-    return { policy, score };
+    return { record, score };
   });
   return scored
     .filter((s) => s.score > 0)
-    .sort((a, b) => b.score - a.score || a.policy.policy_id.localeCompare(b.policy.policy_id))
-    .map((s) => s.policy);
+    .sort((a, b) => b.score - a.score || idOf(a.record).localeCompare(idOf(b.record)))
+    .map((s) => s.record);
 }

@@ -1,6 +1,29 @@
 import { DurableObject } from "cloudflare:workers";
+import type * as z from "zod";
 import type { SandboxEnv } from "./env";
 import { faultFits, faultStatus, isAnswerMode } from "./faults";
+import { addDrift, clearDrift, type DriftBody, type DriftChange, driftsOf } from "./helpdesk/drift";
+import { keyedWrite, type ToolCallKey } from "./helpdesk/keyed";
+import type {
+  AddTicketNote,
+  Conversation,
+  HelpdeskEffect,
+  Note,
+  PurgeConversation,
+  PurgedConversation,
+  TicketNotes,
+  WriteOutcome,
+} from "./helpdesk/model";
+import {
+  addNote,
+  listEffects,
+  listNotes,
+  purge,
+  readConversation,
+  searchArticles,
+  ticketNotes,
+} from "./helpdesk/records";
+import { forgetSessions, isSessionKnown, openSession } from "./helpdesk/sessions";
 import {
   type Reservation,
   release,
@@ -263,6 +286,68 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
 
   getEmail(tenant: string, emailId: string): Email | null {
     return readEmail(this.#sql, tenant, emailId);
+  }
+
+  // ---- helpdesk (MCP): a write and its idempotency key in one transaction ----
+
+  searchArticles(tenant: string, query: string, limit: number) {
+    return searchArticles(this.#sql, tenant, query, limit);
+  }
+
+  getTicketNotes(tenant: string, ticketId: string): TicketNotes | null {
+    return ticketNotes(this.#sql, tenant, ticketId);
+  }
+
+  addTicketNote(caller: Caller, input: AddTicketNote, key: ToolCallKey | null): WriteOutcome<Note> {
+    return this.#storage.transactionSync(() =>
+      keyedWrite(this.#sql, caller.tenant, key, () => addNote(this.#sql, caller, input, key?.key ?? null)),
+    );
+  }
+
+  getConversation(tenant: string, conversationId: string): Conversation | null {
+    return readConversation(this.#sql, tenant, conversationId);
+  }
+
+  purgeConversation(
+    caller: Caller,
+    input: PurgeConversation,
+    key: ToolCallKey | null,
+  ): WriteOutcome<PurgedConversation> {
+    return this.#storage.transactionSync(() =>
+      keyedWrite(this.#sql, caller.tenant, key, () => purge(this.#sql, caller, input, key?.key ?? null)),
+    );
+  }
+
+  helpdeskDrifts(tenant: string): Map<string, Set<DriftChange>> {
+    return driftsOf(this.#sql, tenant);
+  }
+
+  driftHelpdeskTool(drift: z.infer<typeof DriftBody>): void {
+    addDrift(this.#sql, drift);
+  }
+
+  resetHelpdeskDrift(tenant: string | null): void {
+    clearDrift(this.#sql, tenant);
+  }
+
+  openHelpdeskSession(tenant: string): string {
+    return openSession(this.#sql, tenant);
+  }
+
+  isHelpdeskSessionKnown(tenant: string, sessionId: string): boolean {
+    return isSessionKnown(this.#sql, tenant, sessionId);
+  }
+
+  forgetHelpdeskSessions(tenant: string | null, sessionId: string | null): number {
+    return forgetSessions(this.#sql, tenant, sessionId);
+  }
+
+  listHelpdeskEffects(filter: { tenant: string | null; tool: string | null }): HelpdeskEffect[] {
+    return listEffects(this.#sql, filter);
+  }
+
+  listHelpdeskNotes(filter: { tenant: string | null; idempotency_key: string | null }) {
+    return listNotes(this.#sql, filter);
   }
 
   // ---- admin ----
