@@ -6,6 +6,7 @@ import { displayArgs } from "../../src/console/display-args";
 import { formatLatency, formatSpan, formatTimestamp, formatUntil } from "../../src/console/format";
 import { SESSION_TTL_MS } from "../../src/console/session";
 import type { RunLedger } from "../../src/ledger/run-ledger";
+import { catalog } from "../../src/tools";
 import { ConsoleClient } from "./console-client";
 import {
   asOperator,
@@ -194,6 +195,17 @@ describe("console approvals", () => {
     expect(row).toMatch(/just now|\d+ s ago/);
     const paused = await client.get("/console?refresh=off");
     expect(paused.html).not.toContain("data-live");
+  });
+
+  it("tells the operator what the tool's dry run cannot show, from its declaration", async () => {
+    const { approvalId } = await pendingRefund(undefined, "A1002", 1000);
+    const client = await operator();
+    const { status, html } = await client.get(`/console/approvals/${approvalId}`);
+    expect(status).toBe(200);
+    const declared = catalog.find("support", "issue_refund")?.dry_run ?? "";
+    expect(declared).toContain("only production reveals");
+    expect(html).toContain("<dt>What a dry run cannot show</dt>");
+    expect(html).toContain(`<dd class="dry-run">${declared}</dd>`);
   });
 
   it("refuses a decision posted without the session's CSRF token (403) and executes nothing", async () => {
