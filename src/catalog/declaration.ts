@@ -42,7 +42,13 @@ const DescriptionSchema = z.strictObject({
 });
 
 const CredentialSchema = z.discriminatedUnion("kind", [
-  z.strictObject({ kind: z.literal("proxy_jwt") }),
+  z.strictObject({
+    kind: z.literal("proxy_jwt"),
+    /** The JWT's `aud`: the tool's name when absent; an MCP server is one audience for its tools. */
+    audience: z.string().min(1).optional(),
+  }),
+  /** Nothing is sent: a server reached only through a private binding. */
+  z.strictObject({ kind: z.literal("none") }),
   z.strictObject({
     kind: z.literal("static_header"),
     header: z.string().min(1),
@@ -58,25 +64,75 @@ const BaseUrlSchema = z
     "an http(s) URL without query, such as https://api.example.com/v1",
   );
 
-const UpstreamSchema = z.strictObject({
+const BaseSchema = z
+  .strictObject({
+    sandbox: BaseUrlSchema.optional(),
+    production: BaseUrlSchema.refine(
+      (url) => url.startsWith("https://"),
+      "production is reached over https",
+    ).optional(),
+  })
+  .optional();
+
+/** Where an MCP upstream takes the proxy's derived idempotency key. */
+export const KEY_CARRIERS = ["meta", "params", "header"] as const;
+/** The `_meta` key the derived key travels under, in our own reverse-DNS prefix. */
+export const IDEMPOTENCY_META_KEY = "io.edge-tool-proxy/idempotency-key";
+
+/**
+ * A Streamable HTTP MCP server whose tools are declared in the namespace like any other, each
+ * pinned to the definition a human reviewed.
+ */
+const McpUpstreamSchema = z.strictObject({
+  kind: z.literal("mcp"),
+  base: BaseSchema,
+  /** The MCP endpoint's path under the base (or the binding). */
+  path: z.string().startsWith("/").default("/mcp"),
+  /**
+   * How the protocol revision is chosen: `auto` probes for 2026-07-28 and falls back to the 2025
+   * handshake; `legacy` speaks 2025 only; `2026-07-28` requires it.
+   */
+  protocol: z.enum(["auto", "legacy", "2026-07-28"]).default("auto"),
+  credential: CredentialSchema,
+  idempotency: z.strictObject({
+    /** Where the key goes: `_meta` under our prefix, `params.idempotencyKey`, the HTTP header, or a tool argument. */
+    carriers: z
+      .array(z.union([z.enum(KEY_CARRIERS), z.strictObject({ argument: z.string().min(1) })]))
+      .min(1)
+      .default(["meta", "header"]),
+    /**
+     * Whether the server applies a write once per key. When false, a write whose outcome is unknown
+     * is never sent again: the key stays in doubt until a postcondition read settles it.
+     */
+    honoured: z.boolean(),
+  }),
+  /** The longest the server's tool definitions are trusted before they are listed again. */
+  definitions_max_age_s: z.number().int().min(0).max(3600).default(300),
+});
+
+const HttpUpstreamSchema = z.strictObject({
+  kind: z.literal("http").optional(),
   /**
    * The API's base URL per environment. An environment without one binds the upstream by its name
    * in wrangler.toml instead (a service binding in sandbox, a URL var): the sandbox's own APIs.
    */
-  base: z
-    .strictObject({
-      sandbox: BaseUrlSchema.optional(),
-      production: BaseUrlSchema.refine(
-        (url) => url.startsWith("https://"),
-        "production is reached over https",
-      ).optional(),
-    })
-    .optional(),
+  base: BaseSchema,
   idempotency_header: z.string().min(1).default("Idempotency-Key"),
   credential: CredentialSchema,
 });
 
-const RequestSchema = z.strictObject({
+const UpstreamSchema = z.union([HttpUpstreamSchema, McpUpstreamSchema]);
+
+/** A remote MCP tool, called as `tools/call` on an `mcp` upstream, only while its definition matches the pin. */
+const RemoteRequestSchema = z.strictObject({
+  upstream: z.string(),
+  /** The tool's name on the server (ours may differ). */
+  tool: z.string().min(1),
+  /** `sha256:` of the reviewed definition (src/catalog/pin.ts); `npm run tools -- pin` writes it. */
+  pin: z.string().regex(/^sha256:[0-9a-f]{64}$/, "sha256: and 64 hex digits, as npm run tools -- pin writes"),
+});
+
+const HttpRequestSchema = z.strictObject({
   upstream: z.string(),
   method: z.enum(["GET", "POST", "PUT", "PATCH", "DELETE"]),
   path: z.string().startsWith("/"),
@@ -85,6 +141,8 @@ const RequestSchema = z.strictObject({
   body: z.unknown().optional(),
   headers: z.record(z.string(), z.string()).optional(),
 });
+
+const RequestSchema = z.union([HttpRequestSchema, RemoteRequestSchema]);
 
 const MaskRuleSchema = z.enum(["email", "phone", "card", "address", "name", "secret"]);
 
@@ -221,6 +279,10 @@ export const CatalogFileSchema = z.strictObject({
 });
 
 export type CatalogFile = z.infer<typeof CatalogFileSchema>;
+export type UpstreamDeclaration = z.infer<typeof UpstreamSchema>;
+export type McpUpstreamDeclaration = z.infer<typeof McpUpstreamSchema>;
+export type HttpRequestDeclaration = z.infer<typeof HttpRequestSchema>;
+export type RemoteRequestDeclaration = z.infer<typeof RemoteRequestSchema>;
 export type ToolDeclaration = z.infer<typeof ToolDeclarationSchema>;
 export type PolicyDeclaration = z.infer<typeof PolicySchema>;
 export type Expected = z.infer<typeof ExpectedSchema>;
