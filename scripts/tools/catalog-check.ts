@@ -126,13 +126,36 @@ function toolRules(
   report: (path: PropertyKey[], problem: string) => void,
 ): void {
   const fields = inputFields(tool);
-  if (!(tool.request.upstream in file.upstreams)) {
+  const { request } = tool;
+  const upstream = file.upstreams[request.upstream];
+  const remote = "tool" in request;
+  if (!upstream) {
     report(
       ["request", "upstream"],
-      `${tool.request.upstream} is not a declared upstream; declare it under upstreams`,
+      `${request.upstream} is not a declared upstream; declare it under upstreams`,
     );
+  } else if (remote && upstream.kind !== "mcp") {
+    report(
+      ["request", "tool"],
+      `${request.upstream} is an HTTP upstream; a remote tool (request.tool) needs an upstream of kind mcp`,
+    );
+  } else if (!remote && upstream.kind === "mcp") {
+    report(
+      ["request", "upstream"],
+      `${request.upstream} is an MCP server: name its tool (request.tool and request.pin), not a method and path`,
+    );
+  } else if (upstream.kind === "mcp") {
+    for (const [index, carrier] of upstream.idempotency.carriers.entries()) {
+      if (typeof carrier === "object" && tool.side_effect !== "read" && !(carrier.argument in fields)) {
+        report(
+          ["request", "upstream"],
+          `${request.upstream}'s idempotency.carriers[${index}] puts the key in argument "${carrier.argument}", which is not an input field of this ${tool.side_effect} tool`,
+        );
+      }
+    }
   }
-  for (const name of placeholders(tool.request.path)) {
+  const path = "path" in request ? request.path : "";
+  for (const name of placeholders(path)) {
     const type = fields[name]?.type;
     if (!(name in fields)) report(["request", "path"], `{${name}} is not an input field`);
     else if (type !== "string" && type !== "integer" && type !== "number") {
@@ -140,8 +163,8 @@ function toolRules(
     }
   }
   const refs = [
-    ...argRefs(tool.request.query ?? {}, ["request", "query"]),
-    ...argRefs(tool.request.body, ["request", "body"]),
+    ...argRefs("query" in request ? (request.query ?? {}) : {}, ["request", "query"]),
+    ...argRefs("body" in request ? request.body : undefined, ["request", "body"]),
     ...argRefs(tool.postcondition?.args ?? {}, ["postcondition", "args"]),
     ...argRefs(tool.postcondition?.expect ?? {}, ["postcondition", "expect"]),
     ...argRefs(tool.decision_context?.args ?? {}, ["decision_context", "args"]),

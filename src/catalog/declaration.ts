@@ -279,10 +279,6 @@ export const CatalogFileSchema = z.strictObject({
 });
 
 export type CatalogFile = z.infer<typeof CatalogFileSchema>;
-export type UpstreamDeclaration = z.infer<typeof UpstreamSchema>;
-export type McpUpstreamDeclaration = z.infer<typeof McpUpstreamSchema>;
-export type HttpRequestDeclaration = z.infer<typeof HttpRequestSchema>;
-export type RemoteRequestDeclaration = z.infer<typeof RemoteRequestSchema>;
 export type ToolDeclaration = z.infer<typeof ToolDeclarationSchema>;
 export type PolicyDeclaration = z.infer<typeof PolicySchema>;
 export type Expected = z.infer<typeof ExpectedSchema>;

@@ -5,6 +5,7 @@ import type { CatalogFile, Expected, ExpectedValue, ToolDeclaration } from "./de
 import {
   DEFAULT_MAX_RESULT_BYTES,
   type InputSchema,
+  type RemoteTool,
   type StaticHeaderCredential,
   type ToolSpec,
   type UpstreamRequest,
@@ -44,8 +45,18 @@ export interface DeclaredNamespace {
   schemas: Record<string, DeclaredSchemas>;
 }
 
-function requestOf(tool: CompiledDeclaration): (args: Args) => UpstreamRequest {
-  const { method, path, query, body, headers } = tool.request;
+function requestOf(
+  tool: CompiledDeclaration,
+  file: DeclaredNamespace["file"],
+): (args: Args) => UpstreamRequest {
+  const declared = tool.request;
+  if ("tool" in declared) {
+    // What is stored under the key and sent again on a resend: the server's tool and the arguments.
+    const server = file.upstreams[declared.upstream];
+    const path = server?.kind === "mcp" ? server.path : "/mcp";
+    return (args) => ({ method: "POST", path, body: { name: declared.tool, arguments: args } });
+  }
+  const { method, path, query, body, headers } = declared;
   return (args) => {
     const request: UpstreamRequest = { method, path: fillPath(path, args) };
     if (query) {
@@ -120,6 +131,28 @@ function verifierOf(tool: string, postcondition: NonNullable<CompiledDeclaration
   };
 }
 
+/** The MCP server a remote tool is declared on, as the dispatch needs it. */
+function remoteOf(file: DeclaredNamespace["file"], tool: CompiledDeclaration): RemoteTool | undefined {
+  const request = tool.request;
+  const upstream = file.upstreams[request.upstream];
+  if (!("tool" in request) || upstream?.kind !== "mcp") return undefined;
+  const { credential, idempotency } = upstream;
+  return {
+    tool: request.tool,
+    pin: request.pin,
+    server: {
+      name: request.upstream,
+      path: upstream.path,
+      protocol: upstream.protocol,
+      audience:
+        credential.kind === "proxy_jwt" ? (credential.audience ?? request.upstream.toLowerCase()) : null,
+      carriers: idempotency.carriers,
+      honoured: idempotency.honoured,
+      definitions_max_age_ms: upstream.definitions_max_age_s * 1_000,
+    },
+  };
+}
+
 function credentialOf(file: DeclaredNamespace["file"], upstream: string): StaticHeaderCredential | undefined {
   const credential = file.upstreams[upstream]?.credential;
   if (credential?.kind !== "static_header") return undefined;
@@ -138,6 +171,7 @@ export function declaredTool(
   const freshness = tool.freshness;
   const credential = credentialOf(file, tool.request.upstream);
   const upstream = file.upstreams[tool.request.upstream];
+  const remote = remoteOf(file, tool);
   return {
     builtin: null,
     name: tool.name,
@@ -151,9 +185,11 @@ export function declaredTool(
     upstream: {
       binding: tool.request.upstream,
       ...(upstream?.base ? { base: upstream.base } : {}),
-      request: requestOf(tool),
+      request: requestOf(tool, file),
       ...(credential ? { credential } : {}),
-      idempotency_header: upstream?.idempotency_header ?? "Idempotency-Key",
+      ...(remote ? { remote } : {}),
+      idempotency_header:
+        upstream?.kind === "mcp" ? "Idempotency-Key" : (upstream?.idempotency_header ?? "Idempotency-Key"),
     },
     timeout_ms: tool.timeout_ms,
     policy: (tool.policies ?? []).map((policy) => compilePolicy(namespace, policy)),

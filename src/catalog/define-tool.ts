@@ -33,6 +33,34 @@ export interface UpstreamRequest {
   headers?: Record<string, string>;
 }
 
+/** Where a remote MCP server takes the derived idempotency key. */
+export type KeyCarrier = "meta" | "params" | "header" | { argument: string };
+
+/** A Streamable HTTP MCP server, as the tools declared on it share it. */
+export interface McpServer {
+  /** The upstream's declared name: the key its sessions and definitions are kept under per isolate. */
+  name: string;
+  /** The endpoint's path under the base URL or binding. */
+  path: string;
+  protocol: "auto" | "legacy" | "2026-07-28";
+  /** The `aud` of the proxy's per-request JWT; null when the server takes no JWT (none, or a static key). */
+  audience: string | null;
+  carriers: readonly KeyCarrier[];
+  /** Whether the server applies a write once per key; when not, a write in doubt is never resent. */
+  honoured: boolean;
+  /** The longest its `tools/list` is trusted before it is listed again. */
+  definitions_max_age_ms: number;
+}
+
+/** A tool of a remote MCP server: called as `tools/call`, only while its definition matches the pin. */
+export interface RemoteTool {
+  server: McpServer;
+  /** The server's name for the tool. */
+  tool: string;
+  /** `sha256:` of the reviewed definition (src/catalog/pin.ts). */
+  pin: string;
+}
+
 /**
  * How the proxy proves itself to a tool's upstream. By default (none declared) the per-dispatch
  * Ed25519 JWT of src/upstream/credential.ts; `static_header` sends a Workers secret's value in a
@@ -151,6 +179,8 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
     base?: Partial<Record<EnvironmentName, string>>;
     request: (args: z.infer<Input>) => UpstreamRequest;
     credential?: StaticHeaderCredential;
+    /** Set for a remote MCP tool: `request` then describes the `tools/call` it becomes. */
+    remote?: RemoteTool;
     /** The header the upstream reads the idempotency key from; `Idempotency-Key` when absent. */
     idempotency_header?: string;
   };
