@@ -254,6 +254,14 @@ export interface BuiltinFailure {
  */
 export type BuiltinHandler = (args: Record<string, unknown>, pages: RunPages) => BuiltinAnswer;
 
+/**
+ * Whether a write whose outcome is unknown may be sent again under its key: always, unless its
+ * upstream is a remote MCP server declared not to honour keys.
+ */
+export function resendsInDoubt(tool: Pick<ToolSpec, "upstream">): boolean {
+  return tool.upstream?.remote?.server.honoured ?? true;
+}
+
 /** The header a tool's upstream reads the idempotency key from, lower-cased as requests store headers. */
 export function idempotencyHeaderOf(tool: Pick<ToolSpec, "upstream">): string {
   return (tool.upstream?.idempotency_header ?? "Idempotency-Key").toLowerCase();
@@ -272,8 +280,10 @@ export interface ToolSpec {
   /** Where its calls go; null for a built-in tool, which the proxy answers itself (`builtin`). */
   upstream: {
     binding: string;
+    base?: Partial<Record<EnvironmentName, string>>;
     request: (args: Record<string, unknown>) => UpstreamRequest;
     credential?: StaticHeaderCredential;
+    remote?: RemoteTool;
     idempotency_header?: string;
   } | null;
   /** The proxy's own handler of a built-in read tool; null for every tool that goes upstream. */

@@ -70,6 +70,7 @@ export function isInvalidCall(code: ErrorCode): boolean {
     case "partial_success":
     case "silent_failure":
     case "terminal_error":
+    case "upstream_changed":
     case "budget_exhausted":
     case "repeat_detected":
     case "approval_required":

@@ -1,5 +1,5 @@
 import { APPROVAL_TTL_MS, type ApprovalRecord, approvalBlock } from "../approvals/model";
-import type { ToolSpec } from "../catalog/define-tool";
+import { resendsInDoubt, type ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import { newApprovalId } from "../core/ids";
 import { type ApprovalBlock, type Envelope, type FailureSpec, failure } from "../wire/envelope";
@@ -171,8 +171,13 @@ function admitValid(turn: Turn, prepared: ValidCall): CallStep {
     return { kind: "join", writes, key: call.key };
   }
   // Sent before and in doubt (or cut off by a restart): resending the stored bytes under the same
-  // key is recovery, not a new effect, so it passes no gate and spends nothing.
-  if (record && record.state !== "held") return send(turn, prepared, record, counters);
+  // key is recovery, not a new effect, so it passes no gate and spends nothing. Unless the upstream
+  // does not honour keys: then a resend could act twice, and the doubt is answered, never resent.
+  if (record && record.state !== "held") {
+    return resendsInDoubt(prepared.tool)
+      ? send(turn, prepared, record, counters)
+      : stillInDoubt(turn, record);
+  }
   if (record && approval) return waitOrFinal(turn, approval, record);
   return admitNewEffect(turn, prepared, call.key, call.request);
 }
@@ -202,6 +207,20 @@ function admitNewEffect(turn: Turn, prepared: ValidCall, key: string, request: S
   if (prepared.approval.required) return holdForHuman(turn, prepared, key, request);
   const record = { key, tool: tool.name, side_effect: tool.side_effect, request };
   return send(turn, prepared, record, spendEffect(tool.side_effect, counters));
+}
+
+/** The answer to a repeat of a write in doubt that is never resent: the doubt, and how to settle it. */
+function stillInDoubt(turn: Turn, record: CallRecord): CallStep {
+  if (record.envelope) return replay(turn, record.envelope);
+  return answerWith(turn, {
+    code: "terminal_error",
+    message:
+      "An earlier attempt of this call was cut off and may have acted. Its server does not honour idempotency keys, so the proxy will not send it again: check with a read tool whether it happened.",
+    side_effect_confirmed: null,
+    recommended_next_action: "reconcile",
+    outcome: "terminal_failure",
+    details: { resend: "never: the server does not honour idempotency keys" },
+  });
 }
 
 function send(turn: Turn, { tool, args }: ValidCall, record: KeyToSend, counters: Counters): CallStep {

@@ -9,6 +9,7 @@ import { resolveUpstream, type Upstream } from "../upstream/bindings";
 import {
   bearer,
   CREDENTIAL_MARGIN_MS,
+  type CredentialRequest,
   credentialExpiry,
   issueUpstreamCredential,
   staticAuthorization,
@@ -17,6 +18,7 @@ import {
 import { type ApprovalBlock, type Envelope, type EnvelopeContext, failure, success } from "../wire/envelope";
 import { context } from "./answers";
 import { type AttemptRecord, buildRequest, type Execution, executeRequest } from "./dispatch";
+import { executeRemote } from "./dispatch-remote";
 import { completionOf, traceable } from "./record";
 import { lostAnswerRead, withRecoveredAnswer } from "./recover";
 import type { RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
@@ -105,13 +107,26 @@ async function carryOut(
     return { envelope, shaped: null };
   }
   if (plan.request === null) throw new Error(`${tool.name} goes upstream but was sent without a request`);
-  const send = async (target: ToolSpec, request: StoredRequest, fault: FaultPlan | null) =>
-    executeRequest({
+  const send = async (target: ToolSpec, request: StoredRequest, fault: FaultPlan | null) => {
+    const remote = target.upstream?.remote;
+    if (remote) {
+      return executeRemote({
+        tool: target,
+        remote,
+        request,
+        tenant: plan.run().tenant,
+        upstream: upstreamOf(env, plan, target, null, false),
+        faulted: upstreamOf(env, plan, target, fault),
+        sign: (message) => remoteCredentialFor(env, plan.run(), target, remote.server.audience, message),
+      });
+    }
+    return executeRequest({
       tool: target,
       request,
       upstream: upstreamOf(env, plan, target, fault),
       credential: await credentialFor(env, plan.run(), target, request),
     });
+  };
   let execution: Execution = await send(tool, plan.request, plan.fault);
   const lost = plan.key === null ? null : lostAnswerRead(tool, plan.key, callId, execution);
   if (lost) execution = withRecoveredAnswer(execution, await send(lost.tool, lost.request, null));
@@ -196,11 +211,45 @@ async function credentialFor(
   return bearer(token);
 }
 
-function upstreamOf(env: Env, plan: ExecutionPlan, tool: ToolSpec, fault: FaultPlan | null): Upstream {
+/**
+ * The credential of one HTTP message of a remote MCP call: the server's declared static key, or
+ * the proxy's JWT for the server's audience naming that one message, or nothing for a server on
+ * a private binding that takes none. Each message is signed on its own, as each carries its own body.
+ */
+async function remoteCredentialFor(
+  env: Env,
+  run: RunMeta,
+  tool: ToolSpec,
+  audience: string | null,
+  request: CredentialRequest,
+): Promise<UpstreamAuthorization | null> {
+  const now = Date.now();
+  if (run.state !== "open" || now >= run.deadline_at) {
+    throw new Error("no credential is issued for a run that is ended or past its deadline");
+  }
+  const declared = staticAuthorization(tool.upstream?.credential, env);
+  if (declared) return declared;
+  if (audience === null) return null;
+  const exp = Math.min(credentialExpiry(now, tool.timeout_ms), Math.floor(run.deadline_at / 1_000) * 1_000);
+  const token = await issueUpstreamCredential(
+    { tenant: run.tenant, run: run.run_id, tool: audience, exp, request },
+    loadConfig(env).upstreamSigningKeys,
+    now,
+  );
+  return bearer(token);
+}
+
+function upstreamOf(
+  env: Env,
+  plan: ExecutionPlan,
+  tool: ToolSpec,
+  fault: FaultPlan | null,
+  faultable = true,
+): Upstream {
   const resolved = tool.upstream ? resolveUpstream(env, tool.upstream, environmentOf(env)) : null;
   if (!resolved) throw new Error(`binding ${tool.upstream?.binding ?? "(none: a built-in tool)"} is missing`);
   // Checked per dispatch, not at run open: turning the var off stops every stored scenario too.
-  return loadConfig(env).faultInjection === "sandbox-header"
+  return faultable && loadConfig(env).faultInjection === "sandbox-header"
     ? injectFaults(resolved, {
         scenario: plan.keeping.scenario,
         tool: tool.name,

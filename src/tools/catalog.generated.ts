@@ -9,6 +9,277 @@ export const declaredNamespaces: DeclaredNamespace[] = [
   {
     file: {
       "format": 1,
+      "namespace": "helpdesk",
+      "upstreams": {
+        "HELPDESK_MCP": {
+          "kind": "mcp",
+          "base": {
+            "production": "https://helpdesk.example.com"
+          },
+          "path": "/mcp",
+          "protocol": "auto",
+          "credential": {
+            "kind": "proxy_jwt",
+            "audience": "helpdesk"
+          },
+          "idempotency": {
+            "carriers": [
+              "meta",
+              "header"
+            ],
+            "honoured": true
+          },
+          "definitions_max_age_s": 60
+        }
+      },
+      "tools": [
+        {
+          "name": "search_articles",
+          "version": "1",
+          "title": "Search the knowledge base",
+          "side_effect": "read",
+          "description": {
+            "does": "Searches the helpdesk's knowledge-base articles by words and returns the best matches: id, title and the start of the body.",
+            "use_when": "You need the documented answer to a customer's question before replying, e.g. search_articles({query: 'reset password'}).",
+            "avoid_when": "You need a ticket's or a conversation's content: use get_ticket_notes or get_conversation.",
+            "side_effects": "None. Reads only."
+          },
+          "timeout_ms": 2500,
+          "request": {
+            "upstream": "HELPDESK_MCP",
+            "tool": "search_articles",
+            "pin": "sha256:a079629119278fcdf1de8eceb0518a8eed1e9a5a20cdd8bf83293a8584f8eac6"
+          },
+          "output": {
+            "untrusted": [
+              "results[].snippet",
+              "results[].title"
+            ],
+            "trusted_text": {
+              "results[].article_id": "an id the helpdesk issues"
+            }
+          }
+        },
+        {
+          "name": "get_ticket_notes",
+          "version": "1",
+          "title": "Read a ticket's notes",
+          "side_effect": "read",
+          "description": {
+            "does": "Returns a helpdesk ticket (subject, status) and its internal notes, oldest first.",
+            "use_when": "You need what agents already wrote on a ticket, or to check that a note was added, e.g. get_ticket_notes({ticket_id: 'HD-1001'}).",
+            "avoid_when": "You need the customer's own messages: use get_conversation.",
+            "side_effects": "None. Reads only."
+          },
+          "timeout_ms": 2500,
+          "request": {
+            "upstream": "HELPDESK_MCP",
+            "tool": "get_ticket_notes",
+            "pin": "sha256:3697c410070d2fc02a566255d4b18669e2c764bcc8a79866ca850d93b15f001a"
+          },
+          "output": {
+            "untrusted": [
+              "subject",
+              "notes[].body"
+            ],
+            "trusted_text": {
+              "ticket_id": "an id the helpdesk issues",
+              "status": "a status code from the helpdesk's fixed list",
+              "notes[].note_id": "an id the helpdesk issues",
+              "notes[].ticket_id": "an id the helpdesk issues",
+              "notes[].created_at": "a timestamp the helpdesk records"
+            }
+          }
+        },
+        {
+          "name": "add_ticket_note",
+          "version": "1",
+          "title": "Add a note to a ticket",
+          "side_effect": "write",
+          "description": {
+            "does": "Adds an internal note to a helpdesk ticket; agents see it, the customer never does.",
+            "use_when": "You handled something on a ticket and the next agent must know, e.g. add_ticket_note({ticket_id: 'HD-1001', body: 'Refund issued, see order A1001.'}).",
+            "avoid_when": "You want to tell the customer something: notes are internal.",
+            "side_effects": "Adds one note. Made at most once per identical call in a run; a repeat answers the first result."
+          },
+          "timeout_ms": 5000,
+          "request": {
+            "upstream": "HELPDESK_MCP",
+            "tool": "add_ticket_note",
+            "pin": "sha256:6069e1065cd5fb3f4149bdf41a26dd6c7743395293283272e61ddbdf0b93e6ba"
+          },
+          "postcondition": {
+            "tool": "get_ticket_notes",
+            "args": {
+              "ticket_id": {
+                "arg": "/ticket_id"
+              }
+            },
+            "expect": {
+              "notes": {
+                "contains": {
+                  "note_id": {
+                    "result": "/note_id"
+                  }
+                }
+              }
+            }
+          },
+          "dry_run": "The sandbox helpdesk stores the note and answers as the real one does, honouring the key; only production shows whether the helpdesk notifies the ticket's watchers.",
+          "output": {
+            "trusted_text": {
+              "note_id": "an id the helpdesk issues",
+              "ticket_id": "the agent's own argument, echoed",
+              "body": "the agent's own argument, echoed",
+              "created_at": "a timestamp the helpdesk records"
+            }
+          }
+        },
+        {
+          "name": "get_conversation",
+          "version": "1",
+          "title": "Read a conversation",
+          "side_effect": "read",
+          "description": {
+            "does": "Returns a chat conversation with a customer: its ticket, its status and its messages (a purged one has none).",
+            "use_when": "You need what the customer wrote, or to check a conversation was purged, e.g. get_conversation({conversation_id: 'CV-1001'}).",
+            "avoid_when": "You need agents' internal notes: use get_ticket_notes.",
+            "side_effects": "None. Reads only."
+          },
+          "timeout_ms": 2500,
+          "request": {
+            "upstream": "HELPDESK_MCP",
+            "tool": "get_conversation",
+            "pin": "sha256:537a270358b8da21ccd35ee12fecb408d0d9710b4ac294e9d0f5e261f5403fa4"
+          },
+          "output": {
+            "untrusted": [
+              "messages[].text"
+            ],
+            "trusted_text": {
+              "conversation_id": "an id the helpdesk issues",
+              "ticket_id": "an id the helpdesk issues",
+              "messages[].at": "a timestamp the helpdesk records",
+              "purged_at": "a timestamp the helpdesk records"
+            }
+          }
+        },
+        {
+          "name": "purge_conversation",
+          "version": "1",
+          "title": "Close and purge a conversation",
+          "side_effect": "destructive",
+          "description": {
+            "does": "Closes a chat conversation and permanently deletes its messages, for a customer's data-deletion request. It cannot be undone.",
+            "use_when": "The customer asked for their chat to be deleted and get_conversation shows it open, e.g. purge_conversation({conversation_id: 'CV-1002', reason: 'customer deletion request'}).",
+            "avoid_when": "The customer only wants the conversation closed, or the messages are needed for an open dispute.",
+            "side_effects": "Irreversible: the messages are deleted. Waits for a human approval; made at most once per identical call."
+          },
+          "timeout_ms": 5000,
+          "request": {
+            "upstream": "HELPDESK_MCP",
+            "tool": "purge_conversation",
+            "pin": "sha256:c0bdf9899d7a19a44450906a6366fd1e5882fa15bf110ba767d2a95532c41f77"
+          },
+          "postcondition": {
+            "tool": "get_conversation",
+            "args": {
+              "conversation_id": {
+                "arg": "/conversation_id"
+              }
+            },
+            "expect": {
+              "status": {
+                "value": "purged"
+              }
+            }
+          },
+          "dry_run": "The sandbox helpdesk deletes its own copy of the messages; only production shows whether the helpdesk's backups and exports honour the deletion.",
+          "output": {
+            "trusted_text": {
+              "conversation_id": "the agent's own argument, echoed",
+              "purged_at": "a timestamp the helpdesk records"
+            }
+          }
+        }
+      ]
+    },
+    schemas: {
+      "search_articles": {
+        input: z.strictObject({
+          "query": z.string().min(1).max(200).describe("Words to look for in article titles and bodies."),
+          "limit": z.number().int().min(1).max(10).describe("At most this many results (default 5).").optional(),
+        }),
+        output: z.object({
+          "results": z.array(z.object({
+            "article_id": z.string(),
+            "title": z.string(),
+            "snippet": z.string(),
+          })),
+          "total": z.number().int(),
+        }),
+      },
+      "get_ticket_notes": {
+        input: z.strictObject({
+          "ticket_id": z.string().min(1).max(64).describe("The ticket, such as HD-1001."),
+        }),
+        output: z.object({
+          "ticket_id": z.string(),
+          "subject": z.string(),
+          "status": z.string(),
+          "notes": z.array(z.object({
+            "note_id": z.string(),
+            "ticket_id": z.string(),
+            "body": z.string(),
+            "created_at": z.string(),
+          })),
+        }),
+      },
+      "add_ticket_note": {
+        input: z.strictObject({
+          "ticket_id": z.string().min(1).max(64).describe("The ticket, such as HD-1001."),
+          "body": z.string().min(1).max(2000).describe("The note, visible to agents only."),
+        }),
+        output: z.object({
+          "note_id": z.string(),
+          "ticket_id": z.string(),
+          "body": z.string(),
+          "created_at": z.string(),
+        }),
+      },
+      "get_conversation": {
+        input: z.strictObject({
+          "conversation_id": z.string().min(1).max(64).describe("The conversation, such as CV-1001."),
+        }),
+        output: z.object({
+          "conversation_id": z.string(),
+          "ticket_id": z.string(),
+          "status": z.enum(["open","purged"]),
+          "messages": z.array(z.object({
+            "author": z.enum(["customer","agent"]),
+            "at": z.string(),
+            "text": z.string(),
+          })),
+          "purged_at": z.string().nullable(),
+        }),
+      },
+      "purge_conversation": {
+        input: z.strictObject({
+          "conversation_id": z.string().min(1).max(64).describe("The conversation, such as CV-1002."),
+          "reason": z.string().min(1).max(500).describe("Why it is purged (kept in the audit trail)."),
+        }),
+        output: z.object({
+          "conversation_id": z.string(),
+          "status": z.literal("purged"),
+          "purged_messages": z.number().int(),
+          "purged_at": z.string(),
+        }),
+      },
+    },
+  },
+  {
+    file: {
+      "format": 1,
       "namespace": "shipping",
       "upstreams": {
         "SHIPMENTS_API": {

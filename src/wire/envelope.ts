@@ -26,6 +26,8 @@ export const ERROR_CODES = [
   "approval_rejected",
   "approval_expired",
   "run_closed",
+  /** A remote tool whose definition no longer matches the one reviewed: not called. */
+  "upstream_changed",
   "internal_error",
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
@@ -146,6 +148,7 @@ export function effectKnownAbsent(code: ErrorCode): boolean {
   switch (code) {
     case "validation_error":
     case "permission_error":
+    case "upstream_changed":
     case "not_found":
     case "budget_exhausted":
     case "repeat_detected":
@@ -187,6 +190,7 @@ export function defaultsFor(code: ErrorCode): CodeDefaults {
     case "silent_failure":
       return { outcome: "terminal_failure", next: "reconcile" };
     case "terminal_error":
+    case "upstream_changed":
       return { outcome: "terminal_failure", next: "escalate_to_human" };
     case "budget_exhausted":
       return { outcome: "terminal_failure", next: "stop" };
@@ -292,6 +296,7 @@ export function httpStatusFor(envelope: Envelope, opts: { authFailure?: boolean 
     case "partial_success":
     case "silent_failure":
     case "terminal_error":
+    case "upstream_changed":
       return 502;
     case "internal_error":
       return 500;

@@ -1,0 +1,127 @@
+import { type CallToolResult, ProtocolError, SdkHttpError } from "@modelcontextprotocol/client";
+import { IDEMPOTENCY_META_KEY } from "../catalog/declaration";
+import type { RemoteTool } from "../catalog/define-tool";
+import { checkPin } from "./mcp-definitions";
+import { type Connected, connect, forgetConnection } from "./mcp-session";
+
+/**
+ * One call of a remote MCP tool: connect (reusing what the isolate knows of the server), check the
+ * pin, then `tools/call` with the derived key where the server takes it. What came back is told
+ * as it is; the pipeline decides what it means (src/pipeline/dispatch-remote.ts).
+ */
+
+export interface RemoteCallInput {
+  remote: RemoteTool;
+  tenant: string;
+  /** The tool's arguments, exactly as stored under the call's key. */
+  args: Record<string, unknown>;
+  key: string | null;
+  /**
+   * Sends one HTTP message of this call with its credential. `effect` is true for the `tools/call`
+   * message alone: a fault planned for the call applies to it, not to a handshake or a listing.
+   */
+  send: (request: Request, effect: boolean) => Promise<Response>;
+  timeoutMs: number;
+}
+
+export type RemoteOutcome =
+  /** The live definition is not the pinned one: nothing was called. */
+  | { kind: "drift"; drift: "vanished" | "changed"; live_pin: string | null }
+  | { kind: "result"; result: CallToolResult }
+  /** A JSON-RPC error; `refused` when the server refused the request before running the tool. */
+  | { kind: "rpc_error"; code: number; refused: boolean }
+  | { kind: "http_error"; status: number; stage: "connect" | "call" }
+  | { kind: "timeout"; stage: "connect" | "call" }
+  | { kind: "network_error"; stage: "connect" | "call" };
+
+/** JSON-RPC codes that mean the server did not run the tool: parse, invalid request, no method, bad params. */
+const REFUSED_BEFORE_EXECUTION = new Set([-32700, -32600, -32601, -32602]);
+
+export async function callRemote(input: RemoteCallInput): Promise<RemoteOutcome> {
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException("tool timeout", "TimeoutError")),
+    input.timeoutMs,
+  );
+  try {
+    const first = await attempt(input, controller.signal);
+    // A server that forgot the session answers 404 before it runs anything: one fresh handshake.
+    if (first.outcome.kind === "http_error" && first.outcome.status === 404 && first.forget) {
+      first.forget();
+      return (await attempt(input, controller.signal)).outcome;
+    }
+    return first.outcome;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function attempt(
+  input: RemoteCallInput,
+  signal: AbortSignal,
+): Promise<{ outcome: RemoteOutcome; forget: (() => void) | null }> {
+  const { remote, key } = input;
+  let stage: "connect" | "call" = "connect";
+  let connected: Connected | null = null;
+  const withKey = key !== null && remote.server.carriers.includes("header");
+  const send = async (request: Request) => {
+    const effect = stage === "call" && request.method === "POST" && (await isCall(request));
+    if (effect && withKey && key) request.headers.set("idempotency-key", key);
+    return input.send(request, effect);
+  };
+  try {
+    connected = await connect(remote.server, input.tenant, send, signal);
+    const pin = await checkPin(connected.client, remote, input.tenant, signal);
+    if (!pin.ok)
+      return { outcome: { kind: "drift", drift: pin.drift, live_pin: pin.live_pin }, forget: null };
+    stage = "call";
+    const result = await connected.client.callTool(paramsOf(input), {
+      signal,
+      timeout: input.timeoutMs,
+      toolDefinition: pin.definition,
+    });
+    return { outcome: { kind: "result", result: result as CallToolResult }, forget: null };
+  } catch (error) {
+    return {
+      outcome: outcomeOf(error, stage, signal),
+      forget: () => forgetConnection(remote.server, input.tenant),
+    };
+  } finally {
+    await connected?.close().catch(() => {});
+  }
+}
+
+/** The `tools/call` params, with the derived key where the server's declaration says it goes. */
+function paramsOf({ remote, args, key }: RemoteCallInput) {
+  const params: {
+    name: string;
+    arguments: Record<string, unknown>;
+    _meta?: Record<string, unknown>;
+    idempotencyKey?: string;
+  } = { name: remote.tool, arguments: { ...args } };
+  if (key === null) return params;
+  for (const carrier of remote.server.carriers) {
+    if (carrier === "meta") params._meta = { [IDEMPOTENCY_META_KEY]: key };
+    else if (carrier === "params") params.idempotencyKey = key;
+    else if (typeof carrier === "object") params.arguments[carrier.argument] = key;
+  }
+  return params;
+}
+
+async function isCall(request: Request): Promise<boolean> {
+  try {
+    const message = (await request.clone().json()) as { method?: unknown };
+    return message.method === "tools/call";
+  } catch {
+    return false;
+  }
+}
+
+function outcomeOf(error: unknown, stage: "connect" | "call", signal: AbortSignal): RemoteOutcome {
+  if (signal.aborted) return { kind: "timeout", stage };
+  if (error instanceof SdkHttpError) return { kind: "http_error", status: error.status, stage };
+  if (error instanceof ProtocolError) {
+    return { kind: "rpc_error", code: error.code, refused: REFUSED_BEFORE_EXECUTION.has(error.code) };
+  }
+  return { kind: "network_error", stage };
+}
