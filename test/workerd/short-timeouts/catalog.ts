@@ -1,4 +1,5 @@
 import { loadCatalog } from "../../../src/catalog/catalog";
+import type { ToolSpec } from "../../../src/catalog/define-tool";
 import { catalog as productCatalog } from "../../../src/tools";
 
 /**
@@ -8,6 +9,20 @@ import { catalog as productCatalog } from "../../../src/tools";
  */
 export const SHORT_TIMEOUT_MS = 1_000;
 
+/**
+ * One remote write whose server ignores the key: `add_ticket_note` sends it as
+ * `params.idempotencyKey`, which the sandbox's helpdesk does not read, and is declared accordingly
+ * (`honoured: false`), as a server that takes no keys would be.
+ */
+function ignoringKeys(tool: ToolSpec): ToolSpec {
+  const remote = tool.upstream?.remote;
+  if (tool.name !== "add_ticket_note" || !tool.upstream || !remote) return tool;
+  const server = { ...remote.server, carriers: ["params" as const], honoured: false };
+  return { ...tool, upstream: { ...tool.upstream, remote: { ...remote, server } } };
+}
+
 export const catalog = loadCatalog(
-  productCatalog.all().map((tool) => ({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
+  productCatalog
+    .all()
+    .map((tool) => ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
 );
