@@ -2,7 +2,7 @@ import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { RemoteTool, ToolSpec } from "../catalog/define-tool";
 import type { Upstream } from "../upstream/bindings";
 import type { CredentialRequest, UpstreamAuthorization } from "../upstream/credential";
-import { callRemote, type RemoteOutcome } from "../upstream/mcp-call";
+import type { RemoteOutcome } from "../upstream/mcp-call";
 import { decideRetry } from "../upstream/retry";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
@@ -36,6 +36,20 @@ export interface RemoteExecuteInput {
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The MCP client, loaded on the first remote call rather than when the isolate starts: a proxy that
+ * serves no federated tool never evaluates the SDK (the bundler keeps a dynamic import's top level
+ * unevaluated until it runs, as for the MCP server in src/http/lazy.ts).
+ */
+let remoteCalls: Promise<typeof import("../upstream/mcp-call")> | undefined;
+function loadRemoteCalls() {
+  remoteCalls ??= import("../upstream/mcp-call").catch((error: unknown) => {
+    remoteCalls = undefined;
+    throw error;
+  });
+  return remoteCalls;
+}
+
 export async function executeRemote(input: RemoteExecuteInput): Promise<Execution> {
   const { tool, remote, request } = input;
   const random = input.random ?? Math.random;
@@ -44,6 +58,7 @@ export async function executeRemote(input: RemoteExecuteInput): Promise<Executio
   const key = request.headers["idempotency-key"] ?? null;
   const attempts: AttemptRecord[] = [];
   const began = Date.now();
+  const { callRemote } = await loadRemoteCalls();
   for (;;) {
     const startedAt = Date.now();
     const outcome = await callRemote({
