@@ -2,17 +2,16 @@
 // catalog/schema.json), in the manner of the OpenAPI importer: what the server says is filled in,
 // what only a human can decide is proposed behind a draft marker that `check` refuses, and the
 // server's claims (its annotations) are proposals, never decisions.
-
-import { IDEMPOTENCY_META_KEY } from "../../src/catalog/declaration";
 import { type Pins, pinDigest, pinnedDefinition } from "./mcp-pins";
 import type { ListedTool } from "./mcp-remote";
+import { inlineRefs, strictInput } from "./mcp-schema";
+import { draftUpstream } from "./mcp-upstream";
 import { REVIEW, snakeCase } from "./openapi-operations.mjs";
-import { describeInputFields, freeTextPaths, toCatalogSchema } from "./openapi-schema.mjs";
+import { freeTextPaths, toCatalogSchema } from "./openapi-schema.mjs";
 
 /** The catalog's cap per namespace (read_result_page, built in, does not count). */
 const MAX_TOOLS = 10;
 const NAMESPACE = /^[a-z][a-z0-9_]*$/;
-const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 const TIMEOUT_MS = { read: 2500, write: 5000, destructive: 5000 } as const;
 
 /**
@@ -48,7 +47,7 @@ export interface DraftedRemoteTool {
   review: string[];
 }
 
-type Declaration = Record<string, unknown>;
+export type Declaration = Record<string, unknown>;
 
 export interface RemoteDraft {
   binding: string;
@@ -198,28 +197,6 @@ function humanised(name: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-/**
- * The server's input schema as a strict declaration: `$defs` of the same document inlined, every
- * object closed (`additionalProperties: false`), every property described (a marker where the
- * server gave no words). A `$ref` to another document is reported, and the tool not drafted.
- */
-function strictInput(
-  schema: unknown,
-  report: (location: string, message: string) => void,
-): Record<string, unknown> | null {
-  const resolved = inlineRefs(schema, schema, "inputSchema", report);
-  if (resolved === undefined) return null;
-  const input = toCatalogSchema(resolved, "input", "inputSchema", report);
-  if (!input) return null;
-  if (input.type !== "object") {
-    report("inputSchema", "the input is not an object");
-    return null;
-  }
-  closeObjects(input);
-  describeInputFields(input);
-  return input;
-}
-
 function outputOf(
   tool: ListedTool,
   report: (location: string, message: string) => void,
@@ -252,66 +229,6 @@ function outputOf(
   };
 }
 
-/** A copy with `#/$defs/…` (and `#/definitions/…`) references replaced by what they name; undefined when one cannot be. */
-function inlineRefs(
-  node: unknown,
-  document: unknown,
-  at: string,
-  report: (location: string, message: string) => void,
-  seen: readonly string[] = [],
-): unknown {
-  if (Array.isArray(node)) {
-    const items = node.map((item, index) => inlineRefs(item, document, `${at}[${index}]`, report, seen));
-    return items.includes(undefined) ? undefined : items;
-  }
-  if (typeof node !== "object" || node === null) return node;
-  const { $ref, $defs: _defs, definitions: _definitions, ...rest } = node as Record<string, unknown>;
-  if (typeof $ref === "string") {
-    if (!$ref.startsWith("#/")) {
-      report(`${at}.$ref`, `a $ref to an outside document (${$ref}) is not supported`);
-      return undefined;
-    }
-    if (seen.includes($ref)) {
-      report(`${at}.$ref`, `a recursive schema (${$ref}) is not supported`);
-      return undefined;
-    }
-    const target = $ref
-      .slice(2)
-      .split("/")
-      .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
-      .reduce<unknown>(
-        (current, part) =>
-          typeof current === "object" && current !== null
-            ? (current as Record<string, unknown>)[part]
-            : undefined,
-        document,
-      );
-    if (target === undefined) {
-      report(`${at}.$ref`, `${$ref} names nothing in the schema`);
-      return undefined;
-    }
-    return inlineRefs({ ...(target as object), ...rest }, document, at, report, [...seen, $ref]);
-  }
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(rest)) {
-    const inlined = inlineRefs(value, document, `${at}.${key}`, report, seen);
-    if (inlined === undefined) return undefined;
-    out[key] = inlined;
-  }
-  return out;
-}
-
-function closeObjects(schema: Record<string, unknown>): void {
-  if (schema.type === "object") schema.additionalProperties = false;
-  const items = schema.items;
-  if (typeof items === "object" && items !== null) closeObjects(items as Record<string, unknown>);
-  const properties = schema.properties;
-  if (typeof properties !== "object" || properties === null) return;
-  for (const child of Object.values(properties)) {
-    if (typeof child === "object" && child !== null) closeObjects(child as Record<string, unknown>);
-  }
-}
-
 /**
  * Names a candidate for each write's postcondition, still behind the marker: a read of the same
  * server whose required arguments the write also takes (`get_ticket_notes` for `add_ticket_note`).
@@ -331,80 +248,4 @@ function proposeReadBacks(tools: Declaration[]): void {
     const args = (inputOf(read).required ?? []).map((field) => `${field}: {arg: /${field}}`).join(", ");
     write.postcondition = `${REVIEW} proposed: tool ${String(read.name)}, args {${args}}, expect the fields this write changes; or no_postcondition: <why>`;
   }
-}
-
-/** The upstream: base and path from the URL, credential from the headers given, idempotency to review. */
-function draftUpstream(
-  { namespace, url, headers }: DraftOptions,
-  binding: string,
-): { declaration: Declaration; comment: string; review: string[] } {
-  const endpoint = new URL(url);
-  const origin = `${endpoint.protocol}//${endpoint.host}`;
-  const review: string[] = [];
-  const base: Record<string, string> = {};
-  if (LOOPBACK.test(endpoint.hostname)) {
-    base.sandbox = origin;
-    review.push(
-      `upstream ${binding}: base.sandbox is ${origin}, a loopback address; the sandbox may bind ${binding} by name in wrangler.toml instead`,
-    );
-  } else if (endpoint.protocol === "https:") {
-    base.production = origin;
-  } else {
-    base.sandbox = origin;
-    review.push(
-      `upstream ${binding}: ${origin} is plain http, so only the sandbox's; production is reached over https`,
-    );
-  }
-  for (const environment of ["sandbox", "production"]) {
-    if (!base[environment]) {
-      review.push(
-        `upstream ${binding}: no ${environment} URL; give base.${environment}, or bind ${binding} in [env.${environment}] of wrangler.toml`,
-      );
-    }
-  }
-  const credential = credentialOf(namespace, binding, headers);
-  review.push(
-    `upstream ${binding}: credential ${credential.why}`,
-    `upstream ${binding}: idempotency.honoured`,
-  );
-  const declaration: Declaration = {
-    kind: "mcp",
-    base,
-    path: endpoint.pathname === "" ? "/" : endpoint.pathname,
-    protocol: "auto",
-    credential: credential.declaration,
-    idempotency: {
-      carriers: ["meta", "header"],
-      honoured: `${REVIEW} does the server apply a write once per key? true or false`,
-    },
-  };
-  const comment = [
-    ` ${binding}, the MCP server at ${url}, imported by npm run tools -- import mcp.`,
-    ` The credential is ${credential.why}.`,
-    ` The derived idempotency key goes in _meta["${IDEMPOTENCY_META_KEY}"] and the Idempotency-Key header;`,
-    " honoured: false means a write whose outcome is unknown is never sent again (a read settles it).",
-  ].join("\n");
-  return { declaration, comment, review };
-}
-
-function credentialOf(
-  namespace: string,
-  binding: string,
-  headers: Record<string, string>,
-): { declaration: Declaration; why: string } {
-  const [first, ...others] = Object.entries(headers);
-  if (!first) {
-    return {
-      declaration: { kind: "proxy_jwt", audience: namespace },
-      why: `proposed: the proxy's per-request JWT for audience ${namespace} (the import sent no --header); the server must verify it`,
-    };
-  }
-  const [header, value] = first;
-  const secret = `${binding}_KEY`;
-  const prefix = /^(Bearer|Basic|Token) /i.exec(value)?.[0];
-  const ignored = others.length > 0 ? `; ${others.map(([name]) => name).join(", ")} not declared` : "";
-  return {
-    declaration: { kind: "static_header", header, secret, ...(prefix ? { prefix } : {}) },
-    why: `proposed from --header ${header} (its value is not written); set the Workers secret ${secret}${ignored}`,
-  };
 }
