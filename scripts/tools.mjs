@@ -2,12 +2,21 @@
 //
 //   check            every problem of every catalog file, as `catalog/<file>: <path>: <problem>`;
 //                    exits 1 if any, else compiles
+//   check --remote [--url <url>] [--header "Name: value"]...
+//                    also lists each mcp upstream's live tools: every declared remote tool is
+//                    unchanged, changed (with the differences) or vanished; exits 1 unless all unchanged
 //   compile          writes src/tools/catalog.generated.ts (what the Worker imports: declarations as
 //                    data, schemas as zod code, so no YAML is parsed, no JSON Schema converted and
 //                    nothing fetched when it starts) and catalog/schema.json
 //   compile --check  fails when either file is not what compile would write (`npm run lint`)
 //   import openapi <file> --namespace <ns> [--operations a,b]
 //                    drafts catalog/<ns>.yaml from an OpenAPI document (scripts/tools/import-openapi.mjs)
+//   import mcp <url> --namespace <ns> [--header "Name: value"]... [--tools a,b]
+//                    drafts catalog/<ns>.yaml and its pins file from a remote MCP server's tools
+//                    (scripts/tools/import-mcp.ts)
+//   pin <ns> [tool] [--url <url>] [--header "Name: value"]...
+//                    records a remote tool's changed definition as reviewed: the pins file and the
+//                    declaration's pin (scripts/tools/mcp-pin.ts)
 //   enable <ns> --tenant <id> [--env sandbox|production]
 //                    gives a tenant the namespace in wrangler.toml and lists its upstreams' secrets
 //                    in secrets.production.example.json (scripts/tools/enable.mjs)
@@ -46,6 +55,11 @@ switch (command) {
   case "check":
   case "compile": {
     const result = await check();
+    if (rest.includes("--remote")) {
+      const { checkRemote } = await tsImport("./tools/mcp-pin.ts", import.meta.url);
+      const args = rest.filter((arg) => arg !== "--remote");
+      if (!(await checkRemote(join(root, "catalog"), args))) process.exit(1);
+    }
     if (!result.ok) process.exit(1);
     if (rest.includes("--check")) {
       const stale = Object.entries(result.files).filter(([name, text]) => read(OUTPUTS[name]) !== text);
@@ -63,8 +77,18 @@ switch (command) {
     break;
   }
   case "import": {
+    if (rest[0] === "mcp") {
+      const { runImportMcp } = await tsImport("./tools/import-mcp.ts", import.meta.url);
+      process.exitCode = await runImportMcp(rest);
+      break;
+    }
     const { runImportOpenApi } = await import("./tools/import-openapi.mjs");
     process.exitCode = await runImportOpenApi(rest);
+    break;
+  }
+  case "pin": {
+    const { runPin } = await tsImport("./tools/mcp-pin.ts", import.meta.url);
+    process.exitCode = await runPin(join(root, "catalog"), rest);
     break;
   }
   case "enable": {
@@ -74,7 +98,7 @@ switch (command) {
   }
   default:
     console.error(
-      "usage: npm run tools -- check | compile [--check] | import openapi <file> --namespace <ns> | enable <ns> --tenant <id>",
+      "usage: npm run tools -- check [--remote] | compile [--check] | import openapi <file> --namespace <ns> | import mcp <url> --namespace <ns> | pin <ns> [tool] | enable <ns> --tenant <id>",
     );
     process.exit(2);
 }

@@ -1,9 +1,9 @@
 // `npm run tools -- check` and `compile`: every catalog/*.yaml checked against the declaration
 // schema, the rules only a declaration can break (placeholders, upstreams, settings, secrets, draft
-// markers) and the catalog rules code tools pass (src/catalog/catalog.ts, the same code), every
-// problem of every file at once. Run under tsx, so the rules are the Worker's own modules.
+// markers, remote tools' pins) and the catalog rules code tools pass (src/catalog/catalog.ts, the
+// same code), every problem of every file at once. Run under tsx, so the rules are the Worker's own modules.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { basename, join, relative } from "node:path";
+import { basename, join, relative, resolve } from "node:path";
 import { unstable_readConfig as readConfig } from "wrangler";
 import { parseDocument } from "yaml";
 import * as z from "zod";
@@ -23,6 +23,8 @@ import { parseTenants, type TenantConfig } from "../../src/config/tenants";
 import { readResultPage } from "../../src/tools/builtins";
 import { compiledCatalogModule, evaluateSchemas, schemaSources } from "./catalog-module";
 import { referenceRules } from "./catalog-reference-rules";
+import { remoteToolRules } from "./catalog-remote-rules";
+import { pinsFileOf, readPins } from "./mcp-pins";
 import { SchemaError } from "./zod-source";
 
 const ENVIRONMENTS = ["sandbox", "production"] as const;
@@ -234,6 +236,12 @@ function upstreamRules(
       }
     }
     const { credential } = upstream;
+    if (upstream.kind !== "mcp" && credential.kind === "none") {
+      report(
+        ["upstreams", name, "credential", "kind"],
+        "none is for an MCP server reached only through a private binding; an HTTP upstream sends proxy_jwt or static_header",
+      );
+    }
     if (credential.kind === "static_header" && !deployment.secrets.has(credential.secret)) {
       report(
         ["upstreams", name, "credential", "secret"],
@@ -251,7 +259,7 @@ export interface CatalogCheck {
   outputs: { compiled: string; schema: string } | null;
 }
 
-/** Checks every `*.yaml` of `catalogDir` (relative to `root`) and returns every problem found. */
+/** Checks every `*.yaml` of `catalogDir` (relative to `root`, or absolute) and returns every problem found. */
 export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck {
   const deployment = readDeployment(root);
   const problems: string[] = [];
@@ -260,7 +268,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
   const specs: ToolSpec[] = [];
   // Every namespace gets the built-in tools, so no declaration may take their names.
   const owners = new Map<string, string>([[readResultPage("").name, "the built-in tools of src/tools"]]);
-  const directory = join(root, catalogDir);
+  const directory = resolve(root, catalogDir);
   const files = existsSync(directory)
     ? readdirSync(directory)
         .filter((name) => name.endsWith(".yaml"))
@@ -300,9 +308,12 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     });
     const file: CatalogFile = { ...header.data, tools };
     upstreamRules(file, deployment, report);
+    const pins = readPins(directory, namespace);
+    const pinsLabel = relative(root, pinsFileOf(directory, namespace)).split("\\").join("/");
     for (const { index, tool } of valid) {
       const at = (path: PropertyKey[], problem: string) => report(["tools", index, ...path], problem);
       toolRules(file, tool, deployment, at);
+      remoteToolRules(namespace, tool, pins, pinsLabel, at);
       const owner = owners.get(tool.name);
       if (owner !== undefined) {
         at(

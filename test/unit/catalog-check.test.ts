@@ -134,9 +134,43 @@ describe("npm run tools -- check", () => {
     expectProblem("vocabulary", "tools[1].decision_context.money.default_currency", "an ISO 4217 code");
   });
 
+  it("refuses a remote tool whose pin is not the digest of its reviewed definition", () => {
+    expectProblem(
+      "remote",
+      "tools[0].request.pin",
+      `pin does not match the reviewed definition in ${BAD}/remote.pins.json; run npm run tools -- pin remote`,
+    );
+  });
+
+  it("refuses a remote tool declaring an input field the server's reviewed schema does not take", () => {
+    expectProblem(
+      "remote",
+      "tools[1].input.properties.priority",
+      `the server's get_ticket takes no field "priority"`,
+    );
+  });
+
+  it("refuses a remote tool without a reviewed definition, or a namespace without a pins file", () => {
+    expectProblem("remote", "tools[2].request.tool", "holds no reviewed definition of find_ticket");
+    expectProblem(
+      "unpinned",
+      "tools[0].request.pin",
+      `no reviewed definitions: ${BAD}/unpinned.pins.json is missing`,
+    );
+    expect(problems.filter((problem) => problem.startsWith(at("remote")))).toHaveLength(3);
+  });
+
+  it("refuses an HTTP upstream that sends no credential", () => {
+    expectProblem(
+      "credential_none",
+      "upstreams.PLAIN_API.credential.kind",
+      "none is for an MCP server reached only through a private binding",
+    );
+  });
+
   it("reports the problems of every file at once and compiles nothing", () => {
     const files = new Set(problems.map((problem) => problem.split(":")[0]));
-    expect(files.size).toBe(13);
+    expect(files.size).toBe(16);
     expect(compiled).toEqual([]);
   });
 
