@@ -2,7 +2,7 @@
 //
 //   check            every problem of every catalog file, as `catalog/<file>: <path>: <problem>`;
 //                    exits 1 if any, else compiles
-//   check --remote [--url <url>] [--header "Name: value"]...
+//   check --remote [--namespace <ns>] [--url <url>] [--header "Name: value"]...
 //                    also lists each mcp upstream's live tools: every declared remote tool is
 //                    unchanged, changed (with the differences) or vanished; exits 1 unless all unchanged
 //   compile          writes src/tools/catalog.generated.ts (what the Worker imports: declarations as

@@ -1,6 +1,6 @@
 // `npm run tools -- pin <ns> [tool] [--url <url>] [--header ...]` and
-// `npm run tools -- check --remote [--url <url>] [--header ...]`: the declared remote tools (listed at
-// the upstream's base.sandbox, else base.production, unless --url) against
+// `npm run tools -- check --remote [--namespace <ns>] [--url <url>] [--header ...]`: the declared remote tools (listed at
+// the upstream's base.sandbox unless --url; production only when --url names it) against
 // what their server lists now. `check --remote` only reports; `pin` records a changed definition
 // as the reviewed one (pins file) and its digest as the declaration's `pin`, comments kept.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -43,8 +43,8 @@ function remoteNamespaces(catalogDir: string): Namespace[] {
           base?: { sandbox?: string; production?: string };
           path?: string;
         };
-        // Listing is harmless, so production's server will do when the sandbox binds its own by name.
-        const origin = base?.sandbox ?? base?.production;
+        // The sandbox's server only: a check never reaches production unless --url names it.
+        const origin = base?.sandbox;
         return {
           binding,
           url: origin ? `${origin.replace(/\/+$/, "")}${path ?? "/mcp"}` : null,
@@ -79,9 +79,12 @@ export async function checkRemote(
   args: readonly string[],
   print: (line: string) => void = console.log,
 ): Promise<boolean> {
-  const { url, headers } = connectionOptions(args);
+  const { url, headers, rest } = connectionOptions(args);
+  const only = rest[0] === "--namespace" ? (rest[1] ?? null) : null;
   let ok = true;
-  const namespaces = remoteNamespaces(catalogDir);
+  const namespaces = remoteNamespaces(catalogDir).filter(
+    ({ namespace }) => only === null || namespace === only,
+  );
   if (namespaces.length === 0) print("check --remote: no catalog file declares an mcp upstream");
   for (const namespace of namespaces) {
     const reviewed = readPins(catalogDir, namespace.namespace) ?? {};

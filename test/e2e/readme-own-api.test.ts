@@ -1,11 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import type { ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { offlineEnv } from "../../scripts/offline-env.mjs";
+import { cloneProject, ready, root, runIn, stopAll } from "./project-copy";
 
 /**
  * The README's "Put your own API behind the proxy", followed as a newcomer would on a fresh clone:
@@ -15,7 +15,6 @@ import { offlineEnv } from "../../scripts/offline-env.mjs";
  * this test never meet.
  */
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
 const PORT = 8797;
 const EXAMPLE_PORT = 8795;
 const LONG_RUNNING = /^(npm start|node examples\/[a-z-]+\/server\.mjs)$/;
@@ -37,27 +36,6 @@ function readmeSection(title: string): Block[] {
   }));
 }
 
-/** A fresh clone's files: what git tracks, without anything local (.dev.vars, state, builds). */
-function cloneProject(): string {
-  const dir = mkdtempSync(join(tmpdir(), "readme-own-api-"));
-  const tracked = new Set(
-    execFileSync("git", ["ls-files", "-co", "--exclude-standard"], { cwd: root, encoding: "utf8" })
-      .split("\n")
-      .filter(Boolean),
-  );
-  cpSync(root, dir, {
-    recursive: true,
-    filter: (source) => {
-      const path = relative(root, source);
-      if (path === "") return true;
-      if (tracked.has(path)) return true;
-      return [...tracked].some((file) => file.startsWith(`${path}/`));
-    },
-  });
-  symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
-  return dir;
-}
-
 /** Applies the README's review to the draft: each key it names replaces the draft's value. */
 function review(dir: string, decisions: Record<string, unknown>) {
   const path = join(dir, "catalog", "warehouse.yaml");
@@ -71,28 +49,6 @@ function review(dir: string, decisions: Record<string, unknown>) {
   writeFileSync(path, document.toString({ lineWidth: 100 }));
 }
 
-function run(dir: string, script: string): string {
-  return execFileSync("bash", ["-euo", "pipefail", "-c", script], {
-    cwd: dir,
-    encoding: "utf8",
-    env: { ...offlineEnv, PORT: String(PORT) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-}
-
-async function ready(url: string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      await (await fetch(url)).arrayBuffer();
-      return;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
-}
-
 describe("the README's path: put your own API behind the proxy", () => {
   const blocks = readmeSection("Put your own API behind the proxy");
   const background: ChildProcess[] = [];
@@ -104,13 +60,7 @@ describe("the README's path: put your own API behind the proxy", () => {
   });
 
   afterAll(() => {
-    for (const child of background) {
-      try {
-        if (child.pid) process.kill(-child.pid, "SIGTERM");
-      } catch {
-        // already gone
-      }
-    }
+    stopAll(background);
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -141,7 +91,7 @@ describe("the README's path: put your own API behind the proxy", () => {
         await ready(`http://127.0.0.1:${PORT}/healthz`, 90_000);
         continue;
       }
-      outputs.push(run(dir, block.text));
+      outputs.push(runIn(dir, block.text, { PORT: String(PORT) }));
     }
 
     // The draft was refused before the review and is accepted after it; the check compiled it.

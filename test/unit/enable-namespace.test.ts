@@ -40,7 +40,7 @@ describe("npm run tools -- enable", () => {
     ]);
     const after = read("wrangler.toml");
     expect(after.split("\n").length).toBe(before.split("\n").length);
-    expect(after).toContain('namespaces = ["support", "shipping", "warehouse"]');
+    expect(after).toContain('namespaces = ["support", "shipping", "helpdesk", "warehouse"]');
     // Only acme's two lines changed.
     const changed = after.split("\n").filter((line, index) => line !== before.split("\n")[index]);
     expect(changed).toHaveLength(2);
