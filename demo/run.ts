@@ -102,6 +102,37 @@ async function mcpStory(proxy: ProxyClient, admin: SandboxAdmin): Promise<void> 
   note("Same pipeline, same ledger, same envelope: one refund again.");
 }
 
+/**
+ * A tool of a remote MCP server (the sandbox's helpdesk, federated in catalog/helpdesk.yaml): the
+ * answer of the first note is lost on the way back, the loop repeats the call, and the server,
+ * which honours the proxy's key, holds one note.
+ */
+async function federatedStory(proxy: ProxyClient, admin: SandboxAdmin): Promise<void> {
+  heading("A federated MCP server: the helpdesk's add_ticket_note, through the proxy");
+  const scenario = [{ mode: "truncated", tool: "add_ticket_note", times: 1 }];
+  say(
+    "The orchestrator opens a run for tenant acme in the helpdesk namespace, whose tools live on a remote MCP server, each pinned to the definition a human reviewed.",
+  );
+  const opened = await proxy.openRun(TENANT_KEYS.acme, { namespace: "helpdesk", scenario });
+  note(`POST /v1/runs {"namespace":"helpdesk","scenario":${JSON.stringify(scenario)}}`);
+  note("The helpdesk's first answer to this run's note will be cut off on the way back.");
+  const client = proxy.forRun(opened);
+  const note_ = { ticket_id: "HD-1001", body: `Refund issued for order A1001 (${opened.run_id}).` };
+  const before = await admin.get<{ count: number }>(
+    "/_admin/helpdesk/effects?tenant=acme&tool=add_ticket_note",
+  );
+  say(`tools/call add_ticket_note ${JSON.stringify(note_)}, sent by the proxy with its derived key in _meta`);
+  showEnvelope(await client.call("add_ticket_note", note_), lastStatus(client));
+  say("The agent's loop sends the identical call again.");
+  showEnvelope(await client.call("add_ticket_note", note_), lastStatus(client));
+  const after = await admin.get<{ count: number }>(
+    "/_admin/helpdesk/effects?tenant=acme&tool=add_ticket_note",
+  );
+  note(`The helpdesk's own count of notes added by this story: ${after.count - before.count}.`);
+  note("The second call went out under the same key; the helpdesk answered its first note again.");
+  await client.end();
+}
+
 function moral(): void {
   heading("In short");
   note(`Each run: ${RETRIES + 1} identical refund calls from an agent that ignores what it is told,`);
@@ -136,6 +167,7 @@ async function main(): Promise<void> {
     const proxy = new ProxyClient(local.url);
     await restStory(proxy, admin);
     await mcpStory(proxy, admin);
+    await federatedStory(proxy, admin);
     moral();
     console.log("");
   } finally {

@@ -202,6 +202,21 @@ function classifyRemote(outcome: RemoteOutcome, tool: ToolSpec, remote: RemoteTo
           },
         };
       }
+      if (outcome.kind === "network_error") {
+        // The call left and the connection broke before its answer was read: not "unreachable".
+        return {
+          kind: "failure",
+          status: null,
+          transient: true,
+          failure: {
+            code: "transient_error",
+            message: read
+              ? "The connection to the remote server broke before its answer arrived. Retrying is safe."
+              : "The connection to the remote server broke before its answer arrived; it may or may not have acted. Call again with the same arguments: the same idempotency key is sent, so it cannot happen twice.",
+            side_effect_confirmed: read ? false : null,
+          },
+        };
+      }
       return classifyUpstream(
         outcome.kind === "http_error"
           ? { kind: "response", status: outcome.status, contentType: "", retryAfter: null, body: "" }
