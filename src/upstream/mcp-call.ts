@@ -2,7 +2,7 @@ import { type CallToolResult, ProtocolError, SdkHttpError } from "@modelcontextp
 import { IDEMPOTENCY_META_KEY } from "../catalog/declaration";
 import type { RemoteTool } from "../catalog/define-tool";
 import { checkPin } from "./mcp-definitions";
-import { type Connected, connect, forgetConnection } from "./mcp-session";
+import { type Connected, connect, forgetConnection, remembersSession } from "./mcp-session";
 
 /**
  * One call of a remote MCP tool: connect (reusing what the isolate knows of the server), check the
@@ -45,12 +45,18 @@ export async function callRemote(input: RemoteCallInput): Promise<RemoteOutcome>
   );
   try {
     const first = await attempt(input, controller.signal);
-    // A server that forgot the session answers 404 before it runs anything: one fresh handshake.
-    if (first.outcome.kind === "http_error" && first.outcome.status === 404 && first.forget) {
-      first.forget();
+    // A server that forgot the session refuses the request before it runs anything: 404 as the
+    // specification says, or 400 as some servers answer an id they do not know. One fresh handshake.
+    const { outcome } = first;
+    if (
+      first.resumed &&
+      outcome.kind === "http_error" &&
+      (outcome.status === 404 || outcome.status === 400)
+    ) {
+      forgetConnection(input.remote.server, input.tenant);
       return (await attempt(input, controller.signal)).outcome;
     }
-    return first.outcome;
+    return outcome;
   } finally {
     clearTimeout(timer);
   }
@@ -59,7 +65,7 @@ export async function callRemote(input: RemoteCallInput): Promise<RemoteOutcome>
 async function attempt(
   input: RemoteCallInput,
   signal: AbortSignal,
-): Promise<{ outcome: RemoteOutcome; forget: (() => void) | null }> {
+): Promise<{ outcome: RemoteOutcome; resumed: boolean }> {
   const { remote, key } = input;
   let stage: "connect" | "call" = "connect";
   let connected: Connected | null = null;
@@ -72,23 +78,30 @@ async function attempt(
   try {
     connected = await connect(remote.server, input.tenant, send, signal);
     const pin = await checkPin(connected.client, remote, input.tenant, signal);
-    if (!pin.ok)
-      return { outcome: { kind: "drift", drift: pin.drift, live_pin: pin.live_pin }, forget: null };
+    if (!pin.ok) {
+      return {
+        outcome: { kind: "drift", drift: pin.drift, live_pin: pin.live_pin },
+        resumed: connected.resumed,
+      };
+    }
     stage = "call";
     const result = await connected.client.callTool(paramsOf(input), {
       signal,
       timeout: input.timeoutMs,
       toolDefinition: pin.definition,
     });
-    return { outcome: { kind: "result", result: result as CallToolResult }, forget: null };
+    return { outcome: { kind: "result", result: result as CallToolResult }, resumed: connected.resumed };
   } catch (error) {
-    return {
-      outcome: outcomeOf(error, stage, signal),
-      forget: () => forgetConnection(remote.server, input.tenant),
-    };
+    // A resumed session that failed at connect has not been asked anything yet either.
+    return { outcome: outcomeOf(error, stage, signal), resumed: connected?.resumed ?? resumedBefore(input) };
   } finally {
     await connected?.close().catch(() => {});
   }
+}
+
+/** Whether this isolate holds a session for the server that a failed connect would have resumed. */
+function resumedBefore(input: RemoteCallInput): boolean {
+  return remembersSession(input.remote.server, input.tenant);
 }
 
 /** The `tools/call` params, with the derived key where the server's declaration says it goes. */

@@ -24,10 +24,18 @@ const SERVICE_ORIGIN = "https://upstream.internal";
 
 export interface Connected {
   client: Client;
+  /** Whether it resumed a 2025 session this isolate remembered (which the server may have forgotten). */
+  resumed: boolean;
   close: () => Promise<void>;
 }
 
 const keyOf = (server: McpServer, tenant: string) => `${server.name}\u0000${tenant}`;
+
+/** Whether this isolate would resume a 2025 session with the server for the tenant. */
+export function remembersSession(server: McpServer, tenant: string): boolean {
+  const known = connections.get(keyOf(server, tenant));
+  return known?.era === "legacy" && known.sessionId !== undefined;
+}
 
 /** Forgets what this isolate knows of a server for a tenant, so the next call starts with a handshake. */
 export function forgetConnection(server: McpServer, tenant: string): void {
@@ -62,6 +70,7 @@ export async function connect(
   if (!known) remember(key, client, transport);
   return {
     client,
+    resumed: known?.era === "legacy" && known.sessionId !== undefined,
     // A legacy session stays open for the next call: closing the client must not end it upstream.
     close: () => client.close(),
   };

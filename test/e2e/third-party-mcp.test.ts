@@ -94,19 +94,23 @@ describe("a third-party MCP server (server-everything) behind the proxy", () => 
   const background: ChildProcess[] = [];
   let dir = "";
 
-  beforeAll(async () => {
+  let server: ChildProcess | null = null;
+  const startServer = async () => {
     const entry = createRequire(import.meta.url).resolve(
       "@modelcontextprotocol/server-everything/dist/index.js",
     );
-    background.push(
-      spawn(process.execPath, [entry, "streamableHttp"], {
-        env: { ...offlineEnv, PORT: String(SERVER_PORT) },
-        stdio: "ignore",
-        detached: true,
-      }),
-    );
-    dir = cloneProject();
+    server = spawn(process.execPath, [entry, "streamableHttp"], {
+      env: { ...offlineEnv, PORT: String(SERVER_PORT) },
+      stdio: "ignore",
+      detached: true,
+    });
+    background.push(server);
     await ready(`http://127.0.0.1:${SERVER_PORT}/`, 15_000);
+  };
+
+  beforeAll(async () => {
+    dir = cloneProject();
+    await startServer();
   });
 
   afterAll(() => {
@@ -162,6 +166,15 @@ describe("a third-party MCP server (server-everything) behind the proxy", () => 
     const envelope = (result.structuredContent ?? {}) as { outcome?: string };
     expect(envelope.outcome, JSON.stringify(result)).toBe("success");
     await client.close();
+  });
+
+  it("opens a new session when a restarted server no longer knows the proxy's", async () => {
+    stopAll(server ? [server] : []);
+    await new Promise<void>((resolve) => server?.once("exit", () => resolve()));
+    await startServer();
+    const after = await callRest("echo_message", { message: "after a restart" });
+    expect(after.status, JSON.stringify(after.body.error)).toBe(200);
+    expect(after.body.data?.text).toContain("after a restart");
   });
 
   it("refuses the tool once its reviewed definition no longer matches, and serves it again after pin", async () => {

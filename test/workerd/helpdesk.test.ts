@@ -138,6 +138,23 @@ describe("helpdesk, a federated MCP server", () => {
     expect(await effectsOf("purge_conversation")).toBe(effects);
   });
 
+  it("tells a remote tool's own error as ours: an unknown ticket is not_found, with nothing done", async () => {
+    const run = await helpdesk();
+    const read = await callTool(run, "get_ticket_notes", { ticket_id: "HD-9999" });
+    expect(read.body.error).toMatchObject({
+      code: "not_found",
+      side_effect_confirmed: false,
+      recommended_next_action: "fix_arguments",
+      details: { remote_code: "not_found" },
+    });
+    // The server's message is never passed on: only its well-formed code.
+    expect(JSON.stringify(read.body)).not.toContain("HD-9999 does not exist");
+    const effects = await effectsOf("add_ticket_note");
+    const write = await callTool(run, "add_ticket_note", { ticket_id: "HD-9999", body: "nowhere" });
+    expect(write.body.error?.code).toBe("not_found");
+    expect(await effectsOf("add_ticket_note")).toBe(effects);
+  });
+
   it("answers the same tools over the proxy's own MCP door", async () => {
     const run = await helpdesk();
     const { client } = await connect(run.token);
