@@ -58,6 +58,17 @@ export class MetricsStore extends DurableObject<Env> {
     this.#sql = ctx.storage.sql;
     void ctx.blockConcurrencyWhile(async () => {
       this.#sql.exec(SCHEMA);
+      // A counter added since the table was created gets its column, zero for the minutes before.
+      const present = new Set(
+        this.#sql
+          .exec<{ name: string }>("PRAGMA table_info(minutes)")
+          .toArray()
+          .map((row) => row.name),
+      );
+      for (const counter of COUNTERS) {
+        if (!present.has(counter))
+          this.#sql.exec(`ALTER TABLE minutes ADD COLUMN ${counter} INTEGER NOT NULL DEFAULT 0`);
+      }
     });
   }
 

@@ -21,6 +21,8 @@ export const COUNTERS = [
   "approvals_decided",
   "replays",
   "duplicates_prevented",
+  /** Calls refused because a remote tool's definition no longer matched its pin (drift). */
+  "drifted",
 ] as const;
 export type Counter = (typeof COUNTERS)[number];
 export type Counts = Record<Counter, number>;
@@ -98,6 +100,7 @@ export function countCall(envelope: Envelope): Counts {
   counts.terminal = envelope.outcome === "terminal_failure" ? 1 : 0;
   counts.invalid = code !== null && isInvalidCall(code) ? 1 : 0;
   counts.loops = code === "repeat_detected" ? 1 : 0;
+  counts.drifted = code === "upstream_changed" && !envelope.replayed ? 1 : 0;
   counts.escalations = envelope.approval?.state === "pending" ? 1 : 0;
   counts.replays = envelope.replayed ? 1 : 0;
   const keyed = envelope.idempotency_key !== null;

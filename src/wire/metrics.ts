@@ -84,6 +84,9 @@ export const MetricCountsSchema = z.strictObject({
   duplicates_prevented: count.describe(
     "Replayed or joined answers of write, draft or destructive calls: an effect not done twice.",
   ),
+  drifted: count.describe(
+    "Calls refused because a remote MCP tool's definition no longer matched its reviewed pin (upstream_changed).",
+  ),
   success_rate: rate.describe("succeeded / calls; null without calls."),
   invalid_rate: rate.describe("invalid / calls; null without calls."),
   avg_approval_wait_ms: z

@@ -1,5 +1,6 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { forgetRemoteDefinitions } from "../../src/upstream/mcp-definitions";
+import { signedInOperator } from "./console-client";
 import { callTool, decide, openRun, request, sandbox, sandboxRequests, type TestRun } from "./helpers";
 import { connect, envelopeOf } from "./mcp-client";
 
@@ -153,6 +154,24 @@ describe("helpdesk, a federated MCP server", () => {
     const write = await callTool(run, "add_ticket_note", { ticket_id: "HD-9999", body: "nowhere" });
     expect(write.body.error?.code).toBe("not_found");
     expect(await effectsOf("add_ticket_note")).toBe(effects);
+  });
+
+  it("shows the operator the drift on the health page, with the commands that review and re-pin it", async () => {
+    const run = await helpdesk();
+    await drift("get_conversation", "description");
+    const { body } = await callTool(run, "get_conversation", { conversation_id: "CV-1001" });
+    expect(body.error?.code).toBe("upstream_changed");
+    const operator = await signedInOperator("acme");
+    const page = await vi.waitFor(
+      async () => {
+        const { html } = await operator.get("/console/health");
+        expect(html).toContain("<code>upstream_changed</code>");
+        return html;
+      },
+      { timeout: 15_000, interval: 250 },
+    );
+    expect(page).toContain("npm run tools -- check --remote --namespace helpdesk");
+    expect(page).toContain("npm run tools -- pin helpdesk");
   });
 
   it("answers the same tools over the proxy's own MCP door", async () => {

@@ -81,6 +81,7 @@ const NamespaceHealth: FC<{ series: MetricSeries; comparison: DayComparison; spl
   const invalid = total((point) => point.invalid);
   const decided = total((point) => point.approvals_decided);
   const wait = total((point) => point.approval_wait_ms_total);
+  const drifted = total((point) => point.drifted);
   const id = (chart: string) => `${series.namespace}-${chart}`;
   const rateSummary = (part: number, label: string) =>
     calls > 0 ? `${percent(part / calls)} ${label} over the day` : "no calls in the last 24 h";
@@ -89,6 +90,16 @@ const NamespaceHealth: FC<{ series: MetricSeries; comparison: DayComparison; spl
       <h2 id={id("heading")}>
         Namespace <code>{series.namespace}</code>
       </h2>
+      {drifted > 0 ? (
+        <Notice kind="error">
+          <p>
+            {counted(drifted, "call")} refused in the last 24 h because a remote tool's definition no longer
+            matches the one reviewed (<code>upstream_changed</code>): the server changed it. Review the change
+            with <code>npm run tools -- check --remote --namespace {series.namespace}</code>, then re-pin it
+            with <code>npm run tools -- pin {series.namespace}</code>.
+          </p>
+        </Notice>
+      ) : null}
       <ComparisonTable comparison={comparison} />
       <div class="health-charts">
         <BarChart
