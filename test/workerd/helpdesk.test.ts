@@ -174,6 +174,36 @@ describe("helpdesk, a federated MCP server", () => {
     expect(page).toContain("npm run tools -- pin helpdesk");
   });
 
+  it("spends the run's write budget on remote writes and refuses past it, sending nothing", async () => {
+    const run = await openRun("acme", { namespace: "helpdesk", limits: { max_writes: 1 } });
+    const before = await effectsOf("add_ticket_note");
+    const first = await callTool(run, "add_ticket_note", { ticket_id: "HD-1001", body: `one (${run.id})` });
+    expect(first.body.outcome).toBe("success");
+    const second = await callTool(run, "add_ticket_note", { ticket_id: "HD-1001", body: `two (${run.id})` });
+    expect(second.body.error?.code).toBe("budget_exhausted");
+    expect(await effectsOf("add_ticket_note")).toBe(before + 1);
+  });
+
+  it("writes and holds a purge for a human through the proxy's own MCP door as through REST", async () => {
+    const run = await helpdesk();
+    const before = await effectsOf("add_ticket_note");
+    const { client } = await connect(run.token);
+    const args = { ticket_id: "HD-1002", body: `over MCP (${run.id})` };
+    const first = envelopeOf(await client.callTool({ name: "add_ticket_note", arguments: args }));
+    expect(first.outcome).toBe("success");
+    const again = envelopeOf(await client.callTool({ name: "add_ticket_note", arguments: args }));
+    expect(again.replayed).toBe(true);
+    expect(await effectsOf("add_ticket_note")).toBe(before + 1);
+    const held = envelopeOf(
+      await client.callTool({
+        name: "purge_conversation",
+        arguments: { conversation_id: "CV-1001", reason: "r" },
+      }),
+    );
+    expect(held.error?.code).toBe("approval_required");
+    await client.close();
+  });
+
   it("answers the same tools over the proxy's own MCP door", async () => {
     const run = await helpdesk();
     const { client } = await connect(run.token);
