@@ -132,7 +132,7 @@ function argumentsOf(request: StoredRequest): Record<string, unknown> {
 }
 
 /** The one place a remote call's outcome becomes ours. */
-function classifyRemote(outcome: RemoteOutcome, tool: ToolSpec, remote: RemoteTool): Classification {
+export function classifyRemote(outcome: RemoteOutcome, tool: ToolSpec, remote: RemoteTool): Classification {
   const read = tool.side_effect === "read";
   switch (outcome.kind) {
     case "drift":

@@ -1,3 +1,4 @@
+import * as z from "zod";
 import { loadCatalog } from "../../../src/catalog/catalog";
 import type { ToolSpec } from "../../../src/catalog/define-tool";
 import { catalog as productCatalog } from "../../../src/tools";
@@ -5,7 +6,9 @@ import { catalog as productCatalog } from "../../../src/tools";
 /**
  * The catalog the `workerd-short-timeouts` project serves in place of src/tools/index.ts (see
  * vitest.config.ts): the product's tools, unchanged but for a timeout a test can outwait in a
- * moment. Long enough for a sandbox call on a busy machine, short enough to wait out.
+ * moment. Long enough for a sandbox call on a busy machine, short enough to wait out. Two remote
+ * tools are also declared as a platform team might get them wrong or meet a lesser server (below),
+ * so remote-tool-variants.test.ts proves what the proxy does then.
  */
 export const SHORT_TIMEOUT_MS = 1_000;
 
@@ -21,8 +24,24 @@ function ignoringKeys(tool: ToolSpec): ToolSpec {
   return { ...tool, upstream: { ...tool.upstream, remote: { ...remote, server } } };
 }
 
+/**
+ * One remote read whose declared output the server's answer does not meet: `get_conversation`
+ * declares a field the helpdesk never sends, as a declaration reviewed against another version would.
+ */
+function expectingMore(tool: ToolSpec): ToolSpec {
+  if (tool.name !== "get_conversation") return tool;
+  return {
+    ...tool,
+    output: z.object({ conversation_id: z.string(), escalation_level: z.number() }),
+    untrusted: [],
+    trusted_text: { conversation_id: "an id the helpdesk issues" },
+  };
+}
+
 export const catalog = loadCatalog(
   productCatalog
     .all()
-    .map((tool) => ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
+    .map((tool) =>
+      expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
+    ),
 );

@@ -43,3 +43,14 @@ describe("a remote write on a server that ignores keys", () => {
     expect(await notesAdded()).toBe(before + 1);
   });
 });
+
+describe("a remote result that does not meet the declared output", () => {
+  it("is withheld as a failure of the tool's contract, never passed on and never a crash", async () => {
+    const run = await openRun("acme", { namespace: "helpdesk" });
+    const { status, body } = await callTool(run, "get_conversation", { conversation_id: "CV-1001" });
+    expect(status).toBe(502);
+    expect(body.data).toBeNull();
+    expect(body.error).toMatchObject({ code: "terminal_error", side_effect_confirmed: false });
+    expect(body.error?.message).toContain("does not match this tool's output contract");
+  });
+});
