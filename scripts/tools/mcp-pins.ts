@@ -4,8 +4,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { PinnedDefinition } from "../../src/catalog/pin";
-import { canonicalJson } from "../../src/core/canonical-json";
+import { type PinnedDefinition, pinnedText } from "../../src/catalog/pin";
 
 export type Pins = Record<string, PinnedDefinition>;
 
@@ -25,14 +24,7 @@ export function pinnedDefinition(tool: PinnedDefinition): PinnedDefinition {
  * the synchronous `check` can compare a pin with the reviewed definition (a test proves both agree).
  */
 export function pinDigest(definition: PinnedDefinition): string {
-  const pinned = canonicalJson({
-    name: definition.name,
-    description: definition.description ?? "",
-    inputSchema: definition.inputSchema ?? null,
-    outputSchema: definition.outputSchema ?? null,
-    annotations: definition.annotations ?? null,
-  });
-  return `sha256:${createHash("sha256").update(pinned, "utf8").digest("hex")}`;
+  return `sha256:${createHash("sha256").update(pinnedText(definition), "utf8").digest("hex")}`;
 }
 
 export const pinsFileOf = (catalogDir: string, namespace: string) =>

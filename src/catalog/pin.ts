@@ -16,13 +16,17 @@ export interface PinnedDefinition {
  * and any change of name, description, schema or annotation has.
  */
 export async function pinOf(definition: PinnedDefinition): Promise<string> {
-  const pinned = canonicalJson({
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(pinnedText(definition)));
+  return `sha256:${[...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** The text a pin is the digest of: the covered fields' canonical JSON, absent ones as empty or null. */
+export function pinnedText(definition: PinnedDefinition): string {
+  return canonicalJson({
     name: definition.name,
     description: definition.description ?? "",
     inputSchema: definition.inputSchema ?? null,
     outputSchema: definition.outputSchema ?? null,
     annotations: definition.annotations ?? null,
   });
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(pinned));
-  return `sha256:${[...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 }

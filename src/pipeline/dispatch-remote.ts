@@ -3,13 +3,11 @@ import type { RemoteTool, ToolSpec } from "../catalog/define-tool";
 import type { Upstream } from "../upstream/bindings";
 import type { CredentialRequest, UpstreamAuthorization } from "../upstream/credential";
 import type { RemoteOutcome } from "../upstream/mcp-call";
-import { decideRetry } from "../upstream/retry";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
 import { type Classification, classifyUpstream } from "./classify";
-import type { Execution } from "./dispatch";
+import { afterAttempt, type Execution } from "./dispatch";
 import type { StoredRequest } from "./run-state";
-import { validateOutput } from "./validate";
 
 /**
  * Stage "dispatch" for a tool of a remote MCP server: the same contract as `executeRequest` (reads
@@ -95,34 +93,10 @@ export async function executeRemote(input: RemoteExecuteInput): Promise<Executio
             : "http_error",
       purpose: "effect",
     });
-    if (classification.kind === "success") {
-      const output = validateOutput(tool, classification.body);
-      return output.ok
-        ? { ok: true, data: output.data, status: 200, attempts }
-        : { ok: false, failure: output.failure, status, attempts };
-    }
-    const decision = decideRetry({
-      sideEffect: tool.side_effect,
-      transient: classification.transient,
-      attempts: attempts.length,
-      elapsedMs: Date.now() - began,
-      timeoutMs: tool.timeout_ms,
-      retryAfterMs: classification.failure.retry_after_ms ?? null,
-      random: random(),
-    });
-    if (!decision.retry) {
-      const failure = {
-        ...classification.failure,
-        details: { ...classification.failure.details, attempts: attempts.length },
-      };
-      return {
-        ok: false,
-        failure: remote.server.honoured ? failure : withoutResend(failure, tool),
-        status,
-        attempts,
-      };
-    }
-    await sleep(decision.delayMs);
+    const next = afterAttempt(tool, classification, status, attempts, began, random());
+    if ("retryInMs" in next) await sleep(next.retryInMs);
+    else if (next.ok || remote.server.honoured) return next;
+    else return { ...next, failure: withoutResend(next.failure, tool) };
   }
 }
 

@@ -6,7 +6,7 @@ import type { UpstreamAuthorization } from "../upstream/credential";
 import { decideRetry } from "../upstream/retry";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
-import { classifyUpstream } from "./classify";
+import { type Classification, classifyUpstream } from "./classify";
 import type { StoredRequest } from "./run-state";
 import { sendAttempt } from "./send-attempt";
 import { validateOutput } from "./validate";
@@ -98,33 +98,48 @@ export async function executeRequest(input: ExecuteInput): Promise<Execution> {
     };
     attempts.push(record);
 
-    if (classification.kind === "success") {
-      const output = validateOutput(tool, classification.body);
-      return output.ok
-        ? { ok: true, data: output.data, status: classification.status, attempts }
-        : { ok: false, failure: output.failure, status, attempts };
-    }
-
-    const decision = decideRetry({
-      sideEffect: tool.side_effect,
-      transient: classification.transient,
-      attempts: attempts.length,
-      elapsedMs: Date.now() - began,
-      timeoutMs: tool.timeout_ms,
-      retryAfterMs: classification.failure.retry_after_ms ?? null,
-      random: random(),
-    });
-    if (!decision.retry) {
-      return {
-        ok: false,
-        failure: {
-          ...classification.failure,
-          details: { ...classification.failure.details, attempts: attempts.length },
-        },
-        status,
-        attempts,
-      };
-    }
-    await sleep(decision.delayMs);
+    const next = afterAttempt(tool, classification, status, attempts, began, random());
+    if ("retryInMs" in next) await sleep(next.retryInMs);
+    else return next;
   }
+}
+
+/**
+ * What one classified attempt ends in: the call's answer (a success's output validated against the
+ * tool's whitelist, or the failure with the attempts counted), or the wait before the next attempt.
+ * Both dispatches (HTTP and remote MCP) end their attempts here.
+ */
+export function afterAttempt(
+  tool: ToolSpec,
+  classification: Classification,
+  status: number | null,
+  attempts: AttemptRecord[],
+  began: number,
+  random: number,
+): Execution | { retryInMs: number } {
+  if (classification.kind === "success") {
+    const output = validateOutput(tool, classification.body);
+    return output.ok
+      ? { ok: true, data: output.data, status: classification.status, attempts }
+      : { ok: false, failure: output.failure, status, attempts };
+  }
+  const decision = decideRetry({
+    sideEffect: tool.side_effect,
+    transient: classification.transient,
+    attempts: attempts.length,
+    elapsedMs: Date.now() - began,
+    timeoutMs: tool.timeout_ms,
+    retryAfterMs: classification.failure.retry_after_ms ?? null,
+    random,
+  });
+  if (decision.retry) return { retryInMs: decision.delayMs };
+  return {
+    ok: false,
+    failure: {
+      ...classification.failure,
+      details: { ...classification.failure.details, attempts: attempts.length },
+    },
+    status,
+    attempts,
+  };
 }
