@@ -28,3 +28,10 @@ export function canonicalJson(value: unknown): string {
       throw new TypeError(`canonical JSON cannot represent a ${typeof value}`);
   }
 }
+
+/** The top-level fields of two objects whose values differ as canonical JSON, sorted: absent differs from present. */
+export function differingFields(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  const fields = new Set([...Object.keys(a), ...Object.keys(b)]);
+  const text = (value: unknown) => (value === undefined ? undefined : canonicalJson(value));
+  return [...fields].filter((field) => text(a[field]) !== text(b[field])).sort();
+}

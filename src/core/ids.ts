@@ -12,6 +12,16 @@ export function newRunId(): string {
   return `run_${randomHex(32)}`;
 }
 
+/**
+ * The run of an orchestrator's task: `run_` + 32 hex characters of a digest of tenant and task key,
+ * so every open of one task names one run (and one ledger), whichever isolate takes it.
+ */
+export async function taskRunId(tenant: string, taskKey: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${tenant}\u0000${taskKey}`));
+  const hex = [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `run_${hex.slice(0, 32)}`;
+}
+
 /** One dispatch of a tool, by an agent or an operator's approval: `call_` + 24 hex. */
 export function newCallId(): string {
   return `call_${randomHex(24)}`;

@@ -4,11 +4,11 @@ import type { ResultPage } from "../tools/builtins";
 import type { Envelope } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
-import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./ledger-api";
+import type { CallInput, DecideInput, DecideResult, OpenRunAnswer, OpenRunInput } from "./ledger-api";
 
 /** The RunLedger's RPC surface as the worker uses it. */
 export interface LedgerClient {
-  open(input: OpenRunInput): Promise<RunStatus>;
+  open(input: OpenRunInput): Promise<OpenRunAnswer>;
   status(tenant: string): Promise<RunStatus | null>;
   end(tenant: string): Promise<RunStatus | null>;
   touchSession(tenant: string, now: number, idleMs: number): Promise<boolean>;

@@ -1,7 +1,7 @@
 import type { ApprovalRecord } from "../approvals/model";
 import type { AgentCallInput } from "../pipeline/intake";
 import type { ScenarioStep } from "../scenarios/scenario";
-import type { RunLimits } from "../wire/run-status";
+import type { RunLimits, RunStatus } from "../wire/run-status";
 
 /** What the worker hands the RunLedger Durable Object over RPC, and what it gets back. */
 
@@ -13,7 +13,18 @@ export interface OpenRunInput {
   repeat_threshold: number;
   /** Upstream faults for this run, already checked; only where fault injection is enabled. */
   scenario?: ScenarioStep[];
+  /** The orchestrator's task this run is for, and the open request as it came (its fields by name). */
+  task?: { key: string; request: Record<string, unknown> };
 }
+
+/**
+ * What opening answers: a new run; the run already opened for the same task and the same request;
+ * or, for the same task with another request, the fields that differ (nothing is opened).
+ */
+export type OpenRunAnswer =
+  | { kind: "opened"; status: RunStatus }
+  | { kind: "reused"; status: RunStatus }
+  | { kind: "conflict"; fields: string[] };
 
 export interface CallInput extends AgentCallInput {
   /** From the verified run token; the ledger refuses a caller of another tenant. */

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { type ApprovalRecord, type ApprovalSummary, approvalBlock } from "../approvals/model";
 import { loadConfig } from "../config/load";
+import { differingFields } from "../core/canonical-json";
 import { newCallId } from "../core/ids";
 import type { Env } from "../env";
 import { admitCall } from "../pipeline/admit";
@@ -20,7 +21,7 @@ import type { RunTrace } from "../wire/run-trace";
 import type { TraceEntry } from "../wire/trace-entry";
 import * as tables from "./commit";
 import { type Inflight, KeysInFlight } from "./key-store";
-import type { CallInput, DecideInput, DecideResult, OpenRunInput } from "./ledger-api";
+import type { CallInput, DecideInput, DecideResult, OpenRunAnswer, OpenRunInput } from "./ledger-api";
 import { ResultStore } from "./result-store";
 import { RunDirectory } from "./run-index";
 import { RunPublisher } from "./run-publisher";
@@ -68,12 +69,16 @@ export class RunLedger extends DurableObject<Env> {
     });
   }
 
-  async open(input: OpenRunInput): Promise<RunStatus> {
-    if (this.#run) throw new Error("run already exists");
+  async open(input: OpenRunInput): Promise<OpenRunAnswer> {
+    // Awaited before the run is looked at: between the check and the insert nothing may interleave,
+    // so concurrent opens of one task's run find one run.
+    const catalogVersion = await catalog.version();
+    if (this.#run) return this.#reopen(this.#run, input);
     const now = Date.now();
-    const run = newRun(input, loadConfig(this.env).environment, await catalog.version(), now);
+    const run = newRun(input, loadConfig(this.env).environment, catalogVersion, now);
     this.ctx.storage.transactionSync(() => {
       this.#stores.run.insertRun(run);
+      if (input.task) this.#stores.run.insertTask(input.task);
       this.#keeping.scenario.insert(input.scenario ?? []);
       this.#directory.enqueueRun(run, now, true);
     });
@@ -81,7 +86,19 @@ export class RunLedger extends DurableObject<Env> {
     await this.#publisher.scheduleAlarm();
     // The run's entry is not waited for: the agent's answer does not depend on the operators' index.
     this.ctx.waitUntil(this.#publisher.deliver());
-    return runStatus(run, now);
+    return { kind: "opened", status: runStatus(run, now) };
+  }
+
+  /** An open for a run that exists: only the same task's, with the same request, gets it back. */
+  #reopen(run: RunMeta, input: OpenRunInput): OpenRunAnswer {
+    const task = this.#stores.run.task();
+    if (!task || !input.task || task.key !== input.task.key || run.tenant !== input.tenant) {
+      throw new Error("run already exists");
+    }
+    const fields = differingFields(task.request, input.task.request);
+    return fields.length > 0
+      ? { kind: "conflict", fields }
+      : { kind: "reused", status: runStatus(run, Date.now()) };
   }
 
   status(tenant: string): RunStatus | null {

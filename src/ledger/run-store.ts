@@ -84,6 +84,22 @@ export class RunStore {
     );
   }
 
+  insertTask(task: { key: string; request: Record<string, unknown> }): void {
+    this.#sql.exec(
+      "INSERT INTO task (id, task_key, request) VALUES (1, ?, ?)",
+      task.key,
+      JSON.stringify(task.request),
+    );
+  }
+
+  /** The task the run was opened for, or null when it was opened without a task key. */
+  task(): { key: string; request: Record<string, unknown> } | null {
+    const row = this.#sql
+      .exec<{ task_key: string; request: string }>("SELECT task_key, request FROM task WHERE id = 1")
+      .toArray()[0];
+    return row ? { key: row.task_key, request: JSON.parse(row.request) as Record<string, unknown> } : null;
+  }
+
   taint(taint: Taint): void {
     this.#sql.exec(
       "UPDATE run SET tainted_by = ? WHERE id = 1 AND tainted_by IS NULL",

@@ -88,8 +88,16 @@ ALTER TABLE trace ADD COLUMN actor_name TEXT;
 
 /** What the tenant's directory is owed, committed with the changes it reports (src/ledger/outbox.ts). */
 const V7 = OUTBOX_SCHEMA;
+/** The task a run was opened for: the orchestrator's key and the body it opened with. */
+const V8 = `
+CREATE TABLE IF NOT EXISTS task (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  task_key TEXT NOT NULL,
+  request TEXT NOT NULL
+);
+`;
 
-export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7];
+export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8];
 
 export function migrateLedger(sql: SqlStorage): void {
   applyMigrations(sql, LEDGER_MIGRATIONS);

@@ -13,7 +13,7 @@ import type { AppEnv } from "../http/app-env";
 import { requestContext, respond } from "../http/respond";
 import { catalog } from "../tools";
 import { failure, httpStatusFor } from "../wire/envelope";
-import { MAX_CALL_BODY_BYTES } from "../wire/requests";
+import { MAX_CALL_BODY_BYTES, OpenRunBodySchema } from "../wire/requests";
 import {
   challenge,
   MCP_PATH,
@@ -124,6 +124,10 @@ async function serve(
   return transport.handleRequest(c.req.raw, parsedBody === undefined ? undefined : { parsedBody });
 }
 
+/** The header an agent's MCP session names its orchestrator's task in, as `task_key` of POST /v1/runs. */
+const TASK_KEY_HEADER = "X-Task-Key";
+const TaskKeySchema = OpenRunBodySchema.shape.task_key;
+
 /**
  * A request with an agent's credential. The body is read here, once, because only `initialize`
  * may come without a session: it opens the run and the answer names it in `Mcp-Session-Id`.
@@ -143,7 +147,12 @@ async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Respons
   const initialize = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
   if (initialize) {
     // A new session, whatever session id came along (the SDK client sends none on initialize).
-    const opened = await openSession(c.env, agent);
+    const taskKey = TaskKeySchema.safeParse(c.req.header(TASK_KEY_HEADER));
+    if (!taskKey.success) {
+      const problem = taskKey.error.issues[0]?.message ?? "not a task key";
+      return rpcError(400, -32602, `${TASK_KEY_HEADER}: ${problem}.`, id);
+    }
+    const opened = await openSession(c.env, agent, taskKey.data);
     if (!opened.ok) {
       // The envelope rides along as the error's data: a rate limit's retry_after_ms, a limit's name.
       const error = opened.envelope.error;
@@ -159,8 +168,9 @@ async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Respons
       return response;
     }
     const response = await serve(c, opened.claims, body);
-    // The transport refused the request (headers, a batch): the run it was to open is not wanted.
-    if (!response.ok) {
+    // The transport refused the request (headers, a batch): the run it was to open is not wanted,
+    // unless it is a task's run opened before, which lives on for the task's other sessions.
+    if (!response.ok && !opened.reused) {
       await endSession(c.env, opened.claims);
       return response;
     }

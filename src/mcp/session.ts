@@ -47,18 +47,23 @@ export async function verifySessionId(
 }
 
 export type OpenedSession =
-  | { ok: true; sessionId: string; claims: SessionClaims }
+  | { ok: true; sessionId: string; claims: SessionClaims; reused: boolean }
   | { ok: false; envelope: Envelope };
 
 /**
- * `initialize` with an agent's credential: opens a run with the agent profile's namespace and limits,
+ * `initialize` with an agent's credential: opens a run with the agent profile's namespace and limits
+ * (or, with a task key, answers the run that key opened before),
  * through the same service and the same run-open rate limit as `POST /v1/runs`, and names it in a
  * session id signed with the run-token key (a distinct prefix, so neither passes for the other).
  */
-export async function openSession(env: Env, agent: AgentPrincipal): Promise<OpenedSession> {
+export async function openSession(env: Env, agent: AgentPrincipal, taskKey?: string): Promise<OpenedSession> {
   const limited = await admitRunOpen(env, agent.tenant);
   if (limited) return { ok: false, envelope: failure(requestContext(env), limited) };
-  const opened = await openRunFor(env, { kind: "agent", agent }, {});
+  const opened = await openRunFor(
+    env,
+    { kind: "agent", agent },
+    taskKey === undefined ? {} : { task_key: taskKey },
+  );
   if (!opened.ok) return opened;
   const claims: SessionClaims = {
     tenant: agent.tenant,
@@ -68,7 +73,12 @@ export async function openSession(env: Env, agent: AgentPrincipal): Promise<Open
     // As long as the run's token would live: past the deadline the ledger refuses (and closes) it.
     exp: Date.parse(opened.opened.expires_at),
   };
-  return { ok: true, claims, sessionId: await signToken(PREFIX, claims, loadConfig(env).runTokenKeys) };
+  return {
+    ok: true,
+    claims,
+    reused: opened.reused,
+    sessionId: await signToken(PREFIX, claims, loadConfig(env).runTokenKeys),
+  };
 }
 
 /**

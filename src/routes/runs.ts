@@ -37,7 +37,9 @@ runs.post(
   validated("json", OpenRunBodySchema),
   async (c) => {
     const opened = await openRunFor(c.env, c.get("opener"), c.req.valid("json"));
-    return opened.ok ? respond(c, opened.envelope, { status: 201 }) : respond(c, opened.envelope);
+    // A task's run answered again is not created: 200, as for any repeat of a completed request.
+    if (opened.ok) return respond(c, opened.envelope, { status: opened.reused ? 200 : 201 });
+    return respond(c, opened.envelope);
   },
 );
 

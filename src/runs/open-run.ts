@@ -2,7 +2,7 @@ import type { AgentPrincipal } from "../auth/agent-keys";
 import { issueRunToken } from "../auth/run-token";
 import { loadConfig } from "../config/load";
 import { resolveRunLimits } from "../config/tenants";
-import { newRunId } from "../core/ids";
+import { newRunId, taskRunId } from "../core/ids";
 import type { Env } from "../env";
 import { requestContext } from "../http/respond";
 import { ledgerFor } from "../ledger/client";
@@ -25,10 +25,12 @@ export interface OpenRunRequest {
   namespace?: string | undefined;
   limits?: Partial<RunLimits> | undefined;
   scenario?: ScenarioStepInput[] | undefined;
+  /** The orchestrator's id of the task: every open with it answers the one run it opened. */
+  task_key?: string | undefined;
 }
 
 export type OpenRunResult =
-  | { ok: true; envelope: Envelope; opened: RunOpened }
+  | { ok: true; envelope: Envelope; opened: RunOpened; reused: boolean }
   | { ok: false; envelope: Envelope };
 
 /**
@@ -99,15 +101,39 @@ export async function openRunFor(
       failure(ctx, { code: "validation_error", message: scenario.message, problems: scenario.problems }),
     );
   }
-  const runId = newRunId();
-  const status = await ledgerFor(env, tenantId, runId).open({
+  const runId = request.task_key === undefined ? newRunId() : await taskRunId(tenantId, request.task_key);
+  const answer = await ledgerFor(env, tenantId, runId).open({
     tenant: tenantId,
     run_id: runId,
     namespace,
     limits: limits.limits,
     repeat_threshold: tenant.repeat_threshold,
     scenario: scenario.value,
+    ...(request.task_key === undefined
+      ? {}
+      : {
+          task: {
+            key: request.task_key,
+            // As asked, so a retry of the same body matches whatever the ceilings became since.
+            request: { namespace, limits: request.limits ?? null, scenario: request.scenario ?? null },
+          },
+        }),
   });
+  if (answer.kind === "conflict") {
+    return refuse(
+      failure(ctx, {
+        code: "conflict_error",
+        message: `Task key "${request.task_key}" already opened a run with other ${answer.fields.join(", ")}. Reuse a task key only to retry the same open; a new task needs a new key.`,
+        problems: answer.fields.map((field) => ({
+          field,
+          reason: "differs from the open this task key was first used with",
+          hint: "Send the same body as the first open, or a new task_key.",
+        })),
+        details: { task_key: request.task_key, differing_fields: answer.fields },
+      }),
+    );
+  }
+  const { status } = answer;
   const expiresAt = Date.parse(status.deadline_at) + TOKEN_GRACE_MS;
   const token = await issueRunToken(
     { tenant: tenantId, run: runId, ns: namespace, exp: expiresAt },
@@ -121,7 +147,10 @@ export async function openRunFor(
     retained_until: new Date(Date.parse(status.deadline_at) + RETENTION_MS).toISOString(),
     ...rest,
     ...(request.scenario === undefined ? {} : { scenario: scenario.value }),
+    ...(request.task_key === undefined
+      ? {}
+      : { task_key: request.task_key, reused: answer.kind === "reused" }),
     tools: await toolSpecsFor(namespace),
   };
-  return { ok: true, envelope: success(ctx, opened), opened };
+  return { ok: true, envelope: success(ctx, opened), opened, reused: answer.kind === "reused" };
 }

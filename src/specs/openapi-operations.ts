@@ -129,16 +129,23 @@ export const OPERATIONS: readonly Operation[] = [
     tag: "runs",
     summary: "Open a run",
     description:
-      "Opens a run in one namespace of the tenant. Returns run_id, run_token (short-lived, scoped to this run and namespace), expires_at, environment, limits and the namespace's tools in the jsonschema format. With an agent key the run gets the key's agent profile: its namespace, and its limits (a request may ask for less, never more).",
+      "Opens a run in one namespace of the tenant. Returns run_id, run_token (short-lived, scoped to this run and namespace), expires_at, environment, limits and the namespace's tools in the jsonschema format. With an agent key the run gets the key's agent profile: its namespace, and its limits (a request may ask for less, never more). With a task_key, opening is idempotent: the same key and body answer the same run.",
     credentials: ["tenantKey", "agentKey"],
     body: {
       schema: "OpenRunBody",
       description: "Namespace and optional limits within the tenant's ceilings.",
     },
     responses: {
+      "200": envelope(
+        "The run this task_key opened before, answered again with a valid run token (`reused: true`).",
+        "RunOpened",
+      ),
       "201": envelope("The run is open.", "RunOpened"),
       "401": FAILURES["401"],
       "404": envelope("The namespace is not available to this tenant (`not_found`)."),
+      "409": envelope(
+        "This task_key opened a run with another body (`conflict_error`, naming the differing fields); nothing is opened.",
+      ),
       "422": envelope("Invalid body or a limit above the tenant's ceiling (`validation_error`)."),
     },
   },

@@ -23,6 +23,15 @@ export const OpenRunBodySchema = z.strictObject({
     .optional()
     .describe("Budgets for this run, within the tenant's ceilings."),
   scenario: ScenarioSchema.optional(),
+  task_key: z
+    .string()
+    .min(1)
+    .max(200, "a task key has at most 200 characters")
+    .regex(/^[^\p{C}]+$/u, "a task key holds printable characters only (no control or format characters)")
+    .optional()
+    .describe(
+      "Your id for the task this run is for, such as a ticket id and attempt. Opening again with the same key and the same body answers the same run (reused: true) within its retention; the same key with another body is a conflict. Send a new key for a new intent.",
+    ),
 });
 
 /** `GET /v1/runs/{run_id}/results/{handle}?cursor=`: which page of a large result. */

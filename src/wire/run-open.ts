@@ -14,6 +14,11 @@ export const RunOpenedSchema = RunStatusSchema.extend({
     .array(RunScenarioStepSchema)
     .optional()
     .describe("The accepted fault scenario, with its defaults; only when one was asked for."),
+  task_key: z.string().optional().describe("The task key the run was opened for, when one was sent."),
+  reused: z
+    .boolean()
+    .optional()
+    .describe("With a task key: true when this task's run already existed and is answered again."),
   tools: z.array(NeutralToolSchema).describe("The namespace's tools in the jsonschema format."),
 });
 export type RunOpened = z.infer<typeof RunOpenedSchema>;

@@ -1,0 +1,123 @@
+import { describe, expect, it } from "vitest";
+import { callTool, KEYS, request } from "./helpers";
+import { connect, envelopeOf } from "./mcp-client";
+
+/**
+ * A task key makes opening a run idempotent: the orchestrator's retry after a lost answer, a crash
+ * or a restart gets the run it opened before, never a second one with fresh budgets and keys.
+ */
+
+let counter = 0;
+const freshKey = () => `ticket-4711/attempt-${Date.now()}-${++counter}`;
+
+function open(body: Record<string, unknown>, tenant: keyof typeof KEYS = "acme") {
+  return request("/v1/runs", {
+    method: "POST",
+    headers: { authorization: `Bearer ${KEYS[tenant]}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+interface Opened {
+  run_id: string;
+  run_token: string;
+  state: string;
+  reused?: boolean;
+  task_key?: string;
+}
+const dataOf = (body: { data: unknown }) => body.data as Opened;
+
+describe("task keys", () => {
+  it("answer a repeated open with the same run, reused, and a token that works", async () => {
+    const task_key = freshKey();
+    const body = { namespace: "support", limits: { max_calls: 10 }, task_key };
+    const first = await open(body);
+    expect(first.status).toBe(201);
+    expect(dataOf(first.body)).toMatchObject({ task_key, reused: false });
+    const again = await open(body);
+    expect(again.status).toBe(200);
+    expect(dataOf(again.body)).toMatchObject({ run_id: dataOf(first.body).run_id, reused: true });
+    const { run_id, run_token } = dataOf(again.body);
+    const read = await callTool({ id: run_id, token: run_token, tenant: "acme", data: {} }, "lookup_order", {
+      order_id: "A1001",
+    });
+    expect(read.body.outcome).toBe("success");
+  });
+
+  it("refuse the same key with another body as a conflict naming the fields, and open nothing", async () => {
+    const task_key = freshKey();
+    await open({ namespace: "support", limits: { max_calls: 10 }, task_key });
+    const other = await open({ namespace: "support", limits: { max_calls: 20 }, task_key });
+    expect(other.status).toBe(409);
+    expect(other.body.error).toMatchObject({
+      code: "conflict_error",
+      details: { task_key, differing_fields: ["limits"] },
+    });
+    expect(other.body.error?.problems.map((problem) => problem.field)).toEqual(["limits"]);
+  });
+
+  it("open one run for many concurrent opens of one key", async () => {
+    const task_key = freshKey();
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => open({ namespace: "support", task_key })),
+    );
+    const ids = new Set(answers.map((answer) => dataOf(answer.body).run_id));
+    expect(ids.size).toBe(1);
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(1);
+    expect(answers.filter((answer) => dataOf(answer.body).reused === true)).toHaveLength(11);
+  });
+
+  it("answer an ended task's run as it is, never a fresh one", async () => {
+    const task_key = freshKey();
+    const first = dataOf((await open({ namespace: "support", task_key })).body);
+    await request(`/v1/runs/${first.run_id}/end`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${first.run_token}` },
+    });
+    const again = await open({ namespace: "support", task_key });
+    expect(dataOf(again.body)).toMatchObject({ run_id: first.run_id, state: "closed", reused: true });
+  });
+
+  it("belong to their tenant: one key in two tenants opens two runs", async () => {
+    const task_key = freshKey();
+    const acme = dataOf((await open({ namespace: "support", task_key }, "acme")).body);
+    const globex = dataOf((await open({ namespace: "support", task_key }, "globex")).body);
+    expect(acme.run_id).not.toBe(globex.run_id);
+  });
+
+  it.each([
+    ["empty", "", "at least 1"],
+    ["over 200 characters", "k".repeat(201), "at most 200 characters"],
+    ["with a control character", "ticket\u0000-1", "printable characters only"],
+  ])("refuse a task key that is %s, saying why", async (_what, task_key, reason) => {
+    const { status, body } = await open({ namespace: "support", task_key });
+    expect(status).toBe(422);
+    expect(body.error?.problems).toContainEqual(
+      expect.objectContaining({ field: "task_key", reason: expect.stringContaining(reason) }),
+    );
+  });
+
+  it("let an agent's MCP sessions of one task share its run: the second session's write replays", async () => {
+    const headers = { "x-task-key": freshKey() };
+    const args = { customer_id: "C100", priority: "low", summary: "Shared by two sessions of one task." };
+    const first = await connect("acme-agent-key", { headers });
+    const wrote = envelopeOf(
+      await first.client.callTool({ name: "create_internal_ticket", arguments: args }),
+    );
+    expect(wrote.outcome).toBe("success");
+    await first.client.close();
+    const second = await connect("acme-agent-key", { headers });
+    const again = envelopeOf(
+      await second.client.callTool({ name: "create_internal_ticket", arguments: args }),
+    );
+    expect(again.replayed).toBe(true);
+    expect(again.idempotency_key).toBe(wrote.idempotency_key);
+    await second.client.close();
+  });
+
+  it("refuse an MCP session whose task key header is not one", async () => {
+    await expect(connect("acme-agent-key", { headers: { "x-task-key": "k".repeat(201) } })).rejects.toThrow(
+      /X-Task-Key: a task key has at most 200 characters/,
+    );
+  });
+});
