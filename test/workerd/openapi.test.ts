@@ -356,23 +356,25 @@ describe("the data of every success answer", () => {
       "/v1/tools",
       request("/v1/tools?namespace=support", { headers: { authorization: `Bearer ${KEYS.acme}` } }),
     );
-    // A scenario that taints the run and makes a paged result, so optional and nullable parts are filled.
-    const opened = await check(
-      "post",
-      "/v1/runs",
+    // A scenario that taints the run and makes a paged result, so optional and nullable parts are filled;
+    // a task key, so opening it again is the documented 200.
+    const openBody = JSON.stringify({
+      namespace: "support",
+      limits: { max_destructive: 2 },
+      scenario: [
+        { mode: "injection", path_prefix: "/customers" },
+        { mode: "large", path_prefix: "/refund-policies" },
+      ],
+      task_key: `openapi-${Date.now()}`,
+    });
+    const openRequest = () =>
       request("/v1/runs", {
         method: "POST",
         headers: { authorization: `Bearer ${KEYS.acme}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          namespace: "support",
-          limits: { max_destructive: 2 },
-          scenario: [
-            { mode: "injection", path_prefix: "/customers" },
-            { mode: "large", path_prefix: "/refund-policies" },
-          ],
-        }),
-      }),
-    );
+        body: openBody,
+      });
+    const opened = await check("post", "/v1/runs", openRequest());
+    await check("post", "/v1/runs", openRequest());
     expect(opened.scenario).toHaveLength(2);
     const run: TestRun = {
       id: String(opened.run_id),
