@@ -183,6 +183,12 @@ function draftRemoteTool(
     request: { upstream: binding, tool: tool.name, pin: pinDigest(pinnedDefinition(tool)) },
     output: output.declaration,
   };
+  // Ours are verb_noun (the check refuses others); the server's own name stays in request.tool.
+  if (!/^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/.test(name)) {
+    review.push(
+      `name: ${name} is not verb_noun; rename it (such as ${name}_item), request.tool keeps ${tool.name}`,
+    );
+  }
   if (writes) {
     declaration.postcondition = `${REVIEW} which read tool reads the effect back and which fields must match, or no_postcondition: <why>`;
     declaration.dry_run = `${REVIEW} what the sandbox server simulates, and what only production reveals`;
