@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { callTool, KEYS, request } from "./helpers";
 import { connect, envelopeOf } from "./mcp-client";
@@ -118,6 +119,57 @@ describe("task keys", () => {
   it("refuse an MCP session whose task key header is not one", async () => {
     await expect(connect("acme-agent-key", { headers: { "x-task-key": "k".repeat(201) } })).rejects.toThrow(
       /X-Task-Key: a task key has at most 200 characters/,
+    );
+  });
+
+  it("open at most one run per key under any mix of concurrent opens, and refuse only another body", async () => {
+    // Generated: a burst of concurrent opens over a few keys and a few bodies. Whatever commits first
+    // for a key is its run; every other open of that key is that run again (same body) or a
+    // conflict (another body), never a second run. Seeded and bounded for CI.
+    const bodies = [
+      { namespace: "support" },
+      { namespace: "support", limits: { max_calls: 7 } },
+      { namespace: "shipping" },
+    ];
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.record({ key: fc.nat({ max: 2 }), body: fc.nat({ max: 2 }) }), {
+          minLength: 1,
+          maxLength: 12,
+        }),
+        async (opens) => {
+          const prefix = `prop-${Date.now()}-${++round}`;
+          const answers = await Promise.all(
+            opens.map(({ key, body }) => open({ ...bodies[body], task_key: `${prefix}-${key}` })),
+          );
+          const runs = new Map<number, Set<string>>();
+          const created = new Map<number, number>();
+          answers.forEach((answer, index) => {
+            const { key, body } = opens[index] ?? { key: 0, body: 0 };
+            if (answer.status === 409) {
+              expect(answer.body.error?.code).toBe("conflict_error");
+              return;
+            }
+            expect([200, 201], JSON.stringify(answer.body.error)).toContain(answer.status);
+            const ids = runs.get(key) ?? new Set<string>();
+            ids.add(dataOf(answer.body).run_id);
+            runs.set(key, ids);
+            if (answer.status === 201) created.set(key, (created.get(key) ?? 0) + 1);
+            // A key's accepted opens all carry the body it first committed with.
+            const accepted = opens.filter(
+              (_, other) => opens[other]?.key === key && answers[other]?.status !== 409,
+            );
+            expect(new Set(accepted.map((open_) => open_.body)).size).toBe(1);
+            expect(accepted[0]?.body).toBe(body);
+          });
+          for (const [key, ids] of runs) {
+            expect(ids.size, `key ${key}`).toBe(1);
+            expect(created.get(key) ?? 0, `key ${key}`).toBe(1);
+          }
+        },
+      ),
+      { numRuns: 15, seed: 20261201 },
     );
   });
 });
