@@ -160,14 +160,14 @@ describe("a long run's page", () => {
     // initech: the load-test tenant, whose rate limits other tests' calls cannot reach.
     const run = await openRun("initech", { namespace: "support", limits: { max_calls: 150 } });
     const calls = 105;
-    for (let batch = 0; batch < calls; batch += 15) {
-      await Promise.all(
-        Array.from({ length: Math.min(15, calls - batch) }, (_, index) =>
-          // Orders initech may name but the sandbox does not hold: each call is distinct, none repeats.
-          callTool(run, "lookup_order", { order_id: `I${5000 + batch + index}` }),
-        ),
-      );
+    // Orders initech may name but the sandbox does not hold: each call is distinct, none repeats.
+    const lookup = (n: number) => callTool(run, "lookup_order", { order_id: `I${5000 + n}` });
+    // The first hundred in concurrent batches (their order within a batch is the ledger's), the
+    // last five one by one, so the second page holds exactly those five.
+    for (let batch = 0; batch < 100; batch += 10) {
+      await Promise.all(Array.from({ length: 10 }, (_, index) => lookup(batch + index)));
     }
+    for (let n = 100; n < calls; n++) await lookup(n);
     const operator = await signedInOperator("initech");
     const first = await operator.get(`/console/runs/${run.id}`);
     expect(first.status).toBe(200);
