@@ -6,7 +6,7 @@ import type { RemoteOutcome } from "../upstream/mcp-call";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
 import { type Classification, classifyUpstream } from "./classify";
-import { afterAttempt, type Execution } from "./dispatch";
+import { afterAttempt, type Execution, effectAttempt } from "./dispatch";
 import type { StoredRequest } from "./run-state";
 
 /**
@@ -65,9 +65,8 @@ export async function executeRemote(input: RemoteExecuteInput): Promise<Executio
       args,
       key,
       timeoutMs: tool.timeout_ms - (startedAt - began),
-      send: async (message, effect) => {
+      send: async (message, body, effect) => {
         const target = new URL(message.url);
-        const body = message.method === "POST" ? await message.clone().text() : null;
         const credential = await input.sign({
           method: message.method,
           target: `${target.pathname}${target.search}`,
@@ -80,19 +79,18 @@ export async function executeRemote(input: RemoteExecuteInput): Promise<Executio
     });
     const classification = classifyRemote(outcome, tool, remote);
     const status = outcome.kind === "http_error" ? outcome.status : outcome.kind === "result" ? 200 : null;
-    attempts.push({
-      attempt: attempts.length + 1,
-      started_at: startedAt,
-      latency_ms: Date.now() - startedAt,
-      upstream_status: status,
-      result:
+    attempts.push(
+      effectAttempt(
+        attempts.length + 1,
+        startedAt,
+        status,
         outcome.kind === "timeout" || outcome.kind === "network_error"
           ? outcome.kind
           : classification.kind === "success"
             ? "success"
             : "http_error",
-      purpose: "effect",
-    });
+      ),
+    );
     const next = afterAttempt(tool, classification, status, attempts, began, random());
     if ("retryInMs" in next) await sleep(next.retryInMs);
     else if (next.ok || remote.server.honoured) return next;
@@ -268,7 +266,8 @@ function withoutResend(failure: FailureSpec, tool: ToolSpec): FailureSpec {
     : " Check with a read tool whether it happened.";
   return {
     ...failure,
-    message: `${failure.message.replace(/ Call again with the same arguments[^.]*\./, "")} This server does not honour idempotency keys, so the proxy will not send this call again.${check}`,
+    // Its own words, not the usual failure's: those invite the retry this server cannot take.
+    message: `The call reached the remote server, but its answer was lost or failed (${failure.code}), so whether it acted is unknown. This server does not honour idempotency keys, so the proxy will not send this call again.${check}`,
     recommended_next_action: "reconcile",
     outcome: "terminal_failure",
     details: { ...failure.details, resend: "never: the server does not honour idempotency keys" },

@@ -81,12 +81,11 @@ export async function executeRequest(input: ExecuteInput): Promise<Execution> {
     });
     const classification = classifyUpstream(result, tool.side_effect);
     const status = result.kind === "response" || result.kind === "oversized" ? result.status : null;
-    const record: AttemptRecord = {
-      attempt: attempts.length + 1,
-      started_at: startedAt,
-      latency_ms: Date.now() - startedAt,
-      upstream_status: status,
-      result:
+    attempts.push(
+      effectAttempt(
+        attempts.length + 1,
+        startedAt,
+        status,
         result.kind === "timeout" || result.kind === "network_error"
           ? result.kind
           : classification.kind === "success"
@@ -94,14 +93,30 @@ export async function executeRequest(input: ExecuteInput): Promise<Execution> {
             : status !== null && status >= 200 && status < 300
               ? "invalid_body"
               : "http_error",
-      purpose: "effect",
-    };
-    attempts.push(record);
+      ),
+    );
 
     const next = afterAttempt(tool, classification, status, attempts, began, random());
     if ("retryInMs" in next) await sleep(next.retryInMs);
     else return next;
   }
+}
+
+/** One attempt of a call's effect as the trace records it, its latency measured now. */
+export function effectAttempt(
+  attempt: number,
+  startedAt: number,
+  status: number | null,
+  result: AttemptRecord["result"],
+): AttemptRecord {
+  return {
+    attempt,
+    started_at: startedAt,
+    latency_ms: Date.now() - startedAt,
+    upstream_status: status,
+    result,
+    purpose: "effect",
+  };
 }
 
 /**

@@ -117,14 +117,14 @@ async function carryOut(
         tenant: plan.run().tenant,
         upstream: upstreamOf(env, plan, target, null, false),
         faulted: upstreamOf(env, plan, target, fault),
-        sign: (message) => remoteCredentialFor(env, plan.run(), target, remote.server.audience, message),
+        sign: (message) => credentialFor(env, plan.run(), target, remote.server.audience, message),
       });
     }
     return executeRequest({
       tool: target,
       request,
       upstream: upstreamOf(env, plan, target, fault),
-      credential: await credentialFor(env, plan.run(), target, request),
+      credential: await requestCredentialFor(env, plan.run(), target, request),
     });
   };
   let execution: Execution = await send(tool, plan.request, plan.fault);
@@ -165,7 +165,7 @@ function contextOf(plan: ExecutionPlan, extra: Partial<EnvelopeContext> = {}): E
 }
 
 /**
- * Credentials signed in the last moment, by run, tool and the one request each names. A dispatch
+ * Credentials signed in the last moment, by run, audience and the one request each names. A dispatch
  * may reuse one only for the identical request (a read's retry, an identical call's resend) and only
  * while it still outlives the whole dispatch (its tool's timeout), which leaves the reuse window at
  * the margin: a second at most. Bounded, since one isolate can host many runs.
@@ -174,49 +174,14 @@ const recentCredentials = new Map<string, { token: string; exp: number }>();
 const RECENT_CREDENTIALS_MAX = 256;
 
 /**
- * A credential for this dispatch: it names the run, the tool and the one request it may make
- * (method, target, body digest, idempotency key), and expires within the tool's timeout plus a small
- * margin and never after the run's deadline, so one captured from a log is worth that request for
- * seconds, not a run. None is signed (or reused) once the run is ended or past its deadline.
+ * A credential for one request: the declared static key, or the proxy's JWT naming the run, the
+ * audience (the tool; for a remote MCP server, the server) and the one request it may make (method,
+ * target, body digest, idempotency key), expiring within the tool's timeout plus a small margin and
+ * never after the run's deadline, so one captured from a log is worth that request for seconds, not
+ * a run; null for a server that takes none. None is signed (or reused) once the run is ended or past
+ * its deadline.
  */
 async function credentialFor(
-  env: Env,
-  run: RunMeta,
-  tool: ToolSpec,
-  stored: StoredRequest,
-): Promise<UpstreamAuthorization> {
-  const now = Date.now();
-  if (run.state !== "open" || now >= run.deadline_at) {
-    throw new Error("no credential is issued for a run that is ended or past its deadline");
-  }
-  const declared = staticAuthorization(tool.upstream?.credential, env);
-  if (declared) return declared;
-  const request = {
-    method: stored.method,
-    target: stored.target,
-    body: stored.body,
-    idempotency_key: stored.headers[idempotencyHeaderOf(tool)] ?? null,
-  };
-  const cacheKey = JSON.stringify([run.tenant, run.run_id, tool.name, request]);
-  const recent = recentCredentials.get(cacheKey);
-  if (recent && recent.exp - now >= tool.timeout_ms + CREDENTIAL_MARGIN_MS / 2) return bearer(recent.token);
-  const exp = Math.min(credentialExpiry(now, tool.timeout_ms), Math.floor(run.deadline_at / 1_000) * 1_000);
-  const token = await issueUpstreamCredential(
-    { tenant: run.tenant, run: run.run_id, tool: tool.name, exp, request },
-    loadConfig(env).upstreamSigningKeys,
-    now,
-  );
-  if (recentCredentials.size >= RECENT_CREDENTIALS_MAX) recentCredentials.clear();
-  recentCredentials.set(cacheKey, { token, exp });
-  return bearer(token);
-}
-
-/**
- * The credential of one HTTP message of a remote MCP call: the server's declared static key, or
- * the proxy's JWT for the server's audience naming that one message, or nothing for a server on
- * a private binding that takes none. Each message is signed on its own, as each carries its own body.
- */
-async function remoteCredentialFor(
   env: Env,
   run: RunMeta,
   tool: ToolSpec,
@@ -230,13 +195,35 @@ async function remoteCredentialFor(
   const declared = staticAuthorization(tool.upstream?.credential, env);
   if (declared) return declared;
   if (audience === null) return null;
+  const cacheKey = JSON.stringify([run.tenant, run.run_id, audience, request]);
+  const recent = recentCredentials.get(cacheKey);
+  if (recent && recent.exp - now >= tool.timeout_ms + CREDENTIAL_MARGIN_MS / 2) return bearer(recent.token);
   const exp = Math.min(credentialExpiry(now, tool.timeout_ms), Math.floor(run.deadline_at / 1_000) * 1_000);
   const token = await issueUpstreamCredential(
     { tenant: run.tenant, run: run.run_id, tool: audience, exp, request },
     loadConfig(env).upstreamSigningKeys,
     now,
   );
+  if (recentCredentials.size >= RECENT_CREDENTIALS_MAX) recentCredentials.clear();
+  recentCredentials.set(cacheKey, { token, exp });
   return bearer(token);
+}
+
+/** The credential of an HTTP tool's stored request; its audience is the tool, so one is always made. */
+async function requestCredentialFor(
+  env: Env,
+  run: RunMeta,
+  tool: ToolSpec,
+  stored: StoredRequest,
+): Promise<UpstreamAuthorization> {
+  const credential = await credentialFor(env, run, tool, tool.name, {
+    method: stored.method,
+    target: stored.target,
+    body: stored.body,
+    idempotency_key: stored.headers[idempotencyHeaderOf(tool)] ?? null,
+  });
+  if (!credential) throw new Error(`no credential for ${tool.name}, whose audience is itself`);
+  return credential;
 }
 
 function upstreamOf(

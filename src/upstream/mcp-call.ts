@@ -17,10 +17,11 @@ export interface RemoteCallInput {
   args: Record<string, unknown>;
   key: string | null;
   /**
-   * Sends one HTTP message of this call with its credential. `effect` is true for the `tools/call`
-   * message alone: a fault planned for the call applies to it, not to a handshake or a listing.
+   * Sends one HTTP message of this call with its credential; `body` is the message's text, read
+   * once. `effect` is true for the `tools/call` message alone: a fault planned for the call applies
+   * to it, not to a handshake or a listing.
    */
-  send: (request: Request, effect: boolean) => Promise<Response>;
+  send: (request: Request, body: string | null, effect: boolean) => Promise<Response>;
   timeoutMs: number;
 }
 
@@ -44,17 +45,14 @@ export async function callRemote(input: RemoteCallInput): Promise<RemoteOutcome>
     input.timeoutMs,
   );
   try {
-    const first = await attempt(input, controller.signal);
+    // Whether the handshake is skipped for a session the server may have forgotten since.
+    const resumed = remembersSession(input.remote.server, input.tenant);
+    const outcome = await attempt(input, controller.signal);
     // A server that forgot the session refuses the request before it runs anything: 404 as the
     // specification says, or 400 as some servers answer an id they do not know. One fresh handshake.
-    const { outcome } = first;
-    if (
-      first.resumed &&
-      outcome.kind === "http_error" &&
-      (outcome.status === 404 || outcome.status === 400)
-    ) {
+    if (resumed && outcome.kind === "http_error" && (outcome.status === 404 || outcome.status === 400)) {
       forgetConnection(input.remote.server, input.tenant);
-      return (await attempt(input, controller.signal)).outcome;
+      return await attempt(input, controller.signal);
     }
     return outcome;
   } finally {
@@ -62,28 +60,21 @@ export async function callRemote(input: RemoteCallInput): Promise<RemoteOutcome>
   }
 }
 
-async function attempt(
-  input: RemoteCallInput,
-  signal: AbortSignal,
-): Promise<{ outcome: RemoteOutcome; resumed: boolean }> {
+async function attempt(input: RemoteCallInput, signal: AbortSignal): Promise<RemoteOutcome> {
   const { remote, key } = input;
   let stage: "connect" | "call" = "connect";
   let connected: Connected | null = null;
   const withKey = key !== null && remote.server.carriers.includes("header");
   const send = async (request: Request) => {
-    const effect = stage === "call" && request.method === "POST" && (await isCall(request));
+    const body = request.method === "POST" ? await request.clone().text() : null;
+    const effect = stage === "call" && isCall(body);
     if (effect && withKey && key) request.headers.set("idempotency-key", key);
-    return input.send(request, effect);
+    return input.send(request, body, effect);
   };
   try {
     connected = await connect(remote.server, input.tenant, send, signal);
     const pin = await checkPin(connected.client, remote, input.tenant, signal);
-    if (!pin.ok) {
-      return {
-        outcome: { kind: "drift", drift: pin.drift, live_pin: pin.live_pin },
-        resumed: connected.resumed,
-      };
-    }
+    if (!pin.ok) return { kind: "drift", drift: pin.drift, live_pin: pin.live_pin };
     stage = "call";
     const result = await connected.client.callTool(paramsOf(input), {
       signal,
@@ -92,18 +83,12 @@ async function attempt(
       // and a mismatch the client found would surface as an error that reads like a refusal.
       toolDefinition: { ...pin.definition, outputSchema: undefined },
     });
-    return { outcome: { kind: "result", result: result as CallToolResult }, resumed: connected.resumed };
+    return { kind: "result", result: result as CallToolResult };
   } catch (error) {
-    // A resumed session that failed at connect has not been asked anything yet either.
-    return { outcome: outcomeOf(error, stage, signal), resumed: connected?.resumed ?? resumedBefore(input) };
+    return outcomeOf(error, stage, signal);
   } finally {
     await connected?.close().catch(() => {});
   }
-}
-
-/** Whether this isolate holds a session for the server that a failed connect would have resumed. */
-function resumedBefore(input: RemoteCallInput): boolean {
-  return remembersSession(input.remote.server, input.tenant);
 }
 
 /** The `tools/call` params, with the derived key where the server's declaration says it goes. */
@@ -123,10 +108,10 @@ function paramsOf({ remote, args, key }: RemoteCallInput) {
   return params;
 }
 
-async function isCall(request: Request): Promise<boolean> {
+function isCall(body: string | null): boolean {
+  if (body === null) return false;
   try {
-    const message = (await request.clone().json()) as { method?: unknown };
-    return message.method === "tools/call";
+    return (JSON.parse(body) as { method?: unknown }).method === "tools/call";
   } catch {
     return false;
   }

@@ -24,8 +24,6 @@ const SERVICE_ORIGIN = "https://upstream.internal";
 
 export interface Connected {
   client: Client;
-  /** Whether it resumed a 2025 session this isolate remembered (which the server may have forgotten). */
-  resumed: boolean;
   close: () => Promise<void>;
 }
 
@@ -70,7 +68,6 @@ export async function connect(
   if (!known) remember(key, client, transport);
   return {
     client,
-    resumed: known?.era === "legacy" && known.sessionId !== undefined,
     // A legacy session stays open for the next call: closing the client must not end it upstream.
     close: () => client.close(),
   };
