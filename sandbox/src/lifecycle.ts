@@ -73,7 +73,8 @@ export function serveEffect<T>(
   );
 }
 
-function metaOf(c: Context<AppEnv>, caller: Caller): RequestMeta {
+/** What the request log keeps of a request, for any route that serves the proxy's calls. */
+export function metaOf(c: Context<AppEnv>, caller: Caller): RequestMeta {
   return {
     tenant: caller.tenant,
     run_id: caller.run_id,

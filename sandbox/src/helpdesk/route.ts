@@ -9,7 +9,7 @@ import { type AppEnv, requireCredential } from "../auth";
 import { storeOf } from "../env";
 import { faultResponse, isAnswerMode } from "../faults";
 import { errorResponse } from "../http";
-import type { RequestMeta } from "../journal";
+import { metaOf } from "../lifecycle";
 import { chosenFault, deliver, hangBefore } from "./faults";
 import { createHelpdeskServer, type HelpdeskContext } from "./server";
 
@@ -47,14 +47,7 @@ helpdeskMcp.delete(MCP_PATH, requireCredential(HELPDESK_AUDIENCE), async (c) => 
 async function serveWithFaults(c: Context<AppEnv>): Promise<Response> {
   const caller = c.get("caller");
   const store = storeOf(c.env);
-  const meta: RequestMeta = {
-    tenant: caller.tenant,
-    run_id: caller.run_id,
-    tool: caller.tool,
-    method: c.req.method,
-    path: c.req.path,
-    idempotency_key: c.req.header("idempotency-key") ?? null,
-  };
+  const meta = metaOf(c, caller);
   const chosen = chosenFault((name) => c.req.header(name));
   if (!chosen.ok) {
     await store.finish(meta, null, 400, null);
