@@ -4,6 +4,7 @@ import { declaredFacts } from "./decision-facts";
 import type { CatalogFile, Expected, ExpectedValue, ToolDeclaration } from "./declaration";
 import {
   DEFAULT_MAX_RESULT_BYTES,
+  defaultEffect,
   type InputSchema,
   type RemoteTool,
   type StaticHeaderCredential,
@@ -224,6 +225,8 @@ export function declaredTool(
         }
       : null,
     dry_run: tool.dry_run ?? null,
+    effect: defaultEffect(tool.side_effect),
+    value: null,
   };
 }
 

@@ -230,6 +230,10 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
    * simulates and what only production reveals, in a sentence or two.
    */
   dry_run?: string;
+  /** The identity of its effect across runs (write and destructive only); default: tool + arguments. */
+  effect?: EffectIdentity;
+  /** The value its effect moves (write and destructive only), for the tenant's value caps. */
+  value?: EffectValue;
 }
 
 /** What a built-in tool may read: the run's own pages of results too large to return inline. */
@@ -301,6 +305,40 @@ export interface ToolSpec {
   freshness: Freshness<unknown> | null;
   decision_context: DecisionContext<Record<string, unknown>> | null;
   dry_run: string | null;
+  /** The business thing a write or destructive call changes; null for reads and drafts. */
+  effect: EffectIdentity | null;
+  /** The value a write or destructive call moves, when it declares one. */
+  value: EffectValue | null;
+}
+
+/** How long a second effect on the same identity from another run counts as a repeat, by default. */
+export const DEFAULT_EFFECT_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The identity of a call's effect across runs: the argument fields that name the business thing it
+ * changes (an order for a refund), and the window in which a second effect on it is a repeat.
+ */
+export interface EffectIdentity {
+  /** Top-level argument names; null: the tool plus its whole canonical arguments. */
+  fields: readonly string[] | null;
+  window_ms: number;
+}
+
+/** The value a call's effect moves: an integer argument counted in a currency's minor unit. */
+export interface EffectValue {
+  /** A top-level integer argument, such as `amount_cents`. */
+  field: string;
+  /** An ISO 4217 code: the tenant's caps are set per currency. */
+  currency: string;
+  /** The top-level argument naming whom per-subject caps count for (a customer, an order); null: none. */
+  subject: string | null;
+}
+
+/** The effect identity every write and destructive tool has unless it declares its own. */
+export function defaultEffect(sideEffect: SideEffect): EffectIdentity | null {
+  return sideEffect === "write" || sideEffect === "destructive"
+    ? { fields: null, window_ms: DEFAULT_EFFECT_WINDOW_MS }
+    : null;
 }
 
 /** Results up to this size are returned inline unless the tool says otherwise. */
@@ -341,6 +379,8 @@ export function defineTool<Input extends InputSchema, Output extends z.ZodType>(
     freshness: (definition.freshness ?? null) as ToolSpec["freshness"],
     decision_context: (definition.decision_context ?? null) as ToolSpec["decision_context"],
     dry_run: definition.dry_run ?? null,
+    effect: definition.effect ?? defaultEffect(definition.side_effect),
+    value: definition.value ?? null,
   };
 }
 

@@ -15,6 +15,21 @@ export const AgentProfileSchema = z.strictObject({
   limits: RunLimitsSchema.partial().default({}).describe("The run limits, within the tenant's ceilings."),
 });
 
+/**
+ * A tenant's caps on the value its agents' effects move, in one currency's minor unit. Each is
+ * optional: a cap left out does not apply. Value is reserved before a request leaves, so reserved
+ * value never exceeds a cap; a call that would exceed one waits for a human.
+ */
+export const ValueCapsSchema = z.strictObject({
+  /** What one run may move. */
+  per_run: z.number().int().min(0).optional(),
+  /** What the tenant's runs together may move in one UTC day. */
+  per_day: z.number().int().min(0).optional(),
+  /** What may be moved for one subject (the tool's declared `value.subject`) in one UTC day. */
+  per_subject_day: z.number().int().min(0).optional(),
+});
+export type ValueCaps = z.infer<typeof ValueCapsSchema>;
+
 /** What a tainted run's write or destructive call gets. */
 export const TaintedRunActionSchema = z.enum(["require_approval", "refuse"]);
 
@@ -50,6 +65,21 @@ export const TenantConfigSchema = z.strictObject({
       destructive: TaintedRunActionSchema.default("require_approval"),
     })
     .prefault({}),
+  /** Value caps per currency (ISO 4217 code → caps); see `ValueCapsSchema`. */
+  value_caps: z
+    .record(z.string().regex(/^[A-Z]{3}$/, "a currency is a three-letter ISO 4217 code"), ValueCapsSchema)
+    .default({}),
+  /**
+   * Tools whose effect may repeat across runs without a human (notes on a ticket): namespace →
+   * tool names. Every other write or destructive call on an identity another run already acted on
+   * within the tool's window waits for a human.
+   */
+  repeat_effects: z.record(z.string(), z.array(z.string())).default({}),
+  /**
+   * How many Durable Objects hold the tenant's effects and value reservations. More shards carry
+   * more effectful calls a second; a daily cap is leased to them in parts (see README "Value caps").
+   */
+  effect_shards: z.number().int().min(1).max(64).default(4),
   /** What a run opened with one of the tenant's agent keys gets: profile name → namespace and limits. */
   agent_profiles: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/), AgentProfileSchema).default({}),
 });
