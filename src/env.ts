@@ -1,4 +1,6 @@
+import type { CapPool } from "./ledger/cap-pool";
 import type { ApprovalDirectory } from "./ledger/directory";
+import type { EffectShard } from "./ledger/effect-shard";
 import type { MetricsStore } from "./ledger/metrics-store";
 import type { RateLimiter } from "./ledger/rate-limiter";
 import type { RunLedger } from "./ledger/run-ledger";
@@ -38,6 +40,13 @@ export interface Env {
   RUN_LEDGER: DurableObjectNamespace<RunLedger>;
   /** One per tenant: the index of approvals across the tenant's runs. */
   APPROVAL_DIRECTORY: DurableObjectNamespace<ApprovalDirectory>;
+  /**
+   * A tenant's effect shards (`<tenant>/<n>`): effects per business identity and value reserved
+   * against the caps, reached only by write and destructive calls (src/ledger/effect-shard.ts).
+   */
+  EFFECT_SHARD: DurableObjectNamespace<EffectShard>;
+  /** One per tenant, currency and day: the daily value cap, leased in parts to the effect shards. */
+  CAP_POOL: DurableObjectNamespace<CapPool>;
   /** One per tenant: request-rate buckets checked before any run ledger is touched. */
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   /**

@@ -3,7 +3,9 @@ import type { Env } from "./env";
 import { withOAuth } from "./oauth/entry";
 import { startupCheck } from "./startup";
 
+export { CapPool } from "./ledger/cap-pool";
 export { ApprovalDirectory } from "./ledger/directory";
+export { EffectShard } from "./ledger/effect-shard";
 export { MetricsStore } from "./ledger/metrics-store";
 export { RateLimiter } from "./ledger/rate-limiter";
 export { RunLedger } from "./ledger/run-ledger";

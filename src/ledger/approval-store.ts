@@ -25,6 +25,8 @@ interface ApprovalRow extends Record<string, SqlStorageValue> {
   decided_by_name: string | null;
   decision_reason: string | null;
   result: string | null;
+  /** Added by a later migration (ledger schema V9): `{ earlier_effects, limit }`. */
+  cross_run: string | null;
 }
 
 export const APPROVALS_SCHEMA = `
@@ -64,8 +66,8 @@ export class ApprovalStore {
   insert(approval: ApprovalRecord): void {
     this.#sql.exec(
       `INSERT INTO approvals (id, idempotency_key, tool, side_effect, args, args_digest, policy_version, reasons, state,
-         requested_call_id, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+         requested_call_id, created_at, expires_at, cross_run)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
       approval.id,
       approval.idempotency_key,
       approval.tool,
@@ -77,6 +79,9 @@ export class ApprovalStore {
       approval.requested_call_id,
       Date.parse(approval.created_at),
       Date.parse(approval.expires_at),
+      approval.earlier_effects.length > 0 || approval.limit
+        ? JSON.stringify({ earlier_effects: approval.earlier_effects, limit: approval.limit })
+        : null,
     );
   }
 
@@ -151,8 +156,15 @@ export class ApprovalStore {
         decided_by_name: row.decided_by_name,
         decision_reason: row.decision_reason,
         result: row.result === null ? null : (JSON.parse(row.result) as Envelope),
+        ...crossRunOf(row.cross_run),
       }));
   }
+}
+
+function crossRunOf(stored: string | null): Pick<ApprovalRecord, "earlier_effects" | "limit"> {
+  if (stored === null) return { earlier_effects: [], limit: null };
+  const parsed = JSON.parse(stored) as Pick<ApprovalRecord, "earlier_effects" | "limit">;
+  return { earlier_effects: parsed.earlier_effects, limit: parsed.limit };
 }
 
 /**

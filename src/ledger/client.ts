@@ -1,4 +1,5 @@
 import type { ApprovalRecord } from "../approvals/model";
+import type { EffectFate } from "../effects/fate";
 import type { Env } from "../env";
 import type { ResultPage } from "../tools/builtins";
 import type { Envelope } from "../wire/envelope";
@@ -18,6 +19,8 @@ export interface LedgerClient {
   approval(tenant: string, approvalId: string): Promise<ApprovalRecord | null>;
   decide(input: DecideInput): Promise<DecideResult>;
   resultPage(tenant: string, handle: string, cursor: number): Promise<ResultPage | null>;
+  /** What became of a key a tenant shard holds a claim of: its fate, or "deciding" while a call decides it. */
+  effectFate(tenant: string, key: string): Promise<EffectFate | "deciding">;
 }
 
 /**

@@ -1,5 +1,9 @@
 import { type ApprovalSummary, summarize } from "../approvals/model";
+import { capLimit } from "../effects/caps";
+import { fateOfKey } from "../effects/fate";
+import type { TenantCheck } from "../effects/reasons";
 import type { AgentCall, CallView } from "../pipeline/admit";
+import { knownEffect } from "../pipeline/answers";
 import type { DecisionView } from "../pipeline/decide";
 import type { InterruptedView } from "../pipeline/run-events";
 import type { RunMeta, TraceCompletion } from "../pipeline/run-state";
@@ -8,6 +12,7 @@ import type { Write } from "../pipeline/writes";
 import { catalog } from "../tools";
 import { assertNever } from "../wire/envelope";
 import { ApprovalStore } from "./approval-store";
+import { ClaimStore } from "./claim-store";
 import { KeyStore } from "./key-store";
 import { Outbox } from "./outbox";
 import { RunStore } from "./run-store";
@@ -16,8 +21,10 @@ export interface LedgerStores {
   run: RunStore;
   keys: KeyStore;
   approvals: ApprovalStore;
-  /** What the tenant's directory is owed, written in the same transactions as the changes it reports. */
+  /** What the tenant's directory and effect shards are owed, written in the same transactions as the changes it reports. */
   outbox: Outbox;
+  /** The run's claims on its tenant's shared state, one per key that claimed. */
+  claims: ClaimStore;
 }
 
 /** The run's tables in its SQLite database; approvals read the run they belong to when they are built. */
@@ -30,6 +37,7 @@ export function ledgerStores(
     keys: new KeyStore(sql),
     approvals: new ApprovalStore(sql, owner),
     outbox: new Outbox(sql),
+    claims: new ClaimStore(sql),
   };
 }
 
@@ -44,8 +52,10 @@ export function callView(
   run: RunMeta,
   call: AgentCall,
   memory: { inflight: boolean; uncommittedReads: number; maxOpenApprovals: number },
+  tenantWide: { check: TenantCheck; per_run: number | null } | null = null,
 ): CallView {
   const { key } = call;
+  const value = tenantWide?.check.claim.value ?? null;
   return {
     run,
     record: key ? stores.keys.read(key, call.request) : null,
@@ -55,6 +65,16 @@ export function callView(
     earlier_identical: stores.run.countDigest(call.digest) + memory.uncommittedReads,
     max_open_approvals: memory.maxOpenApprovals,
     inflight: memory.inflight,
+    // The run's own cap is read in the turn that commits the claim: two calls of one run cannot both fit.
+    claim: tenantWide
+      ? {
+          check: tenantWide.check,
+          run_over:
+            value && tenantWide.per_run !== null
+              ? capLimit("per_run", tenantWide.per_run, stores.claims.runTotals(value.currency), value)
+              : null,
+        }
+      : null,
   };
 }
 
@@ -160,12 +180,16 @@ export function commitWrites(
         stores.approvals.setState(write.id, write.state, write.decision, write.result ?? null);
         changedIds.push(write.id);
         break;
+      case "effect_claim":
+        stores.claims.insert(write.key, write.shards, write.value, write.over_cap);
+        break;
       default:
         assertNever(write);
     }
   }
-  const changed: ApprovalSummary[] = [];
   const now = Date.now();
+  reportFates(stores, writes, now);
+  const changed: ApprovalSummary[] = [];
   for (const id of new Set([...changedIds, ...republish])) {
     const approval = stores.approvals.byId(id);
     if (!approval) continue;
@@ -174,6 +198,46 @@ export function commitWrites(
     if (changedIds.includes(id)) changed.push(summary);
   }
   return { run: next, changed };
+}
+
+/**
+ * Every claimed key these writes touched whose fate moved: the new fate is recorded with the claim
+ * and written to the outbox for the claim's shards, in the same transaction as the change.
+ */
+function reportFates(stores: LedgerStores, writes: readonly Write[], now: number): void {
+  const keys = new Set<string>();
+  for (const write of writes) {
+    if (write.kind === "effect_claim" || write.kind === "key_hold" || write.kind === "key_settle") {
+      keys.add(write.kind === "key_hold" ? write.record.key : write.key);
+    } else if (write.kind === "key_send") {
+      keys.add(write.key);
+    } else if (write.kind === "approval_state") {
+      const key = stores.approvals.byId(write.id)?.idempotency_key;
+      if (key) keys.add(key);
+    }
+  }
+  for (const key of keys) {
+    const claim = stores.claims.read(key);
+    if (!claim) continue;
+    const record = stores.keys.read(key, null);
+    const fate = fateOfKey(record, stores.approvals.byKey(key));
+    if (fate === claim.fate) continue;
+    stores.claims.setFate(key, fate);
+    const known = knownEffect(record);
+    stores.outbox.enqueue(
+      {
+        kind: "effect",
+        shards: claim.shards,
+        update: {
+          key,
+          fate,
+          external_id: typeof known.external_id === "string" ? known.external_id : null,
+          override: claim.over_cap,
+        },
+      },
+      now,
+    );
+  }
 }
 
 /**

@@ -144,3 +144,27 @@ export class KeysInFlight {
     if (key !== null) this.#byKey.delete(key);
   }
 }
+
+/**
+ * The keys between their tenant-wide claim and the commit of their admission, in this instance,
+ * counted (identical concurrent calls claim the same key). In memory on purpose: after a restart no
+ * call is deciding, and a claim left uncommitted is one no ledger will ever commit.
+ */
+export class KeysDeciding {
+  readonly #count = new Map<string, number>();
+
+  hold(key: string): void {
+    this.#count.set(key, (this.#count.get(key) ?? 0) + 1);
+  }
+
+  /** One hold ends; releasing a key not held changes nothing. */
+  release(key: string): void {
+    const left = (this.#count.get(key) ?? 0) - 1;
+    if (left > 0) this.#count.set(key, left);
+    else this.#count.delete(key);
+  }
+
+  has(key: string): boolean {
+    return this.#count.has(key);
+  }
+}

@@ -60,8 +60,9 @@ export async function inspectApproval(
 
 /**
  * A decision's outcome. Beyond the ledger's own answers, an approval is refused while another run
- * of the tenant has the same destructive call pending or gone ahead, unless the operator confirmed
- * they mean to do it again.
+ * of the tenant has the same destructive call pending or gone ahead, or had acted on the same
+ * business thing when the call asked (its `earlier_effects`), unless the operator confirmed they
+ * mean to do it again.
  */
 export type OperatorDecision =
   | DecideResult
@@ -100,6 +101,16 @@ export async function decideApproval(
         ok: false,
         code: "duplicate_unconfirmed",
         message: `Another run asked for exactly this ${approval.tool} call (approval ${first?.approval_id}, ${first?.state}). Approving this one too would do it again: check the runs, then approve with confirm_duplicate: true if that is what you mean.`,
+        approval,
+        duplicates,
+      };
+    }
+    const [earlier] = approval?.state === "pending" ? approval.earlier_effects : [];
+    if (approval && earlier) {
+      return {
+        ok: false,
+        code: "duplicate_unconfirmed",
+        message: `Another run already acted on the same thing (${approval.tool} in run ${earlier.run_id} at ${earlier.at}, ${earlier.outcome.replace("_", " ")}). Approving this one would do it again: check the runs, then approve with confirm_duplicate: true if that is what you mean.`,
         approval,
         duplicates,
       };

@@ -1,6 +1,7 @@
 import type { ApprovalSummary } from "../approvals/model";
 import { mergeSorted } from "../approvals/subjects";
 import type { RunIndexEntry } from "../wire/run-summary";
+import type { EffectUpdate } from "./effect-shard";
 
 /**
  * What a run's ledger owes the tenant's directory, kept in the run's own SQLite database. A message
@@ -25,13 +26,14 @@ CREATE TABLE IF NOT EXISTS outbox (
 `;
 
 /**
- * A message for the tenant's directory. The directory applies each idempotently and never lets an
- * older one undo a newer one, so delivering twice, or late, is harmless. A later kind (tenant-wide
- * state) is one more member here and one more case where it is delivered.
+ * A message for the tenant's shared objects: its directory (an approval, the run's entry) or the
+ * effect shards that hold one of the run's claims (how far the effect got). Each applies it
+ * idempotently and never lets an older one undo a newer one, so delivering twice, or late, is harmless.
  */
 export type DirectoryMessage =
   | { kind: "approval"; summary: ApprovalSummary }
-  | { kind: "run"; entry: RunIndexEntry };
+  | { kind: "run"; entry: RunIndexEntry }
+  | { kind: "effect"; shards: number[]; update: EffectUpdate };
 
 export interface OutboxRow {
   topic: string;
@@ -49,7 +51,14 @@ export function retryDelayMs(attempts: number): number {
 }
 
 function topicOf(message: DirectoryMessage): string {
-  return message.kind === "approval" ? `approval:${message.summary.id}` : `run:${message.entry.run_id}`;
+  switch (message.kind) {
+    case "approval":
+      return `approval:${message.summary.id}`;
+    case "run":
+      return `run:${message.entry.run_id}`;
+    case "effect":
+      return `effect:${message.update.key}`;
+  }
 }
 
 /**

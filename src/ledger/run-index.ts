@@ -5,6 +5,7 @@ import type { RunMeta } from "../pipeline/run-state";
 import { assertNever } from "../wire/envelope";
 import type { RunIndexEntry } from "../wire/run-summary";
 import type { ApprovalDirectory } from "./directory";
+import { reportEffect } from "./effects-client";
 import type { DirectoryMessage, Outbox } from "./outbox";
 
 /**
@@ -133,7 +134,7 @@ export class RunDirectory {
     const directory = this.#env.APPROVAL_DIRECTORY.get(this.#env.APPROVAL_DIRECTORY.idFromName(tenant));
     for (const row of this.#outbox.undelivered()) {
       try {
-        await deliverMessage(directory, tenant, row.message);
+        await deliverMessage(this.#env, directory, tenant, row.message);
         this.#outbox.acknowledge(row);
       } catch (error) {
         console.error(`directory delivery of ${row.topic} failed; the alarm retries it`, error);
@@ -145,6 +146,7 @@ export class RunDirectory {
 
 /** One message to the directory's RPC; it returns once the directory has stored it. */
 async function deliverMessage(
+  env: Env,
   directory: DurableObjectStub<ApprovalDirectory>,
   tenant: string,
   message: DirectoryMessage,
@@ -155,6 +157,9 @@ async function deliverMessage(
       return;
     case "run":
       await directory.indexRun(message.entry);
+      return;
+    case "effect":
+      await reportEffect(env, tenant, message.shards, message.update);
       return;
     default:
       assertNever(message);

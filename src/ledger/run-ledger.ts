@@ -3,6 +3,9 @@ import { type ApprovalRecord, type ApprovalSummary, approvalBlock } from "../app
 import { loadConfig } from "../config/load";
 import { differingFields } from "../core/canonical-json";
 import { newCallId } from "../core/ids";
+import { claimOf } from "../effects/claim";
+import { type EffectFate, fateOfKey } from "../effects/fate";
+import type { TenantCheck } from "../effects/reasons";
 import type { Env } from "../env";
 import { admitCall } from "../pipeline/admit";
 import { decideApproval } from "../pipeline/decide";
@@ -20,7 +23,8 @@ import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
 import type { TraceEntry } from "../wire/trace-entry";
 import * as tables from "./commit";
-import { type Inflight, KeysInFlight } from "./key-store";
+import { claimTenantWide } from "./effects-client";
+import { type Inflight, KeysDeciding, KeysInFlight } from "./key-store";
 import type { CallInput, DecideInput, DecideResult, OpenRunAnswer, OpenRunInput } from "./ledger-api";
 import { ResultStore } from "./result-store";
 import { RunDirectory } from "./run-index";
@@ -41,6 +45,8 @@ export class RunLedger extends DurableObject<Env> {
   readonly #keeping: RunKeeping;
   #run: RunMeta | null = null;
   readonly #inflight = new KeysInFlight();
+  /** Keys between their tenant-wide claim and the admission's commit, in this instance. */
+  readonly #deciding = new KeysDeciding();
   readonly #deferredReads = new tables.DeferredReads();
   /** The run's call rate and its lease of the tenant's; in memory, like any rate limiter's buckets. */
   #gate: RunRateGate | null = null;
@@ -189,7 +195,11 @@ export class RunLedger extends DurableObject<Env> {
     const taken = await intakeCall(this.env, this.#ownRun(input.tenant), input, this.#stores.keys);
     if (taken.kind === "refused") return taken.envelope;
     const { call } = taken;
-    const { step, inflight, admission } = await this.#admit(taken);
+    const claimed = await this.#claimTenantWide(taken);
+    if (claimed.kind === "refused") return claimed.envelope;
+    const { step, inflight, admission } = await this.#admit(taken, claimed.check).finally(() => {
+      if (claimed.check) this.#deciding.release(claimed.check.claim.key);
+    });
     switch (step.kind) {
       case "answer":
         return step.envelope;
@@ -201,6 +211,72 @@ export class RunLedger extends DurableObject<Env> {
         return this.#execute(inflight, { callId: call.call_id, tool, key, request, args, fault }, admission);
       }
     }
+  }
+
+  /**
+   * The tenant-wide step of a call that may be a new effect (a valid write or destructive call whose
+   * key this run has not recorded): its claim goes to the tenant's effect shards before the admission
+   * commits the key. The key is "deciding" meanwhile, so a shard reconciling it waits rather than
+   * release a claim about to be committed. Shards out of reach refuse the call before anything is
+   * reserved or sent; a claim they made anyway is released by their reconciliation.
+   */
+  async #claimTenantWide(
+    taken: Extract<TakenCall, { kind: "ready" }>,
+  ): Promise<{ kind: "refused"; envelope: Envelope } | { kind: "ready"; check: TenantCheck | null }> {
+    const { call, tenant } = taken;
+    const { prepared, key } = call;
+    const run = this.#loaded();
+    if (key === null || prepared.refusal !== null || run.state === "closed")
+      return { kind: "ready", check: null };
+    if (this.#inflight.has(key) || this.#stores.keys.read(key, null)) return { kind: "ready", check: null };
+    const claim = await claimOf({
+      tool: prepared.tool,
+      tenant,
+      key,
+      run_id: run.run_id,
+      args: prepared.args,
+      trace_args: call.trace_args,
+      now: call.now,
+    });
+    if (!claim) return { kind: "ready", check: null };
+    // Held from here until the admission committed (the caller releases it), or the step failed.
+    this.#deciding.hold(key);
+    try {
+      return { kind: "ready", check: await claimTenantWide(this.env, run.tenant, tenant, claim) };
+    } catch (error) {
+      this.#deciding.release(key);
+      console.error(
+        `the tenant-wide step of ${key} failed; the call is refused before anything is sent`,
+        error,
+      );
+      const context = {
+        call_id: call.call_id,
+        environment: run.environment,
+        tool: prepared.toolName,
+        idempotency_key: key,
+      };
+      return {
+        kind: "refused",
+        envelope: failure(context, {
+          code: "transient_error",
+          message:
+            "The tenant's record of effects could not be reached, so nothing was reserved or sent. Make the identical call again.",
+          side_effect_confirmed: false,
+          retry_after_ms: 1_000,
+        }),
+      };
+    }
+  }
+
+  /**
+   * What became of a key a tenant shard holds a claim of (its reconciliation asks): "deciding" while
+   * a call of this instance is between its claim and its commit, else the committed key's fate; a
+   * key never committed was never dispatched, so its claim is released.
+   */
+  effectFate(tenant: string, key: string): EffectFate | "deciding" {
+    if (this.#deciding.has(key)) return "deciding";
+    if (!this.#ownRun(tenant)) return "released";
+    return fateOfKey(this.#stores.keys.read(key, null), this.#stores.approvals.byKey(key));
   }
 
   /** The run's and the tenant's call rates: a refused call is no dispatch and commits nothing. */
@@ -218,13 +294,20 @@ export class RunLedger extends DurableObject<Env> {
    * `spendInMemory`); everything else (a key, an approval, a refusal, a replay) commits now, before
    * anything leaves.
    */
-  async #admit({ call, tenant }: Extract<TakenCall, { kind: "ready" }>) {
+  async #admit({ call, tenant }: Extract<TakenCall, { kind: "ready" }>, check: TenantCheck | null) {
+    const value = check?.claim.value;
     const step = admitCall(
-      tables.callView(this.#stores, this.#loaded(), call, {
-        inflight: this.#inflight.has(call.key),
-        uncommittedReads: this.#deferredReads.count(call.digest),
-        maxOpenApprovals: tenant.max_open_approvals,
-      }),
+      tables.callView(
+        this.#stores,
+        this.#loaded(),
+        call,
+        {
+          inflight: this.#inflight.has(call.key),
+          uncommittedReads: this.#deferredReads.count(call.digest),
+          maxOpenApprovals: tenant.max_open_approvals,
+        },
+        check ? { check, per_run: (value && tenant.value_caps[value.currency]?.per_run) ?? null } : null,
+      ),
       call,
     );
     // Learned before the commit, so the run's entry, if it has news, is written in it (a read's, in

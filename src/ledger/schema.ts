@@ -1,5 +1,6 @@
 import { applyMigrations } from "../core/sql-migrations";
 import { APPROVALS_SCHEMA } from "./approval-store";
+import { CLAIMS_SCHEMA } from "./claim-store";
 import { OUTBOX_SCHEMA } from "./outbox";
 import { RESULTS_SCHEMA } from "./result-store";
 import { SCENARIO_SCHEMA } from "./scenario-store";
@@ -97,7 +98,15 @@ CREATE TABLE IF NOT EXISTS task (
 );
 `;
 
-export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8];
+/**
+ * The run's claims on its tenant's shared state (src/ledger/claim-store.ts), and what an approval
+ * shows of other runs' effects on the same thing and of the value caps.
+ */
+const V9 = `${CLAIMS_SCHEMA}
+ALTER TABLE approvals ADD COLUMN cross_run TEXT;
+`;
+
+export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
 export function migrateLedger(sql: SqlStorage): void {
   applyMigrations(sql, LEDGER_MIGRATIONS);

@@ -2,6 +2,8 @@ import { APPROVAL_TTL_MS, type ApprovalRecord, approvalBlock } from "../approval
 import { resendsInDoubt, type ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import { newApprovalId } from "../core/ids";
+import { crossRunReasons, effectsToConfirm, type TenantCheck } from "../effects/reasons";
+import type { CapLimit } from "../wire/effects";
 import { type ApprovalBlock, type Envelope, type FailureSpec, failure } from "../wire/envelope";
 import { context, expiredSpec, knownEffect, rejectedSpec, waitSpec } from "./answers";
 import { budgetLeft, type Counters, canChargeCall, canSpendEffect, spendEffect } from "./budget";
@@ -58,6 +60,12 @@ export interface CallView {
   max_open_approvals: number;
   /** Whether a request under this key is on its way from this instance right now. */
   inflight: boolean;
+  /**
+   * What the tenant-wide step found for this call as a new effect (other runs' effects on the same
+   * identity, a tenant cap it would exceed), with the run's own cap checked against the run's
+   * claims in this turn; null when the call claimed nothing (a read, a key already recorded).
+   */
+  claim: { check: TenantCheck; run_over: CapLimit | null } | null;
 }
 
 export type CallStep =
@@ -204,9 +212,32 @@ function admitNewEffect(turn: Turn, prepared: ValidCall, key: string, request: S
       details: { limit: effect.limit },
     });
   }
-  if (prepared.approval.required) return holdForHuman(turn, prepared, key, request);
+  const cross = crossRun(view);
+  if (view.claim) {
+    const { check } = view.claim;
+    turn.writes.push({
+      kind: "effect_claim",
+      key,
+      shards: check.shards,
+      value: check.claim.value,
+      over_cap: cross.limit !== null,
+    });
+  }
+  if (prepared.approval.required || cross.earlier_effects.length > 0 || cross.limit) {
+    return holdForHuman(turn, prepared, key, request, cross);
+  }
   const record = { key, tool: tool.name, side_effect: tool.side_effect, request };
   return send(turn, prepared, record, spendEffect(tool.side_effect, counters));
+}
+
+/**
+ * What other runs and the value caps add to a new effect's admission: the earlier effects a human
+ * must see (none when the tenant lets the tool repeat), and the first cap it would exceed.
+ */
+function crossRun(view: CallView): Pick<ApprovalRecord, "earlier_effects" | "limit"> {
+  if (!view.claim) return { earlier_effects: [], limit: null };
+  const { check, run_over } = view.claim;
+  return { earlier_effects: effectsToConfirm(check), limit: run_over ?? check.over };
 }
 
 /** The answer to a repeat of a write in doubt that is never resent: the doubt, and how to settle it. */
@@ -229,7 +260,13 @@ function send(turn: Turn, { tool, args }: ValidCall, record: KeyToSend, counters
   return { kind: "send", writes, tool, args, key: record.key, request: record.request, budget: counters };
 }
 
-function holdForHuman(turn: Turn, prepared: ValidCall, key: string, request: StoredRequest): CallStep {
+function holdForHuman(
+  turn: Turn,
+  prepared: ValidCall,
+  key: string,
+  request: StoredRequest,
+  cross: Pick<ApprovalRecord, "earlier_effects" | "limit">,
+): CallStep {
   const { view, call, writes } = turn;
   const open = view.pending.filter((approval) => Date.parse(approval.expires_at) > call.now).length;
   if (open >= view.max_open_approvals) {
@@ -240,7 +277,7 @@ function holdForHuman(turn: Turn, prepared: ValidCall, key: string, request: Sto
     });
   }
   const { tool } = prepared;
-  const opened = openApproval(view.run, call, prepared, key);
+  const opened = openApproval(view.run, call, prepared, key, cross);
   writes.push({ kind: "approval_open", approval: opened });
   writes.push({
     kind: "key_hold",
@@ -258,7 +295,13 @@ function holdForHuman(turn: Turn, prepared: ValidCall, key: string, request: Sto
   return answerWith(turn, waitSpec(opened, tool.name), { approval: approvalBlock(opened) });
 }
 
-function openApproval(run: RunMeta, call: AgentCall, prepared: ValidCall, key: string): ApprovalRecord {
+function openApproval(
+  run: RunMeta,
+  call: AgentCall,
+  prepared: ValidCall,
+  key: string,
+  cross: Pick<ApprovalRecord, "earlier_effects" | "limit">,
+): ApprovalRecord {
   const { tool } = prepared;
   // An approval cannot outlive the run's deadline: after it, nothing of the run may execute.
   const expiresAt = Math.min(call.now + APPROVAL_TTL_MS, run.deadline_at);
@@ -272,7 +315,7 @@ function openApproval(run: RunMeta, call: AgentCall, prepared: ValidCall, key: s
     args: JSON.parse(canonicalJson(prepared.args)) as Record<string, unknown>,
     args_digest: call.digest,
     policy_version: call.policy_version ?? "",
-    reasons: prepared.approval.reasons,
+    reasons: [...prepared.approval.reasons, ...crossRunReasons(cross.earlier_effects, cross.limit)],
     state: "pending",
     requested_call_id: call.call_id,
     created_at: new Date(call.now).toISOString(),
@@ -282,6 +325,8 @@ function openApproval(run: RunMeta, call: AgentCall, prepared: ValidCall, key: s
     decided_by_name: null,
     decision_reason: null,
     result: null,
+    earlier_effects: cross.earlier_effects,
+    limit: cross.limit,
   };
 }
 

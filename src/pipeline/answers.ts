@@ -60,7 +60,11 @@ export function waitSpec(approval: ApprovalRecord, tool: string): FailureSpec {
     code: "approval_required",
     message: `A human must approve this ${tool} call (${approval.reasons.join("; ")}). Wait, then make the identical call again to get its result.`,
     retry_after_ms: APPROVAL_POLL_MS,
-    details: { approval_id: approval.id },
+    details: {
+      approval_id: approval.id,
+      ...(approval.earlier_effects.length > 0 ? { earlier_effects: approval.earlier_effects } : {}),
+      ...(approval.limit ? { limit: approval.limit } : {}),
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import type { ApprovalRecord } from "../approvals/model";
 import type { SideEffect } from "../catalog/define-tool";
+import type { ClaimedValue } from "../effects/claim";
 import type { ApprovalState, Envelope } from "../wire/envelope";
 import { type Counters, canSpendEffect } from "./budget";
 import type { CallRecord, NewTraceEntry, RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
@@ -55,6 +56,17 @@ export type Write =
       now: number;
     }
   | { kind: "approval_open"; approval: ApprovalRecord }
+  /**
+   * A new effect's claim on the tenant's shared state, committed with its key: the shards that hold
+   * it hear of the key's fate from then on (through the outbox, in the commits that change it).
+   */
+  | {
+      kind: "effect_claim";
+      key: string;
+      shards: number[];
+      value: ClaimedValue | null;
+      over_cap: boolean;
+    }
   | {
       kind: "approval_state";
       id: string;

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { CapLimitSchema, EarlierEffectSchema } from "./effects";
 import { ApprovalStateSchema, EnvelopeSchema } from "./envelope";
 import { SideEffectSchema } from "./side-effect";
 
@@ -34,6 +35,14 @@ export const ApprovalRecordSchema = z.strictObject({
     ),
   decision_reason: z.string().nullable(),
   result: EnvelopeSchema.nullable().describe("The envelope of the execution, once the approved call ran."),
+  earlier_effects: z
+    .array(EarlierEffectSchema)
+    .describe(
+      "Effects other runs of the tenant made, or were about to make, on the same business thing within the tool's window when this call asked; approving needs confirm_duplicate while this is not empty.",
+    ),
+  limit: CapLimitSchema.nullable().describe(
+    "The value cap this call would exceed, as it stood when the call asked; approving it is recorded as an operator override.",
+  ),
 });
 export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
 

@@ -150,6 +150,7 @@ function viewOf(run: RunMeta, extra: Partial<CallView> = {}): CallView {
     earlier_identical: 0,
     max_open_approvals: 3,
     inflight: false,
+    claim: null,
     ...extra,
   };
 }
@@ -198,6 +199,8 @@ function approvalOf(call: AgentCall, overrides: Partial<ApprovalRecord> = {}): A
     decided_by_name: null,
     decision_reason: null,
     result: null,
+    earlier_effects: [],
+    limit: null,
     ...overrides,
   };
 }
@@ -1722,6 +1725,7 @@ function runEvent(model: Model, event: Event): void {
         ).length,
         max_open_approvals: model.maxOpen,
         inflight: key !== null && model.inflight.has(key),
+        claim: null,
       };
       const step = admitCall(view, call);
       checkSends(model, step.writes);

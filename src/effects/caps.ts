@@ -1,0 +1,44 @@
+import type { CapLimit, ValueCapName } from "../wire/effects";
+
+/**
+ * The value caps' one rule, for every place that holds a total (the run's ledger for `per_run`, a
+ * shard for a subject's day and for its lease of the tenant's day): a call may reserve its amount
+ * only when what is used and reserved, plus the amount, stays within the cap. Overrides count as
+ * used: an operator's approval beyond a cap does not make room for the next call.
+ */
+
+export interface ValueTotals {
+  /** Confirmed, and approved beyond a cap by an operator. */
+  used: number;
+  /** Reserved by calls not yet confirmed. */
+  reserved: number;
+}
+
+export function capLimit(
+  cap: ValueCapName,
+  limit: number,
+  totals: ValueTotals,
+  claim: { amount: number; currency: string; subject: string | null },
+): CapLimit | null {
+  if (totals.used + totals.reserved + claim.amount <= limit) return null;
+  return {
+    cap,
+    currency: claim.currency,
+    subject: cap === "per_subject_day" ? claim.subject : null,
+    limit,
+    used: totals.used,
+    reserved: totals.reserved,
+    remaining: Math.max(0, limit - totals.used - totals.reserved),
+    amount: claim.amount,
+  };
+}
+
+/**
+ * How much more of the tenant's daily cap a shard asks its pool for when its lease is short: what
+ * it lacks, or a part of the cap large enough that most calls need no trip to the pool. The part is
+ * the accuracy trade-off: each shard may hold up to one part unspent while another shard's call
+ * waits for a human (README "Value caps").
+ */
+export function leaseWant(lacking: number, cap: number, shards: number): number {
+  return Math.max(lacking, Math.ceil(cap / (4 * shards)));
+}

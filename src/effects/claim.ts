@@ -1,0 +1,98 @@
+import type { ToolSpec } from "../catalog/define-tool";
+import type { TenantConfig } from "../config/tenants";
+import { canonicalJson } from "../core/canonical-json";
+import { sha256Hex } from "../core/digest";
+
+/**
+ * What a write or destructive call claims of its tenant's shared state before its request may leave:
+ * the business thing it changes (its identity) and the value it moves. A claim is bound to the
+ * call's idempotency key, so a retry of the call claims nothing more.
+ */
+export interface EffectClaim {
+  key: string;
+  run_id: string;
+  /** The tool as `namespace.name`. */
+  tool: string;
+  /** The values of the identity's fields (every argument when the tool declares none). */
+  identity: Record<string, unknown>;
+  /** SHA-256 of the tool and the canonical identity: what two effects must share to be the same. */
+  identity_digest: string;
+  window_ms: number;
+  /** The arguments as the trace keeps them (sensitive fields masked), for whoever is shown this effect later. */
+  args: Record<string, unknown>;
+  at: number;
+  /** The UTC day the claim counts in, `YYYY-MM-DD`. */
+  day: string;
+  value: ClaimedValue | null;
+  /** The tenant allows this tool's effect to repeat across runs (`repeat_effects`). */
+  repeatable: boolean;
+}
+
+export interface ClaimedValue {
+  amount: number;
+  currency: string;
+  subject: string | null;
+}
+
+/** The UTC day of a moment, `YYYY-MM-DD`: the unit of the daily caps. */
+export function utcDay(at: number): string {
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+/** The claim of a valid write or destructive call, or null for a tool whose effect has no identity. */
+export async function claimOf(input: {
+  tool: ToolSpec;
+  tenant: TenantConfig;
+  key: string;
+  run_id: string;
+  args: Record<string, unknown>;
+  trace_args: unknown;
+  now: number;
+}): Promise<EffectClaim | null> {
+  const { tool, tenant, args, now } = input;
+  if (!tool.effect) return null;
+  const fields = tool.effect.fields ?? Object.keys(args).sort();
+  const identity = Object.fromEntries(fields.map((field) => [field, args[field] ?? null]));
+  const name = `${tool.namespace}.${tool.name}`;
+  return {
+    key: input.key,
+    run_id: input.run_id,
+    tool: name,
+    identity,
+    identity_digest: await sha256Hex(canonicalJson({ tool: name, identity })),
+    window_ms: tool.effect.window_ms,
+    args: (input.trace_args ?? args) as Record<string, unknown>,
+    at: now,
+    day: utcDay(now),
+    value: valueOf(tool, args),
+    repeatable: tenant.repeat_effects[tool.namespace]?.includes(tool.name) ?? false,
+  };
+}
+
+function valueOf(tool: ToolSpec, args: Record<string, unknown>): ClaimedValue | null {
+  if (!tool.value) return null;
+  const amount = args[tool.value.field];
+  // The catalog checks that the field is an integer argument, and the arguments passed validation.
+  if (typeof amount !== "number" || !Number.isInteger(amount)) return null;
+  const subject = tool.value.subject === null ? null : args[tool.value.subject];
+  return {
+    amount,
+    currency: tool.value.currency,
+    subject: subject === null || subject === undefined ? null : String(subject),
+  };
+}
+
+/**
+ * Which of the tenant's effect shards holds a digest's state: the digest's first 32 bits modulo the
+ * shard count. Stable for a given count; changing `effect_shards` moves identities between shards,
+ * so a change is made when no window of the old count matters any more (see README "Value caps").
+ */
+export function shardOf(digest: string, shards: number): number {
+  return Number.parseInt(digest.slice(0, 8), 16) % shards;
+}
+
+/** The digest a subject's daily total is sharded by. */
+export function subjectDigest(claim: EffectClaim): Promise<string> | null {
+  const { value } = claim;
+  return value?.subject == null ? null : sha256Hex(`${value.currency}:${value.subject}`);
+}

@@ -1,0 +1,87 @@
+import type { ValueTotals } from "../effects/caps";
+import type { ClaimedValue } from "../effects/claim";
+import type { EffectFate } from "../effects/fate";
+
+/**
+ * The run's side of its tenant-wide claims, one per idempotency key that claimed: the shards that
+ * hold it, the value it moves, whether the value fit the caps, and the fate last reported to the
+ * shards (through the outbox, in the same transaction as the change). The run's own value cap
+ * (`per_run`) is checked against these rows, in the transaction that reserves the key.
+ */
+export const CLAIMS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS effect_claims (
+  key TEXT PRIMARY KEY,
+  shards TEXT NOT NULL,
+  currency TEXT,
+  amount INTEGER NOT NULL DEFAULT 0,
+  over_cap INTEGER NOT NULL,
+  fate TEXT NOT NULL
+);
+`;
+
+export interface ClaimRow {
+  key: string;
+  shards: number[];
+  over_cap: boolean;
+  fate: EffectFate | null;
+}
+
+interface Row extends Record<string, SqlStorageValue> {
+  key: string;
+  shards: string;
+  over_cap: number;
+  fate: string;
+}
+
+export class ClaimStore {
+  readonly #sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.#sql = sql;
+  }
+
+  /** Records a key's claim; its fate is written by the commit that reports it (`setFate`). */
+  insert(key: string, shards: readonly number[], value: ClaimedValue | null, overCap: boolean): void {
+    this.#sql.exec(
+      `INSERT INTO effect_claims (key, shards, currency, amount, over_cap, fate) VALUES (?, ?, ?, ?, ?, '')
+       ON CONFLICT (key) DO NOTHING`,
+      key,
+      JSON.stringify(shards),
+      value?.currency ?? null,
+      value?.amount ?? 0,
+      overCap ? 1 : 0,
+    );
+  }
+
+  read(key: string): ClaimRow | null {
+    const row = this.#sql.exec<Row>("SELECT * FROM effect_claims WHERE key = ?", key).toArray()[0];
+    if (!row) return null;
+    return {
+      key: row.key,
+      shards: JSON.parse(row.shards) as number[],
+      over_cap: row.over_cap === 1,
+      fate: row.fate === "" ? null : (row.fate as EffectFate),
+    };
+  }
+
+  setFate(key: string, fate: EffectFate): void {
+    this.#sql.exec("UPDATE effect_claims SET fate = ? WHERE key = ?", fate, key);
+  }
+
+  /**
+   * The run's value in a currency: used (confirmed, or sent beyond a cap by an operator's approval)
+   * and reserved (held or sent, fate unknown). A claim over a cap that no operator approved counts nothing.
+   */
+  runTotals(currency: string): ValueTotals {
+    const row = this.#sql
+      .exec<{ used: number; reserved: number }>(
+        `SELECT
+           COALESCE(SUM(CASE WHEN fate = 'confirmed' OR (over_cap = 1 AND fate = 'sent') THEN amount ELSE 0 END), 0) AS used,
+           COALESCE(SUM(CASE WHEN over_cap = 0 AND fate IN ('', 'pending', 'held', 'sent') THEN amount ELSE 0 END), 0) AS reserved
+         FROM effect_claims WHERE currency = ?`,
+        currency,
+      )
+      .one();
+    return { used: row.used, reserved: row.reserved };
+  }
+}

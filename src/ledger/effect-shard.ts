@@ -1,0 +1,373 @@
+import { DurableObject } from "cloudflare:workers";
+import { applyMigrations } from "../core/sql-migrations";
+import { capLimit, leaseWant, type ValueTotals } from "../effects/caps";
+import type { EffectClaim } from "../effects/claim";
+import { advanceFate, type EffectFate, earlierOutcome } from "../effects/fate";
+import type { Env } from "../env";
+import type { CapLimit, EarlierEffect, ValueUsage } from "../wire/effects";
+import { ledgerFor } from "./client";
+
+const V1 = `
+CREATE TABLE IF NOT EXISTS effects (
+  key TEXT PRIMARY KEY,
+  run_id TEXT NOT NULL,
+  tool TEXT NOT NULL,
+  identity_digest TEXT,
+  identity TEXT NOT NULL,
+  args TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  until INTEGER NOT NULL,
+  fate TEXT NOT NULL,
+  generation INTEGER NOT NULL,
+  external_id TEXT,
+  currency TEXT,
+  amount INTEGER NOT NULL DEFAULT 0,
+  day TEXT,
+  subject TEXT,
+  day_role INTEGER NOT NULL DEFAULT 0,
+  subject_role INTEGER NOT NULL DEFAULT 0,
+  value_state TEXT NOT NULL,
+  verdict TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS effects_by_identity ON effects (identity_digest, until);
+CREATE INDEX IF NOT EXISTS effects_by_fate ON effects (fate, at);
+CREATE INDEX IF NOT EXISTS effects_by_day ON effects (currency, day);
+CREATE TABLE IF NOT EXISTS leases (
+  currency TEXT NOT NULL,
+  day TEXT NOT NULL,
+  granted INTEGER NOT NULL,
+  leased INTEGER NOT NULL,
+  PRIMARY KEY (currency, day)
+);
+`;
+
+/**
+ * How long a claim whose key no ledger has committed waits before the shard asks the run's ledger
+ * what became of it. The question, not the wait, decides: a claim is released only when the ledger
+ * answers that the key was never committed and no call is deciding it.
+ */
+export const RECONCILE_AFTER_MS = 5_000;
+/** Rows are kept a day past their window and their day, then pruned. */
+const KEEP_MS = 24 * 60 * 60 * 1000;
+
+/** What one shard is asked to hold of a claim: its identity, its value against one or both caps. */
+export interface ShardReservation {
+  tenant: string;
+  shard: number;
+  shards: number;
+  claim: EffectClaim;
+  identity: boolean;
+  /** The tenant's daily cap for the claim's currency, when this shard reserves against its lease of it. */
+  per_day: number | null;
+  /** The per-subject daily cap, when this shard holds the claim's subject. */
+  per_subject_day: number | null;
+}
+
+export interface ShardVerdict {
+  earlier: EarlierEffect[];
+  over: CapLimit | null;
+}
+
+/** A committed key's fate, as its run's outbox reports it. */
+export interface EffectUpdate {
+  key: string;
+  fate: EffectFate;
+  external_id: string | null;
+  /** Sent although its value did not fit: an operator approved it beyond the cap. */
+  override: boolean;
+}
+
+type ValueState = "none" | "counted" | "over" | "override";
+
+interface EffectRow extends Record<string, SqlStorageValue> {
+  key: string;
+  run_id: string;
+  tool: string;
+  identity: string;
+  args: string;
+  at: number;
+  fate: string;
+  generation: number;
+  external_id: string | null;
+  value_state: string;
+  verdict: string;
+}
+
+/**
+ * One of a tenant's effect shards (`<tenant>/<n>`, n < `effect_shards`): the effects of the
+ * identities and subjects that hash to it, and its lease of each daily cap. Only write and
+ * destructive calls reach it, once per new idempotency key; a retry under the same key gets the
+ * verdict it got before. The run's ledger then commits the key and tells the shard, through its
+ * outbox, how far the effect got (`apply`); a claim no ledger committed is reconciled by asking the
+ * ledger (`alarm`).
+ */
+export class EffectShard extends DurableObject<Env> {
+  readonly #sql: SqlStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.#sql = ctx.storage.sql;
+    void ctx.blockConcurrencyWhile(async () => applyMigrations(this.#sql, [V1]));
+  }
+
+  /**
+   * Claims an effect: lists the live effects of other runs on the same identity within the window,
+   * and reserves the value against the caps this shard holds (or records that it does not fit).
+   * Idempotent by key. The lease is topped up first (the only await); the decision and its row are
+   * then written in one synchronous step, so two runs racing on one identity cannot both pass.
+   */
+  async reserve(request: ShardReservation): Promise<ShardVerdict> {
+    const { claim } = request;
+    const known = this.#live(claim.key);
+    if (known) return known;
+    this.ctx.storage.kv.put("tenant", request.tenant);
+    const day = request.per_day !== null && claim.value ? request.per_day : null;
+    // Two tries: a concurrent claim may have spent what the first top-up brought.
+    for (let tries = 0; day !== null && claim.value && tries < 2; tries++) {
+      const lacking =
+        this.#dayCounted(claim.value.currency, claim.day) + claim.value.amount - this.#lease(claim).granted;
+      if (lacking <= 0) break;
+      await this.#topUp(request, day, lacking);
+    }
+    const raced = this.#live(claim.key);
+    if (raced) return raced;
+    const verdict: ShardVerdict = {
+      earlier: request.identity && !claim.repeatable ? this.#earlier(claim) : [],
+      over: this.#subjectOver(request) ?? (day !== null ? this.#dayOver(claim, day) : null),
+    };
+    const valued = claim.value !== null && (day !== null || request.per_subject_day !== null);
+    const valueState: ValueState = !valued ? "none" : verdict.over ? "over" : "counted";
+    this.#sql.exec(
+      `INSERT INTO effects (key, run_id, tool, identity_digest, identity, args, at, until, fate, generation,
+         currency, amount, day, subject, day_role, subject_role, value_state, verdict)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET fate = 'pending', generation = effects.generation + 1, at = excluded.at,
+         until = excluded.until, value_state = excluded.value_state, verdict = excluded.verdict`,
+      claim.key,
+      claim.run_id,
+      claim.tool,
+      request.identity ? claim.identity_digest : null,
+      JSON.stringify(claim.identity),
+      JSON.stringify(claim.args),
+      claim.at,
+      claim.at + claim.window_ms,
+      claim.value?.currency ?? null,
+      claim.value?.amount ?? 0,
+      claim.day,
+      claim.value?.subject ?? null,
+      day !== null ? 1 : 0,
+      request.per_subject_day !== null ? 1 : 0,
+      valueState,
+      JSON.stringify(verdict),
+    );
+    await this.#scheduleAlarm();
+    return verdict;
+  }
+
+  /** How far a committed key's effect got. Applied only forwards, so a late or repeated report changes nothing. */
+  apply(update: EffectUpdate): void {
+    const row = this.#row(update.key);
+    if (!row) return;
+    const fate = advanceFate(row.fate as EffectFate, update.fate);
+    const valueState =
+      update.override && row.value_state === "over" && (fate === "sent" || fate === "confirmed")
+        ? "override"
+        : row.value_state;
+    this.#sql.exec(
+      "UPDATE effects SET fate = ?, external_id = COALESCE(?, external_id), value_state = ? WHERE key = ?",
+      fate,
+      update.external_id,
+      valueState,
+      update.key,
+    );
+  }
+
+  /** This shard's share of a currency's day: what its claims used, reserved and moved beyond a cap. */
+  usage(currency: string, day: string): Omit<ValueUsage, "per_day"> {
+    const totals = this.#totals("day_role = 1 AND currency = ? AND day = ?", currency, day);
+    const overrides = this.#sql
+      .exec<{ total: number }>(
+        `SELECT COALESCE(SUM(amount), 0) AS total FROM effects
+         WHERE day_role = 1 AND currency = ? AND day = ? AND value_state = 'override' AND fate != 'released'`,
+        currency,
+        day,
+      )
+      .one().total;
+    return { currency, day, ...totals, overrides };
+  }
+
+  /**
+   * Reconciliation: asks the ledger of each claim still pending after `RECONCILE_AFTER_MS` what
+   * became of its key, and applies the answer unless the claim was made again meanwhile. Then prunes
+   * what no window or day needs any more.
+   */
+  override async alarm(): Promise<void> {
+    const tenant = this.ctx.storage.kv.get<string>("tenant");
+    const now = Date.now();
+    const due = this.#sql
+      .exec<EffectRow>("SELECT * FROM effects WHERE fate = 'pending' AND at <= ?", now - RECONCILE_AFTER_MS)
+      .toArray();
+    for (const row of tenant ? due : []) {
+      try {
+        const fate = await ledgerFor(this.env, tenant ?? "", row.run_id).effectFate(tenant ?? "", row.key);
+        if (fate === "deciding") continue;
+        this.#sql.exec(
+          "UPDATE effects SET fate = ? WHERE key = ? AND generation = ? AND fate = 'pending'",
+          fate,
+          row.key,
+          row.generation,
+        );
+      } catch (error) {
+        console.error(`reconciling effect ${row.key} failed; the alarm asks again`, error);
+      }
+    }
+    this.#sql.exec(
+      "DELETE FROM effects WHERE fate != 'pending' AND until < ? AND at < ?",
+      now - KEEP_MS,
+      now - 2 * KEEP_MS,
+    );
+    this.#sql.exec(
+      "DELETE FROM leases WHERE day < ?",
+      new Date(now - 2 * KEEP_MS).toISOString().slice(0, 10),
+    );
+    await this.#scheduleAlarm(true);
+  }
+
+  #row(key: string): EffectRow | undefined {
+    return this.#sql.exec<EffectRow>("SELECT * FROM effects WHERE key = ?", key).toArray()[0];
+  }
+
+  /** The verdict of a key claimed before and not released: a retry of the same call. */
+  #live(key: string): ShardVerdict | null {
+    const row = this.#row(key);
+    return row && row.fate !== "released" ? (JSON.parse(row.verdict) as ShardVerdict) : null;
+  }
+
+  #earlier(claim: EffectClaim): EarlierEffect[] {
+    return this.#sql
+      .exec<EffectRow>(
+        `SELECT * FROM effects WHERE identity_digest = ? AND until > ? AND run_id != ? AND fate != 'released'
+         ORDER BY at LIMIT 10`,
+        claim.identity_digest,
+        claim.at,
+        claim.run_id,
+      )
+      .toArray()
+      .map((row) => ({
+        run_id: row.run_id,
+        tool: row.tool,
+        at: new Date(row.at).toISOString(),
+        args: JSON.parse(row.args) as Record<string, unknown>,
+        identity: JSON.parse(row.identity) as Record<string, unknown>,
+        outcome: earlierOutcome(row.fate as Exclude<EffectFate, "released">),
+        external_id: row.external_id,
+      }));
+  }
+
+  /** Used (confirmed or overridden) and reserved value of the live rows matching `where`. */
+  #totals(where: string, ...params: SqlStorageValue[]): ValueTotals {
+    const row = this.#sql
+      .exec<{ used: number; reserved: number }>(
+        `SELECT
+           COALESCE(SUM(CASE WHEN fate = 'confirmed' OR value_state = 'override' THEN amount ELSE 0 END), 0) AS used,
+           COALESCE(SUM(CASE WHEN fate != 'confirmed' AND value_state = 'counted' THEN amount ELSE 0 END), 0) AS reserved
+         FROM effects WHERE ${where} AND fate != 'released' AND value_state IN ('counted', 'override')`,
+        ...params,
+      )
+      .one();
+    return { used: row.used, reserved: row.reserved };
+  }
+
+  /** What this shard's claims hold of its lease of a day: everything counted and live. */
+  #dayCounted(currency: string, day: string): number {
+    return this.#sql
+      .exec<{ total: number }>(
+        `SELECT COALESCE(SUM(amount), 0) AS total FROM effects
+         WHERE day_role = 1 AND currency = ? AND day = ? AND value_state = 'counted' AND fate != 'released'`,
+        currency,
+        day,
+      )
+      .one().total;
+  }
+
+  #lease(claim: EffectClaim): { granted: number; leased: number } {
+    return (
+      this.#sql
+        .exec<{ granted: number; leased: number }>(
+          "SELECT granted, leased FROM leases WHERE currency = ? AND day = ?",
+          claim.value?.currency ?? "",
+          claim.day,
+        )
+        .toArray()[0] ?? { granted: 0, leased: 0 }
+    );
+  }
+
+  async #topUp(request: ShardReservation, cap: number, lacking: number): Promise<void> {
+    const { claim, tenant } = request;
+    const currency = claim.value?.currency ?? "";
+    const held = this.#lease(claim).granted;
+    const pool = this.env.CAP_POOL.get(this.env.CAP_POOL.idFromName(`${tenant}/${currency}/${claim.day}`));
+    const answer = await pool.lease(
+      request.shard,
+      held + leaseWant(lacking, cap, request.shards),
+      cap,
+      claim.day,
+    );
+    this.#sql.exec(
+      `INSERT INTO leases (currency, day, granted, leased) VALUES (?, ?, ?, ?)
+       ON CONFLICT (currency, day) DO UPDATE SET granted = MAX(leases.granted, excluded.granted), leased = excluded.leased`,
+      currency,
+      claim.day,
+      answer.granted,
+      answer.leased,
+    );
+  }
+
+  #subjectOver(request: ShardReservation): CapLimit | null {
+    const { claim, per_subject_day: cap } = request;
+    if (cap === null || !claim.value || claim.value.subject === null) return null;
+    const totals = this.#totals(
+      "subject_role = 1 AND currency = ? AND day = ? AND subject = ?",
+      claim.value.currency,
+      claim.day,
+      claim.value.subject,
+    );
+    return capLimit("per_subject_day", cap, totals, claim.value);
+  }
+
+  /**
+   * Whether the claim fits this shard's lease of the day. Told as the day's cap: what this shard
+   * used and reserved, the other shards' leases counted as used (this shard cannot see inside them).
+   */
+  #dayOver(claim: EffectClaim, cap: number): CapLimit | null {
+    if (!claim.value) return null;
+    const lease = this.#lease(claim);
+    if (this.#dayCounted(claim.value.currency, claim.day) + claim.value.amount <= lease.granted) return null;
+    const own = this.#totals("day_role = 1 AND currency = ? AND day = ?", claim.value.currency, claim.day);
+    const totals = { used: own.used + Math.max(0, lease.leased - lease.granted), reserved: own.reserved };
+    return (
+      capLimit("per_day", cap, totals, claim.value) ?? {
+        cap: "per_day",
+        currency: claim.value.currency,
+        subject: null,
+        limit: cap,
+        ...totals,
+        remaining: Math.max(0, cap - totals.used - totals.reserved),
+        amount: claim.value.amount,
+      }
+    );
+  }
+
+  /** Rings for the first pending claim to reconcile, else for the next prune. */
+  async #scheduleAlarm(replace = false): Promise<void> {
+    if (!replace && (await this.ctx.storage.getAlarm()) !== null) return;
+    const pending = this.#sql
+      .exec<{ at: number | null }>("SELECT MIN(at) AS at FROM effects WHERE fate = 'pending'")
+      .one().at;
+    const oldest = this.#sql.exec<{ at: number | null }>("SELECT MIN(at) AS at FROM effects").one().at;
+    // A claim whose call is still deciding is asked about again a moment later, not at once.
+    if (pending !== null)
+      await this.ctx.storage.setAlarm(Math.max(pending + RECONCILE_AFTER_MS, Date.now() + 1_000));
+    else if (oldest !== null) await this.ctx.storage.setAlarm(oldest + 2 * KEEP_MS);
+  }
+}

@@ -1,0 +1,98 @@
+import type { TenantConfig } from "../config/tenants";
+import { type EffectClaim, shardOf, subjectDigest, utcDay } from "../effects/claim";
+import type { TenantCheck } from "../effects/reasons";
+import type { Env } from "../env";
+import type { ValueUsage } from "../wire/effects";
+import type { EffectUpdate, ShardReservation, ShardVerdict } from "./effect-shard";
+
+/**
+ * The tenant-wide step of a new effect, as a run's ledger takes it: the claim goes to the shard of
+ * its identity (which also reserves against its lease of the daily cap) and, when the tool names a
+ * subject that hashes elsewhere, to the subject's shard, both at once. Every shard asked holds the
+ * claim whatever it answers, so the run tells each of them the key's fate afterwards.
+ */
+export async function claimTenantWide(
+  env: Env,
+  tenant: string,
+  config: TenantConfig,
+  claim: EffectClaim,
+): Promise<TenantCheck> {
+  const shards = config.effect_shards;
+  const caps = claim.value ? config.value_caps[claim.value.currency] : undefined;
+  const identityShard = shardOf(claim.identity_digest, shards);
+  const subjectCap = caps?.per_subject_day ?? null;
+  const subject = subjectCap !== null ? subjectDigest(claim) : null;
+  const subjectShard = subject ? shardOf(await subject, shards) : null;
+  const requests = new Map<number, ShardReservation>();
+  requests.set(identityShard, {
+    tenant,
+    shard: identityShard,
+    shards,
+    claim,
+    identity: true,
+    per_day: caps?.per_day ?? null,
+    per_subject_day: subjectShard === identityShard ? subjectCap : null,
+  });
+  if (subjectShard !== null && subjectShard !== identityShard) {
+    requests.set(subjectShard, {
+      tenant,
+      shard: subjectShard,
+      shards,
+      claim,
+      identity: false,
+      per_day: null,
+      per_subject_day: subjectCap,
+    });
+  }
+  const verdicts = await Promise.all(
+    [...requests.values()].map((request) => shardStub(env, tenant, request.shard).reserve(request)),
+  );
+  return {
+    claim,
+    shards: [...requests.keys()],
+    earlier: verdicts.flatMap((verdict) => verdict.earlier),
+    over: verdicts.find((verdict) => verdict.over)?.over ?? null,
+  };
+}
+
+/** Tells every shard of a claim how far its effect got; each applies it idempotently, only forwards. */
+export async function reportEffect(
+  env: Env,
+  tenant: string,
+  shards: readonly number[],
+  update: EffectUpdate,
+): Promise<void> {
+  await Promise.all(shards.map((shard) => shardStub(env, tenant, shard).apply(update)));
+}
+
+/** What the tenant's runs moved today in each capped currency, summed over its shards (the operator's view). */
+export async function valueUsageToday(env: Env, tenant: string, config: TenantConfig): Promise<ValueUsage[]> {
+  const day = utcDay(Date.now());
+  const shards = Array.from({ length: config.effect_shards }, (_, shard) => shardStub(env, tenant, shard));
+  return Promise.all(
+    Object.entries(config.value_caps).map(async ([currency, caps]) => {
+      const parts = await Promise.all(shards.map((shard) => shard.usage(currency, day)));
+      return {
+        currency,
+        day,
+        per_day: caps.per_day ?? null,
+        used: parts.reduce((sum, part) => sum + part.used, 0),
+        reserved: parts.reduce((sum, part) => sum + part.reserved, 0),
+        overrides: parts.reduce((sum, part) => sum + part.overrides, 0),
+      };
+    }),
+  );
+}
+
+/** An effect shard's RPC surface as the worker uses it. */
+interface ShardClient {
+  reserve(request: ShardReservation): Promise<ShardVerdict>;
+  apply(update: EffectUpdate): Promise<void>;
+  usage(currency: string, day: string): Promise<Omit<ValueUsage, "per_day">>;
+}
+
+function shardStub(env: Env, tenant: string, shard: number): ShardClient {
+  // Workers RPC types a method returning `unknown` JSON (an earlier effect's arguments) as `never`;
+  // every value a shard returns is plain JSON, which RPC carries unchanged.
+  return env.EFFECT_SHARD.get(env.EFFECT_SHARD.idFromName(`${tenant}/${shard}`)) as unknown as ShardClient;
+}
