@@ -64,12 +64,12 @@ export async function claimOf(input: {
     args: (input.trace_args ?? args) as Record<string, unknown>,
     at: now,
     day: utcDay(now),
-    value: valueOf(tool, args),
+    value: claimedValue(tool, args),
     repeatable: tenant.repeat_effects[tool.namespace]?.includes(tool.name) ?? false,
   };
 }
 
-function valueOf(tool: ToolSpec, args: Record<string, unknown>): ClaimedValue | null {
+function claimedValue(tool: ToolSpec, args: Record<string, unknown>): ClaimedValue | null {
   if (!tool.value) return null;
   const amount = args[tool.value.field];
   // The catalog checks that the field is an integer argument, and the arguments passed validation.
