@@ -90,6 +90,12 @@ describe("a tool's effect identity and value, as declared", () => {
     });
   }
 
+  it("holds a remote MCP tool to the same rules, against the input its pin reviewed", () => {
+    expect(problemsOf("remote_effect")).toEqual([
+      `${DIR}/remote_effect.yaml: tools[4].effect.identity[0]: tool "purge_conversation": effect identity "conversation" is not an argument; its arguments are conversation_id, reason`,
+    ]);
+  });
+
   it("refuses effect and value on a read tool, each at its key", () => {
     expect(problemsOf("read_effect")).toEqual([
       `${DIR}/read_effect.yaml: tools[0].effect: tool "lookup_read_effect": a read tool has no effect to identify; effect is for write and destructive tools`,
