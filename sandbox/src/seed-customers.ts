@@ -100,6 +100,22 @@ export const SEED_CUSTOMERS: readonly SeedCustomer[] = [
       },
     ),
   ),
+  ...[0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((index) =>
+    customer(
+      "hooli",
+      `C50${index}`,
+      `Hooli Buyer ${index + 1}`,
+      `buyer${index + 1}@hooli.example`,
+      `+1650555020${index}`,
+      "standard",
+      {
+        line1: `${1600 + index} Amphitheatre Pkwy`,
+        city: "Mountain View",
+        postal_code: "94043",
+        country: "US",
+      },
+    ),
+  ),
 ];
 
 function customer(

@@ -7,6 +7,7 @@ import type { Order, OrderItem, RefundPolicy } from "./model";
  *
  * acme: orders A1001-A1005, customers C100-C105. globex: orders B2001-B2005, customers C200-C205.
  * initech, the load-test tenant: orders I3001-I3020 with large balances, customers C300-C305.
+ * hooli, the fleet tenant: orders H0001-H0200 of 120.00 each, customers C500-C509.
  * Orders with a refund already: A1003, A1005 (cancelled, fully refunded), B2001, B2004 (cancelled,
  * fully refunded). Totals are always the sum of the items.
  */
@@ -206,6 +207,7 @@ export const SEED_ORDERS: readonly SeedOrder[] = [
     warehouse_id: "wh-pdx-1",
   },
   ...loadTestOrders(),
+  ...fleetOrders(),
 ];
 
 /** Bulk orders for benchmarks and concurrency tests: enough balance for thousands of small refunds. */
@@ -223,6 +225,27 @@ function loadTestOrders(): SeedOrder[] {
     refunds: [],
     internal_notes: "Bulk account; invoiced quarterly.",
     warehouse_id: "wh-aus-1",
+  }));
+}
+
+/**
+ * Orders for fleet-scale tests of effects across runs: many runs, each refunding its own orders,
+ * every order refundable far above the tenant's auto-approval limit (1000 cents).
+ */
+function fleetOrders(): SeedOrder[] {
+  return Array.from({ length: 200 }, (_, index) => ({
+    tenant: "hooli",
+    order_id: `H${String(index + 1).padStart(4, "0")}`,
+    customer_id: `C50${index % 10}`,
+    status: "delivered" as const,
+    currency: "USD",
+    placed_at: "2026-02-02T08:00:00.000Z",
+    updated_at: "2026-02-06T08:00:00.000Z",
+    version: 1,
+    items: [item("PP-CASE-12", "Pied Piper Server Case", 1, 12000)],
+    refunds: [],
+    internal_notes: "Fleet account; refunds reconciled monthly.",
+    warehouse_id: "wh-sjc-1",
   }));
 }
 

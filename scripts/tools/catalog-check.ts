@@ -15,38 +15,38 @@ import {
   ToolDeclarationSchema,
 } from "../../src/catalog/declaration";
 import { declaredTool } from "../../src/catalog/declared-tool";
-import type { ToolSpec } from "../../src/catalog/define-tool";
+import type { SideEffect, ToolSpec } from "../../src/catalog/define-tool";
 import { tenantSetting } from "../../src/catalog/policy-vocabulary";
 import { placeholders } from "../../src/catalog/templates";
 import { OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../../src/config/secrets";
-import { parseTenants, type TenantConfig } from "../../src/config/tenants";
+import type { TenantConfig } from "../../src/config/tenants";
 import { readResultPage } from "../../src/tools/builtins";
+import { SIDE_EFFECTS } from "../../src/wire/side-effect";
 import { compiledCatalogModule, evaluateSchemas, schemaSources } from "./catalog-module";
 import { referenceRules } from "./catalog-reference-rules";
 import { remoteToolRules } from "./catalog-remote-rules";
+import { formatPath } from "./located";
 import { pinsFileOf, readPins } from "./mcp-pins";
+import { type DeployedTenant, ENVIRONMENTS, readTenants, repeatEffectsProblems } from "./tenants-check";
 import { SchemaError } from "./zod-source";
-
-const ENVIRONMENTS = ["sandbox", "production"] as const;
 
 /** What the deployment offers a declaration: tenants, bindings and secrets, per environment. */
 interface Deployment {
-  tenants: { environment: string; id: string; tenant: TenantConfig }[];
+  /** The tenants that parse; the others are `problems`. */
+  tenants: DeployedTenant[];
   bindings: Record<(typeof ENVIRONMENTS)[number], Set<string>>;
   secrets: Set<string>;
+  problems: string[];
 }
 
 function readDeployment(root: string): Deployment {
-  const tenants: Deployment["tenants"] = [];
+  const { tenants, problems } = readTenants(root);
   const bindings = { sandbox: new Set<string>(), production: new Set<string>() };
   for (const environment of ENVIRONMENTS) {
     const config = readConfig(
       { config: join(root, "wrangler.toml"), env: environment },
       { hideWarnings: true },
     );
-    for (const [id, tenant] of Object.entries(parseTenants(config.vars.TENANTS))) {
-      tenants.push({ environment, id, tenant });
-    }
     for (const service of config.services ?? []) bindings[environment].add(service.binding);
     for (const [name, value] of Object.entries(config.vars)) {
       if (typeof value === "string" && /^https?:\/\//.test(value)) bindings[environment].add(name);
@@ -54,16 +54,7 @@ function readDeployment(root: string): Deployment {
   }
   const template = JSON.parse(readFileSync(join(root, "secrets.production.example.json"), "utf8")) as object;
   const secrets = new Set<string>([...Object.keys(template), ...REQUIRED_SECRETS, ...OPTIONAL_SECRETS]);
-  return { tenants, bindings, secrets };
-}
-
-/** `tools[1].request.path`, as a reader finds it in the file. */
-function formatPath(path: readonly PropertyKey[]): string {
-  return path
-    .map((part, index) =>
-      typeof part === "number" ? `[${part}]` : `${index === 0 ? "" : "."}${String(part)}`,
-    )
-    .join("");
+  return { tenants, bindings, secrets, problems };
 }
 
 /** The importer's marks of what a human must still decide: refused until they are gone. */
@@ -268,6 +259,8 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
   const specs: ToolSpec[] = [];
   // Every namespace gets the built-in tools, so no declaration may take their names.
   const owners = new Map<string, string>([[readResultPage("").name, "the built-in tools of src/tools"]]);
+  // Each namespace's tools and their classes, as written (a broken declaration still names its tool).
+  const classes = new Map<string, Map<string, SideEffect | undefined>>();
   const directory = resolve(root, catalogDir);
   const files = existsSync(directory)
     ? readdirSync(directory)
@@ -292,6 +285,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
       continue;
     }
     const namespace = basename(name, ".yaml");
+    classes.set(header.data.namespace, new Map(header.data.tools.flatMap(declaredClass)));
     if (header.data.namespace !== namespace) {
       report(["namespace"], `"${header.data.namespace}" must equal the file's name, "${namespace}"`);
     }
@@ -336,12 +330,22 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     compiled.push(file);
   }
   for (const problem of catalogProblems(specs).problems) problems.push(locate(problem, located));
+  problems.push(...deployment.problems, ...repeatEffectsProblems(deployment.tenants, classes));
   if (problems.length > 0) return { problems, compiled: [], outputs: null };
   return {
     problems,
     compiled,
     outputs: { compiled: compiledCatalogModule(compiled), schema: catalogJsonSchema() },
   };
+}
+
+/** A declared tool's name and side-effect class, read before its declaration is validated. */
+function declaredClass(entry: unknown): [string, SideEffect | undefined][] {
+  if (typeof entry !== "object" || entry === null) return [];
+  const { name, side_effect } = entry as { name?: unknown; side_effect?: unknown };
+  if (typeof name !== "string") return [];
+  const known = SIDE_EFFECTS.find((kind) => kind === side_effect);
+  return [[name, known]];
 }
 
 function locate(problem: CatalogProblem, located: ReadonlyMap<string, Located>): string {

@@ -2,6 +2,8 @@ import * as z from "zod";
 import { sha256Hex } from "../core/digest";
 import { SIDE_EFFECTS } from "../wire/side-effect";
 import type { ToolSpec } from "./define-tool";
+import { checkEffect } from "./effect-rules";
+import { unwrap } from "./schema-fields";
 
 /** Thrown when a tool definition breaks a catalog rule; the message names the tool and the rule. */
 export class CatalogError extends Error {
@@ -17,22 +19,6 @@ const MIN_DESCRIPTION_LENGTH = 12;
 const MAX_TIMEOUT_MS = 30_000;
 /** A reason for skipping a postcondition must say something an operator can check. */
 const MIN_NO_POSTCONDITION_REASON = 20;
-
-/** Wrappers that do not change which fields an object accepts. */
-function unwrap(schema: z.ZodType): z.ZodType {
-  let current: z.ZodType = schema;
-  for (;;) {
-    if (
-      current instanceof z.ZodOptional ||
-      current instanceof z.ZodNullable ||
-      current instanceof z.ZodDefault
-    ) {
-      current = current.unwrap() as z.ZodType;
-    } else {
-      return current;
-    }
-  }
-}
 
 function describedAs(schema: z.ZodType): string | undefined {
   return schema.description ?? unwrap(schema).description;
@@ -197,6 +183,7 @@ export function toolSpecProblems(spec: ToolSpec): CatalogProblem[] {
     report("version", `tool "${name}": version is required`);
   }
   checkPostcondition(name, spec, report);
+  checkEffect(spec, report);
   return problems;
 }
 

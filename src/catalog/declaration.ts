@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { SIDE_EFFECTS } from "../wire/side-effect";
+import { EFFECT_WINDOW_MS } from "./effect-rules";
 
 /**
  * The declaration format of `catalog/<namespace>.yaml`: a namespace's tools as data. This schema is
@@ -244,6 +245,41 @@ const DecisionContextSchema = z.strictObject({
   facts: z.array(FactSchema).min(1),
 });
 
+const WINDOW_S = { min: EFFECT_WINDOW_MS.min / 1_000, max: EFFECT_WINDOW_MS.max / 1_000 };
+
+/**
+ * The identity of a write's effect across runs: the top-level arguments naming the business thing
+ * it changes (an order for a refund), and for how long a second effect on it from another run is a
+ * repeat. Without it, the identity is the tool and its whole arguments.
+ */
+const EffectDeclarationSchema = z.strictObject({
+  identity: z
+    .array(z.string().min(1))
+    .min(1, "names no argument; name at least one, such as [order_id], or leave effect out")
+    .superRefine((fields, ctx) => {
+      fields.forEach((field, index) => {
+        if (fields.indexOf(field) !== index) {
+          ctx.addIssue({ code: "custom", path: [index], message: `names "${field}" twice` });
+        }
+      });
+    }),
+  window_s: z
+    .number({ error: "a whole number of seconds" })
+    .int("a whole number of seconds")
+    .min(WINDOW_S.min, `at least ${WINDOW_S.min} seconds`)
+    .max(WINDOW_S.max, `at most ${WINDOW_S.max} seconds (30 days)`)
+    .optional()
+    .describe("default 86400 (a day)"),
+});
+
+/** The value a write moves, for the tenant's value caps: an integer argument in a currency's minor unit. */
+const ValueDeclarationSchema = z.strictObject({
+  field: z.string().min(1),
+  currency: z.string().regex(/^[A-Z]{3}$/, "an ISO 4217 code such as USD"),
+  /** The argument per-subject caps count for (an order, a customer). */
+  subject: z.string().min(1).optional(),
+});
+
 export const ToolDeclarationSchema = z.strictObject({
   name: z.string(),
   version: z.string().min(1),
@@ -269,6 +305,10 @@ export const ToolDeclarationSchema = z.strictObject({
   freshness: z.strictObject({ resource: z.string(), version_field: z.string() }).optional(),
   decision_context: DecisionContextSchema.optional(),
   dry_run: z.string().optional(),
+  /** Write and destructive tools only. */
+  effect: EffectDeclarationSchema.optional(),
+  /** Write and destructive tools only. */
+  value: ValueDeclarationSchema.optional(),
 });
 
 export const CatalogFileSchema = z.strictObject({

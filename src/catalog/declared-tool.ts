@@ -3,6 +3,7 @@ import type { MaskRule } from "../shaping/mask";
 import { declaredFacts } from "./decision-facts";
 import type { CatalogFile, Expected, ExpectedValue, ToolDeclaration } from "./declaration";
 import {
+  DEFAULT_EFFECT_WINDOW_MS,
   DEFAULT_MAX_RESULT_BYTES,
   defaultEffect,
   type InputSchema,
@@ -225,8 +226,14 @@ export function declaredTool(
         }
       : null,
     dry_run: tool.dry_run ?? null,
-    effect: defaultEffect(tool.side_effect),
-    value: null,
+    effect: tool.effect
+      ? {
+          fields: tool.effect.identity,
+          window_ms:
+            tool.effect.window_s === undefined ? DEFAULT_EFFECT_WINDOW_MS : tool.effect.window_s * 1_000,
+        }
+      : defaultEffect(tool.side_effect),
+    value: tool.value ? { ...tool.value, subject: tool.value.subject ?? null } : null,
   };
 }
 

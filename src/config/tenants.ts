@@ -16,17 +16,29 @@ export const AgentProfileSchema = z.strictObject({
 });
 
 /**
+ * A whole number in a range, refused with the range and the value given: "must be an integer ≥ 0
+ * (got -5)", so a deploy error in wrangler.toml names what to write.
+ */
+function wholeNumber(min: number, max?: number) {
+  const range = max === undefined ? `≥ ${min}` : `from ${min} to ${max}`;
+  const error = (issue: { input?: unknown }) =>
+    `must be an integer ${range} (got ${JSON.stringify(issue.input) ?? "nothing"})`;
+  const schema = z.number({ error }).int({ error }).min(min, { error });
+  return max === undefined ? schema : schema.max(max, { error });
+}
+
+/**
  * A tenant's caps on the value its agents' effects move, in one currency's minor unit. Each is
  * optional: a cap left out does not apply. Value is reserved before a request leaves, so reserved
  * value never exceeds a cap; a call that would exceed one waits for a human.
  */
 export const ValueCapsSchema = z.strictObject({
   /** What one run may move. */
-  per_run: z.number().int().min(0).optional(),
+  per_run: wholeNumber(0).optional(),
   /** What the tenant's runs together may move in one UTC day. */
-  per_day: z.number().int().min(0).optional(),
+  per_day: wholeNumber(0).optional(),
   /** What may be moved for one subject (the tool's declared `value.subject`) in one UTC day. */
-  per_subject_day: z.number().int().min(0).optional(),
+  per_subject_day: wholeNumber(0).optional(),
 });
 export type ValueCaps = z.infer<typeof ValueCapsSchema>;
 
@@ -38,13 +50,13 @@ export const TenantConfigSchema = z.strictObject({
   namespaces: z.array(z.string()).min(1),
   ceilings: RunLimitsSchema,
   /** The nth identical call in a run is refused as a repeat. */
-  repeat_threshold: z.number().int().min(2).max(1_000).default(3),
+  repeat_threshold: wholeNumber(2, 1_000).default(3),
   /** Largest single refund an agent may issue, in cents. */
-  max_refund_cents: z.number().int().min(0),
+  max_refund_cents: wholeNumber(0),
   /** Refunds up to this amount run without a human approval; 0 means every refund waits for one. */
-  auto_approve_refund_cents: z.number().int().min(0).default(0),
+  auto_approve_refund_cents: wholeNumber(0).default(0),
   /** Pending approvals a run may hold at once; a model that keeps asking is stopped here. */
-  max_open_approvals: z.number().int().min(1).max(100).default(3),
+  max_open_approvals: wholeNumber(1, 100).default(3),
   /**
    * Thresholds of declared tools' policies (catalog/*.yaml), per namespace: namespace → setting →
    * number. A policy reads `settings[namespace][name]` first, then the tenant's own field `name`.
@@ -67,7 +79,12 @@ export const TenantConfigSchema = z.strictObject({
     .prefault({}),
   /** Value caps per currency (ISO 4217 code → caps); see `ValueCapsSchema`. */
   value_caps: z
-    .record(z.string().regex(/^[A-Z]{3}$/, "a currency is a three-letter ISO 4217 code"), ValueCapsSchema)
+    .record(z.string().regex(/^[A-Z]{3}$/), ValueCapsSchema, {
+      error: (issue) =>
+        issue.code === "invalid_key"
+          ? `${JSON.stringify(issue.input)} is not a currency: a three-letter ISO 4217 code, such as USD`
+          : undefined,
+    })
     .default({}),
   /**
    * Tools whose effect may repeat across runs without a human (notes on a ticket): namespace →
@@ -79,7 +96,7 @@ export const TenantConfigSchema = z.strictObject({
    * How many Durable Objects hold the tenant's effects and value reservations. More shards carry
    * more effectful calls a second; a daily cap is leased to them in parts (see README "Value caps").
    */
-  effect_shards: z.number().int().min(1).max(64).default(4),
+  effect_shards: wholeNumber(1, 64).default(4),
   /** What a run opened with one of the tenant's agent keys gets: profile name → namespace and limits. */
   agent_profiles: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/), AgentProfileSchema).default({}),
 });
@@ -107,16 +124,42 @@ const TenantWithProfilesSchema = TenantConfigSchema.superRefine((tenant, ctx) =>
   }
 });
 
-export const TenantsSchema = z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/), TenantWithProfilesSchema);
+export const TenantsSchema = z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/), TenantWithProfilesSchema, {
+  error: (issue) =>
+    issue.code === "invalid_key"
+      ? `${JSON.stringify(issue.input)} is not a tenant id: lowercase letters, digits, _ and -`
+      : undefined,
+});
 export type Tenants = z.infer<typeof TenantsSchema>;
 
-/** Reads the `TENANTS` var; a malformed one is a deploy error, reported with the offending path. */
+/** `globex.value_caps.USD.per_day`, `acme.namespaces[1]`: where an issue lies in `TENANTS`. */
+function tenantsPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((part, index) =>
+      typeof part === "number" ? `[${part}]` : `${index === 0 ? "" : "."}${String(part)}`,
+    )
+    .join("");
+}
+
+/**
+ * Reads the `TENANTS` var; a malformed one is a deploy error. The error names every problem with
+ * its path: `TENANTS is invalid at "globex.value_caps.USD.per_day": must be an integer ≥ 0 (got -5)`.
+ */
 export function parseTenants(raw: unknown): Tenants {
-  const value = typeof raw === "string" ? JSON.parse(raw) : raw;
+  let value: unknown = raw;
+  if (typeof raw === "string") {
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      throw new Error(`TENANTS is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
   const parsed = TenantsSchema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`TENANTS is invalid at "${issue?.path.join(".")}": ${issue?.message}`);
+    const problems = parsed.error.issues.map(
+      (issue) => `TENANTS is invalid at "${tenantsPath(issue.path)}": ${issue.message}`,
+    );
+    throw new Error(problems.join("; "));
   }
   return parsed.data;
 }

@@ -195,6 +195,11 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             }
           },
           "dry_run": "The sandbox helpdesk deletes its own copy of the messages; only production shows whether the helpdesk's backups and exports honour the deletion.",
+          "effect": {
+            "identity": [
+              "conversation_id"
+            ]
+          },
           "output": {
             "trusted_text": {
               "conversation_id": "the agent's own argument, echoed",
@@ -410,6 +415,11 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             ]
           },
           "dry_run": "The sandbox records the new destination and answers as the carrier would, refusing delivered shipments and other countries; only production reveals whether the carrier accepts a reroute for a parcel already on the delivery van, and what it charges.",
+          "effect": {
+            "identity": [
+              "order_id"
+            ]
+          },
           "output": {
             "trusted_text": {
               "destination.city": "the upstream's echo of the agent's own argument, which passed the input schema",
@@ -741,6 +751,11 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             }
           },
           "dry_run": "The sandbox CRM stores the ticket and answers as the real one does; only production reveals whether an urgent ticket reaches the on-call team's pager.",
+          "effect": {
+            "identity": [
+              "customer_id"
+            ]
+          },
           "output": {
             "trusted_text": {
               "ticket_id": "an id the upstream system assigns; no customer or outsider chooses it",
@@ -911,6 +926,16 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             ]
           },
           "dry_run": "The sandbox records the refund against the order and refuses what the payments API refuses (more than is refundable, a cancelled order); only production reveals whether the card network accepts it.",
+          "effect": {
+            "identity": [
+              "order_id"
+            ]
+          },
+          "value": {
+            "field": "amount_cents",
+            "currency": "USD",
+            "subject": "order_id"
+          },
           "output": {
             "trusted_text": {
               "refund_id": "an id the upstream system assigns; no customer or outsider chooses it",
@@ -975,6 +1000,11 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             }
           },
           "dry_run": "The sandbox stores the email as queued and sends nothing; only production reveals whether the customer's address accepts it.",
+          "effect": {
+            "identity": [
+              "draft_id"
+            ]
+          },
           "output": {
             "trusted_text": {
               "email_id": "an id the upstream system assigns; no customer or outsider chooses it",

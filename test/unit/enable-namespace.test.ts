@@ -65,7 +65,7 @@ describe("npm run tools -- enable", () => {
 
   it("refuses an unknown tenant or an undeclared namespace, and leaves the files as they were", () => {
     const toml = read("wrangler.toml");
-    expect(() => enableNamespace(dir, "warehouse", { tenant: "hooli" })).toThrow(/no tenant hooli/);
+    expect(() => enableNamespace(dir, "warehouse", { tenant: "vandelay" })).toThrow(/no tenant vandelay/);
     expect(() => enableNamespace(dir, "billing", { tenant: "acme" })).toThrow(
       /catalog\/billing\.yaml does not exist/,
     );

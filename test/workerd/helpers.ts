@@ -19,6 +19,7 @@ export const KEYS = {
   acme: "acme-demo-key",
   globex: "globex-demo-key",
   initech: "initech-demo-key",
+  hooli: "hooli-demo-key",
 } as const;
 export const SANDBOX_ADMIN = "sandbox-admin-demo-token";
 
@@ -40,9 +41,11 @@ const SECRETS = [
   "globex-demo-key",
   "initech-demo-key",
   "umbrella-demo-key",
+  "hooli-demo-key",
   "acme-operator-key",
   "globex-operator-key",
   "initech-operator-key",
+  "hooli-operator-key",
   "acme-agent-key",
   "acme-next-agent-key",
   "globex-agent-key",
@@ -183,6 +186,7 @@ export const OPERATOR_KEYS = {
   acme: "acme-operator-key",
   globex: "globex-operator-key",
   initech: "initech-operator-key",
+  hooli: "hooli-operator-key",
 } as const;
 
 /** A request to the operator API with a tenant's operator key. */

@@ -1,0 +1,76 @@
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { readTenants, repeatEffectsProblems } from "../../scripts/tools/tenants-check";
+import type { SideEffect } from "../../src/catalog/define-tool";
+import { parseTenants } from "../../src/config/tenants";
+
+const fixture = fileURLToPath(new URL("./fixtures/tenants", import.meta.url));
+const TENANTS = "wrangler.toml: env.sandbox.vars.TENANTS";
+
+describe("TENANTS in wrangler.toml, checked by npm run tools -- check", () => {
+  const { tenants, problems } = readTenants(fixture);
+
+  it("reports each bad value cap and shard count where it is written, with what was given", () => {
+    expect(problems).toEqual([
+      `${TENANTS}.globex.value_caps.USD.per_run: must be an integer ≥ 0 (got 1.5)`,
+      `${TENANTS}.globex.value_caps.USD.per_day: must be an integer ≥ 0 (got -5)`,
+      `${TENANTS}.globex.value_caps.usd: "usd" is not a currency: a three-letter ISO 4217 code, such as USD`,
+      `${TENANTS}.globex.effect_shards: must be an integer from 1 to 64 (got 0)`,
+    ]);
+  });
+
+  it("still reads the tenants that parse, in every environment", () => {
+    expect(tenants.map(({ environment, id }) => `${environment}/${id}`)).toEqual([
+      "sandbox/acme",
+      "production/acme",
+    ]);
+    expect(tenants[0]?.tenant.effect_shards).toBe(4);
+    expect(tenants[0]?.tenant.value_caps).toEqual({});
+  });
+
+  it("refuses a repeatable tool that is not a write of the tenant's namespace, naming the ones there are", () => {
+    const helpdesk = new Map<string, SideEffect>([
+      ["get_ticket_notes", "read"],
+      ["add_ticket_note", "write"],
+      ["purge_conversation", "destructive"],
+    ]);
+    const catalog = new Map([
+      ["helpdesk", helpdesk],
+      ["shipping", new Map<string, SideEffect>([["reroute_shipment", "write"]])],
+    ]);
+    const offered = "(it has add_ticket_note, purge_conversation)";
+    expect(repeatEffectsProblems(tenants, catalog)).toEqual([
+      `${TENANTS}.acme.repeat_effects.helpdesk[1]: "get_ticket_notes" is a read tool; only a write or destructive tool's effect can repeat ${offered}`,
+      `${TENANTS}.acme.repeat_effects.helpdesk[2]: "add_ticket_comment" is not a tool of helpdesk; name a write or destructive tool ${offered}`,
+      `${TENANTS}.acme.repeat_effects.shipping: "shipping" is not one of the tenant's namespaces (support, helpdesk)`,
+    ]);
+  });
+
+  it("passes the shipped wrangler.toml", () => {
+    const shipped = readTenants(fileURLToPath(new URL("../..", import.meta.url)));
+    expect(shipped.problems).toEqual([]);
+    const hooli = shipped.tenants.find(({ id }) => id === "hooli")?.tenant;
+    expect(hooli?.effect_shards).toBe(8);
+    expect(hooli?.value_caps).toEqual({ USD: { per_day: 50_000, per_subject_day: 5_000 } });
+  });
+});
+
+describe("parseTenants, as the Worker reads TENANTS", () => {
+  const tenant = {
+    namespaces: ["support"],
+    ceilings: { max_calls: 5, max_writes: 1, max_destructive: 1, deadline_s: 60 },
+    max_refund_cents: 100,
+  };
+
+  it("names every problem with its path", () => {
+    expect(() =>
+      parseTenants({ t: { ...tenant, value_caps: { USD: { per_day: -5 } }, effect_shards: 65 } }),
+    ).toThrow(
+      'TENANTS is invalid at "t.value_caps.USD.per_day": must be an integer ≥ 0 (got -5); TENANTS is invalid at "t.effect_shards": must be an integer from 1 to 64 (got 65)',
+    );
+  });
+
+  it("says when TENANTS is not JSON at all", () => {
+    expect(() => parseTenants("{acme:")).toThrow(/^TENANTS is not JSON: /);
+  });
+});
