@@ -67,6 +67,10 @@ app.route("/v1/tools", tools);
 const metrics = lazyRoutes("/v1/metrics", () => import("./metrics/route").then((part) => part.metrics));
 app.all("/v1/metrics", metrics);
 app.all("/v1/metrics/*", metrics);
+app.get(
+  "/v1/value-usage",
+  lazyRoutes("/v1/value-usage", () => import("./routes/value-usage").then((part) => part.valueUsage)),
+);
 // The public keys of upstream credentials, for the APIs behind the tools.
 app.route("/", jwks);
 
