@@ -1,6 +1,6 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { EffectShard } from "../../src/ledger/effect-shard";
+import type { EffectShard, ShardVerdict } from "../../src/ledger/effect-shard";
 import { asOperator, callTool, decide, ledgerStubOf, openRun, refundsOf, type TestRun } from "./helpers";
 
 /**
@@ -238,10 +238,10 @@ describe("reconciliation of claims no run committed", () => {
     });
     // A claim of a key the run never committed (its ledger stopped between the claim and the commit).
     await stub.reserve(reservation("never-committed", run.id));
-    const before = await stub.reserve(reservation("other-run-key", "run_other"));
+    const before: ShardVerdict = await stub.reserve(reservation("other-run-key", "run_other"));
     expect(before.earlier).toEqual([expect.objectContaining({ run_id: run.id, outcome: "reserved" })]);
     await runDurableObjectAlarm(stub);
-    const after = await stub.reserve(reservation("third-run-key", "run_third"));
+    const after: ShardVerdict = await stub.reserve(reservation("third-run-key", "run_third"));
     // Released: no earlier effect any more, but the other run's claim (never committed either) is
     // still there until its own run answers: "run_other" has no ledger, so it is released too.
     expect(after.earlier.map((effect) => effect.run_id)).not.toContain(run.id);
