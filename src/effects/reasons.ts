@@ -12,6 +12,8 @@ export interface TenantCheck {
   earlier: EarlierEffect[];
   /** A tenant-wide cap (per day, per subject and day) the call would exceed. */
   over: CapLimit | null;
+  /** How long the step took, as the run's ledger measured it. */
+  ms: number;
 }
 
 /** The earlier effects a human must see: none when the tenant lets this tool's effect repeat. */

@@ -17,6 +17,7 @@ export async function claimTenantWide(
   config: TenantConfig,
   claim: EffectClaim,
 ): Promise<TenantCheck> {
+  const started = Date.now();
   const shards = config.effect_shards;
   const caps = claim.value ? config.value_caps[claim.value.currency] : undefined;
   const identityShard = shardOf(claim.identity_digest, shards);
@@ -52,6 +53,7 @@ export async function claimTenantWide(
     shards: [...requests.keys()],
     earlier: verdicts.flatMap((verdict) => verdict.earlier),
     over: verdicts.find((verdict) => verdict.over)?.over ?? null,
+    ms: Date.now() - started,
   };
 }
 

@@ -141,8 +141,9 @@ export class RunStore {
   insertTrace(entry: NewTraceEntry, completion: TraceCompletion | null = null): void {
     this.#sql.exec(
       `INSERT INTO trace (call_id, actor, actor_name, started_at, tool, side_effect, args, call_digest, outcome,
-         idempotency_key, catalog_version, ended_at, error_code, upstream_status, replayed, attempts, latency_ms, result)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         idempotency_key, catalog_version, ended_at, error_code, upstream_status, replayed, attempts, latency_ms, result,
+         claim_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       entry.call_id,
       entry.actor,
       entry.actor_name ?? null,
@@ -161,6 +162,7 @@ export class RunStore {
       JSON.stringify(completion?.attempts ?? []),
       completion ? completion.ended_at - entry.started_at : null,
       completion?.result === undefined ? null : JSON.stringify(completion.result),
+      entry.claim_ms ?? null,
     );
   }
 

@@ -104,6 +104,7 @@ CREATE TABLE IF NOT EXISTS task (
  */
 const V9 = `${CLAIMS_SCHEMA}
 ALTER TABLE approvals ADD COLUMN cross_run TEXT;
+ALTER TABLE trace ADD COLUMN claim_ms INTEGER;
 `;
 
 export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];

@@ -97,7 +97,7 @@ interface Turn {
 
 /** Event "agent call": charge, refuse, replay, join, wait for a human, or send. */
 export function admitCall(view: CallView, call: AgentCall): CallStep {
-  const opened: Turn = { view, call, writes: [traceOpen(view.run, call)], counters: view.run.counters };
+  const opened: Turn = { view, call, writes: [traceOpen(view, call)], counters: view.run.counters };
   const runRefusal = refuseForRun(opened);
   if (runRefusal) return runRefusal;
   const turn = { ...opened, counters: { ...opened.counters, calls_used: opened.counters.calls_used + 1 } };
@@ -106,7 +106,7 @@ export function admitCall(view: CallView, call: AgentCall): CallStep {
   return refuseRepeat(turn) ?? admitValid(turn, prepared);
 }
 
-function traceOpen(run: RunMeta, call: AgentCall): Write {
+function traceOpen({ run, claim }: CallView, call: AgentCall): Write {
   return {
     kind: "trace_open",
     entry: {
@@ -119,6 +119,7 @@ function traceOpen(run: RunMeta, call: AgentCall): Write {
       call_digest: call.digest,
       idempotency_key: call.key,
       catalog_version: run.catalog_version,
+      claim_ms: claim?.check.ms ?? null,
     },
   };
 }

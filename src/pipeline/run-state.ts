@@ -75,6 +75,8 @@ export interface NewTraceEntry {
   call_digest: string;
   idempotency_key: string | null;
   catalog_version: string;
+  /** How long the call's tenant-wide step took, when it made one. */
+  claim_ms?: number | null;
 }
 
 export interface TraceCompletion {

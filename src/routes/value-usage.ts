@@ -4,6 +4,7 @@ import type { AppEnv } from "../http/app-env";
 import { requireOperatorKey } from "../http/authenticate";
 import { requestContext, respond } from "../http/respond";
 import { valueUsageToday } from "../ledger/effects-client";
+import type { ValueUsageReport } from "../wire/effects";
 import { success } from "../wire/envelope";
 
 /** `GET /v1/value-usage`: what the tenant's runs moved today in each capped currency (operators). */
@@ -12,6 +13,6 @@ export const valueUsage = new Hono<AppEnv>();
 valueUsage.get("/", requireOperatorKey, async (c) => {
   const tenant = c.get("tenant");
   const config = loadConfig(c.env).tenants[tenant];
-  const usage = config ? await valueUsageToday(c.env, tenant, config) : [];
-  return respond(c, success(requestContext(c.env), { usage }));
+  const report: ValueUsageReport = { usage: config ? await valueUsageToday(c.env, tenant, config) : [] };
+  return respond(c, success(requestContext(c.env), report));
 });

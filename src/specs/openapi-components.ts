@@ -3,6 +3,7 @@ import type { ToolSpec } from "../catalog/define-tool";
 import { ResultPageSchema } from "../tools/builtins";
 import { ApprovalRecordSchema, ApprovalSummarySchema } from "../wire/approval";
 import { ApprovalDecisionSchema, ApprovalDetailSchema, ApprovalListSchema } from "../wire/approval-answers";
+import { ValueUsageReportSchema } from "../wire/effects";
 import { EnvelopeSchema } from "../wire/envelope";
 import { HealthSchema } from "../wire/health";
 import { MetricsReportSchema } from "../wire/metrics";
@@ -31,6 +32,7 @@ export const DATA_COMPONENTS = {
   ApprovalDecision: ApprovalDecisionSchema,
   NamespaceSpecs: NamespaceSpecsSchema,
   MetricsReport: MetricsReportSchema,
+  ValueUsageReport: ValueUsageReportSchema,
 } as const satisfies Record<string, z.ZodType>;
 export type DataComponent = keyof typeof DATA_COMPONENTS;
 

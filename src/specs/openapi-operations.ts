@@ -332,6 +332,20 @@ export const OPERATIONS: readonly Operation[] = [
   },
   {
     method: "get",
+    path: "/v1/value-usage",
+    tag: "metrics",
+    summary: "Value moved today against the tenant's caps",
+    description:
+      "For each currency the tenant caps (`value_caps`), today's UTC totals over its effect shards: the daily cap, the value confirmed (`used`), reserved by calls whose effect is not yet confirmed (`reserved`), and approved beyond a cap by an operator (`overrides`).",
+    credentials: ["operatorKey"],
+    responses: {
+      "200": envelope("The tenant's value usage today.", "ValueUsageReport"),
+      "401": FAILURES["401"],
+      "403": FAILURES["403"],
+    },
+  },
+  {
+    method: "get",
     path: "/v1/tools",
     tag: "tools",
     summary: "Tool specs for an agent framework",

@@ -46,3 +46,7 @@ export const ValueUsageSchema = z.strictObject({
   overrides: z.number().int().describe("Value approved beyond a cap by an operator."),
 });
 export type ValueUsage = z.infer<typeof ValueUsageSchema>;
+
+/** `GET /v1/value-usage`: each capped currency's day so far, summed over the tenant's effect shards. */
+export const ValueUsageReportSchema = z.strictObject({ usage: z.array(ValueUsageSchema) });
+export type ValueUsageReport = z.infer<typeof ValueUsageReportSchema>;

@@ -46,6 +46,14 @@ export const TraceEntrySchema = z.strictObject({
       "Every upstream request this dispatch made, the call's own attempts (purpose effect) and its postcondition's read (purpose check); empty when nothing left the proxy.",
     ),
   catalog_version: z.string(),
+  claim_ms: z
+    .number()
+    .int()
+    .nonnegative()
+    .nullable()
+    .describe(
+      "How long the tenant-wide step took (the claim of a new write's identity and value, before its key was reserved); null when the call made none.",
+    ),
 });
 export type TraceEntry = z.infer<typeof TraceEntrySchema>;
 
@@ -69,6 +77,8 @@ export interface TraceRow {
   attempts: string;
   catalog_version: string;
   result: string | null;
+  /** Added by ledger schema V9. */
+  claim_ms: number | null;
 }
 
 export function traceEntryFromRow(row: TraceRow): TraceEntry {
@@ -94,5 +104,6 @@ export function traceEntryFromRow(row: TraceRow): TraceEntry {
       JSON.parse(row.attempts) as Array<Omit<AttemptRecord, "purpose"> & Partial<AttemptRecord>>
     ).map((attempt) => ({ ...attempt, purpose: attempt.purpose ?? "effect" })),
     catalog_version: row.catalog_version,
+    claim_ms: row.claim_ms ?? null,
   };
 }

@@ -103,7 +103,8 @@ describe("the human approval gate", () => {
     const first = await callTool(run, "issue_refund", refund("A1002", 700));
     const other = await callTool(run, "issue_refund", refund("A1002", 701));
     expect(other.body.approval?.id).not.toBe(first.body.approval?.id);
-    await decide(first.body.approval?.id ?? "", "approve");
+    // Other tests of this file refund A1002 in other runs: the operator confirms that they saw them.
+    await decide(first.body.approval?.id ?? "", "approve", undefined, "acme", { confirm_duplicate: true });
     const refunds = await refundsOfRun("A1002", run);
     expect(refunds.map((entry) => entry.amount_cents)).toEqual([700]);
     expect((await callTool(run, "issue_refund", refund("A1002", 701))).body.error?.code).toBe(
@@ -188,8 +189,11 @@ describe("the human approval gate", () => {
     const a = await callTool(run, "issue_refund", refund("A1001", 111));
     const b = await callTool(run, "issue_refund", refund("A1001", 112));
     expect(b.body.budget?.destructive_left).toBe(1);
-    expect((await decide(a.body.approval?.id ?? "", "approve")).status).toBe(200);
-    const refused = await decide(b.body.approval?.id ?? "", "approve");
+    const confirmed = { confirm_duplicate: true };
+    expect((await decide(a.body.approval?.id ?? "", "approve", undefined, "acme", confirmed)).status).toBe(
+      200,
+    );
+    const refused = await decide(b.body.approval?.id ?? "", "approve", undefined, "acme", confirmed);
     expect(refused.status).toBe(409);
     expect(refused.body.error?.message).toContain("max_destructive");
     expect((await refundsOfRun("A1001", run)).map((entry) => entry.amount_cents)).toEqual([111]);
@@ -289,7 +293,9 @@ describe("signed approval webhooks (Standard Webhooks)", () => {
       Math.abs((created.webhook_timestamp ?? 0) * 1000 - Date.parse(created.body.timestamp)),
     ).toBeLessThan(1000);
 
-    expect((await decide(id, "approve", "verified by phone")).status).toBe(200);
+    expect(
+      (await decide(id, "approve", "verified by phone", "acme", { confirm_duplicate: true })).status,
+    ).toBe(200);
     expect((await delivered(`evt_${id}_approved`)).body).toMatchObject({
       type: "approval.decided",
       approval: { id, state: "approved" },

@@ -205,15 +205,21 @@ export function asOperator(
   });
 }
 
+/**
+ * An operator's decision. `confirm_duplicate` is the operator saying they saw that another run
+ * already acted on the same thing (a test whose file refunds one order in several runs needs it).
+ */
 export function decide(
   approvalId: string,
   decision: "approve" | "reject",
   reason?: string,
   tenant: keyof typeof OPERATOR_KEYS = "acme",
+  options: { confirm_duplicate?: boolean } = {},
 ) {
+  const body = { ...(reason === undefined ? {} : { reason }), ...options };
   return asOperator(
     `/v1/approvals/${approvalId}/${decision}`,
-    { method: "POST", body: JSON.stringify(reason === undefined ? {} : { reason }) },
+    { method: "POST", body: JSON.stringify(body) },
     tenant,
   );
 }

@@ -409,6 +409,7 @@ describe("the data of every success answer", () => {
     );
     await check("get", "/v1/approvals", asOperator("/v1/approvals?state=pending"));
     await check("get", "/v1/metrics", asOperator("/v1/metrics?bucket=day"));
+    await check("get", "/v1/value-usage", asOperator("/v1/value-usage", {}, "globex"));
     await check("get", "/v1/runs", asOperator("/v1/runs?subject=A1001"));
     await check("get", "/v1/approvals/{id}", asOperator(`/v1/approvals/${approved}`));
     await check("post", "/v1/approvals/{id}/reject", decide(rejected, "reject", "not this order"));

@@ -16,7 +16,10 @@ const openWith = (body: string, headers: Record<string, string> = { "content-typ
     body,
   });
 
-/** Each approval is for its own amount: identical refunds in two runs would need a duplicate's confirmation. */
+/**
+ * Each approval is for its own amount, all of the same order: approving any but the first needs the
+ * operator's confirmation that they saw the others (another run's effect on the same order).
+ */
 let nextAmount = 55;
 
 async function pendingApproval(): Promise<string> {
@@ -166,13 +169,16 @@ describe("operator decisions through the validation hook", () => {
     ]);
     const empty = await asOperator(`/v1/approvals/${id}/approve`, {
       method: "POST",
-      body: JSON.stringify({ reason: null }),
+      body: JSON.stringify({ reason: null, confirm_duplicate: true }),
     });
     expect(empty.status, JSON.stringify(empty.body.error)).toBe(200);
 
+    // Without a body there is no confirmation either: the repeat of another run's refund is refused
+    // as unconfirmed (a conflict), not as a malformed request.
     const other = await pendingApproval();
     const bare = await asOperator(`/v1/approvals/${other}/approve`, { method: "POST" });
-    expect(bare.status, JSON.stringify(bare.body.error)).toBe(200);
+    expect(bare.status, JSON.stringify(bare.body.error)).toBe(409);
+    expect(bare.body.error?.details).toMatchObject({ reason: "duplicate_unconfirmed" });
   });
 
   it("puts the body limits in front of a decision too", async () => {
