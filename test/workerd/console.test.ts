@@ -234,9 +234,11 @@ describe("console approvals", () => {
     const client = await operator();
     const detail = await client.get(`/console/approvals/${approvalId}`);
     expect(detail.html).toContain("Approve and execute");
+    // Other tests of this file refund A1001 in other runs: the operator confirms they saw them.
     const approved = await client.post(`/console/approvals/${approvalId}/approve`, {
       csrf: client.csrf,
       reason: "Customer called; verified.",
+      confirm_duplicate: "yes",
     });
     expect(approved.status).toBe(303);
     expect(approved.headers.get("location")).toBe(`/console/approvals/${approvalId}?decided=approve`);
@@ -325,12 +327,10 @@ describe("console approvals", () => {
     const first = await pendingRefund(run, "A1002", 111);
     const second = await pendingRefund(run, "A1002", 112);
     const client = await operator();
-    expect(
-      (await client.post(`/console/approvals/${first.approvalId}/approve`, { csrf: client.csrf })).status,
-    ).toBe(303);
-    const refused = await client.post(`/console/approvals/${second.approvalId}/approve`, {
-      csrf: client.csrf,
-    });
+    // Other tests of this file refund A1002 in other runs: the operator confirms they saw them.
+    const confirmed = { csrf: client.csrf, confirm_duplicate: "yes" };
+    expect((await client.post(`/console/approvals/${first.approvalId}/approve`, confirmed)).status).toBe(303);
+    const refused = await client.post(`/console/approvals/${second.approvalId}/approve`, confirmed);
     expect(refused.status).toBe(409);
     expect(refused.html).toContain("max_destructive");
     expect((await refundsOfRun("A1002", run)).map((entry) => entry.amount_cents)).toEqual([111]);
