@@ -703,6 +703,7 @@ describe("key (none) × agent call", () => {
       call_digest: call.digest,
       idempotency_key: call.key,
       catalog_version: "cat_test",
+      claim_ms: null,
     });
   });
 });

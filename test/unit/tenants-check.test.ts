@@ -51,7 +51,7 @@ describe("TENANTS in wrangler.toml, checked by npm run tools -- check", () => {
     expect(shipped.problems).toEqual([]);
     const hooli = shipped.tenants.find(({ id }) => id === "hooli")?.tenant;
     expect(hooli?.effect_shards).toBe(8);
-    expect(hooli?.value_caps).toEqual({ USD: { per_day: 50_000, per_subject_day: 5_000 } });
+    expect(hooli?.value_caps).toEqual({ USD: { per_run: 4_000, per_day: 50_000, per_subject_day: 2_500 } });
   });
 });
 
