@@ -84,6 +84,15 @@ async function capsUsedToday(env: Env, tenant: string): Promise<ValueUsage[] | n
   }
 }
 
+/** Why an approval of a repeat was refused, and what the operator does about it on this page. */
+function unconfirmedRepeat(refusal: { duplicates: readonly unknown[] }): string {
+  const what =
+    refusal.duplicates.length > 0
+      ? "Another run asked for exactly this call"
+      : "Another run already acted on the same thing";
+  return `${what}: approving this one would do it again. Check the runs listed on this page, then tick “do it again anyway” and approve if that is what you mean.`;
+}
+
 export function showApproval(c: Context<ConsoleEnv>) {
   return renderApproval(c, c.req.param("id") ?? "", { decided: c.req.query("decided") !== undefined });
 }
@@ -112,8 +121,10 @@ export function decide(decision: "approve" | "reject") {
     });
     if (!result.ok) {
       if (result.code === "not_found") return approvalNotFound(c);
-      // The page shows the duplicates and the confirmation box; the message says why it is needed.
-      return renderApproval(c, approvalId, { error: result.message, status: 409 });
+      // The page shows the duplicates and the confirmation box; the message says why it is needed,
+      // in the console's words (the API's names a JSON field).
+      const error = result.code === "duplicate_unconfirmed" ? unconfirmedRepeat(result) : result.message;
+      return renderApproval(c, approvalId, { error, status: 409 });
     }
     return c.redirect(`/console/approvals/${encodeURIComponent(approvalId)}?decided=${decision}`, 303);
   };

@@ -90,7 +90,10 @@ describe("an approval held because another run acted on the same thing", () => {
     const refused = await approve(operator, approvalId, { reason: "customer asked twice" });
     expect(refused.status).toBe(409);
     expect(refused.html).toContain('role="alert"');
-    expect(refused.html).toContain("would do it again");
+    expect(refused.html).toContain(
+      "Another run already acted on the same thing: approving this one would do it again.",
+    );
+    expect(refused.html).not.toContain("confirm_duplicate: true");
     expect(refused.html).toContain(first.id);
     // The page is shown again with the box, so the operator can confirm.
     expect(refused.html).toContain('name="confirm_duplicate"');
