@@ -2,8 +2,12 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { environmentOf } from "../config/environment";
+import { loadConfig } from "../config/load";
+import type { Env } from "../env";
+import { valueUsageToday } from "../ledger/effects-client";
 import { decideApproval, inspectApproval } from "../ledger/operator-client";
 import { catalog } from "../tools";
+import type { ValueUsage } from "../wire/effects";
 import type { ConsoleEnv } from "./console-env";
 import { readDecisionContext } from "./decision-context";
 import { parseDecisionForm } from "./decision-form";
@@ -37,12 +41,13 @@ async function renderApproval(
   // Only while it can still be decided: the operator must see the text the send would carry and
   // the state of what the call acts on, read now, not when the agent asked.
   const pending = found.approval.state === "pending";
-  const [draft, context] = pending
+  const [draft, context, valueUsage] = pending
     ? await Promise.all([
         draftPreview(c.env, found.approval),
         found.run ? readDecisionContext(c.env, found.approval, found.run.namespace) : null,
+        capsUsedToday(c.env, session.tenant),
       ])
-    : [null, null];
+    : [null, null, undefined];
   return c.html(
     <ApprovalPage
       environment={environmentOf(c.env)}
@@ -56,10 +61,36 @@ async function renderApproval(
       draft={draft}
       context={context}
       duplicates={found.duplicates}
+      valueUsage={valueUsage}
       dryRun={found.run ? (catalog.find(found.run.namespace, found.approval.tool)?.dry_run ?? null) : null}
     />,
     opts.status ?? 200,
   );
+}
+
+/**
+ * What the tenant's runs moved today in each capped currency, read now from its effect shards: an
+ * operator approving past a cap sees how much room the day has left. Null when a shard could not be
+ * read, so the page says so instead of showing zeros.
+ */
+async function capsUsedToday(env: Env, tenant: string): Promise<ValueUsage[] | null> {
+  const config = loadConfig(env).tenants[tenant];
+  if (!config) return [];
+  try {
+    return await valueUsageToday(env, tenant, config);
+  } catch (error) {
+    console.error("value usage read failed", tenant, error);
+    return null;
+  }
+}
+
+/** Why an approval of a repeat was refused, and what the operator does about it on this page. */
+function unconfirmedRepeat(refusal: { duplicates: readonly unknown[] }): string {
+  const what =
+    refusal.duplicates.length > 0
+      ? "Another run asked for exactly this call"
+      : "Another run already acted on the same thing";
+  return `${what}: approving this one would do it again. Check the runs listed on this page, then tick “do it again anyway” and approve if that is what you mean.`;
 }
 
 export function showApproval(c: Context<ConsoleEnv>) {
@@ -90,8 +121,10 @@ export function decide(decision: "approve" | "reject") {
     });
     if (!result.ok) {
       if (result.code === "not_found") return approvalNotFound(c);
-      // The page shows the duplicates and the confirmation box; the message says why it is needed.
-      return renderApproval(c, approvalId, { error: result.message, status: 409 });
+      // The page shows the duplicates and the confirmation box; the message says why it is needed,
+      // in the console's words (the API's names a JSON field).
+      const error = result.code === "duplicate_unconfirmed" ? unconfirmedRepeat(result) : result.message;
+      return renderApproval(c, approvalId, { error, status: 409 });
     }
     return c.redirect(`/console/approvals/${encodeURIComponent(approvalId)}?decided=${decision}`, 303);
   };

@@ -3,6 +3,7 @@ import type { FC } from "hono/jsx";
 import type { ApprovalRecord } from "../../approvals/model";
 import type { SignedInOperator } from "../../auth/principal";
 import type { ApprovalDuplicate } from "../../wire/approval";
+import type { ValueUsage } from "../../wire/effects";
 import type { EnvironmentName } from "../../wire/envelope";
 import type { RunStatus } from "../../wire/run-status";
 import type { DecisionContextView } from "../decision-context";
@@ -11,6 +12,7 @@ import type { DraftPreview } from "../draft-preview";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
 import { DecidedBy } from "./approval-table";
 import { ArgsList } from "./args-list";
+import { CapExceeded, CapsUsedToday, EarlierEffects } from "./effects-across-runs";
 import { Badge, Layout, Notice } from "./layout";
 
 export interface ApprovalPageProps {
@@ -30,6 +32,8 @@ export interface ApprovalPageProps {
   context?: DecisionContextView | null;
   /** Other runs' approvals of the same destructive call, pending or gone ahead. */
   duplicates?: readonly ApprovalDuplicate[];
+  /** What the tenant moved today per capped currency (pending only); null when it could not be read. */
+  valueUsage?: readonly ValueUsage[] | null;
   /** The tool's own account of what its sandbox binding simulates and what only production shows. */
   dryRun?: string | null;
 }
@@ -146,6 +150,12 @@ const DecisionForms: FC<{
   duplicates: readonly ApprovalDuplicate[];
 }> = ({ approval, session, duplicates }) => {
   const base = `/console/approvals/${encodeURIComponent(approval.id)}`;
+  // The same confirmation for both kinds of repeat: the operator API refuses an approval of either
+  // without it, so the box must be there whenever one of them is shown.
+  const otherRuns = new Set([
+    ...duplicates.map((duplicate) => duplicate.run_id),
+    ...approval.earlier_effects.map((effect) => effect.run_id),
+  ]).size;
   return (
     <section aria-labelledby="decide-heading">
       <h2 id="decide-heading">Decision</h2>
@@ -157,11 +167,16 @@ const DecisionForms: FC<{
             The call executes once, now, recorded as{" "}
             {session.name ? <strong>{session.name}</strong> : <code>{session.operator}</code>}.
           </p>
-          {duplicates.length > 0 ? (
+          {otherRuns > 0 ? (
             <label class="confirm">
               <input type="checkbox" name="confirm_duplicate" value="yes" required />I checked the other{" "}
-              {duplicates.length === 1 ? "run" : "runs"}: do it again anyway.
+              {otherRuns === 1 ? "run" : "runs"}: do it again anyway.
             </label>
+          ) : null}
+          {approval.limit ? (
+            <p class="hint">
+              This goes beyond the {approval.limit.currency} cap: it is recorded as an operator override.
+            </p>
           ) : null}
           <label for="approve-reason">Note (optional)</label>
           <textarea id="approve-reason" name="reason" maxlength={500} rows={2} />
@@ -252,6 +267,13 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
       {props.decided ? <Outcome approval={approval} /> : null}
       {props.duplicates && props.duplicates.length > 0 ? (
         <DuplicateWarning duplicates={props.duplicates} />
+      ) : null}
+      {approval.earlier_effects.length > 0 ? (
+        <EarlierEffects effects={approval.earlier_effects} pending={approval.state === "pending"} />
+      ) : null}
+      {approval.limit ? <CapExceeded limit={approval.limit} pending={approval.state === "pending"} /> : null}
+      {props.valueUsage !== undefined && (props.valueUsage === null || props.valueUsage.length > 0) ? (
+        <CapsUsedToday usage={props.valueUsage} />
       ) : null}
       {props.context ? <ContextFacts context={props.context} /> : null}
       <section aria-labelledby="call-heading">

@@ -141,5 +141,10 @@ figure.chart svg{display:block;height:auto}
 .legend{display:flex;flex-wrap:wrap;gap:.2rem 1rem;margin:.4rem 0 0;padding:0;list-style:none;font-size:.85rem;color:var(--muted)}
 .legend i{display:inline-block;width:.75rem;height:.75rem;border-radius:2px;margin-right:.35rem;vertical-align:-.1rem}
 table.compare tr.worse td:last-child{color:var(--bad);font-weight:600}
+.badge-reserved,.badge-awaiting_approval{background:var(--info-bg);color:#174ea6}
+.badge-sent{background:var(--warn-bg);color:var(--warn)}
+.badge-confirmed{background:var(--ok-bg);color:var(--ok)}
+ul.earlier-effects>li{margin:.3rem 0}
+ul.earlier-effects dl.args{margin:.2rem 0 0;color:var(--fg)}
 .badge-worse{background:var(--bad-bg);color:var(--bad)}
 `;
