@@ -40,7 +40,6 @@ export const ValueCapsSchema = z.strictObject({
   /** What may be moved for one subject (the tool's declared `value.subject`) in one UTC day. */
   per_subject_day: wholeNumber(0).optional(),
 });
-export type ValueCaps = z.infer<typeof ValueCapsSchema>;
 
 /** What a tainted run's write or destructive call gets. */
 export const TaintedRunActionSchema = z.enum(["require_approval", "refuse"]);

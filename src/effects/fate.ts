@@ -19,11 +19,6 @@ export function advanceFate(current: EffectFate, next: EffectFate): EffectFate {
   return RANK[next] >= RANK[current] ? next : current;
 }
 
-/** Whether a fate still counts: an effect that was made, may have been made, or may still be. */
-export function isLive(fate: EffectFate): boolean {
-  return fate !== "released";
-}
-
 /**
  * A committed key's fate from its record and approval. A key without a record was never
  * dispatched; a completed one is confirmed or refuted by its stored answer, and stays sent while
