@@ -23,9 +23,11 @@ export function checksOf(figures) {
   const check = (what, pass, seen) => ({ what, pass, seen });
   return [
     check(`the sandbox holds at most ${most} refunds (the daily cap)`, issued <= most, `${issued}`),
+    // At most one: the shared order's first call may itself be held on the daily cap, and then the
+    // others wait naming it (an effect about to be made counts), so the order may end with none.
     check(
-      `exactly one refund on the shared order ${figures.shared_order}`,
-      sandbox.refunds_on_shared_order === 1,
+      `at most one refund on the shared order ${figures.shared_order}, one for each success on it`,
+      sandbox.refunds_on_shared_order <= 1 && sandbox.refunds_on_shared_order === outcomes.shared_order.success,
       `${sandbox.refunds_on_shared_order}`,
     ),
     check(

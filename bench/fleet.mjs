@@ -4,7 +4,7 @@
 // auto-approved 1000-cent refund at the same moment: 20 of them on order H0001, the others on an
 // order of their own. The tenant's 50000-cent daily cap allows 50 of them, and an order's refund
 // only one. Then the sandbox's own records are read back and the answers checked: at most 50
-// refunds, exactly one on H0001, a success for each and every other answer an approval_required
+// refunds, at most one on H0001, a success for each and every other answer an approval_required
 // naming the cap or the earlier effect. Exits 1 when a check fails. Nothing leaves 127.0.0.1.
 //
 //   npm run fleet [-- --tmpfs]      npm run -s fleet -- --json (JSON alone on stdout)
