@@ -67,9 +67,10 @@ export class RunIndex {
 }
 
 /**
- * The tenant's directory as one run's ledger writes to it: the run's index entry and its approvals,
+ * The tenant's shared objects as one run's ledger writes to them: the directory (the run's index
+ * entry and its approvals) and the effect shards holding the run's claims (each claimed key's fate),
  * each a message of the run's outbox (`outbox.ts`), written in the commit of the change it reports
- * and delivered after it, until the directory has it.
+ * and delivered after it, until its object has it.
  */
 export class RunDirectory {
   readonly #index = new RunIndex();
