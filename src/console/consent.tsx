@@ -1,9 +1,15 @@
 /** @jsxImportSource hono/jsx */
-import { AuthorizationError, type AuthRequest, type OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import {
+  AuthorizationError,
+  type AuthRequest,
+  CimdFetchError,
+  type OAuthHelpers,
+} from "@cloudflare/workers-oauth-provider";
 import { type Context, Hono } from "hono";
 import type { OAuthGrantProps } from "../auth/agent-keys";
 import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
+import { metadataDocumentRefusal } from "../oauth/metadata-document";
 import { profileChoices } from "../oauth/profiles";
 import { type GrantMetadata, grantOwnerOf, oauthApi } from "../oauth/provider";
 import type { ConsoleEnv } from "./console-env";
@@ -154,6 +160,11 @@ consent.post("/", requireSession, limitForm, requireCsrf, async (c) => {
 });
 
 consent.onError((error, c) => {
+  // Any step that looks the client up (the page, the answer to it) may find its metadata document
+  // gone bad: the client's fault, said as such, not a failure of the proxy.
+  if (error instanceof CimdFetchError) {
+    return messagePage(c, 400, "Authorization refused", metadataDocumentRefusal(error));
+  }
   console.error("consent page failed", error);
   return messagePage(
     c,

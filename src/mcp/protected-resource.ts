@@ -4,8 +4,10 @@ export const MCP_PATH = "/mcp";
 
 /**
  * RFC 9728 protected-resource metadata for `/mcp`. The authorization server is this worker's own
- * origin (src/oauth/: an MCP client registers, an operator consents, the client gets tokens); an
- * agent key or a run token (from `POST /v1/runs`) works as the bearer too, handed out outside OAuth.
+ * origin (src/oauth/: an MCP client names itself by a metadata document or registers, an operator
+ * consents, the client gets tokens); an agent key or a run token (from `POST /v1/runs`) works as the
+ * bearer too, handed out outside OAuth. How clients identify themselves and the `iss` parameter are
+ * the authorization server's to state (RFC 8414 metadata): RFC 9728 has no field for either.
  */
 export function protectedResourceMetadata(origin: string) {
   return {

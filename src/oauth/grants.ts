@@ -1,4 +1,9 @@
-import type { GrantSummary, OAuthHelpers } from "@cloudflare/workers-oauth-provider";
+import {
+  CimdFetchError,
+  type ClientInfo,
+  type GrantSummary,
+  type OAuthHelpers,
+} from "@cloudflare/workers-oauth-provider";
 import { type GrantMetadata, grantOwnerOf } from "./provider";
 
 /** A grant of the tenant as the console lists it. */
@@ -31,6 +36,22 @@ const MAX_GRANTS = 1000;
 /** Grant and client ids are random letters and digits; anything else is not looked up. */
 export const OAUTH_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
+/** A client that names itself by its metadata document's https URL (MCP 2026-07-28). */
+const METADATA_DOCUMENT_CLIENT_ID = /^https:\/\/[^\s]{1,2000}$/;
+
+/**
+ * A client as the provider knows it; null when it does not, or when the client's metadata document
+ * cannot be fetched now: the tenant's grants stay listed (and revocable) under its URL.
+ */
+async function clientInfoOf(api: OAuthHelpers, clientId: string): Promise<ClientInfo | null> {
+  try {
+    return await api.lookupClient(clientId);
+  } catch (error) {
+    if (error instanceof CimdFetchError) return null;
+    throw error;
+  }
+}
+
 function metadataOf(grant: GrantSummary): Partial<GrantMetadata> {
   const metadata: unknown = grant.metadata;
   return typeof metadata === "object" && metadata !== null ? (metadata as Partial<GrantMetadata>) : {};
@@ -59,7 +80,7 @@ export async function listTenantGrants(
 ): Promise<{ grants: TenantGrant[]; clients: TenantClient[] }> {
   const summaries = await tenantGrantSummaries(api, tenant);
   const clientIds = [...new Set(summaries.map((grant) => grant.clientId))];
-  const found = await Promise.all(clientIds.map((clientId) => api.lookupClient(clientId)));
+  const found = await Promise.all(clientIds.map((clientId) => clientInfoOf(api, clientId)));
   const infos = new Map(clientIds.map((clientId, index) => [clientId, found[index] ?? null]));
 
   const grants = summaries
@@ -116,7 +137,7 @@ export async function revokeTenantClient(
   tenant: string,
   clientId: string,
 ): Promise<number> {
-  if (!OAUTH_ID.test(clientId)) return 0;
+  if (!OAUTH_ID.test(clientId) && !METADATA_DOCUMENT_CLIENT_ID.test(clientId)) return 0;
   const grants = (await tenantGrantSummaries(api, tenant)).filter((grant) => grant.clientId === clientId);
   await Promise.all(grants.map((grant) => api.revokeGrant(grant.id, grantOwnerOf(tenant))));
   return grants.length;

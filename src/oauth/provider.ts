@@ -81,6 +81,14 @@ export function oauthOptions(
     accessTokenTTL: ACCESS_TOKEN_TTL_S,
     refreshTokenTTL: REFRESH_TOKEN_TTL_S,
     clientRegistrationTTL: CLIENT_REGISTRATION_TTL_S,
+    // MCP 2026-07-28 clients name themselves by an https URL (a Client ID Metadata Document). The
+    // library fetches it (5 KB and 10 s at most, cached as its Cache-Control says, at most 7 days),
+    // checks that it names that URL as its client_id, and holds every authorization request to the
+    // redirect_uris it lists; it needs the `global_fetch_strictly_public` flag (wrangler.toml), and
+    // advertises `client_id_metadata_document_supported` only with it. Dynamic registration stays
+    // for older clients. RFC 9207's `iss` needs nothing here: the library puts it in every
+    // authorization response and says so in the metadata.
+    clientIdMetadataDocumentEnabled: true,
     // No scopes: the agent profile the operator picks on the consent page decides what a token may do.
     resourceMetadata: {
       resource: `${origin}${MCP_PATH}`,

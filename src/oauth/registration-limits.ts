@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import { applicationTypeProblem } from "./application-type";
 
 /**
  * Bounds on dynamic client registration (RFC 7591, `POST /register`). The provider library stores
@@ -32,7 +33,10 @@ function oauthError(
   });
 }
 
-/** What is wrong with a registration's metadata, as RFC 7591 error codes; null when it is within bounds. */
+/**
+ * What is wrong with a registration's metadata, as RFC 7591 error codes: over a bound, or a redirect
+ * URI its `application_type` may not use (src/oauth/application-type.ts); null when nothing is.
+ */
 export function registrationProblem(body: string): { error: string; description: string } | null {
   if (new TextEncoder().encode(body).length > REGISTRATION_LIMITS.body_bytes) {
     return {
@@ -48,7 +52,8 @@ export function registrationProblem(body: string): { error: string; description:
     return null;
   }
   if (typeof metadata !== "object" || metadata === null) return null;
-  const { client_name: name, redirect_uris: uris } = metadata as Record<string, unknown>;
+  const fields = metadata as Record<string, unknown>;
+  const { client_name: name, redirect_uris: uris } = fields;
   if (typeof name === "string" && name.length > REGISTRATION_LIMITS.client_name_chars) {
     return {
       error: "invalid_client_metadata",
@@ -72,7 +77,7 @@ export function registrationProblem(body: string): { error: string; description:
       };
     }
   }
-  return null;
+  return applicationTypeProblem(fields);
 }
 
 /**

@@ -52,6 +52,7 @@ describe("OAuth consent in a real browser", () => {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({
         client_name: "Browser test client",
+        application_type: "native",
         redirect_uris: [REDIRECT_URI],
         token_endpoint_auth_method: "none",
         grant_types: ["authorization_code", "refresh_token"],

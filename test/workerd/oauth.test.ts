@@ -141,13 +141,14 @@ function initializeWith(token: string) {
   return rpc(bearer(token), INITIALIZE);
 }
 
-/** Registers a public client by hand (RFC 7591), as an MCP client does before authorizing. */
+/** Registers a public desktop client by hand (RFC 7591), as an MCP client does before authorizing. */
 async function register(name: string, redirectUris: string[] = [REDIRECT_URI]) {
   return json("/register", {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({
       client_name: name,
+      application_type: "native",
       redirect_uris: redirectUris,
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
@@ -343,6 +344,7 @@ describe("dynamic client registration", () => {
         headers: { "content-type": "application/json", "cf-connecting-ip": address },
         body: JSON.stringify({
           client_name: name,
+          application_type: "native",
           redirect_uris: [REDIRECT_URI],
           token_endpoint_auth_method: "none",
         }),
