@@ -3,11 +3,15 @@
  * §2), which MCP 2026-07-28 requires clients to send. It decides where a client's authorization
  * codes may go:
  *
- * - `web` (the default when absent, as OIDC says): a browser application on a remote host. Its
+ * - `web`: a browser application on a remote host. Its
  *   redirect URIs are https on a host other than this machine; a loopback or custom-scheme address
  *   would hand its codes to whatever local program listens there.
  * - `native`: desktop, mobile and CLI clients, and web apps served on localhost. Loopback http
  *   (any port, RFC 8252 §7.3), a private-use scheme (§7.1) or a claimed https URL (§7.2).
+ *
+ * Absent, no rule of this file applies (OIDC would default to `web`): the clients dynamic
+ * registration is kept for are those of the 2025 revisions, which register a loopback callback
+ * without the field, and refusing them would end the registration they still rely on.
  *
  * The provider library does not read the field; it holds every client to "https, or http on a
  * loopback host" and refuses dangerous schemes, which still applies after this rule.
@@ -59,11 +63,12 @@ function nativeRefusal(uri: URL): string | null {
  * when nothing is. URIs that do not parse are left to the provider, which refuses them itself.
  */
 export function applicationTypeProblem(metadata: Record<string, unknown>): ApplicationTypeProblem | null {
-  const declared = metadata.application_type ?? "web";
+  if (metadata.application_type === undefined) return null;
+  const declared = metadata.application_type;
   if (!isApplicationType(declared)) {
     return {
       error: "invalid_client_metadata",
-      description: `application_type: ${JSON.stringify(declared)}; it is "web" (the default) or "native".`,
+      description: `application_type: ${JSON.stringify(declared)}; it is "web" or "native".`,
     };
   }
   const uris = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : [];
@@ -74,7 +79,7 @@ export function applicationTypeProblem(metadata: Record<string, unknown>): Appli
     if (!refusal) continue;
     const advice =
       declared === "web"
-        ? 'A web client (application_type "web", the default when it is absent) uses https on a remote host; a desktop, CLI or localhost client registers with application_type "native".'
+        ? 'A web client (application_type "web") uses https on a remote host; a desktop, CLI or localhost client registers with application_type "native".'
         : "A native client uses loopback http, a private-use scheme or https.";
     return {
       error: "invalid_redirect_uri",

@@ -346,17 +346,19 @@ describe("dynamic registration and application_type", () => {
       }),
     });
 
-  it("refuses a web client, declared or by default, whose redirect URI is http://localhost, and says to register as native", async () => {
-    for (const declared of [{ application_type: "web" }, {}]) {
-      const { status, body } = await register({
-        ...declared,
-        redirect_uris: ["http://localhost:33418/callback"],
-      });
-      expect(status, JSON.stringify(declared)).toBe(400);
-      expect(body.error).toBe("invalid_redirect_uri");
-      expect(String(body.error_description)).toMatch(/^redirect_uris\[0\] uses http, not https\./);
-      expect(String(body.error_description)).toContain('application_type "native"');
-    }
+  it("refuses a web client whose redirect URI is http://localhost, and says to register as native; a client that declares no type keeps the 2025 rule", async () => {
+    const { status, body } = await register({
+      application_type: "web",
+      redirect_uris: ["http://localhost:33418/callback"],
+    });
+    expect(status).toBe(400);
+    expect(body.error).toBe("invalid_redirect_uri");
+    expect(String(body.error_description)).toMatch(/^redirect_uris\[0\] uses http, not https\./);
+    expect(String(body.error_description)).toContain('application_type "native"');
+    const undeclared = await register({ redirect_uris: ["http://localhost:33418/callback"] });
+    expect(undeclared.status).toBe(201);
+    const undeclaredRemote = await register({ redirect_uris: ["http://app.example/callback"] });
+    expect(undeclaredRemote.status).toBe(400);
     const loopbackHttps = await register({
       application_type: "web",
       redirect_uris: ["https://127.0.0.1/callback"],
