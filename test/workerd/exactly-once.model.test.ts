@@ -34,11 +34,11 @@ const PLAN = SOAK
     }
   : {
       numRuns: 15,
-      maxCommands: 13,
+      maxCommands: 11,
       seed: 1_100_011,
       slowFaultsPerSequence: 1,
       shrinkBudgetMs: 90_000,
-      fleetDaySpent: 32_000,
+      fleetDaySpent: 15_000,
     };
 
 /**

@@ -53,6 +53,19 @@ interface Approved {
   effects: number;
 }
 
+/**
+ * The violations already reported, by what they are about. The sandbox keeps every sequence's
+ * effects, so a violation stays in its records: reported once, it does not fail every later
+ * sequence too, and fast-check's shrinking finds only sequences that break the rule themselves.
+ */
+const reported = new Set<string>();
+
+function violatedOnce(about: string, rule: string, message: string, evidence?: unknown): void {
+  if (reported.has(about)) return;
+  reported.add(about);
+  violated(rule, message, evidence);
+}
+
 /** The approvals each run's ledger holds as approved, kept while its effects stay the same. */
 const approvedOf = new Map<string, Approved>();
 
@@ -204,7 +217,8 @@ function checkNoSilentDuplicate(
           Math.abs(Date.parse(later.created_at) - Date.parse(effect.created_at)) < window,
       );
     if (other) {
-      violated(
+      violatedOnce(
+        `duplicate ${effect.id} ${other.id}`,
         "9",
         `two runs of ${tenant} made ${effect.tool} on ${IDENTITY_FIELD[effect.tool]} ${effect.identity} within its window, and no operator confirmed the second as a duplicate`,
         [effect, other],
@@ -231,7 +245,8 @@ function checkCapsHeld(
     for (const [day, total] of sums(dayOf)) {
       const elsewhere = tenant === FLEET_TENANT ? (spentElsewhere.get(day) ?? 0) : 0;
       if (total + elsewhere > caps.per_day) {
-        violated(
+        violatedOnce(
+          `${tenant} per_day ${day}`,
           "10",
           `${tenant}'s refunds no operator approved on ${day} move ${total} (and ${elsewhere} moved elsewhere), over the daily cap ${caps.per_day}`,
           auto.filter((e) => dayOf(e) === day),
@@ -242,7 +257,8 @@ function checkCapsHeld(
   if (caps.per_subject_day !== undefined) {
     for (const [subject, total] of sums((effect) => `${dayOf(effect)} ${effect.identity}`)) {
       if (total > caps.per_subject_day) {
-        violated(
+        violatedOnce(
+          `${tenant} per_subject_day ${subject}`,
           "10",
           `${tenant}'s refunds no operator approved for ${subject} move ${total}, over the per-subject cap ${caps.per_subject_day}`,
         );
@@ -252,7 +268,8 @@ function checkCapsHeld(
   if (caps.per_run !== undefined) {
     for (const [run, total] of sums((effect) => effect.run_id)) {
       if (total > caps.per_run) {
-        violated(
+        violatedOnce(
+          `${tenant} per_run ${run}`,
           "10",
           `the refunds no operator approved in ${tenant} run ${run} move ${total}, over the per-run cap ${caps.per_run}`,
           auto.filter((e) => e.run_id === run),

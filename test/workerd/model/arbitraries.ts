@@ -18,6 +18,7 @@ import {
   CrossRunRefundCommand,
   type FleetRunName,
   OpenRunCommand,
+  RefundSpreeCommand,
   type RefundVariant,
 } from "./fleet-commands";
 import {
@@ -302,6 +303,21 @@ const restart = fc
   .constantFrom<RestartTarget>("every Durable Object", "hooli's effect shards", ...RUN_NAMES)
   .map((target) => new RestartCommand(target));
 
+/** A hooli run refunds its sequence's orders in a row, amounts it may move without a human. */
+const refundSpree = fc
+  .record({
+    run: fleetRun,
+    refunds: fc.uniqueArray(
+      fc.record({
+        order: fc.nat(1),
+        amount: fc.constantFrom(1000, 999, 700, 400),
+        reason: fc.constantFrom("user_cancel", "price_error"),
+      }),
+      { minLength: 3, maxLength: 5, selector: ({ order, amount, reason }) => `${order} ${amount} ${reason}` },
+    ),
+  })
+  .map(({ run, refunds }) => new RefundSpreeCommand(run, refunds));
+
 /** A hooli run repeats another's refund: the same order, as it was or with another reason or amount. */
 const crossRunRefund = fc
   .record({
@@ -333,6 +349,7 @@ export const modelCommand: fc.Arbitrary<ModelCommand> = fc.oneof(
   { weight: 1, arbitrary: runName.map((run) => new EndRunCommand(run)) },
   { weight: 2, arbitrary: fc.constantFrom(...LATER_RUNS).map((name) => new OpenRunCommand(name)) },
   { weight: 5, arbitrary: crossRunRefund },
+  { weight: 2, arbitrary: refundSpree },
   { weight: 1, arbitrary: polluted },
   { weight: 3, arbitrary: lostAnswerResend },
   { weight: 3, arbitrary: tenant.map((run) => new DirectoryDownCommand(run)) },
@@ -348,7 +365,7 @@ export const modelCommand: fc.Arbitrary<ModelCommand> = fc.oneof(
 export const fleetLimits = fc.record({
   max_calls: fc.integer({ min: 12, max: 20 }),
   max_writes: fc.integer({ min: 1, max: 2 }),
-  max_destructive: fc.integer({ min: 3, max: 6 }),
+  max_destructive: fc.integer({ min: 4, max: 8 }),
 });
 
 export const limits = fc.record({

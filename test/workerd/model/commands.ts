@@ -510,7 +510,7 @@ export class EndRunCommand implements ModelCommand {
   constructor(readonly runName: RunName) {}
 
   check(model: Readonly<ReferenceModel>): boolean {
-    const run = runOf(model, this.runName);
+    const run = model.runs[this.runName];
     return run !== undefined && run.lifecycle !== "ended";
   }
 

@@ -83,3 +83,47 @@ export class CrossRunRefundCommand implements ModelCommand {
     return `${this.to}: call via ${this.door} the refund ${this.from} made last, ${this.variant}`;
   }
 }
+
+/** One refund of a spree: which of the sequence's orders, how much, and why. */
+export interface SpreeRefund {
+  order: number;
+  amount: number;
+  reason: string;
+}
+
+/**
+ * A hooli run refunds several orders in a row, each small enough to go ahead without a human and
+ * each a call of its own: the shape that reaches the per-run cap (4000) and an order's daily cap
+ * (2500) within one sequence.
+ */
+export class RefundSpreeCommand implements ModelCommand {
+  constructor(
+    readonly runName: FleetRunName,
+    readonly refunds: readonly SpreeRefund[],
+  ) {}
+
+  check(model: Readonly<ReferenceModel>): boolean {
+    return model.runs[this.runName] !== undefined;
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    world.stats.commands++;
+    for (const { order, amount, reason } of this.refunds) {
+      const args = { order_id: model.fleetOrders[order], amount_cents: amount, reason };
+      const call = {
+        run: this.runName,
+        tool: "issue_refund" as const,
+        args,
+        intent: null,
+        door: "rest" as const,
+        fault: null,
+      };
+      await makeCall(model, world, call, ["rest"]);
+    }
+  }
+
+  toString(): string {
+    const refunds = this.refunds.map(({ order, amount, reason }) => `H#${order} ${amount} ${reason}`);
+    return `${this.runName}: refunds in a row ${refunds.join(", ")}`;
+  }
+}
