@@ -229,7 +229,7 @@ describe("effect shards and the cap pool (property)", () => {
           }
         },
       ),
-      { numRuns: 12, seed: 20_260_412 },
+      { numRuns: 8, seed: 20_260_412 },
     );
   });
 
@@ -345,7 +345,7 @@ describe("reconciliation of claims (property)", () => {
           );
         },
       ),
-      { numRuns: 12, seed: 20_260_414 },
+      { numRuns: 8, seed: 20_260_414 },
     );
   });
 });

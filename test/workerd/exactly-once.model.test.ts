@@ -9,8 +9,10 @@ import { openRunsOf, type ReferenceModel, TIMEOUT_MS } from "./model/reference";
 /**
  * A model-based test of the run ledger against its guarantees (test/workerd/model/violation.ts): random sequences of agent
  * calls (REST and MCP, reordered arguments, intents, bursts), operator decisions, upstream faults,
- * ledger restarts, an operators' directory that goes down, deadlines and /end, run against the real
- * worker and sandbox. After every step the answers are checked (test/workerd/model/answer-checks.ts),
+ * ledger and effect shard restarts, an operators' directory that goes down, deadlines and /end, run
+ * against the real worker and sandbox. Several runs of one tenant (hooli) share its orders and value
+ * caps: one repeats another's refund, as it was or with another reason or amount, and the sandbox's
+ * records of every run are held to rules 9 and 10 (test/workerd/model/across-runs.ts). After every step the answers are checked (test/workerd/model/answer-checks.ts),
  * then the run status, the approvals API and the sandbox's own records
  * (test/workerd/model/world-checks.ts); once the sequence is quiet, the operators' lists are held to
  * the ledgers (test/workerd/model/derived-views.ts).
@@ -52,7 +54,7 @@ const TEST_TIMEOUT_MS =
 
 describe("exactly-once under any interleaving (model-based)", () => {
   it(
-    "never doubles an effect, overspends a budget, leaves an agent waiting on an approval that cannot execute, changes a replayed outcome, denies an effect the upstream holds or lets the operators' lists drift from the ledgers",
+    "never doubles an effect (in one run or silently across runs), overspends a budget or a value cap, leaves an agent waiting on an approval that cannot execute, changes a replayed outcome, denies an effect the upstream holds or lets the operators' lists drift from the ledgers",
     async () => {
       const stats: SequenceStats = { sequences: 0, commands: 0, sequencesOpened: 0, acrossRuns: {} };
       let firstFailureAt: number | null = null;
