@@ -12,16 +12,29 @@ import {
   PollutedArgumentsCommand,
   ResendLastCallCommand,
   RestartCommand,
+  type RestartTarget,
 } from "./commands";
+import {
+  CrossRunRefundCommand,
+  type FleetRunName,
+  OpenRunCommand,
+  RefundSpreeCommand,
+  type RefundVariant,
+} from "./fleet-commands";
 import {
   type AgentCall,
   type Door,
+  FLEET_RUNS,
   type HeaderFault,
+  LATER_RUNS,
+  RUN_NAMES,
+  type RunName,
   reorderKeys,
   TENANTS,
   type TenantName,
   TIMEOUT_MS,
   type ToolName,
+  tenantOfRun,
 } from "./reference";
 import { DirectoryBackCommand, DirectoryDownCommand } from "./view-commands";
 
@@ -33,15 +46,31 @@ import { DirectoryBackCommand, DirectoryDownCommand } from "./view-commands";
 
 /**
  * A deliberately small pool, so that a sequence often repeats a call: the tenants' own orders (the
- * last one cancelled, so the upstream refuses to refund it), one customer, one summary.
+ * last one cancelled, so the upstream refuses to refund it), one customer, one summary. hooli's
+ * orders are slots the sequence fills with orders of its own (`resolveCall`), so its caps start
+ * from what this sequence moves.
  */
 const ORDERS: Record<TenantName, readonly string[]> = {
   acme: ["A1001", "A1002", "A1005"],
   globex: ["B2002", "B2003", "B2004"],
+  hooli: ["H#0", "H#1", "H#2"],
 };
-const CUSTOMER: Record<TenantName, string> = { acme: "C101", globex: "C201" };
-/** globex auto-approves refunds up to 1000 cents, so 1500 is the amount that needs a human there. */
-const AMOUNTS: Record<TenantName, readonly number[]> = { acme: [25], globex: [25, 1500] };
+const CUSTOMER: Record<TenantName, string> = { acme: "C101", globex: "C201", hooli: "C501" };
+/**
+ * globex and hooli auto-approve refunds up to 1000 cents, so 1500 is the amount that needs a human
+ * there; hooli's 400 and 1000 reach its caps (2500 an order a day, 4000 a run) in a few refunds.
+ */
+const AMOUNTS: Record<TenantName, readonly number[]> = {
+  acme: [25],
+  globex: [25, 1500],
+  hooli: [400, 1000, 1500],
+};
+/** Only hooli's runs give other reasons: the same order's refund for another reason is the same effect. */
+const REASONS: Record<TenantName, readonly string[]> = {
+  acme: ["user_cancel"],
+  globex: ["user_cancel"],
+  hooli: ["user_cancel", "price_error"],
+};
 const TICKET_SUMMARY = "Customer asked for a call back about a late order.";
 
 const orderIndex = fc.oneof({ weight: 9, arbitrary: fc.nat(1) }, { weight: 1, arbitrary: fc.constant(2) });
@@ -49,7 +78,7 @@ const orderIndex = fc.oneof({ weight: 9, arbitrary: fc.nat(1) }, { weight: 1, ar
 type ToolChoice =
   | { tool: "lookup_order"; order: number }
   | { tool: "create_internal_ticket"; urgent: boolean }
-  | { tool: "issue_refund"; order: number; amount: number };
+  | { tool: "issue_refund"; order: number; amount: number; reason: number };
 
 const toolChoice: fc.Arbitrary<ToolChoice> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ tool: fc.constant("lookup_order" as const), order: orderIndex }) },
@@ -69,6 +98,7 @@ const toolChoice: fc.Arbitrary<ToolChoice> = fc.oneof(
       tool: fc.constant("issue_refund" as const),
       order: orderIndex,
       amount: fc.nat(2),
+      reason: fc.nat(1),
     }),
   },
 );
@@ -88,13 +118,19 @@ function argsOf(tenant: TenantName, choice: ToolChoice): Record<string, unknown>
       return {
         order_id: ORDERS[tenant][choice.order],
         amount_cents: amounts[choice.amount % amounts.length],
-        reason: "user_cancel",
+        reason: REASONS[tenant][choice.reason % REASONS[tenant].length],
       };
     }
   }
 }
 
 const tenant = fc.constantFrom(...TENANTS);
+/** Any run of the sequence; rarely the one a command opens later, which may not be open yet. */
+const runName: fc.Arbitrary<RunName> = fc.oneof(
+  { weight: 8, arbitrary: fc.constantFrom<RunName>("acme", "globex", "hooli", "hooli#2") },
+  { weight: 1, arbitrary: fc.constantFrom<RunName>(...LATER_RUNS) },
+);
+const fleetRun = fc.constantFrom<FleetRunName>(...FLEET_RUNS);
 const door = fc.constantFrom<Door>("rest", "mcp");
 const intent = fc.oneof(
   { weight: 4, arbitrary: fc.constant(null) },
@@ -151,12 +187,12 @@ function faultFor(tool: ToolName, choice: FaultChoice): HeaderFault | null {
 }
 
 const agentCall = fc
-  .record({ run: tenant, choice: toolChoice, order: fc.nat(5), intent, fault: faultChoice })
+  .record({ run: runName, choice: toolChoice, order: fc.nat(5), intent, fault: faultChoice })
   .map(
     ({ run, choice, order, intent, fault }): AgentCall => ({
       run,
       tool: choice.tool,
-      args: reorderKeys(argsOf(run, choice), order),
+      args: reorderKeys(argsOf(tenantOfRun(run), choice), order),
       intent,
       door: "rest",
       fault: faultFor(choice.tool, fault),
@@ -191,7 +227,7 @@ const callAcrossRestart = fc
   );
 
 const resend = fc
-  .record({ run: tenant, door, keyOrder: fc.nat(5), fault: resendFault })
+  .record({ run: runName, door, keyOrder: fc.nat(5), fault: resendFault })
   .map(({ run, door, keyOrder, fault }) => new ResendLastCallCommand(run, door, keyOrder, fault));
 
 /**
@@ -201,7 +237,10 @@ const resend = fc
 const lostAnswerResend = fc
   .record({
     // Writes that reach the upstream without a human: tickets, and globex's small refunds.
-    call: writeCall.filter((call) => call.tool === "create_internal_ticket" || call.args.amount_cents === 25),
+    call: writeCall.filter(
+      (call) =>
+        call.tool === "create_internal_ticket" || [25, 400, 1000].includes(Number(call.args.amount_cents)),
+    ),
     lostBy: fc.constantFrom("timeout" as const, "restart" as const),
     resendDoor: door,
     keyOrder: fc.nat(5),
@@ -220,7 +259,7 @@ const lostAnswerResend = fc
 
 const decision = fc
   .record({
-    run: tenant,
+    run: runName,
     pick: fc.nat(7),
     kind: fc.oneof(
       { weight: 4, arbitrary: fc.constant<DecisionKind>("approve") },
@@ -241,7 +280,7 @@ const decision = fc
 
 const armedFault = fc
   .record({
-    run: tenant,
+    run: runName,
     target: fc.constantFrom(
       { path: "/refunds" as const, tool: "issue_refund" as const },
       { path: "/tickets" as const, tool: "create_internal_ticket" as const },
@@ -261,12 +300,37 @@ const armedFault = fc
   );
 
 const restart = fc
-  .constantFrom<"every Durable Object" | TenantName>("every Durable Object", ...TENANTS)
+  .constantFrom<RestartTarget>("every Durable Object", "hooli's effect shards", ...RUN_NAMES)
   .map((target) => new RestartCommand(target));
+
+/** A hooli run refunds its sequence's orders in a row, amounts it may move without a human. */
+const refundSpree = fc
+  .record({
+    run: fleetRun,
+    refunds: fc.uniqueArray(
+      fc.record({
+        order: fc.nat(1),
+        amount: fc.constantFrom(1000, 999, 700, 400),
+        reason: fc.constantFrom("user_cancel", "price_error"),
+      }),
+      { minLength: 3, maxLength: 5, selector: ({ order, amount, reason }) => `${order} ${amount} ${reason}` },
+    ),
+  })
+  .map(({ run, refunds }) => new RefundSpreeCommand(run, refunds));
+
+/** A hooli run repeats another's refund: the same order, as it was or with another reason or amount. */
+const crossRunRefund = fc
+  .record({
+    from: fleetRun,
+    to: fleetRun,
+    variant: fc.constantFrom<RefundVariant>("as it was", "with another reason", "with another amount"),
+    door,
+  })
+  .map(({ from, to, variant, door }) => new CrossRunRefundCommand(from, to, variant, door));
 
 const polluted = fc
   .record({
-    run: tenant,
+    run: runName,
     key: fc.constantFrom("__proto__" as const, "constructor" as const, "prototype" as const),
     nested: fc.boolean(),
   })
@@ -281,8 +345,11 @@ export const modelCommand: fc.Arbitrary<ModelCommand> = fc.oneof(
   { weight: 2, arbitrary: armedFault },
   { weight: 1, arbitrary: restart },
   { weight: 1, arbitrary: callAcrossRestart },
-  { weight: 1, arbitrary: tenant.map((run) => new PassDeadlineCommand(run)) },
-  { weight: 1, arbitrary: tenant.map((run) => new EndRunCommand(run)) },
+  { weight: 1, arbitrary: runName.map((run) => new PassDeadlineCommand(run)) },
+  { weight: 1, arbitrary: runName.map((run) => new EndRunCommand(run)) },
+  { weight: 2, arbitrary: fc.constantFrom(...LATER_RUNS).map((name) => new OpenRunCommand(name)) },
+  { weight: 5, arbitrary: crossRunRefund },
+  { weight: 2, arbitrary: refundSpree },
   { weight: 1, arbitrary: polluted },
   { weight: 3, arbitrary: lostAnswerResend },
   { weight: 3, arbitrary: tenant.map((run) => new DirectoryDownCommand(run)) },
@@ -293,6 +360,13 @@ export const modelCommand: fc.Arbitrary<ModelCommand> = fc.oneof(
       .map(([run, restartFirst]) => new DirectoryBackCommand(run, restartFirst)),
   },
 );
+
+/** hooli's runs may make more refunds, so that one run reaches the per-run and per-order caps. */
+export const fleetLimits = fc.record({
+  max_calls: fc.integer({ min: 12, max: 20 }),
+  max_writes: fc.integer({ min: 1, max: 2 }),
+  max_destructive: fc.integer({ min: 4, max: 8 }),
+});
 
 export const limits = fc.record({
   max_calls: fc.integer({ min: 10, max: 15 }),

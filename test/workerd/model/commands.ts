@@ -1,7 +1,8 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import type fc from "fast-check";
-import { EnvelopeSchema } from "../../../src/wire/envelope";
+import { type Envelope, EnvelopeSchema } from "../../../src/wire/envelope";
 import { armFault, ledgerStubOf, restartDurableObject } from "../helpers";
+import { fleetOrdersFor, spendFleetDayElsewhere } from "./across-runs";
 import { callContext, checkAnswers } from "./answer-checks";
 import { directoryRefusesWrites, forgetRefusingDirectories, restoreEveryDirectory } from "./derived-views";
 import {
@@ -16,10 +17,13 @@ import {
   learnFromAnswers,
   learnKeyState,
   newRunModel,
+  openRunsOf,
   type ReferenceModel,
   type RunModel,
+  type RunName,
   reorderKeys,
-  type TenantName,
+  resolveCall,
+  runOf,
 } from "./reference";
 import {
   approvalOf,
@@ -28,6 +32,7 @@ import {
   endRun,
   openModelRun,
   presentedCredentialsOf,
+  restartEffectShards,
   runStatusOf,
   sendCall,
   sendRawCall,
@@ -46,6 +51,24 @@ import { checkWorld } from "./world-checks";
 export interface SequenceStats {
   sequences: number;
   commands: number;
+  /** Sequences started, shrinks included: each gets hooli orders of its own. */
+  sequencesOpened: number;
+  /** How often the guarantees past one run were put to the test: holds for a duplicate or a cap, confirmed duplicates. */
+  acrossRuns: Record<string, number>;
+}
+
+function count(stats: SequenceStats, event: string): void {
+  stats.acrossRuns[event] = (stats.acrossRuns[event] ?? 0) + 1;
+}
+
+/** Counts the answers that held a call for another run's effect or for a cap, for the summary line. */
+function countHolds(stats: SequenceStats, answers: readonly Envelope[]): void {
+  for (const answer of answers) {
+    if (answer.error?.code !== "approval_required" || answer.replayed) continue;
+    const details = answer.error.details as { earlier_effects?: unknown[]; limit?: { cap?: string } } | null;
+    if ((details?.earlier_effects?.length ?? 0) > 0) count(stats, "held as a duplicate");
+    if (details?.limit?.cap) count(stats, `held for ${details.limit.cap}`);
+  }
 }
 
 /** The real side of fc.asyncModelRun: the worker is global, so only the statistics travel. */
@@ -55,26 +78,41 @@ export interface RealWorld {
 
 export type ModelCommand = fc.AsyncCommand<ReferenceModel, RealWorld>;
 
-/** The start of every sequence: a fresh acme run and a fresh globex run with small limits. */
+/** How a sequence starts: the limits of its first runs, and of the hooli runs it opens later. */
+export interface SequenceStart {
+  acme: Limits;
+  globex: Limits;
+  hooli: Limits;
+  /** What other hooli runs already moved today, so the daily cap is in reach of a short sequence. */
+  fleetDaySpent: number;
+  slowFaults: number;
+}
+
+/** The start of every sequence: a fresh acme and globex run and two hooli runs, with small limits. */
 export async function openSequence(
-  acmeLimits: Limits,
-  globexLimits: Limits,
-  slowFaults: number,
+  start: SequenceStart,
   stats: SequenceStats,
 ): Promise<{ model: ReferenceModel; real: RealWorld }> {
   // A failed sequence may have left a directory refusing writes; the next one (a shrink) starts clean.
   await restoreEveryDirectory();
-  const [acme, globex] = await Promise.all([
-    openModelRun("acme", acmeLimits),
-    openModelRun("globex", globexLimits),
+  await spendFleetDayElsewhere(start.fleetDaySpent);
+  const [acme, globex, hooli, hooli2] = await Promise.all([
+    openModelRun("acme", start.acme),
+    openModelRun("globex", start.globex),
+    openModelRun("hooli", start.hooli),
+    openModelRun("hooli", start.hooli),
   ]);
   return {
     model: {
       runs: {
-        acme: newRunModel("acme", acme, acmeLimits),
-        globex: newRunModel("globex", globex, globexLimits),
+        acme: newRunModel("acme", acme, start.acme),
+        globex: newRunModel("globex", globex, start.globex),
+        hooli: newRunModel("hooli", hooli, start.hooli),
+        "hooli#2": newRunModel("hooli#2", hooli2, start.hooli),
       },
-      slowFaultsLeft: slowFaults,
+      fleetOrders: fleetOrdersFor(++stats.sequencesOpened),
+      fleetLimits: start.hooli,
+      slowFaultsLeft: start.slowFaults,
     },
     real: { stats },
   };
@@ -102,24 +140,35 @@ export class AgentCallCommand implements ModelCommand {
   ) {}
 
   check(model: Readonly<ReferenceModel>): boolean {
-    return !isSlow(this.call.fault) || model.slowFaultsLeft > 0;
+    return model.runs[this.call.run] !== undefined && (!isSlow(this.call.fault) || model.slowFaultsLeft > 0);
   }
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
     world.stats.commands++;
     if (isSlow(this.call.fault)) model.slowFaultsLeft--;
-    const run = model.runs[this.call.run];
-    const ctx = callContext(run, this.call);
-    const answers = await Promise.all(this.doors.map((door) => sendCall(run.handle, { ...this.call, door })));
-    learnFromAnswers(run, this.call, answers);
-    checkAnswers(ctx, answers);
-    await checkWorld([run], [{ run, call: this.call, answers }]);
+    await makeCall(model, world, resolveCall(model, this.call), this.doors);
   }
 
   toString(): string {
     const how = this.doors.length === 1 ? `call via ${this.doors[0]}` : `burst of ${this.doors.join("+")}`;
     return `${this.call.run}: ${how} ${showCall(this.call)}`;
   }
+}
+
+/** One call (or burst) in a run: sent, learned from, and held to every invariant. */
+export async function makeCall(
+  model: ReferenceModel,
+  world: RealWorld,
+  call: AgentCall,
+  doors: readonly Door[],
+): Promise<void> {
+  const run = runOf(model, call.run);
+  const ctx = callContext(run, call);
+  const answers = await Promise.all(doors.map((door) => sendCall(run.handle, { ...call, door })));
+  countHolds(world.stats, answers);
+  learnFromAnswers(run, call, answers);
+  checkAnswers(ctx, answers);
+  await checkWorld([run], [{ run, call, answers }]);
 }
 
 /**
@@ -129,19 +178,19 @@ export class AgentCallCommand implements ModelCommand {
  */
 export class ResendLastCallCommand implements ModelCommand {
   constructor(
-    readonly runName: TenantName,
+    readonly runName: RunName,
     readonly door: Door,
     readonly keyOrder: number,
     readonly fault: HeaderFault | null = null,
   ) {}
 
   check(model: Readonly<ReferenceModel>): boolean {
-    return model.runs[this.runName].lastCall !== null;
+    return model.runs[this.runName]?.lastCall != null;
   }
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
     world.stats.commands++;
-    const run = model.runs[this.runName];
+    const run = runOf(model, this.runName);
     const last = run.lastCall;
     if (!last) throw new Error("check() admits a resend only after a call");
     const call = { ...last, args: reorderKeys(last.args, this.keyOrder), door: this.door, fault: this.fault };
@@ -166,17 +215,18 @@ export class CallAcrossRestartCommand implements ModelCommand {
 
   /** The hang costs real time like a slow fault, so it spends the same allowance. */
   check(model: Readonly<ReferenceModel>): boolean {
-    return model.slowFaultsLeft > 0;
+    return model.runs[this.call.run] !== undefined && model.slowFaultsLeft > 0;
   }
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
     world.stats.commands++;
     model.slowFaultsLeft--;
-    const run = model.runs[this.call.run];
-    const ctx = callContext(run, this.call);
+    const call = resolveCall(model, this.call);
+    const run = runOf(model, call.run);
+    const ctx = callContext(run, call);
     const seen = (await upstreamRequestsOf(run.handle)).length;
     let settled = false;
-    const pending = sendCall(run.handle, this.call).finally(() => {
+    const pending = sendCall(run.handle, call).finally(() => {
       settled = true;
     });
     for (let poll = 0; poll < 40 && !settled; poll++) {
@@ -188,9 +238,9 @@ export class CallAcrossRestartCommand implements ModelCommand {
       forgetRefusingDirectories();
     }
     const answers = [await pending];
-    learnFromAnswers(run, this.call, answers);
+    learnFromAnswers(run, call, answers);
     checkAnswers(ctx, answers);
-    await checkWorld(Object.values(model.runs), [{ run, call: this.call, answers }]);
+    await checkWorld(openRunsOf(model), [{ run, call, answers }]);
   }
 
   toString(): string {
@@ -221,7 +271,7 @@ export class LostAnswerResendCommand implements ModelCommand {
   }
 
   check(model: Readonly<ReferenceModel>): boolean {
-    return model.slowFaultsLeft > 0;
+    return model.runs[this.call.run] !== undefined && model.slowFaultsLeft > 0;
   }
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
@@ -243,7 +293,7 @@ export type DecisionKind = "approve" | "reject" | "two racing approves";
  */
 export class DecideCommand implements ModelCommand {
   constructor(
-    readonly runName: TenantName,
+    readonly runName: RunName,
     readonly pick: number,
     readonly kind: DecisionKind,
     readonly confirms: boolean,
@@ -251,12 +301,12 @@ export class DecideCommand implements ModelCommand {
   ) {}
 
   check(model: Readonly<ReferenceModel>): boolean {
-    return model.runs[this.runName].approvals.size > 0;
+    return (model.runs[this.runName]?.approvals.size ?? 0) > 0;
   }
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
     world.stats.commands++;
-    const run = model.runs[this.runName];
+    const run = runOf(model, this.runName);
     const approvals = [...run.approvals.values()];
     const approval = approvals[this.pick % approvals.length];
     const key = approval && run.keys.get(approval.keySig);
@@ -285,6 +335,19 @@ export class DecideCommand implements ModelCommand {
         status === 409 &&
         (envelope.error?.details as { reason?: string } | null)?.reason === "duplicate_unconfirmed",
     );
+    // Rule 9: an approval that listed another run's effect on the same thing executes only once
+    // the operator confirms the duplicate.
+    if (verbs[0] === "approve" && approval.earlierEffects > 0) {
+      const approved = decisions.find(({ status }) => status === 200);
+      if (approved && this.confirms) count(world.stats, "approved as a confirmed duplicate");
+      else if (approved) {
+        violated(
+          "9",
+          `approval ${approval.id} listed ${approval.earlierEffects} effect(s) of other runs and was approved without confirm_duplicate`,
+          approved.envelope.data,
+        );
+      }
+    }
     if (unconfirmed.length > 0) {
       if (this.confirms) violated("3", "a confirmed approval was refused as an unconfirmed duplicate");
       if (unconfirmed.length === decisions.length) {
@@ -340,19 +403,19 @@ function learnFromDecision(key: KeyModel, approval: ApprovalModel, { status, env
 /** Arms a fault in the sandbox for the run's next request to a path (the operator's included). */
 export class ArmFaultCommand implements ModelCommand {
   constructor(
-    readonly runName: TenantName,
+    readonly runName: RunName,
     readonly path: "/refunds" | "/tickets",
     readonly fault: HeaderFault,
   ) {}
 
   check(model: Readonly<ReferenceModel>): boolean {
-    return !isSlow(this.fault) || model.slowFaultsLeft > 0;
+    return model.runs[this.runName] !== undefined && (!isSlow(this.fault) || model.slowFaultsLeft > 0);
   }
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
     world.stats.commands++;
     if (isSlow(this.fault)) model.slowFaultsLeft--;
-    await armFault(model.runs[this.runName].handle.id, { path_prefix: this.path, ...this.fault });
+    await armFault(runOf(model, this.runName).handle.id, { path_prefix: this.path, ...this.fault });
   }
 
   toString(): string {
@@ -360,12 +423,21 @@ export class ArmFaultCommand implements ModelCommand {
   }
 }
 
-/** A ledger restart between calls: every Durable Object aborted, or one run's ledger restarted. */
-export class RestartCommand implements ModelCommand {
-  constructor(readonly target: "every Durable Object" | TenantName) {}
+export type RestartTarget = "every Durable Object" | "hooli's effect shards" | RunName;
 
-  check(): boolean {
-    return true;
+/**
+ * A restart between calls: every Durable Object aborted, one run's ledger restarted, or every
+ * effect shard of the tenant whose runs share caps (what they hold must outlive the instance).
+ */
+export class RestartCommand implements ModelCommand {
+  constructor(readonly target: RestartTarget) {}
+
+  check(model: Readonly<ReferenceModel>): boolean {
+    return (
+      this.target === "every Durable Object" ||
+      this.target === "hooli's effect shards" ||
+      model.runs[this.target] !== undefined
+    );
   }
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
@@ -373,10 +445,18 @@ export class RestartCommand implements ModelCommand {
     if (this.target === "every Durable Object") {
       await abortAllDurableObjects();
       forgetRefusingDirectories();
-      await checkWorld(Object.values(model.runs), []);
+      await checkWorld(openRunsOf(model), []);
       return;
     }
-    const run = model.runs[this.target];
+    if (this.target === "hooli's effect shards") {
+      await restartEffectShards("hooli");
+      await checkWorld(
+        openRunsOf(model).filter((run) => run.tenant === "hooli"),
+        [],
+      );
+      return;
+    }
+    const run = runOf(model, this.target);
     // Between calls, so nothing is in flight: a status read wakes the ledger, then it restarts alone.
     await runStatusOf(run.handle);
     await restartDurableObject(ledgerStubOf(run.handle));
@@ -384,9 +464,9 @@ export class RestartCommand implements ModelCommand {
   }
 
   toString(): string {
-    return this.target === "every Durable Object"
-      ? "restart: abort every Durable Object"
-      : `restart: restart the ${this.target} run's ledger alone`;
+    if (this.target === "every Durable Object") return "restart: abort every Durable Object";
+    if (this.target === "hooli's effect shards") return "restart: restart every hooli effect shard";
+    return `restart: restart the ${this.target} run's ledger alone`;
   }
 }
 
@@ -396,15 +476,15 @@ export class RestartCommand implements ModelCommand {
  * have fired by then, so it is fired too; a later one (retention, an approval's 24 h) would not.
  */
 export class PassDeadlineCommand implements ModelCommand {
-  constructor(readonly runName: TenantName) {}
+  constructor(readonly runName: RunName) {}
 
   check(model: Readonly<ReferenceModel>): boolean {
-    return model.runs[this.runName].lifecycle === "open";
+    return model.runs[this.runName]?.lifecycle === "open";
   }
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
     world.stats.commands++;
-    const run = model.runs[this.runName];
+    const run = runOf(model, this.runName);
     const stub = ledgerStubOf(run.handle);
     const alarmDue = await runInDurableObject(stub, async (_instance, state) => {
       const { deadline_at } = state.storage.sql
@@ -427,15 +507,16 @@ export class PassDeadlineCommand implements ModelCommand {
 }
 
 export class EndRunCommand implements ModelCommand {
-  constructor(readonly runName: TenantName) {}
+  constructor(readonly runName: RunName) {}
 
   check(model: Readonly<ReferenceModel>): boolean {
-    return model.runs[this.runName].lifecycle !== "ended";
+    const run = model.runs[this.runName];
+    return run !== undefined && run.lifecycle !== "ended";
   }
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
     world.stats.commands++;
-    const run = model.runs[this.runName];
+    const run = runOf(model, this.runName);
     const answer = await endRun(run.handle);
     if (answer.outcome === "success") run.lifecycle = "ended";
     await closeRun(run);
@@ -458,19 +539,19 @@ async function closeRun(run: RunModel): Promise<void> {
 /** Rule 6: prototype-polluting keys are refused by name, before anything is charged upstream. */
 export class PollutedArgumentsCommand implements ModelCommand {
   constructor(
-    readonly runName: TenantName,
+    readonly runName: RunName,
     readonly badKey: "__proto__" | "constructor" | "prototype",
     readonly nested: boolean,
   ) {}
 
   check(model: Readonly<ReferenceModel>): boolean {
-    return model.runs[this.runName].lifecycle === "open";
+    return model.runs[this.runName]?.lifecycle === "open";
   }
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
     world.stats.commands++;
-    const run = model.runs[this.runName];
-    const order = run.tenant === "acme" ? "A1001" : "B2002";
+    const run = runOf(model, this.runName);
+    const order = { acme: "A1001", globex: "B2002", hooli: "H0001" }[run.tenant];
     // Written by hand: in an object literal "__proto__" sets the prototype, so JSON.stringify would
     // never send it as a key.
     const args = this.nested

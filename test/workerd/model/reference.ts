@@ -11,8 +11,23 @@ import type { TestRun } from "../helpers";
  * lost to a ledger restart) it marks as such instead of guessing.
  */
 
-export const TENANTS = ["acme", "globex"] as const;
+export const TENANTS = ["acme", "globex", "hooli"] as const;
 export type TenantName = (typeof TENANTS)[number];
+
+/**
+ * The runs a sequence may hold: an acme, a globex and two hooli runs from its start, and a third
+ * hooli run a command may open as it goes. hooli is the tenant whose value caps a sequence can
+ * reach: its runs act on the same orders and share its caps.
+ */
+export const RUN_NAMES = ["acme", "globex", "hooli", "hooli#2", "hooli#3"] as const;
+export type RunName = (typeof RUN_NAMES)[number];
+export const LATER_RUNS = ["hooli#3"] as const;
+export type LaterRunName = (typeof LATER_RUNS)[number];
+export const FLEET_RUNS = ["hooli", "hooli#2", ...LATER_RUNS] as const;
+
+export function tenantOfRun(name: RunName): TenantName {
+  return name.startsWith("hooli") ? "hooli" : (name as TenantName);
+}
 
 export type ToolName = "lookup_order" | "create_internal_ticket" | "issue_refund";
 export type SideEffect = "read" | "write" | "destructive";
@@ -70,7 +85,7 @@ export type HeaderFault =
 export type Door = "rest" | "mcp";
 
 export interface AgentCall {
-  run: TenantName;
+  run: RunName;
   tool: ToolName;
   /** Sent in this key order: the proxy must derive the same key and digest whatever the order. */
   args: Record<string, unknown>;
@@ -91,6 +106,8 @@ export type KeyState =
 
 export interface KeyModel {
   keySig: string;
+  /** The arguments as the agent last sent them: what another run may repeat. */
+  args: Record<string, unknown>;
   argsSig: string;
   tool: ToolName;
   intent: string | null;
@@ -105,11 +122,14 @@ export interface ApprovalModel {
   tool: ToolName;
   /** The state the approvals API showed after the last command that touched the run. */
   state: string;
+  /** How many effects of other runs the approval listed when it was asked for (rule 9). */
+  earlierEffects: number;
 }
 
 export type Lifecycle = "open" | "ended" | "past_deadline";
 
 export interface RunModel {
+  name: RunName;
   tenant: TenantName;
   handle: TestRun;
   limits: Limits;
@@ -129,14 +149,20 @@ export interface RunModel {
 }
 
 export interface ReferenceModel {
-  runs: Record<TenantName, RunModel>;
+  /** The sequence's runs by name; a later run is absent until a command opens it. */
+  runs: Partial<Record<RunName, RunModel>>;
+  /** The hooli orders this sequence refunds (fresh ones each sequence, so caps start low). */
+  fleetOrders: readonly string[];
+  /** The limits a later hooli run opens with. */
+  fleetLimits: Limits;
   /** Hanging faults still allowed in this sequence: each may cost a tool timeout of real time. */
   slowFaultsLeft: number;
 }
 
-export function newRunModel(tenant: TenantName, handle: TestRun, limits: Limits): RunModel {
+export function newRunModel(name: RunName, handle: TestRun, limits: Limits): RunModel {
   return {
-    tenant,
+    name,
+    tenant: tenantOfRun(name),
     handle,
     limits,
     lifecycle: "open",
@@ -148,6 +174,30 @@ export function newRunModel(tenant: TenantName, handle: TestRun, limits: Limits)
     approvals: new Map(),
     lastCall: null,
   };
+}
+
+export function runOf(model: Readonly<ReferenceModel>, name: RunName): RunModel {
+  const run = model.runs[name];
+  if (!run) throw new Error(`check() admits a command on ${name} only once it is open`);
+  return run;
+}
+
+export function openRunsOf(model: Readonly<ReferenceModel>): RunModel[] {
+  return RUN_NAMES.flatMap((name) => model.runs[name] ?? []);
+}
+
+/**
+ * A hooli order is generated as a slot (`H#0`…): the sequence's own orders fill it when the call is
+ * made, so a sequence starts on orders no earlier sequence refunded.
+ */
+export function resolveCall(model: Readonly<ReferenceModel>, call: AgentCall): AgentCall {
+  const slot = /^H#(\d)$/.exec(String(call.args.order_id ?? ""));
+  if (!slot) return call;
+  const order = model.fleetOrders[Number(slot[1])];
+  const args = Object.fromEntries(
+    Object.entries(call.args).map(([field, value]) => [field, field === "order_id" ? order : value]),
+  );
+  return { ...call, args };
 }
 
 /** JSON with object keys sorted at every depth: the model's own notion of "identical arguments". */
@@ -191,6 +241,7 @@ export function keyModelOf(run: RunModel, call: AgentCall): KeyModel {
   if (!model) {
     model = {
       keySig,
+      args: call.args,
       argsSig: argsSigOf(call.tool, call.args),
       tool: call.tool,
       intent: call.intent,
@@ -291,10 +342,21 @@ export function learnFromAnswers(run: RunModel, call: AgentCall, answers: readon
         keySig: key.keySig,
         tool: call.tool,
         state: answer.approval.state,
+        earlierEffects: Math.max(
+          run.approvals.get(answer.approval.id)?.earlierEffects ?? 0,
+          earlierEffectsOf(answer),
+        ),
       });
     }
     learnKeyState(key, answer);
   }
+}
+
+/** The effects of other runs an approval_required answer names (`details.earlier_effects`). */
+export function earlierEffectsOf(answer: Envelope): number {
+  const earlier = (answer.error?.details as { earlier_effects?: unknown } | null | undefined)
+    ?.earlier_effects;
+  return Array.isArray(earlier) ? earlier.length : 0;
 }
 
 export function learnKeyState(key: KeyModel, answer: Envelope): void {

@@ -1,5 +1,6 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import type { PresentedCredential } from "../../../sandbox/src/model";
+import { parseTenants } from "../../../src/config/tenants";
 import { type Envelope, EnvelopeSchema } from "../../../src/wire/envelope";
 import { RunStatusSchema } from "../../../src/wire/run-status";
 import {
@@ -7,6 +8,7 @@ import {
   assertNoSecrets,
   KEYS,
   request,
+  restartDurableObject,
   type SandboxRequest,
   sandbox,
   sandboxRequests,
@@ -259,3 +261,11 @@ export async function presentedCredentialsOf(run: TestRun): Promise<PresentedCre
 
 /** A credential is a JWT: `sub` the tenant, `aud` the tool, `run` the run, `exp` read as milliseconds. */
 export { credentialClaims } from "../upstream-credentials";
+
+/** Restarts every effect shard of the tenant, the way a deploy would: each reloads what it stored. */
+export async function restartEffectShards(tenant: TenantName): Promise<void> {
+  const shards = parseTenants(env.TENANTS)[tenant]?.effect_shards ?? 0;
+  for (let shard = 0; shard < shards; shard++) {
+    await restartDurableObject(env.EFFECT_SHARD.get(env.EFFECT_SHARD.idFromName(`${tenant}/${shard}`)));
+  }
+}

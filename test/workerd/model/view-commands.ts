@@ -6,7 +6,7 @@ import {
   restoreDirectory,
   settleAndCheckViews,
 } from "./derived-views";
-import type { ReferenceModel, TenantName } from "./reference";
+import { openRunsOf, type ReferenceModel, type TenantName } from "./reference";
 import { checkWorld } from "./world-checks";
 
 /**
@@ -51,17 +51,17 @@ export class DirectoryBackCommand implements ModelCommand {
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
     world.stats.commands++;
-    const run = model.runs[this.tenant];
+    const runs = openRunsOf(model).filter((run) => run.tenant === this.tenant);
     if (this.restartFirst) {
-      await restartDurableObject(ledgerStubOf(run.handle));
+      for (const run of runs) await restartDurableObject(ledgerStubOf(run.handle));
     }
     await restoreDirectory(this.tenant);
-    await settleAndCheckViews([run]);
-    await checkWorld([run], []);
+    await settleAndCheckViews(runs);
+    await checkWorld(runs, []);
   }
 
   toString(): string {
-    const restart = this.restartFirst ? "the run's ledger restarts, then " : "";
-    return `${this.tenant}: ${restart}the directory is back and the run's alarm rings`;
+    const restart = this.restartFirst ? "the runs' ledgers restart, then " : "";
+    return `${this.tenant}: ${restart}the directory is back and the runs' alarms ring`;
   }
 }

@@ -18,6 +18,12 @@ import type { Envelope } from "../../../src/wire/envelope";
  * 8. Derived views converge: once quiet (directories up, the ledgers' alarms rung), the operators'
  *    lists of approvals and runs equal what the runs' ledgers hold, whatever failed or restarted
  *    between a ledger's commit and its delivery.
+ * 9. No silent duplicate across runs: a second run's effect on the same identity (tenant, tool,
+ *    identity arguments) within the tool's window goes ahead only once an operator approved it,
+ *    confirming the earlier effect its approval listed, unless the tenant lets the tool repeat.
+ * 10. Caps are reserved, not checked: the refunds no operator approved add up to no more than the
+ *    tenant's daily cap (counting what other runs moved today), a subject's daily cap, or within
+ *    one run the per-run cap, however the runs interleave, fail or restart.
  *
  * A failure names its rule and shows the answer that broke it, so a shrunk counterexample reads as
  * "this sequence of commands breaks rule N, and here is the answer that did it".

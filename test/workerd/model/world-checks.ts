@@ -2,6 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import type { PresentedCredential } from "../../../sandbox/src/model";
 import type { Envelope } from "../../../src/wire/envelope";
 import { ledgerStubOf } from "../helpers";
+import { checkAcrossRuns } from "./across-runs";
 import { directoryRefusesWrites } from "./derived-views";
 import {
   type AgentCall,
@@ -37,7 +38,8 @@ export interface Answered {
  * effect per key and none the model never asked for (rule 1), no "no effect" claim the sandbox
  * contradicts (rule 5), nothing upstream after the run closed (rule 3), every pending approval
  * still executable while every other one is off the pending list (rule 3), and every credential the
- * upstream saw short-lived and none presented after the run closed (rule 7).
+ * upstream saw short-lived and none presented after the run closed (rule 7). Then, for the tenants
+ * of those runs, what every run of the tenant did together (rules 9 and 10, ./across-runs.ts).
  */
 export async function checkWorld(runs: readonly RunModel[], answered: readonly Answered[]): Promise<void> {
   for (const run of runs) {
@@ -61,6 +63,7 @@ export async function checkWorld(runs: readonly RunModel[], answered: readonly A
     checkCredentials(run, credentials);
     await checkApprovals(run, answered);
   }
+  await checkAcrossRuns(runs.map((run) => run.tenant));
 }
 
 /**

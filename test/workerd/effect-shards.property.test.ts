@@ -1,0 +1,351 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { parseTenants, type TenantConfig } from "../../src/config/tenants";
+import { sha256Hex } from "../../src/core/digest";
+import { type EffectClaim, utcDay } from "../../src/effects/claim";
+import type { EffectShard, ShardReservation, ShardVerdict } from "../../src/ledger/effect-shard";
+import { claimTenantWide, reportEffect } from "../../src/ledger/effects-client";
+import { callTool, openRun, restartDurableObject } from "./helpers";
+
+/**
+ * The effect shards and the cap pool at the Durable Object level, under random concurrent claims,
+ * fates and restarts: the daily and per-subject caps hold as reserved at the source (each shard's
+ * own rows), a released claim gives its value back, a key is claimed once however often it is
+ * reserved, and reconciliation releases exactly the claims no run's ledger committed.
+ */
+
+const CURRENCY = "USD";
+const DAY_MS = 24 * 60 * 60 * 1000;
+const hooli = parseTenants(env.TENANTS).hooli as TenantConfig;
+
+function tenantConfig(shards: number, perDay: number, perSubjectDay: number): TenantConfig {
+  return {
+    ...hooli,
+    effect_shards: shards,
+    repeat_effects: {},
+    value_caps: { [CURRENCY]: { per_day: perDay, per_subject_day: perSubjectDay } },
+  };
+}
+
+function shardStub(name: string) {
+  return env.EFFECT_SHARD.get(env.EFFECT_SHARD.idFromName(name)) as DurableObjectStub<EffectShard>;
+}
+
+function poolStub(tenant: string, day: string) {
+  return env.CAP_POOL.get(env.CAP_POOL.idFromName(`${tenant}/${CURRENCY}/${day}`));
+}
+
+interface ClaimSpec {
+  key: string;
+  run: number;
+  order: number;
+  amount: number;
+}
+
+async function claimOfSpec(spec: ClaimSpec, at: number): Promise<EffectClaim> {
+  const identity = { order_id: `P${String(spec.order).padStart(4, "0")}` };
+  return {
+    key: spec.key,
+    run_id: `run_prop_${spec.run}`,
+    tool: "support.issue_refund",
+    identity,
+    identity_digest: await sha256Hex(JSON.stringify({ tool: "support.issue_refund", identity })),
+    window_ms: DAY_MS,
+    args: { ...identity, amount_cents: spec.amount, reason: "user_cancel" },
+    at,
+    day: utcDay(at),
+    value: { amount: spec.amount, currency: CURRENCY, subject: identity.order_id },
+    repeatable: false,
+  };
+}
+
+/** What every shard of the tenant counts of the day, read from its own rows. */
+async function countedAtSource(tenant: string, shards: number, day: string) {
+  let day_total = 0;
+  const subjects = new Map<string, number>();
+  for (let n = 0; n < shards; n++) {
+    const rows = await runInDurableObject(shardStub(`${tenant}/${n}`), (_instance, state) => {
+      const sql = state.storage.sql;
+      const live =
+        "fate != 'released' AND value_state IN ('counted', 'override') AND currency = ? AND day = ?";
+      const total = sql
+        .exec<{ total: number }>(
+          `SELECT COALESCE(SUM(amount), 0) AS total FROM effects WHERE day_role = 1 AND ${live}`,
+          CURRENCY,
+          day,
+        )
+        .one().total;
+      const perSubject = sql
+        .exec<{ subject: string; total: number }>(
+          `SELECT subject, SUM(amount) AS total FROM effects WHERE subject_role = 1 AND ${live} GROUP BY subject`,
+          CURRENCY,
+          day,
+        )
+        .toArray();
+      return { total, perSubject };
+    });
+    day_total += rows.total;
+    for (const { subject, total } of rows.perSubject)
+      subjects.set(subject, (subjects.get(subject) ?? 0) + total);
+  }
+  return { day_total, subjects };
+}
+
+type Step =
+  | { kind: "reserve"; claims: Array<{ run: number; order: number; amount: number; twice: boolean }> }
+  | { kind: "again"; pick: number }
+  | { kind: "fate"; pick: number; fate: "released" | "confirmed" | "sent" }
+  | { kind: "restart_shard"; shard: number }
+  | { kind: "restart_pool" };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant("reserve" as const),
+      claims: fc.array(
+        fc.record({
+          run: fc.nat(3),
+          order: fc.nat(3),
+          amount: fc.integer({ min: 1, max: 900 }),
+          twice: fc.boolean(),
+        }),
+        { minLength: 1, maxLength: 6 },
+      ),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("again" as const), pick: fc.nat() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("fate" as const),
+      pick: fc.nat(),
+      fate: fc.constantFrom("released" as const, "confirmed" as const, "sent" as const),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("restart_shard" as const), shard: fc.nat(3) }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "restart_pool" as const }) },
+);
+
+interface Claimed {
+  spec: ClaimSpec;
+  claim: EffectClaim;
+  shards: number[];
+  verdict: { over: unknown };
+  released: boolean;
+  ended: boolean;
+}
+
+let tenants = 0;
+
+describe("effect shards and the cap pool (property)", () => {
+  it("never count more than the daily or a subject's cap, give a released value back, and claim a key once", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 800, max: 4000 }),
+        fc.integer({ min: 300, max: 1500 }),
+        fc.array(step, { minLength: 3, maxLength: 10 }),
+        async (shards, perDay, perSubjectDay, steps) => {
+          const tenant = `prop-${++tenants}-${crypto.randomUUID().slice(0, 8)}`;
+          const config = tenantConfig(shards, perDay, perSubjectDay);
+          const at = Date.now();
+          const day = utcDay(at);
+          const claimed: Claimed[] = [];
+          const reserve = async (spec: ClaimSpec) => {
+            const claim = await claimOfSpec(spec, at);
+            return { claim, check: await claimTenantWide(env, tenant, config, claim) };
+          };
+          for (const s of steps) {
+            switch (s.kind) {
+              case "reserve": {
+                const specs = s.claims.map((c) => ({
+                  ...c,
+                  key: `k${claimed.length}-${crypto.randomUUID()}`,
+                }));
+                const sent = specs.flatMap((spec) => (spec.twice ? [spec, spec] : [spec]));
+                const answers = await Promise.all(sent.map(reserve));
+                for (const spec of specs) {
+                  const mine = answers.filter((answer) => answer.claim.key === spec.key);
+                  const [first] = mine;
+                  if (!first) throw new Error("every claim was answered");
+                  // Reserving one key twice at once is one claim: both get the same verdict.
+                  for (const other of mine) expect(other.check.over).toEqual(first.check.over);
+                  claimed.push({
+                    spec,
+                    claim: first.claim,
+                    shards: first.check.shards,
+                    verdict: first.check,
+                    released: false,
+                    ended: false,
+                  });
+                }
+                break;
+              }
+              case "again": {
+                const target = claimed[s.pick % Math.max(1, claimed.length)];
+                if (!target || target.released) break;
+                // A retry of a live key is told what it was told before and reserves nothing more.
+                const { check } = await reserve(target.spec);
+                expect(check.over).toEqual(target.verdict.over);
+                break;
+              }
+              case "fate": {
+                const target = claimed[s.pick % Math.max(1, claimed.length)];
+                if (!target) break;
+                await reportEffect(env, tenant, target.shards, {
+                  key: target.spec.key,
+                  fate: s.fate,
+                  external_id: null,
+                  override: false,
+                });
+                if (!target.ended && s.fate === "released") target.released = true;
+                if (s.fate !== "sent") target.ended = true;
+                break;
+              }
+              case "restart_shard":
+                await restartDurableObject(shardStub(`${tenant}/${s.shard % shards}`));
+                break;
+              case "restart_pool":
+                await restartDurableObject(poolStub(tenant, day));
+                break;
+            }
+            const source = await countedAtSource(tenant, shards, day);
+            const live = claimed.filter((c) => !c.released);
+            const fitted = live.filter((c) => c.verdict.over === null);
+            const sum = (list: readonly Claimed[]) => list.reduce((total, c) => total + c.spec.amount, 0);
+            expect(source.day_total, "the day's counted value within its cap").toBeLessThanOrEqual(perDay);
+            // Every claim told it fits is counted, and nothing released or never claimed is.
+            expect(source.day_total).toBeGreaterThanOrEqual(sum(fitted));
+            expect(source.day_total).toBeLessThanOrEqual(sum(live));
+            for (const [subject, total] of source.subjects) {
+              expect(total, `subject ${subject} within its cap`).toBeLessThanOrEqual(perSubjectDay);
+              const ofSubject = (list: readonly Claimed[]) =>
+                list.filter((c) => c.claim.value?.subject === subject);
+              expect(total).toBeGreaterThanOrEqual(sum(ofSubject(fitted)));
+              expect(total).toBeLessThanOrEqual(sum(ofSubject(live)));
+            }
+          }
+        },
+      ),
+      { numRuns: 8, seed: 20_260_412 },
+    );
+  });
+
+  it("gives a released claim's value back: what no longer fits fits again once a claim is released", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: 400 }), { minLength: 2, maxLength: 6 }),
+        fc.nat(),
+        async (amounts, pick) => {
+          const tenant = `prop-release-${++tenants}-${crypto.randomUUID().slice(0, 8)}`;
+          const perDay = amounts.reduce((a, b) => a + b, 0);
+          // One shard holds the whole day, so the cap is exact, not spread over leases.
+          const config = tenantConfig(1, perDay, perDay);
+          const at = Date.now();
+          const specs = amounts.map((amount, n) => ({ key: `k${n}`, run: n, order: 1, amount }));
+          const checks = [];
+          for (const spec of specs) {
+            checks.push(await claimTenantWide(env, tenant, config, await claimOfSpec(spec, at)));
+          }
+          for (const check of checks) expect(check.over).toBeNull();
+          const released = specs[pick % specs.length] as ClaimSpec;
+          const probe = { key: "probe", run: 9, order: 1, amount: released.amount };
+          const full = await claimTenantWide(env, tenant, config, await claimOfSpec(probe, at));
+          expect(full.over).toMatchObject({ remaining: 0 });
+          await reportEffect(env, tenant, full.shards, {
+            key: "probe",
+            fate: "released",
+            external_id: null,
+            override: false,
+          });
+          await reportEffect(env, tenant, [0], {
+            key: released.key,
+            fate: "released",
+            external_id: null,
+            override: false,
+          });
+          const again = await claimTenantWide(
+            env,
+            tenant,
+            config,
+            await claimOfSpec({ ...probe, key: "probe-again" }, at),
+          );
+          expect(again.over).toBeNull();
+        },
+      ),
+      { numRuns: 10, seed: 20_260_413 },
+    );
+  });
+});
+
+describe("reconciliation of claims (property)", () => {
+  it("releases after the alarm exactly the due claims no run's ledger committed, and keeps the rest", async () => {
+    // Keys a real run's ledger committed: refunds above hooli's auto-approval limit, held for a human.
+    const run = await openRun("hooli", { namespace: "support", limits: { max_destructive: 10 } });
+    const committed: Array<{ key: string; order: string }> = [];
+    for (const order of ["H0191", "H0192", "H0193"]) {
+      const { body } = await callTool(run, "issue_refund", {
+        order_id: order,
+        amount_cents: 2000,
+        reason: "user_cancel",
+      });
+      expect(body.error?.code).toBe("approval_required");
+      committed.push({ key: String(body.idempotency_key), order });
+    }
+    let shardNames = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            kind: fc.constantFrom("committed" as const, "never_committed" as const, "unknown_run" as const),
+            pick: fc.nat(2),
+            due: fc.oneof(
+              { weight: 3, arbitrary: fc.constant(true) },
+              { weight: 1, arbitrary: fc.constant(false) },
+            ),
+          }),
+          { minLength: 1, maxLength: 6 },
+        ),
+        fc.boolean(),
+        async (claims, restartFirst) => {
+          const name = `hooli-reconcile-prop/${++shardNames}-${crypto.randomUUID().slice(0, 8)}`;
+          const now = Date.now();
+          const expected = new Map<string, "held" | "released" | "pending">();
+          const reservations: ShardReservation[] = [];
+          for (const [n, c] of claims.entries()) {
+            const source = committed[c.pick] as { key: string; order: string };
+            const key = c.kind === "committed" ? source.key : `never-${n}-${crypto.randomUUID()}`;
+            if (expected.has(key)) continue;
+            const at = c.due ? now - 60_000 : now;
+            const claim = await claimOfSpec({ key, run: n, order: 190 + c.pick, amount: 10 }, at);
+            const runId = c.kind === "unknown_run" ? `run_nobody_${n}` : run.id;
+            reservations.push({
+              tenant: "hooli",
+              shard: 0,
+              shards: 1,
+              identity: true,
+              per_day: null,
+              per_subject_day: null,
+              claim: { ...claim, run_id: runId, value: null },
+            });
+            expected.set(key, !c.due ? "pending" : c.kind === "committed" ? "held" : "released");
+          }
+          const stub = shardStub(name);
+          const verdicts: ShardVerdict[] = await Promise.all(reservations.map((r) => stub.reserve(r)));
+          expect(verdicts).toHaveLength(reservations.length);
+          if (restartFirst) await restartDurableObject(stub);
+          await runDurableObjectAlarm(shardStub(name));
+          const fates = await runInDurableObject(shardStub(name), (_instance, state) =>
+            state.storage.sql.exec<{ key: string; fate: string }>("SELECT key, fate FROM effects").toArray(),
+          );
+          expect(Object.fromEntries(fates.map((row) => [row.key, row.fate]))).toEqual(
+            Object.fromEntries(expected),
+          );
+        },
+      ),
+      { numRuns: 8, seed: 20_260_414 },
+    );
+  });
+});
