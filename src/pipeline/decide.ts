@@ -153,6 +153,6 @@ export function withdrawApproval(
   reason: string | null,
   now: number,
 ): Write[] {
-  if (!approval || approval.state !== "pending") return [];
+  if (approval?.state !== "pending") return [];
   return [expireWrite(approval.id, reason ? `${WITHDRAWN_PREFIX}: ${reason}` : WITHDRAWN_PREFIX, now)];
 }

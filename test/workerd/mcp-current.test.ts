@@ -256,7 +256,10 @@ describe("an agent's runs without sessions", () => {
     );
     expect(again.replayed).toBe(true);
     expect(again.idempotency_key).toBe(first.idempotency_key);
-    const trace = await ledgerStubOf(runOf("acme", started.run_id)).readTrace("acme");
+    const trace = (await ledgerStubOf(runOf("acme", started.run_id)).readTrace("acme")) as {
+      entries: Array<{ args: unknown }>;
+    } | null;
+    expect(trace?.entries.length).toBeGreaterThan(0);
     for (const entry of trace?.entries ?? []) expect(entry.args).not.toHaveProperty("run_handle");
   });
 
@@ -331,7 +334,7 @@ describe("an agent's runs without sessions", () => {
       }),
     );
     expect(again.error?.code).toBe("approval_required");
-    expect((again.error?.details as { earlier_effects: unknown[] }).earlier_effects).toEqual([
+    expect((again.error?.details as { earlier_effects?: unknown[] } | undefined)?.earlier_effects).toEqual([
       expect.objectContaining({ run_id: first.run_id, identity: { order_id: "B2003" } }),
     ]);
     expect(
@@ -351,7 +354,7 @@ describe("an agent's runs without sessions", () => {
       await call(AGENT, "issue_refund", { ...refund("A1005", 210), run_handle: second.run_handle }),
     );
     expect(again.error?.code).toBe("approval_required");
-    expect((again.error?.details as { earlier_effects: unknown[] }).earlier_effects).toEqual([
+    expect((again.error?.details as { earlier_effects?: unknown[] } | undefined)?.earlier_effects).toEqual([
       expect.objectContaining({ run_id: first.run_id, identity: { order_id: "A1005" } }),
     ]);
     expect(await refundsOf("A1005")).toHaveLength(before);
@@ -489,7 +492,7 @@ describe("approval waits as tasks", () => {
     ];
     for (const answer of await Promise.all(attempts)) {
       expect(answer.json?.error, answer.text).toMatchObject({ code: -32602 });
-      expect((answer.json?.error as { message: string }).message).toMatch(/Unknown task/);
+      expect((answer.json?.error as { message?: string } | undefined)?.message).toMatch(/Unknown task/);
     }
     const detail = (await asOperator(`/v1/approvals/${approvalId}`)).body.data as {
       approval: { state: string };
