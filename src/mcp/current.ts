@@ -46,17 +46,45 @@ export interface CurrentContext {
 const TOOLS_LIST_TTL_MS = 5 * 60 * 1000;
 
 /** One request of the current revision, answered by the SDK's handler over a fresh server. */
-export function serveCurrent(
+export async function serveCurrent(
   request: Request,
   ctx: CurrentContext,
   maxRequestBodySize: number,
 ): Promise<Response> {
+  if (await isListen(request)) return listenNotServed();
+  // "auto" answers with one JSON body unless a handler emits a message before its result, and ours
+  // emit none; "json" would say so with a warning on every request.
   const handler = createMcpHandler(() => createCurrentServer(ctx), {
     legacy: "reject",
-    responseMode: "json",
+    responseMode: "auto",
     maxRequestBodySize,
   });
   return handler.fetch(request);
+}
+
+/**
+ * `subscriptions/listen` is not served. The SDK's router would hold an event stream open per
+ * listener, in this isolate only, for a change that never comes: the tools change only when a new
+ * catalog is deployed, which restarts every isolate anyway. `tools/list`'s `ttlMs` says when to
+ * list again instead.
+ */
+async function isListen(request: Request): Promise<boolean> {
+  try {
+    const body: unknown = await request.clone().json();
+    return (
+      typeof body === "object" &&
+      body !== null &&
+      (body as { method?: unknown }).method === "subscriptions/listen"
+    );
+  } catch {
+    return false;
+  }
+}
+
+function listenNotServed(): Response {
+  const message =
+    "Method not found: subscriptions/listen is not served. Tools change only when a new catalog is deployed; list them again after tools/list's ttlMs.";
+  return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32601, message } }, { status: 200 });
 }
 
 const START_TASK = "start_task";

@@ -193,6 +193,14 @@ describe("both revisions on one endpoint", () => {
     expect(answer.text).not.toContain("notifications/message");
   });
 
+  it("does not serve subscriptions/listen: the tools change only with a deploy", async () => {
+    const answer = await current(AGENT, "subscriptions/listen", {
+      notifications: { toolsListChanged: true },
+    });
+    expect(answer.headers.get("content-type")).toContain("application/json");
+    expect(answer.json?.error).toMatchObject({ code: -32601 });
+  });
+
   it("still serves a 2025 client on the same endpoint: initialize opens a session", async () => {
     const answer = await rpc(bearer(AGENT), {
       jsonrpc: "2.0",
