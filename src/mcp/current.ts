@@ -1,10 +1,4 @@
-import {
-  type CallToolResult,
-  CLIENT_CAPABILITIES_META_KEY,
-  createMcpHandler,
-  Server,
-  type Tool,
-} from "@modelcontextprotocol/server";
+import { type CallToolResult, createMcpHandler, Server, type Tool } from "@modelcontextprotocol/server";
 import type { AgentPrincipal } from "../auth/agent-keys";
 import { readCallBody } from "../door/call-body";
 import { type Caller, type HeaderReader, handleToolCall } from "../door/entry";
@@ -18,7 +12,7 @@ import { toCallToolResult } from "./call-result";
 import { RUN_HANDLE_ARG, signRunHandle, takeRunHandle } from "./run-handle";
 import { INSTRUCTIONS } from "./server";
 import { openAgentRun } from "./session";
-import { declaresTasks, registerTaskHandlers, type TaskOwner, taskForWait } from "./tasks";
+import { declaresTasks, registerTaskHandlers, TASKS_EXTENSION, type TaskOwner, taskForWait } from "./tasks";
 
 /**
  * `/mcp` for the 2026-07-28 revision: no handshake and no session, every request names its protocol
@@ -124,14 +118,13 @@ function createCurrentServer(ctx: CurrentContext): Server {
   const server = new Server(
     { name: "edge-tool-proxy", title: "Edge tool proxy", version: ctx.catalogVersion },
     {
-      capabilities: { tools: { listChanged: false }, extensions: { "io.modelcontextprotocol/tasks": {} } },
+      capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
       instructions: INSTRUCTIONS,
       cacheHints: { "tools/list": { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: "private" } },
     },
   );
   server.setRequestHandler("tools/list", () => ({ tools: listing(ctx.caller) }));
   server.setRequestHandler("tools/call", async (request, extra) => {
-    const capabilities = extra.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as never];
     const args = request.params.arguments ?? {};
     const named = await runOfCall(ctx, request.params.name, args);
     if ("result" in named) return named.result;
@@ -141,21 +134,13 @@ function createCurrentServer(ctx: CurrentContext): Server {
       readCallBody({ tool: request.params.name, args: named.args }),
       ctx.header,
     );
-    if (declaresTasks(capabilities)) {
+    if (declaresTasks(extra)) {
       const task = await taskForWait(ctx.env, ownerOf(ctx.caller), named.caller.run, envelope);
       if (task) return task as unknown as CallToolResult;
     }
     return toCallToolResult(envelope);
   });
-  registerTaskHandlers(
-    server,
-    ctx.env,
-    ownerOf(ctx.caller),
-    (extra) =>
-      (extra as { mcpReq: { envelope?: Record<string, unknown> } }).mcpReq.envelope?.[
-        CLIENT_CAPABILITIES_META_KEY
-      ],
-  );
+  registerTaskHandlers(server, ctx.env, ownerOf(ctx.caller));
   return server;
 }
 

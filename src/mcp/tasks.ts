@@ -1,12 +1,13 @@
 import {
   type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
   MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
   type Server,
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
-import type { ApprovalRecord } from "../approvals/model";
+import { APPROVAL_POLL_MS, type ApprovalRecord } from "../approvals/model";
 import { signToken, verifyToken } from "../auth/signed-token";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
@@ -56,8 +57,10 @@ export interface TaskView {
   result?: CallToolResult;
 }
 
-/** Whether a request's client capabilities declare the tasks extension. */
-export function declaresTasks(capabilities: unknown): boolean {
+/** Whether the request a handler serves declares the tasks extension in its client capabilities. */
+export function declaresTasks(handlerContext: unknown): boolean {
+  const envelope = (handlerContext as { mcpReq?: { envelope?: Record<string, unknown> } }).mcpReq?.envelope;
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY];
   if (typeof capabilities !== "object" || capabilities === null) return false;
   const extensions = (capabilities as { extensions?: unknown }).extensions;
   return typeof extensions === "object" && extensions !== null && TASKS_EXTENSION in extensions;
@@ -92,7 +95,7 @@ export async function taskForWait(
     createdAt: now,
     lastUpdatedAt: now,
     ttlMs: Math.max(0, claims.exp - Date.now()),
-    pollIntervalMs: envelope.error.retry_after_ms ?? 30_000,
+    pollIntervalMs: envelope.error.retry_after_ms ?? APPROVAL_POLL_MS,
   };
 }
 
@@ -109,20 +112,15 @@ const CancelParamsSchema = z.looseObject({ taskId: z.string(), reason: z.string(
  * extension may use them; a task id that is forged, expired, another principal's or another
  * tenant's is answered alike, and nothing changes.
  */
-export function registerTaskHandlers(
-  server: Server,
-  env: Env,
-  owner: TaskOwner,
-  capabilitiesOf: (ctx: unknown) => unknown,
-): void {
+export function registerTaskHandlers(server: Server, env: Env, owner: TaskOwner): void {
   server.setRequestHandler("tasks/get", { params: TaskParamsSchema }, async (params, ctx) => {
-    const claims = await ownTask(env, owner, params.taskId, capabilitiesOf(ctx));
+    const claims = await ownTask(env, owner, params.taskId, ctx);
     const approval = await ledgerFor(env, claims.tenant, claims.run).approval(claims.tenant, claims.approval);
     if (!approval) throw unknownTask();
     return { ...taskOf(env, params.taskId, approval) };
   });
   server.setRequestHandler("tasks/cancel", { params: CancelParamsSchema }, async (params, ctx) => {
-    const claims = await ownTask(env, owner, params.taskId, capabilitiesOf(ctx));
+    const claims = await ownTask(env, owner, params.taskId, ctx);
     const ledger = ledgerFor(env, claims.tenant, claims.run);
     const approval = await ledger.withdrawApproval(claims.tenant, claims.approval, params.reason ?? null);
     if (!approval) throw unknownTask();
@@ -140,9 +138,9 @@ async function ownTask(
   env: Env,
   owner: TaskOwner,
   taskId: string,
-  capabilities: unknown,
+  handlerContext: unknown,
 ): Promise<TaskClaims> {
-  if (!declaresTasks(capabilities)) {
+  if (!declaresTasks(handlerContext)) {
     throw new MissingRequiredClientCapabilityError(
       { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
       `tasks/* needs the ${TASKS_EXTENSION} extension declared in the request's client capabilities.`,
@@ -180,7 +178,7 @@ function taskOf(env: Env, taskId: string, approval: ApprovalRecord): TaskView {
     createdAt: approval.created_at,
     lastUpdatedAt: approval.decided_at ?? approval.created_at,
     ttlMs: Math.max(0, Date.parse(approval.expires_at) - Date.now()),
-    pollIntervalMs: 30_000,
+    pollIntervalMs: APPROVAL_POLL_MS,
   };
   switch (approval.state) {
     case "pending":
