@@ -18,6 +18,8 @@ export interface LedgerClient {
   call(input: CallInput): Promise<Envelope>;
   approval(tenant: string, approvalId: string): Promise<ApprovalRecord | null>;
   decide(input: DecideInput): Promise<DecideResult>;
+  /** Expires a pending approval at the agent's request; the approval as it stands after, or null. */
+  withdrawApproval(tenant: string, approvalId: string, reason: string | null): Promise<ApprovalRecord | null>;
   resultPage(tenant: string, handle: string, cursor: number): Promise<ResultPage | null>;
   /** What became of a key a tenant shard holds a claim of: its fate, or "deciding" while a call decides it. */
   effectFate(tenant: string, key: string): Promise<EffectFate | "deciding">;

@@ -8,7 +8,7 @@ import { type EffectFate, fateOfKey } from "../effects/fate";
 import type { TenantCheck } from "../effects/reasons";
 import type { Env } from "../env";
 import { admitCall } from "../pipeline/admit";
-import { decideApproval } from "../pipeline/decide";
+import { decideApproval, withdrawApproval } from "../pipeline/decide";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
 import { currentPolicyVersion, intakeCall, type TakenCall } from "../pipeline/intake";
 import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../pipeline/run-events";
@@ -371,6 +371,24 @@ export class RunLedger extends DurableObject<Env> {
     const approval = this.#stores.approvals.byId(input.approval_id);
     if (!approval) throw new Error(`approval ${input.approval_id} vanished while it was decided`);
     return { ok: true, approval };
+  }
+
+  /**
+   * The agent withdraws its approval request (an MCP client cancelled the task waiting for it): a
+   * pending approval expires through the machine's expiry, committed like any decision so the
+   * directory and the tenant's effect claims see it; a decided one is answered as it stands.
+   */
+  async withdrawApproval(
+    tenant: string,
+    approvalId: string,
+    reason: string | null,
+  ): Promise<ApprovalRecord | null> {
+    if (!this.#ownRun(tenant)) return null;
+    const { changed } = this.#commitStep(() => ({
+      writes: withdrawApproval(this.#stores.approvals.byId(approvalId), reason, Date.now()),
+    }));
+    await this.#publisher.publish(changed, true);
+    return this.#stores.approvals.byId(approvalId);
   }
 
   /** Stages "execute" and "settle" for a call the machine said to send. */

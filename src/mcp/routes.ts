@@ -1,5 +1,6 @@
 import {
   isInitializeRequest,
+  isLegacyRequest,
   readRequestBody,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
@@ -14,6 +15,7 @@ import { requestContext, respond } from "../http/respond";
 import { catalog } from "../tools";
 import { failure, httpStatusFor } from "../wire/envelope";
 import { MAX_CALL_BODY_BYTES, OpenRunBodySchema } from "../wire/requests";
+import { serveCurrent } from "./current";
 import {
   challenge,
   MCP_PATH,
@@ -26,10 +28,12 @@ import { endSession, openSession, resumeSession } from "./session";
 /**
  * `/mcp` (Streamable HTTP) and the metadata documents that tell clients how to reach it.
  *
- * Two kinds of connection share one stateless server: a run token is its run on every request; an
- * agent's `initialize` opens a run and answers with an `Mcp-Session-Id` naming it, which every later
- * request of the session carries. Either way each request gets a fresh server and transport, and
- * nothing survives it but what the run's ledger stores, so any isolate can serve the next one.
+ * Two revisions on one endpoint. 2025 clients: a run token is its run on every request; an agent's
+ * `initialize` opens a run and answers with an `Mcp-Session-Id` naming it, which every later request
+ * of the session carries. 2026-07-28 clients (no sessions) go to `current.ts`: a run token is its run,
+ * an agent names its run in every call with the run handle `start_task` minted. Either way each
+ * request gets a fresh server, and nothing survives it but what the run's ledger stores, so any
+ * isolate can serve the next one.
  */
 export const mcp = new Hono<AppEnv>();
 
@@ -45,6 +49,22 @@ mcp.get(`${PROTECTED_RESOURCE_PATH}${MCP_PATH}`, (c) => c.json(metadata(c)));
 mcp.post(MCP_PATH, async (c) => {
   const principal = await authenticated(c);
   if (principal instanceof Response) return principal;
+  // The revision is read from the request itself (a `_meta` envelope claim, or none for 2025), by
+  // the same classification the SDK's handler routes on; the body stays readable for either leg.
+  const limits = { maxRequestBodySize: MAX_CALL_BODY_BYTES };
+  if (!(await isLegacyRequest(c.req.raw, undefined, limits))) {
+    const caller =
+      principal.kind === "run"
+        ? { kind: "run" as const, claims: principal.claims }
+        : { kind: "agent" as const, agent: principal.agent };
+    const ctx = {
+      env: c.env,
+      caller,
+      header: (name: string) => c.req.header(name),
+      catalogVersion: await catalog.version(),
+    };
+    return serveCurrent(c.req.raw, ctx, MAX_CALL_BODY_BYTES);
+  }
   return principal.kind === "run" ? serve(c, principal.claims) : serveAgent(c, principal.agent);
 });
 

@@ -17,7 +17,7 @@ export interface RunServerContext {
   catalogVersion: string;
 }
 
-const INSTRUCTIONS =
+export const INSTRUCTIONS =
   "Every tool result is an envelope: branch on outcome and error.code, follow error.recommended_next_action. " +
   "Writes and destructive calls are idempotent within this run: after an unclear failure, repeat the exact same call.";
 

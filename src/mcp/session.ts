@@ -8,6 +8,7 @@ import { ledgerFor } from "../ledger/client";
 import { admitRunOpen } from "../ratelimit/admission";
 import { openRunFor } from "../runs/open-run";
 import { type Envelope, failure } from "../wire/envelope";
+import type { RunOpened } from "../wire/run-open";
 
 /**
  * One MCP session of an agent is one run. The `Mcp-Session-Id` names that run, signed so it cannot
@@ -47,16 +48,23 @@ export async function verifySessionId(
 }
 
 export type OpenedSession =
-  | { ok: true; sessionId: string; claims: SessionClaims; reused: boolean }
+  | { ok: true; sessionId: string; claims: SessionClaims; reused: boolean; opened: RunOpened }
+  | { ok: false; envelope: Envelope };
+
+export type OpenedAgentRun =
+  | { ok: true; claims: SessionClaims; reused: boolean; opened: RunOpened }
   | { ok: false; envelope: Envelope };
 
 /**
- * `initialize` with an agent's credential: opens a run with the agent profile's namespace and limits
- * (or, with a task key, answers the run that key opened before),
- * through the same service and the same run-open rate limit as `POST /v1/runs`, and names it in a
- * session id signed with the run-token key (a distinct prefix, so neither passes for the other).
+ * Opens a run for an agent: the agent profile's namespace and limits (or, with a task key, the run
+ * that key opened before), through the same service and the same run-open rate limit as
+ * `POST /v1/runs`. A 2025 session's `initialize` and a 2026 client's `start_task` both come here.
  */
-export async function openSession(env: Env, agent: AgentPrincipal, taskKey?: string): Promise<OpenedSession> {
+export async function openAgentRun(
+  env: Env,
+  agent: AgentPrincipal,
+  taskKey?: string,
+): Promise<OpenedAgentRun> {
   const limited = await admitRunOpen(env, agent.tenant);
   if (limited) return { ok: false, envelope: failure(requestContext(env), limited) };
   const opened = await openRunFor(
@@ -73,12 +81,17 @@ export async function openSession(env: Env, agent: AgentPrincipal, taskKey?: str
     // As long as the run's token would live: past the deadline the ledger refuses (and closes) it.
     exp: Date.parse(opened.opened.expires_at),
   };
-  return {
-    ok: true,
-    claims,
-    reused: opened.reused,
-    sessionId: await signToken(PREFIX, claims, loadConfig(env).runTokenKeys),
-  };
+  return { ok: true, claims, reused: opened.reused, opened: opened.opened };
+}
+
+/**
+ * `initialize` with an agent's credential: opens the agent's run and names it in a session id signed
+ * with the run-token key (a distinct prefix, so neither passes for the other).
+ */
+export async function openSession(env: Env, agent: AgentPrincipal, taskKey?: string): Promise<OpenedSession> {
+  const opened = await openAgentRun(env, agent, taskKey);
+  if (!opened.ok) return opened;
+  return { ...opened, sessionId: await signToken(PREFIX, opened.claims, loadConfig(env).runTokenKeys) };
 }
 
 /**

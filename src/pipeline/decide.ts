@@ -139,3 +139,20 @@ function approve(
 function refused(refusal: Refusal, writes: Write[] = []): DecideStep {
   return { kind: "done", writes, refusal };
 }
+
+/** What an agent's withdrawal of its approval request expires it with, so its result can say so. */
+export const WITHDRAWN_PREFIX = "withdrawn by the agent";
+
+/**
+ * The admission machine's event "the agent withdraws its request" (an MCP client cancels the task
+ * that waits for it): a pending approval expires, saying why, so no decision can execute it later.
+ * One already decided is left as it is; the caller reads its state.
+ */
+export function withdrawApproval(
+  approval: ApprovalRecord | null,
+  reason: string | null,
+  now: number,
+): Write[] {
+  if (approval?.state !== "pending") return [];
+  return [expireWrite(approval.id, reason ? `${WITHDRAWN_PREFIX}: ${reason}` : WITHDRAWN_PREFIX, now)];
+}

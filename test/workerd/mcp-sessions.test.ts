@@ -113,13 +113,11 @@ describe("one MCP session of an agent key is one run", () => {
     expect(envelopeOf(await fresh.client.callTool(lookup())).outcome).toBe("success");
   });
 
-  it("negotiates down to the 2025 handshake when the client probes for the 2026 revision first", async () => {
-    const session = await openSession(
-      AGENT_KEYS.acme,
-      new Client({ name: "t", version: "1" }, { versionNegotiation: { mode: "auto" } }),
-    );
-    expect(session.id).toMatch(/^ms1\./);
-    expect(envelopeOf(await session.client.callTool(lookup())).outcome).toBe("success");
+  it("a client that probes for the 2026 revision first now speaks it: no session, runs by start_task", async () => {
+    const client = new Client({ name: "t", version: "1" }, { versionNegotiation: { mode: "auto" } });
+    const { transport } = await connect(AGENT_KEYS.acme, { client });
+    expect(transport.sessionId).toBeUndefined();
+    expect((await client.listTools()).tools[0]?.name).toBe("start_task");
   });
 });
 

@@ -1,0 +1,241 @@
+import {
+  type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
+  type Server,
+} from "@modelcontextprotocol/server";
+import * as z from "zod";
+import { APPROVAL_POLL_MS, type ApprovalRecord } from "../approvals/model";
+import { signToken, verifyToken } from "../auth/signed-token";
+import { loadConfig } from "../config/load";
+import type { Env } from "../env";
+import { requestContext } from "../http/respond";
+import { ledgerFor } from "../ledger/client";
+import { expiredSpec, rejectedSpec } from "../pipeline/answers";
+import { WITHDRAWN_PREFIX } from "../pipeline/decide";
+import { type Envelope, failure } from "../wire/envelope";
+import { toCallToolResult } from "./call-result";
+
+/**
+ * A call that waits for a human, as a task of the `io.modelcontextprotocol/tasks` extension
+ * (2026-07-28). The task holds no state of its own: its id is a signed token naming the tenant, run
+ * and approval and the principal it was handed to, and the approval in the run's ledger (the run's
+ * single writer) is its state, so any isolate answers `tasks/get` and nothing is kept twice. The
+ * SDK has no tasks runtime: the two methods are registered by hand with explicit schemas.
+ */
+
+export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+
+const PREFIX = "tk1";
+
+/** Who may poll or cancel a task: the run token's run, or the agent profile that called. */
+export type TaskOwner = { tenant: string; principal: string };
+
+const TaskClaimsSchema = z.strictObject({
+  tenant: z.string(),
+  run: z.string(),
+  approval: z.string(),
+  principal: z.string(),
+  exp: z.number(),
+});
+type TaskClaims = z.infer<typeof TaskClaimsSchema>;
+
+type TaskStatus = "working" | "completed" | "cancelled";
+
+/** A task as `tools/call`, `tasks/get` and `tasks/cancel` describe it. */
+export interface TaskView {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  ttlMs: number;
+  pollIntervalMs: number;
+  /** Once completed: the call's result, or an error result saying nothing was executed. */
+  result?: CallToolResult;
+}
+
+/** Whether the request a handler serves declares the tasks extension in its client capabilities. */
+export function declaresTasks(handlerContext: unknown): boolean {
+  const envelope = (handlerContext as { mcpReq?: { envelope?: Record<string, unknown> } }).mcpReq?.envelope;
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY];
+  if (typeof capabilities !== "object" || capabilities === null) return false;
+  const extensions = (capabilities as { extensions?: unknown }).extensions;
+  return typeof extensions === "object" && extensions !== null && TASKS_EXTENSION in extensions;
+}
+
+/**
+ * The task for a call answered `approval_required`, or null for any other answer. Its id lives as
+ * long as the approval can still be granted; the poll interval is the envelope's own retry hint.
+ */
+export async function taskForWait(
+  env: Env,
+  owner: TaskOwner,
+  run: string,
+  envelope: Envelope,
+): Promise<(TaskView & { resultType: "task" }) | null> {
+  const approval = envelope.approval;
+  if (envelope.error?.code !== "approval_required" || !approval) return null;
+  const claims: TaskClaims = {
+    tenant: owner.tenant,
+    run,
+    approval: approval.id,
+    principal: owner.principal,
+    exp: Date.parse(approval.expires_at),
+  };
+  const taskId = await signToken(PREFIX, claims, loadConfig(env).runTokenKeys);
+  const now = new Date().toISOString();
+  return {
+    resultType: "task",
+    taskId,
+    status: "working",
+    statusMessage: waitingMessage(owner.tenant, approval.id, approval.expires_at),
+    createdAt: now,
+    lastUpdatedAt: now,
+    ttlMs: Math.max(0, claims.exp - Date.now()),
+    pollIntervalMs: envelope.error.retry_after_ms ?? APPROVAL_POLL_MS,
+  };
+}
+
+function waitingMessage(tenant: string, approvalId: string, expiresAt: string): string {
+  return `Waiting for approval ${approvalId}: an operator of ${tenant} must approve or reject it (console, or POST /v1/approvals/${approvalId}/approve) before ${expiresAt}, when it expires unexecuted.`;
+}
+
+const TaskParamsSchema = z.looseObject({ taskId: z.string() });
+const CancelParamsSchema = z.looseObject({ taskId: z.string(), reason: z.string().max(500).optional() });
+
+/**
+ * `tasks/get` (free: it reads the approval and spends no budget) and `tasks/cancel` (withdraws the
+ * approval request, so no later decision can execute it). Only a client that declared the
+ * extension may use them; a task id that is forged, expired, another principal's or another
+ * tenant's is answered alike, and nothing changes.
+ */
+export function registerTaskHandlers(server: Server, env: Env, owner: TaskOwner): void {
+  server.setRequestHandler("tasks/get", { params: TaskParamsSchema }, async (params, ctx) => {
+    const claims = await ownTask(env, owner, params.taskId, ctx);
+    const approval = await ledgerFor(env, claims.tenant, claims.run).approval(claims.tenant, claims.approval);
+    if (!approval) throw unknownTask();
+    return { ...taskOf(env, params.taskId, approval) };
+  });
+  server.setRequestHandler("tasks/cancel", { params: CancelParamsSchema }, async (params, ctx) => {
+    const claims = await ownTask(env, owner, params.taskId, ctx);
+    const ledger = ledgerFor(env, claims.tenant, claims.run);
+    const approval = await ledger.withdrawApproval(claims.tenant, claims.approval, params.reason ?? null);
+    if (!approval) throw unknownTask();
+    if (approval.state === "executed" || approval.state === "approved") {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        `This task can no longer be cancelled: an operator approved approval ${approval.id} and the call ${approval.state === "executed" ? "was executed" : "is executing"}. Read its result with tasks/get.`,
+      );
+    }
+    return { ...taskOf(env, params.taskId, approval) };
+  });
+}
+
+async function ownTask(
+  env: Env,
+  owner: TaskOwner,
+  taskId: string,
+  handlerContext: unknown,
+): Promise<TaskClaims> {
+  if (!declaresTasks(handlerContext)) {
+    throw new MissingRequiredClientCapabilityError(
+      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      `tasks/* needs the ${TASKS_EXTENSION} extension declared in the request's client capabilities.`,
+    );
+  }
+  const verified = await verifyToken(PREFIX, taskId, loadConfig(env).runTokenKeys, (value) => {
+    const parsed = TaskClaimsSchema.safeParse(value);
+    return parsed.success ? parsed.data : null;
+  });
+  if (!verified.ok) {
+    if (verified.reason === "expired") {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
+        "This task has expired with its approval window; its approval can no longer execute.",
+      );
+    }
+    throw unknownTask();
+  }
+  const claims = verified.payload;
+  if (claims.tenant !== owner.tenant || claims.principal !== owner.principal) throw unknownTask();
+  return claims;
+}
+
+function unknownTask(): ProtocolError {
+  return new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
+    "Unknown task: no task with this id was handed to this caller. Use the taskId your tools/call returned, unchanged.",
+  );
+}
+
+/** A task from its approval's state: waiting, completed with the call's result, or cancelled. */
+function taskOf(env: Env, taskId: string, approval: ApprovalRecord): TaskView {
+  const base = {
+    taskId,
+    createdAt: approval.created_at,
+    lastUpdatedAt: approval.decided_at ?? approval.created_at,
+    ttlMs: Math.max(0, Date.parse(approval.expires_at) - Date.now()),
+    pollIntervalMs: APPROVAL_POLL_MS,
+  };
+  switch (approval.state) {
+    case "pending":
+      return {
+        ...base,
+        status: "working",
+        statusMessage: waitingMessage(approval.tenant, approval.id, approval.expires_at),
+      };
+    case "approved":
+      return {
+        ...base,
+        status: "working",
+        statusMessage: `Approval ${approval.id} was granted; the call is executing.`,
+      };
+    case "executed": {
+      const result = approval.result;
+      if (!result)
+        return {
+          ...base,
+          status: "working",
+          statusMessage: `Approval ${approval.id} was granted; the call is executing.`,
+        };
+      return {
+        ...base,
+        status: "completed",
+        statusMessage: `Approval ${approval.id} was granted and the call ran.`,
+        result: toCallToolResult(result),
+      };
+    }
+    case "rejected":
+    case "expired": {
+      const withdrawn =
+        approval.state === "expired" && (approval.decision_reason ?? "").startsWith(WITHDRAWN_PREFIX);
+      const why =
+        approval.state === "rejected"
+          ? `an operator rejected it${approval.decision_reason ? ` (${approval.decision_reason})` : ""}`
+          : `the approval expired (${approval.decision_reason ?? "nobody decided in time"})`;
+      const text = `Nothing was executed: ${why}. The ${approval.tool} call with these arguments did not run and will not run.`;
+      const spec = approval.state === "rejected" ? rejectedSpec(approval) : expiredSpec(approval);
+      const envelope = failure(
+        {
+          ...requestContext(env),
+          tool: approval.tool,
+          approval: { id: approval.id, state: approval.state, expires_at: approval.expires_at },
+        },
+        spec,
+      );
+      return {
+        ...base,
+        status: withdrawn ? "cancelled" : "completed",
+        statusMessage: text,
+        result: {
+          content: [{ type: "text", text }],
+          structuredContent: envelope as unknown as Record<string, unknown>,
+          isError: true,
+        },
+      };
+    }
+  }
+}

@@ -1,0 +1,524 @@
+import { env } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { signToken } from "../../src/auth/signed-token";
+import { catalog } from "../../src/tools";
+import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
+import { asOperator, decide, ledgerStubOf, openRun, refundsOf, type TestRun } from "./helpers";
+import { bearer, rpc } from "./mcp-client";
+
+/**
+ * `/mcp` on the 2026-07-28 revision, as raw JSON-RPC: no handshake and no session, every request
+ * names its revision and client capabilities in `_meta`. A run token is its run; an agent key names
+ * a run per call with the run handle `start_task` minted; a call waiting for a human becomes a task
+ * for clients that declare the tasks extension.
+ */
+
+const VERSION = "2026-07-28";
+const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } };
+const AGENT = "acme-agent-key";
+const KEYS: string[] = JSON.parse(env.RUN_TOKEN_KEYS);
+
+interface Options {
+  capabilities?: Record<string, unknown>;
+  headers?: Record<string, string>;
+  meta?: Record<string, unknown>;
+}
+
+/** One current-revision request, with the headers a conforming client sends. */
+async function current(
+  key: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: Options = {},
+) {
+  const name =
+    typeof params.name === "string" ? params.name : typeof params.taskId === "string" ? params.taskId : null;
+  const headers: Record<string, string> = {
+    ...bearer(key),
+    "mcp-protocol-version": VERSION,
+    "mcp-method": method,
+    ...(name === null ? {} : { "mcp-name": name }),
+    ...options.headers,
+  };
+  const _meta = {
+    "io.modelcontextprotocol/protocolVersion": VERSION,
+    "io.modelcontextprotocol/clientCapabilities": options.capabilities ?? {},
+    ...options.meta,
+  };
+  return rpc(headers, { jsonrpc: "2.0", id: 7, method, params: { ...params, _meta } });
+}
+
+type Result = Record<string, unknown> & {
+  content?: Array<{ type: string; text: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
+
+async function resultOf(answer: Promise<Awaited<ReturnType<typeof current>>>): Promise<Result> {
+  const { status, json, text } = await answer;
+  expect(status, text).toBe(200);
+  expect(json?.error, text).toBeUndefined();
+  return json?.result as Result;
+}
+
+const envelopeOf = (result: Result): Envelope => EnvelopeSchema.parse(result.structuredContent);
+
+const call = (key: string, name: string, args: Record<string, unknown>, options: Options = {}) =>
+  resultOf(current(key, "tools/call", { name, arguments: args }, options));
+
+interface Started {
+  run_handle: string;
+  run_id: string;
+  expires_at: string;
+  budget: { calls_left: number };
+  reused: boolean;
+}
+
+async function startTask(key = AGENT, args: Record<string, unknown> = {}): Promise<Started> {
+  const result = await call(key, "start_task", args);
+  expect(result.isError, JSON.stringify(result)).not.toBe(true);
+  return result.structuredContent as unknown as Started;
+}
+
+const refund = (order_id: string, amount_cents: number) => ({
+  order_id,
+  amount_cents,
+  reason: "user_cancel",
+});
+const runOf = (tenant: "acme" | "globex", id: string): TestRun => ({ id, tenant, token: "", data: {} });
+
+describe("both revisions on one endpoint", () => {
+  it("server/discover names the revision, the tools and the tasks extension", async () => {
+    const result = await resultOf(current(AGENT, "server/discover"));
+    expect(result.supportedVersions).toEqual([VERSION]);
+    expect(result.capabilities).toMatchObject({
+      tools: {},
+      extensions: { "io.modelcontextprotocol/tasks": {} },
+    });
+    expect(result.resultType).toBe("complete");
+    expect(result._meta).toMatchObject({ "io.modelcontextprotocol/serverInfo": { name: "edge-tool-proxy" } });
+  });
+
+  it("a run token's tools/list is its namespace in a stable order, cacheable privately", async () => {
+    const run = await openRun("acme");
+    const answer = await current(run.token, "tools/list");
+    expect(answer.headers.get("mcp-session-id")).toBeNull();
+    const result = await resultOf(Promise.resolve(answer));
+    const names = (result.tools as Array<{ name: string }>).map((tool) => tool.name);
+    expect(names).toEqual(
+      catalog
+        .tools("support")
+        .map((tool) => tool.name)
+        .sort(),
+    );
+    expect(result).toMatchObject({ resultType: "complete", cacheScope: "private", ttlMs: 300_000 });
+    expect(result._meta).toMatchObject({ "io.modelcontextprotocol/serverInfo": { name: "edge-tool-proxy" } });
+    const again = await resultOf(current(run.token, "tools/list"));
+    expect(again.tools).toEqual(result.tools);
+  });
+
+  it("a run token's call runs in its run, with the 2026 result shape", async () => {
+    const run = await openRun("acme");
+    const result = await call(run.token, "lookup_order", { order_id: "A1001" });
+    expect(result.resultType).toBe("complete");
+    const envelope = envelopeOf(result);
+    expect(envelope.outcome).toBe("success");
+    const status = await ledgerStubOf(run).status("acme");
+    expect(status?.used.calls_used).toBe(1);
+  });
+
+  it("refuses a header that disagrees with the body, or is missing, with -32020", async () => {
+    const run = await openRun("acme");
+    const mismatch = await current(run.token, "tools/list", {}, { headers: { "mcp-method": "tools/call" } });
+    expect(mismatch.status).toBe(400);
+    expect(mismatch.json?.error).toMatchObject({ code: -32020 });
+    const wrongName = await current(
+      run.token,
+      "tools/call",
+      { name: "lookup_order", arguments: { order_id: "A1001" } },
+      { headers: { "mcp-name": "issue_refund" } },
+    );
+    expect(wrongName.json?.error).toMatchObject({ code: -32020 });
+    const noName = await rpc(
+      { ...bearer(run.token), "mcp-protocol-version": VERSION, "mcp-method": "tools/call" },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: {
+          name: "lookup_order",
+          arguments: { order_id: "A1001" },
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      },
+    );
+    expect(noName.json?.error).toMatchObject({ code: -32020 });
+    // Nothing ran: the run's counters are untouched.
+    expect((await ledgerStubOf(run).status("acme"))?.used.calls_used).toBe(0);
+  });
+
+  it("answers an unsupported revision with -32022 naming the supported one", async () => {
+    const answer = await current(
+      AGENT,
+      "tools/list",
+      {},
+      {
+        headers: { "mcp-protocol-version": "2027-01-01" },
+        meta: { "io.modelcontextprotocol/protocolVersion": "2027-01-01" },
+      },
+    );
+    expect(answer.status).toBe(400);
+    expect(answer.json?.error).toMatchObject({ code: -32022, data: { supported: [VERSION] } });
+  });
+
+  it("answers tasks/* from a client without the tasks extension with -32021", async () => {
+    const answer = await current(AGENT, "tasks/get", { taskId: "tk1.x.y" });
+    expect(answer.json?.error).toMatchObject({
+      code: -32021,
+      data: { requiredCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } },
+    });
+  });
+
+  it("answers with one JSON message, no log notification, even when _meta asks for a log level", async () => {
+    const answer = await current(
+      AGENT,
+      "tools/list",
+      {},
+      { meta: { "io.modelcontextprotocol/logLevel": "debug" } },
+    );
+    expect(answer.headers.get("content-type")).toContain("application/json");
+    expect(answer.text).not.toContain("notifications/message");
+  });
+
+  it("does not serve subscriptions/listen: the tools change only with a deploy", async () => {
+    const answer = await current(AGENT, "subscriptions/listen", {
+      notifications: { toolsListChanged: true },
+    });
+    expect(answer.headers.get("content-type")).toContain("application/json");
+    expect(answer.json?.error).toMatchObject({ code: -32601 });
+  });
+
+  it("still serves a 2025 client on the same endpoint: initialize opens a session", async () => {
+    const answer = await rpc(bearer(AGENT), {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("mcp-session-id")).toMatch(/^ms1\./);
+  });
+});
+
+describe("an agent's runs without sessions", () => {
+  it("lists start_task and every tool with a required run_handle", async () => {
+    const result = await resultOf(current(AGENT, "tools/list"));
+    const tools = result.tools as Array<{
+      name: string;
+      inputSchema: { required?: string[]; properties?: object };
+    }>;
+    expect(tools[0]?.name).toBe("start_task");
+    for (const tool of tools.slice(1)) {
+      expect(tool.inputSchema.required).toContain("run_handle");
+      expect(tool.inputSchema.properties).toHaveProperty("run_handle");
+    }
+    expect(tools.slice(1).map((tool) => tool.name)).toEqual(
+      catalog
+        .tools("support")
+        .map((tool) => tool.name)
+        .sort(),
+    );
+  });
+
+  it("start_task opens a run with the profile's limits; the handle names it on every call", async () => {
+    const started = await startTask();
+    expect(started.run_handle).toMatch(/^rh1\./);
+    expect(started.budget.calls_left).toBe(60);
+    const read = envelopeOf(
+      await call(AGENT, "lookup_order", { order_id: "A1001", run_handle: started.run_handle }),
+    );
+    expect(read.outcome).toBe("success");
+    expect(read.budget).toMatchObject({ calls_left: 59 });
+    // Any key of the same profile may use it (a rotation keeps runs alive).
+    const next = envelopeOf(
+      await call("acme-next-agent-key", "lookup_order", {
+        order_id: "A1002",
+        run_handle: started.run_handle,
+      }),
+    );
+    expect(next.budget).toMatchObject({ calls_left: 58 });
+  });
+
+  it("derives the key from the tool's own arguments: the handle is stripped, an identical write replays", async () => {
+    const started = await startTask();
+    const args = { customer_id: "C100", priority: "normal", summary: "Customer asked about a late parcel." };
+    const first = envelopeOf(
+      await call(AGENT, "create_internal_ticket", { ...args, run_handle: started.run_handle }),
+    );
+    expect(first.outcome, JSON.stringify(first.error)).toBe("success");
+    const again = envelopeOf(
+      await call(AGENT, "create_internal_ticket", { ...args, run_handle: started.run_handle }),
+    );
+    expect(again.replayed).toBe(true);
+    expect(again.idempotency_key).toBe(first.idempotency_key);
+    const trace = (await ledgerStubOf(runOf("acme", started.run_id)).readTrace("acme")) as {
+      entries: Array<{ args: unknown }>;
+    } | null;
+    expect(trace?.entries.length).toBeGreaterThan(0);
+    for (const entry of trace?.entries ?? []) expect(entry.args).not.toHaveProperty("run_handle");
+  });
+
+  it("start_task with a task key answers the same run again", async () => {
+    const task_key = `task-${crypto.randomUUID()}`;
+    const first = await startTask(AGENT, { task_key });
+    const second = await startTask(AGENT, { task_key });
+    expect(second.run_id).toBe(first.run_id);
+    expect(second.reused).toBe(true);
+  });
+
+  it("start_task refuses arguments it does not take", async () => {
+    for (const args of [{ task_key: 7 }, { namespace: "shipping" }]) {
+      const result = await call(AGENT, "start_task", args);
+      expect(result.isError).toBe(true);
+      expect(envelopeOf(result).error?.code).toBe("validation_error");
+    }
+  });
+
+  it("refuses a missing, forged, expired, another profile's or another tenant's handle, and runs nothing", async () => {
+    const before = (await refundsOf("A1004")).length;
+    const mine = await startTask();
+    const globex = await startTask("globex-agent-key");
+    const [prefix, body = "", mac = ""] = mine.run_handle.split(".");
+    const claims = { tenant: "acme", profile: "support", run: mine.run_id, ns: "support" };
+    const cases: Array<[string | undefined, string]> = [
+      [undefined, "validation_error"],
+      [42 as unknown as string, "validation_error"],
+      [`${prefix}.${body}.${mac.slice(0, -2)}AA`, "permission_error"],
+      [await signToken("rh1", { ...claims, exp: Date.now() - 1000 }, KEYS), "permission_error"],
+      [
+        await signToken("rh1", { ...claims, profile: "billing", exp: Date.now() + 60_000 }, KEYS),
+        "permission_error",
+      ],
+      [globex.run_handle, "permission_error"],
+      [await signToken("ms1", { ...claims, exp: Date.now() + 60_000 }, KEYS), "permission_error"],
+    ];
+    for (const [handle, code] of cases) {
+      const args = { ...refund("A1004", 150), ...(handle === undefined ? {} : { run_handle: handle }) };
+      const result = await call(AGENT, "issue_refund", args);
+      expect(result.isError, String(handle)).toBe(true);
+      const envelope = envelopeOf(result);
+      expect(envelope.error?.code).toBe(code);
+      expect(envelope.error?.message).toMatch(/run_handle/);
+    }
+    expect((await ledgerStubOf(runOf("acme", mine.run_id)).status("acme"))?.used.calls_used).toBe(0);
+    expect((await ledgerStubOf(runOf("globex", globex.run_id)).status("globex"))?.used.calls_used).toBe(0);
+    expect(await refundsOf("A1004")).toHaveLength(before);
+  });
+
+  it("a handle of an ended run is refused by its ledger", async () => {
+    const started = await startTask();
+    await ledgerStubOf(runOf("acme", started.run_id)).end("acme");
+    const result = await call(AGENT, "lookup_order", { order_id: "A1001", run_handle: started.run_handle });
+    expect(envelopeOf(result).error?.code).toBe("run_closed");
+  });
+
+  it("a second start_task run making the same auto-approved refund waits for a human naming the first", async () => {
+    const first = await startTask("globex-agent-key");
+    const second = await startTask("globex-agent-key");
+    const done = envelopeOf(
+      await call("globex-agent-key", "issue_refund", {
+        ...refund("B2003", 600),
+        run_handle: first.run_handle,
+      }),
+    );
+    expect(done.outcome, JSON.stringify(done.error)).toBe("success");
+    const again = envelopeOf(
+      await call("globex-agent-key", "issue_refund", {
+        ...refund("B2003", 600),
+        run_handle: second.run_handle,
+      }),
+    );
+    expect(again.error?.code).toBe("approval_required");
+    expect((again.error?.details as { earlier_effects?: unknown[] } | undefined)?.earlier_effects).toEqual([
+      expect.objectContaining({ run_id: first.run_id, identity: { order_id: "B2003" } }),
+    ]);
+    expect(
+      (await refundsOf("B2003")).filter((r) => r.run_id === first.run_id || r.run_id === second.run_id),
+    ).toHaveLength(1);
+  });
+
+  it("acme's second start_task run asking the same refund names the earlier request to the operator", async () => {
+    const first = await startTask();
+    const second = await startTask();
+    const before = (await refundsOf("A1005")).length;
+    const asked = envelopeOf(
+      await call(AGENT, "issue_refund", { ...refund("A1005", 210), run_handle: first.run_handle }),
+    );
+    expect(asked.error?.code).toBe("approval_required");
+    const again = envelopeOf(
+      await call(AGENT, "issue_refund", { ...refund("A1005", 210), run_handle: second.run_handle }),
+    );
+    expect(again.error?.code).toBe("approval_required");
+    expect((again.error?.details as { earlier_effects?: unknown[] } | undefined)?.earlier_effects).toEqual([
+      expect.objectContaining({ run_id: first.run_id, identity: { order_id: "A1005" } }),
+    ]);
+    expect(await refundsOf("A1005")).toHaveLength(before);
+  });
+});
+
+interface TaskResult {
+  resultType?: string;
+  taskId: string;
+  status: string;
+  statusMessage: string;
+  ttlMs: number;
+  pollIntervalMs: number;
+  result?: Result;
+}
+
+async function askRefund(order: string, amount: number, key = AGENT) {
+  const started = await startTask(key);
+  const args = { ...refund(order, amount), run_handle: started.run_handle };
+  const task = (await call(key, "issue_refund", args, { capabilities: TASKS })) as unknown as TaskResult;
+  return { started, args, task };
+}
+
+const getTask = (taskId: string, key = AGENT) =>
+  current(key, "tasks/get", { taskId }, { capabilities: TASKS });
+const cancelTask = (taskId: string, key = AGENT) =>
+  current(
+    key,
+    "tasks/cancel",
+    { taskId, reason: "the customer changed their mind" },
+    { capabilities: TASKS },
+  );
+
+async function approvalIdOf(taskId: string): Promise<string> {
+  const task = (await resultOf(getTask(taskId))) as unknown as TaskResult;
+  return /approval (\S+?):/.exec(task.statusMessage)?.[1] ?? "";
+}
+
+describe("approval waits as tasks", () => {
+  it("returns a working task that names the approval, who decides and when it expires", async () => {
+    const { task, started } = await askRefund("A1001", 130);
+    expect(task).toMatchObject({ resultType: "task", status: "working", pollIntervalMs: 30_000 });
+    expect(task.taskId).toMatch(/^tk1\./);
+    expect(task.statusMessage).toMatch(/approval apr_\S+: an operator of acme must approve or reject it/);
+    expect(task.ttlMs).toBeGreaterThan(0);
+    expect(task.ttlMs).toBeLessThanOrEqual(24 * 60 * 60 * 1000);
+    const before = (await ledgerStubOf(runOf("acme", started.run_id)).status("acme"))?.used.calls_used;
+    const polled = (await resultOf(getTask(task.taskId))) as unknown as TaskResult;
+    expect(polled).toMatchObject({ taskId: task.taskId, status: "working", resultType: "complete" });
+    // Polling costs nothing.
+    expect((await ledgerStubOf(runOf("acme", started.run_id)).status("acme"))?.used.calls_used).toBe(before);
+  });
+
+  it("completes with the call's result once an operator approves", async () => {
+    const before = (await refundsOf("A1002")).length;
+    const { task } = await askRefund("A1002", 140);
+    const approvalId = await approvalIdOf(task.taskId);
+    expect((await decide(approvalId, "approve", "checked")).status).toBe(200);
+    const done = (await resultOf(getTask(task.taskId))) as unknown as TaskResult;
+    expect(done.status).toBe("completed");
+    expect(done.result?.isError).toBe(false);
+    expect(envelopeOf(done.result as Result).outcome).toBe("success");
+    expect(done.result?.content?.[0]?.text).toMatch(
+      /^support\.issue_refund succeeded|issue_refund succeeded/,
+    );
+    expect(await refundsOf("A1002")).toHaveLength(before + 1);
+  });
+
+  it("a rejected wait completes as an error saying nothing was executed", async () => {
+    const before = (await refundsOf("A1003")).length;
+    const { task } = await askRefund("A1003", 150);
+    const approvalId = await approvalIdOf(task.taskId);
+    expect((await decide(approvalId, "reject", "not eligible")).status).toBe(200);
+    const done = (await resultOf(getTask(task.taskId))) as unknown as TaskResult;
+    expect(done.status).toBe("completed");
+    expect(done.result?.isError).toBe(true);
+    expect(done.result?.content?.[0]?.text).toMatch(
+      /^Nothing was executed: an operator rejected it \(not eligible\)/,
+    );
+    expect(envelopeOf(done.result as Result).error?.code).toBe("approval_rejected");
+    expect(await refundsOf("A1003")).toHaveLength(before);
+  });
+
+  it("tasks/cancel withdraws the request: no operator can execute it later", async () => {
+    const before = (await refundsOf("A1004")).length;
+    const { task } = await askRefund("A1004", 160);
+    const approvalId = await approvalIdOf(task.taskId);
+    const cancelled = (await resultOf(cancelTask(task.taskId))) as unknown as TaskResult;
+    expect(cancelled.status).toBe("cancelled");
+    expect(cancelled.result?.content?.[0]?.text).toMatch(/^Nothing was executed/);
+    const detail = (await asOperator(`/v1/approvals/${approvalId}`)).body.data as {
+      approval: { state: string };
+    };
+    expect(JSON.stringify(detail)).toContain("withdrawn by the agent: the customer changed their mind");
+    expect((await decide(approvalId, "approve", "too late")).status).toBe(409);
+    expect(await refundsOf("A1004")).toHaveLength(before);
+    // Cancelling again answers the same.
+    expect(((await resultOf(cancelTask(task.taskId))) as unknown as TaskResult).status).toBe("cancelled");
+  });
+
+  it("a client without the extension gets today's approval_required envelope", async () => {
+    const started = await startTask();
+    const result = await call(AGENT, "issue_refund", {
+      ...refund("A1001", 170),
+      run_handle: started.run_handle,
+    });
+    expect(result.resultType).toBe("complete");
+    expect(result.isError).toBe(true);
+    expect(envelopeOf(result).error?.code).toBe("approval_required");
+  });
+
+  it("refuses another principal's, another tenant's, a forged or unknown task, and changes nothing", async () => {
+    const { task } = await askRefund("A1005", 180);
+    const approvalId = await approvalIdOf(task.taskId);
+    const run = await openRun("acme");
+    const [prefix, body = "", mac = ""] = task.taskId.split(".");
+    const unknown = await signToken(
+      "tk1",
+      {
+        tenant: "acme",
+        run: run.id,
+        approval: "apr_nope",
+        principal: `run:${run.id}`,
+        exp: Date.now() + 60_000,
+      },
+      KEYS,
+    );
+    const attempts = [
+      cancelTask(task.taskId, run.token),
+      getTask(task.taskId, run.token),
+      cancelTask(task.taskId, "globex-agent-key"),
+      cancelTask(`${prefix}.${body}.${mac.slice(0, -2)}AA`),
+      cancelTask("tk1.nothing.here"),
+      getTask(unknown, run.token),
+    ];
+    for (const answer of await Promise.all(attempts)) {
+      expect(answer.json?.error, answer.text).toMatchObject({ code: -32602 });
+      expect((answer.json?.error as { message?: string } | undefined)?.message).toMatch(/Unknown task/);
+    }
+    const detail = (await asOperator(`/v1/approvals/${approvalId}`)).body.data as {
+      approval: { state: string };
+    };
+    expect(detail.approval.state).toBe("pending");
+  });
+
+  it("a run token's wait is a task too, bound to that run", async () => {
+    const run = await openRun("acme");
+    const task = (await call(run.token, "issue_refund", refund("A1001", 190), {
+      capabilities: TASKS,
+    })) as unknown as TaskResult;
+    expect(task.resultType).toBe("task");
+    expect(((await resultOf(getTask(task.taskId, run.token))) as unknown as TaskResult).status).toBe(
+      "working",
+    );
+    const other = await openRun("acme");
+    expect((await getTask(task.taskId, other.token)).json?.error).toMatchObject({ code: -32602 });
+    expect((await getTask(task.taskId, AGENT)).json?.error).toMatchObject({ code: -32602 });
+  });
+});
