@@ -27,7 +27,8 @@ export function checksOf(figures) {
     // others wait naming it (an effect about to be made counts), so the order may end with none.
     check(
       `at most one refund on the shared order ${figures.shared_order}, one for each success on it`,
-      sandbox.refunds_on_shared_order <= 1 && sandbox.refunds_on_shared_order === outcomes.shared_order.success,
+      sandbox.refunds_on_shared_order <= 1 &&
+        sandbox.refunds_on_shared_order === outcomes.shared_order.success,
       `${sandbox.refunds_on_shared_order}`,
     ),
     check(
