@@ -83,6 +83,8 @@ describe("approval page", () => {
       idempotency_key: "idk_1",
       decided_by: "operator:x",
       decision_reason: "no",
+      earlier_effects: [],
+      limit: null,
     } as unknown as ApprovalRecord;
     const run = {
       state: "open",
