@@ -36,9 +36,14 @@ export function capLimit(
 /**
  * How much more of the tenant's daily cap a shard asks its pool for when its lease is short: what
  * it lacks, or a part of the cap large enough that most calls need no trip to the pool. The part is
- * the accuracy trade-off: each shard may hold up to one part unspent while another shard's call
- * waits for a human (README "Value caps").
+ * the accuracy trade-off: a shard may hold some of a part unspent while another shard's call waits
+ * for a human; near the cap the pool grants only what is lacking (`CapPool.lease`).
  */
 export function leaseWant(lacking: number, cap: number, shards: number): number {
-  return Math.max(lacking, Math.ceil(cap / (4 * shards)));
+  return Math.max(lacking, leasePart(cap, shards));
+}
+
+/** The part of a daily cap a shard leases at a time while the cap has room for every shard's part. */
+export function leasePart(cap: number, shards: number): number {
+  return Math.ceil(cap / (4 * shards));
 }

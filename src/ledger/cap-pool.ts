@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { applyMigrations } from "../core/sql-migrations";
+import { leasePart } from "../effects/caps";
 import type { Env } from "../env";
 
 const V1 = `
@@ -12,6 +13,15 @@ CREATE TABLE IF NOT EXISTS leases (
 /** A day's pool is kept two days past its day, then deleted by its alarm. */
 const KEEP_MS = 3 * 24 * 60 * 60 * 1000;
 
+/** A shard's ask: the totals it wants and needs to hold, with the cap and the shard count it knows. */
+export interface LeaseRequest {
+  want: number;
+  need: number;
+  cap: number;
+  shards: number;
+  day: string;
+}
+
 /** What a shard holds of a day's cap after asking, and what all shards hold together. */
 export interface LeaseAnswer {
   granted: number;
@@ -22,8 +32,8 @@ export interface LeaseAnswer {
  * One per tenant, currency and UTC day: the daily value cap, leased in parts to the tenant's
  * effect shards (`EffectShard`), which reserve against their part without coming back here. The sum
  * of the parts never exceeds the cap, so the value reserved across shards never does either.
- * A part is never taken back: one a shard holds unspent is the accuracy the design gives up for
- * throughput (README "Value caps").
+ * A part is never taken back: what a shard holds unspent is the accuracy the design gives up for
+ * throughput, kept small by leasing only what is lacking near the cap (README "Effects across runs").
  */
 export class CapPool extends DurableObject<Env> {
   readonly #sql: SqlStorage;
@@ -35,18 +45,24 @@ export class CapPool extends DurableObject<Env> {
   }
 
   /**
-   * Raises a shard's part towards `want` (the total it wants to hold, not an increment, so a
-   * shard that asks again after losing an answer gets nothing twice), as far as the cap allows.
-   * Synchronous up to the alarm, so two shards can never both take the cap's last unit.
+   * Raises a shard's part towards `want` (the total it would like to hold: what it lacks plus a part
+   * of the cap to spare), or only to `need` (what it lacks now) once granting the spare would leave
+   * less than a part for each other shard: near the cap, parts go where calls are, so little of the
+   * cap sits unspent in idle shards. Totals, not increments, so a shard that asks again after losing
+   * an answer gets nothing twice. Synchronous up to the alarm, so two shards can never both take
+   * the cap's last unit.
    */
-  async lease(shard: number, want: number, cap: number, day: string): Promise<LeaseAnswer> {
+  async lease(shard: number, ask: LeaseRequest): Promise<LeaseAnswer> {
     const held =
       this.#sql.exec<{ granted: number }>("SELECT granted FROM leases WHERE shard = ?", shard).toArray()[0]
         ?.granted ?? 0;
     const leased = this.#sql
       .exec<{ total: number }>("SELECT COALESCE(SUM(granted), 0) AS total FROM leases")
       .one().total;
-    const grant = Math.max(0, Math.min(want - held, cap - leased));
+    const room = ask.cap - leased;
+    const spare = (ask.shards - 1) * leasePart(ask.cap, ask.shards);
+    const target = room - (ask.want - held) >= spare ? ask.want : ask.need;
+    const grant = Math.max(0, Math.min(target - held, room));
     if (grant > 0) {
       this.#sql.exec(
         "INSERT INTO leases (shard, granted) VALUES (?, ?) ON CONFLICT (shard) DO UPDATE SET granted = excluded.granted",
@@ -55,7 +71,7 @@ export class CapPool extends DurableObject<Env> {
       );
     }
     if ((await this.ctx.storage.getAlarm()) === null) {
-      await this.ctx.storage.setAlarm(Date.parse(`${day}T00:00:00Z`) + KEEP_MS);
+      await this.ctx.storage.setAlarm(Date.parse(`${ask.day}T00:00:00Z`) + KEEP_MS);
     }
     return { granted: held + grant, leased: leased + grant };
   }

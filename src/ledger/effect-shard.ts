@@ -307,12 +307,13 @@ export class EffectShard extends DurableObject<Env> {
     const currency = claim.value?.currency ?? "";
     const held = this.#lease(claim).granted;
     const pool = this.env.CAP_POOL.get(this.env.CAP_POOL.idFromName(`${tenant}/${currency}/${claim.day}`));
-    const answer = await pool.lease(
-      request.shard,
-      held + leaseWant(lacking, cap, request.shards),
+    const answer = await pool.lease(request.shard, {
+      want: held + leaseWant(lacking, cap, request.shards),
+      need: held + lacking,
       cap,
-      claim.day,
-    );
+      shards: request.shards,
+      day: claim.day,
+    });
     this.#sql.exec(
       `INSERT INTO leases (currency, day, granted, leased) VALUES (?, ?, ?, ?)
        ON CONFLICT (currency, day) DO UPDATE SET granted = MAX(leases.granted, excluded.granted), leased = excluded.leased`,
