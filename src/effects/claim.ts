@@ -32,6 +32,11 @@ export interface ClaimedValue {
   amount: number;
   currency: string;
   subject: string | null;
+  /**
+   * The subject is one of the identity's fields: two effects on one identity share their subject,
+   * so the identity can live in the subject's shard and both are decided in one step.
+   */
+  subject_in_identity: boolean;
 }
 
 /** The UTC day of a moment, `YYYY-MM-DD`: the unit of the daily caps. */
@@ -64,12 +69,16 @@ export async function claimOf(input: {
     args: (input.trace_args ?? args) as Record<string, unknown>,
     at: now,
     day: utcDay(now),
-    value: claimedValue(tool, args),
+    value: claimedValue(tool, args, fields),
     repeatable: tenant.repeat_effects[tool.namespace]?.includes(tool.name) ?? false,
   };
 }
 
-function claimedValue(tool: ToolSpec, args: Record<string, unknown>): ClaimedValue | null {
+function claimedValue(
+  tool: ToolSpec,
+  args: Record<string, unknown>,
+  identityFields: readonly string[],
+): ClaimedValue | null {
   if (!tool.value) return null;
   const amount = args[tool.value.field];
   // The catalog checks that the field is an integer argument, and the arguments passed validation.
@@ -79,6 +88,7 @@ function claimedValue(tool: ToolSpec, args: Record<string, unknown>): ClaimedVal
     amount,
     currency: tool.value.currency,
     subject: subject === null || subject === undefined ? null : String(subject),
+    subject_in_identity: tool.value.subject !== null && identityFields.includes(tool.value.subject),
   };
 }
 

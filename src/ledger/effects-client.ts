@@ -20,10 +20,15 @@ export async function claimTenantWide(
   const started = Date.now();
   const shards = config.effect_shards;
   const caps = claim.value ? config.value_caps[claim.value.currency] : undefined;
-  const identityShard = shardOf(claim.identity_digest, shards);
   const subjectCap = caps?.per_subject_day ?? null;
-  const subject = subjectCap !== null ? subjectDigest(claim) : null;
+  const subject = subjectDigest(claim);
   const subjectShard = subject ? shardOf(await subject, shards) : null;
+  // An identity that names its subject lives in the subject's shard: one step decides both, so the
+  // first of many racing claims on one order is the one that fits, and one request is made, not two.
+  const identityShard =
+    subjectShard !== null && claim.value?.subject_in_identity
+      ? subjectShard
+      : shardOf(claim.identity_digest, shards);
   const requests = new Map<number, ShardReservation>();
   requests.set(identityShard, {
     tenant,
@@ -34,7 +39,7 @@ export async function claimTenantWide(
     per_day: caps?.per_day ?? null,
     per_subject_day: subjectShard === identityShard ? subjectCap : null,
   });
-  if (subjectShard !== null && subjectShard !== identityShard) {
+  if (subjectCap !== null && subjectShard !== null && subjectShard !== identityShard) {
     requests.set(subjectShard, {
       tenant,
       shard: subjectShard,

@@ -55,7 +55,7 @@ async function claimOfSpec(spec: ClaimSpec, at: number): Promise<EffectClaim> {
     args: { ...identity, amount_cents: spec.amount, reason: "user_cancel" },
     at,
     day: utcDay(at),
-    value: { amount: spec.amount, currency: CURRENCY, subject: identity.order_id },
+    value: { amount: spec.amount, currency: CURRENCY, subject: identity.order_id, subject_in_identity: true },
     repeatable: false,
   };
 }

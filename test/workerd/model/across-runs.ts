@@ -321,7 +321,7 @@ export async function spendFleetDayElsewhere(amount: number): Promise<void> {
       args: { order_id, amount_cents: share, reason: "user_cancel" },
       at: now,
       day,
-      value: { amount: share, currency: "USD", subject: order_id },
+      value: { amount: share, currency: "USD", subject: order_id, subject_in_identity: true },
       repeatable: false,
     });
     if (check.over)
