@@ -1,18 +1,10 @@
 import { env } from "cloudflare:workers";
-import {
-  Client,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
-  type StoredOAuthClientInformation,
-  type StoredOAuthTokens,
-  StreamableHTTPClientTransport,
-  UnauthorizedError,
-} from "@modelcontextprotocol/client";
+import { Client, UnauthorizedError } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type ConsoleClient, signedInOperator } from "./console-client";
 import { assertNoSecrets } from "./helpers";
 import { envelopeOf, MCP_URL, ORIGIN, workerFetch } from "./mcp-client";
+import { MemoryOAuthClient, REDIRECT_URI, transportFor } from "./oauth-client";
 
 /**
  * The authorization rules of MCP 2026-07-28: clients named by a Client ID Metadata Document,
@@ -27,8 +19,6 @@ import { envelopeOf, MCP_URL, ORIGIN, workerFetch } from "./mcp-client";
  */
 
 const DOCUMENT_ORIGIN = "https://client.test";
-/** A desktop client's loopback callback; the test, not a browser, reads the redirect to it. */
-const REDIRECT_URI = "http://127.0.0.1:33418/callback";
 
 /** What the documents' host answers, by URL; a URL not listed answers 404. */
 const documents = new Map<string, () => Response>();
@@ -146,59 +136,6 @@ async function acmeGrantClients(): Promise<string[]> {
   return grants.map((grant) => grant?.clientId ?? "");
 }
 
-/** An MCP host that names itself by its metadata document's URL, keeping its OAuth state in memory. */
-class MetadataDocumentClient implements OAuthClientProvider {
-  client: StoredOAuthClientInformation | undefined;
-  saved: StoredOAuthTokens | undefined;
-  verifier = "";
-  discovery: OAuthDiscoveryState | undefined;
-  authorizationUrl: URL | undefined;
-
-  constructor(readonly clientMetadataUrl: string) {}
-
-  get redirectUrl() {
-    return REDIRECT_URI;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "CIMD flow client",
-      redirect_uris: [REDIRECT_URI],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(client: StoredOAuthClientInformation) {
-    this.client = client;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: StoredOAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  saveDiscoveryState(state: OAuthDiscoveryState) {
-    this.discovery = state;
-  }
-  discoveryState() {
-    return this.discovery;
-  }
-}
-
-function transportFor(oauth: OAuthClientProvider) {
-  return new StreamableHTTPClientTransport(new URL(MCP_URL), { fetch: workerFetch, authProvider: oauth });
-}
-
 describe("authorization-server metadata", () => {
   it("says metadata documents, the iss parameter and dynamic registration are supported", async () => {
     const { status, body } = await json("/.well-known/oauth-authorization-server");
@@ -217,7 +154,7 @@ describe("authorization-server metadata", () => {
 describe("a client named by its metadata document", () => {
   it("completes authorization code + PKCE through the MCP SDK without registering, and lists the tools with its token", async () => {
     const clientId = publish(clientDocument("CIMD flow client"));
-    const oauth = new MetadataDocumentClient(clientId);
+    const oauth = new MemoryOAuthClient("CIMD flow client", { clientMetadataUrl: clientId });
     const first = new Client({ name: "oauth-cimd-test", version: "1.0.0" });
     const transport = transportFor(oauth);
     await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);

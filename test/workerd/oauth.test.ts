@@ -1,23 +1,13 @@
 import { env } from "cloudflare:workers";
-import {
-  Client,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type OAuthDiscoveryState,
-  type StoredOAuthClientInformation,
-  type StoredOAuthTokens,
-  StreamableHTTPClientTransport,
-  UnauthorizedError,
-} from "@modelcontextprotocol/client";
+import { Client, UnauthorizedError } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { EnvelopeSchema } from "../../src/wire/envelope";
 import { ConsoleClient, signedInOperator } from "./console-client";
 import { assertNoSecrets, openRun, request } from "./helpers";
 import { bearer, envelopeOf, INITIALIZE, MCP_URL, ORIGIN, rpc, workerFetch } from "./mcp-client";
+import { MemoryOAuthClient, REDIRECT_URI, transportFor } from "./oauth-client";
 
 const RESOURCE_METADATA = `${ORIGIN}/.well-known/oauth-protected-resource/mcp`;
-/** A desktop client's loopback callback; the test, not a browser, reads the redirect to it. */
-const REDIRECT_URI = "http://127.0.0.1:33418/callback";
 
 async function json(path: string, init: RequestInit = {}) {
   const response = await workerFetch(`${ORIGIN}${path}`, init);
@@ -28,63 +18,6 @@ async function json(path: string, init: RequestInit = {}) {
     headers: response.headers,
     body: JSON.parse(text) as Record<string, unknown>,
   };
-}
-
-/** The small OAuthClientProvider an MCP host implements, keeping everything in memory. */
-class MemoryOAuthClient implements OAuthClientProvider {
-  client: StoredOAuthClientInformation | undefined;
-  saved: StoredOAuthTokens | undefined;
-  verifier = "";
-  discovery: OAuthDiscoveryState | undefined;
-  authorizationUrl: URL | undefined;
-
-  constructor(readonly name: string) {}
-
-  get redirectUrl() {
-    return REDIRECT_URI;
-  }
-
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: this.name,
-      redirect_uris: [REDIRECT_URI],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(client: StoredOAuthClientInformation) {
-    this.client = client;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: StoredOAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-  saveDiscoveryState(state: OAuthDiscoveryState) {
-    this.discovery = state;
-  }
-  discoveryState() {
-    return this.discovery;
-  }
-}
-
-function transportFor(oauth: OAuthClientProvider) {
-  return new StreamableHTTPClientTransport(new URL(MCP_URL), { fetch: workerFetch, authProvider: oauth });
 }
 
 function pathOf(url: URL | string): string {
