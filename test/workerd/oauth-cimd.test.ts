@@ -185,6 +185,23 @@ describe("a client named by its metadata document", () => {
     const result = await client.callTool({ name: "lookup_order", arguments: { order_id: "A1001" } });
     expect(envelopeOf(result).outcome).toBe("success");
     await client.close();
+
+    // The same grant on the current revision: no session, a run started by start_task and named by
+    // its run handle on every call.
+    const current = new Client(
+      { name: "oauth-cimd-current", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await current.connect(transportFor(oauth));
+    const started = await current.callTool({ name: "start_task", arguments: {} });
+    expect(started.isError, JSON.stringify(started.content)).not.toBe(true);
+    const { run_handle } = started.structuredContent as { run_handle: string };
+    const read = await current.callTool({
+      name: "lookup_order",
+      arguments: { order_id: "A1001", run_handle },
+    });
+    expect(envelopeOf(read).outcome).toBe("success");
+    await current.close();
     // Nothing was registered: the provider keeps no client record for a document's URL.
     expect(await env.OAUTH_KV.get(`client:${clientId}`)).toBeNull();
   });
