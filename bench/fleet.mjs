@@ -26,9 +26,9 @@ import {
   sandboxRefunds,
 } from "./fleet-burst.mjs";
 import { checksOf, printFleet, tally } from "./fleet-report.mjs";
-import { closeConnections, okJson, resent, send } from "./http.mjs";
+import { closeConnections, resent } from "./http.mjs";
 import { summarise } from "./measure.mjs";
-import { sandboxWorker, startStack } from "./stack.mjs";
+import { onStack, sandboxWorker } from "./stack.mjs";
 
 const RUNS = 200;
 const SHARED = 20;
@@ -41,9 +41,7 @@ const step = (message) => (asJson ? console.error : console.log)(`fleet: ${messa
 
 async function measure(bundles, persistRoot) {
   step(`starting the proxy and the sandbox in one workerd, storage in ${persistRoot} ...`);
-  const stack = await startStack(bundles, { persistRoot });
-  try {
-    okJson("GET /healthz of the proxy", await send(`${stack.urls.proxy}/healthz`));
+  return onStack(bundles, { persistRoot }, async (stack) => {
     const adminToken = sandboxWorker(bundles).bindings.SANDBOX_ADMIN_TOKEN;
     const before = await sandboxRefunds(stack.urls.sandbox, adminToken);
     step(`opening ${RUNS} hooli runs ...`);
@@ -80,14 +78,7 @@ async function measure(bundles, persistRoot) {
       ...claims,
       others: answers.filter((answer) => answer.kind === "other"),
     };
-  } catch (error) {
-    if (stack.runtimeOutput.length > 0)
-      console.error(`workerd's last output:\n${stack.runtimeOutput.join("\n")}`);
-    throw error;
-  } finally {
-    closeConnections();
-    await stack.mf.dispose();
-  }
+  });
 }
 
 /**

@@ -22,10 +22,10 @@ import { root } from "../scripts/local-stack.mjs";
 import { offlineEnv } from "../scripts/offline-env.mjs";
 import { runAbuse } from "./abuse.mjs";
 import { buildBundles } from "./build.mjs";
-import { closeConnections, okJson, resent, send } from "./http.mjs";
+import { resent } from "./http.mjs";
 import { latencyPhase, replayPhase, throughputPhase, tracePhase } from "./phases.mjs";
 import { printReport, ratiosOf, writeReport } from "./report.mjs";
-import { startStack } from "./stack.mjs";
+import { onStack } from "./stack.mjs";
 import { bundleSizes, checkStartup, coldStarts } from "./startup.mjs";
 import { workloadFor } from "./workload.mjs";
 
@@ -71,9 +71,7 @@ async function measure(bundles, outdir, { trace, persistRoot }) {
   step(
     `starting the proxy, the sandbox and hello in one workerd, storage in ${persistRoot ?? "the temp dir"} ...`,
   );
-  const stack = await startStack(bundles, { persistRoot });
-  try {
-    okJson("GET /healthz of the proxy", await send(`${stack.urls.proxy}/healthz`));
+  return onStack(bundles, { persistRoot }, async (stack) => {
     const workload = await workloadFor(stack);
     const pid = stack.workerdPid;
     step(`latency at c=1 (${SAMPLES} samples of each, ${WARMUP} warmup, interleaved) ...`);
@@ -105,14 +103,7 @@ async function measure(bundles, outdir, { trace, persistRoot }) {
       bundle: bundleSizes(bundles),
       trace: traceFigures,
     };
-  } catch (error) {
-    if (stack.runtimeOutput.length > 0)
-      console.error(`workerd's last output:\n${stack.runtimeOutput.join("\n")}`);
-    throw error;
-  } finally {
-    closeConnections();
-    await stack.mf.dispose();
-  }
+  });
 }
 
 async function main() {

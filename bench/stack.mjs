@@ -7,6 +7,7 @@ import { dirname, join } from "node:path";
 import { Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
 import { root } from "../scripts/local-stack.mjs";
+import { closeConnections, okJson, send } from "./http.mjs";
 
 export const HELLO_WORKER = "bench-hello";
 const HELLO_SCRIPT = 'export default { fetch() { return new Response("ok") } }';
@@ -164,5 +165,24 @@ export async function startStack(bundles, { persistRoot } = {}) {
   } catch (error) {
     await mf.dispose().catch(() => {});
     throw new Error(`bench: workerd did not start the Workers: ${error}\n${runtimeOutput.join("\n")}`);
+  }
+}
+
+/**
+ * Starts the stack, checks that the proxy is up, and measures it with `use`; whatever happens, the
+ * client's connections are closed and workerd is stopped, and a failure prints workerd's last output.
+ */
+export async function onStack(bundles, options, use) {
+  const stack = await startStack(bundles, options);
+  try {
+    okJson("GET /healthz of the proxy", await send(`${stack.urls.proxy}/healthz`));
+    return await use(stack);
+  } catch (error) {
+    if (stack.runtimeOutput.length > 0)
+      console.error(`workerd's last output:\n${stack.runtimeOutput.join("\n")}`);
+    throw error;
+  } finally {
+    closeConnections();
+    await stack.mf.dispose();
   }
 }

@@ -12,10 +12,12 @@ const ORDERS = 20;
 export const RUN_LIMITS = { max_calls: 10_000, max_writes: 1_000, deadline_s: 3_600 };
 
 const orderId = (index) => `I${3001 + (index % ORDERS)}`;
-const ticket = (index) => ({
+// Each run's tickets are its own: the same ticket from another run is the same effect, which the
+// proxy holds for a human (README "Effects across runs"), so a run's first write is a new effect.
+const ticket = (index, runId) => ({
   customer_id: `C30${index % 6}`,
   priority: "low",
-  summary: `Benchmark ticket number ${index} for the ledger.`,
+  summary: `Benchmark ticket number ${index} of ${runId} for the ledger.`,
 });
 
 /** The requests of one stack (`startStack`'s URLs and secrets). */
@@ -79,8 +81,8 @@ export async function workloadFor({ urls, secrets }) {
       );
     },
     proxiedRead: (run, index) => call(run, "lookup_order", { order_id: orderId(index) }),
-    firstWrite: (run, index) => call(run, "create_internal_ticket", ticket(index)),
-    replay: (run, index) => call(run, "create_internal_ticket", ticket(index), { replayed: true }),
+    firstWrite: (run, index) => call(run, "create_internal_ticket", ticket(index, run.id)),
+    replay: (run, index) => call(run, "create_internal_ticket", ticket(index, run.id), { replayed: true }),
     /** The first page of a run's trace (100 entries where the endpoint pages); resolves with its body. */
     async tracePage(run) {
       const response = expectOk(

@@ -120,7 +120,9 @@ export class EffectShard extends DurableObject<Env> {
     const { claim } = request;
     const known = this.#live(claim.key);
     if (known) return known;
-    this.ctx.storage.kv.put("tenant", request.tenant);
+    // Named once: a shard serves one tenant (its name says which), and every claim need not rewrite it.
+    if (this.ctx.storage.kv.get<string>("tenant") === undefined)
+      this.ctx.storage.kv.put("tenant", request.tenant);
     const day = request.per_day !== null && claim.value ? request.per_day : null;
     // Two tries: a concurrent claim may have spent what the first top-up brought.
     for (let tries = 0; day !== null && claim.value && tries < 2; tries++) {
@@ -185,15 +187,7 @@ export class EffectShard extends DurableObject<Env> {
   /** This shard's share of a currency's day: what its claims used, reserved and moved beyond a cap. */
   usage(currency: string, day: string): Omit<ValueUsage, "per_day"> {
     const totals = this.#totals("day_role = 1 AND currency = ? AND day = ?", currency, day);
-    const overrides = this.#sql
-      .exec<{ total: number }>(
-        `SELECT COALESCE(SUM(amount), 0) AS total FROM effects
-         WHERE day_role = 1 AND currency = ? AND day = ? AND value_state = 'override' AND fate != 'released'`,
-        currency,
-        day,
-      )
-      .one().total;
-    return { currency, day, ...totals, overrides };
+    return { currency, day, ...totals, overrides: this.#daySum("override", currency, day) };
   }
 
   /**
@@ -280,12 +274,18 @@ export class EffectShard extends DurableObject<Env> {
 
   /** What this shard's claims hold of its lease of a day: everything counted and live. */
   #dayCounted(currency: string, day: string): number {
+    return this.#daySum("counted", currency, day);
+  }
+
+  /** The live value of this shard's claims on a day's cap in one value state. */
+  #daySum(state: "counted" | "override", currency: string, day: string): number {
     return this.#sql
       .exec<{ total: number }>(
         `SELECT COALESCE(SUM(amount), 0) AS total FROM effects
-         WHERE day_role = 1 AND currency = ? AND day = ? AND value_state = 'counted' AND fate != 'released'`,
+         WHERE day_role = 1 AND currency = ? AND day = ? AND value_state = ? AND fate != 'released'`,
         currency,
         day,
+        state,
       )
       .one().total;
   }

@@ -2,9 +2,8 @@ import { env } from "cloudflare:workers";
 import { Client, UnauthorizedError } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type ConsoleClient, signedInOperator } from "./console-client";
-import { assertNoSecrets } from "./helpers";
-import { envelopeOf, MCP_URL, ORIGIN, workerFetch } from "./mcp-client";
-import { MemoryOAuthClient, REDIRECT_URI, transportFor } from "./oauth-client";
+import { envelopeOf, MCP_URL, ORIGIN } from "./mcp-client";
+import { json, MemoryOAuthClient, pkcePair, REDIRECT_URI, transportFor } from "./oauth-client";
 
 /**
  * The authorization rules of MCP 2026-07-28: clients named by a Client ID Metadata Document,
@@ -69,28 +68,6 @@ function clientDocument(name: string, overrides: Record<string, unknown> = {}) {
       token_endpoint_auth_method: "none",
       ...overrides,
     });
-}
-
-async function json(path: string, init: RequestInit = {}) {
-  const response = await workerFetch(`${ORIGIN}${path}`, init);
-  const text = await response.text();
-  assertNoSecrets(text);
-  return { status: response.status, body: JSON.parse(text) as Record<string, unknown> };
-}
-
-function base64Url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
-}
-
-async function pkcePair() {
-  const verifier = base64Url(crypto.getRandomValues(new Uint8Array(32)));
-  const challenge = base64Url(
-    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))),
-  );
-  return { verifier, challenge };
 }
 
 function authorizationPath(clientId: string, challenge: string, redirectUri = REDIRECT_URI): string {

@@ -6,7 +6,8 @@ import {
   type StoredOAuthTokens,
   StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
-import { MCP_URL, workerFetch } from "./mcp-client";
+import { assertNoSecrets } from "./helpers";
+import { MCP_URL, ORIGIN, workerFetch } from "./mcp-client";
 
 /** A desktop client's loopback callback; the test, not a browser, reads the redirect to it. */
 export const REDIRECT_URI = "http://127.0.0.1:33418/callback";
@@ -75,4 +76,32 @@ export class MemoryOAuthClient implements OAuthClientProvider {
 /** The SDK's Streamable HTTP transport to the worker's /mcp, authorizing with `oauth`. */
 export function transportFor(oauth: OAuthClientProvider) {
   return new StreamableHTTPClientTransport(new URL(MCP_URL), { fetch: workerFetch, authProvider: oauth });
+}
+
+/** A JSON answer of one of the worker's OAuth endpoints, checked to leak no secret. */
+export async function json(path: string, init: RequestInit = {}) {
+  const response = await workerFetch(`${ORIGIN}${path}`, init);
+  const text = await response.text();
+  assertNoSecrets(text);
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: JSON.parse(text) as Record<string, unknown>,
+  };
+}
+
+function base64Url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
+}
+
+/** A PKCE verifier and its S256 challenge (RFC 7636). */
+export async function pkcePair() {
+  const verifier = base64Url(crypto.getRandomValues(new Uint8Array(32)));
+  const challenge = base64Url(
+    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))),
+  );
+  return { verifier, challenge };
 }

@@ -3,22 +3,11 @@ import { Client, UnauthorizedError } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { EnvelopeSchema } from "../../src/wire/envelope";
 import { ConsoleClient, signedInOperator } from "./console-client";
-import { assertNoSecrets, openRun, request } from "./helpers";
+import { openRun, request } from "./helpers";
 import { bearer, envelopeOf, INITIALIZE, MCP_URL, ORIGIN, rpc, workerFetch } from "./mcp-client";
-import { MemoryOAuthClient, REDIRECT_URI, transportFor } from "./oauth-client";
+import { json, MemoryOAuthClient, pkcePair, REDIRECT_URI, transportFor } from "./oauth-client";
 
 const RESOURCE_METADATA = `${ORIGIN}/.well-known/oauth-protected-resource/mcp`;
-
-async function json(path: string, init: RequestInit = {}) {
-  const response = await workerFetch(`${ORIGIN}${path}`, init);
-  const text = await response.text();
-  assertNoSecrets(text);
-  return {
-    status: response.status,
-    headers: response.headers,
-    body: JSON.parse(text) as Record<string, unknown>,
-  };
-}
 
 function pathOf(url: URL | string): string {
   const parsed = new URL(url);
@@ -88,21 +77,6 @@ async function register(name: string, redirectUris: string[] = [REDIRECT_URI]) {
       token_endpoint_auth_method: "none",
     }),
   });
-}
-
-function base64Url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes))
-    .replaceAll("+", "-")
-    .replaceAll("/", "_")
-    .replace(/=+$/, "");
-}
-
-async function pkcePair() {
-  const verifier = base64Url(crypto.getRandomValues(new Uint8Array(32)));
-  const challenge = base64Url(
-    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))),
-  );
-  return { verifier, challenge };
 }
 
 function authorizationPath(params: Record<string, string>): string {

@@ -9,6 +9,7 @@ import type { RunLedger } from "../../../src/ledger/run-ledger";
 import { catalog } from "../../../src/tools";
 import { sandbox } from "../helpers";
 import { argsSigOf, type TenantName, type ToolName } from "./reference";
+import type { RefundRow } from "./system";
 import { violated } from "./violation";
 
 /**
@@ -68,15 +69,6 @@ function violatedOnce(about: string, rule: string, message: string, evidence?: u
 
 /** The approvals each run's ledger holds as approved, kept while its effects stay the same. */
 const approvedOf = new Map<string, Approved>();
-
-interface RefundRow {
-  refund_id: string;
-  order_id: string;
-  amount_cents: number;
-  reason: string;
-  run_id: string | null;
-  created_at: string;
-}
 
 interface TicketRow {
   ticket_id: string;

@@ -207,12 +207,14 @@ export interface Effect {
   id: string;
 }
 
-interface RefundRow {
+/** A refund as the sandbox's `/_admin/refunds` lists it. */
+export interface RefundRow {
   refund_id: string;
   order_id: string;
   amount_cents: number;
   reason: string;
   run_id: string | null;
+  created_at: string;
 }
 
 interface TicketRow {
