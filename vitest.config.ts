@@ -23,6 +23,8 @@ function workerdPool() {
       bindings: {
         ...readDevVars(".dev.vars.example"),
         SANDBOX_ADMIN_TOKEN: "sandbox-admin-demo-token",
+        // An open listen stream asks which catalog is live this often, so a test sees a change at once.
+        CATALOG_WATCH_MS: "40",
         // How many sequences the model-based test runs (`npm run soak`); empty means its CI share.
         SOAK_RUNS: process.env.SOAK_RUNS ?? "",
         // The seed of a soak to replay (`SOAK_SEED=… npm run soak`); empty means a fresh one.
@@ -84,7 +86,9 @@ export default defineConfig({
     projects: [
       {
         // Pure modules: no Worker, no bindings, so plain Node runs them.
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+        // The seeded property tests run a fixed number of cases; on a busy 2-core machine some take
+        // more than vitest's default 5 s, which is a ceiling, not a goal.
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node", testTimeout: 30_000 },
       },
       {
         plugins: [workerdPool()],

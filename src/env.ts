@@ -1,4 +1,5 @@
 import type { CapPool } from "./ledger/cap-pool";
+import type { CatalogBeacon } from "./ledger/catalog-beacon";
 import type { ApprovalDirectory } from "./ledger/directory";
 import type { EffectShard } from "./ledger/effect-shard";
 import type { MetricsStore } from "./ledger/metrics-store";
@@ -37,7 +38,11 @@ export interface Env {
    * sandbox environment); absent elsewhere, where both are refused.
    */
   FAULT_INJECTION?: string;
+  /** Optional: how often an open `subscriptions/listen` stream asks which catalog is live (ms). */
+  CATALOG_WATCH_MS?: string;
   RUN_LEDGER: DurableObjectNamespace<RunLedger>;
+  /** One for the deployment: which catalog is live (src/ledger/catalog-beacon.ts). */
+  CATALOG_BEACON: DurableObjectNamespace<CatalogBeacon>;
   /** One per tenant: the index of approvals across the tenant's runs. */
   APPROVAL_DIRECTORY: DurableObjectNamespace<ApprovalDirectory>;
   /**

@@ -4,6 +4,7 @@ import { type OperatorKeys, parseOperatorKeys } from "../auth/operator-keys";
 import type { Env } from "../env";
 import { parseUpstreamSigningKeys, type UpstreamSigningKey } from "../upstream/signing-keys";
 import { type EnvironmentName, EnvironmentSchema } from "../wire/envelope";
+import { parseCatalogWatchMs } from "./catalog-watch";
 import { type FaultInjection, parseFaultInjection } from "./fault-injection";
 import { parseTenants, type Tenants } from "./tenants";
 
@@ -25,6 +26,8 @@ export interface ProxyConfig {
   upstreamSigningKeys: UpstreamSigningKey[];
   /** Whether run scenarios and X-Sandbox-Fault headers are accepted and forwarded upstream. */
   faultInjection: FaultInjection;
+  /** How often an open `subscriptions/listen` stream asks which catalog is live. */
+  catalogWatchMs: number;
 }
 
 const cache = new WeakMap<object, ProxyConfig>();
@@ -45,6 +48,7 @@ export function loadConfig(env: Env): ProxyConfig {
       runTokenKeys: parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS),
       upstreamSigningKeys: parseUpstreamSigningKeys("UPSTREAM_SIGNING_KEYS", env.UPSTREAM_SIGNING_KEYS),
       faultInjection: parseFaultInjection(env.FAULT_INJECTION),
+      catalogWatchMs: parseCatalogWatchMs(env.CATALOG_WATCH_MS),
     };
     cache.set(env, config);
   }

@@ -9,6 +9,7 @@ import { catalog } from "../tools";
 import { failure } from "../wire/envelope";
 import { OpenRunBodySchema } from "../wire/requests";
 import { toCallToolResult } from "./call-result";
+import { canListen, catalogWatch, MAX_LISTENERS } from "./catalog-watch";
 import { RUN_HANDLE_ARG, signRunHandle, takeRunHandle } from "./run-handle";
 import { INSTRUCTIONS } from "./server";
 import { openAgentRun } from "./session";
@@ -19,9 +20,10 @@ import { declaresTasks, registerTaskHandlers, TASKS_EXTENSION, type TaskOwner, t
  * version and client capabilities in `_meta`. The SDK's per-request handler does the revision's
  * plumbing: `server/discover`, the `_meta` envelope, `Mcp-Method`/`Mcp-Name` checks (-32020),
  * unsupported versions (-32022), `resultType`, `ttlMs`/`cacheScope` and the server info on results.
+ * `subscriptions/listen` is the SDK's listen router too, fed by the catalog watch (./catalog-watch.ts).
  * Built here: which run a call belongs to (a run token, or an agent's signed run handle minted by
  * `start_task`), approval waits as tasks, and `tasks/get`/`tasks/cancel` (the SDK has no runtime
- * for the tasks extension).
+ * for the tasks extension), and where tool changes come from (a catalog going live, never a call).
  */
 
 /** Who is calling: a run token is its run; an agent names a run per call with a run handle. */
@@ -45,40 +47,22 @@ export async function serveCurrent(
   ctx: CurrentContext,
   maxRequestBodySize: number,
 ): Promise<Response> {
-  if (await isListen(request)) return listenNotServed();
+  // The SDK checks that Mcp-Method names the body's method (-32020), so the header can be trusted here.
+  if (request.headers.get("mcp-method") === "subscriptions/listen" && !canListen()) return listenRefused();
   // "auto" answers with one JSON body unless a handler emits a message before its result, and ours
-  // emit none; "json" would say so with a warning on every request.
+  // emit none; "json" would say so with a warning on every request. A listen stream is always SSE.
   const handler = createMcpHandler(() => createCurrentServer(ctx), {
     legacy: "reject",
     responseMode: "auto",
     maxRequestBodySize,
+    bus: catalogWatch(ctx.env, ctx.catalogVersion),
   });
   return handler.fetch(request);
 }
 
-/**
- * `subscriptions/listen` is not served. The SDK's router would hold an event stream open per
- * listener, in this isolate only, for a change that never comes: the tools change only when a new
- * catalog is deployed, which restarts every isolate anyway. `tools/list`'s `ttlMs` says when to
- * list again instead.
- */
-async function isListen(request: Request): Promise<boolean> {
-  try {
-    const body: unknown = await request.clone().json();
-    return (
-      typeof body === "object" &&
-      body !== null &&
-      (body as { method?: unknown }).method === "subscriptions/listen"
-    );
-  } catch {
-    return false;
-  }
-}
-
-function listenNotServed(): Response {
-  const message =
-    "Method not found: subscriptions/listen is not served. Tools change only when a new catalog is deployed; list them again after tools/list's ttlMs.";
-  return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32601, message } }, { status: 200 });
+function listenRefused(): Response {
+  const message = `Subscription limit reached: this isolate holds ${MAX_LISTENERS} listen streams. Listen again later, or list the tools again after tools/list's ttlMs.`;
+  return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32603, message } }, { status: 200 });
 }
 
 const START_TASK = "start_task";
@@ -118,7 +102,7 @@ function createCurrentServer(ctx: CurrentContext): Server {
   const server = new Server(
     { name: "edge-tool-proxy", title: "Edge tool proxy", version: ctx.catalogVersion },
     {
-      capabilities: { tools: { listChanged: false }, extensions: { [TASKS_EXTENSION]: {} } },
+      capabilities: { tools: { listChanged: true }, extensions: { [TASKS_EXTENSION]: {} } },
       instructions: INSTRUCTIONS,
       cacheHints: { "tools/list": { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: "private" } },
     },

@@ -14,8 +14,30 @@ export const MCP_URL = `${ORIGIN}/mcp`;
 /** The fetch every MCP client of the tests uses, OAuth requests included. */
 export async function workerFetch(url: string | URL, init?: RequestInit): Promise<Response> {
   const response = await exports.default.fetch(new Request(url, init));
+  if (response.body && response.headers.get("content-type")?.includes("text/event-stream")) {
+    return new Response(checkedStream(response.body), response);
+  }
   assertNoSecrets(await response.clone().text());
   return response;
+}
+
+/**
+ * An event stream, checked as it arrives: a listen stream stays open, so waiting for its end to
+ * check it would never answer. Everything read so far is checked again with each chunk, so a key
+ * split across two chunks is still found; a stream that carries one fails its reader.
+ */
+function checkedStream(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const decoder = new TextDecoder();
+  let seen = "";
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += decoder.decode(chunk, { stream: true });
+        assertNoSecrets(seen);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
 }
 
 /** A transport to /mcp whose every request carries `headers` (e.g. a static bearer). */

@@ -1,10 +1,11 @@
 import { env } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/signed-token";
 import { catalog } from "../../src/tools";
 import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
 import { asOperator, decide, ledgerStubOf, openRun, refundsOf, type TestRun } from "./helpers";
-import { bearer, rpc } from "./mcp-client";
+import { bearer, MCP_URL, rpc } from "./mcp-client";
 
 /**
  * `/mcp` on the 2026-07-28 revision, as raw JSON-RPC: no handshake and no session, every request
@@ -191,14 +192,6 @@ describe("both revisions on one endpoint", () => {
     );
     expect(answer.headers.get("content-type")).toContain("application/json");
     expect(answer.text).not.toContain("notifications/message");
-  });
-
-  it("does not serve subscriptions/listen: the tools change only with a deploy", async () => {
-    const answer = await current(AGENT, "subscriptions/listen", {
-      notifications: { toolsListChanged: true },
-    });
-    expect(answer.headers.get("content-type")).toContain("application/json");
-    expect(answer.json?.error).toMatchObject({ code: -32601 });
   });
 
   it("still serves a 2025 client on the same endpoint: initialize opens a session", async () => {
@@ -461,6 +454,61 @@ describe("approval waits as tasks", () => {
     expect(await refundsOf("A1004")).toHaveLength(before);
     // Cancelling again answers the same.
     expect(((await resultOf(cancelTask(task.taskId))) as unknown as TaskResult).status).toBe("cancelled");
+  });
+
+  it("a dropped connection cancels the request, never the approval held in the ledger", async () => {
+    const before = (await refundsOf("A1002")).length;
+    const started = await startTask();
+    const args = { ...refund("A1002", 190), run_handle: started.run_handle };
+    const body = {
+      jsonrpc: "2.0",
+      id: 11,
+      method: "tools/call",
+      params: {
+        name: "issue_refund",
+        arguments: args,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": VERSION,
+          "io.modelcontextprotocol/clientCapabilities": TASKS,
+        },
+      },
+    };
+    // The client goes away before it reads the answer: it never learns the task id.
+    const dropping = new AbortController();
+    const response = await exports.default.fetch(
+      new Request(MCP_URL, {
+        method: "POST",
+        signal: dropping.signal,
+        headers: {
+          ...bearer(AGENT),
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": VERSION,
+          "mcp-method": "tools/call",
+          "mcp-name": "issue_refund",
+        },
+        body: JSON.stringify(body),
+      }),
+    );
+    dropping.abort();
+    await response.body?.cancel();
+
+    // The ledger still holds the request for a human; the same call finds it again as a task.
+    const again = (await call(AGENT, "issue_refund", args, { capabilities: TASKS })) as unknown as TaskResult;
+    expect(again.status).toBe("working");
+    const approvalId = await approvalIdOf(again.taskId);
+    const detail = (await asOperator(`/v1/approvals/${approvalId}`)).body.data as {
+      approval: { state: string };
+    };
+    expect(detail.approval.state).toBe("pending");
+    // Another test of this file refunded the same order in another run: the operator confirms it.
+    const approved = await decide(approvalId, "approve", "checked", "acme", { confirm_duplicate: true });
+    expect(approved.status).toBe(200);
+    const done = (await resultOf(getTask(again.taskId))) as unknown as TaskResult;
+    expect(envelopeOf(done.result as Result).outcome, JSON.stringify(done.result?.structuredContent)).toBe(
+      "success",
+    );
+    expect(await refundsOf("A1002")).toHaveLength(before + 1);
   });
 
   it("a client without the extension gets today's approval_required envelope", async () => {
