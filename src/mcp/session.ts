@@ -5,7 +5,6 @@ import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { requestContext } from "../http/respond";
 import { ledgerFor } from "../ledger/client";
-import { admitRunOpen } from "../ratelimit/admission";
 import { openRunFor } from "../runs/open-run";
 import { type Envelope, failure } from "../wire/envelope";
 import type { RunOpened } from "../wire/run-open";
@@ -65,8 +64,6 @@ export async function openAgentRun(
   agent: AgentPrincipal,
   taskKey?: string,
 ): Promise<OpenedAgentRun> {
-  const limited = await admitRunOpen(env, agent.tenant);
-  if (limited) return { ok: false, envelope: failure(requestContext(env), limited) };
   const opened = await openRunFor(
     env,
     { kind: "agent", agent },

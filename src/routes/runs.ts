@@ -9,7 +9,6 @@ import { requestContext, respond } from "../http/respond";
 import { tooLarge } from "../http/too-large";
 import { jsonBody, validated } from "../http/validation-hook";
 import { ledgerFor } from "../ledger/client";
-import { limitRunOpens } from "../ratelimit/middleware";
 import { openRunFor } from "../runs/open-run";
 import { failure, success } from "../wire/envelope";
 import {
@@ -30,7 +29,6 @@ function parsedOnce(parsed: { value: unknown } | undefined) {
 runs.post(
   "/",
   requireRunOpener,
-  limitRunOpens,
   bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
   limitJsonBody("object"),
   jsonBody,

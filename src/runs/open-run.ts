@@ -7,6 +7,7 @@ import type { Env } from "../env";
 import { requestContext } from "../http/respond";
 import { ledgerFor } from "../ledger/client";
 import { RETENTION_MS } from "../ledger/run-ledger";
+import { admitRunOpen } from "../ratelimit/admission";
 import { acceptScenario } from "../scenarios/accept";
 import { toolSpecsFor } from "../specs/tool-specs";
 import { catalog } from "../tools";
@@ -34,7 +35,8 @@ export type OpenRunResult =
   | { ok: false; envelope: Envelope };
 
 /**
- * Opens a run, for `POST /v1/runs` and for an MCP session's `initialize` alike. A tenant key may
+ * Opens a run, for `POST /v1/runs` and for an MCP session's `initialize` alike, under the tenant's
+ * limit on opening runs (checked once the request is valid, and not for a task's existing run). A tenant key may
  * open a run in any of the tenant's namespaces with limits under its ceilings; an agent key only in
  * its profile's namespace, with the profile's limits (a request may ask for less, never more).
  */
@@ -102,7 +104,15 @@ export async function openRunFor(
     );
   }
   const runId = request.task_key === undefined ? newRunId() : await taskRunId(tenantId, request.task_key);
-  const answer = await ledgerFor(env, tenantId, runId).open({
+  const ledger = ledgerFor(env, tenantId, runId);
+  // A task's run that exists is answered again without a run-open token: a retry opens nothing, so
+  // the limit on opening runs never refuses it. Only a new run spends one.
+  const exists = request.task_key !== undefined && (await ledger.status(tenantId)) !== null;
+  if (!exists) {
+    const limited = await admitRunOpen(env, tenantId);
+    if (limited) return refuse(failure(ctx, limited));
+  }
+  const answer = await ledger.open({
     tenant: tenantId,
     run_id: runId,
     namespace,

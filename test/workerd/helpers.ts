@@ -20,6 +20,7 @@ export const KEYS = {
   globex: "globex-demo-key",
   initech: "initech-demo-key",
   hooli: "hooli-demo-key",
+  umbrella: "umbrella-demo-key",
 } as const;
 export const SANDBOX_ADMIN = "sandbox-admin-demo-token";
 
@@ -48,6 +49,7 @@ const SECRETS = [
   "hooli-operator-key",
   "acme-agent-key",
   "acme-next-agent-key",
+  "umbrella-agent-key",
   "globex-agent-key",
   ...(JSON.parse(env.RUN_TOKEN_KEYS) as string[]),
   ...(JSON.parse(env.UPSTREAM_SIGNING_KEYS) as Array<{ d: string }>).map((key) => key.d),

@@ -343,6 +343,26 @@ describe("an agent's runs without sessions", () => {
     ).toHaveLength(1);
   });
 
+  it("a model opening runs on purpose is stopped by the run-open rate limit, and a task key opens nothing new", async () => {
+    // umbrella may open 4 runs a minute.
+    const opened: string[] = [];
+    const task = await startTask("umbrella-agent-key", { task_key: "ticket-77" });
+    opened.push(task.run_id);
+    for (let i = 0; i < 3; i += 1) opened.push((await startTask("umbrella-agent-key")).run_id);
+    expect(new Set(opened).size).toBe(4);
+    const refused = await call("umbrella-agent-key", "start_task", {});
+    expect(refused.isError).toBe(true);
+    expect(envelopeOf(refused).error).toMatchObject({
+      code: "rate_limited",
+      details: { scope: "runs_opened", limit: 4 },
+    });
+    expect(refused.structuredContent).not.toHaveProperty("run_handle");
+    expect(refused.content?.[0]?.text).toMatch(/rate_limited/);
+    // The task it was given still answers: the same run, not a new one.
+    const same = await startTask("umbrella-agent-key", { task_key: "ticket-77" });
+    expect(same).toMatchObject({ run_id: task.run_id, reused: true });
+  });
+
   it("acme's second start_task run asking the same refund names the earlier request to the operator", async () => {
     const first = await startTask();
     const second = await startTask();

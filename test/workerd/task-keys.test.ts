@@ -45,6 +45,23 @@ describe("task keys", () => {
     expect(read.body.outcome).toBe("success");
   });
 
+  it("answer a retry even when the tenant may open no more runs: a retry opens nothing", async () => {
+    // umbrella may open 4 runs a minute.
+    const body = { namespace: "support", task_key: freshKey() };
+    const first = await open(body, "umbrella");
+    expect(first.status).toBe(201);
+    for (let i = 0; i < 3; i += 1)
+      expect((await open({ namespace: "support" }, "umbrella")).status).toBe(201);
+    const fifth = await open({ namespace: "support" }, "umbrella");
+    expect(fifth.status).toBe(429);
+    expect(fifth.body.error?.details).toMatchObject({ scope: "runs_opened" });
+    const again = await open(body, "umbrella");
+    expect(again.status).toBe(200);
+    expect(dataOf(again.body)).toMatchObject({ run_id: dataOf(first.body).run_id, reused: true });
+    // A new task is a new run, and is refused.
+    expect((await open({ namespace: "support", task_key: freshKey() }, "umbrella")).status).toBe(429);
+  });
+
   it("refuse the same key with another body as a conflict naming the fields, and open nothing", async () => {
     const task_key = freshKey();
     await open({ namespace: "support", limits: { max_calls: 10 }, task_key });
