@@ -3,10 +3,9 @@ import type { AgentPrincipal } from "../auth/agent-keys";
 import { signToken, verifyToken } from "../auth/signed-token";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
-import { requestContext } from "../http/respond";
 import { ledgerFor } from "../ledger/client";
 import { openRunFor } from "../runs/open-run";
-import { type Envelope, failure } from "../wire/envelope";
+import type { Envelope } from "../wire/envelope";
 import type { RunOpened } from "../wire/run-open";
 
 /**
