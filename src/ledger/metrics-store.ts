@@ -117,6 +117,7 @@ interface DeliveryRow extends Record<string, SqlStorageValue> {
 export class MetricsStore extends DurableObject<Env> {
   readonly #sql: SqlStorage;
   #prunedAt = 0;
+  #delivering: Promise<void> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -247,7 +248,15 @@ export class MetricsStore extends DurableObject<Env> {
    * delays, each attempt signed anew (the same `webhook-id`, so a receiver keeps one). Without a
    * configured webhook nothing is sent and nothing is retried: the alert still shows on the page.
    */
-  override async alarm(): Promise<void> {
+  override alarm(): Promise<void> {
+    // One round at a time: a second alarm while one sends waits for it instead of sending twice.
+    this.#delivering ??= this.#deliverOwed().finally(() => {
+      this.#delivering = null;
+    });
+    return this.#delivering;
+  }
+
+  async #deliverOwed(): Promise<void> {
     const now = Date.now();
     const due = this.#sql
       .exec<DeliveryRow>(
