@@ -166,7 +166,9 @@ export class MetricsStore extends DurableObject<Env> {
   firingAlerts(tenant: string): FiringAlert[] {
     const alerts = loadConfig(this.env).tenants[tenant]?.alerts ?? {};
     return this.#sql
-      .exec<FiringRow>("SELECT rate, since, window_start, value, sample FROM alert_firing ORDER BY since, rate")
+      .exec<FiringRow>(
+        "SELECT rate, since, window_start, value, sample FROM alert_firing ORDER BY since, rate",
+      )
       .toArray()
       .flatMap((row) => {
         const alert = alerts[row.rate as AlertRate];
@@ -185,7 +187,10 @@ export class MetricsStore extends DurableObject<Env> {
       const window = windowOf(now, alert.window_minutes);
       const measured = measure(rate, this.#sum(window.start, window.end));
       const firing = this.#sql
-        .exec<FiringRow>("SELECT rate, since, window_start, value, sample FROM alert_firing WHERE rate = ?", rate)
+        .exec<FiringRow>(
+          "SELECT rate, since, window_start, value, sample FROM alert_firing WHERE rate = ?",
+          rate,
+        )
         .toArray()[0];
       const id = alertWebhookId(tenant, rate, window.start);
       const sent =

@@ -112,7 +112,9 @@ export type MetricSeries = z.infer<typeof MetricSeriesSchema>;
 
 /** An alert firing: its rate crossed the tenant's threshold over a window and has not recovered since. */
 export const FiringAlertSchema = z.strictObject({
-  rate: z.string().describe("The rate watched: task_success, invalid_calls, human_takeover or duplicates_prevented."),
+  rate: z
+    .string()
+    .describe("The rate watched: task_success, invalid_calls, human_takeover or duplicates_prevented."),
   fires: z.enum(["above", "below"]).describe("Which side of the threshold is bad."),
   threshold: z.number().min(0).max(1),
   window_minutes: z.number().int().positive(),

@@ -19,9 +19,15 @@ describe("an alert's window", () => {
   it("is whole minutes aligned to the epoch, the start inclusive and the end exclusive", () => {
     const hour = 3_600_000;
     const at = Date.parse("2026-05-01T12:34:56Z");
-    expect(windowOf(at, 60)).toEqual({ start: Date.parse("2026-05-01T12:00:00Z"), end: Date.parse("2026-05-01T13:00:00Z") });
+    expect(windowOf(at, 60)).toEqual({
+      start: Date.parse("2026-05-01T12:00:00Z"),
+      end: Date.parse("2026-05-01T13:00:00Z"),
+    });
     expect(windowOf(Date.parse("2026-05-01T13:00:00Z"), 60).start).toBe(Date.parse("2026-05-01T13:00:00Z"));
-    expect(windowOf(at, 5)).toEqual({ start: Date.parse("2026-05-01T12:30:00Z"), end: Date.parse("2026-05-01T12:35:00Z") });
+    expect(windowOf(at, 5)).toEqual({
+      start: Date.parse("2026-05-01T12:30:00Z"),
+      end: Date.parse("2026-05-01T12:35:00Z"),
+    });
     expect(windowOf(at, 1440).end - windowOf(at, 1440).start).toBe(24 * hour);
   });
 });
@@ -30,7 +36,10 @@ describe("measuring and judging a rate", () => {
   it("measures each rate as its counter over calls, and nothing without calls", () => {
     expect(measure("invalid_calls", counts({ calls: 8, invalid: 2 }))).toEqual({ value: 0.25, sample: 8 });
     expect(measure("task_success", counts({ calls: 4, succeeded: 3 }))).toEqual({ value: 0.75, sample: 4 });
-    expect(measure("human_takeover", counts({ calls: 5, escalations: 1 }))).toEqual({ value: 0.2, sample: 5 });
+    expect(measure("human_takeover", counts({ calls: 5, escalations: 1 }))).toEqual({
+      value: 0.2,
+      sample: 5,
+    });
     expect(measure("duplicates_prevented", counts({ calls: 10, duplicates_prevented: 1 }))).toEqual({
       value: 0.1,
       sample: 10,
@@ -78,7 +87,9 @@ describe("what a verdict does", () => {
 describe("delivery", () => {
   it("names one webhook id per tenant, rate and window, the same for every attempt", () => {
     expect(alertWebhookId("acme", "invalid_calls", 1_000)).toBe("evt_alert_acme_invalid_calls_1000");
-    expect(alertWebhookId("acme", "invalid_calls", 2_000)).not.toBe(alertWebhookId("acme", "invalid_calls", 1_000));
+    expect(alertWebhookId("acme", "invalid_calls", 2_000)).not.toBe(
+      alertWebhookId("acme", "invalid_calls", 1_000),
+    );
   });
 
   it("waits 30 s after a first failure, doubling to at most an hour, and gives up after about a day", () => {

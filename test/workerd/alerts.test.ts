@@ -20,7 +20,8 @@ type Rejection = { webhook_id: string | null; code: string };
 
 /** The loopback receiver: the sandbox upstream records every verified delivery of the webhook. */
 const hooks = () => sandbox<{ notifications: Delivery[]; rejections: Rejection[] }>("/_admin/notifications");
-const alertHooks = async (id: string) => (await hooks()).notifications.filter((entry) => entry.webhook_id === id);
+const alertHooks = async (id: string) =>
+  (await hooks()).notifications.filter((entry) => entry.webhook_id === id);
 
 /** hooli's alerts firing now, through `GET /v1/metrics`. */
 async function firing(): Promise<FiringAlert[]> {
@@ -54,7 +55,12 @@ describe("alerts on the health rates", () => {
       expect(alerts).toHaveLength(1);
       return alerts[0] as FiringAlert;
     }, landed);
-    expect(fired).toMatchObject({ rate: "invalid_calls", fires: "above", threshold: THRESHOLD, window_minutes: 60 });
+    expect(fired).toMatchObject({
+      rate: "invalid_calls",
+      fires: "above",
+      threshold: THRESHOLD,
+      window_minutes: 60,
+    });
     expect(fired.value).toBeGreaterThan(THRESHOLD);
     expect(fired.sample).toBeGreaterThanOrEqual(MIN_SAMPLE);
     const id = `evt_alert_hooli_invalid_calls_${Date.parse(fired.window_start)}`;
@@ -68,13 +74,20 @@ describe("alerts on the health rates", () => {
     }, landed);
     expect(delivery).toMatchObject({
       verified: true,
-      body: { type: "alert.fired", tenant: "hooli", console_path: "/console/health", alert: { rate: "invalid_calls" } },
+      body: {
+        type: "alert.fired",
+        tenant: "hooli",
+        console_path: "/console/health",
+        alert: { rate: "invalid_calls" },
+      },
     });
 
     // The health page shows it while it fires.
     const operator = await signedInOperator("hooli");
     const page = await operator.get("/console/health");
-    expect(page.html).toMatch(/<p class="alert-firing" data-rate="invalid_calls"><strong>Invalid calls<\/strong>/);
+    expect(page.html).toMatch(
+      /<p class="alert-firing" data-rate="invalid_calls"><strong>Invalid calls<\/strong>/,
+    );
 
     // Enough valid calls bring the rate to or under the threshold: the alert no longer shows.
     for (let call = 0; call <= MIN_SAMPLE; call++) expect((await valid(run)).body.outcome).toBe("success");
@@ -159,7 +172,11 @@ describe("alerts on the health rates", () => {
 
     // The delay passes (its stored clock rewound), and the alarm tries again.
     await runInDurableObject(store(), (_instance, state) => {
-      state.storage.sql.exec("UPDATE alert_deliveries SET next_at = ? WHERE webhook_id = ?", Date.now() - 1, id);
+      state.storage.sql.exec(
+        "UPDATE alert_deliveries SET next_at = ? WHERE webhook_id = ?",
+        Date.now() - 1,
+        id,
+      );
     });
     await runDurableObjectAlarm(store());
     const again = await row();

@@ -51,8 +51,8 @@ const FiringAlerts: FC<{ alerts: FiringAlert[] }> = ({ alerts }) => (
         <strong>{ALERT_LABELS[alert.rate] ?? alert.rate}</strong>:{" "}
         {alert.value === null ? "—" : percent(alert.value)} of {counted(alert.sample, "call")} in the{" "}
         {alert.window_minutes}-minute window from {alert.window_start.slice(11, 16)} UTC, {alert.fires} the
-        threshold of {percent(alert.threshold)}. Firing since {alert.since.slice(0, 16).replace("T", " ")} UTC,
-        until the rate recovers.
+        threshold of {percent(alert.threshold)}. Firing since {alert.since.slice(0, 16).replace("T", " ")}{" "}
+        UTC, until the rate recovers.
       </p>
     ))}
   </Notice>
