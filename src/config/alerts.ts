@@ -67,4 +67,3 @@ export const AlertsSchema = z
         : undefined,
   })
   .transform((alerts) => alerts as Partial<Record<AlertRate, Alert>>);
-export type Alerts = z.infer<typeof AlertsSchema>;
