@@ -110,9 +110,11 @@ interface DeliveryRow extends Record<string, SqlStorageValue> {
 }
 
 /**
- * One per tenant, where no Analytics Engine is bound (`npm start`, the tests, a deployed sandbox):
- * exact counts in minute buckets per namespace and tool, kept for eight days. Writes arrive in
- * batches from each isolate (store-sink.ts), never on an agent's answer path.
+ * One per tenant, where no Analytics Engine is bound (`npm start`, the tests, a deployed sandbox),
+ * and beside it for the tenants that set alerts: exact counts in minute buckets per namespace and
+ * tool, kept for eight days. Writes arrive in batches from each isolate (store-sink.ts), never on an
+ * agent's answer path. As the tenant's one writer it also judges the tenant's alerts and owes their
+ * webhooks (config/alerts.ts, metrics/alerts.ts).
  */
 export class MetricsStore extends DurableObject<Env> {
   readonly #sql: SqlStorage;
