@@ -2,19 +2,26 @@ import * as z from "zod";
 
 /**
  * The rates a tenant may set an alert on, one row each: the counter counted (`part`) over the
- * counter it is a share of (`whole`), both names of src/metrics/events.ts, and which side of the
- * threshold is bad. A rate added to the health page becomes alertable by adding its row here.
+ * counter it is a share of (`whole`), both names of src/metrics/events.ts, which side of the
+ * threshold is bad, and its name on the health page. A rate becomes alertable by adding its row
+ * here (approvals past their SLA, once a counter of overdue approvals exists:
+ * `approvals_overdue: { label: "Approvals past their SLA", part: <that counter>, whole: "approvals_asked", fires: "above" }`).
  */
 export const ALERT_RATES = {
   /** Calls that succeeded; an alert fires when fewer than the threshold do. */
-  task_success: { part: "succeeded", whole: "calls", fires: "below" },
+  task_success: { label: "Task success", part: "succeeded", whole: "calls", fires: "below" },
   /** Calls refused as wrong (validation_error, permission_error). */
-  invalid_calls: { part: "invalid", whole: "calls", fires: "above" },
+  invalid_calls: { label: "Invalid calls", part: "invalid", whole: "calls", fires: "above" },
   /** Calls handed to a human: answered with an approval pending. */
-  human_takeover: { part: "escalations", whole: "calls", fires: "above" },
+  human_takeover: { label: "Human takeover", part: "escalations", whole: "calls", fires: "above" },
   /** Write, draft or destructive calls answered from the ledger instead of done twice. */
-  duplicates_prevented: { part: "duplicates_prevented", whole: "calls", fires: "above" },
-} as const satisfies Record<string, { part: string; whole: string; fires: "above" | "below" }>;
+  duplicates_prevented: {
+    label: "Duplicates prevented",
+    part: "duplicates_prevented",
+    whole: "calls",
+    fires: "above",
+  },
+} as const satisfies Record<string, { label: string; part: string; whole: string; fires: "above" | "below" }>;
 
 export type AlertRate = keyof typeof ALERT_RATES;
 export const ALERT_RATE_NAMES = Object.keys(ALERT_RATES) as AlertRate[];

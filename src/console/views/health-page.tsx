@@ -1,6 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
 import type { SignedInOperator } from "../../auth/principal";
+import { ALERT_RATES, type AlertRate } from "../../config/alerts";
 import type { MetricsReading } from "../../metrics/read";
 import type { EnvironmentName } from "../../wire/envelope";
 import type { FiringAlert, MetricSeries } from "../../wire/metrics";
@@ -35,24 +36,19 @@ const SOURCES = {
   metrics_store: "this tenant's metrics store (exact counts)",
 } as const;
 
-/** The rates alerts watch, as an operator reads them. */
-const ALERT_LABELS: Record<string, string> = {
-  task_success: "Task success",
-  invalid_calls: "Invalid calls",
-  human_takeover: "Human takeover",
-  duplicates_prevented: "Duplicates prevented",
-};
+function labelOf(rate: string): string {
+  return Object.hasOwn(ALERT_RATES, rate) ? ALERT_RATES[rate as AlertRate].label : rate;
+}
 
 /** Alerts firing now: each from its first crossing until a window says its rate recovered. */
 const FiringAlerts: FC<{ alerts: FiringAlert[] }> = ({ alerts }) => (
   <Notice kind="error">
     {alerts.map((alert) => (
       <p class="alert-firing" data-rate={alert.rate}>
-        <strong>{ALERT_LABELS[alert.rate] ?? alert.rate}</strong>:{" "}
-        {alert.value === null ? "—" : percent(alert.value)} of {counted(alert.sample, "call")} in the{" "}
-        {alert.window_minutes}-minute window from {alert.window_start.slice(11, 16)} UTC, {alert.fires} the
-        threshold of {percent(alert.threshold)}. Firing since {alert.since.slice(0, 16).replace("T", " ")}{" "}
-        UTC, until the rate recovers.
+        <strong>{labelOf(alert.rate)}</strong>: {alert.value === null ? "—" : percent(alert.value)} of{" "}
+        {counted(alert.sample, "call")} in the {alert.window_minutes}-minute window from{" "}
+        {alert.window_start.slice(11, 16)} UTC, {alert.fires} the threshold of {percent(alert.threshold)}.
+        Firing since {alert.since.slice(0, 16).replace("T", " ")} UTC, until the rate recovers.
       </p>
     ))}
   </Notice>
