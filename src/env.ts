@@ -68,6 +68,9 @@ export interface Env {
   METRICS_ACCOUNT_ID?: string;
   /** Secret, optional. An API token with Account Analytics Read: without it GET /v1/metrics says so. */
   METRICS_API_TOKEN?: string;
-  /** Sandbox and local: one per tenant, the agents' health in minute buckets, when METRICS is absent. */
+  /**
+   * One per tenant, the agents' health in minute buckets: every tenant's where METRICS is absent
+   * (sandbox, local), beside it only those of tenants with alerts, which it judges and sends.
+   */
   METRICS_STORE?: DurableObjectNamespace<MetricsStore>;
 }

@@ -1,7 +1,20 @@
 import { DurableObject } from "cloudflare:workers";
+import { postSignedEvent } from "../approvals/signed-webhook";
+import { ALERT_RATES, type Alert, type AlertRate } from "../config/alerts";
+import { loadConfig } from "../config/load";
 import type { Env } from "../env";
+import {
+  alertWebhookId,
+  judge,
+  MAX_DELIVERY_ATTEMPTS,
+  measure,
+  retryDelayMs,
+  step,
+  windowOf,
+} from "../metrics/alerts";
 import { COUNTERS, type Counts } from "../metrics/events";
 import type { MetricRow } from "../metrics/series";
+import type { FiringAlert } from "../wire/metrics";
 
 /** How long the local store keeps a minute: the widest range the metrics route reads, and a day. */
 export const RETENTION_MS = 8 * 24 * 60 * 60 * 1000;
@@ -45,13 +58,68 @@ const UPSERT = `INSERT INTO minutes (minute, namespace, tool, ${COUNTERS.join(",
 const SUMS = COUNTERS.map((counter) => `SUM(${counter}) AS ${counter}`).join(", ");
 
 /**
- * One per tenant, where no Analytics Engine is bound (`npm start`, the tests, a deployed sandbox):
- * exact counts in minute buckets per namespace and tool, kept for eight days. Writes arrive in
- * batches from each isolate (store-sink.ts), never on an agent's answer path.
+ * Alerts: `alert_firing` holds each alert firing now (one row per rate, gone when it recovers);
+ * `alert_deliveries` one row per alert and window that crossed, the webhook it owes until
+ * acknowledged. Its primary key is the webhook id, so a window's webhook is owed once.
+ */
+const ALERT_SCHEMA = `
+CREATE TABLE IF NOT EXISTS alert_firing (
+  rate TEXT PRIMARY KEY,
+  since INTEGER NOT NULL,
+  window_start INTEGER NOT NULL,
+  value REAL,
+  sample INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS alert_deliveries (
+  webhook_id TEXT PRIMARY KEY,
+  tenant TEXT NOT NULL,
+  rate TEXT NOT NULL,
+  window_start INTEGER NOT NULL,
+  alert TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_at INTEGER,
+  outcome TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS alert_deliveries_due ON alert_deliveries (next_at) WHERE next_at IS NOT NULL;
+`;
+
+/** What an alert's webhook posts, signed byte for byte; `alert.fired` once per alert and window. */
+export interface AlertEvent {
+  type: "alert.fired";
+  /** When this attempt was sent (ISO 8601); the signed `webhook-timestamp` says the same in seconds. */
+  timestamp: string;
+  tenant: string;
+  alert: FiringAlert;
+  console_path: string;
+}
+
+interface FiringRow extends Record<string, SqlStorageValue> {
+  rate: string;
+  since: number;
+  window_start: number;
+  value: number | null;
+  sample: number;
+}
+
+interface DeliveryRow extends Record<string, SqlStorageValue> {
+  webhook_id: string;
+  tenant: string;
+  alert: string;
+  attempts: number;
+}
+
+/**
+ * One per tenant, where no Analytics Engine is bound (`npm start`, the tests, a deployed sandbox),
+ * and beside it for the tenants that set alerts: exact counts in minute buckets per namespace and
+ * tool, kept for eight days. Writes arrive in batches from each isolate (store-sink.ts), never on an
+ * agent's answer path. As the tenant's one writer it also judges the tenant's alerts and owes their
+ * webhooks (config/alerts.ts, metrics/alerts.ts).
  */
 export class MetricsStore extends DurableObject<Env> {
   readonly #sql: SqlStorage;
   #prunedAt = 0;
+  #delivering: Promise<void> | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -69,10 +137,12 @@ export class MetricsStore extends DurableObject<Env> {
         if (!present.has(counter))
           this.#sql.exec(`ALTER TABLE minutes ADD COLUMN ${counter} INTEGER NOT NULL DEFAULT 0`);
       }
+      this.#sql.exec(ALERT_SCHEMA);
     });
   }
 
-  record(deltas: MinuteDelta[]): void {
+  /** Adds a batch of the tenant's counts, then judges the tenant's alerts on what the store now holds. */
+  async record(deltas: MinuteDelta[], tenant?: string): Promise<void> {
     for (const delta of deltas) {
       this.#sql.exec(
         UPSERT,
@@ -86,7 +156,151 @@ export class MetricsStore extends DurableObject<Env> {
     if (now - this.#prunedAt >= PRUNE_EVERY_MS) {
       this.#prunedAt = now;
       this.#sql.exec("DELETE FROM minutes WHERE minute < ?", Math.floor((now - RETENTION_MS) / MINUTE_MS));
+      this.#sql.exec(
+        "DELETE FROM alert_deliveries WHERE next_at IS NULL AND created_at < ?",
+        now - RETENTION_MS,
+      );
     }
+    if (tenant !== undefined) await this.#judgeAlerts(tenant, now);
+  }
+
+  /** The tenant's alerts firing now, as the health page and `GET /v1/metrics` show them. */
+  firingAlerts(tenant: string): FiringAlert[] {
+    const alerts = loadConfig(this.env).tenants[tenant]?.alerts ?? {};
+    return this.#sql
+      .exec<FiringRow>(
+        "SELECT rate, since, window_start, value, sample FROM alert_firing ORDER BY since, rate",
+      )
+      .toArray()
+      .flatMap((row) => {
+        const alert = alerts[row.rate as AlertRate];
+        return alert ? [firingAlert(row.rate as AlertRate, alert, row)] : [];
+      });
+  }
+
+  /**
+   * Judges each alert over its current window. Synchronous up to the alarm: two batches can never
+   * both see a window unsent, so a window owes at most one webhook per alert.
+   */
+  async #judgeAlerts(tenant: string, now: number): Promise<void> {
+    const alerts = loadConfig(this.env).tenants[tenant]?.alerts ?? {};
+    let owed = false;
+    for (const [rate, alert] of Object.entries(alerts) as [AlertRate, Alert][]) {
+      const window = windowOf(now, alert.window_minutes);
+      const measured = measure(rate, this.#sum(window.start, window.end));
+      const firing = this.#sql
+        .exec<FiringRow>(
+          "SELECT rate, since, window_start, value, sample FROM alert_firing WHERE rate = ?",
+          rate,
+        )
+        .toArray()[0];
+      const id = alertWebhookId(tenant, rate, window.start);
+      const sent =
+        this.#sql.exec("SELECT 1 FROM alert_deliveries WHERE webhook_id = ?", id).toArray().length > 0;
+      const next = step(firing !== undefined, sent, judge(rate, alert, measured));
+      if (!next.firing) {
+        if (firing) this.#sql.exec("DELETE FROM alert_firing WHERE rate = ?", rate);
+        continue;
+      }
+      const row: FiringRow = {
+        rate,
+        since: firing?.since ?? now,
+        window_start: window.start,
+        value: measured.value,
+        sample: measured.sample,
+      };
+      // A window too thin to judge leaves the firing alert as it was last measured.
+      if (!firing || measured.sample >= alert.min_sample)
+        this.#sql.exec(
+          `INSERT INTO alert_firing (rate, since, window_start, value, sample) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (rate) DO UPDATE SET window_start = excluded.window_start, value = excluded.value, sample = excluded.sample`,
+          row.rate,
+          row.since,
+          row.window_start,
+          row.value,
+          row.sample,
+        );
+      if (next.send) {
+        this.#sql.exec(
+          `INSERT INTO alert_deliveries (webhook_id, tenant, rate, window_start, alert, created_at, next_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          id,
+          tenant,
+          rate,
+          window.start,
+          JSON.stringify(firingAlert(rate, alert, row)),
+          now,
+          now,
+        );
+        owed = true;
+      }
+    }
+    if (owed) await this.ctx.storage.setAlarm(now);
+  }
+
+  /** The tenant's counts, every namespace and tool, over [since, until) in epoch milliseconds. */
+  #sum(since: number, until: number): Counts {
+    const row = this.#sql
+      .exec<Record<string, number | null>>(
+        `SELECT ${SUMS} FROM minutes WHERE minute >= ? AND minute < ?`,
+        Math.floor(since / MINUTE_MS),
+        Math.ceil(until / MINUTE_MS),
+      )
+      .one();
+    return Object.fromEntries(COUNTERS.map((counter) => [counter, Number(row[counter] ?? 0)])) as Counts;
+  }
+
+  /**
+   * Sends the webhooks owed: each until its receiver acknowledges it (2xx), retried with growing
+   * delays, each attempt signed anew (the same `webhook-id`, so a receiver keeps one). Without a
+   * configured webhook nothing is sent and nothing is retried: the alert still shows on the page.
+   */
+  override alarm(): Promise<void> {
+    // One round at a time: a second alarm while one sends waits for it instead of sending twice.
+    this.#delivering ??= this.#deliverOwed().finally(() => {
+      this.#delivering = null;
+    });
+    return this.#delivering;
+  }
+
+  async #deliverOwed(): Promise<void> {
+    const now = Date.now();
+    const due = this.#sql
+      .exec<DeliveryRow>(
+        "SELECT webhook_id, tenant, alert, attempts FROM alert_deliveries WHERE next_at IS NOT NULL AND next_at <= ?",
+        now,
+      )
+      .toArray();
+    for (const delivery of due) {
+      const at = new Date();
+      const event: AlertEvent = {
+        type: "alert.fired",
+        timestamp: at.toISOString(),
+        tenant: delivery.tenant,
+        alert: JSON.parse(delivery.alert) as FiringAlert,
+        console_path: "/console/health",
+      };
+      const outcome = await postSignedEvent(this.env, {
+        id: delivery.webhook_id,
+        at,
+        body: JSON.stringify(event),
+      });
+      const attempts = delivery.attempts + 1;
+      const retry = outcome === "failed" && attempts < MAX_DELIVERY_ATTEMPTS;
+      if (outcome === "failed" && !retry)
+        console.error(`alert webhook ${delivery.webhook_id} given up after ${attempts} attempts`);
+      this.#sql.exec(
+        "UPDATE alert_deliveries SET attempts = ?, next_at = ?, outcome = ? WHERE webhook_id = ?",
+        attempts,
+        retry ? Date.now() + retryDelayMs(attempts) : null,
+        outcome,
+        delivery.webhook_id,
+      );
+    }
+    const next = this.#sql
+      .exec<{ next: number | null }>("SELECT MIN(next_at) AS next FROM alert_deliveries")
+      .one().next;
+    if (next !== null) await this.ctx.storage.setAlarm(next);
   }
 
   /** Sums per bucket and namespace, oldest first; buckets without events are absent. */
@@ -112,4 +326,17 @@ export class MetricsStore extends DurableObject<Env> {
       counts: Object.fromEntries(COUNTERS.map((counter) => [counter, Number(row[counter] ?? 0)])) as Counts,
     }));
   }
+}
+
+function firingAlert(rate: AlertRate, alert: Alert, row: FiringRow): FiringAlert {
+  return {
+    rate,
+    fires: ALERT_RATES[rate].fires,
+    threshold: alert.threshold,
+    window_minutes: alert.window_minutes,
+    window_start: new Date(row.window_start).toISOString(),
+    value: row.value,
+    sample: row.sample,
+    since: new Date(row.since).toISOString(),
+  };
 }

@@ -1,6 +1,6 @@
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
-import { BUCKET_MS, type MetricBucket, type MetricsReport } from "../wire/metrics";
+import { BUCKET_MS, type FiringAlert, type MetricBucket, type MetricsReport } from "../wire/metrics";
 import { buildMetricsSql, queryAnalyticsEngine } from "./analytics-engine-sql";
 import { alignRange, type BucketRange, type MetricRow, toSeries } from "./series";
 
@@ -57,8 +57,16 @@ export async function readMetrics(
       bucket: range.bucket,
       source,
       series: toSeries(read.rows, range, namespaces),
+      alerts: await firingAlerts(env, tenant),
     },
   };
+}
+
+/** The tenant's alerts firing now: its MetricsStore judges them (none where it is not bound). */
+async function firingAlerts(env: Env, tenant: string): Promise<FiringAlert[]> {
+  const store = env.METRICS_STORE;
+  if (!store || Object.keys(loadConfig(env).tenants[tenant]?.alerts ?? {}).length === 0) return [];
+  return store.get(store.idFromName(tenant)).firingAlerts(tenant);
 }
 
 async function readStore(

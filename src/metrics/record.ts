@@ -1,5 +1,6 @@
 import { waitUntil } from "cloudflare:workers";
 import type { ApprovalSummary } from "../approvals/model";
+import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { catalog } from "../tools";
 import type { ApprovalState, Envelope } from "../wire/envelope";
@@ -85,11 +86,17 @@ function namespaceOfTool(tool: string): string {
 function emit(env: Env, event: MetricEvent, defer: Defer = deferAfterAnswer): void {
   try {
     if (env.METRICS) writeToAnalyticsEngine(env.METRICS, event);
-    else if (env.METRICS_STORE) bufferForStore(env.METRICS_STORE, event, defer);
+    // The store also judges alerts: beside Analytics Engine it counts only tenants that set some.
+    if (env.METRICS_STORE && (!env.METRICS || hasAlerts(env, event.tenant)))
+      bufferForStore(env.METRICS_STORE, event, defer);
   } catch (error) {
     // Health metrics must never cost an agent its answer.
     console.error("metrics event dropped", error);
   }
+}
+
+function hasAlerts(env: Env, tenant: string): boolean {
+  return Object.keys(loadConfig(env).tenants[tenant]?.alerts ?? {}).length > 0;
 }
 
 /**

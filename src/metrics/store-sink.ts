@@ -74,7 +74,7 @@ export async function flushTo(store: DurableObjectNamespace<MetricsStore>): Prom
   await Promise.all(
     [...batch].map(async ([tenant, rows]) => {
       try {
-        await store.get(store.idFromName(tenant)).record([...rows.values()]);
+        await store.get(store.idFromName(tenant)).record([...rows.values()], tenant);
       } catch (error) {
         console.error("metrics store write failed", error);
       }

@@ -110,6 +110,21 @@ export const MetricSeriesSchema = z.strictObject({
 });
 export type MetricSeries = z.infer<typeof MetricSeriesSchema>;
 
+/** An alert firing: its rate crossed the tenant's threshold over a window and has not recovered since. */
+export const FiringAlertSchema = z.strictObject({
+  rate: z
+    .string()
+    .describe("The rate watched: task_success, invalid_calls, human_takeover or duplicates_prevented."),
+  fires: z.enum(["above", "below"]).describe("Which side of the threshold is bad."),
+  threshold: z.number().min(0).max(1),
+  window_minutes: z.number().int().positive(),
+  window_start: z.iso.datetime().describe("The start of the window last judged."),
+  value: rate.describe("The rate over that window."),
+  sample: count.describe("What the rate is a share of (calls) in that window."),
+  since: z.iso.datetime().describe("When it first crossed; it shows until a window says it recovered."),
+});
+export type FiringAlert = z.infer<typeof FiringAlertSchema>;
+
 /** What `GET /v1/metrics` answers in `data`: the health of the tenant's agents over a range. */
 export const MetricsReportSchema = z.strictObject({
   tenant: z.string(),
@@ -122,5 +137,8 @@ export const MetricsReportSchema = z.strictObject({
       "Where the counts come from: Workers Analytics Engine (sampled at high volume) or the tenant's MetricsStore (exact).",
     ),
   series: z.array(MetricSeriesSchema).describe("One per namespace of the tenant (or the one asked for)."),
+  alerts: z
+    .array(FiringAlertSchema)
+    .describe("The tenant's alerts firing now, whatever the range; empty when none is (or none is set)."),
 });
 export type MetricsReport = z.infer<typeof MetricsReportSchema>;

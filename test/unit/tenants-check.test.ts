@@ -16,6 +16,18 @@ describe("TENANTS in wrangler.toml, checked by npm run tools -- check", () => {
       `${TENANTS}.globex.value_caps.USD.per_day: must be an integer ≥ 0 (got -5)`,
       `${TENANTS}.globex.value_caps.usd: "usd" is not a currency: a three-letter ISO 4217 code, such as USD`,
       `${TENANTS}.globex.effect_shards: must be an integer from 1 to 64 (got 0)`,
+      expect.stringContaining(".initech.alerts."),
+      expect.stringContaining(".initech.alerts."),
+      expect.stringContaining(".initech.alerts."),
+    ]);
+  });
+
+  it("reports an alert on an unknown rate, a threshold out of its range and a window under a minute", () => {
+    const { problems: alerts } = readTenants(fixture);
+    expect(alerts.filter((problem) => problem.includes(".initech."))).toEqual([
+      `${TENANTS}.initech.alerts.slow_calls: "slow_calls" is not a rate alerts can watch: task_success, invalid_calls, human_takeover, duplicates_prevented`,
+      `${TENANTS}.initech.alerts.invalid_calls.threshold: must be a rate from 0 to 1 (got 1.5)`,
+      `${TENANTS}.initech.alerts.human_takeover.window_minutes: must be a whole number of minutes from 1 to 11520 (got 0)`,
     ]);
   });
 
@@ -52,6 +64,7 @@ describe("TENANTS in wrangler.toml, checked by npm run tools -- check", () => {
     const hooli = shipped.tenants.find(({ id }) => id === "hooli")?.tenant;
     expect(hooli?.effect_shards).toBe(8);
     expect(hooli?.value_caps).toEqual({ USD: { per_run: 4_000, per_day: 50_000, per_subject_day: 2_500 } });
+    expect(hooli?.alerts).toEqual({ invalid_calls: { threshold: 0.5, window_minutes: 60, min_sample: 20 } });
   });
 });
 
@@ -67,6 +80,14 @@ describe("parseTenants, as the Worker reads TENANTS", () => {
       parseTenants({ t: { ...tenant, value_caps: { USD: { per_day: -5 } }, effect_shards: 65 } }),
     ).toThrow(
       'TENANTS is invalid at "t.value_caps.USD.per_day": must be an integer ≥ 0 (got -5); TENANTS is invalid at "t.effect_shards": must be an integer from 1 to 64 (got 65)',
+    );
+  });
+
+  it("refuses a bad alert where the Worker reads it, so nothing starts with it", () => {
+    expect(() =>
+      parseTenants({ t: { ...tenant, alerts: { invalid_calls: { threshold: -0.1, window_minutes: -5 } } } }),
+    ).toThrow(
+      'TENANTS is invalid at "t.alerts.invalid_calls.threshold": must be a rate from 0 to 1 (got -0.1); TENANTS is invalid at "t.alerts.invalid_calls.window_minutes": must be a whole number of minutes from 1 to 11520 (got -5)',
     );
   });
 

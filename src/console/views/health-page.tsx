@@ -1,9 +1,10 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
 import type { SignedInOperator } from "../../auth/principal";
+import { ALERT_RATES, type AlertRate } from "../../config/alerts";
 import type { MetricsReading } from "../../metrics/read";
 import type { EnvironmentName } from "../../wire/envelope";
-import type { MetricSeries } from "../../wire/metrics";
+import type { FiringAlert, MetricSeries } from "../../wire/metrics";
 import { type ComparedMeasure, compareDays, type DayComparison } from "../day-comparison";
 import { formatSpan } from "../format";
 import { BarChart, CHART_COLORS, LineChart } from "./charts";
@@ -34,6 +35,24 @@ const SOURCES = {
   analytics_engine: "Workers Analytics Engine (sampled at high volume: counts are estimates then)",
   metrics_store: "this tenant's metrics store (exact counts)",
 } as const;
+
+function labelOf(rate: string): string {
+  return Object.hasOwn(ALERT_RATES, rate) ? ALERT_RATES[rate as AlertRate].label : rate;
+}
+
+/** Alerts firing now: each from its first crossing until a window says its rate recovered. */
+const FiringAlerts: FC<{ alerts: FiringAlert[] }> = ({ alerts }) => (
+  <Notice kind="error">
+    {alerts.map((alert) => (
+      <p class="alert-firing" data-rate={alert.rate}>
+        <strong>{labelOf(alert.rate)}</strong>: {alert.value === null ? "—" : percent(alert.value)} of{" "}
+        {counted(alert.sample, "call")} in the {alert.window_minutes}-minute window from{" "}
+        {alert.window_start.slice(11, 16)} UTC, {alert.fires} the threshold of {percent(alert.threshold)}.
+        Firing since {alert.since.slice(0, 16).replace("T", " ")} UTC, until the rate recovers.
+      </p>
+    ))}
+  </Notice>
+);
 
 /** Yesterday, today and whether it got worse, for one namespace. */
 const ComparisonTable: FC<{ comparison: DayComparison }> = ({ comparison }) => (
@@ -213,6 +232,7 @@ export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading,
         Tool calls and approvals of <strong>{report.tenant}</strong>'s agents over the last 24 hours, in
         hourly buckets (UTC), from {SOURCES[report.source]}. Hover a bar or point for its hour.
       </p>
+      {report.alerts.length > 0 ? <FiringAlerts alerts={report.alerts} /> : null}
       {worse.length === 0 ? (
         <Notice kind="ok">
           <p>Nothing got worse than yesterday.</p>

@@ -1,0 +1,188 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { Webhook } from "standardwebhooks";
+import { describe, expect, it, vi } from "vitest";
+import type { MetricsStore } from "../../src/ledger/metrics-store";
+import { type FiringAlert, MetricsReportSchema } from "../../src/wire/metrics";
+import { signedInOperator } from "./console-client";
+import { asOperator, callTool, openRun, sandbox, type TestRun } from "./helpers";
+
+/** hooli's alert in wrangler.toml: invalid calls above 50 % of at least 20 calls in a clock hour. */
+const THRESHOLD = 0.5;
+const MIN_SAMPLE = 20;
+
+type Delivery = {
+  verified: boolean;
+  webhook_id: string | null;
+  body: { type: string; tenant: string; alert?: FiringAlert; console_path?: string };
+};
+type Rejection = { webhook_id: string | null; code: string };
+
+/** The loopback receiver: the sandbox upstream records every verified delivery of the webhook. */
+const hooks = () => sandbox<{ notifications: Delivery[]; rejections: Rejection[] }>("/_admin/notifications");
+const alertHooks = async (id: string) =>
+  (await hooks()).notifications.filter((entry) => entry.webhook_id === id);
+
+/** hooli's alerts firing now, through `GET /v1/metrics`. */
+async function firing(): Promise<FiringAlert[]> {
+  const { status, body } = await asOperator("/v1/metrics", {}, "hooli");
+  expect(status, JSON.stringify(body.error)).toBe(200);
+  return MetricsReportSchema.parse(body.data).alerts;
+}
+
+function store(): DurableObjectStub<MetricsStore> {
+  const namespace = env.METRICS_STORE;
+  if (!namespace) throw new Error("the sandbox binds METRICS_STORE");
+  return namespace.get(namespace.idFromName("hooli"));
+}
+
+const invalid = (run: TestRun) => callTool(run, "lookup_order", { orderId: "H0001" });
+const valid = (run: TestRun) => callTool(run, "lookup_order", { order_id: "H0002" });
+
+/** Counts are batched per isolate and written after the answer: poll until they have landed. */
+const landed = { timeout: 15_000, interval: 200 };
+
+describe("alerts on the health rates", () => {
+  it("sends one signed webhook when invalid calls cross the threshold, none on a second crossing in the window, and shows the alert until the rate recovers", async () => {
+    const run = await openRun("hooli", { namespace: "support", limits: { max_calls: 200 } });
+    expect(await firing()).toEqual([]);
+
+    // 20 invalid calls of 20: the window holds enough calls to judge, and the rate is 100 %.
+    for (let call = 0; call < MIN_SAMPLE; call++)
+      expect((await invalid(run)).body.error?.code).toBe("validation_error");
+    const fired = await vi.waitFor(async () => {
+      const alerts = await firing();
+      expect(alerts).toHaveLength(1);
+      return alerts[0] as FiringAlert;
+    }, landed);
+    expect(fired).toMatchObject({
+      rate: "invalid_calls",
+      fires: "above",
+      threshold: THRESHOLD,
+      window_minutes: 60,
+    });
+    expect(fired.value).toBeGreaterThan(THRESHOLD);
+    expect(fired.sample).toBeGreaterThanOrEqual(MIN_SAMPLE);
+    const id = `evt_alert_hooli_invalid_calls_${Date.parse(fired.window_start)}`;
+
+    // The store's alarm sends it; running it here only hurries what the runtime runs anyway.
+    await runDurableObjectAlarm(store());
+    const [delivery] = await vi.waitFor(async () => {
+      const received = await alertHooks(id);
+      expect(received).toHaveLength(1);
+      return received;
+    }, landed);
+    expect(delivery).toMatchObject({
+      verified: true,
+      body: {
+        type: "alert.fired",
+        tenant: "hooli",
+        console_path: "/console/health",
+        alert: { rate: "invalid_calls" },
+      },
+    });
+
+    // The health page shows it while it fires.
+    const operator = await signedInOperator("hooli");
+    const page = await operator.get("/console/health");
+    expect(page.html).toMatch(
+      /<p class="alert-firing" data-rate="invalid_calls"><strong>Invalid calls<\/strong>/,
+    );
+
+    // Enough valid calls bring the rate to or under the threshold: the alert no longer shows.
+    for (let call = 0; call <= MIN_SAMPLE; call++) expect((await valid(run)).body.outcome).toBe("success");
+    await vi.waitFor(async () => expect(await firing()).toEqual([]), landed);
+    expect((await operator.get("/console/health")).html).not.toContain("alert-firing");
+
+    // A second crossing in the same window shows again, and sends nothing.
+    for (let call = 0; call < 3; call++) await invalid(run);
+    const again = await vi.waitFor(async () => {
+      const alerts = await firing();
+      expect(alerts.map((alert) => alert.rate)).toEqual(["invalid_calls"]);
+      return alerts[0] as FiringAlert;
+    }, landed);
+    expect(again.window_start).toBe(fired.window_start);
+    await runDurableObjectAlarm(store());
+    const owed = await runInDurableObject(store(), (_instance, state) =>
+      state.storage.sql
+        .exec<{ webhook_id: string; attempts: number; next_at: number | null; outcome: string | null }>(
+          "SELECT webhook_id, attempts, next_at, outcome FROM alert_deliveries",
+        )
+        .toArray(),
+    );
+    expect(owed).toEqual([{ webhook_id: id, attempts: 1, next_at: null, outcome: "acknowledged" }]);
+    const { notifications, rejections } = await hooks();
+    expect(notifications.filter((entry) => entry.webhook_id?.startsWith("evt_alert_hooli_"))).toHaveLength(1);
+    expect(rejections.filter((entry) => entry.webhook_id === id)).toEqual([]);
+  });
+
+  it("retries a delivery its receiver refuses, each attempt signed anew, with a growing delay", async () => {
+    const id = "evt_alert_hooli_task_success_0";
+    // The receiver already holds this id, so it refuses every delivery of it as a replay (400).
+    const first = JSON.stringify({ type: "alert.fired", tenant: "hooli" });
+    const at = new Date();
+    await env.ORDERS_API.fetch(
+      new Request("https://sandbox.test/_hooks/approvals", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "webhook-id": id,
+          "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+          "webhook-signature": new Webhook(env.APPROVAL_WEBHOOK_SECRET ?? "").sign(id, at, first),
+        },
+        body: first,
+      }),
+    );
+    const alert: FiringAlert = {
+      rate: "task_success",
+      fires: "below",
+      threshold: 0.9,
+      window_minutes: 60,
+      window_start: new Date(0).toISOString(),
+      value: 0.5,
+      sample: 20,
+      since: new Date(0).toISOString(),
+    };
+    const row = () =>
+      runInDurableObject(store(), (_instance, state) =>
+        state.storage.sql
+          .exec<{ attempts: number; next_at: number | null; outcome: string | null }>(
+            "SELECT attempts, next_at, outcome FROM alert_deliveries WHERE webhook_id = ?",
+            id,
+          )
+          .one(),
+      );
+    await runInDurableObject(store(), async (_instance, state) => {
+      state.storage.sql.exec(
+        `INSERT INTO alert_deliveries (webhook_id, tenant, rate, window_start, alert, created_at, next_at)
+         VALUES (?, 'hooli', 'task_success', 0, ?, ?, ?)`,
+        id,
+        JSON.stringify(alert),
+        Date.now(),
+        Date.now(),
+      );
+      // Due now; scheduled later only so that this test runs it, not the runtime beside it.
+      await state.storage.setAlarm(Date.now() + 60_000);
+    });
+    await runDurableObjectAlarm(store());
+    const failed = await row();
+    expect(failed).toMatchObject({ attempts: 1, outcome: "failed" });
+    expect((failed.next_at ?? 0) - Date.now()).toBeGreaterThan(25_000);
+    expect((failed.next_at ?? 0) - Date.now()).toBeLessThanOrEqual(30_000);
+
+    // The delay passes (its stored clock rewound), and the alarm tries again.
+    await runInDurableObject(store(), (_instance, state) => {
+      state.storage.sql.exec(
+        "UPDATE alert_deliveries SET next_at = ? WHERE webhook_id = ?",
+        Date.now() - 1,
+        id,
+      );
+    });
+    await runDurableObjectAlarm(store());
+    const again = await row();
+    expect(again).toMatchObject({ attempts: 2, outcome: "failed" });
+    expect((again.next_at ?? 0) - Date.now()).toBeGreaterThan(55_000);
+    const refused = (await hooks()).rejections.filter((entry) => entry.webhook_id === id);
+    expect(refused.map((entry) => entry.code)).toEqual(["replayed_webhook", "replayed_webhook"]);
+  });
+});
