@@ -14,7 +14,10 @@ export const APPROVAL_EVENTS = {
   expired: "approval.expired",
 } as const satisfies Record<ApprovalState, string>;
 
-export type ApprovalEventType = (typeof APPROVAL_EVENTS)[ApprovalState];
+/** A pending approval past its SLA, announced once to the tenant's escalation role. */
+export const OVERDUE_EVENT = "approval.overdue";
+
+export type ApprovalEventType = (typeof APPROVAL_EVENTS)[ApprovalState] | typeof OVERDUE_EVENT;
 
 /** What the webhook posts, signed byte for byte. */
 export interface ApprovalEvent {
@@ -24,6 +27,8 @@ export interface ApprovalEvent {
   tenant: string;
   approval: ApprovalSummary;
   console_path: string;
+  /** `approval.overdue` only: the role to notify (the tenant's `escalation_role`), or null when it names none. */
+  escalation_role?: string | null;
 }
 
 /**
@@ -90,37 +95,83 @@ function signerFor(env: Pick<Env, "APPROVAL_WEBHOOK_SECRET">): Webhook | null {
  * and never blocks or fails the agent's call or the operator's decision.
  */
 export async function notifyApproval(env: Env, tenant: string, approval: ApprovalSummary): Promise<void> {
-  const hook = hookTarget(env);
-  if (!hook) return;
-  const signer = signerFor(env);
-  if (!signer) return;
   const id = webhookIdOf(approval);
-  const at = new Date();
-  const event: ApprovalEvent = {
-    type: APPROVAL_EVENTS[approval.state],
-    timestamp: at.toISOString(),
-    tenant,
-    approval,
-    console_path: `/console/approvals/${approval.id}`,
-  };
-  const body = JSON.stringify(event);
   try {
-    const response = await hook.send(
-      new Request(hook.url, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "webhook-id": id,
-          "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-          "webhook-signature": signer.sign(id, at, body),
-        },
-        body,
-        signal: AbortSignal.timeout(5_000),
-      }),
-    );
-    await response.body?.cancel();
-    if (!response.ok) console.warn(`approval webhook ${id} answered ${response.status}`);
+    const status = await postEvent(env, id, {
+      type: APPROVAL_EVENTS[approval.state],
+      tenant,
+      approval,
+      console_path: consolePathOf(approval),
+    });
+    if (status !== null && (status < 200 || status > 299))
+      console.warn(`approval webhook ${id} answered ${status}`);
   } catch (error) {
     console.warn(`approval webhook ${id} failed`, error);
   }
+}
+
+/** The `webhook-id` of an approval's overdue announcement: one per approval, sent once. */
+export function overdueWebhookIdOf(approval: Pick<ApprovalSummary, "id">): string {
+  return `evt_${approval.id}_overdue`;
+}
+
+/**
+ * Announces a pending approval past its SLA (`approval.overdue`), naming the role to notify. Unlike
+ * the other events it is delivered from the run's outbox: it throws when the hook fails or answers
+ * anything but 2xx, and the ledger's alarm sends it again (the same `webhook-id`), backing off,
+ * until it is delivered. Without a hook or a secret there is nothing to deliver.
+ */
+export async function announceOverdue(
+  env: Env,
+  tenant: string,
+  approval: ApprovalSummary,
+  escalationRole: string | null,
+): Promise<void> {
+  const id = overdueWebhookIdOf(approval);
+  const status = await postEvent(env, id, {
+    type: OVERDUE_EVENT,
+    tenant,
+    approval,
+    console_path: consolePathOf(approval),
+    escalation_role: escalationRole,
+  });
+  if (status !== null && (status < 200 || status > 299)) {
+    throw new Error(`approval webhook ${id} answered ${status}`);
+  }
+}
+
+function consolePathOf(approval: Pick<ApprovalSummary, "id">): string {
+  return `/console/approvals/${approval.id}`;
+}
+
+/**
+ * Signs and posts one event; the receiver's status, or null when no hook (or no usable secret) is
+ * configured and nothing was sent. A network failure or the five-second timeout throws.
+ */
+async function postEvent(
+  env: Env,
+  id: string,
+  event: Omit<ApprovalEvent, "timestamp">,
+): Promise<number | null> {
+  const hook = hookTarget(env);
+  if (!hook) return null;
+  const signer = signerFor(env);
+  if (!signer) return null;
+  const at = new Date();
+  const body = JSON.stringify({ ...event, timestamp: at.toISOString() } satisfies ApprovalEvent);
+  const response = await hook.send(
+    new Request(hook.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "webhook-id": id,
+        "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+        "webhook-signature": signer.sign(id, at, body),
+      },
+      body,
+      signal: AbortSignal.timeout(5_000),
+    }),
+  );
+  await response.body?.cancel();
+  return response.status;
 }

@@ -32,6 +32,8 @@ CREATE TABLE IF NOT EXISTS outbox (
  */
 export type DirectoryMessage =
   | { kind: "approval"; summary: ApprovalSummary }
+  /** An approval past its SLA, announced on the approval webhook (`approval.overdue`) to the escalation role. */
+  | { kind: "escalation"; summary: ApprovalSummary; escalation_role: string | null }
   | { kind: "run"; entry: RunIndexEntry }
   | { kind: "effect"; shards: number[]; update: EffectUpdate };
 
@@ -54,6 +56,8 @@ function topicOf(message: DirectoryMessage): string {
   switch (message.kind) {
     case "approval":
       return `approval:${message.summary.id}`;
+    case "escalation":
+      return `escalation:${message.summary.id}`;
     case "run":
       return `run:${message.entry.run_id}`;
     case "effect":

@@ -1,3 +1,4 @@
+import { announceOverdue } from "../approvals/notify";
 import { MAX_SUBJECTS_PER_RUN, subjectsOf } from "../approvals/subjects";
 import type { ToolSpec } from "../catalog/define-tool";
 import type { Env } from "../env";
@@ -155,6 +156,9 @@ async function deliverMessage(
   switch (message.kind) {
     case "approval":
       await directory.upsert(message.summary, tenant);
+      return;
+    case "escalation":
+      await announceOverdue(env, tenant, message.summary, message.escalation_role);
       return;
     case "run":
       await directory.indexRun(message.entry);

@@ -194,6 +194,9 @@ function approvalOf(call: AgentCall, overrides: Partial<ApprovalRecord> = {}): A
     requested_call_id: "call_first",
     created_at: new Date(T0).toISOString(),
     expires_at: new Date(T0 + 60_000).toISOString(),
+    sla_due_at: null,
+    overdue: false,
+    escalated_at: null,
     decided_at: null,
     decided_by: null,
     decided_by_name: null,
@@ -1014,10 +1017,23 @@ describe("key held, approval expired", () => {
     expect(ofKind(step.writes, "key_send")).toEqual([]);
   });
 
-  it("an expiry without a recorded reason says nobody decided in time", () => {
+  it("an expiry without a recorded reason says nobody decided in time: it expired undecided", () => {
     const bare = approvalOf(call, { state: "expired" });
     const envelope = answerOf(admitCall(viewOf(runMeta(), { record, approval: bare }), call));
-    expect(errorOf(envelope).details).toEqual({ approval_id: bare.id, reason: "nobody decided in time" });
+    expect(errorOf(envelope).details).toEqual({
+      approval_id: bare.id,
+      reason: "nobody decided in time",
+      ended: "expired_undecided",
+    });
+    expect(errorOf(envelope).message).toMatch(
+      /^This call's approval expired undecided .* Do not retry; tell the user/,
+    );
+  });
+
+  it("an approval that could no longer execute ended invalidated, not undecided", () => {
+    const envelope = answerOf(admitCall(viewOf(runMeta(), { record, approval: expired }), call));
+    expect(errorOf(envelope).details).toMatchObject({ ended: "expired_invalidated" });
+    expect(errorOf(envelope).message).not.toContain("undecided");
   });
 
   it.each(["approve", "reject"] as const)(
