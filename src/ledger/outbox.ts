@@ -41,6 +41,9 @@ export interface OutboxRow {
   topic: string;
   seq: number;
   message: DirectoryMessage;
+  /** Failed deliveries so far, and when the next is due. */
+  attempts: number;
+  next_attempt_at: number;
 }
 
 /** How long after its commit a message waits for the alarm if the delivery right after the commit never returned. */
@@ -86,6 +89,8 @@ interface Row extends Record<string, SqlStorageValue> {
   topic: string;
   seq: number;
   message: string;
+  attempts: number;
+  next_attempt_at: number;
 }
 
 export class Outbox {
@@ -115,12 +120,14 @@ export class Outbox {
   /** Every undelivered message, oldest topic first. */
   undelivered(): OutboxRow[] {
     return this.#sql
-      .exec<Row>("SELECT topic, seq, message FROM outbox ORDER BY rowid")
+      .exec<Row>("SELECT topic, seq, message, attempts, next_attempt_at FROM outbox ORDER BY rowid")
       .toArray()
       .map((row) => ({
         topic: row.topic,
         seq: row.seq,
         message: JSON.parse(row.message) as DirectoryMessage,
+        attempts: row.attempts,
+        next_attempt_at: row.next_attempt_at,
       }));
   }
 

@@ -135,6 +135,9 @@ export class RunDirectory {
   async #deliverOnce(tenant: string): Promise<void> {
     const directory = this.#env.APPROVAL_DIRECTORY.get(this.#env.APPROVAL_DIRECTORY.idFromName(tenant));
     for (const row of this.#outbox.undelivered()) {
+      // A webhook receiver is someone else's server: once it failed, it is tried again when its
+      // backoff is due (the alarm rings then), not after every commit of the run.
+      if (row.message.kind === "escalation" && row.attempts > 0 && row.next_attempt_at > Date.now()) continue;
       try {
         await deliverMessage(this.#env, directory, tenant, row.message);
         this.#outbox.acknowledge(row);
