@@ -30,7 +30,9 @@ export const ApprovalRecordSchema = z.strictObject({
     ),
   overdue: z
     .boolean()
-    .describe("True while the approval is pending past sla_due_at: it still can be decided until expires_at."),
+    .describe(
+      "True while the approval is pending past sla_due_at: it still can be decided until expires_at.",
+    ),
   escalated_at: z.iso
     .datetime()
     .nullable()

@@ -72,7 +72,9 @@ describe("parseTenants, as the Worker reads TENANTS", () => {
   });
 
   it("refuses a negative approval SLA and a role that is no role name, where the config loads", () => {
-    expect(() => parseTenants({ t: { ...tenant, approval_sla_s: -1, escalation_role: "Team Leads!" } })).toThrow(
+    expect(() =>
+      parseTenants({ t: { ...tenant, approval_sla_s: -1, escalation_role: "Team Leads!" } }),
+    ).toThrow(
       'TENANTS is invalid at "t.approval_sla_s": must be a whole number of seconds from 1 to 86400 (got -1); an approval\'s SLA cannot be negative or zero; TENANTS is invalid at "t.escalation_role": must be a role name: lowercase letters, digits, _ and -, such as support_lead',
     );
   });
