@@ -737,6 +737,31 @@ describe("key (none) × operator and upstream events", () => {
 // Key held / approval pending
 // ---------------------------------------------------------------------------------------------
 
+describe("an approval past its SLA, when the alarm rings", () => {
+  const call = agentCall(REFUND);
+  const due = new Date(NOW - 1).toISOString();
+
+  it("is escalated once, naming the tenant's escalation role, and stays pending", () => {
+    const overdue = approvalOf(call, { sla_due_at: due });
+    const writes = alarmRings(runMeta(), [overdue], NOW, POLICY, "support_lead");
+    expect(writes).toEqual([
+      { kind: "approval_escalate", id: overdue.id, at: NOW, escalation_role: "support_lead" },
+    ]);
+    const announced = approvalOf(call, { sla_due_at: due, escalated_at: due });
+    expect(alarmRings(runMeta(), [announced], NOW, POLICY, "support_lead")).toEqual([]);
+  });
+
+  it("is not escalated before its SLA, nor without one", () => {
+    const early = approvalOf(call, { sla_due_at: new Date(NOW + 1).toISOString() });
+    expect(alarmRings(runMeta(), [early, approvalOf(call)], NOW, POLICY, null)).toEqual([]);
+  });
+
+  it("that expires in the same ring only expires: it is not announced overdue too", () => {
+    const lapsed = approvalOf(call, { sla_due_at: due, expires_at: new Date(NOW).toISOString() });
+    expect(kinds(alarmRings(runMeta(), [lapsed], NOW, POLICY, "support_lead"))).toEqual(["approval_state"]);
+  });
+});
+
 describe("key held, approval pending", () => {
   const call = agentCall(REFUND);
   const record = recordOf(call, "held");
