@@ -21,10 +21,35 @@ export function summarize(record: ApprovalRecord): ApprovalSummary {
     reasons: record.reasons,
     created_at: record.created_at,
     expires_at: record.expires_at,
+    sla_due_at: record.sla_due_at,
+    overdue: record.overdue,
+    escalated_at: record.escalated_at,
     decided_at: record.decided_at,
     decided_by: record.decided_by,
     decided_by_name: record.decided_by_name,
   };
+}
+
+/**
+ * Whether an approval waits past the time its decision was due: pending, with an SLA, past it.
+ * Worked out whenever an approval is read, so it never goes stale in a stored copy.
+ */
+export function isOverdue(
+  approval: Pick<ApprovalRecord, "state" | "sla_due_at" | "expires_at">,
+  now: number,
+): boolean {
+  if (approval.state !== "pending" || approval.sla_due_at === null) return false;
+  return Date.parse(approval.sla_due_at) <= now && now < Date.parse(approval.expires_at);
+}
+
+/**
+ * When an approval opened at `now` is due: its tool's SLA, else the tenant's; none when neither
+ * sets one or the approval expires first (then its expiry is what ends the wait).
+ */
+export function slaDueAt(now: number, expiresAt: number, slaMs: number | null): number | null {
+  if (slaMs === null) return null;
+  const due = now + slaMs;
+  return due < expiresAt ? due : null;
 }
 
 export function approvalBlock(record: Pick<ApprovalRecord, "id" | "state" | "expires_at">): ApprovalBlock {

@@ -12,7 +12,10 @@ export const APPROVAL_EVENTS = {
   expired: "approval.expired",
 } as const satisfies Record<ApprovalState, string>;
 
-export type ApprovalEventType = (typeof APPROVAL_EVENTS)[ApprovalState];
+/** A pending approval past its SLA, announced once to the tenant's escalation role. */
+export const OVERDUE_EVENT = "approval.overdue";
+
+export type ApprovalEventType = (typeof APPROVAL_EVENTS)[ApprovalState] | typeof OVERDUE_EVENT;
 
 /** What the webhook posts, signed byte for byte. */
 export interface ApprovalEvent {
@@ -22,6 +25,8 @@ export interface ApprovalEvent {
   tenant: string;
   approval: ApprovalSummary;
   console_path: string;
+  /** `approval.overdue` only: the role to notify (the tenant's `escalation_role`), or null when it names none. */
+  escalation_role?: string | null;
 }
 
 /**
@@ -47,7 +52,43 @@ export async function notifyApproval(env: Env, tenant: string, approval: Approva
     timestamp: at.toISOString(),
     tenant,
     approval,
-    console_path: `/console/approvals/${approval.id}`,
+    console_path: consolePathOf(approval),
   };
   await postSignedEvent(env, { id: webhookIdOf(approval), at, body: JSON.stringify(event) });
+}
+
+/** The `webhook-id` of an approval's overdue announcement: one per approval, sent once. */
+export function overdueWebhookIdOf(approval: Pick<ApprovalSummary, "id">): string {
+  return `evt_${approval.id}_overdue`;
+}
+
+/**
+ * Announces a pending approval past its SLA (`approval.overdue`), naming the role to notify. Unlike
+ * the other events it is delivered from the run's outbox: it throws when the hook fails or answers
+ * anything but 2xx, and the ledger's alarm sends it again (the same `webhook-id`), backing off,
+ * until it is delivered. Without a hook or a secret there is nothing to deliver.
+ */
+export async function announceOverdue(
+  env: Env,
+  tenant: string,
+  approval: ApprovalSummary,
+  escalationRole: string | null,
+): Promise<void> {
+  const id = overdueWebhookIdOf(approval);
+  const at = new Date();
+  const event: ApprovalEvent = {
+    type: OVERDUE_EVENT,
+    timestamp: at.toISOString(),
+    tenant,
+    approval,
+    console_path: consolePathOf(approval),
+    escalation_role: escalationRole,
+  };
+  if ((await postSignedEvent(env, { id, at, body: JSON.stringify(event) })) === "failed") {
+    throw new Error(`approval webhook ${id} was not acknowledged`);
+  }
+}
+
+function consolePathOf(approval: Pick<ApprovalSummary, "id">): string {
+  return `/console/approvals/${approval.id}`;
 }

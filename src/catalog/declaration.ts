@@ -280,6 +280,21 @@ const ValueDeclarationSchema = z.strictObject({
   subject: z.string().min(1).optional(),
 });
 
+/** The longest approval SLA: an approval cannot wait longer than a day anyway (its window). */
+const MAX_SLA_S = 24 * 60 * 60;
+
+/** What a human decision about this tool's calls is held to. */
+const ApprovalDeclarationSchema = z.strictObject({
+  sla_s: z
+    .number({ error: "a whole number of seconds" })
+    .int("a whole number of seconds")
+    .min(1, "at least 1 second: an approval's SLA cannot be negative or zero")
+    .max(MAX_SLA_S, `at most ${MAX_SLA_S} seconds (a day, an approval's whole window)`)
+    .describe(
+      "How long an approval of this tool's calls may wait for a decision before it is overdue and the tenant's escalation_role is notified; default: the tenant's approval_sla_s",
+    ),
+});
+
 export const ToolDeclarationSchema = z.strictObject({
   name: z.string(),
   version: z.string().min(1),
@@ -309,6 +324,7 @@ export const ToolDeclarationSchema = z.strictObject({
   effect: EffectDeclarationSchema.optional(),
   /** Write and destructive tools only. */
   value: ValueDeclarationSchema.optional(),
+  approval: ApprovalDeclarationSchema.optional(),
 });
 
 export const CatalogFileSchema = z.strictObject({

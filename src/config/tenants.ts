@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { type RunLimits, RunLimitsSchema } from "../wire/run-status";
 import { AlertsSchema } from "./alerts";
+import { ApprovalEscalationSettings } from "./approval-escalation";
 import { RateLimitSettingsSchema } from "./rate-settings";
 
 export const DEFAULT_LIMITS: RunLimits = {
@@ -101,6 +102,7 @@ export const TenantConfigSchema = z.strictObject({
   agent_profiles: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/), AgentProfileSchema).default({}),
   /** Thresholds on the health page's rates over a window: rate name → alert (see config/alerts.ts). */
   alerts: AlertsSchema.default({}),
+  ...ApprovalEscalationSettings,
 });
 export type TenantConfig = z.infer<typeof TenantConfigSchema>;
 

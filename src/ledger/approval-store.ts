@@ -1,4 +1,4 @@
-import type { ApprovalRecord, ApprovalSummary } from "../approvals/model";
+import { type ApprovalRecord, type ApprovalSummary, isOverdue } from "../approvals/model";
 import { notifyApproval } from "../approvals/notify";
 import type { SideEffect } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
@@ -27,6 +27,9 @@ interface ApprovalRow extends Record<string, SqlStorageValue> {
   result: string | null;
   /** Added by a later migration (ledger schema V9): `{ earlier_effects, limit }`. */
   cross_run: string | null;
+  /** Added by the escalation migration: when a decision is due, and when it was announced overdue. */
+  sla_due_at: number | null;
+  escalated_at: number | null;
 }
 
 export const APPROVALS_SCHEMA = `
@@ -66,8 +69,8 @@ export class ApprovalStore {
   insert(approval: ApprovalRecord): void {
     this.#sql.exec(
       `INSERT INTO approvals (id, idempotency_key, tool, side_effect, args, args_digest, policy_version, reasons, state,
-         requested_call_id, created_at, expires_at, cross_run)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
+         requested_call_id, created_at, expires_at, cross_run, sla_due_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
       approval.id,
       approval.idempotency_key,
       approval.tool,
@@ -82,7 +85,22 @@ export class ApprovalStore {
       approval.earlier_effects.length > 0 || approval.limit
         ? JSON.stringify({ earlier_effects: approval.earlier_effects, limit: approval.limit })
         : null,
+      approval.sla_due_at === null ? null : Date.parse(approval.sla_due_at),
     );
+  }
+
+  /** Records that the approval was announced overdue; in the transaction that writes the announcement. */
+  markEscalated(id: string, at: number): void {
+    this.#sql.exec("UPDATE approvals SET escalated_at = ? WHERE id = ? AND escalated_at IS NULL", at, id);
+  }
+
+  /** When the next pending approval not yet announced overdue becomes overdue, or null. */
+  nextEscalation(): number | null {
+    return this.#sql
+      .exec<{ next: number | null }>(
+        "SELECT MIN(sla_due_at) AS next FROM approvals WHERE state = 'pending' AND escalated_at IS NULL",
+      )
+      .one().next;
   }
 
   byKey(key: string): ApprovalRecord | null {
@@ -133,6 +151,7 @@ export class ApprovalStore {
 
   #all(query: string, ...bindings: SqlStorageValue[]): ApprovalRecord[] {
     const owner = this.#owner() ?? { tenant: "", run_id: "" };
+    const now = Date.now();
     return this.#sql
       .exec<ApprovalRow>(query, ...bindings)
       .toArray()
@@ -151,14 +170,22 @@ export class ApprovalStore {
         requested_call_id: row.requested_call_id,
         created_at: new Date(row.created_at).toISOString(),
         expires_at: new Date(row.expires_at).toISOString(),
+        sla_due_at: isoOrNull(row.sla_due_at),
+        overdue: false,
+        escalated_at: isoOrNull(row.escalated_at),
         decided_at: row.decided_at === null ? null : new Date(row.decided_at).toISOString(),
         decided_by: row.decided_by,
         decided_by_name: row.decided_by_name,
         decision_reason: row.decision_reason,
         result: row.result === null ? null : (JSON.parse(row.result) as Envelope),
         ...crossRunOf(row.cross_run),
-      }));
+      }))
+      .map((approval) => ({ ...approval, overdue: isOverdue(approval, now) }));
   }
+}
+
+function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
 }
 
 function crossRunOf(stored: string | null): Pick<ApprovalRecord, "earlier_effects" | "limit"> {

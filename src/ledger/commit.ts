@@ -51,7 +51,13 @@ export function callView(
   stores: LedgerStores,
   run: RunMeta,
   call: AgentCall,
-  memory: { inflight: boolean; uncommittedReads: number; maxOpenApprovals: number },
+  memory: {
+    inflight: boolean;
+    uncommittedReads: number;
+    maxOpenApprovals: number;
+    /** The tenant's approval SLA, for tools that declare none. */
+    approvalSlaMs?: number | null;
+  },
   tenantWide: { check: TenantCheck; per_run: number | null } | null = null,
 ): CallView {
   const { key } = call;
@@ -64,6 +70,7 @@ export function callView(
     // Reads admitted but not yet committed count too: their trace entries are written with them.
     earlier_identical: stores.run.countDigest(call.digest) + memory.uncommittedReads,
     max_open_approvals: memory.maxOpenApprovals,
+    approval_sla_ms: memory.approvalSlaMs ?? null,
     inflight: memory.inflight,
     // The run's own cap is read in the turn that commits the claim: two calls of one run cannot both fit.
     claim: tenantWide
@@ -133,6 +140,7 @@ export function commitWrites(
 ): { run: RunMeta; changed: ApprovalSummary[] } {
   let next = run;
   const changedIds: string[] = [];
+  const escalations: Extract<Write, { kind: "approval_escalate" }>[] = [];
   // An entry opened and closed by the same event is written whole, in one statement.
   const closes = new Map<string, TraceCompletion>();
   for (const write of writes) if (write.kind === "trace_close") closes.set(write.call_id, write.completion);
@@ -180,6 +188,10 @@ export function commitWrites(
         stores.approvals.setState(write.id, write.state, write.decision, write.result ?? null);
         changedIds.push(write.id);
         break;
+      case "approval_escalate":
+        stores.approvals.markEscalated(write.id, write.at);
+        escalations.push(write);
+        break;
       case "effect_claim":
         stores.claims.insert(write.key, write.shards, write.value, write.over_cap);
         break;
@@ -190,7 +202,16 @@ export function commitWrites(
   const now = Date.now();
   reportFates(stores, writes, now);
   const changed: ApprovalSummary[] = [];
-  for (const id of new Set([...changedIds, ...republish])) {
+  // An escalated approval's state did not change: its `approval.overdue` webhook goes out through the
+  // outbox (retried until delivered, written once with the mark), and its directory copy is refreshed.
+  for (const escalation of escalations) {
+    const approval = stores.approvals.byId(escalation.id);
+    if (!approval) continue;
+    const summary = summarize(approval);
+    stores.outbox.enqueue({ kind: "escalation", summary, escalation_role: escalation.escalation_role }, now);
+  }
+  const refreshed = escalations.map((escalation) => escalation.id);
+  for (const id of new Set([...changedIds, ...republish, ...refreshed])) {
     const approval = stores.approvals.byId(id);
     if (!approval) continue;
     const summary = summarize(approval);

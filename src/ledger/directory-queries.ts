@@ -1,5 +1,6 @@
 import type { ApprovalFilters, RunFilters } from "../approvals/list-filters";
 import { DEFAULT_LIST_LIMIT } from "../approvals/list-limits";
+import { isOverdue } from "../approvals/model";
 import type { PageCursor } from "../approvals/page-cursor";
 import type { SubjectQuery } from "../approvals/subjects";
 import type { ApprovalSummary } from "../wire/approval";
@@ -123,13 +124,22 @@ export interface ApprovalRow extends Record<string, SqlStorageValue> {
   summary: string;
 }
 
+/** The summary fields that came later: a summary stored before them lacks them. */
+type LaterField =
+  | "args_digest"
+  | "decided_at"
+  | "decided_by_name"
+  | "sla_due_at"
+  | "overdue"
+  | "escalated_at";
+
 /** A summary as stored: those written before these fields existed lack them. */
-type StoredSummary = Omit<ApprovalSummary, "args_digest" | "decided_at" | "decided_by_name"> &
-  Partial<Pick<ApprovalSummary, "args_digest" | "decided_at" | "decided_by_name">>;
+type StoredSummary = Omit<ApprovalSummary, LaterField> & Partial<Pick<ApprovalSummary, LaterField>>;
 
 /**
  * A listed approval. A summary lacking a newer field gets it from its column, or null where no
- * column holds it. A pending approval past its expiry is shown as expired.
+ * column holds it. A pending approval past its expiry is shown as expired; whether it is overdue
+ * is worked out now, never taken from the stored copy.
  */
 export function approvalFromRow(row: ApprovalRow, now: string): ApprovalSummary {
   const stored = JSON.parse(row.summary) as StoredSummary;
@@ -138,10 +148,13 @@ export function approvalFromRow(row: ApprovalRow, now: string): ApprovalSummary 
     args_digest: stored.args_digest ?? row.args_digest,
     decided_at: stored.decided_at ?? row.decided_at,
     decided_by_name: stored.decided_by_name ?? null,
+    sla_due_at: stored.sla_due_at ?? null,
+    escalated_at: stored.escalated_at ?? null,
+    overdue: false,
   };
-  return summary.state === "pending" && summary.expires_at <= now
-    ? { ...summary, state: "expired" }
-    : summary;
+  const listed: ApprovalSummary =
+    summary.state === "pending" && summary.expires_at <= now ? { ...summary, state: "expired" } : summary;
+  return { ...listed, overdue: isOverdue(listed, Date.parse(now)) };
 }
 
 export interface RunRow extends Record<string, SqlStorageValue> {

@@ -32,6 +32,8 @@ CREATE TABLE IF NOT EXISTS outbox (
  */
 export type DirectoryMessage =
   | { kind: "approval"; summary: ApprovalSummary }
+  /** An approval past its SLA, announced on the approval webhook (`approval.overdue`) to the escalation role. */
+  | { kind: "escalation"; summary: ApprovalSummary; escalation_role: string | null }
   | { kind: "run"; entry: RunIndexEntry }
   | { kind: "effect"; shards: number[]; update: EffectUpdate };
 
@@ -39,6 +41,9 @@ export interface OutboxRow {
   topic: string;
   seq: number;
   message: DirectoryMessage;
+  /** Failed deliveries so far, and when the next is due. */
+  attempts: number;
+  next_attempt_at: number;
 }
 
 /** How long after its commit a message waits for the alarm if the delivery right after the commit never returned. */
@@ -54,6 +59,8 @@ function topicOf(message: DirectoryMessage): string {
   switch (message.kind) {
     case "approval":
       return `approval:${message.summary.id}`;
+    case "escalation":
+      return `escalation:${message.summary.id}`;
     case "run":
       return `run:${message.entry.run_id}`;
     case "effect":
@@ -82,6 +89,8 @@ interface Row extends Record<string, SqlStorageValue> {
   topic: string;
   seq: number;
   message: string;
+  attempts: number;
+  next_attempt_at: number;
 }
 
 export class Outbox {
@@ -111,12 +120,14 @@ export class Outbox {
   /** Every undelivered message, oldest topic first. */
   undelivered(): OutboxRow[] {
     return this.#sql
-      .exec<Row>("SELECT topic, seq, message FROM outbox ORDER BY rowid")
+      .exec<Row>("SELECT topic, seq, message, attempts, next_attempt_at FROM outbox ORDER BY rowid")
       .toArray()
       .map((row) => ({
         topic: row.topic,
         seq: row.seq,
         message: JSON.parse(row.message) as DirectoryMessage,
+        attempts: row.attempts,
+        next_attempt_at: row.next_attempt_at,
       }));
   }
 

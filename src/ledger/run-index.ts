@@ -1,3 +1,4 @@
+import { announceOverdue } from "../approvals/notify";
 import { MAX_SUBJECTS_PER_RUN, subjectsOf } from "../approvals/subjects";
 import type { ToolSpec } from "../catalog/define-tool";
 import type { Env } from "../env";
@@ -134,6 +135,9 @@ export class RunDirectory {
   async #deliverOnce(tenant: string): Promise<void> {
     const directory = this.#env.APPROVAL_DIRECTORY.get(this.#env.APPROVAL_DIRECTORY.idFromName(tenant));
     for (const row of this.#outbox.undelivered()) {
+      // A webhook receiver is someone else's server: once it failed, it is tried again when its
+      // backoff is due (the alarm rings then), not after every commit of the run.
+      if (row.message.kind === "escalation" && row.attempts > 0 && row.next_attempt_at > Date.now()) continue;
       try {
         await deliverMessage(this.#env, directory, tenant, row.message);
         this.#outbox.acknowledge(row);
@@ -155,6 +159,9 @@ async function deliverMessage(
   switch (message.kind) {
     case "approval":
       await directory.upsert(message.summary, tenant);
+      return;
+    case "escalation":
+      await announceOverdue(env, tenant, message.summary, message.escalation_role);
       return;
     case "run":
       await directory.indexRun(message.entry);

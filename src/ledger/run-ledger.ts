@@ -166,11 +166,12 @@ export class RunLedger extends DurableObject<Env> {
     if (!run) return;
     const now = Date.now();
     const policy = await currentPolicyVersion(this.env, run);
+    const escalationRole = loadConfig(this.env).tenants[run.tenant]?.escalation_role ?? null;
     // Sends a restart cut off (left "sending", their trace entries open) settle in doubt here.
     const interrupted = tables.interruptedView(this.#stores, run, this.#inflight.keys());
     await this.#commit(() => [
       ...reconcileInterrupted(interrupted, now),
-      ...alarmRings(run, this.#stores.approvals.pending(), now, policy),
+      ...alarmRings(run, this.#stores.approvals.pending(), now, policy, escalationRole),
     ]);
     // Whatever the directory is still owed, retried here (the alarm rings for it) until retention ends.
     await this.#directory.deliver(run.tenant);
@@ -305,6 +306,7 @@ export class RunLedger extends DurableObject<Env> {
           inflight: this.#inflight.has(call.key),
           uncommittedReads: this.#deferredReads.count(call.digest),
           maxOpenApprovals: tenant.max_open_approvals,
+          approvalSlaMs: tenant.approval_sla_s === undefined ? null : tenant.approval_sla_s * 1_000,
         },
         check ? { check, per_run: (value && tenant.value_caps[value.currency]?.per_run) ?? null } : null,
       ),

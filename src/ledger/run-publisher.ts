@@ -78,7 +78,8 @@ export class RunPublisher {
     const run = this.#run();
     if (!run) return;
     const reconcileAt = this.#sendsInFlight() > 0 ? Date.now() + RECONCILE_AFTER_MS : null;
-    const due = nextAlarmAt(run, this.#stores.approvals.nextExpiry(), reconcileAt);
+    const { approvals } = this.#stores;
+    const due = nextAlarmAt(run, approvals.nextExpiry(), reconcileAt, approvals.nextEscalation());
     await this.#ctx.storage.setAlarm(Math.min(due, this.#directory.nextAttemptAt() ?? due));
   }
 }

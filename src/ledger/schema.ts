@@ -107,7 +107,16 @@ ALTER TABLE approvals ADD COLUMN cross_run TEXT;
 ALTER TABLE trace ADD COLUMN claim_ms INTEGER;
 `;
 
-export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
+/**
+ * Approval escalation: when each approval's decision is due (its tool's SLA, else the tenant's),
+ * and when it was announced overdue, so the announcement goes out once.
+ */
+const V10_ESCALATION = `
+ALTER TABLE approvals ADD COLUMN sla_due_at INTEGER;
+ALTER TABLE approvals ADD COLUMN escalated_at INTEGER;
+`;
+
+export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10_ESCALATION];
 
 export function migrateLedger(sql: SqlStorage): void {
   applyMigrations(sql, LEDGER_MIGRATIONS);

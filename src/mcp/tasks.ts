@@ -13,7 +13,7 @@ import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { requestContext } from "../http/respond";
 import { ledgerFor } from "../ledger/client";
-import { expiredSpec, rejectedSpec } from "../pipeline/answers";
+import { APPROVAL_END_NEXT, expiredSpec, expiryOf, rejectedSpec } from "../pipeline/answers";
 import { WITHDRAWN_PREFIX } from "../pipeline/decide";
 import { type Envelope, failure } from "../wire/envelope";
 import { toCallToolResult } from "./call-result";
@@ -212,11 +212,12 @@ function taskOf(env: Env, taskId: string, approval: ApprovalRecord): TaskView {
     case "expired": {
       const withdrawn =
         approval.state === "expired" && (approval.decision_reason ?? "").startsWith(WITHDRAWN_PREFIX);
+      const ended = approval.state === "rejected" ? "rejected" : expiryOf(approval);
       const why =
         approval.state === "rejected"
-          ? `an operator rejected it${approval.decision_reason ? ` (${approval.decision_reason})` : ""}`
-          : `the approval expired (${approval.decision_reason ?? "nobody decided in time"})`;
-      const text = `Nothing was executed: ${why}. The ${approval.tool} call with these arguments did not run and will not run.`;
+          ? `an operator rejected it${approval.decision_reason ? ` (operator's reason: ${JSON.stringify(approval.decision_reason)})` : ""}`
+          : `the approval ${ended === "expired_undecided" ? "expired undecided" : "expired"} (${approval.decision_reason ?? "nobody decided in time"})`;
+      const text = `Nothing was executed: ${why}. The ${approval.tool} call with these arguments did not run and will not run. ${APPROVAL_END_NEXT[ended]}`;
       const spec = approval.state === "rejected" ? rejectedSpec(approval) : expiredSpec(approval);
       const envelope = failure(
         {

@@ -1,4 +1,4 @@
-import { APPROVAL_TTL_MS, type ApprovalRecord, approvalBlock } from "../approvals/model";
+import { APPROVAL_TTL_MS, type ApprovalRecord, approvalBlock, slaDueAt } from "../approvals/model";
 import { resendsInDoubt, type ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import { newApprovalId } from "../core/ids";
@@ -58,6 +58,8 @@ export interface CallView {
   /** Earlier agent calls of the run with the same digest, this one excluded. */
   earlier_identical: number;
   max_open_approvals: number;
+  /** The tenant's approval SLA, for tools that declare none; absent or null: no SLA. */
+  approval_sla_ms?: number | null;
   /** Whether a request under this key is on its way from this instance right now. */
   inflight: boolean;
   /**
@@ -278,7 +280,8 @@ function holdForHuman(
     });
   }
   const { tool } = prepared;
-  const opened = openApproval(view.run, call, prepared, key, cross);
+  const slaMs = prepared.tool.approval_sla_ms ?? view.approval_sla_ms ?? null;
+  const opened = openApproval(view.run, call, prepared, key, cross, slaMs);
   writes.push({ kind: "approval_open", approval: opened });
   writes.push({
     kind: "key_hold",
@@ -302,10 +305,12 @@ function openApproval(
   prepared: ValidCall,
   key: string,
   cross: Pick<ApprovalRecord, "earlier_effects" | "limit">,
+  slaMs: number | null,
 ): ApprovalRecord {
   const { tool } = prepared;
   // An approval cannot outlive the run's deadline: after it, nothing of the run may execute.
   const expiresAt = Math.min(call.now + APPROVAL_TTL_MS, run.deadline_at);
+  const dueAt = slaDueAt(call.now, expiresAt, slaMs);
   return {
     id: newApprovalId(),
     tenant: run.tenant,
@@ -321,6 +326,9 @@ function openApproval(
     requested_call_id: call.call_id,
     created_at: new Date(call.now).toISOString(),
     expires_at: new Date(expiresAt).toISOString(),
+    sla_due_at: dueAt === null ? null : new Date(dueAt).toISOString(),
+    overdue: false,
+    escalated_at: null,
     decided_at: null,
     decided_by: null,
     decided_by_name: null,

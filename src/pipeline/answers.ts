@@ -3,6 +3,7 @@ import type { EnvelopeContext, FailureSpec } from "../wire/envelope";
 import { budgetLeft, type Counters } from "./budget";
 import type { CallRecord, RunMeta } from "./run-state";
 import { externalId } from "./shape";
+import { UNDECIDED } from "./writes";
 
 /**
  * What a call is told when it does not run now: the envelope's context, what is known of its key's
@@ -68,19 +69,48 @@ export function waitSpec(approval: ApprovalRecord, tool: string): FailureSpec {
   };
 }
 
+/**
+ * Why an approval ended without running, as a code beside the words: an operator's rejection, an
+ * approval nobody decided within its window (it expired undecided), or one that could no longer
+ * execute (the run ended, the policy changed, a budget was spent, the agent withdrew it).
+ */
+export type ApprovalEnd = "rejected" | "expired_undecided" | "expired_invalidated";
+
+/** What the model is told to do next when an approval ended without running: never to retry. */
+export const APPROVAL_END_NEXT: Record<ApprovalEnd, string> = {
+  rejected:
+    "Do not retry; tell the user an operator rejected this, give the operator's reason, and ask how they want to proceed.",
+  expired_undecided:
+    "Do not retry; tell the user nobody approved this in time, so it was not done, and ask how they want to proceed.",
+  expired_invalidated:
+    "Do not retry; tell the user it was not done and why, and ask how they want to proceed.",
+};
+
 export function rejectedSpec(approval: Pick<ApprovalRecord, "id" | "decision_reason">): FailureSpec {
+  const reason = approval.decision_reason;
   return {
     code: "approval_rejected",
-    message: `An operator rejected this call${approval.decision_reason ? `: ${approval.decision_reason}` : "."} Do not retry it.`,
-    details: { approval_id: approval.id, reason: approval.decision_reason },
+    message: `An operator rejected this call${reason ? `. Operator's reason: ${JSON.stringify(reason)}.` : "."} It was not executed. ${APPROVAL_END_NEXT.rejected}`,
+    details: { approval_id: approval.id, reason, ended: "rejected" satisfies ApprovalEnd },
   };
 }
 
+/** How an expired approval ended: undecided (no reason recorded counts as undecided), or invalidated. */
+export function expiryOf(approval: Pick<ApprovalRecord, "decision_reason">): ApprovalEnd {
+  const why = approval.decision_reason;
+  return why === null || why === UNDECIDED ? "expired_undecided" : "expired_invalidated";
+}
+
 export function expiredSpec(approval: Pick<ApprovalRecord, "id" | "decision_reason">): FailureSpec {
+  const ended = expiryOf(approval);
   const why = approval.decision_reason ?? "nobody decided in time";
+  const what =
+    ended === "expired_undecided"
+      ? `This call's approval expired undecided (${why}); it was not executed and will not run.`
+      : `This call's approval can no longer be granted (${why}); it was not executed and will not run.`;
   return {
     code: "approval_expired",
-    message: `This call's approval can no longer be granted (${why}); it will not run. Ask a human how to proceed.`,
-    details: { approval_id: approval.id, reason: why },
+    message: `${what} ${APPROVAL_END_NEXT[ended]}`,
+    details: { approval_id: approval.id, reason: why, ended },
   };
 }

@@ -22,18 +22,21 @@ export function retainUntil(run: RunMeta): number {
 export const RECONCILE_AFTER_MS = 30_000;
 
 /**
- * When the ledger's alarm must ring: the first pending approval's expiry, a look for sends cut off
- * while any is in flight, or the run's deletion, whichever comes first.
+ * When the ledger's alarm must ring: the first pending approval's expiry or SLA (to announce it
+ * overdue), a look for sends cut off while any is in flight, or the run's deletion, whichever
+ * comes first.
  */
 export function nextAlarmAt(
   run: RunMeta,
   nextExpiry: number | null,
   reconcileAt: number | null = null,
+  nextEscalation: number | null = null,
 ): number {
   return Math.min(
     retainUntil(run),
     nextExpiry ?? Number.POSITIVE_INFINITY,
     reconcileAt ?? Number.POSITIVE_INFINITY,
+    nextEscalation ?? Number.POSITIVE_INFINITY,
   );
 }
 
@@ -44,16 +47,34 @@ export function endRun(run: RunMeta, pending: readonly ApprovalRecord[], now: nu
 }
 
 /**
- * Event "the ledger's alarm rings": time has passed (an approval's window, the run's deadline) or
- * the policy changed, and every pending approval that can no longer execute expires, saying why.
+ * Event "the ledger's alarm rings": time has passed (an approval's window or SLA, the run's
+ * deadline) or the policy changed. Every pending approval that can no longer execute expires,
+ * saying why; every other one past its SLA and not yet announced is escalated, once.
  */
 export function alarmRings(
   run: RunMeta,
   pending: readonly ApprovalRecord[],
   now: number,
   policyVersion: string,
+  escalationRole: string | null = null,
 ): Write[] {
-  return sweepApprovals(run, pending, now, policyVersion);
+  const expiring = sweepApprovals(run, pending, now, policyVersion);
+  const expired = new Set(expiring.map((write) => (write.kind === "approval_state" ? write.id : "")));
+  const escalations: Write[] = pending
+    .filter(
+      (approval) =>
+        !expired.has(approval.id) &&
+        approval.escalated_at === null &&
+        approval.sla_due_at !== null &&
+        Date.parse(approval.sla_due_at) <= now,
+    )
+    .map((approval) => ({
+      kind: "approval_escalate",
+      id: approval.id,
+      at: now,
+      escalation_role: escalationRole,
+    }));
+  return [...expiring, ...escalations];
 }
 
 /** A trace entry opened and never closed, as the alarm finds it. */

@@ -67,6 +67,12 @@ export type Write =
       value: ClaimedValue | null;
       over_cap: boolean;
     }
+  /**
+   * A pending approval is past its SLA: it is recorded as announced, and its `approval.overdue`
+   * webhook, naming the tenant's escalation role, is written to the outbox in the same transaction,
+   * so it goes out once and is retried until delivered.
+   */
+  | { kind: "approval_escalate"; id: string; at: number; escalation_role: string | null }
   | {
       kind: "approval_state";
       id: string;
@@ -83,6 +89,9 @@ export interface ApprovalDecisionRecord {
   reason: string | null;
 }
 
+/** Why an approval expired when nobody decided it within its window: it expired undecided. */
+export const UNDECIDED = "nobody decided within the approval window";
+
 /**
  * Why a pending approval can no longer execute, or null when it still can: the one rule behind
  * "no dead ends", used when an agent asks again, when an operator decides and by the sweep.
@@ -96,7 +105,7 @@ export function whyCannotExecute(
 ): string | null {
   if (run.state === "closed") return "the run was ended";
   if (now >= run.deadline_at) return "the run passed its deadline";
-  if (Date.parse(approval.expires_at) <= now) return "nobody decided within the approval window";
+  if (Date.parse(approval.expires_at) <= now) return UNDECIDED;
   if (policyVersion !== null && approval.policy_version !== policyVersion) {
     return "the policy changed since it was requested";
   }

@@ -931,6 +931,9 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "currency": "USD",
             "subject": "order_id"
           },
+          "approval": {
+            "sla_s": 600
+          },
           "output": {
             "trusted_text": {
               "refund_id": "an id the upstream system assigns; no customer or outsider chooses it",

@@ -22,6 +22,23 @@ export const ApprovalRecordSchema = z.strictObject({
   requested_call_id: z.string(),
   created_at: z.iso.datetime(),
   expires_at: z.iso.datetime(),
+  sla_due_at: z.iso
+    .datetime()
+    .nullable()
+    .describe(
+      "When a decision is due (the tool's approval SLA, else the tenant's approval_sla_s); null when none applies or the approval expires first.",
+    ),
+  overdue: z
+    .boolean()
+    .describe(
+      "True while the approval is pending past sla_due_at: it still can be decided until expires_at.",
+    ),
+  escalated_at: z.iso
+    .datetime()
+    .nullable()
+    .describe(
+      "When the proxy announced the approval overdue (approval.overdue, to the tenant's escalation_role); null until then. Announced once.",
+    ),
   decided_at: z.iso.datetime().nullable(),
   decided_by: z
     .string()
@@ -58,6 +75,9 @@ export const ApprovalSummarySchema = ApprovalRecordSchema.pick({
   args_digest: true,
   created_at: true,
   expires_at: true,
+  sla_due_at: true,
+  overdue: true,
+  escalated_at: true,
   decided_at: true,
   decided_by: true,
   decided_by_name: true,

@@ -194,6 +194,9 @@ function approvalOf(call: AgentCall, overrides: Partial<ApprovalRecord> = {}): A
     requested_call_id: "call_first",
     created_at: new Date(T0).toISOString(),
     expires_at: new Date(T0 + 60_000).toISOString(),
+    sla_due_at: null,
+    overdue: false,
+    escalated_at: null,
     decided_at: null,
     decided_by: null,
     decided_by_name: null,
@@ -734,6 +737,31 @@ describe("key (none) × operator and upstream events", () => {
 // Key held / approval pending
 // ---------------------------------------------------------------------------------------------
 
+describe("an approval past its SLA, when the alarm rings", () => {
+  const call = agentCall(REFUND);
+  const due = new Date(NOW - 1).toISOString();
+
+  it("is escalated once, naming the tenant's escalation role, and stays pending", () => {
+    const overdue = approvalOf(call, { sla_due_at: due });
+    const writes = alarmRings(runMeta(), [overdue], NOW, POLICY, "support_lead");
+    expect(writes).toEqual([
+      { kind: "approval_escalate", id: overdue.id, at: NOW, escalation_role: "support_lead" },
+    ]);
+    const announced = approvalOf(call, { sla_due_at: due, escalated_at: due });
+    expect(alarmRings(runMeta(), [announced], NOW, POLICY, "support_lead")).toEqual([]);
+  });
+
+  it("is not escalated before its SLA, nor without one", () => {
+    const early = approvalOf(call, { sla_due_at: new Date(NOW + 1).toISOString() });
+    expect(alarmRings(runMeta(), [early, approvalOf(call)], NOW, POLICY, null)).toEqual([]);
+  });
+
+  it("that expires in the same ring only expires: it is not announced overdue too", () => {
+    const lapsed = approvalOf(call, { sla_due_at: due, expires_at: new Date(NOW).toISOString() });
+    expect(kinds(alarmRings(runMeta(), [lapsed], NOW, POLICY, "support_lead"))).toEqual(["approval_state"]);
+  });
+});
+
 describe("key held, approval pending", () => {
   const call = agentCall(REFUND);
   const record = recordOf(call, "held");
@@ -1014,10 +1042,23 @@ describe("key held, approval expired", () => {
     expect(ofKind(step.writes, "key_send")).toEqual([]);
   });
 
-  it("an expiry without a recorded reason says nobody decided in time", () => {
+  it("an expiry without a recorded reason says nobody decided in time: it expired undecided", () => {
     const bare = approvalOf(call, { state: "expired" });
     const envelope = answerOf(admitCall(viewOf(runMeta(), { record, approval: bare }), call));
-    expect(errorOf(envelope).details).toEqual({ approval_id: bare.id, reason: "nobody decided in time" });
+    expect(errorOf(envelope).details).toEqual({
+      approval_id: bare.id,
+      reason: "nobody decided in time",
+      ended: "expired_undecided",
+    });
+    expect(errorOf(envelope).message).toMatch(
+      /^This call's approval expired undecided .* Do not retry; tell the user/,
+    );
+  });
+
+  it("an approval that could no longer execute ended invalidated, not undecided", () => {
+    const envelope = answerOf(admitCall(viewOf(runMeta(), { record, approval: expired }), call));
+    expect(errorOf(envelope).details).toMatchObject({ ended: "expired_invalidated" });
+    expect(errorOf(envelope).message).not.toContain("undecided");
   });
 
   it.each(["approve", "reject"] as const)(

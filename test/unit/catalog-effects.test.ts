@@ -63,6 +63,10 @@ describe("a tool's effect identity and value, as declared", () => {
     ["window_short", "tools[1].effect.window_s: at least 60 seconds"],
     ["window_long", "tools[1].effect.window_s: at most 2592000 seconds (30 days)"],
     [
+      "approval_sla_negative",
+      "tools[1].approval.sla_s: at least 1 second: an approval's SLA cannot be negative or zero",
+    ],
+    [
       "value_unknown",
       'tools[1].value.field: tool "refund_value_unknown": value field "cents" is not an argument; its arguments are order_id, amount_cents, amount, note, urgent',
     ],

@@ -10,12 +10,13 @@ const TENANTS = "wrangler.toml: env.sandbox.vars.TENANTS";
 describe("TENANTS in wrangler.toml, checked by npm run tools -- check", () => {
   const { tenants, problems } = readTenants(fixture);
 
-  it("reports each bad value cap and shard count where it is written, with what was given", () => {
+  it("reports each bad value cap, shard count and approval SLA where it is written, with what was given", () => {
     expect(problems).toEqual([
       `${TENANTS}.globex.value_caps.USD.per_run: must be an integer ≥ 0 (got 1.5)`,
       `${TENANTS}.globex.value_caps.USD.per_day: must be an integer ≥ 0 (got -5)`,
       `${TENANTS}.globex.value_caps.usd: "usd" is not a currency: a three-letter ISO 4217 code, such as USD`,
       `${TENANTS}.globex.effect_shards: must be an integer from 1 to 64 (got 0)`,
+      `${TENANTS}.globex.approval_sla_s: must be a whole number of seconds from 1 to 86400 (got -60); an approval's SLA cannot be negative or zero`,
       expect.stringContaining(".initech.alerts."),
       expect.stringContaining(".initech.alerts."),
       expect.stringContaining(".initech.alerts."),
@@ -88,6 +89,14 @@ describe("parseTenants, as the Worker reads TENANTS", () => {
       parseTenants({ t: { ...tenant, alerts: { invalid_calls: { threshold: -0.1, window_minutes: -5 } } } }),
     ).toThrow(
       'TENANTS is invalid at "t.alerts.invalid_calls.threshold": must be a rate from 0 to 1 (got -0.1); TENANTS is invalid at "t.alerts.invalid_calls.window_minutes": must be a whole number of minutes from 1 to 11520 (got -5)',
+    );
+  });
+
+  it("refuses a negative approval SLA and a role that is no role name, where the config loads", () => {
+    expect(() =>
+      parseTenants({ t: { ...tenant, approval_sla_s: -1, escalation_role: "Team Leads!" } }),
+    ).toThrow(
+      'TENANTS is invalid at "t.approval_sla_s": must be a whole number of seconds from 1 to 86400 (got -1); an approval\'s SLA cannot be negative or zero; TENANTS is invalid at "t.escalation_role": must be a role name: lowercase letters, digits, _ and -, such as support_lead',
     );
   });
 

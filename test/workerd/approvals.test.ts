@@ -9,13 +9,14 @@ import {
   asOperator,
   callTool,
   decide,
+  deliveredWebhook,
   ledgerStubOf,
   openRun,
   refundsOfRun,
   request,
-  sandbox,
   sandboxRequests,
   traceOf,
+  webhookLog,
 } from "./helpers";
 
 const refund = (order_id: string, amount_cents: number) => ({
@@ -230,27 +231,6 @@ describe("the human approval gate", () => {
 });
 
 describe("signed approval webhooks (Standard Webhooks)", () => {
-  type Delivery = {
-    seq: number;
-    verified: boolean;
-    webhook_id: string | null;
-    webhook_timestamp: number | null;
-    body: { type: string; timestamp: string; tenant: string; approval: { id: string; state: string } };
-  };
-  type Rejection = { webhook_id: string | null; status: number; code: string };
-  const hooks = () =>
-    sandbox<{ notifications: Delivery[]; rejections: Rejection[] }>("/_admin/notifications");
-
-  /** Waits for the delivery of one event: webhooks leave after the answer, through waitUntil. */
-  async function delivered(webhookId: string): Promise<Delivery> {
-    for (let wait = 0; wait < 40; wait++) {
-      const found = (await hooks()).notifications.find((entry) => entry.webhook_id === webhookId);
-      if (found) return found;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error(`webhook ${webhookId} never arrived`);
-  }
-
   /** Posts to the sandbox's receiver directly, as an attacker (or a replaying proxy) could. */
   function postHook(body: string, headers: Record<string, string>) {
     return env.ORDERS_API.fetch(
@@ -283,7 +263,7 @@ describe("signed approval webhooks (Standard Webhooks)", () => {
     const run = await openRun("acme", { namespace: "support", limits: { max_destructive: 2 } });
     const asked = await callTool(run, "issue_refund", refund("A1003", 123));
     const id = asked.body.approval?.id ?? "";
-    const created = await delivered(`evt_${id}_pending`);
+    const created = await deliveredWebhook(`evt_${id}_pending`);
     expect(created).toMatchObject({
       verified: true,
       webhook_id: `evt_${id}_pending`,
@@ -296,27 +276,27 @@ describe("signed approval webhooks (Standard Webhooks)", () => {
     expect(
       (await decide(id, "approve", "verified by phone", "acme", { confirm_duplicate: true })).status,
     ).toBe(200);
-    expect((await delivered(`evt_${id}_approved`)).body).toMatchObject({
+    expect((await deliveredWebhook(`evt_${id}_approved`)).body).toMatchObject({
       type: "approval.decided",
       approval: { id, state: "approved" },
     });
-    expect((await delivered(`evt_${id}_executed`)).body).toMatchObject({
+    expect((await deliveredWebhook(`evt_${id}_executed`)).body).toMatchObject({
       type: "approval.executed",
       approval: { id, state: "executed" },
     });
 
     const other = (await callTool(run, "issue_refund", refund("A1003", 124))).body.approval?.id ?? "";
-    await delivered(`evt_${other}_pending`);
+    await deliveredWebhook(`evt_${other}_pending`);
     await request(`/v1/runs/${run.id}/end`, {
       method: "POST",
       headers: { authorization: `Bearer ${run.token}` },
     });
-    expect((await delivered(`evt_${other}_expired`)).body).toMatchObject({
+    expect((await deliveredWebhook(`evt_${other}_expired`)).body).toMatchObject({
       type: "approval.expired",
       approval: { id: other, state: "expired" },
     });
 
-    const mine = (await hooks()).notifications.filter((entry) =>
+    const mine = (await webhookLog()).notifications.filter((entry) =>
       [id, other].includes(entry.body.approval?.id),
     );
     expect(mine.every((entry) => entry.verified)).toBe(true);
@@ -346,7 +326,7 @@ describe("signed approval webhooks (Standard Webhooks)", () => {
     const unsigned = await postHook(body, {});
     expect(unsigned.status).toBe(400);
     expect(await unsigned.json()).toMatchObject({ error: { code: "missing_signature" } });
-    const { notifications, rejections } = await hooks();
+    const { notifications, rejections } = await webhookLog();
     expect(notifications.some((entry) => entry.webhook_id === id)).toBe(false);
     expect(rejections.filter((entry) => entry.webhook_id === id).map((entry) => entry.code)).toEqual([
       "invalid_signature",
@@ -367,11 +347,11 @@ describe("signed approval webhooks (Standard Webhooks)", () => {
 
     const run = await openRun("acme");
     const approvalId = (await callTool(run, "issue_refund", refund("A1004", 125))).body.approval?.id ?? "";
-    const real = await delivered(`evt_${approvalId}_pending`);
+    const real = await deliveredWebhook(`evt_${approvalId}_pending`);
     const again = JSON.stringify(real.body);
     expect((await postHook(again, signed(`evt_${approvalId}_pending`, again))).status).toBe(400);
 
-    const { notifications } = await hooks();
+    const { notifications } = await webhookLog();
     expect(notifications.filter((entry) => entry.webhook_id === id)).toHaveLength(1);
     expect(notifications.filter((entry) => entry.webhook_id === `evt_${approvalId}_pending`)).toHaveLength(1);
   });
@@ -384,7 +364,7 @@ describe("signed approval webhooks (Standard Webhooks)", () => {
     expect(await old.json()).toMatchObject({ error: { code: "stale_timestamp" } });
     const future = await postHook(body, signed(id, body, new Date(Date.now() + 6 * 60_000)));
     expect(future.status).toBe(401);
-    expect((await hooks()).notifications.some((entry) => entry.webhook_id === id)).toBe(false);
+    expect((await webhookLog()).notifications.some((entry) => entry.webhook_id === id)).toBe(false);
     // Within the tolerance the same event is accepted: the refusals did not burn its id.
     expect((await postHook(body, signed(id, body, new Date(Date.now() - 60_000)))).status).toBe(202);
   });

@@ -308,3 +308,42 @@ export async function failDirectoryWritesOf(tenant: string): Promise<void> {
     }) as typeof sql.exec;
   });
 }
+
+/** One webhook the sandbox's receiver (`/_hooks/approvals`) accepted, verified per Standard Webhooks. */
+export interface WebhookDelivery {
+  seq: number;
+  verified: boolean;
+  webhook_id: string | null;
+  webhook_timestamp: number | null;
+  body: {
+    type: string;
+    timestamp: string;
+    tenant: string;
+    approval: { id: string; state: string } & Record<string, unknown>;
+    escalation_role?: string | null;
+  };
+}
+
+/** One webhook the sandbox's receiver refused, and why. */
+export interface WebhookRejection {
+  webhook_id: string | null;
+  status: number;
+  code: string;
+}
+
+/** Every webhook the sandbox's receiver accepted or refused so far. */
+export function webhookLog() {
+  return sandbox<{ notifications: WebhookDelivery[]; rejections: WebhookRejection[] }>(
+    "/_admin/notifications",
+  );
+}
+
+/** Waits for the delivery of one event: most webhooks leave after the answer, through waitUntil. */
+export async function deliveredWebhook(webhookId: string): Promise<WebhookDelivery> {
+  for (let wait = 0; wait < 40; wait++) {
+    const found = (await webhookLog()).notifications.find((entry) => entry.webhook_id === webhookId);
+    if (found) return found;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`webhook ${webhookId} never arrived`);
+}

@@ -453,7 +453,7 @@ describe("approval waits as tasks", () => {
     expect(done.status).toBe("completed");
     expect(done.result?.isError).toBe(true);
     expect(done.result?.content?.[0]?.text).toMatch(
-      /^Nothing was executed: an operator rejected it \(not eligible\)/,
+      /^Nothing was executed: an operator rejected it \(operator's reason: "not eligible"\)\..* Do not retry; tell the user/,
     );
     expect(envelopeOf(done.result as Result).error?.code).toBe("approval_rejected");
     expect(await refundsOf("A1003")).toHaveLength(before);

@@ -2,6 +2,7 @@
 import type { FC } from "hono/jsx";
 import type { ApprovalRecord } from "../../approvals/model";
 import type { SignedInOperator } from "../../auth/principal";
+import { expiryOf } from "../../pipeline/answers";
 import type { ApprovalDuplicate } from "../../wire/approval";
 import type { ValueUsage } from "../../wire/effects";
 import type { EnvironmentName } from "../../wire/envelope";
@@ -208,6 +209,20 @@ const DecisionForms: FC<{
   );
 };
 
+/** A pending approval past its SLA: when it was due, and whether the escalation role was notified. */
+const OverdueNotice: FC<{ approval: ApprovalRecord; now: number }> = ({ approval, now }) => (
+  <Notice kind="error">
+    <p>
+      <strong>Overdue:</strong> a decision was due{" "}
+      {approval.sla_due_at ? formatAge(approval.sla_due_at, now) : ""}.{" "}
+      {approval.escalated_at
+        ? `The escalation role was notified ${formatAge(approval.escalated_at, now)}.`
+        : "The escalation role is being notified."}{" "}
+      It can still be decided until it expires {formatUntil(approval.expires_at, now)}.
+    </p>
+  </Notice>
+);
+
 const Decided: FC<{ approval: ApprovalRecord }> = ({ approval }) => (
   <section aria-labelledby="decided-heading">
     <h2 id="decided-heading">Decision</h2>
@@ -218,7 +233,13 @@ const Decided: FC<{ approval: ApprovalRecord }> = ({ approval }) => (
       </dd>
       <dt>Decided by</dt>
       <dd>
-        {approval.decided_by ? <DecidedBy approval={approval} now={Date.now()} /> : "nobody (it expired)"}
+        {approval.decided_by ? (
+          <DecidedBy approval={approval} now={Date.now()} />
+        ) : expiryOf(approval) === "expired_undecided" ? (
+          "nobody: it expired undecided"
+        ) : (
+          "nobody (it expired)"
+        )}
       </dd>
       {approval.decided_at ? (
         <>
@@ -258,7 +279,14 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
       </p>
       <h1>
         Approval for <code>{approval.tool}</code> <Badge value={approval.state} />
+        {approval.overdue ? (
+          <>
+            {" "}
+            <Badge value="overdue" />
+          </>
+        ) : null}
       </h1>
+      {approval.overdue ? <OverdueNotice approval={approval} now={now} /> : null}
       {props.error ? (
         <Notice kind="error">
           <p>{props.error}</p>
@@ -342,6 +370,18 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
             <time datetime={approval.created_at}>{formatTimestamp(approval.created_at)}</time> (
             {formatAge(approval.created_at, now)})
           </dd>
+          {approval.sla_due_at ? (
+            <>
+              <dt>Decision due</dt>
+              <dd>
+                <time datetime={approval.sla_due_at}>{formatTimestamp(approval.sla_due_at)}</time> (
+                {approval.overdue
+                  ? `overdue: due ${formatAge(approval.sla_due_at, now)}`
+                  : formatUntil(approval.sla_due_at, now)}
+                )
+              </dd>
+            </>
+          ) : null}
           <dt>Expires</dt>
           <dd>
             <time datetime={approval.expires_at}>{formatTimestamp(approval.expires_at)}</time> (

@@ -62,6 +62,12 @@ export const ApprovalTable: FC<{ approvals: ApprovalSummary[]; now: number; with
           </th>
           <td data-label="State">
             <Badge value={approval.state} />
+            {approval.overdue ? (
+              <>
+                {" "}
+                <Badge value="overdue" />
+              </>
+            ) : null}
           </td>
           <td class="args-cell" data-label="Arguments">
             <ArgsList args={displayArgs(approval.tool, approval.args)} short />

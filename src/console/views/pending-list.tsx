@@ -70,6 +70,12 @@ export const PendingList: FC<PendingListProps> = ({ approvals, more, now, live }
                 <time datetime={approval.created_at} title={formatTimestamp(approval.created_at)}>
                   {formatAge(approval.created_at, now)}
                 </time>
+                {approval.overdue ? (
+                  <p class="meta">
+                    <Badge value="overdue" /> decision was due{" "}
+                    {approval.sla_due_at ? formatAge(approval.sla_due_at, now) : ""}
+                  </p>
+                ) : null}
                 <p class="meta">expires {formatUntil(approval.expires_at, now)}</p>
               </td>
               <td>
