@@ -3,9 +3,7 @@ import * as z from "zod";
 /**
  * The rates a tenant may set an alert on, one row each: the counter counted (`part`) over the
  * counter it is a share of (`whole`), both names of src/metrics/events.ts, which side of the
- * threshold is bad, and its name on the health page. A rate becomes alertable by adding its row
- * here (approvals past their SLA, once a counter of overdue approvals exists:
- * `approvals_overdue: { label: "Approvals past their SLA", part: <that counter>, whole: "approvals_asked", fires: "above" }`).
+ * threshold is bad, and its name on the health page. A rate becomes alertable by adding its row here.
  */
 export const ALERT_RATES = {
   /** Calls that succeeded; an alert fires when fewer than the threshold do. */
@@ -19,6 +17,13 @@ export const ALERT_RATES = {
     label: "Duplicates prevented",
     part: "duplicates_prevented",
     whole: "calls",
+    fires: "above",
+  },
+  /** Approvals still undecided past their SLA, of the approvals asked. */
+  approvals_overdue: {
+    label: "Approvals past their SLA",
+    part: "approvals_overdue",
+    whole: "approvals_asked",
     fires: "above",
   },
 } as const satisfies Record<string, { label: string; part: string; whole: string; fires: "above" | "below" }>;

@@ -4,7 +4,7 @@ import { type ApprovalSummary, isOlderSummary } from "../approvals/model";
 import { cutPage } from "../approvals/page-cursor";
 import { mergeSorted, subjectsOf } from "../approvals/subjects";
 import type { Env } from "../env";
-import { recordApprovalChange } from "../metrics/record";
+import { recordApprovalChange, recordApprovalOverdue } from "../metrics/record";
 import type { ApprovalListItem } from "../wire/approval";
 import type { ApprovalState } from "../wire/envelope";
 import type { RunIndexEntry, RunSummary } from "../wire/run-summary";
@@ -58,8 +58,8 @@ export class ApprovalDirectory extends DurableObject<Env> {
    */
   upsert(summary: ApprovalSummary, tenant: string): void {
     const held = this.#sql
-      .exec<{ state: ApprovalState; decided_at: string | null }>(
-        "SELECT state, decided_at FROM approvals WHERE id = ?",
+      .exec<{ state: ApprovalState; decided_at: string | null; escalated_at: string | null }>(
+        "SELECT state, decided_at, json_extract(summary, '$.escalated_at') AS escalated_at FROM approvals WHERE id = ?",
         summary.id,
       )
       .toArray()[0];
@@ -84,6 +84,9 @@ export class ApprovalDirectory extends DurableObject<Env> {
     );
     if (previous !== summary.state)
       recordApprovalChange(this.env, previous, { ...summary, tenant }, this.ctx);
+    // Escalated once per approval; a late or repeated copy of the summary counts nothing more.
+    if (summary.escalated_at && !held?.escalated_at)
+      recordApprovalOverdue(this.env, { tool: summary.tool, tenant }, this.ctx);
   }
 
   /** One page of approvals, newest first. A pending one past its expiry is listed as expired. */

@@ -23,6 +23,8 @@ export const COUNTERS = [
   "duplicates_prevented",
   /** Calls refused because a remote tool's definition no longer matched its pin (drift). */
   "drifted",
+  /** Approvals still undecided past their SLA: counted once each, when the escalation role is told. */
+  "approvals_overdue",
 ] as const;
 export type Counter = (typeof COUNTERS)[number];
 export type Counts = Record<Counter, number>;
@@ -117,6 +119,11 @@ const APPROVED: ReadonlySet<ApprovalState> = new Set(["approved", "executed"]);
  * written again, `approved` becoming `executed`). An approval first seen in any state was asked.
  * The wait is counted for human decisions only: an expiry measures the window, not a person.
  */
+/** What an approval going past its SLA counts as: one overdue approval. */
+export function countApprovalOverdue(): Counts {
+  return { ...zeroCounts(), approvals_overdue: 1 };
+}
+
 export function countApprovalChange(
   previous: ApprovalState | null,
   next: ApprovalState,

@@ -5,7 +5,13 @@ import type { Env } from "../env";
 import { catalog } from "../tools";
 import type { ApprovalState, Envelope } from "../wire/envelope";
 import { writeToAnalyticsEngine } from "./analytics-engine-sink";
-import { countApprovalChange, countCall, type MetricEvent, UNKNOWN_TOOL } from "./events";
+import {
+  countApprovalChange,
+  countApprovalOverdue,
+  countCall,
+  type MetricEvent,
+  UNKNOWN_TOOL,
+} from "./events";
 import { bufferForStore, type Defer } from "./store-sink";
 
 /** Where a call came from: the tenant and the namespace its verified run token names. */
@@ -69,6 +75,27 @@ export function recordApprovalChange(
       label: summary.state,
       at: now,
       counts,
+    },
+    ctx ? (work) => ctx.waitUntil(work) : undefined,
+  );
+}
+
+/** Counts an approval that went past its SLA undecided: once, when its escalation is first seen. */
+export function recordApprovalOverdue(
+  env: Env,
+  summary: Pick<ApprovalChange, "tenant" | "tool">,
+  ctx?: { waitUntil: Defer },
+): void {
+  emit(
+    env,
+    {
+      tenant: summary.tenant,
+      namespace: namespaceOfTool(summary.tool),
+      tool: summary.tool,
+      kind: "approval",
+      label: "pending",
+      at: Date.now(),
+      counts: countApprovalOverdue(),
     },
     ctx ? (work) => ctx.waitUntil(work) : undefined,
   );

@@ -87,6 +87,9 @@ export const MetricCountsSchema = z.strictObject({
   drifted: count.describe(
     "Calls refused because a remote MCP tool's definition no longer matched its reviewed pin (upstream_changed).",
   ),
+  approvals_overdue: count.describe(
+    "Approvals still undecided past their SLA, counted once each when the escalation role is told.",
+  ),
   success_rate: rate.describe("succeeded / calls; null without calls."),
   invalid_rate: rate.describe("invalid / calls; null without calls."),
   avg_approval_wait_ms: z

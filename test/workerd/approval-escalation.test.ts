@@ -1,8 +1,9 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ApprovalRecord } from "../../src/approvals/model";
+import { MetricsReportSchema } from "../../src/wire/metrics";
 import { signedInOperator } from "./console-client";
 import {
   asOperator,
@@ -128,6 +129,14 @@ describe("an approval still undecided past its SLA", () => {
     expect(page.html).toContain('class="badge badge-overdue"');
     expect(page.html).toContain("Overdue:");
     expect(page.html).toContain("The escalation role was notified");
+
+    // The agents' health counts it once, as an approval past its SLA (a rate alerts can watch).
+    const overdueCount = async () => {
+      const { body } = await asOperator("/v1/metrics?namespace=support");
+      return MetricsReportSchema.parse(body.data).series[0]?.totals.approvals_overdue ?? 0;
+    };
+    await vi.waitFor(async () => expect(await overdueCount()).toBe(1), { timeout: 15_000, interval: 200 });
+    expect((await operator.get("/console/health")).html).toContain("1 approval went past its SLA undecided");
 
     // The alarm rings again (its next reason is the expiry): the announcement is not sent twice.
     expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);

@@ -101,6 +101,7 @@ const NamespaceHealth: FC<{ series: MetricSeries; comparison: DayComparison; spl
   const decided = total((point) => point.approvals_decided);
   const wait = total((point) => point.approval_wait_ms_total);
   const drifted = total((point) => point.drifted);
+  const overdue = total((point) => point.approvals_overdue);
   const id = (chart: string) => `${series.namespace}-${chart}`;
   const rateSummary = (part: number, label: string) =>
     calls > 0 ? `${percent(part / calls)} ${label} over the day` : "no calls in the last 24 h";
@@ -116,6 +117,14 @@ const NamespaceHealth: FC<{ series: MetricSeries; comparison: DayComparison; spl
             matches the one reviewed (<code>upstream_changed</code>): the server changed it. Review the change
             with <code>npm run tools -- check --remote --namespace {series.namespace}</code>, then re-pin it
             with <code>npm run tools -- pin {series.namespace}</code>.
+          </p>
+        </Notice>
+      ) : null}
+      {overdue > 0 ? (
+        <Notice kind="info">
+          <p>
+            {counted(overdue, "approval")} went past {overdue === 1 ? "its" : "their"} SLA undecided in the
+            last 24 h; the escalation role was told of each.
           </p>
         </Notice>
       ) : null}
