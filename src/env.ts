@@ -37,6 +37,11 @@ export interface Env {
    * sandbox environment); absent elsewhere, where both are refused.
    */
   FAULT_INJECTION?: string;
+  /**
+   * "simulated" in .dev.vars only: workerd has no jurisdictions, so a tenant's jurisdiction is
+   * written into its objects' names instead (src/config/placement.ts). Absent in every deploy.
+   */
+  RESIDENCY?: string;
   RUN_LEDGER: DurableObjectNamespace<RunLedger>;
   /** One per tenant: the index of approvals across the tenant's runs. */
   APPROVAL_DIRECTORY: DurableObjectNamespace<ApprovalDirectory>;

@@ -5,6 +5,7 @@ import type { Env } from "../env";
 import { parseUpstreamSigningKeys, type UpstreamSigningKey } from "../upstream/signing-keys";
 import { type EnvironmentName, EnvironmentSchema } from "../wire/envelope";
 import { type FaultInjection, parseFaultInjection } from "./fault-injection";
+import { parseResidencyMode, type ResidencyMode } from "./residency";
 import { parseTenants, type Tenants } from "./tenants";
 
 /**
@@ -25,6 +26,8 @@ export interface ProxyConfig {
   upstreamSigningKeys: UpstreamSigningKey[];
   /** Whether run scenarios and X-Sandbox-Fault headers are accepted and forwarded upstream. */
   faultInjection: FaultInjection;
+  /** How a tenant's jurisdiction is honoured: by Cloudflare, or simulated in names locally. */
+  residencyMode: ResidencyMode;
 }
 
 const cache = new WeakMap<object, ProxyConfig>();
@@ -45,6 +48,7 @@ export function loadConfig(env: Env): ProxyConfig {
       runTokenKeys: parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS),
       upstreamSigningKeys: parseUpstreamSigningKeys("UPSTREAM_SIGNING_KEYS", env.UPSTREAM_SIGNING_KEYS),
       faultInjection: parseFaultInjection(env.FAULT_INJECTION),
+      residencyMode: parseResidencyMode(env.RESIDENCY, environment.data),
     };
     cache.set(env, config);
   }

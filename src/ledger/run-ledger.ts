@@ -17,6 +17,7 @@ import { runStatus } from "../pipeline/run-status";
 import { joinedAnswer, settleSend } from "../pipeline/settle";
 import type { Write } from "../pipeline/writes";
 import { type RunRateGate, runRateGate } from "../ratelimit/run-gate";
+import { takeToolToken } from "../ratelimit/tool-limits";
 import { catalog } from "../tools";
 import { type Envelope, failure } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
@@ -195,6 +196,8 @@ export class RunLedger extends DurableObject<Env> {
     const taken = await intakeCall(this.env, this.#ownRun(input.tenant), input, this.#stores.keys);
     if (taken.kind === "refused") return taken.envelope;
     const { call } = taken;
+    const toolLimited = await this.#toolLimited(taken);
+    if (toolLimited) return toolLimited;
     const claimed = await this.#claimTenantWide(taken);
     if (claimed.kind === "refused") return claimed.envelope;
     const { step, inflight, admission } = await this.#admit(taken, claimed.check).finally(() => {
@@ -287,6 +290,31 @@ export class RunLedger extends DurableObject<Env> {
     const limited = await this.#gate.take();
     const context = { call_id: input.call_id, environment: run.environment, tool: input.request.tool };
     return limited ? failure(context, limited) : null;
+  }
+
+  /**
+   * The tenant's limit on this tool (`tool_limits`), taken by a call that would be a new request:
+   * a read, or a keyed call whose key this run has not recorded. A key already recorded is a
+   * replay, a join, a wait for its approval or the resend of a send in doubt: it was counted when
+   * it was first called, takes no token and is never refused here, so no answer to a resend says
+   * "not done" of an effect its earlier send may have made. The key is looked at again after the
+   * limiter answered: an identical call that recorded it meanwhile makes this one its join.
+   */
+  async #toolLimited({ call, tenant }: Extract<TakenCall, { kind: "ready" }>): Promise<Envelope | null> {
+    const { prepared, key } = call;
+    const run = this.#loaded();
+    if (prepared.refusal !== null || run.state === "closed") return null;
+    const recorded = () =>
+      key !== null && (this.#inflight.has(key) || this.#stores.keys.read(key, null) !== null);
+    if (recorded()) return null;
+    const refusal = await takeToolToken(this.env, run.tenant, tenant.tool_limits, {
+      namespace: run.namespace,
+      tool: prepared.tool.name,
+      args: prepared.args,
+    });
+    if (!refusal || recorded()) return null;
+    const context = { call_id: call.call_id, environment: run.environment, tool: prepared.toolName };
+    return failure(context, refusal);
   }
 
   /**

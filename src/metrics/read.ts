@@ -1,4 +1,5 @@
 import { loadConfig } from "../config/load";
+import { tenantObject } from "../config/placement";
 import type { Env } from "../env";
 import { BUCKET_MS, type MetricBucket, type MetricsReport } from "../wire/metrics";
 import { buildMetricsSql, queryAnalyticsEngine } from "./analytics-engine-sql";
@@ -77,7 +78,7 @@ async function readStore(
       details: { missing_bindings: ["METRICS", "METRICS_STORE"] },
     };
   }
-  const rows = await store.get(store.idFromName(tenant)).read({
+  const rows = await tenantObject(env, store, tenant, tenant).read({
     since: range.since,
     until: range.until,
     bucketMs: BUCKET_MS[range.bucket],

@@ -1,5 +1,6 @@
 import { waitUntil } from "cloudflare:workers";
 import type { ApprovalSummary } from "../approvals/model";
+import { tenantObject } from "../config/placement";
 import type { Env } from "../env";
 import { catalog } from "../tools";
 import type { ApprovalState, Envelope } from "../wire/envelope";
@@ -85,7 +86,10 @@ function namespaceOfTool(tool: string): string {
 function emit(env: Env, event: MetricEvent, defer: Defer = deferAfterAnswer): void {
   try {
     if (env.METRICS) writeToAnalyticsEngine(env.METRICS, event);
-    else if (env.METRICS_STORE) bufferForStore(env.METRICS_STORE, event, defer);
+    else if (env.METRICS_STORE) {
+      const store = env.METRICS_STORE;
+      bufferForStore((tenant) => tenantObject(env, store, tenant, tenant), event, defer);
+    }
   } catch (error) {
     // Health metrics must never cost an agent its answer.
     console.error("metrics event dropped", error);
