@@ -8,6 +8,7 @@ import { type EffectFate, fateOfKey } from "../effects/fate";
 import type { TenantCheck } from "../effects/reasons";
 import type { Env } from "../env";
 import { admitCall } from "../pipeline/admit";
+import { context, knownEffect } from "../pipeline/answers";
 import { decideApproval, withdrawApproval } from "../pipeline/decide";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
 import { currentPolicyVersion, intakeCall, type TakenCall } from "../pipeline/intake";
@@ -19,7 +20,7 @@ import type { Write } from "../pipeline/writes";
 import { type RunRateGate, runRateGate } from "../ratelimit/run-gate";
 import { takeToolToken } from "../ratelimit/tool-limits";
 import { catalog } from "../tools";
-import { type Envelope, failure } from "../wire/envelope";
+import { type Envelope, type FailureSpec, failure } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
 import type { TraceEntry } from "../wire/trace-entry";
@@ -192,7 +193,7 @@ export class RunLedger extends DurableObject<Env> {
    */
   async call(input: CallInput): Promise<Envelope> {
     const limited = await this.#rateLimited(input);
-    if (limited) return limited;
+    if (limited) return this.#rateRefusal(input, limited);
     const taken = await intakeCall(this.env, this.#ownRun(input.tenant), input, this.#stores.keys);
     if (taken.kind === "refused") return taken.envelope;
     const { call } = taken;
@@ -283,13 +284,43 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   /** The run's and the tenant's call rates: a refused call is no dispatch and commits nothing. */
-  async #rateLimited(input: CallInput): Promise<Envelope | null> {
+  async #rateLimited(input: CallInput): Promise<FailureSpec | null> {
     const run = this.#ownRun(input.tenant);
     if (!run) return null;
     this.#gate ??= runRateGate(this.env, run);
-    const limited = await this.#gate.take();
-    const context = { call_id: input.call_id, environment: run.environment, tool: input.request.tool };
-    return limited ? failure(context, limited) : null;
+    return this.#gate.take();
+  }
+
+  /**
+   * The answer of a call the run's or the tenant's rate refused. Nothing is sent, but the call may
+   * be the resend of a key whose earlier send may have acted: the refusal then says what is known of
+   * that effect (null while in doubt or in flight, the stored outcome once completed), never "not
+   * done" for one that may have happened, as intake's refusals do. The call's key is derived only
+   * here, on a refusal of a call that is not a read, so an admitted call pays nothing for it.
+   */
+  async #rateRefusal(input: CallInput, spec: FailureSpec): Promise<Envelope> {
+    const run = this.#loaded();
+    const plain = failure(
+      { call_id: input.call_id, environment: run.environment, tool: input.request.tool },
+      spec,
+    );
+    const tool = input.request.tool === null ? null : catalog.find(run.namespace, input.request.tool);
+    if (!tool || tool.side_effect === "read") return plain;
+    const taken = await intakeCall(this.env, run, input, this.#stores.keys);
+    const key = taken.kind === "ready" ? taken.call.key : null;
+    if (key === null) return plain;
+    const inflight = this.#inflight.has(key);
+    const record = this.#stores.keys.read(key, null);
+    if (!inflight && !record) return plain;
+    const known = inflight ? { side_effect_confirmed: null, observed: null } : knownEffect(record);
+    const ctx = context(run, input.call_id, tool.name, key, run.counters, Date.now(), {
+      observed_state: known.observed,
+    });
+    return failure(ctx, {
+      ...spec,
+      side_effect_confirmed: known.side_effect_confirmed,
+      external_id: known.external_id ?? null,
+    });
   }
 
   /**

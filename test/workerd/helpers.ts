@@ -22,6 +22,7 @@ export const KEYS = {
   initech: "initech-demo-key",
   hooli: "hooli-demo-key",
   stark: "stark-demo-key",
+  umbrella: "umbrella-demo-key",
 } as const;
 export const SANDBOX_ADMIN = "sandbox-admin-demo-token";
 

@@ -119,3 +119,32 @@ describe("a tool's limit for all subjects together", () => {
     expect(other.body.error?.code).not.toBe("rate_limited");
   });
 });
+
+describe("the run's rate limit and a resend in doubt", () => {
+  it("refuses the resend without saying it was not done, at the run's ledger and never from the edge's memory", async () => {
+    // umbrella: 3 calls per run and 5 per tenant a minute (this file's umbrella is its own).
+    const run = await openRun("umbrella");
+    const summary = "Customer reports a damaged item";
+    const doubt = await ticket(run, "C401", summary, { "x-sandbox-fault": "error_500" });
+    expect(doubt.body.error?.side_effect_confirmed).toBeNull();
+    for (const order_id of ["U0001", "U0002"]) await callTool(run, "lookup_order", { order_id });
+
+    const resend = await ticket(run, "C401", summary);
+    expect(resend.status).toBe(429);
+    expect(resend.body.error?.details).toMatchObject({ scope: "run_calls" });
+    expect(resend.body.error?.side_effect_confirmed).toBeNull();
+    expect(resend.body.idempotency_key).toBe(doubt.body.idempotency_key);
+    // A read is now answered at the edge; the resend still reaches the ledger, which still knows.
+    expect(
+      (await callTool(run, "lookup_order", { order_id: "U0003" })).body.error?.side_effect_confirmed,
+    ).toBe(false);
+    const again = await ticket(run, "C401", summary);
+    expect(again.body.error?.code).toBe("rate_limited");
+    expect(again.body.error?.side_effect_confirmed).toBeNull();
+    // A new ticket was never sent: its refusal says so.
+    const fresh = await ticket(run, "C402", summary);
+    expect(fresh.body.error?.code).toBe("rate_limited");
+    expect(fresh.body.error?.side_effect_confirmed).toBe(false);
+    expect(await ticketPosts(run)).toBe(1);
+  });
+});
