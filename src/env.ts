@@ -40,6 +40,11 @@ export interface Env {
   FAULT_INJECTION?: string;
   /** Optional: how often an open `subscriptions/listen` stream asks which catalog is live (ms). */
   CATALOG_WATCH_MS?: string;
+  /**
+   * "simulated" in .dev.vars only: workerd has no jurisdictions, so a tenant's jurisdiction is
+   * written into its objects' names instead (src/config/placement.ts). Absent in every deploy.
+   */
+  RESIDENCY?: string;
   RUN_LEDGER: DurableObjectNamespace<RunLedger>;
   /** One for the deployment: which catalog is live (src/ledger/catalog-beacon.ts). */
   CATALOG_BEACON: DurableObjectNamespace<CatalogBeacon>;

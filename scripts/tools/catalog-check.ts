@@ -27,7 +27,13 @@ import { referenceRules } from "./catalog-reference-rules";
 import { remoteToolRules } from "./catalog-remote-rules";
 import { formatPath } from "./located";
 import { pinsFileOf, readPins } from "./mcp-pins";
-import { type DeployedTenant, ENVIRONMENTS, readTenants, repeatEffectsProblems } from "./tenants-check";
+import {
+  type DeployedTenant,
+  ENVIRONMENTS,
+  readTenants,
+  repeatEffectsProblems,
+  toolLimitsProblems,
+} from "./tenants-check";
 import { SchemaError } from "./zod-source";
 
 /** What the deployment offers a declaration: tenants, bindings and secrets, per environment. */
@@ -261,6 +267,8 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
   const owners = new Map<string, string>([[readResultPage("").name, "the built-in tools of src/tools"]]);
   // Each namespace's tools and their classes, as written (a broken declaration still names its tool).
   const classes = new Map<string, Map<string, SideEffect | undefined>>();
+  // Each namespace's tools and their top-level arguments, as written, for the tenants' tool limits.
+  const inputs = new Map<string, Map<string, string[] | undefined>>();
   const directory = resolve(root, catalogDir);
   const files = existsSync(directory)
     ? readdirSync(directory)
@@ -286,6 +294,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     }
     const namespace = basename(name, ".yaml");
     classes.set(header.data.namespace, new Map(header.data.tools.flatMap(declaredClass)));
+    inputs.set(header.data.namespace, new Map(header.data.tools.flatMap(declaredArguments)));
     if (header.data.namespace !== namespace) {
       report(["namespace"], `"${header.data.namespace}" must equal the file's name, "${namespace}"`);
     }
@@ -330,7 +339,11 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     compiled.push(file);
   }
   for (const problem of catalogProblems(specs).problems) problems.push(locate(problem, located));
-  problems.push(...deployment.problems, ...repeatEffectsProblems(deployment.tenants, classes));
+  problems.push(
+    ...deployment.problems,
+    ...repeatEffectsProblems(deployment.tenants, classes),
+    ...toolLimitsProblems(deployment.tenants, inputs),
+  );
   if (problems.length > 0) return { problems, compiled: [], outputs: null };
   return {
     problems,
@@ -345,6 +358,16 @@ function declaredClass(entry: unknown): [string, SideEffect | undefined][] {
   const { name, side_effect } = entry as { name?: unknown; side_effect?: unknown };
   if (typeof name !== "string") return [];
   const known = SIDE_EFFECTS.find((kind) => kind === side_effect);
+  return [[name, known]];
+}
+
+/** A declared tool's name and top-level argument names, read before its declaration is validated. */
+function declaredArguments(entry: unknown): [string, string[] | undefined][] {
+  if (typeof entry !== "object" || entry === null) return [];
+  const { name, input } = entry as { name?: unknown; input?: { properties?: unknown } };
+  if (typeof name !== "string") return [];
+  const properties = input?.properties;
+  const known = typeof properties === "object" && properties !== null ? Object.keys(properties) : undefined;
   return [[name, known]];
 }
 

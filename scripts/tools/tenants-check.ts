@@ -117,3 +117,40 @@ export function repeatEffectsProblems(
   }
   return problems;
 }
+
+/**
+ * Each tool a tenant limits (`tool_limits`) must be a tool of the namespace it is listed under, and
+ * the argument a limit is `per` one of the tool's top-level arguments: a typo would otherwise limit
+ * nothing, or put every call in one bucket. `catalog` maps a namespace to its tools' top-level
+ * argument names (undefined when a broken declaration hides them; that is reported elsewhere). The
+ * namespace itself is checked by the schema, as the Worker reads it.
+ */
+export function toolLimitsProblems(
+  tenants: readonly DeployedTenant[],
+  catalog: ReadonlyMap<string, ReadonlyMap<string, readonly string[] | undefined>>,
+): string[] {
+  const problems: string[] = [];
+  for (const { environment, id, tenant } of tenants) {
+    for (const [namespace, limits] of Object.entries(tenant.tool_limits)) {
+      const tools = catalog.get(namespace);
+      // A namespace of code tools is not declared in catalog/: its names are not checked here.
+      if (!tools || !tenant.namespaces.includes(namespace)) continue;
+      for (const [name, limit] of Object.entries(limits)) {
+        const at = `${tenantsAt(environment)}.${id}.tool_limits.${namespace}.${name}`;
+        if (!tools.has(name)) {
+          problems.push(
+            `${at}: "${name}" is not a tool of ${namespace} (it has ${[...tools.keys()].join(", ")})`,
+          );
+          continue;
+        }
+        const args = tools.get(name);
+        if (limit.per !== undefined && args && !args.includes(limit.per)) {
+          problems.push(
+            `${at}.per: "${limit.per}" is not an argument of ${name} (it takes ${args.join(", ") || "none"})`,
+          );
+        }
+      }
+    }
+  }
+  return problems;
+}

@@ -6,6 +6,7 @@ import { parseUpstreamSigningKeys, type UpstreamSigningKey } from "../upstream/s
 import { type EnvironmentName, EnvironmentSchema } from "../wire/envelope";
 import { parseCatalogWatchMs } from "./catalog-watch";
 import { type FaultInjection, parseFaultInjection } from "./fault-injection";
+import { parseResidencyMode, type ResidencyMode } from "./residency";
 import { parseTenants, type Tenants } from "./tenants";
 
 /**
@@ -28,6 +29,8 @@ export interface ProxyConfig {
   faultInjection: FaultInjection;
   /** How often an open `subscriptions/listen` stream asks which catalog is live. */
   catalogWatchMs: number;
+  /** How a tenant's jurisdiction is honoured: by Cloudflare, or simulated in names locally. */
+  residencyMode: ResidencyMode;
 }
 
 const cache = new WeakMap<object, ProxyConfig>();
@@ -49,6 +52,7 @@ export function loadConfig(env: Env): ProxyConfig {
       upstreamSigningKeys: parseUpstreamSigningKeys("UPSTREAM_SIGNING_KEYS", env.UPSTREAM_SIGNING_KEYS),
       faultInjection: parseFaultInjection(env.FAULT_INJECTION),
       catalogWatchMs: parseCatalogWatchMs(env.CATALOG_WATCH_MS),
+      residencyMode: parseResidencyMode(env.RESIDENCY, environment.data),
     };
     cache.set(env, config);
   }

@@ -3,6 +3,8 @@ import { type RunLimits, RunLimitsSchema } from "../wire/run-status";
 import { AlertsSchema } from "./alerts";
 import { ApprovalEscalationSettings } from "./approval-escalation";
 import { RateLimitSettingsSchema } from "./rate-settings";
+import { ResidencySchema } from "./residency";
+import { ToolLimitsSchema, toolLimitNamespaceIssues } from "./tool-limits";
 
 export const DEFAULT_LIMITS: RunLimits = {
   max_calls: 20,
@@ -67,6 +69,10 @@ export const TenantConfigSchema = z.strictObject({
   owns: z.record(z.string(), z.string()).default({}),
   /** Requests per window at the edge; every setting left out takes its default. */
   rate_limits: RateLimitSettingsSchema.prefault({}),
+  /** Calls per window of single tools across the tenant's runs, per subject if asked; see tool-limits.ts. */
+  tool_limits: ToolLimitsSchema,
+  /** Where the tenant's Durable Objects live (a jurisdiction, a location hint); see residency.ts. */
+  residency: ResidencySchema,
   /**
    * What happens to a side effect once the run has read third-party text (it is tainted):
    * `require_approval` makes the call wait for a human, `refuse` refuses it outright as a
@@ -108,6 +114,7 @@ export type TenantConfig = z.infer<typeof TenantConfigSchema>;
 
 /** An agent profile must stay inside its tenant: one of its namespaces, limits under its ceilings. */
 const TenantWithProfilesSchema = TenantConfigSchema.superRefine((tenant, ctx) => {
+  for (const issue of toolLimitNamespaceIssues(tenant)) ctx.addIssue({ code: "custom", ...issue });
   for (const [name, profile] of Object.entries(tenant.agent_profiles)) {
     if (!tenant.namespaces.includes(profile.namespace)) {
       ctx.addIssue({

@@ -9,6 +9,7 @@ import type { CallRequest } from "../pipeline/prepare";
 import { rateSettingsOf } from "../ratelimit/admission";
 import { rememberedRefusal, rememberRefusal } from "../ratelimit/edge-memo";
 import { acceptFaultHeaders } from "../scenarios/accept";
+import { catalog } from "../tools";
 import { type Envelope, failure } from "../wire/envelope";
 
 /** Who is calling: what a verified run token (REST or MCP) says. */
@@ -50,13 +51,13 @@ async function answerToolCall(
   const callId = newCallId();
   const environment = environmentOf(env);
   const base = { call_id: callId, environment, tool: request.tool };
-  // A run its ledger rate-limited moments ago is answered here until the wait is over.
-  const remembered = rememberedRefusal(
-    caller.tenant,
-    caller.run,
-    () => rateSettingsOf(env, caller.tenant),
-    Date.now(),
-  );
+  // A run its ledger rate-limited moments ago is answered here until the wait is over, for reads:
+  // any other call may resend a key whose earlier send acted, which only its ledger can tell.
+  const isRead =
+    request.tool !== null && catalog.find(caller.namespace, request.tool)?.side_effect === "read";
+  const remembered =
+    isRead &&
+    rememberedRefusal(caller.tenant, caller.run, () => rateSettingsOf(env, caller.tenant), Date.now());
   if (remembered) return failure(base, remembered);
   const limited = limitCall(request);
   if (limited) return failure(base, limited);

@@ -1,4 +1,5 @@
 import type { ApprovalRecord } from "../approvals/model";
+import { tenantObject } from "../config/placement";
 import type { EffectFate } from "../effects/fate";
 import type { Env } from "../env";
 import type { ResultPage } from "../tools/builtins";
@@ -30,7 +31,7 @@ export interface LedgerClient {
  * leaked, never reaches another tenant's ledger.
  */
 export function ledgerFor(env: Env, tenant: string, runId: string): LedgerClient {
-  const stub = env.RUN_LEDGER.get(env.RUN_LEDGER.idFromName(`${tenant}/${runId}`));
+  const stub = tenantObject(env, env.RUN_LEDGER, tenant, `${tenant}/${runId}`);
   // Workers RPC types a method returning `unknown` JSON (tool data, trace arguments) as `never`.
   // Every value the ledger returns is plain JSON, which RPC carries unchanged, so the ledger's own
   // method signatures are the true types.

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { tenantObject } from "../config/placement";
 import { applyMigrations } from "../core/sql-migrations";
 import { capLimit, leaseWant, type ValueTotals } from "../effects/caps";
 import type { EffectClaim } from "../effects/claim";
@@ -306,7 +307,7 @@ export class EffectShard extends DurableObject<Env> {
     const { claim, tenant } = request;
     const currency = claim.value?.currency ?? "";
     const held = this.#lease(claim).granted;
-    const pool = this.env.CAP_POOL.get(this.env.CAP_POOL.idFromName(`${tenant}/${currency}/${claim.day}`));
+    const pool = tenantObject(this.env, this.env.CAP_POOL, tenant, `${tenant}/${currency}/${claim.day}`);
     const answer = await pool.lease(request.shard, {
       want: held + leaseWant(lacking, cap, request.shards),
       need: held + lacking,

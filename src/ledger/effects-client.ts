@@ -1,3 +1,4 @@
+import { tenantObject } from "../config/placement";
 import type { TenantConfig } from "../config/tenants";
 import { type EffectClaim, shardOf, subjectDigest, utcDay } from "../effects/claim";
 import type { TenantCheck } from "../effects/reasons";
@@ -101,5 +102,5 @@ interface ShardClient {
 function shardStub(env: Env, tenant: string, shard: number): ShardClient {
   // Workers RPC types a method returning `unknown` JSON (an earlier effect's arguments) as `never`;
   // every value a shard returns is plain JSON, which RPC carries unchanged.
-  return env.EFFECT_SHARD.get(env.EFFECT_SHARD.idFromName(`${tenant}/${shard}`)) as unknown as ShardClient;
+  return tenantObject(env, env.EFFECT_SHARD, tenant, `${tenant}/${shard}`) as unknown as ShardClient;
 }

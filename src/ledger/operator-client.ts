@@ -1,4 +1,5 @@
 import type { ApprovalFilters, RunFilters } from "../approvals/list-filters";
+import { tenantObject } from "../config/placement";
 import type { Env } from "../env";
 import type { ApprovalDuplicate, ApprovalRecord } from "../wire/approval";
 import type { ApprovalDetail } from "../wire/approval-answers";
@@ -13,7 +14,7 @@ import type { DecideResult } from "./ledger-api";
  */
 
 function directoryFor(env: Env, tenant: string) {
-  return env.APPROVAL_DIRECTORY.get(env.APPROVAL_DIRECTORY.idFromName(tenant));
+  return tenantObject(env, env.APPROVAL_DIRECTORY, tenant, tenant);
 }
 
 /**

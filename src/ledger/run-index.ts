@@ -1,6 +1,7 @@
 import { announceOverdue } from "../approvals/notify";
 import { MAX_SUBJECTS_PER_RUN, subjectsOf } from "../approvals/subjects";
 import type { ToolSpec } from "../catalog/define-tool";
+import { tenantObject } from "../config/placement";
 import type { Env } from "../env";
 import type { RunMeta } from "../pipeline/run-state";
 import { assertNever } from "../wire/envelope";
@@ -133,7 +134,7 @@ export class RunDirectory {
   }
 
   async #deliverOnce(tenant: string): Promise<void> {
-    const directory = this.#env.APPROVAL_DIRECTORY.get(this.#env.APPROVAL_DIRECTORY.idFromName(tenant));
+    const directory = tenantObject(this.#env, this.#env.APPROVAL_DIRECTORY, tenant, tenant);
     for (const row of this.#outbox.undelivered()) {
       // A webhook receiver is someone else's server: once it failed, it is tried again when its
       // backoff is due (the alarm rings then), not after every commit of the run.

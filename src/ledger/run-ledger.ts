@@ -8,6 +8,7 @@ import { type EffectFate, fateOfKey } from "../effects/fate";
 import type { TenantCheck } from "../effects/reasons";
 import type { Env } from "../env";
 import { admitCall } from "../pipeline/admit";
+import { context, knownEffect } from "../pipeline/answers";
 import { decideApproval, withdrawApproval } from "../pipeline/decide";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
 import { currentPolicyVersion, intakeCall, type TakenCall } from "../pipeline/intake";
@@ -17,8 +18,9 @@ import { runStatus } from "../pipeline/run-status";
 import { joinedAnswer, settleSend } from "../pipeline/settle";
 import type { Write } from "../pipeline/writes";
 import { type RunRateGate, runRateGate } from "../ratelimit/run-gate";
+import { takeToolToken } from "../ratelimit/tool-limits";
 import { catalog } from "../tools";
-import { type Envelope, failure } from "../wire/envelope";
+import { type Envelope, type FailureSpec, failure } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
 import type { TraceEntry } from "../wire/trace-entry";
@@ -192,10 +194,12 @@ export class RunLedger extends DurableObject<Env> {
    */
   async call(input: CallInput): Promise<Envelope> {
     const limited = await this.#rateLimited(input);
-    if (limited) return limited;
+    if (limited) return this.#rateRefusal(input, limited);
     const taken = await intakeCall(this.env, this.#ownRun(input.tenant), input, this.#stores.keys);
     if (taken.kind === "refused") return taken.envelope;
     const { call } = taken;
+    const toolLimited = await this.#toolLimited(taken);
+    if (toolLimited) return toolLimited;
     const claimed = await this.#claimTenantWide(taken);
     if (claimed.kind === "refused") return claimed.envelope;
     const { step, inflight, admission } = await this.#admit(taken, claimed.check).finally(() => {
@@ -281,13 +285,68 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   /** The run's and the tenant's call rates: a refused call is no dispatch and commits nothing. */
-  async #rateLimited(input: CallInput): Promise<Envelope | null> {
+  async #rateLimited(input: CallInput): Promise<FailureSpec | null> {
     const run = this.#ownRun(input.tenant);
     if (!run) return null;
     this.#gate ??= runRateGate(this.env, run);
-    const limited = await this.#gate.take();
-    const context = { call_id: input.call_id, environment: run.environment, tool: input.request.tool };
-    return limited ? failure(context, limited) : null;
+    return this.#gate.take();
+  }
+
+  /**
+   * The answer of a call the run's or the tenant's rate refused. Nothing is sent, but the call may
+   * be the resend of a key whose earlier send may have acted: the refusal then says what is known of
+   * that effect (null while in doubt or in flight, the stored outcome once completed), never "not
+   * done" for one that may have happened, as intake's refusals do. The call's key is derived only
+   * here, on a refusal of a call that is not a read, so an admitted call pays nothing for it.
+   */
+  async #rateRefusal(input: CallInput, spec: FailureSpec): Promise<Envelope> {
+    const run = this.#loaded();
+    const plain = failure(
+      { call_id: input.call_id, environment: run.environment, tool: input.request.tool },
+      spec,
+    );
+    const tool = input.request.tool === null ? null : catalog.find(run.namespace, input.request.tool);
+    if (!tool || tool.side_effect === "read") return plain;
+    const taken = await intakeCall(this.env, run, input, this.#stores.keys);
+    const key = taken.kind === "ready" ? taken.call.key : null;
+    if (key === null) return plain;
+    const inflight = this.#inflight.has(key);
+    const record = this.#stores.keys.read(key, null);
+    if (!inflight && !record) return plain;
+    const known = inflight ? { side_effect_confirmed: null, observed: null } : knownEffect(record);
+    const ctx = context(run, input.call_id, tool.name, key, run.counters, Date.now(), {
+      observed_state: known.observed,
+    });
+    return failure(ctx, {
+      ...spec,
+      side_effect_confirmed: known.side_effect_confirmed,
+      external_id: known.external_id ?? null,
+    });
+  }
+
+  /**
+   * The tenant's limit on this tool (`tool_limits`), taken by a call that would be a new request:
+   * a read, or a keyed call whose key this run has not recorded. A key already recorded is a
+   * replay, a join, a wait for its approval or the resend of a send in doubt: it was counted when
+   * it was first called, takes no token and is never refused here, so no answer to a resend says
+   * "not done" of an effect its earlier send may have made. The key is looked at again after the
+   * limiter answered: an identical call that recorded it meanwhile makes this one its join.
+   */
+  async #toolLimited({ call, tenant }: Extract<TakenCall, { kind: "ready" }>): Promise<Envelope | null> {
+    const { prepared, key } = call;
+    const run = this.#loaded();
+    if (prepared.refusal !== null || run.state === "closed") return null;
+    const recorded = () =>
+      key !== null && (this.#inflight.has(key) || this.#stores.keys.read(key, null) !== null);
+    if (recorded()) return null;
+    const refusal = await takeToolToken(this.env, run.tenant, tenant.tool_limits, {
+      namespace: run.namespace,
+      tool: prepared.tool.name,
+      args: prepared.args,
+    });
+    if (!refusal || recorded()) return null;
+    const context = { call_id: call.call_id, environment: run.environment, tool: prepared.toolName };
+    return failure(context, refusal);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { loadConfig } from "../config/load";
+import { tenantObject } from "../config/placement";
 import type { Env } from "../env";
 import { BUCKET_MS, type FiringAlert, type MetricBucket, type MetricsReport } from "../wire/metrics";
 import { buildMetricsSql, queryAnalyticsEngine } from "./analytics-engine-sql";
@@ -66,7 +67,7 @@ export async function readMetrics(
 async function firingAlerts(env: Env, tenant: string): Promise<FiringAlert[]> {
   const store = env.METRICS_STORE;
   if (!store || Object.keys(loadConfig(env).tenants[tenant]?.alerts ?? {}).length === 0) return [];
-  return store.get(store.idFromName(tenant)).firingAlerts(tenant);
+  return tenantObject(env, store, tenant, tenant).firingAlerts(tenant);
 }
 
 async function readStore(
@@ -85,7 +86,7 @@ async function readStore(
       details: { missing_bindings: ["METRICS", "METRICS_STORE"] },
     };
   }
-  const rows = await store.get(store.idFromName(tenant)).read({
+  const rows = await tenantObject(env, store, tenant, tenant).read({
     since: range.since,
     until: range.until,
     bucketMs: BUCKET_MS[range.bucket],

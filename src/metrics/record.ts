@@ -1,6 +1,7 @@
 import { waitUntil } from "cloudflare:workers";
 import type { ApprovalSummary } from "../approvals/model";
 import { loadConfig } from "../config/load";
+import { tenantObject } from "../config/placement";
 import type { Env } from "../env";
 import { catalog } from "../tools";
 import type { ApprovalState, Envelope } from "../wire/envelope";
@@ -114,8 +115,10 @@ function emit(env: Env, event: MetricEvent, defer: Defer = deferAfterAnswer): vo
   try {
     if (env.METRICS) writeToAnalyticsEngine(env.METRICS, event);
     // The store also judges alerts: beside Analytics Engine it counts only tenants that set some.
-    if (env.METRICS_STORE && (!env.METRICS || hasAlerts(env, event.tenant)))
-      bufferForStore(env.METRICS_STORE, event, defer);
+    if (env.METRICS_STORE && (!env.METRICS || hasAlerts(env, event.tenant))) {
+      const store = env.METRICS_STORE;
+      bufferForStore((tenant) => tenantObject(env, store, tenant, tenant), event, defer);
+    }
   } catch (error) {
     // Health metrics must never cost an agent its answer.
     console.error("metrics event dropped", error);

@@ -1,6 +1,9 @@
 import type { MetricsStore, MinuteDelta } from "../ledger/metrics-store";
 import { addCounts, type MetricEvent, zeroCounts } from "./events";
 
+/** A tenant's MetricsStore, placed where the tenant's residency says (src/config/placement.ts). */
+export type StoreOf = (tenant: string) => Pick<DurableObjectStub<MetricsStore>, "record">;
+
 /** Keeps work alive after the answer: an ExecutionContext's `waitUntil`. */
 export type Defer = (work: Promise<unknown>) => void;
 
@@ -27,11 +30,7 @@ let flushScheduledAt: number | null = null;
  * The local sink: adds the event to this isolate's batch and makes sure a flush will send it. The
  * flush runs in `defer` of the request that scheduled it, after that request's answer.
  */
-export function bufferForStore(
-  store: DurableObjectNamespace<MetricsStore>,
-  event: MetricEvent,
-  defer: Defer,
-): void {
+export function bufferForStore(store: StoreOf, event: MetricEvent, defer: Defer): void {
   add(event);
   if (waitingRows >= FLUSH_AT_ROWS) {
     defer(flushTo(store));
@@ -66,7 +65,7 @@ function add(event: MetricEvent): void {
 }
 
 /** Sends everything waiting, one RPC per tenant. A store that fails loses its batch: counts, not records. */
-export async function flushTo(store: DurableObjectNamespace<MetricsStore>): Promise<void> {
+export async function flushTo(store: StoreOf): Promise<void> {
   const batch = waiting;
   waiting = new Map();
   waitingRows = 0;
@@ -74,7 +73,7 @@ export async function flushTo(store: DurableObjectNamespace<MetricsStore>): Prom
   await Promise.all(
     [...batch].map(async ([tenant, rows]) => {
       try {
-        await store.get(store.idFromName(tenant)).record([...rows.values()], tenant);
+        await store(tenant).record([...rows.values()], tenant);
       } catch (error) {
         console.error("metrics store write failed", error);
       }

@@ -1,4 +1,5 @@
 import { loadConfig } from "../config/load";
+import { tenantObject } from "../config/placement";
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from "../config/rate-settings";
 import type { Env } from "../env";
 import { assertNever, type FailureSpec } from "../wire/envelope";
@@ -11,8 +12,14 @@ export function rateSettingsOf(env: Env, tenant: string): RateLimitSettings {
   return loadConfig(env).tenants[tenant]?.rate_limits ?? DEFAULT_RATE_LIMITS;
 }
 
+/** The tenant's RateLimiter: its tenant-wide buckets (calls across runs, run openings). */
 export function limiterOf(env: Env, tenant: string) {
-  return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(tenant));
+  return tenantObject(env, env.RATE_LIMITER, tenant, tenant);
+}
+
+/** One of the tenant's RateLimiters of per-tool limits (see tool-limits.ts). */
+export function toolLimiterOf(env: Env, tenant: string, shard: number) {
+  return tenantObject(env, env.RATE_LIMITER, tenant, `${tenant}/tools/${shard}`);
 }
 
 /** The bucket of one scope under a tenant's settings. */

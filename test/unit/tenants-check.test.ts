@@ -26,7 +26,7 @@ describe("TENANTS in wrangler.toml, checked by npm run tools -- check", () => {
   it("reports an alert on an unknown rate, a threshold out of its range and a window under a minute", () => {
     const { problems: alerts } = readTenants(fixture);
     expect(alerts.filter((problem) => problem.includes(".initech."))).toEqual([
-      `${TENANTS}.initech.alerts.slow_calls: "slow_calls" is not a rate alerts can watch: task_success, invalid_calls, human_takeover, duplicates_prevented`,
+      `${TENANTS}.initech.alerts.slow_calls: "slow_calls" is not a rate alerts can watch: task_success, invalid_calls, human_takeover, duplicates_prevented, approvals_overdue`,
       `${TENANTS}.initech.alerts.invalid_calls.threshold: must be a rate from 0 to 1 (got 1.5)`,
       `${TENANTS}.initech.alerts.human_takeover.window_minutes: must be a whole number of minutes from 1 to 11520 (got 0)`,
     ]);

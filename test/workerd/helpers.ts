@@ -4,6 +4,7 @@ import { expect } from "vitest";
 import { storeOf } from "../../sandbox/src/env";
 import type { RequestLogEntry } from "../../sandbox/src/model";
 import type { ToolSpec } from "../../src/catalog/define-tool";
+import { tenantObject } from "../../src/config/placement";
 import { parseTenants } from "../../src/config/tenants";
 import { deriveIdempotencyKey } from "../../src/core/idempotency-key";
 import { KeyStore } from "../../src/ledger/key-store";
@@ -20,6 +21,7 @@ export const KEYS = {
   globex: "globex-demo-key",
   initech: "initech-demo-key",
   hooli: "hooli-demo-key",
+  stark: "stark-demo-key",
   umbrella: "umbrella-demo-key",
 } as const;
 export const SANDBOX_ADMIN = "sandbox-admin-demo-token";
@@ -43,6 +45,7 @@ const SECRETS = [
   "initech-demo-key",
   "umbrella-demo-key",
   "hooli-demo-key",
+  "stark-demo-key",
   "acme-operator-key",
   "globex-operator-key",
   "initech-operator-key",
@@ -228,8 +231,11 @@ export function decide(
 
 /** The run's ledger Durable Object, for tests that inspect or disturb its storage directly. */
 export function ledgerStubOf(run: TestRun) {
-  return env.RUN_LEDGER.get(
-    env.RUN_LEDGER.idFromName(`${run.tenant}/${run.id}`),
+  return tenantObject(
+    env,
+    env.RUN_LEDGER,
+    run.tenant,
+    `${run.tenant}/${run.id}`,
   ) as DurableObjectStub<RunLedger>;
 }
 
@@ -290,7 +296,7 @@ export async function refundSentThenLost(
 
 /** The tenant's directory of approvals and runs (the operators' lists). */
 export function directoryStubOf(tenant: string) {
-  return env.APPROVAL_DIRECTORY.get(env.APPROVAL_DIRECTORY.idFromName(tenant));
+  return tenantObject(env, env.APPROVAL_DIRECTORY, tenant, tenant);
 }
 
 /**
