@@ -204,6 +204,12 @@ function toolRules(
       needSetting([...at, "approval_when", "at_least_setting"], policy.approval_when.at_least_setting);
     }
   }
+  if (tool.approval && tool.side_effect !== "write" && tool.side_effect !== "destructive") {
+    report(
+      ["approval"],
+      `a ${tool.side_effect} tool never waits for a human: approval is for write and destructive tools`,
+    );
+  }
   if ((tool.side_effect === "write" || tool.side_effect === "destructive") && !tool.dry_run?.trim()) {
     report(
       ["dry_run"],

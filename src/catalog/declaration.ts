@@ -280,6 +280,16 @@ const ValueDeclarationSchema = z.strictObject({
   subject: z.string().min(1).optional(),
 });
 
+/**
+ * Who may decide the tool's approvals: an operator holding one of `roles` (OPERATOR_KEYS). A tenant
+ * may raise it above amounts and ask for two operators (its `approvers` setting).
+ */
+const ApprovalDeclarationSchema = z.strictObject({
+  roles: z
+    .array(z.string().regex(IDENTIFIER, "a role is a lowercase identifier such as support_lead"))
+    .min(1, "names no role; name at least one, such as [support_lead], or leave approval out"),
+});
+
 export const ToolDeclarationSchema = z.strictObject({
   name: z.string(),
   version: z.string().min(1),
@@ -309,6 +319,7 @@ export const ToolDeclarationSchema = z.strictObject({
   effect: EffectDeclarationSchema.optional(),
   /** Write and destructive tools only. */
   value: ValueDeclarationSchema.optional(),
+  approval: ApprovalDeclarationSchema.optional(),
 });
 
 export const CatalogFileSchema = z.strictObject({

@@ -234,6 +234,7 @@ export function declaredTool(
         }
       : defaultEffect(tool.side_effect),
     value: tool.value ? { ...tool.value, subject: tool.value.subject ?? null } : null,
+    approval_roles: tool.approval?.roles ?? [],
   };
 }
 

@@ -234,6 +234,8 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
   effect?: EffectIdentity;
   /** The value its effect moves (write and destructive only), for the tenant's value caps. */
   value?: EffectValue;
+  /** The roles whose approval of its calls counts (OPERATOR_KEYS); any operator of the tenant without. */
+  approval?: { roles: readonly string[] };
 }
 
 /** What a built-in tool may read: the run's own pages of results too large to return inline. */
@@ -309,6 +311,8 @@ export interface ToolSpec {
   effect: EffectIdentity | null;
   /** The value a write or destructive call moves, when it declares one. */
   value: EffectValue | null;
+  /** The roles whose approval counts; empty: any operator of the tenant (a tenant may raise it). */
+  approval_roles: readonly string[];
 }
 
 /** How long a second effect on the same identity from another run counts as a repeat, by default. */
@@ -381,6 +385,7 @@ export function defineTool<Input extends InputSchema, Output extends z.ZodType>(
     dry_run: definition.dry_run ?? null,
     effect: definition.effect ?? defaultEffect(definition.side_effect),
     value: definition.value ?? null,
+    approval_roles: definition.approval?.roles ?? [],
   };
 }
 

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { type RunLimits, RunLimitsSchema } from "../wire/run-status";
+import { ApproversSchema } from "./approver-settings";
 import { RateLimitSettingsSchema } from "./rate-settings";
 
 export const DEFAULT_LIMITS: RunLimits = {
@@ -98,6 +99,8 @@ export const TenantConfigSchema = z.strictObject({
   effect_shards: wholeNumber(1, 64).default(4),
   /** What a run opened with one of the tenant's agent keys gets: profile name → namespace and limits. */
   agent_profiles: z.record(z.string().regex(/^[a-z][a-z0-9_-]*$/), AgentProfileSchema).default({}),
+  /** Roles above amounts and the two-person rule, per tool: see `ApproversSchema`. */
+  approvers: ApproversSchema,
 });
 export type TenantConfig = z.infer<typeof TenantConfigSchema>;
 

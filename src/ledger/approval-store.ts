@@ -1,3 +1,4 @@
+import type { Approver } from "../approvals/approvers";
 import type { ApprovalRecord, ApprovalSummary } from "../approvals/model";
 import { notifyApproval } from "../approvals/notify";
 import type { SideEffect } from "../catalog/define-tool";
@@ -27,6 +28,18 @@ interface ApprovalRow extends Record<string, SqlStorageValue> {
   result: string | null;
   /** Added by a later migration (ledger schema V9): `{ earlier_effects, limit }`. */
   cross_run: string | null;
+  /**
+   * Added by a later migration (ledger schema "approver roles"): `{ roles, required, approvers }`;
+   * null for an approval any one operator decides that no one has approved yet.
+   */
+  approvers: string | null;
+}
+
+/** What the `approvers` column keeps. */
+interface StoredApprovers {
+  roles: string[];
+  required: number;
+  approvers: Approver[];
 }
 
 export const APPROVALS_SCHEMA = `
@@ -66,8 +79,8 @@ export class ApprovalStore {
   insert(approval: ApprovalRecord): void {
     this.#sql.exec(
       `INSERT INTO approvals (id, idempotency_key, tool, side_effect, args, args_digest, policy_version, reasons, state,
-         requested_call_id, created_at, expires_at, cross_run)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`,
+         requested_call_id, created_at, expires_at, cross_run, approvers)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
       approval.id,
       approval.idempotency_key,
       approval.tool,
@@ -82,6 +95,21 @@ export class ApprovalStore {
       approval.earlier_effects.length > 0 || approval.limit
         ? JSON.stringify({ earlier_effects: approval.earlier_effects, limit: approval.limit })
         : null,
+      storedApprovers(approval),
+    );
+  }
+
+  /**
+   * Records one operator's approval of an approval that needs more than one; it stays pending.
+   * Stored in the same transaction as the decision's other writes, so a restart keeps it.
+   */
+  addApprover(id: string, approver: Approver): void {
+    const approval = this.byId(id);
+    if (!approval) return;
+    this.#sql.exec(
+      "UPDATE approvals SET approvers = ? WHERE id = ?",
+      storedApprovers({ ...approval, approvers: [...approval.approvers, approver] }),
+      id,
     );
   }
 
@@ -157,8 +185,25 @@ export class ApprovalStore {
         decision_reason: row.decision_reason,
         result: row.result === null ? null : (JSON.parse(row.result) as Envelope),
         ...crossRunOf(row.cross_run),
+        ...approversOf(row.approvers),
       }));
   }
+}
+
+function storedApprovers(
+  approval: Pick<ApprovalRecord, "approver_roles" | "approvals_required" | "approvers">,
+): string | null {
+  const { approver_roles: roles, approvals_required: required, approvers } = approval;
+  if (roles.length === 0 && required === 1 && approvers.length === 0) return null;
+  return JSON.stringify({ roles, required, approvers } satisfies StoredApprovers);
+}
+
+function approversOf(
+  stored: string | null,
+): Pick<ApprovalRecord, "approver_roles" | "approvals_required" | "approvers"> {
+  if (stored === null) return { approver_roles: [], approvals_required: 1, approvers: [] };
+  const parsed = JSON.parse(stored) as StoredApprovers;
+  return { approver_roles: parsed.roles, approvals_required: parsed.required, approvers: parsed.approvers };
 }
 
 function crossRunOf(stored: string | null): Pick<ApprovalRecord, "earlier_effects" | "limit"> {

@@ -176,6 +176,10 @@ export function commitWrites(
         stores.approvals.insert(write.approval);
         changedIds.push(write.approval.id);
         break;
+      case "approval_approver":
+        stores.approvals.addApprover(write.id, write.approver);
+        changedIds.push(write.id);
+        break;
       case "approval_state":
         stores.approvals.setState(write.id, write.state, write.decision, write.result ?? null);
         changedIds.push(write.id);

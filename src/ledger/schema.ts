@@ -107,7 +107,12 @@ ALTER TABLE approvals ADD COLUMN cross_run TEXT;
 ALTER TABLE trace ADD COLUMN claim_ms INTEGER;
 `;
 
-export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
+/** Who approves: an approval's roles, how many operators it needs and their approvals so far. */
+const V10_APPROVER_ROLES = `
+ALTER TABLE approvals ADD COLUMN approvers TEXT;
+`;
+
+export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10_APPROVER_ROLES];
 
 export function migrateLedger(sql: SqlStorage): void {
   applyMigrations(sql, LEDGER_MIGRATIONS);

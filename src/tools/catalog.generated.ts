@@ -931,6 +931,11 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "currency": "USD",
             "subject": "order_id"
           },
+          "approval": {
+            "roles": [
+              "support_lead"
+            ]
+          },
           "output": {
             "trusted_text": {
               "refund_id": "an id the upstream system assigns; no customer or outsider chooses it",
