@@ -19,15 +19,13 @@ function amount() {
 /** Above `above`, only an operator holding `role` decides (it replaces the tool's own roles). */
 const RaiseRuleSchema = z.strictObject({ above: amount(), role: RoleSchema });
 
-export const ToolApproversSchema = z.strictObject({
+const ToolApproversSchema = z.strictObject({
   rules: z.array(RaiseRuleSchema).default([]),
   /** Above this amount two distinct operators must approve; a single rejection still ends it. */
   two_person_above: amount().optional(),
 });
-export type ToolApprovers = z.infer<typeof ToolApproversSchema>;
 
 export const ApproversSchema = z
   .record(z.string(), z.record(z.string(), ToolApproversSchema))
   .default({})
   .describe("Who approves each tool's calls above amounts: namespace → tool → rules.");
-export type Approvers = z.infer<typeof ApproversSchema>;
