@@ -42,6 +42,8 @@ export function approverProblems(
         );
         continue;
       }
+      // A namespace the checked catalog lacks (a fixture's, a code namespace) is not judged here.
+      if (!tool && !tools.some((candidate) => candidate.namespace === namespace)) continue;
       if (!tool) {
         problems.push(`${at}: "${name}" is not a tool of ${namespace}`);
         continue;
