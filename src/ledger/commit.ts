@@ -177,8 +177,8 @@ export function commitWrites(
         changedIds.push(write.approval.id);
         break;
       case "approval_approver":
+        // The approval stays pending and its summary is unchanged: nothing to announce or list anew.
         stores.approvals.addApprover(write.id, write.approver);
-        changedIds.push(write.id);
         break;
       case "approval_state":
         stores.approvals.setState(write.id, write.state, write.decision, write.result ?? null);

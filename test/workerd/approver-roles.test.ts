@@ -13,6 +13,7 @@ import {
   refundsOfRun,
   request,
   restartDurableObject,
+  sandbox,
   type TestRun,
 } from "./helpers";
 
@@ -51,6 +52,30 @@ async function approvalOf(id: string): Promise<ApprovalRecord> {
     headers: { authorization: `Bearer ${ACME_OPERATORS.riley}` },
   });
   return (body.data as { approval: ApprovalRecord }).approval;
+}
+
+interface Hooks {
+  notifications: Array<{ webhook_id: string | null; body: { approval?: { id: string } } }>;
+  rejections: Array<{ webhook_id: string | null }>;
+}
+
+/** The approval webhook's deliveries of one approval, once `last` arrived (they leave after the answer). */
+async function webhooksOf(id: string, last: string): Promise<{ delivered: string[]; refused: string[] }> {
+  for (let wait = 0; wait < 40; wait++) {
+    const hooks = await sandbox<Hooks>("/_admin/notifications");
+    if (hooks.notifications.some((entry) => entry.webhook_id === last)) {
+      return {
+        delivered: hooks.notifications
+          .filter((entry) => entry.body.approval?.id === id)
+          .map((entry) => entry.webhook_id ?? ""),
+        refused: hooks.rejections
+          .filter((entry) => entry.webhook_id?.includes(id))
+          .map((entry) => entry.webhook_id ?? ""),
+      };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`webhook ${last} never arrived`);
 }
 
 const operatorId = (name: string) =>
@@ -145,6 +170,11 @@ describe("who approves: the two-person rule", () => {
     // Deciding the same way again changes nothing and executes nothing more.
     expect((await decideAs("lee", id, "approve")).status).toBe(200);
     expect(await refundsOfRun("A1004", run)).toHaveLength(1);
+
+    // The first approval changed no state: the webhook announced each state once, nothing more.
+    const hooks = await webhooksOf(id, `evt_${id}_executed`);
+    expect(hooks.delivered.sort()).toEqual([`evt_${id}_approved`, `evt_${id}_executed`, `evt_${id}_pending`]);
+    expect(hooks.refused).toEqual([]);
   });
 
   it("ends it on a single rejection after the first approval", async () => {
