@@ -1,3 +1,5 @@
+import { approverProblems } from "./approvals/approver-check";
+import { operatorsOf } from "./auth/operator-keys";
 import { environmentOf } from "./config/environment";
 import { loadConfig } from "./config/load";
 import { missingSecrets, missingSecretsProblem } from "./config/secrets";
@@ -30,7 +32,16 @@ export function startupCheck(env: Env): StartupReport {
       problems.push(missingSecretsProblem(missing, environmentOf(env)));
     } else {
       try {
-        loadConfig(env);
+        const config = loadConfig(env);
+        for (const [id, tenant] of Object.entries(config.tenants)) {
+          problems.push(
+            ...approverProblems(
+              catalog.all(),
+              { id, config: tenant, at: "TENANTS" },
+              operatorsOf(config.operatorKeys, id),
+            ),
+          );
+        }
       } catch (error) {
         problems.push(error instanceof Error ? error.message : String(error));
       }

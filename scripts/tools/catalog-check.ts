@@ -28,6 +28,7 @@ import { remoteToolRules } from "./catalog-remote-rules";
 import { formatPath } from "./located";
 import { pinsFileOf, readPins } from "./mcp-pins";
 import {
+  approversProblems,
   type DeployedTenant,
   ENVIRONMENTS,
   readTenants,
@@ -210,6 +211,12 @@ function toolRules(
       needSetting([...at, "approval_when", "at_least_setting"], policy.approval_when.at_least_setting);
     }
   }
+  if (tool.approval && tool.side_effect !== "write" && tool.side_effect !== "destructive") {
+    report(
+      ["approval"],
+      `a ${tool.side_effect} tool never waits for a human: approval is for write and destructive tools`,
+    );
+  }
   if ((tool.side_effect === "write" || tool.side_effect === "destructive") && !tool.dry_run?.trim()) {
     report(
       ["dry_run"],
@@ -343,6 +350,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     ...deployment.problems,
     ...repeatEffectsProblems(deployment.tenants, classes),
     ...toolLimitsProblems(deployment.tenants, inputs),
+    ...approversProblems(root, deployment.tenants, specs),
   );
   if (problems.length > 0) return { problems, compiled: [], outputs: null };
   return {

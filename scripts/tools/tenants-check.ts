@@ -2,9 +2,12 @@
 // with the schema the Worker parses it with, each problem located where it is written
 // (`wrangler.toml: env.sandbox.vars.TENANTS.globex.value_caps.USD.per_day: ...`), and each tool a
 // tenant lets repeat its effect across runs (`repeat_effects`) checked against the catalog.
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { unstable_readConfig as readConfig } from "wrangler";
-import type { SideEffect } from "../../src/catalog/define-tool";
+import { approverProblems } from "../../src/approvals/approver-check";
+import { operatorsOf, parseOperatorKeys } from "../../src/auth/operator-keys";
+import type { SideEffect, ToolSpec } from "../../src/catalog/define-tool";
 import { type TenantConfig, TenantsSchema } from "../../src/config/tenants";
 import { formatPath } from "./located";
 
@@ -153,4 +156,36 @@ export function toolLimitsProblems(
     }
   }
   return problems;
+}
+
+/**
+ * Who approves, for the sandbox's tenants: every role a tool or a tenant's `approvers` names must be
+ * held by an operator, and a two-person rule met by two people, in the OPERATOR_KEYS a local proxy
+ * runs with (`.dev.vars`, else the committed `.dev.vars.example`). Production's keys are secrets
+ * this check never sees: the Worker's start-up check applies the same rules to them.
+ */
+export function approversProblems(
+  root: string,
+  tenants: readonly DeployedTenant[],
+  tools: readonly ToolSpec[],
+): string[] {
+  const file = [".dev.vars", ".dev.vars.example"].find((name) => existsSync(join(root, name)));
+  if (!file) return [];
+  const line = readFileSync(join(root, file), "utf8")
+    .split("\n")
+    .find((text) => text.startsWith("OPERATOR_KEYS="));
+  if (!line) return [];
+  let keys: ReturnType<typeof parseOperatorKeys>;
+  try {
+    keys = parseOperatorKeys(line.slice("OPERATOR_KEYS=".length));
+  } catch (error) {
+    return [`${file}: ${(error as Error).message}`];
+  }
+  return tenants
+    .filter(({ environment }) => environment === "sandbox")
+    .flatMap(({ environment, id, tenant }) =>
+      approverProblems(tools, { id, config: tenant, at: tenantsAt(environment) }, operatorsOf(keys, id)).map(
+        (problem) => (problem.startsWith("wrangler.toml") ? problem : `${file}: ${problem}`),
+      ),
+    );
 }

@@ -4,7 +4,7 @@ import { agentFromOAuthProps, findAgentKey, OAuthGrantPropsSchema } from "./agen
 import { verifySession } from "./console-session";
 import { findKeyOwner } from "./keys";
 import { operatorIdOf } from "./operator-id";
-import { operatorNameOf } from "./operator-keys";
+import { operatorNameOf, operatorRolesOf } from "./operator-keys";
 import { ACCEPTS, type Accept, type Principal, type PrincipalKind, type PrincipalOf } from "./principal";
 import { type Refusal, type RefusalReason, refusal } from "./refusals";
 import { verifyRunToken } from "./run-token";
@@ -115,7 +115,12 @@ async function attempt(
       const operator = await operatorIdOf(credential);
       return {
         kind,
-        operator: { tenant, operator, name: operatorNameOf(config.operatorKeys, tenant, operator) },
+        operator: {
+          tenant,
+          operator,
+          name: operatorNameOf(config.operatorKeys, tenant, operator),
+          roles: operatorRolesOf(config.operatorKeys, tenant, operator),
+        },
       };
     }
     case "session": {
@@ -123,7 +128,11 @@ async function attempt(
       if (!session) return null;
       return {
         kind,
-        session: { ...session, name: operatorNameOf(config.operatorKeys, session.tenant, session.operator) },
+        session: {
+          ...session,
+          name: operatorNameOf(config.operatorKeys, session.tenant, session.operator),
+          roles: operatorRolesOf(config.operatorKeys, session.tenant, session.operator),
+        },
       };
     }
     default:

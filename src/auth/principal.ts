@@ -9,13 +9,15 @@ export interface OperatorPrincipal {
   operator: string;
   /** The display name configured with the key in OPERATOR_KEYS; null when it has none. */
   name: string | null;
+  /** The roles configured with the key in OPERATOR_KEYS, read on each request like the name. */
+  roles: readonly string[];
 }
 
 /**
  * A signed-in operator of the console: the signed session plus their display name, read from
  * OPERATOR_KEYS on each request (not signed into the cookie), so renaming a key's holder shows at once.
  */
-export type SignedInOperator = ConsoleSession & { name: string | null };
+export type SignedInOperator = ConsoleSession & { name: string | null; roles: readonly string[] };
 
 /**
  * Who a credential proves the caller to be, one kind per credential the proxy accepts. The tenant

@@ -283,7 +283,11 @@ const ValueDeclarationSchema = z.strictObject({
 /** The longest approval SLA: an approval cannot wait longer than a day anyway (its window). */
 const MAX_SLA_S = 24 * 60 * 60;
 
-/** What a human decision about this tool's calls is held to. */
+/**
+ * What a human decision about this tool's calls is held to: how long it may wait (`sla_s`), and who
+ * may decide it, an operator holding one of `roles` (OPERATOR_KEYS). A tenant may raise the role
+ * above amounts and ask for two operators (its `approvers` setting).
+ */
 const ApprovalDeclarationSchema = z.strictObject({
   sla_s: z
     .number({ error: "a whole number of seconds" })
@@ -292,7 +296,12 @@ const ApprovalDeclarationSchema = z.strictObject({
     .max(MAX_SLA_S, `at most ${MAX_SLA_S} seconds (a day, an approval's whole window)`)
     .describe(
       "How long an approval of this tool's calls may wait for a decision before it is overdue and the tenant's escalation_role is notified; default: the tenant's approval_sla_s",
-    ),
+    )
+    .optional(),
+  roles: z
+    .array(z.string().regex(IDENTIFIER, "a role is a lowercase identifier such as support_lead"))
+    .min(1, "names no role; name at least one, such as [support_lead], or leave roles out")
+    .optional(),
 });
 
 export const ToolDeclarationSchema = z.strictObject({

@@ -235,6 +235,7 @@ export function declaredTool(
       : defaultEffect(tool.side_effect),
     value: tool.value ? { ...tool.value, subject: tool.value.subject ?? null } : null,
     approval_sla_ms: tool.approval?.sla_s === undefined ? null : tool.approval.sla_s * 1_000,
+    approval_roles: tool.approval?.roles ?? [],
   };
 }
 

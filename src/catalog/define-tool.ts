@@ -236,6 +236,8 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
   value?: EffectValue;
   /** How long an approval of its calls may wait before it is overdue and escalated; default: the tenant's. */
   approval_sla_ms?: number;
+  /** The roles whose approval of its calls counts (OPERATOR_KEYS); any operator of the tenant without. */
+  approval?: { roles: readonly string[] };
 }
 
 /** What a built-in tool may read: the run's own pages of results too large to return inline. */
@@ -313,6 +315,8 @@ export interface ToolSpec {
   value: EffectValue | null;
   /** How long an approval of its calls may wait before it is overdue; null: the tenant's default. */
   approval_sla_ms: number | null;
+  /** The roles whose approval counts; empty: any operator of the tenant (a tenant may raise it). */
+  approval_roles: readonly string[];
 }
 
 /** How long a second effect on the same identity from another run counts as a repeat, by default. */
@@ -386,6 +390,7 @@ export function defineTool<Input extends InputSchema, Output extends z.ZodType>(
     effect: definition.effect ?? defaultEffect(definition.side_effect),
     value: definition.value ?? null,
     approval_sla_ms: definition.approval_sla_ms ?? null,
+    approval_roles: definition.approval?.roles ?? [],
   };
 }
 

@@ -2,6 +2,7 @@ import * as z from "zod";
 import { type RunLimits, RunLimitsSchema } from "../wire/run-status";
 import { AlertsSchema } from "./alerts";
 import { ApprovalEscalationSettings } from "./approval-escalation";
+import { ApproversSchema } from "./approver-settings";
 import { RateLimitSettingsSchema } from "./rate-settings";
 import { ResidencySchema } from "./residency";
 import { ToolLimitsSchema, toolLimitNamespaceIssues } from "./tool-limits";
@@ -109,6 +110,8 @@ export const TenantConfigSchema = z.strictObject({
   /** Thresholds on the health page's rates over a window: rate name → alert (see config/alerts.ts). */
   alerts: AlertsSchema.default({}),
   ...ApprovalEscalationSettings,
+  /** Roles above amounts and the two-person rule, per tool: see `ApproversSchema`. */
+  approvers: ApproversSchema,
 });
 export type TenantConfig = z.infer<typeof TenantConfigSchema>;
 

@@ -114,6 +114,7 @@ export function decide(decision: "approve" | "reject") {
       tenant: session.tenant,
       operator: session.operator,
       operator_name: session.name,
+      operator_roles: session.roles,
       approvalId,
       decision,
       reason: form.reason,
@@ -121,6 +122,9 @@ export function decide(decision: "approve" | "reject") {
     });
     if (!result.ok) {
       if (result.code === "not_found") return approvalNotFound(c);
+      if (result.code === "permission_error") {
+        return renderApproval(c, approvalId, { error: result.message, status: 403 });
+      }
       // The page shows the duplicates and the confirmation box; the message says why it is needed,
       // in the console's words (the API's names a JSON field).
       const error = result.code === "duplicate_unconfirmed" ? unconfirmedRepeat(result) : result.message;

@@ -46,9 +46,10 @@ export const requireRunToken: MiddlewareHandler<AppEnv> = async (c, next) => {
 export const requireOperatorKey: MiddlewareHandler<AppEnv> = async (c, next) => {
   const answer = await authenticate(loadConfig(c.env), bearerOf(c), "operator");
   if (!answer.ok) return refuseCredential(c, answer.refusal);
-  const { tenant, operator, name } = answer.principal.operator;
+  const { tenant, operator, name, roles } = answer.principal.operator;
   c.set("tenant", tenant);
   c.set("operator", operator);
   c.set("operator_name", name);
+  c.set("operator_roles", roles);
   await next();
 };

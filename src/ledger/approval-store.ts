@@ -1,3 +1,4 @@
+import type { Approver } from "../approvals/approvers";
 import { type ApprovalRecord, type ApprovalSummary, isOverdue } from "../approvals/model";
 import { notifyApproval } from "../approvals/notify";
 import type { SideEffect } from "../catalog/define-tool";
@@ -30,6 +31,18 @@ interface ApprovalRow extends Record<string, SqlStorageValue> {
   /** Added by the escalation migration: when a decision is due, and when it was announced overdue. */
   sla_due_at: number | null;
   escalated_at: number | null;
+  /**
+   * Added by a later migration (ledger schema "approver roles"): `{ roles, required, approvers }`;
+   * null for an approval any one operator decides that no one has approved yet.
+   */
+  approvers: string | null;
+}
+
+/** What the `approvers` column keeps. */
+interface StoredApprovers {
+  roles: string[];
+  required: number;
+  approvers: Approver[];
 }
 
 export const APPROVALS_SCHEMA = `
@@ -69,8 +82,8 @@ export class ApprovalStore {
   insert(approval: ApprovalRecord): void {
     this.#sql.exec(
       `INSERT INTO approvals (id, idempotency_key, tool, side_effect, args, args_digest, policy_version, reasons, state,
-         requested_call_id, created_at, expires_at, cross_run, sla_due_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
+         requested_call_id, created_at, expires_at, cross_run, sla_due_at, approvers)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
       approval.id,
       approval.idempotency_key,
       approval.tool,
@@ -86,6 +99,21 @@ export class ApprovalStore {
         ? JSON.stringify({ earlier_effects: approval.earlier_effects, limit: approval.limit })
         : null,
       approval.sla_due_at === null ? null : Date.parse(approval.sla_due_at),
+      storedApprovers(approval),
+    );
+  }
+
+  /**
+   * Records one operator's approval of an approval that needs more than one; it stays pending.
+   * Stored in the same transaction as the decision's other writes, so a restart keeps it.
+   */
+  addApprover(id: string, approver: Approver): void {
+    const approval = this.byId(id);
+    if (!approval) return;
+    this.#sql.exec(
+      "UPDATE approvals SET approvers = ? WHERE id = ?",
+      storedApprovers({ ...approval, approvers: [...approval.approvers, approver] }),
+      id,
     );
   }
 
@@ -179,6 +207,7 @@ export class ApprovalStore {
         decision_reason: row.decision_reason,
         result: row.result === null ? null : (JSON.parse(row.result) as Envelope),
         ...crossRunOf(row.cross_run),
+        ...approversOf(row.approvers),
       }))
       .map((approval) => ({ ...approval, overdue: isOverdue(approval, now) }));
   }
@@ -186,6 +215,22 @@ export class ApprovalStore {
 
 function isoOrNull(ms: number | null): string | null {
   return ms === null ? null : new Date(ms).toISOString();
+}
+
+function storedApprovers(
+  approval: Pick<ApprovalRecord, "approver_roles" | "approvals_required" | "approvers">,
+): string | null {
+  const { approver_roles: roles, approvals_required: required, approvers } = approval;
+  if (roles.length === 0 && required === 1 && approvers.length === 0) return null;
+  return JSON.stringify({ roles, required, approvers } satisfies StoredApprovers);
+}
+
+function approversOf(
+  stored: string | null,
+): Pick<ApprovalRecord, "approver_roles" | "approvals_required" | "approvers"> {
+  if (stored === null) return { approver_roles: [], approvals_required: 1, approvers: [] };
+  const parsed = JSON.parse(stored) as StoredApprovers;
+  return { approver_roles: parsed.roles, approvals_required: parsed.required, approvers: parsed.approvers };
 }
 
 function crossRunOf(stored: string | null): Pick<ApprovalRecord, "earlier_effects" | "limit"> {

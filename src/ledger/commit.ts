@@ -184,6 +184,10 @@ export function commitWrites(
         stores.approvals.insert(write.approval);
         changedIds.push(write.approval.id);
         break;
+      case "approval_approver":
+        // The approval stays pending and its summary is unchanged: nothing to announce or list anew.
+        stores.approvals.addApprover(write.id, write.approver);
+        break;
       case "approval_state":
         stores.approvals.setState(write.id, write.state, write.decision, write.result ?? null);
         changedIds.push(write.id);

@@ -39,9 +39,18 @@ export interface DecideInput {
   operator: string;
   /** Their display name as configured with their key, recorded beside the id; null when it has none. */
   operator_name: string | null;
+  /** The roles their key holds: only an operator holding one of the approval's roles decides it. */
+  operator_roles: readonly string[];
   reason: string | null;
 }
 
 export type DecideResult =
   | { ok: true; approval: ApprovalRecord }
-  | { ok: false; code: "not_found" | "conflict_error"; message: string; approval: ApprovalRecord | null };
+  | { ok: false; code: "not_found" | "conflict_error"; message: string; approval: ApprovalRecord | null }
+  | {
+      ok: false;
+      code: "permission_error";
+      message: string;
+      roles: string[];
+      approval: ApprovalRecord | null;
+    };

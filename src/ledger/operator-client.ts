@@ -1,3 +1,4 @@
+import { holdsRole } from "../approvals/approvers";
 import type { ApprovalFilters, RunFilters } from "../approvals/list-filters";
 import { tenantObject } from "../config/placement";
 import type { Env } from "../env";
@@ -81,6 +82,7 @@ export async function decideApproval(
     tenant: string;
     operator: string;
     operator_name: string | null;
+    operator_roles: readonly string[];
     approvalId: string;
     decision: "approve" | "reject";
     reason: string | null;
@@ -91,7 +93,9 @@ export async function decideApproval(
   const ledger = await locate(env, input.tenant, input.approvalId);
   if (!ledger) return { ok: false, code: "not_found", message: "No such approval.", approval: null };
   if (input.decision === "approve" && !input.confirm_duplicate) {
-    const approval = await ledger.approval(input.tenant, input.approvalId);
+    const read = await ledger.approval(input.tenant, input.approvalId);
+    // Someone who may not decide it is refused for that by the ledger, before any duplicate.
+    const approval = read && holdsRole(read.approver_roles, input.operator_roles) ? read : null;
     const duplicates =
       approval?.state === "pending"
         ? await directoryFor(env, input.tenant).duplicatesOf(input.approvalId)
@@ -123,6 +127,7 @@ export async function decideApproval(
     decision: input.decision,
     operator: input.operator,
     operator_name: input.operator_name,
+    operator_roles: input.operator_roles,
     reason: input.reason,
   });
 }

@@ -116,7 +116,24 @@ ALTER TABLE approvals ADD COLUMN sla_due_at INTEGER;
 ALTER TABLE approvals ADD COLUMN escalated_at INTEGER;
 `;
 
-export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10_ESCALATION];
+/** Who approves: an approval's roles, how many operators it needs and their approvals so far. */
+const V11_APPROVER_ROLES = `
+ALTER TABLE approvals ADD COLUMN approvers TEXT;
+`;
+
+export const LEDGER_MIGRATIONS: readonly string[] = [
+  V1,
+  V2,
+  V3,
+  V4,
+  V5,
+  V6,
+  V7,
+  V8,
+  V9,
+  V10_ESCALATION,
+  V11_APPROVER_ROLES,
+];
 
 export function migrateLedger(sql: SqlStorage): void {
   applyMigrations(sql, LEDGER_MIGRATIONS);

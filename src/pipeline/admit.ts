@@ -1,3 +1,4 @@
+import { ANY_OPERATOR } from "../approvals/approvers";
 import { APPROVAL_TTL_MS, type ApprovalRecord, approvalBlock, slaDueAt } from "../approvals/model";
 import { resendsInDoubt, type ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
@@ -336,6 +337,9 @@ function openApproval(
     result: null,
     earlier_effects: cross.earlier_effects,
     limit: cross.limit,
+    approver_roles: [...(prepared.approval.approvers ?? ANY_OPERATOR).roles],
+    approvals_required: (prepared.approval.approvers ?? ANY_OPERATOR).approvals,
+    approvers: [],
   };
 }
 

@@ -1,3 +1,4 @@
+import { type Approver, approvalProgress, holdsRole, samePerson } from "../approvals/approvers";
 import type { ApprovalRecord } from "../approvals/model";
 import type { ToolSpec } from "../catalog/define-tool";
 import { spendEffect } from "./budget";
@@ -5,10 +6,13 @@ import type { CallRecord, RunMeta, StoredRequest } from "./run-state";
 import { type ApprovalDecisionRecord, expireWrite, sendKey, type Write, whyCannotExecute } from "./writes";
 
 /**
- * The admission machine's event "an operator decides". Deciding a decided approval the same way
- * again changes nothing; the other way is a conflict. Approving spends the run's effect budget now
- * (the cap counts executions) and sends the key's stored request: the same bytes the agent's call
- * would send.
+ * The admission machine's event "an operator decides". Only an operator holding one of the
+ * approval's roles decides (anyone else is refused, naming them). Deciding a decided approval the
+ * same way again changes nothing; the other way is a conflict. Approving spends the run's effect
+ * budget now (the cap counts executions) and sends the key's stored request: the same bytes the
+ * agent's call would send. An approval that needs two approvers records the first approval and
+ * stays pending ("1 of 2"); only a second one, from another person, executes it. One rejection by
+ * anyone holding the role ends it.
  */
 
 export interface Decision {
@@ -16,6 +20,8 @@ export interface Decision {
   operator: string;
   /** The operator's display name from OPERATOR_KEYS, recorded with the decision and the execution. */
   operator_name: string | null;
+  /** The roles the operator's key holds in OPERATOR_KEYS. */
+  operator_roles: readonly string[];
   reason: string | null;
   call_id: string;
   now: number;
@@ -34,7 +40,10 @@ export interface DecisionView {
   pending: readonly ApprovalRecord[];
 }
 
-type Refusal = { code: "not_found" | "conflict_error"; message: string };
+export type Refusal =
+  | { code: "not_found" | "conflict_error"; message: string }
+  /** The operator holds none of the roles whose decision counts: `roles` names them. */
+  | { code: "permission_error"; message: string; roles: string[] };
 
 export type DecideStep =
   | { kind: "done"; writes: Write[]; refusal: Refusal | null }
@@ -51,6 +60,9 @@ export type DecideStep =
 export function decideApproval(view: DecisionView, decision: Decision): DecideStep {
   const { run, approval, record, tool } = view;
   if (!approval) return refused({ code: "not_found", message: "No such approval." });
+  if (!holdsRole(approval.approver_roles, decision.operator_roles)) {
+    return refused(roleRefusal(approval.approver_roles, decision.operator_roles));
+  }
   if (approval.state !== "pending") return decideAgain(approval, decision);
   const why = whyCannotExecute(run, run.counters, approval, decision.now, decision.policy_version);
   if (why) {
@@ -78,7 +90,48 @@ export function decideApproval(view: DecisionView, decision: Decision): DecideSt
       message: "This approval's request was not kept; ask the agent to make the call again.",
     });
   }
-  return approve(view, approval, record, tool, decision, decided);
+  const approver: Approver = {
+    operator: decision.operator,
+    name: decision.operator_name,
+    at: new Date(decision.now).toISOString(),
+  };
+  const step = approve(view, approval, record, tool, decision, decided);
+  if (approval.approvals_required === 1) return step;
+  // More than one approver: each is recorded, and only the last one's approval executes.
+  const earlier = approval.approvers.find((other) => samePerson(other, approver));
+  if (earlier) return refused(approvedAlready(approval, earlier, approver));
+  const vote: Write = { kind: "approval_approver", id: approval.id, approver };
+  if (approval.approvers.length + 1 < approval.approvals_required) {
+    return { kind: "done", writes: [vote], refusal: null };
+  }
+  return { ...step, writes: [vote, ...step.writes] };
+}
+
+function roleRefusal(roles: readonly string[], held: readonly string[]): Refusal {
+  const named = roles.map((role) => `"${role}"`).join(" or ");
+  return {
+    code: "permission_error",
+    message: `Only an operator holding the role ${named} may decide this approval; your key holds ${
+      held.length > 0 ? held.map((role) => `"${role}"`).join(", ") : "no role"
+    }.`,
+    roles: [...roles],
+  };
+}
+
+/** One person approving twice (the same id, or another key under the same name) counts once: refused. */
+function approvedAlready(approval: ApprovalRecord, earlier: Approver, now: Approver): Refusal {
+  const who =
+    earlier.operator === now.operator
+      ? "You already approved this"
+      : `${earlier.name ?? earlier.operator} already approved this with another key`;
+  const roles =
+    approval.approver_roles.length > 0
+      ? ` holding ${approval.approver_roles.map((role) => `"${role}"`).join(" or ")}`
+      : "";
+  return {
+    code: "conflict_error",
+    message: `${who} (${approvalProgress(approval.approvers, approval.approvals_required)}): it needs a second, different operator${roles}.`,
+  };
 }
 
 /** A decision on an approval that is no longer pending: the same one again is a no-op. */

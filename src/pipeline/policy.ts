@@ -1,3 +1,4 @@
+import { type ApproverRequirement, approverRequirement } from "../approvals/approvers";
 import type { PolicyContext, ToolSpec } from "../catalog/define-tool";
 import type { Problem } from "../wire/envelope";
 
@@ -5,6 +6,8 @@ import type { Problem } from "../wire/envelope";
 export interface ApprovalNeed {
   required: boolean;
   reasons: string[];
+  /** Who may approve it, should it wait for a human; absent: any one operator of the tenant. */
+  approvers?: ApproverRequirement;
 }
 
 export type PolicyResult = { ok: true; approval: ApprovalNeed } | { ok: false; problems: Problem[] };
@@ -27,9 +30,13 @@ export function checkPolicy(tool: ToolSpec, args: Record<string, unknown>, ctx: 
     }
   }
   if (problems.length > 0) return { ok: false, problems };
-  if (demands.length > 0) return { ok: true, approval: { required: true, reasons: demands } };
+  const approvers = approverRequirement(tool, args, ctx.tenant);
+  if (demands.length > 0) return { ok: true, approval: { required: true, reasons: demands, approvers } };
   if (tool.side_effect === "destructive" && waivers.length === 0) {
-    return { ok: true, approval: { required: true, reasons: ["destructive tools need a human approval"] } };
+    return {
+      ok: true,
+      approval: { required: true, reasons: ["destructive tools need a human approval"], approvers },
+    };
   }
-  return { ok: true, approval: { required: false, reasons: waivers } };
+  return { ok: true, approval: { required: false, reasons: waivers, approvers } };
 }

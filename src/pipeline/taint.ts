@@ -42,5 +42,5 @@ export function withTaint(
     };
   }
   const earlier = prepared.approval.required ? prepared.approval.reasons : [];
-  return { ...prepared, approval: { required: true, reasons: [...earlier, reason] } };
+  return { ...prepared, approval: { ...prepared.approval, required: true, reasons: [...earlier, reason] } };
 }

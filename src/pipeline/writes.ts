@@ -1,3 +1,4 @@
+import type { Approver } from "../approvals/approvers";
 import type { ApprovalRecord } from "../approvals/model";
 import type { SideEffect } from "../catalog/define-tool";
 import type { ClaimedValue } from "../effects/claim";
@@ -73,6 +74,8 @@ export type Write =
    * so it goes out once and is retried until delivered.
    */
   | { kind: "approval_escalate"; id: string; at: number; escalation_role: string | null }
+  /** One operator's approval of an approval that needs more than one, recorded before it executes. */
+  | { kind: "approval_approver"; id: string; approver: Approver }
   | {
       kind: "approval_state";
       id: string;

@@ -83,6 +83,7 @@ for (const decision of ["approve", "reject"] as const) {
         tenant: c.get("tenant"),
         operator: c.get("operator"),
         operator_name: c.get("operator_name"),
+        operator_roles: c.get("operator_roles"),
         approvalId: c.req.param("id"),
         decision,
         reason: c.req.valid("json").reason ?? null,
@@ -90,6 +91,18 @@ for (const decision of ["approve", "reject"] as const) {
       });
       if (!result.ok) {
         if (result.code === "not_found") return respond(c, notFound(c.env));
+        if (result.code === "permission_error") {
+          // 403: this operator may not decide it; the roles that may are named.
+          return respond(
+            c,
+            failure(requestContext(c.env), {
+              code: "permission_error",
+              message: result.message,
+              details: { reason: "role_required", roles: result.roles, approval: result.approval },
+              recommended_next_action: "escalate_to_human",
+            }),
+          );
+        }
         if (result.code === "duplicate_unconfirmed") {
           return respond(
             c,

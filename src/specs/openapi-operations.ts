@@ -300,10 +300,18 @@ export const OPERATIONS: readonly Operation[] = [
       credentials: ["operatorKey"],
       parameters: [approvalId],
       responses: {
-        "200": envelope("The decided approval.", "ApprovalDecision"),
+        "200": envelope(
+          'The decided approval; one that needs two approvers stays `pending` after the first approval ("1 of 2": its `approvers`).',
+          "ApprovalDecision",
+        ),
         "401": FAILURES["401"],
+        "403": envelope(
+          "The operator's key holds none of the approval's `approver_roles` (`permission_error`, `details.roles` names them); or a credential that is not an operator key.",
+        ),
         "404": FAILURES["404"],
-        "409": envelope("Already decided or expired (`conflict_error`)."),
+        "409": envelope(
+          "Already decided or expired, or already approved by the same person (`conflict_error`).",
+        ),
         "422": envelope("Invalid body."),
       },
     }),

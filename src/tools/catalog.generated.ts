@@ -932,7 +932,10 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "subject": "order_id"
           },
           "approval": {
-            "sla_s": 600
+            "sla_s": 600,
+            "roles": [
+              "support_lead"
+            ]
           },
           "output": {
             "trusted_text": {

@@ -3,6 +3,13 @@ import { CapLimitSchema, EarlierEffectSchema } from "./effects";
 import { ApprovalStateSchema, EnvelopeSchema } from "./envelope";
 import { SideEffectSchema } from "./side-effect";
 
+/** One operator's approval of a call that needs more than one, in the order they came. */
+export const ApproverSchema = z.strictObject({
+  operator: z.string().describe('The approving operator\'s id ("operator:<key fingerprint>").'),
+  name: z.string().nullable().describe("Their display name when they approved, or null."),
+  at: z.iso.datetime(),
+});
+
 /**
  * One human decision about one exact call: bound to the run, the tool, the idempotency key (and so
  * the canonical arguments), the digest of those arguments and the policy version it was asked under.
@@ -60,6 +67,24 @@ export const ApprovalRecordSchema = z.strictObject({
   limit: CapLimitSchema.nullable().describe(
     "The value cap this call would exceed, as it stood when the call asked; approving it is recorded as an operator override.",
   ),
+  approver_roles: z
+    .array(z.string())
+    .describe(
+      "The roles whose decision counts (OPERATOR_KEYS); empty: any operator of the tenant. A decision from an operator holding none of them is refused with 403.",
+    ),
+  approvals_required: z
+    .number()
+    .int()
+    .min(1)
+    .max(2)
+    .describe(
+      "How many distinct operators must approve before the call executes: 2 above the tenant's two_person_above. One rejection ends it either way.",
+    ),
+  approvers: z
+    .array(ApproverSchema)
+    .describe(
+      'When approvals_required is above 1, each approval recorded so far, in order ("1 of 2" while pending: approvers.length of approvals_required); empty otherwise (decided_by names the one approver).',
+    ),
 });
 export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
 

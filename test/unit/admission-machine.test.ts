@@ -204,6 +204,9 @@ function approvalOf(call: AgentCall, overrides: Partial<ApprovalRecord> = {}): A
     result: null,
     earlier_effects: [],
     limit: null,
+    approver_roles: [],
+    approvals_required: 1,
+    approvers: [],
     ...overrides,
   };
 }
@@ -244,6 +247,7 @@ function decision(kind: "approve" | "reject", overrides: Partial<Decision> = {})
     decision: kind,
     operator: "operator:ops1",
     operator_name: "Dana Reyes",
+    operator_roles: ["support_lead"],
     reason: kind === "reject" ? "not covered by the policy" : null,
     call_id: "call_operator",
     now: NOW,
@@ -1821,6 +1825,7 @@ function runEvent(model: Model, event: Event): void {
           decision: event.approve ? "approve" : "reject",
           operator: "operator:prop",
           operator_name: null,
+          operator_roles: ["support_lead"],
           reason: null,
           call_id: callId,
           now: model.now,

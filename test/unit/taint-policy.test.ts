@@ -99,6 +99,7 @@ describe("approval page", () => {
       csrf: "c",
       exp: 0,
       name: null,
+      roles: [],
     } satisfies SignedInOperator;
     const node = ApprovalPage({
       environment: "sandbox",

@@ -1,8 +1,17 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { readTenants, repeatEffectsProblems } from "../../scripts/tools/tenants-check";
+import {
+  approversProblems,
+  type DeployedTenant,
+  readTenants,
+  repeatEffectsProblems,
+} from "../../scripts/tools/tenants-check";
 import type { SideEffect } from "../../src/catalog/define-tool";
-import { parseTenants } from "../../src/config/tenants";
+import { DEFAULT_LIMITS, parseTenants, type TenantConfig } from "../../src/config/tenants";
+import { catalog } from "../../src/tools";
 
 const fixture = fileURLToPath(new URL("./fixtures/tenants", import.meta.url));
 const TENANTS = "wrangler.toml: env.sandbox.vars.TENANTS";
@@ -102,5 +111,60 @@ describe("parseTenants, as the Worker reads TENANTS", () => {
 
   it("says when TENANTS is not JSON at all", () => {
     expect(() => parseTenants("{acme:")).toThrow(/^TENANTS is not JSON: /);
+  });
+});
+
+describe("who approves, checked by npm run tools -- check against the local OPERATOR_KEYS", () => {
+  const repository = fileURLToPath(new URL("../..", import.meta.url));
+  const acme = (approvers: unknown): DeployedTenant => ({
+    environment: "sandbox",
+    id: "acme",
+    tenant: parseTenants({
+      acme: { namespaces: ["support"], ceilings: DEFAULT_LIMITS, max_refund_cents: 50_000, approvers },
+    }).acme as TenantConfig,
+  });
+  /** A repository root whose .dev.vars gives acme these operators. */
+  const rootWith = (operators: unknown[]) => {
+    const dir = mkdtempSync(join(tmpdir(), "approvers-"));
+    writeFileSync(join(dir, ".dev.vars"), `OPERATOR_KEYS=${JSON.stringify({ acme: operators })}\n`);
+    return dir;
+  };
+  const hash = (n: number) => String(n).repeat(64).slice(0, 64);
+
+  it("passes the shipped wrangler.toml and .dev.vars.example", () => {
+    expect(approversProblems(repository, readTenants(repository).tenants, catalog.all())).toEqual([]);
+  });
+
+  it("refuses a tool naming a role no operator holds, naming both, and says which file it read", () => {
+    const root = rootWith([{ name: "Dana Reyes", sha256: hash(1), roles: ["finance_lead"] }]);
+    expect(approversProblems(root, [acme({})], catalog.all())).toEqual([
+      '.dev.vars: tool support.issue_refund names the role "support_lead", which no operator of tenant acme holds (OPERATOR_KEYS.acme: roles held: finance_lead)',
+    ]);
+  });
+
+  it("refuses an unknown role and a two-person rule one person cannot meet, where they are written", () => {
+    const root = rootWith([
+      { name: "Dana Reyes", sha256: hash(1), roles: ["support_lead", "finance_lead"] },
+      { name: "Lee Park", sha256: hash(2), roles: ["support_lead"] },
+    ]);
+    const problems = approversProblems(
+      root,
+      [
+        acme({
+          support: { issue_refund: { rules: [{ above: 100, role: "finance" }], two_person_above: 1000 } },
+        }),
+      ],
+      catalog.all(),
+    );
+    expect(problems).toEqual([
+      `${TENANTS}.acme.approvers.support.issue_refund.rules[0].role: unknown role "finance": no operator of tenant acme holds it (roles held: support_lead, finance_lead)`,
+      `${TENANTS}.acme.approvers.support.issue_refund.two_person_above: two different operators must approve above 1000 USD minor units, but of tenant acme's operators that hold the role "finance" there is none; add a second operator key with that role to OPERATOR_KEYS.acme or remove the rule`,
+    ]);
+  });
+
+  it("refuses a negative threshold where it is written", () => {
+    expect(() => acme({ support: { issue_refund: { two_person_above: -1 } } })).toThrow(
+      'TENANTS is invalid at "acme.approvers.support.issue_refund.two_person_above": must be an amount: an integer ≥ 0 in the minor unit of the tool\'s value currency (got -1)',
+    );
   });
 });

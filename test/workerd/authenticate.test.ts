@@ -97,7 +97,12 @@ describe("authenticate admits each principal where a route takes it", () => {
   });
 
   it("an operator key is a named operator of its tenant, on the operator API and the sign-in form", async () => {
-    const operator = { tenant: "acme", operator: await operatorIdOf(OPERATOR_KEY), name: "Dana Reyes" };
+    const operator = {
+      tenant: "acme",
+      operator: await operatorIdOf(OPERATOR_KEY),
+      name: "Dana Reyes",
+      roles: ["support_lead", "finance_lead"],
+    };
     for (const accept of ["operator", "sign_in"] as const) {
       expect(await authenticate(config, OPERATOR_KEY, accept)).toEqual({
         ok: true,

@@ -47,11 +47,17 @@ export class ConsoleClient {
   }
 }
 
-/** A console session of a tenant's operator, signed in through the form like a person would. */
-export async function signedInOperator(tenant: keyof typeof OPERATOR_KEYS = "acme"): Promise<ConsoleClient> {
+/**
+ * A console session of a tenant's operator, signed in through the form like a person would; `key`
+ * picks one of the tenant's other operators (test/workerd/helpers.ts `ACME_OPERATORS`).
+ */
+export async function signedInOperator(
+  tenant: keyof typeof OPERATOR_KEYS = "acme",
+  key: string = OPERATOR_KEYS[tenant],
+): Promise<ConsoleClient> {
   const client = new ConsoleClient();
   await client.get("/console/sign-in");
-  const response = await client.post("/console/sign-in", { csrf: client.csrf, key: OPERATOR_KEYS[tenant] });
+  const response = await client.post("/console/sign-in", { csrf: client.csrf, key });
   expect(response.status).toBe(303);
   await client.get("/console");
   return client;

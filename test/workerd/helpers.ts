@@ -194,6 +194,17 @@ export const OPERATOR_KEYS = {
   hooli: "hooli-operator-key",
 } as const;
 
+/**
+ * acme's other demo operators (.dev.vars.example): Lee Park holds support_lead and finance_lead as
+ * Dana Reyes does, Riley Chen only support_lead, and Dana's second key is Dana again.
+ */
+export const ACME_OPERATORS = {
+  dana: "acme-operator-key",
+  lee: "acme-operator-key-lee",
+  riley: "acme-operator-key-riley",
+  dana_second_key: "acme-operator-key-dana-2",
+} as const;
+
 /** A request to the operator API with a tenant's operator key. */
 export function asOperator(
   path: string,

@@ -473,7 +473,8 @@ describe("GET /docs", () => {
     expect(sandboxPage).toContain(`Bearer ${SANDBOX_DEMO_TENANT_KEY}`);
     expect(sandboxPage).not.toContain("&lt;tenant key&gt;");
 
-    const production = { ...env, ENVIRONMENT: "production" };
+    // A deploy has no RESIDENCY: only the local runtime simulates jurisdictions.
+    const production = { ...env, ENVIRONMENT: "production", RESIDENCY: undefined };
     const response = await app.request("https://proxy.example.com/docs", {}, production);
     expect(response.status).toBe(200);
     const page = await response.text();

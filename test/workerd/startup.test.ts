@@ -7,8 +7,13 @@ import { missingSecrets, OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../../src/co
 import worker from "../../src/index";
 import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
 
+/** Variables `.dev.vars.example` sets that are no secret: how the local runtime stands in for Cloudflare. */
+const LOCAL_ONLY = ["RESIDENCY"];
+
 /** The variables `.dev.vars.example` sets: the secrets a local proxy runs with. */
-const exampleSecrets = [...devVarsExample.matchAll(/^([A-Z_][A-Z0-9_]*)=/gm)].map((match) => match[1]);
+const exampleSecrets = [...devVarsExample.matchAll(/^([A-Z_][A-Z0-9_]*)=/gm)]
+  .map((match) => match[1])
+  .filter((name) => name !== undefined && !LOCAL_ONLY.includes(name));
 
 /** The environment without the named secrets, as a deploy that forgot them would see it. */
 function without(...names: string[]): typeof env {
