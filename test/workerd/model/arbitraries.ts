@@ -61,7 +61,8 @@ const CUSTOMER: Record<TenantName, string> = { acme: "C101", globex: "C201", hoo
  * there; hooli's 400 and 1000 reach its caps (2500 an order a day, 4000 a run) in a few refunds.
  */
 const AMOUNTS: Record<TenantName, readonly number[]> = {
-  acme: [25],
+  // 35000: over acme's two_person_above, so two different people must approve (rule 11).
+  acme: [25, 35000],
   globex: [25, 1500],
   hooli: [400, 1000, 1500],
 };
@@ -265,6 +266,8 @@ const decision = fc
       { weight: 4, arbitrary: fc.constant<DecisionKind>("approve") },
       { weight: 1, arbitrary: fc.constant<DecisionKind>("reject") },
       { weight: 1, arbitrary: fc.constant<DecisionKind>("two racing approves") },
+      { weight: 1, arbitrary: fc.constant<DecisionKind>("approve with one person's two keys") },
+      { weight: 2, arbitrary: fc.constant<DecisionKind>("approve by two operators") },
     ),
     // An operator who checked the other runs and confirms, or one who did not.
     confirms: fc.boolean(),

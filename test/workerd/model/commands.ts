@@ -1,7 +1,7 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import type fc from "fast-check";
 import { type Envelope, EnvelopeSchema } from "../../../src/wire/envelope";
-import { armFault, ledgerStubOf, restartDurableObject } from "../helpers";
+import { ACME_OPERATORS, armFault, ledgerStubOf, OPERATOR_KEYS, restartDurableObject } from "../helpers";
 import { fleetOrdersFor, spendFleetDayElsewhere } from "./across-runs";
 import { callContext, checkAnswers } from "./answer-checks";
 import { directoryRefusesWrites, forgetRefusingDirectories, restoreEveryDirectory } from "./derived-views";
@@ -24,6 +24,7 @@ import {
   reorderKeys,
   resolveCall,
   runOf,
+  type TenantName,
 } from "./reference";
 import {
   approvalOf,
@@ -284,7 +285,77 @@ export class LostAnswerResendCommand implements ModelCommand {
   }
 }
 
-export type DecisionKind = "approve" | "reject" | "two racing approves";
+export type DecisionKind =
+  | "approve"
+  | "reject"
+  | "two racing approves"
+  | "approve with one person's two keys"
+  | "approve by two operators";
+
+interface Decider {
+  key: string;
+  person: string;
+}
+
+/**
+ * Who decides, per tenant: acme's operators hold roles and its large refunds need two people
+ * (wrangler.toml's `approvers`); Dana holds two keys, as while rotating one. The other tenants have
+ * one operator each, who then plays every part.
+ */
+const DECIDERS: Record<TenantName, { first: Decider; samePerson: Decider; secondPerson: Decider }> = {
+  acme: {
+    first: { key: ACME_OPERATORS.dana, person: "Dana Reyes" },
+    samePerson: { key: ACME_OPERATORS.dana_second_key, person: "Dana Reyes" },
+    secondPerson: { key: ACME_OPERATORS.lee, person: "Lee Park" },
+  },
+  globex: {
+    first: { key: OPERATOR_KEYS.globex, person: "Sam Okafor" },
+    samePerson: { key: OPERATOR_KEYS.globex, person: "Sam Okafor" },
+    secondPerson: { key: OPERATOR_KEYS.globex, person: "Sam Okafor" },
+  },
+  hooli: {
+    first: { key: OPERATOR_KEYS.hooli, person: "Fleet Ops" },
+    samePerson: { key: OPERATOR_KEYS.hooli, person: "Fleet Ops" },
+    secondPerson: { key: OPERATOR_KEYS.hooli, person: "Fleet Ops" },
+  },
+};
+
+/** The decisions a kind makes, in order; racing ones are sent at once. */
+function decisionsOf(
+  tenant: TenantName,
+  kind: DecisionKind,
+): { racing: boolean; steps: Array<{ verb: "approve" | "reject"; by: Decider }> } {
+  const { first, samePerson, secondPerson } = DECIDERS[tenant];
+  switch (kind) {
+    case "approve":
+    case "reject":
+      return { racing: false, steps: [{ verb: kind, by: first }] };
+    case "two racing approves":
+      return {
+        racing: true,
+        steps: [
+          { verb: "approve", by: first },
+          { verb: "approve", by: first },
+        ],
+      };
+    case "approve with one person's two keys":
+      return {
+        racing: false,
+        steps: [
+          { verb: "approve", by: first },
+          { verb: "approve", by: samePerson },
+        ],
+      };
+    case "approve by two operators":
+      return {
+        racing: false,
+        steps: [
+          { verb: "approve", by: first },
+          { verb: "approve", by: secondPerson },
+        ],
+      };
+  }
+}
 
 /**
  * An operator's decision on one of the run's approvals (picked by index among those seen). The run's
@@ -315,12 +386,32 @@ export class DecideCommand implements ModelCommand {
     const executable =
       run.lifecycle === "open" && approval.state === "pending" && !effectBudgetSpent(run, approval.tool);
     const seen = (await upstreamRequestsOf(run.handle)).length;
-    const verbs: Array<"approve" | "reject"> =
-      this.kind === "two racing approves" ? ["approve", "approve"] : [this.kind];
-    const decisions = await Promise.all(
-      verbs.map((verb) => decideAs(run.tenant, approval.id, verb, this.confirms)),
-    );
+    const { racing, steps } = decisionsOf(run.tenant, this.kind);
+    const verbs = steps.map(({ verb }) => verb);
+    const decide = ({ verb, by }: (typeof steps)[number]) =>
+      decideAs(run.tenant, approval.id, verb, this.confirms, by.key);
+    const decisions: Decision[] = [];
+    if (racing) decisions.push(...(await Promise.all(steps.map(decide))));
+    else for (const step of steps) decisions.push(await decide(step));
+    steps.forEach((step, index) => {
+      const { status } = decisions[index] as Decision;
+      // A refusal (4xx) recorded nothing; any other answer may have recorded the approver.
+      if (step.verb === "approve" && (status < 400 || status >= 500)) approval.approvedBy.add(step.by.person);
+    });
     for (const decision of decisions) learnFromDecision(key, approval, decision);
+    // Rule 11: an approval that needs two people reaches the upstream only once two different
+    // people approved it, whatever keys, races, restarts and expiries came between.
+    if ((await upstreamRequestsOf(run.handle)).length > seen) {
+      const required = (await approvalOf(run.tenant, approval.id)).approvals_required;
+      if (required === undefined) throw new Error("the approvals API names how many must approve");
+      if (approval.approvedBy.size < required) {
+        violated(
+          "11",
+          `approval ${approval.id} needs ${required} approvers and executed after ${[...approval.approvedBy].join(" and ") || "nobody"}`,
+        );
+      }
+      if (required > 1) count(world.stats, "executed on two people's approvals");
+    }
     if (this.restartsAfter) await restartDurableObject(ledgerStubOf(run.handle));
     // Operators find an approval through the directory: one asked for while it was down is not
     // found until the ledger's outbox has delivered it (rule 8 checks that it is, once it is back).

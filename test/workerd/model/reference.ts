@@ -124,6 +124,11 @@ export interface ApprovalModel {
   state: string;
   /** How many effects of other runs the approval listed when it was asked for (rule 9). */
   earlierEffects: number;
+  /**
+   * The people who tried to approve it and were not refused (an answer of 200, or a failure that may
+   * have recorded them): under the two-person rule it executes only once two of them did (rule 11).
+   */
+  approvedBy: Set<string>;
 }
 
 export type Lifecycle = "open" | "ended" | "past_deadline";
@@ -346,6 +351,7 @@ export function learnFromAnswers(run: RunModel, call: AgentCall, answers: readon
           run.approvals.get(answer.approval.id)?.earlierEffects ?? 0,
           earlierEffectsOf(answer),
         ),
+        approvedBy: run.approvals.get(answer.approval.id)?.approvedBy ?? new Set(),
       });
     }
     learnKeyState(key, answer);

@@ -170,6 +170,8 @@ export async function decideAs(
   approvalId: string,
   decision: "approve" | "reject",
   confirmDuplicate: boolean,
+  /** The operator key deciding; the tenant's first operator's when absent. */
+  key?: string,
 ): Promise<Decision> {
   const body =
     decision === "reject"
@@ -177,7 +179,11 @@ export async function decideAs(
       : { confirm_duplicate: confirmDuplicate };
   const answer = await asOperator(
     `/v1/approvals/${approvalId}/${decision}`,
-    { method: "POST", body: JSON.stringify(body) },
+    {
+      method: "POST",
+      body: JSON.stringify(body),
+      ...(key === undefined ? {} : { headers: { authorization: `Bearer ${key}` } }),
+    },
     tenant,
   );
   return { status: answer.status, envelope: answer.body };
@@ -186,6 +192,8 @@ export async function decideAs(
 export interface ApprovalView {
   state: string;
   decision_reason: string | null;
+  /** How many distinct operators must approve it (2 under the two-person rule); the API says, a ledger read does not. */
+  approvals_required?: number;
 }
 
 export async function approvalOf(tenant: TenantName, approvalId: string): Promise<ApprovalView> {
