@@ -9,6 +9,7 @@ import type { InterruptedView } from "../pipeline/run-events";
 import type { RunMeta, TraceCompletion } from "../pipeline/run-state";
 import type { Settlement } from "../pipeline/settle";
 import type { Write } from "../pipeline/writes";
+import { toolOfRun } from "../pipeline/grants";
 import { catalog } from "../tools";
 import { assertNever } from "../wire/envelope";
 import { ApprovalStore } from "./approval-store";
@@ -92,7 +93,7 @@ export function decisionView(stores: LedgerStores, run: RunMeta, approvalId: str
     run,
     approval,
     record: approval ? stores.keys.read(approval.idempotency_key, null) : null,
-    tool: approval ? catalog.find(run.namespace, approval.tool) : undefined,
+    tool: approval ? toolOfRun(catalog, run, approval.tool) : undefined,
     pending: stores.approvals.pending(),
   };
 }

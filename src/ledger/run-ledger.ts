@@ -193,7 +193,13 @@ export class RunLedger extends DurableObject<Env> {
   async call(input: CallInput): Promise<Envelope> {
     const limited = await this.#rateLimited(input);
     if (limited) return limited;
-    const taken = await intakeCall(this.env, this.#ownRun(input.tenant), input, this.#stores.keys);
+    const taken = await intakeCall(
+      this.env,
+      this.#ownRun(input.tenant),
+      input,
+      this.#stores.keys,
+      this.#stores.run.countDiscovery(),
+    );
     if (taken.kind === "refused") return taken.envelope;
     const { call } = taken;
     const claimed = await this.#claimTenantWide(taken);

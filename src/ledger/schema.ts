@@ -116,7 +116,31 @@ ALTER TABLE approvals ADD COLUMN sla_due_at INTEGER;
 ALTER TABLE approvals ADD COLUMN escalated_at INTEGER;
 `;
 
-export const LEDGER_MIGRATIONS: readonly string[] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10_ESCALATION];
+/**
+ * Tools per task: the subset a run was opened with (JSON refs, NULL for its whole namespace), the
+ * tools added to it since, the namespaces it may reach, and which trace entries came through
+ * `use_tool` (the entry names the real tool).
+ */
+const V11_TOOLS = `
+ALTER TABLE run ADD COLUMN tools TEXT;
+ALTER TABLE run ADD COLUMN added_tools TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE run ADD COLUMN reach TEXT;
+ALTER TABLE trace ADD COLUMN via TEXT;
+`;
+
+export const LEDGER_MIGRATIONS: readonly string[] = [
+  V1,
+  V2,
+  V3,
+  V4,
+  V5,
+  V6,
+  V7,
+  V8,
+  V9,
+  V10_ESCALATION,
+  V11_TOOLS,
+];
 
 export function migrateLedger(sql: SqlStorage): void {
   applyMigrations(sql, LEDGER_MIGRATIONS);
