@@ -5,7 +5,15 @@ import type { ResultPage } from "../tools/builtins";
 import type { Envelope } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
-import type { CallInput, DecideInput, DecideResult, OpenRunAnswer, OpenRunInput } from "./ledger-api";
+import type { RunToolSet } from "../pipeline/grants";
+import type {
+  AddToolsAnswer,
+  CallInput,
+  DecideInput,
+  DecideResult,
+  OpenRunAnswer,
+  OpenRunInput,
+} from "./ledger-api";
 
 /** The RunLedger's RPC surface as the worker uses it. */
 export interface LedgerClient {
@@ -23,6 +31,10 @@ export interface LedgerClient {
   resultPage(tenant: string, handle: string, cursor: number): Promise<ResultPage | null>;
   /** What became of a key a tenant shard holds a claim of: its fate, or "deciding" while a call decides it. */
   effectFate(tenant: string, key: string): Promise<EffectFate | "deciding">;
+  /** The run's tool set, for its spec export; null when the run is not the tenant's. */
+  toolSet(tenant: string): Promise<RunToolSet | null>;
+  /** Adds granted tools to the run (`POST /v1/runs/{run_id}/tools`). */
+  addTools(tenant: string, tools: string[]): Promise<AddToolsAnswer>;
 }
 
 /**

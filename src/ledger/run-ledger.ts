@@ -12,6 +12,14 @@ import { decideApproval, withdrawApproval } from "../pipeline/decide";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
 import { currentPolicyVersion, intakeCall, type TakenCall } from "../pipeline/intake";
 import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../pipeline/run-events";
+import {
+  grantedTools,
+  type RunToolSet,
+  reachOf,
+  resolveSubset,
+  runTools,
+  toolRef,
+} from "../pipeline/grants";
 import { newRun, type RunMeta } from "../pipeline/run-state";
 import { runStatus } from "../pipeline/run-status";
 import { joinedAnswer, settleSend } from "../pipeline/settle";
@@ -25,7 +33,14 @@ import type { TraceEntry } from "../wire/trace-entry";
 import * as tables from "./commit";
 import { claimTenantWide } from "./effects-client";
 import { type Inflight, KeysDeciding, KeysInFlight } from "./key-store";
-import type { CallInput, DecideInput, DecideResult, OpenRunAnswer, OpenRunInput } from "./ledger-api";
+import type {
+  AddToolsAnswer,
+  CallInput,
+  DecideInput,
+  DecideResult,
+  OpenRunAnswer,
+  OpenRunInput,
+} from "./ledger-api";
 import { ResultStore } from "./result-store";
 import { RunDirectory } from "./run-index";
 import { RunPublisher } from "./run-publisher";
@@ -110,6 +125,33 @@ export class RunLedger extends DurableObject<Env> {
   status(tenant: string): RunStatus | null {
     const run = this.#ownRun(tenant);
     return run ? runStatus(run, Date.now()) : null;
+  }
+
+  /** The run's tool set (opened subset, added tools, reach), for its spec export. */
+  toolSet(tenant: string): RunToolSet | null {
+    const run = this.#ownRun(tenant);
+    return run
+      ? { namespace: run.namespace, tools: run.tools ?? null, added_tools: run.added_tools ?? [], reach: reachOf(run) }
+      : null;
+  }
+
+  /**
+   * Adds granted tools to an open run, by name (`POST /v1/runs/{run_id}/tools`): checked here
+   * against the tenant's grants as they are now, so nothing outside them is ever added. Tools the
+   * run has already are left as they are.
+   */
+  addTools(tenant: string, asked: string[]): AddToolsAnswer {
+    const run = this.#ownRun(tenant);
+    if (!run) return { kind: "not_found" };
+    if (run.state === "closed") return { kind: "closed" };
+    const namespaces = loadConfig(this.env).tenants[tenant]?.namespaces ?? [];
+    const have = runTools(catalog, run, []).filter((tool) => tool.builtin === null).map(toolRef);
+    const resolved = resolveSubset(grantedTools(catalog, reachOf(run), namespaces), asked, "tools", have);
+    if (!resolved.ok) return { kind: "refused", problems: resolved.problems };
+    const added = [...(run.added_tools ?? []), ...resolved.refs.filter((ref) => !have.includes(ref))];
+    this.ctx.storage.transactionSync(() => this.#stores.run.writeAddedTools(added));
+    this.#run = { ...run, added_tools: added };
+    return { kind: "added", tool_set: this.toolSet(tenant) as RunToolSet };
   }
 
   /** Ends the run: later calls are refused and its pending approvals expire, saying why. */
