@@ -1,5 +1,6 @@
 import { environmentOf } from "./config/environment";
 import { loadConfig } from "./config/load";
+import { profileToolsProblems } from "./config/profile-tools";
 import { missingSecrets, missingSecretsProblem } from "./config/secrets";
 import type { Env } from "./env";
 import { catalog } from "./tools";
@@ -30,7 +31,14 @@ export function startupCheck(env: Env): StartupReport {
       problems.push(missingSecretsProblem(missing, environmentOf(env)));
     } else {
       try {
-        loadConfig(env);
+        // An agent profile's tools must be tools its tenant grants: a typo would open no run at all.
+        for (const [id, tenant] of Object.entries(loadConfig(env).tenants)) {
+          problems.push(
+            ...profileToolsProblems(`TENANTS at "${id}`, tenant, (namespace) =>
+              catalog.hasNamespace(namespace) ? catalog.tools(namespace).map((tool) => tool.name) : undefined,
+            ).map((problem) => problem.replace(/^(TENANTS at "[^:]*):/, '$1":')),
+          );
+        }
       } catch (error) {
         problems.push(error instanceof Error ? error.message : String(error));
       }

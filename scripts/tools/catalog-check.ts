@@ -27,7 +27,13 @@ import { referenceRules } from "./catalog-reference-rules";
 import { remoteToolRules } from "./catalog-remote-rules";
 import { formatPath } from "./located";
 import { pinsFileOf, readPins } from "./mcp-pins";
-import { type DeployedTenant, ENVIRONMENTS, readTenants, repeatEffectsProblems } from "./tenants-check";
+import {
+  type DeployedTenant,
+  ENVIRONMENTS,
+  profileToolsOfDeployment,
+  readTenants,
+  repeatEffectsProblems,
+} from "./tenants-check";
 import { SchemaError } from "./zod-source";
 
 /** What the deployment offers a declaration: tenants, bindings and secrets, per environment. */
@@ -331,6 +337,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
   }
   for (const problem of catalogProblems(specs).problems) problems.push(locate(problem, located));
   problems.push(...deployment.problems, ...repeatEffectsProblems(deployment.tenants, classes));
+  problems.push(...profileToolsOfDeployment(deployment.tenants, classes));
   if (problems.length > 0) return { problems, compiled: [], outputs: null };
   return {
     problems,

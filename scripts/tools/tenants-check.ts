@@ -5,6 +5,7 @@
 import { join } from "node:path";
 import { unstable_readConfig as readConfig } from "wrangler";
 import type { SideEffect } from "../../src/catalog/define-tool";
+import { profileToolsProblems } from "../../src/config/profile-tools";
 import { type TenantConfig, TenantsSchema } from "../../src/config/tenants";
 import { formatPath } from "./located";
 
@@ -116,4 +117,20 @@ export function repeatEffectsProblems(
     }
   }
   return problems;
+}
+
+/**
+ * Each agent profile's `tools` names tools its tenant grants, each once (src/config/profile-tools.ts,
+ * the rule the proxy also applies when it starts). `catalog` maps a namespace to its tools.
+ */
+export function profileToolsOfDeployment(
+  tenants: readonly DeployedTenant[],
+  catalog: ReadonlyMap<string, ReadonlyMap<string, unknown>>,
+): string[] {
+  return tenants.flatMap(({ environment, id, tenant }) =>
+    profileToolsProblems(`${tenantsAt(environment)}.${id}`, tenant, (namespace) => {
+      const tools = catalog.get(namespace);
+      return tools ? [...tools.keys(), "read_result_page"] : undefined;
+    }),
+  );
 }

@@ -10,29 +10,36 @@ const WEIGHTS = { name: 4, title: 3, does: 2, use_when: 2, side_effects: 1, avoi
 
 /**
  * Ranks tools by intent: the query's words against each tool's name, title and four-part
- * description, weighted by field, by simple term matching (a word also matches a longer word it
- * starts, so "refund" finds "refunds"). Tools that match nothing are left out; ties keep the order
- * given, so the answer is deterministic.
+ * description, weighted by field and by how few tools mention the word, by simple term matching (a
+ * word also matches a longer word it starts, so "refund" finds "refunds"). Tools that match nothing
+ * are left out; ties keep the order given, so the answer is deterministic.
  */
 export function rankTools(tools: readonly ToolSpec[], query: string, limit: number): ToolSpec[] {
   const terms = [...new Set(words(query))];
   if (terms.length === 0) return [];
+  const matches = (found: readonly string[], term: string) =>
+    found.some((word) => word === term || (term.length >= 4 && word.startsWith(term)));
+  const fieldsOf = (tool: ToolSpec): [keyof typeof WEIGHTS, string[]][] => [
+    ["name", words(tool.name)],
+    ["title", words(tool.title)],
+    ["does", words(tool.description.does)],
+    ["use_when", words(tool.description.use_when)],
+    ["side_effects", words(tool.description.side_effects)],
+    ["avoid_when", words(tool.description.avoid_when)],
+  ];
+  const indexed = tools.map(fieldsOf);
+  // A term most tools mention ("order") tells less than one few do ("refund").
+  const rarity = new Map(
+    terms.map((term) => {
+      const mentioning = indexed.filter((fields) => fields.some(([, found]) => matches(found, term))).length;
+      return [term, Math.log(1 + tools.length / Math.max(1, mentioning))];
+    }),
+  );
   const scored = tools.map((tool, index) => {
-    const fields: [keyof typeof WEIGHTS, string][] = [
-      ["name", tool.name],
-      ["title", tool.title],
-      ["does", tool.description.does],
-      ["use_when", tool.description.use_when],
-      ["side_effects", tool.description.side_effects],
-      ["avoid_when", tool.description.avoid_when],
-    ];
     let score = 0;
-    for (const [field, text] of fields) {
-      const found = words(text);
+    for (const [field, found] of indexed[index] ?? []) {
       for (const term of terms) {
-        if (found.some((word) => word === term || (term.length >= 4 && word.startsWith(term)))) {
-          score += WEIGHTS[field];
-        }
+        if (matches(found, term)) score += WEIGHTS[field] * (rarity.get(term) ?? 0);
       }
     }
     return { tool, index, score };

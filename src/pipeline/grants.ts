@@ -52,10 +52,10 @@ export function grantedTools(
 }
 
 /** One granted tool by a name a caller wrote: `namespace.tool`, or a bare name granted once. */
-export function findGranted(
-  granted: readonly ToolSpec[],
+export function findGranted<T extends Pick<ToolSpec, "namespace" | "name">>(
+  granted: readonly T[],
   written: string,
-): { ok: true; tool: ToolSpec } | { ok: false; reason: string; hint: string } {
+): { ok: true; tool: T } | { ok: false; reason: string; hint: string } {
   const matches = written.includes(".")
     ? granted.filter((tool) => toolRef(tool) === written)
     : granted.filter((tool) => tool.name === written);
@@ -80,7 +80,7 @@ export function findGranted(
  * entry one granted tool, no two tools of one name. The answer is the refs, in the order asked.
  */
 export function resolveSubset(
-  granted: readonly ToolSpec[],
+  granted: readonly Pick<ToolSpec, "namespace" | "name">[],
   asked: readonly string[],
   field: string,
   already: readonly string[] = [],
