@@ -1,4 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { catalog } from "../../src/tools";
 import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
 import { callTool, KEYS, openRun, request, type TestRun, traceOf } from "./helpers";
 import { bearer, rpc } from "./mcp-client";
@@ -210,6 +212,44 @@ describe("MCP 2026-07-28 with a subset run's token", () => {
     await addTools(run, { tools: ["lookup_shipment"] });
     await callTool(run, "find_tools", { query: "shipment" });
     expect(await list(run)).toEqual(before);
+  });
+});
+
+describe("the grants invariant, end to end", () => {
+  const SUPPORT = new Set(catalog.tools("support").map((tool) => tool.name));
+  const OTHERS = catalog
+    .all()
+    .filter((tool) => tool.namespace !== "support")
+    .map((tool) => tool.name);
+  const asked = fc.oneof(
+    fc.constantFrom(...OTHERS, ...SUPPORT, "find_tools", "use_tool"),
+    fc.constantFrom("shipping.lookup_shipment", "helpdesk.search_articles", "support.lookup_order"),
+  );
+
+  it("a support-only tenant's run never lists, finds, adds or calls another namespace's tool", async () => {
+    const seen = (names: string[]) => {
+      for (const name of names) expect(SUPPORT.has(name) || name === "find_tools" || name === "use_tool").toBe(true);
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.array(asked, { minLength: 1, maxLength: 3 }), asked, asked, async (subset, used, added) => {
+        const opened = await openAs("umbrella", { namespace: "support", tools: subset });
+        if (opened.body.outcome !== "success") {
+          expect(opened.body.error?.code).toBe("validation_error");
+          return;
+        }
+        const data = opened.body.data as { run_id: string; run_token: string; tools: unknown };
+        const run: TestRun = { id: data.run_id, token: data.run_token, tenant: "umbrella", data: {} };
+        seen(names(data.tools));
+        const found = await callTool(run, "find_tools", { query: `${used} ${added}`.replaceAll("_", " ") });
+        seen((found.body.data as { tools?: Array<{ name: string }> } | null)?.tools?.map((tool) => tool.name) ?? []);
+        const call = await callTool(run, "use_tool", { name: used, arguments: { order_id: "A1002" } });
+        if (call.body.tool !== null) seen([call.body.tool]);
+        await addTools(run, { tools: [added] });
+        seen(names((await specsOf(run)).tools));
+        for (const entry of await traceOf(run)) if (entry.tool !== null) seen([entry.tool as string]);
+      }),
+      { numRuns: 6 },
+    );
   });
 });
 
