@@ -122,7 +122,7 @@ function traceOpen({ run, claim }: CallView, call: AgentCall): Write {
       idempotency_key: call.key,
       catalog_version: run.catalog_version,
       claim_ms: claim?.check.ms ?? null,
-      via: call.prepared.via ?? null,
+      ...(call.prepared.via ? { via: call.prepared.via } : {}),
     },
   };
 }
