@@ -1,6 +1,6 @@
+import { profileToolsProblems } from "./catalog/profile-tools";
 import { environmentOf } from "./config/environment";
 import { loadConfig } from "./config/load";
-import { profileToolsProblems } from "./config/profile-tools";
 import { missingSecrets, missingSecretsProblem } from "./config/secrets";
 import type { Env } from "./env";
 import { catalog } from "./tools";

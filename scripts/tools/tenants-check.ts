@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { unstable_readConfig as readConfig } from "wrangler";
 import type { SideEffect } from "../../src/catalog/define-tool";
-import { profileToolsProblems } from "../../src/config/profile-tools";
+import { profileToolsProblems } from "../../src/catalog/profile-tools";
 import { type TenantConfig, TenantsSchema } from "../../src/config/tenants";
 import { formatPath } from "./located";
 
@@ -120,7 +120,7 @@ export function repeatEffectsProblems(
 }
 
 /**
- * Each agent profile's `tools` names tools its tenant grants, each once (src/config/profile-tools.ts,
+ * Each agent profile's `tools` names tools its tenant grants, each once (src/catalog/profile-tools.ts,
  * the rule the proxy also applies when it starts). `catalog` maps a namespace to its tools.
  */
 export function profileToolsOfDeployment(

@@ -2,7 +2,10 @@ import type { ToolSpec } from "./define-tool";
 
 /** Words of a text, lowercased; snake_case names split into their words. */
 function words(text: string): string[] {
-  return text.toLowerCase().split(/[^a-z0-9]+/).filter((word) => word.length > 1);
+  return text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((word) => word.length > 1);
 }
 
 /** How strongly a field counts: a word of the name says more than one of the avoid_when text. */

@@ -1,11 +1,11 @@
 import type { ApprovalRecord } from "../approvals/model";
 import type { EffectFate } from "../effects/fate";
 import type { Env } from "../env";
+import type { RunToolSet } from "../pipeline/grants";
 import type { ResultPage } from "../tools/builtins";
 import type { Envelope } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
-import type { RunToolSet } from "../pipeline/grants";
 import type {
   AddToolsAnswer,
   CallInput,

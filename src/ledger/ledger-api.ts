@@ -1,8 +1,8 @@
 import type { ApprovalRecord } from "../approvals/model";
 import type { RunToolSet } from "../pipeline/grants";
 import type { AgentCallInput } from "../pipeline/intake";
-import type { Problem } from "../wire/envelope";
 import type { ScenarioStep } from "../scenarios/scenario";
+import type { Problem } from "../wire/envelope";
 import type { RunLimits, RunStatus } from "../wire/run-status";
 
 /** What the worker hands the RunLedger Durable Object over RPC, and what it gets back. */

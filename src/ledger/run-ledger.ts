@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { type ApprovalRecord, type ApprovalSummary, approvalBlock } from "../approvals/model";
+import { resolveSubset, toolRef } from "../catalog/subset";
 import { loadConfig } from "../config/load";
 import { differingFields } from "../core/canonical-json";
 import { newCallId } from "../core/ids";
@@ -10,16 +11,9 @@ import type { Env } from "../env";
 import { admitCall } from "../pipeline/admit";
 import { decideApproval, withdrawApproval } from "../pipeline/decide";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
+import { grantedTools, type RunToolSet, reachOf, runTools } from "../pipeline/grants";
 import { currentPolicyVersion, intakeCall, type TakenCall } from "../pipeline/intake";
 import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../pipeline/run-events";
-import {
-  grantedTools,
-  type RunToolSet,
-  reachOf,
-  resolveSubset,
-  runTools,
-  toolRef,
-} from "../pipeline/grants";
 import { newRun, type RunMeta } from "../pipeline/run-state";
 import { runStatus } from "../pipeline/run-status";
 import { joinedAnswer, settleSend } from "../pipeline/settle";
@@ -131,7 +125,12 @@ export class RunLedger extends DurableObject<Env> {
   toolSet(tenant: string): RunToolSet | null {
     const run = this.#ownRun(tenant);
     return run
-      ? { namespace: run.namespace, tools: run.tools ?? null, added_tools: run.added_tools ?? [], reach: reachOf(run) }
+      ? {
+          namespace: run.namespace,
+          tools: run.tools ?? null,
+          added_tools: run.added_tools ?? [],
+          reach: reachOf(run),
+        }
       : null;
   }
 
@@ -145,7 +144,9 @@ export class RunLedger extends DurableObject<Env> {
     if (!run) return { kind: "not_found" };
     if (run.state === "closed") return { kind: "closed" };
     const namespaces = loadConfig(this.env).tenants[tenant]?.namespaces ?? [];
-    const have = runTools(catalog, run, []).filter((tool) => tool.builtin === null).map(toolRef);
+    const have = runTools(catalog, run, [])
+      .filter((tool) => tool.builtin === null)
+      .map(toolRef);
     const resolved = resolveSubset(grantedTools(catalog, reachOf(run), namespaces), asked, "tools", have);
     if (!resolved.ok) return { kind: "refused", problems: resolved.problems };
     const added = [...(run.added_tools ?? []), ...resolved.refs.filter((ref) => !have.includes(ref))];

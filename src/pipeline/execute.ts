@@ -17,9 +17,9 @@ import {
 } from "../upstream/credential";
 import { type ApprovalBlock, type Envelope, type EnvelopeContext, failure, success } from "../wire/envelope";
 import { context } from "./answers";
-import { grantedTools, reachOf } from "./grants";
 import { type AttemptRecord, buildRequest, type Execution, executeRequest } from "./dispatch";
 import { executeRemote } from "./dispatch-remote";
+import { grantedTools, reachOf } from "./grants";
 import { completionOf, traceable } from "./record";
 import { lostAnswerRead, withRecoveredAnswer } from "./recover";
 import type { RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
@@ -103,7 +103,11 @@ async function carryOut(
   const builtin = tool.builtin;
   if (builtin) {
     const run = plan.run();
-    const granted = grantedTools(catalog, reachOf(run), loadConfig(env).tenants[run.tenant]?.namespaces ?? []);
+    const granted = grantedTools(
+      catalog,
+      reachOf(run),
+      loadConfig(env).tenants[run.tenant]?.namespaces ?? [],
+    );
     const answer = builtin(plan.args, plan.keeping.results, granted);
     const ctx = contextOf(plan);
     const envelope = answer.ok ? success(ctx, answer.data) : failure(ctx, answer.failure);

@@ -1,9 +1,9 @@
 import type { Catalog } from "../catalog/catalog";
 import type { PolicyContext, ToolSpec } from "../catalog/define-tool";
+import { FIND_TOOLS, findGranted, USE_TOOL } from "../catalog/subset";
 import type { FailureSpec, Problem } from "../wire/envelope";
 import { structuralProblems } from "./limit";
 import { type ApprovalNeed, checkPolicy } from "./policy";
-import { FIND_TOOLS, findGranted, USE_TOOL } from "./grants";
 import { resolveTool } from "./resolve";
 import { validateArguments } from "./validate";
 

@@ -1,7 +1,7 @@
 import type { Catalog } from "../catalog/catalog";
 import type { ToolSpec } from "../catalog/define-tool";
+import { FIND_TOOLS } from "../catalog/subset";
 import type { FailureSpec } from "../wire/envelope";
-import { FIND_TOOLS } from "./grants";
 
 export type Resolution = { ok: true; tool: ToolSpec } | { ok: false; refusal: FailureSpec };
 

@@ -1,5 +1,6 @@
 import type { AgentPrincipal } from "../auth/agent-keys";
 import { issueRunToken } from "../auth/run-token";
+import { resolveSubset } from "../catalog/subset";
 import { loadConfig } from "../config/load";
 import { resolveRunLimits } from "../config/tenants";
 import { newRunId, taskRunId } from "../core/ids";
@@ -7,9 +8,9 @@ import type { Env } from "../env";
 import { requestContext } from "../http/respond";
 import { ledgerFor } from "../ledger/client";
 import { RETENTION_MS } from "../ledger/run-ledger";
+import { grantedTools } from "../pipeline/grants";
 import { admitRunOpen } from "../ratelimit/admission";
 import { acceptScenario } from "../scenarios/accept";
-import { grantedTools, resolveSubset } from "../pipeline/grants";
 import { toolSpecsFor } from "../specs/tool-specs";
 import { catalog } from "../tools";
 import { type Envelope, failure, type Problem, success } from "../wire/envelope";
@@ -72,8 +73,7 @@ export async function openRunFor(
   }
   const refs = subset?.refs ?? null;
   const namespace =
-    request.namespace ??
-    (opener.kind === "agent" ? opener.agent.namespace : refs?.[0]?.split(".")[0]);
+    request.namespace ?? (opener.kind === "agent" ? opener.agent.namespace : refs?.[0]?.split(".")[0]);
   if (namespace === undefined) {
     return refuse(
       failure(ctx, {
@@ -176,7 +176,13 @@ export async function openRunFor(
   const { status } = answer;
   const expiresAt = Date.parse(status.deadline_at) + TOKEN_GRACE_MS;
   const token = await issueRunToken(
-    { tenant: tenantId, run: runId, ns: namespace, exp: expiresAt, ...(refs === null ? {} : { tools: refs }) },
+    {
+      tenant: tenantId,
+      run: runId,
+      ns: namespace,
+      exp: expiresAt,
+      ...(refs === null ? {} : { tools: refs }),
+    },
     config.runTokenKeys,
   );
   const { run_id, ...rest } = status;

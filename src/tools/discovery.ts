@@ -1,8 +1,7 @@
 import * as z from "zod";
 import { type BuiltinHandler, defineBuiltinTool, type ToolSpec } from "../catalog/define-tool";
 import { rankTools } from "../catalog/search";
-import { FIND_TOOLS, USE_TOOL } from "../pipeline/grants";
-import { inputJsonSchema } from "../specs/json-schema";
+import { FIND_TOOLS, USE_TOOL } from "../catalog/subset";
 import { SIDE_EFFECTS } from "../wire/side-effect";
 
 /** Tools one `find_tools` call returns at most. */
@@ -34,7 +33,7 @@ const findGrantedTools: BuiltinHandler = (args, _pages, granted) => {
         side_effect: tool.side_effect,
         does: tool.description.does,
         use_when: tool.description.use_when,
-        input_schema: inputJsonSchema(tool),
+        input_schema: z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }),
       })),
     },
   };

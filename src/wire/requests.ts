@@ -44,7 +44,7 @@ export const OpenRunBodySchema = z.strictObject({
     .describe("Budgets for this run, within the tenant's ceilings."),
   scenario: ScenarioSchema.optional(),
   tools: RunToolsSubsetSchema.optional().describe(
-    "Open the run with only these tools, such as [\"lookup_order\", \"shipping.lookup_shipment\"]: names of tools the tenant grants, qualified as namespace.tool when two namespaces share a name. The run lists only them, plus find_tools and use_tool to reach the rest of its grants. Omit for the namespace's tools.",
+    'Open the run with only these tools, such as ["lookup_order", "shipping.lookup_shipment"]: names of tools the tenant grants, qualified as namespace.tool when two namespaces share a name. The run lists only them, plus find_tools and use_tool to reach the rest of its grants. Omit for the namespace\'s tools.',
   ),
   task_key: z
     .string()

@@ -1,16 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { profileToolsProblems } from "../../src/catalog/profile-tools";
 import { rankTools } from "../../src/catalog/search";
-import { profileToolsProblems } from "../../src/config/profile-tools";
+import { findGranted, resolveSubset, toolRef } from "../../src/catalog/subset";
 import { DEFAULT_LIMITS, TenantConfigSchema } from "../../src/config/tenants";
-import {
-  findGranted,
-  grantedTools,
-  MAX_DISCOVERY_CALLS,
-  resolveSubset,
-  runTools,
-  toolRef,
-} from "../../src/pipeline/grants";
+import { grantedTools, MAX_DISCOVERY_CALLS, runTools } from "../../src/pipeline/grants";
 import { type CallScope, prepareCall } from "../../src/pipeline/prepare";
 import { catalog, discoveryTools } from "../../src/tools";
 
@@ -99,7 +93,11 @@ describe("the grants rule", () => {
     const tenant = tenantOf(["support", "shipping"]);
     const granted = grantedTools(catalog, ["support", "shipping"], tenant.namespaces);
     const scope: CallScope = {
-      tools: runTools(catalog, { namespace: "support", tools: ["support.lookup_order"] }, discoveryTools("support")),
+      tools: runTools(
+        catalog,
+        { namespace: "support", tools: ["support.lookup_order"] },
+        discoveryTools("support"),
+      ),
       granted,
       discovery_left: 0,
     };
@@ -134,12 +132,16 @@ describe("an agent profile's tools", () => {
   });
 
   it("pass when every one is granted", () => {
-    expect(profileToolsProblems("acme", profiles(["lookup_order", "support.issue_refund"]), toolsOf)).toEqual([]);
+    expect(profileToolsProblems("acme", profiles(["lookup_order", "support.issue_refund"]), toolsOf)).toEqual(
+      [],
+    );
   });
 
   it("are refused, located, when one is unknown or outside the tenant's namespaces", () => {
     expect(profileToolsProblems("acme", profiles(["lookup_order", "fly_rocket"]), toolsOf)).toEqual([
-      expect.stringMatching(/^acme\.agent_profiles\.triage\.tools\[1\]: "fly_rocket" is not a tool this tenant grants/),
+      expect.stringMatching(
+        /^acme\.agent_profiles\.triage\.tools\[1\]: "fly_rocket" is not a tool this tenant grants/,
+      ),
     ]);
     expect(profileToolsProblems("acme", profiles(["shipping.lookup_shipment"]), toolsOf)).toEqual([
       expect.stringContaining("acme.agent_profiles.triage.tools[0]"),

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { catalog } from "../../src/tools";
-import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
+import type { Envelope } from "../../src/wire/envelope";
 import { callTool, KEYS, openRun, request, type TestRun, traceOf } from "./helpers";
 import { bearer, rpc } from "./mcp-client";
 
@@ -131,7 +131,9 @@ describe("bad input about tools", () => {
     expect(noName.body.error?.problems?.map((problem) => problem.field)).toContain("name");
     const badArgs = await callTool(run, "use_tool", { name: "issue_refund", arguments: { order_id: 7 } });
     expect(badArgs.body.error?.code).toBe("validation_error");
-    expect(badArgs.body.error?.problems?.some((problem) => problem.field.startsWith("arguments."))).toBe(true);
+    expect(badArgs.body.error?.problems?.some((problem) => problem.field.startsWith("arguments."))).toBe(
+      true,
+    );
     expect(badArgs.body.idempotency_key).toBeNull();
     const entries = await traceOf(run);
     expect(entries.map((entry) => entry.upstream_attempts)).toEqual([[], []]);
@@ -192,7 +194,8 @@ describe("MCP 2026-07-28 with a subset run's token", () => {
       },
     );
     expect(json?.error, text).toBeUndefined();
-    return (json?.result as { tools: Array<{ name: string; annotations: Record<string, boolean> }> }).tools;
+    const result = json?.result as { tools: Array<{ name: string; annotations: Record<string, boolean> }> };
+    return result.tools;
   };
 
   it("lists exactly the opened tools in a fixed order, unchanged by adds, with use_tool's cautious annotations", async () => {
@@ -228,30 +231,37 @@ describe("the grants invariant, end to end", () => {
 
   it("a support-only tenant's run never lists, finds, adds or calls another namespace's tool", async () => {
     const seen = (names: string[]) => {
-      for (const name of names) expect(SUPPORT.has(name) || name === "find_tools" || name === "use_tool").toBe(true);
+      for (const name of names)
+        expect(SUPPORT.has(name) || name === "find_tools" || name === "use_tool").toBe(true);
     };
     await fc.assert(
-      fc.asyncProperty(fc.array(asked, { minLength: 1, maxLength: 3 }), asked, asked, async (subset, used, added) => {
-        const opened = await openAs("umbrella", { namespace: "support", tools: subset });
-        if (opened.body.outcome !== "success") {
-          expect(opened.body.error?.code).toBe("validation_error");
-          return;
-        }
-        const data = opened.body.data as { run_id: string; run_token: string; tools: unknown };
-        const run: TestRun = { id: data.run_id, token: data.run_token, tenant: "umbrella", data: {} };
-        seen(names(data.tools));
-        const found = await callTool(run, "find_tools", { query: `${used} ${added}`.replaceAll("_", " ") });
-        seen((found.body.data as { tools?: Array<{ name: string }> } | null)?.tools?.map((tool) => tool.name) ?? []);
-        const call = await callTool(run, "use_tool", { name: used, arguments: { order_id: "A1002" } });
-        if (call.body.tool !== null) seen([call.body.tool]);
-        await addTools(run, { tools: [added] });
-        seen(names((await specsOf(run)).tools));
-        for (const entry of await traceOf(run)) if (entry.tool !== null) seen([entry.tool as string]);
-      }),
+      fc.asyncProperty(
+        fc.array(asked, { minLength: 1, maxLength: 3 }),
+        asked,
+        asked,
+        async (subset, used, added) => {
+          const opened = await openAs("umbrella", { namespace: "support", tools: subset });
+          if (opened.body.outcome !== "success") {
+            expect(opened.body.error?.code).toBe("validation_error");
+            return;
+          }
+          const data = opened.body.data as { run_id: string; run_token: string; tools: unknown };
+          const run: TestRun = { id: data.run_id, token: data.run_token, tenant: "umbrella", data: {} };
+          seen(names(data.tools));
+          const found = await callTool(run, "find_tools", { query: `${used} ${added}`.replaceAll("_", " ") });
+          seen(
+            (found.body.data as { tools?: Array<{ name: string }> } | null)?.tools?.map(
+              (tool) => tool.name,
+            ) ?? [],
+          );
+          const call = await callTool(run, "use_tool", { name: used, arguments: { order_id: "A1002" } });
+          if (call.body.tool !== null) seen([call.body.tool]);
+          await addTools(run, { tools: [added] });
+          seen(names((await specsOf(run)).tools));
+          for (const entry of await traceOf(run)) if (entry.tool !== null) seen([entry.tool as string]);
+        },
+      ),
       { numRuns: 6 },
     );
   });
 });
-
-// The envelope schema is the contract: every answer above went through `request`, which parses it.
-void EnvelopeSchema;

@@ -1,5 +1,5 @@
-import { resolveSubset } from "../pipeline/grants";
-import type { TenantConfig } from "./tenants";
+import type { TenantConfig } from "../config/tenants";
+import { resolveSubset } from "./subset";
 
 /**
  * Each agent profile's `tools` must name tools its tenant grants (the tools of its namespaces),
@@ -20,7 +20,8 @@ export function profileToolsProblems(
     if (settings.tools === undefined) continue;
     const resolved = resolveSubset(granted, settings.tools, `${at}.agent_profiles.${profile}.tools`);
     if (resolved.ok) continue;
-    for (const problem of resolved.problems) problems.push(`${problem.field}: ${problem.reason}. ${problem.hint}`);
+    for (const problem of resolved.problems)
+      problems.push(`${problem.field}: ${problem.reason}. ${problem.hint}`);
   }
   return problems;
 }
