@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { catalog } from "../../src/tools";
 import type { Envelope } from "../../src/wire/envelope";
 import { callTool, KEYS, openRun, request, type TestRun, traceOf } from "./helpers";
-import { bearer, rpc } from "./mcp-client";
+import { bearer, connect, envelopeOf, rpc } from "./mcp-client";
 
 /**
  * Tools per task: a run opened with a subset lists and calls only it, reaches the rest of its
@@ -215,6 +215,64 @@ describe("MCP 2026-07-28 with a subset run's token", () => {
     await addTools(run, { tools: ["lookup_shipment"] });
     await callTool(run, "find_tools", { query: "shipment" });
     expect(await list(run)).toEqual(before);
+  });
+});
+
+describe("an agent profile with tools (acme's triage: lookup_order and shipping.lookup_shipment)", () => {
+  const TRIAGE = "acme-triage-agent-key";
+
+  it("opens its MCP session's run with them, and reaches its profile's namespaces only through use_tool", async () => {
+    const { client } = await connect(TRIAGE);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual([
+        "lookup_order",
+        "lookup_shipment",
+        "read_result_page",
+        "find_tools",
+        "use_tool",
+      ]);
+      const profile = await client.callTool({
+        name: "use_tool",
+        arguments: { name: "get_customer_profile", arguments: { customer_id: "C100" } },
+      });
+      expect(envelopeOf(profile).outcome).toBe("success");
+      // helpdesk is acme's, but not in the triage profile's reach (its namespace and its tools').
+      const helpdesk = await client.callTool({
+        name: "use_tool",
+        arguments: { name: "search_articles", arguments: { query: "refund" } },
+      });
+      expect(envelopeOf(helpdesk).error?.code).toBe("not_found");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("lists them over 2026-07-28 before any run is open, beside start_task", async () => {
+    const { json, text } = await rpc(
+      { ...bearer(TRIAGE), "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: {
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
+        },
+      },
+    );
+    expect(json?.error, text).toBeUndefined();
+    const result = json?.result as { tools: Array<{ name: string }> };
+    expect(result.tools.map((tool) => tool.name)).toEqual([
+      "start_task",
+      "find_tools",
+      "lookup_order",
+      "lookup_shipment",
+      "read_result_page",
+      "use_tool",
+    ]);
   });
 });
 
