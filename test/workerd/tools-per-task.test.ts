@@ -218,6 +218,36 @@ describe("MCP 2026-07-28 with a subset run's token", () => {
   });
 });
 
+describe("a subset run over the 2025 revisions and with a task key", () => {
+  it("lists the subset to an MCP client holding the run token", async () => {
+    const run = await openRun("acme", { namespace: "support", tools: ["lookup_order"] });
+    const { client } = await connect(run.token);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toEqual([
+        "lookup_order",
+        "read_result_page",
+        "find_tools",
+        "use_tool",
+      ]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("answers the same run for the same task and tools, and a conflict naming tools for other tools", async () => {
+    const task_key = `tools-${crypto.randomUUID()}`;
+    const first = await openAs("acme", { namespace: "support", tools: ["lookup_order"], task_key });
+    const again = await openAs("acme", { namespace: "support", tools: ["lookup_order"], task_key });
+    expect((again.body.data as { run_id: string }).run_id).toBe(
+      (first.body.data as { run_id: string }).run_id,
+    );
+    const other = await openAs("acme", { namespace: "support", tools: ["issue_refund"], task_key });
+    expect(other.body.error?.code).toBe("conflict_error");
+    expect(other.body.error?.details).toMatchObject({ differing_fields: ["tools"] });
+  });
+});
+
 describe("an agent profile with tools (acme's triage: lookup_order and shipping.lookup_shipment)", () => {
   const TRIAGE = "acme-triage-agent-key";
 
