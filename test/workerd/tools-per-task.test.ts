@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { catalog } from "../../src/tools";
 import type { Envelope } from "../../src/wire/envelope";
+import { signedInOperator } from "./console-client";
 import { callTool, KEYS, openRun, request, type TestRun, traceOf } from "./helpers";
 import { bearer, connect, envelopeOf, rpc } from "./mcp-client";
 
@@ -75,6 +76,10 @@ describe("a run opened with a subset of tools", () => {
     expect(entries.map((entry) => entry.tool)).toEqual(["find_tools", "lookup_order"]);
     expect(entries[1]?.via).toBe("use_tool");
     expect(entries[0]?.via).toBeUndefined();
+    // The console names the real tool too, and how the model reached it.
+    const { html } = await (await signedInOperator("acme")).get(`/console/runs/${run.id}`);
+    expect(html).toContain('<span class="tool">lookup_order</span>');
+    expect(html).toContain("via use_tool");
   });
 
   it("gives a use_tool call the real tool's key, approval and budget: the same as its direct call", async () => {
