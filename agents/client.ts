@@ -34,6 +34,8 @@ export interface OpenRunBody {
   namespace: string;
   limits?: Partial<Record<"max_calls" | "max_writes" | "max_destructive" | "deadline_s", number>>;
   scenario?: readonly ScenarioStepBody[];
+  /** Open with only these tools (names, or namespace.tool). */
+  tools?: readonly string[];
 }
 
 export interface OpenedRun {

@@ -34,6 +34,8 @@ export interface EvalCase {
   task: Task;
   scenario?: ScenarioStepBody[];
   limits?: Partial<Record<"max_calls" | "max_writes" | "max_destructive" | "deadline_s", number>>;
+  /** The run opens with only these tools; the rest of the tenant's are reached with find_tools and use_tool. */
+  tools?: string[];
   operator?: OperatorPolicy;
   /**
    * The effects the operator approves, when they differ from what the run must leave: a send the

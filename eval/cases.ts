@@ -1,5 +1,6 @@
 import type { EvalCase } from "./case-types";
 import { adversarial } from "./cases/adversarial";
+import { discovery } from "./cases/discovery";
 import { edge } from "./cases/edge";
 import { normal } from "./cases/normal";
 
@@ -12,4 +13,4 @@ import { normal } from "./cases/normal";
  * follow; the source is always filtered by the case's own run.
  */
 
-export const CASES: readonly EvalCase[] = [...normal, ...edge, ...adversarial];
+export const CASES: readonly EvalCase[] = [...normal, ...edge, ...adversarial, ...discovery];

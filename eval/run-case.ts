@@ -30,6 +30,7 @@ export async function runCase(opts: {
       namespace: "support",
       ...(evalCase.limits ? { limits: evalCase.limits } : {}),
       ...(evalCase.scenario ? { scenario: evalCase.scenario } : {}),
+      ...(evalCase.tools ? { tools: evalCase.tools } : {}),
     });
     runId = opened.run_id;
     const client = proxy.forRun(opened);

@@ -1,5 +1,6 @@
 import { approverProblems } from "./approvals/approver-check";
 import { operatorsOf } from "./auth/operator-keys";
+import { profileToolsProblems } from "./catalog/profile-tools";
 import { environmentOf } from "./config/environment";
 import { loadConfig } from "./config/load";
 import { missingSecrets, missingSecretsProblem } from "./config/secrets";
@@ -40,6 +41,10 @@ export function startupCheck(env: Env): StartupReport {
               { id, config: tenant, at: "TENANTS" },
               operatorsOf(config.operatorKeys, id),
             ),
+            // An agent profile's tools must be tools its tenant grants: a typo would open no run at all.
+            ...profileToolsProblems(`TENANTS at "${id}`, tenant, (namespace) =>
+              catalog.hasNamespace(namespace) ? catalog.tools(namespace).map((tool) => tool.name) : undefined,
+            ).map((problem) => problem.replace(/^(TENANTS at "[^:]*):/, '$1":')),
           );
         }
       } catch (error) {

@@ -31,6 +31,7 @@ import {
   approversProblems,
   type DeployedTenant,
   ENVIRONMENTS,
+  profileToolsOfDeployment,
   readTenants,
   repeatEffectsProblems,
   toolLimitsProblems,
@@ -351,6 +352,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     ...repeatEffectsProblems(deployment.tenants, classes),
     ...toolLimitsProblems(deployment.tenants, inputs),
     ...approversProblems(root, deployment.tenants, specs),
+    ...profileToolsOfDeployment(deployment.tenants, classes),
   );
   if (problems.length > 0) return { problems, compiled: [], outputs: null };
   return {

@@ -8,6 +8,7 @@ import { unstable_readConfig as readConfig } from "wrangler";
 import { approverProblems } from "../../src/approvals/approver-check";
 import { operatorsOf, parseOperatorKeys } from "../../src/auth/operator-keys";
 import type { SideEffect, ToolSpec } from "../../src/catalog/define-tool";
+import { profileToolsProblems } from "../../src/catalog/profile-tools";
 import { type TenantConfig, TenantsSchema } from "../../src/config/tenants";
 import { formatPath } from "./located";
 
@@ -188,4 +189,20 @@ export function approversProblems(
         (problem) => (problem.startsWith("wrangler.toml") ? problem : `${file}: ${problem}`),
       ),
     );
+}
+
+/**
+ * Each agent profile's `tools` names tools its tenant grants, each once (src/catalog/profile-tools.ts,
+ * the rule the proxy also applies when it starts). `catalog` maps a namespace to its tools.
+ */
+export function profileToolsOfDeployment(
+  tenants: readonly DeployedTenant[],
+  catalog: ReadonlyMap<string, ReadonlyMap<string, unknown>>,
+): string[] {
+  return tenants.flatMap(({ environment, id, tenant }) =>
+    profileToolsProblems(`${tenantsAt(environment)}.${id}`, tenant, (namespace) => {
+      const tools = catalog.get(namespace);
+      return tools ? [...tools.keys(), "read_result_page"] : undefined;
+    }),
+  );
 }

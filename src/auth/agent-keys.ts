@@ -17,6 +17,8 @@ export interface AgentPrincipal {
   namespace: string;
   /** The limits a run opened by this agent asks for (the profile's, the rest defaults). */
   limits: Partial<RunLimits>;
+  /** The tools its runs open with, as the profile names them; absent: the whole namespace. */
+  tools?: string[];
   via: "agent_key" | "oauth";
 }
 
@@ -70,7 +72,14 @@ export function agentPrincipal(
 ): AgentPrincipal | null {
   const settings = config.tenants[tenant]?.agent_profiles[profile];
   if (!settings) return null;
-  return { tenant, profile, namespace: settings.namespace, limits: settings.limits, via };
+  return {
+    tenant,
+    profile,
+    namespace: settings.namespace,
+    limits: settings.limits,
+    ...(settings.tools === undefined ? {} : { tools: settings.tools }),
+    via,
+  };
 }
 
 /**

@@ -7,6 +7,8 @@ export const RunTokenClaimsSchema = z.object({
   run: z.string(),
   ns: z.string(),
   exp: z.number(),
+  /** The tools the run was opened with (`namespace.tool`), when it was opened with a subset. */
+  tools: z.array(z.string()).optional(),
 });
 export type RunTokenClaims = z.infer<typeof RunTokenClaimsSchema>;
 

@@ -260,7 +260,12 @@ export interface BuiltinFailure {
  * How the proxy answers a built-in tool from the run's own storage: no upstream, no key, no
  * effect, in every environment alike.
  */
-export type BuiltinHandler = (args: Record<string, unknown>, pages: RunPages) => BuiltinAnswer;
+export type BuiltinHandler = (
+  args: Record<string, unknown>,
+  pages: RunPages,
+  /** The tools the tenant grants the run (what `find_tools` searches). */
+  granted: readonly ToolSpec[],
+) => BuiltinAnswer;
 
 /**
  * Whether a write whose outcome is unknown may be sent again under its key: always, unless its

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { RunToolsSubsetSchema } from "../wire/requests";
 import { type RunLimits, RunLimitsSchema } from "../wire/run-status";
 import { AlertsSchema } from "./alerts";
 import { ApprovalEscalationSettings } from "./approval-escalation";
@@ -18,6 +19,9 @@ export const DEFAULT_LIMITS: RunLimits = {
 export const AgentProfileSchema = z.strictObject({
   namespace: z.string().describe("The namespace whose tools runs opened with this profile may use."),
   limits: RunLimitsSchema.partial().default({}).describe("The run limits, within the tenant's ceilings."),
+  tools: RunToolsSubsetSchema.optional().describe(
+    "The tools its runs open with (names, or namespace.tool), all granted to the tenant; its whole namespace when left out.",
+  ),
 });
 
 /**

@@ -2,11 +2,19 @@ import type { ApprovalRecord } from "../approvals/model";
 import { tenantObject } from "../config/placement";
 import type { EffectFate } from "../effects/fate";
 import type { Env } from "../env";
+import type { RunToolSet } from "../pipeline/grants";
 import type { ResultPage } from "../tools/builtins";
 import type { Envelope } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
-import type { CallInput, DecideInput, DecideResult, OpenRunAnswer, OpenRunInput } from "./ledger-api";
+import type {
+  AddToolsAnswer,
+  CallInput,
+  DecideInput,
+  DecideResult,
+  OpenRunAnswer,
+  OpenRunInput,
+} from "./ledger-api";
 
 /** The RunLedger's RPC surface as the worker uses it. */
 export interface LedgerClient {
@@ -24,6 +32,10 @@ export interface LedgerClient {
   resultPage(tenant: string, handle: string, cursor: number): Promise<ResultPage | null>;
   /** What became of a key a tenant shard holds a claim of: its fate, or "deciding" while a call decides it. */
   effectFate(tenant: string, key: string): Promise<EffectFate | "deciding">;
+  /** The run's tool set, for its spec export; null when the run is not the tenant's. */
+  toolSet(tenant: string): Promise<RunToolSet | null>;
+  /** Adds granted tools to the run (`POST /v1/runs/{run_id}/tools`). */
+  addTools(tenant: string, tools: string[]): Promise<AddToolsAnswer>;
 }
 
 /**

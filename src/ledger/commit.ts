@@ -5,6 +5,7 @@ import type { TenantCheck } from "../effects/reasons";
 import type { AgentCall, CallView } from "../pipeline/admit";
 import { knownEffect } from "../pipeline/answers";
 import type { DecisionView } from "../pipeline/decide";
+import { toolOfRun } from "../pipeline/grants";
 import type { InterruptedView } from "../pipeline/run-events";
 import type { RunMeta, TraceCompletion } from "../pipeline/run-state";
 import type { Settlement } from "../pipeline/settle";
@@ -92,7 +93,7 @@ export function decisionView(stores: LedgerStores, run: RunMeta, approvalId: str
     run,
     approval,
     record: approval ? stores.keys.read(approval.idempotency_key, null) : null,
-    tool: approval ? catalog.find(run.namespace, approval.tool) : undefined,
+    tool: approval ? toolOfRun(catalog, run, approval.tool) : undefined,
     pending: stores.approvals.pending(),
   };
 }

@@ -1,6 +1,8 @@
 import type { ApprovalRecord } from "../approvals/model";
+import type { RunToolSet } from "../pipeline/grants";
 import type { AgentCallInput } from "../pipeline/intake";
 import type { ScenarioStep } from "../scenarios/scenario";
+import type { Problem } from "../wire/envelope";
 import type { RunLimits, RunStatus } from "../wire/run-status";
 
 /** What the worker hands the RunLedger Durable Object over RPC, and what it gets back. */
@@ -11,6 +13,10 @@ export interface OpenRunInput {
   namespace: string;
   limits: RunLimits;
   repeat_threshold: number;
+  /** The tools it opens with, as `namespace.tool` refs; null: its whole namespace. */
+  tools?: string[] | null;
+  /** The namespaces its tools may come from. */
+  reach?: string[];
   /** Upstream faults for this run, already checked; only where fault injection is enabled. */
   scenario?: ScenarioStep[];
   /** The orchestrator's task this run is for, and the open request as it came (its fields by name). */
@@ -54,3 +60,10 @@ export type DecideResult =
       roles: string[];
       approval: ApprovalRecord | null;
     };
+
+/** What adding tools to a run answers: its tool set now, or why nothing was added. */
+export type AddToolsAnswer =
+  | { kind: "added"; tool_set: RunToolSet }
+  | { kind: "refused"; problems: Problem[] }
+  | { kind: "not_found" }
+  | { kind: "closed" };

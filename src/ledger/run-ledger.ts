@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { type ApprovalRecord, type ApprovalSummary, approvalBlock } from "../approvals/model";
+import { resolveSubset, toolRef } from "../catalog/subset";
 import { loadConfig } from "../config/load";
 import { differingFields } from "../core/canonical-json";
 import { newCallId } from "../core/ids";
@@ -11,6 +12,7 @@ import { admitCall } from "../pipeline/admit";
 import { context, knownEffect } from "../pipeline/answers";
 import { decideApproval, withdrawApproval } from "../pipeline/decide";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
+import { grantedTools, type RunToolSet, reachOf, runTools } from "../pipeline/grants";
 import { currentPolicyVersion, intakeCall, type TakenCall } from "../pipeline/intake";
 import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../pipeline/run-events";
 import { newRun, type RunMeta } from "../pipeline/run-state";
@@ -27,7 +29,14 @@ import type { TraceEntry } from "../wire/trace-entry";
 import * as tables from "./commit";
 import { claimTenantWide } from "./effects-client";
 import { type Inflight, KeysDeciding, KeysInFlight } from "./key-store";
-import type { CallInput, DecideInput, DecideResult, OpenRunAnswer, OpenRunInput } from "./ledger-api";
+import type {
+  AddToolsAnswer,
+  CallInput,
+  DecideInput,
+  DecideResult,
+  OpenRunAnswer,
+  OpenRunInput,
+} from "./ledger-api";
 import { ResultStore } from "./result-store";
 import { RunDirectory } from "./run-index";
 import { RunPublisher } from "./run-publisher";
@@ -114,6 +123,40 @@ export class RunLedger extends DurableObject<Env> {
     return run ? runStatus(run, Date.now()) : null;
   }
 
+  /** The run's tool set (opened subset, added tools, reach), for its spec export. */
+  toolSet(tenant: string): RunToolSet | null {
+    const run = this.#ownRun(tenant);
+    return run
+      ? {
+          namespace: run.namespace,
+          tools: run.tools ?? null,
+          added_tools: run.added_tools ?? [],
+          reach: reachOf(run),
+        }
+      : null;
+  }
+
+  /**
+   * Adds granted tools to an open run, by name (`POST /v1/runs/{run_id}/tools`): checked here
+   * against the tenant's grants as they are now, so nothing outside them is ever added. Tools the
+   * run has already are left as they are.
+   */
+  addTools(tenant: string, asked: string[]): AddToolsAnswer {
+    const run = this.#ownRun(tenant);
+    if (!run) return { kind: "not_found" };
+    if (run.state === "closed") return { kind: "closed" };
+    const namespaces = loadConfig(this.env).tenants[tenant]?.namespaces ?? [];
+    const have = runTools(catalog, run, [])
+      .filter((tool) => tool.builtin === null)
+      .map(toolRef);
+    const resolved = resolveSubset(grantedTools(catalog, reachOf(run), namespaces), asked, "tools", have);
+    if (!resolved.ok) return { kind: "refused", problems: resolved.problems };
+    const added = [...(run.added_tools ?? []), ...resolved.refs.filter((ref) => !have.includes(ref))];
+    this.ctx.storage.transactionSync(() => this.#stores.run.writeAddedTools(added));
+    this.#run = { ...run, added_tools: added };
+    return { kind: "added", tool_set: this.toolSet(tenant) as RunToolSet };
+  }
+
   /** Ends the run: later calls are refused and its pending approvals expire, saying why. */
   async end(tenant: string): Promise<RunStatus | null> {
     const run = this.#ownRun(tenant);
@@ -195,7 +238,13 @@ export class RunLedger extends DurableObject<Env> {
   async call(input: CallInput): Promise<Envelope> {
     const limited = await this.#rateLimited(input);
     if (limited) return this.#rateRefusal(input, limited);
-    const taken = await intakeCall(this.env, this.#ownRun(input.tenant), input, this.#stores.keys);
+    const taken = await intakeCall(
+      this.env,
+      this.#ownRun(input.tenant),
+      input,
+      this.#stores.keys,
+      this.#stores.run.countDiscovery(),
+    );
     if (taken.kind === "refused") return taken.envelope;
     const { call } = taken;
     const toolLimited = await this.#toolLimited(taken);
@@ -340,7 +389,7 @@ export class RunLedger extends DurableObject<Env> {
       key !== null && (this.#inflight.has(key) || this.#stores.keys.read(key, null) !== null);
     if (recorded()) return null;
     const refusal = await takeToolToken(this.env, run.tenant, tenant.tool_limits, {
-      namespace: run.namespace,
+      namespace: prepared.tool.namespace,
       tool: prepared.tool.name,
       args: prepared.args,
     });

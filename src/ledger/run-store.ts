@@ -23,6 +23,9 @@ interface RunRow extends Record<string, SqlStorageValue> {
   destructive_used: number;
   fence_marker: string;
   tainted_by: string | null;
+  tools: string | null;
+  added_tools: string;
+  reach: string | null;
 }
 
 /**
@@ -62,14 +65,18 @@ export class RunStore {
       },
       fence_marker: row.fence_marker,
       tainted_by: row.tainted_by === null ? null : (JSON.parse(row.tainted_by) as Taint),
+      tools: row.tools === null ? null : (JSON.parse(row.tools) as string[]),
+      added_tools: JSON.parse(row.added_tools) as string[],
+      // A run opened before runs had tool sets reaches its own namespace only.
+      reach: row.reach === null ? [row.namespace] : (JSON.parse(row.reach) as string[]),
     };
   }
 
   insertRun(run: RunMeta): void {
     this.#sql.exec(
       `INSERT INTO run (id, tenant, run_id, namespace, environment, catalog_version, limits, repeat_threshold, state,
-         created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used, fence_marker)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?)`,
+         created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used, fence_marker, tools, reach)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?, ?, ?)`,
       run.tenant,
       run.run_id,
       run.namespace,
@@ -81,7 +88,23 @@ export class RunStore {
       run.created_at,
       run.deadline_at,
       run.fence_marker,
+      run.tools == null ? null : JSON.stringify(run.tools),
+      JSON.stringify(run.reach ?? [run.namespace]),
     );
+  }
+
+  /** Records the run's tool set after an add: the refs it holds now. */
+  writeAddedTools(refs: readonly string[]): void {
+    this.#sql.exec("UPDATE run SET added_tools = ? WHERE id = 1", JSON.stringify(refs));
+  }
+
+  /** How many `find_tools` and `use_tool` calls the run made: they share one cap. */
+  countDiscovery(): number {
+    return this.#sql
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM trace WHERE actor = 'agent' AND (tool = 'find_tools' OR via = 'use_tool')",
+      )
+      .one().n;
   }
 
   insertTask(task: { key: string; request: Record<string, unknown> }): void {
@@ -142,8 +165,8 @@ export class RunStore {
     this.#sql.exec(
       `INSERT INTO trace (call_id, actor, actor_name, started_at, tool, side_effect, args, call_digest, outcome,
          idempotency_key, catalog_version, ended_at, error_code, upstream_status, replayed, attempts, latency_ms, result,
-         claim_ms)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         claim_ms, via)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       entry.call_id,
       entry.actor,
       entry.actor_name ?? null,
@@ -163,6 +186,7 @@ export class RunStore {
       completion ? completion.ended_at - entry.started_at : null,
       completion?.result === undefined ? null : JSON.stringify(completion.result),
       entry.claim_ms ?? null,
+      entry.via ?? null,
     );
   }
 

@@ -121,6 +121,18 @@ const V11_APPROVER_ROLES = `
 ALTER TABLE approvals ADD COLUMN approvers TEXT;
 `;
 
+/**
+ * Tools per task: the subset a run was opened with (JSON refs, NULL for its whole namespace), the
+ * tools added to it since, the namespaces it may reach, and which trace entries came through
+ * `use_tool` (the entry names the real tool).
+ */
+const V12_TOOLS = `
+ALTER TABLE run ADD COLUMN tools TEXT;
+ALTER TABLE run ADD COLUMN added_tools TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE run ADD COLUMN reach TEXT;
+ALTER TABLE trace ADD COLUMN via TEXT;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -133,6 +145,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V9,
   V10_ESCALATION,
   V11_APPROVER_ROLES,
+  V12_TOOLS,
 ];
 
 export function migrateLedger(sql: SqlStorage): void {

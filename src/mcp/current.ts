@@ -4,8 +4,8 @@ import { readCallBody } from "../door/call-body";
 import { type Caller, type HeaderReader, handleToolCall } from "../door/entry";
 import type { Env } from "../env";
 import { requestContext } from "../http/respond";
-import { specsFor } from "../specs/formats";
-import { catalog } from "../tools";
+import { agentToolRefs } from "../runs/open-run";
+import { runSpecs } from "../specs/tool-specs";
 import { failure } from "../wire/envelope";
 import { OpenRunBodySchema } from "../wire/requests";
 import { toCallToolResult } from "./call-result";
@@ -28,7 +28,7 @@ import { declaresTasks, registerTaskHandlers, TASKS_EXTENSION, type TaskOwner, t
 
 /** Who is calling: a run token is its run; an agent names a run per call with a run handle. */
 export type CurrentCaller =
-  | { kind: "run"; claims: { tenant: string; run: string; ns: string } }
+  | { kind: "run"; claims: { tenant: string; run: string; ns: string; tools?: string[] | undefined } }
   | { kind: "agent"; agent: AgentPrincipal };
 
 export interface CurrentContext {
@@ -107,7 +107,7 @@ function createCurrentServer(ctx: CurrentContext): Server {
       cacheHints: { "tools/list": { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: "private" } },
     },
   );
-  server.setRequestHandler("tools/list", () => ({ tools: listing(ctx.caller) }));
+  server.setRequestHandler("tools/list", () => ({ tools: listing(ctx.env, ctx.caller) }));
   server.setRequestHandler("tools/call", async (request, extra) => {
     const args = request.params.arguments ?? {};
     const named = await runOfCall(ctx, request.params.name, args);
@@ -129,9 +129,12 @@ function createCurrentServer(ctx: CurrentContext): Server {
 }
 
 /** The run's namespace, in a stable order; an agent's adds `start_task` and `run_handle` on every tool. */
-function listing(caller: CurrentCaller): Tool[] {
-  const ns = caller.kind === "run" ? caller.claims.ns : caller.agent.namespace;
-  const tools = [...(specsFor(catalog, ns, "mcp").tools as Tool[])].sort((a, b) =>
+function listing(env: Env, caller: CurrentCaller): Tool[] {
+  const set =
+    caller.kind === "run"
+      ? { namespace: caller.claims.ns, tools: caller.claims.tools ?? null }
+      : { namespace: caller.agent.namespace, tools: agentToolRefs(env, caller.agent) };
+  const tools = [...(runSpecs(set, "mcp", "opened").tools as Tool[])].sort((a, b) =>
     a.name.localeCompare(b.name),
   );
   if (caller.kind === "run") return tools;

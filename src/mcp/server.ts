@@ -3,15 +3,14 @@ import type { RunTokenClaims } from "../auth/run-token";
 import { readCallBody } from "../door/call-body";
 import { type HeaderReader, handleToolCall } from "../door/entry";
 import type { Env } from "../env";
-import { specsFor } from "../specs/formats";
-import { catalog } from "../tools";
+import { runSpecs } from "../specs/tool-specs";
 import { toCallToolResult } from "./call-result";
 
 /** Everything one MCP request may touch: the run its credential names, and nothing else. */
 export interface RunServerContext {
   env: Env;
   /** From a verified run token, or from an agent's verified session id (whose run the session is). */
-  claims: Pick<RunTokenClaims, "tenant" | "run" | "ns">;
+  claims: Pick<RunTokenClaims, "tenant" | "run" | "ns" | "tools">;
   /** The HTTP request's headers: the orchestrator's `X-Call-Intent` and `X-Sandbox-Fault`, as on REST. */
   header: HeaderReader;
   catalogVersion: string;
@@ -32,7 +31,10 @@ export function createRunServer(ctx: RunServerContext): Server {
   );
   // Only the run's namespace exists for this server: other namespaces' tools are neither listed
   // nor callable (the ledger resolves names within the run's namespace and answers not_found).
-  server.setRequestHandler("tools/list", () => ({ tools: specsFor(catalog, ctx.claims.ns, "mcp").tools }));
+  // A run opened with a subset lists exactly it (and find_tools, use_tool), as its credential names it.
+  server.setRequestHandler("tools/list", () => ({
+    tools: runSpecs({ namespace: ctx.claims.ns, tools: ctx.claims.tools ?? null }, "mcp", "opened").tools,
+  }));
   // The run comes from the verified credential, never from the request body, and the call takes the
   // same entry as `POST /v1/runs/{id}/calls`: budgets, keys, approvals and trace are a REST run's.
   server.setRequestHandler("tools/call", async (request) =>

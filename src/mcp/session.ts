@@ -30,6 +30,8 @@ export const SessionClaimsSchema = z.strictObject({
   run: z.string(),
   ns: z.string(),
   exp: z.number(),
+  /** The tools its run was opened with, when its profile names a subset. */
+  tools: z.array(z.string()).optional(),
 });
 export type SessionClaims = z.infer<typeof SessionClaimsSchema>;
 
@@ -76,6 +78,7 @@ export async function openAgentRun(
     ns: opened.opened.namespace,
     // As long as the run's token would live: past the deadline the ledger refuses (and closes) it.
     exp: Date.parse(opened.opened.expires_at),
+    ...(opened.tools === null ? {} : { tools: opened.tools }),
   };
   return { ok: true, claims, reused: opened.reused, opened: opened.opened };
 }

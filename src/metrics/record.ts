@@ -34,8 +34,10 @@ export type ApprovalChange = ApprovalSummary & {
  * MetricsStore, flushed after the answer.
  */
 export function recordCall(env: Env, origin: CallOrigin, envelope: Envelope): void {
-  const tool =
-    envelope.tool !== null && catalog.find(origin.namespace, envelope.tool) ? envelope.tool : UNKNOWN_TOOL;
+  // A run's tools may come from several namespaces (a subset, use_tool): any catalog tool is named;
+  // the call counts under the run's namespace.
+  const known = envelope.tool !== null && namespaceOfTool(envelope.tool) !== UNKNOWN_TOOL;
+  const tool = known && envelope.tool !== null ? envelope.tool : UNKNOWN_TOOL;
   emit(env, {
     tenant: origin.tenant,
     namespace: origin.namespace,

@@ -123,6 +123,7 @@ function traceOpen({ run, claim }: CallView, call: AgentCall): Write {
       idempotency_key: call.key,
       catalog_version: run.catalog_version,
       claim_ms: claim?.check.ms ?? null,
+      ...(call.prepared.via ? { via: call.prepared.via } : {}),
     },
   };
 }

@@ -19,6 +19,7 @@ import { type ApprovalBlock, type Envelope, type EnvelopeContext, failure, succe
 import { context } from "./answers";
 import { type AttemptRecord, buildRequest, type Execution, executeRequest } from "./dispatch";
 import { executeRemote } from "./dispatch-remote";
+import { grantedTools, reachOf } from "./grants";
 import { completionOf, traceable } from "./record";
 import { lostAnswerRead, withRecoveredAnswer } from "./recover";
 import type { RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
@@ -101,7 +102,13 @@ async function carryOut(
   const { tool, callId } = plan;
   const builtin = tool.builtin;
   if (builtin) {
-    const answer = builtin(plan.args, plan.keeping.results);
+    const run = plan.run();
+    const granted = grantedTools(
+      catalog,
+      reachOf(run),
+      loadConfig(env).tenants[run.tenant]?.namespaces ?? [],
+    );
+    const answer = builtin(plan.args, plan.keeping.results, granted);
     const ctx = contextOf(plan);
     const envelope = answer.ok ? success(ctx, answer.data) : failure(ctx, answer.failure);
     return { envelope, shaped: null };
@@ -140,7 +147,8 @@ async function carryOut(
       fenceMarker: run.fence_marker,
       alreadyTainted: run.tainted_by !== null,
       results: plan.keeping.results,
-      findTool: (name) => catalog.find(run.namespace, name),
+      // A postcondition reads with a tool of the tool's own namespace (a catalog rule).
+      findTool: (name) => catalog.find(tool.namespace, name),
       observe: (observer, observeArgs) =>
         send(observer, buildRequest(observer, observeArgs, { key: null, callId }), null),
     },

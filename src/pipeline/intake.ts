@@ -6,12 +6,13 @@ import type { Env } from "../env";
 import { refuseUnfitFault } from "../scenarios/accept";
 import type { FaultPlan } from "../scenarios/modes";
 import { applyMasks } from "../shaping/mask";
-import { catalog } from "../tools";
+import { catalog, discoveryTools } from "../tools";
 import { type Envelope, failure } from "../wire/envelope";
 import type { AgentCall } from "./admit";
 import { context, knownEffect } from "./answers";
 import { buildRequest } from "./dispatch";
-import { type CallRequest, prepareCall } from "./prepare";
+import { grantedTools, MAX_DISCOVERY_CALLS, reachOf, runTools } from "./grants";
+import { type CallRequest, type CallScope, prepareCall } from "./prepare";
 import { refuseChangedCatalog } from "./resolve";
 import type { CallRecord, RunMeta } from "./run-state";
 import { withTaint } from "./taint";
@@ -42,6 +43,8 @@ export async function intakeCall(
   input: AgentCallInput,
   /** The run's key records, for a refusal that must not deny an effect its key made. */
   keys: { read(key: string, fallback: null): CallRecord | null },
+  /** How many find_tools and use_tool calls the run made so far. */
+  discoveryUsed = 0,
 ): Promise<TakenCall> {
   if (!run) {
     return refused(
@@ -59,7 +62,10 @@ export async function intakeCall(
   }
   const tenant = tenantOf(env, run);
   const prepared = withTaint(
-    prepareCall(catalog, run.namespace, input.request, { tenantId: run.tenant, tenant }),
+    prepareCall(catalog, callScope(run, tenant, discoveryUsed), input.request, {
+      tenantId: run.tenant,
+      tenant,
+    }),
     run.tainted_by,
     tenant.tainted_runs,
   );
@@ -113,6 +119,15 @@ export async function intakeCall(
       : prepared.rawArgs,
   };
   return { kind: "ready", call, tenant };
+}
+
+/** A run's direct tools and, for a run opened with a subset, what it reaches through discovery. */
+function callScope(run: RunMeta, tenant: TenantConfig, discoveryUsed: number): CallScope {
+  return {
+    tools: runTools(catalog, run, discoveryTools(run.namespace)),
+    granted: grantedTools(catalog, reachOf(run), tenant.namespaces),
+    discovery_left: MAX_DISCOVERY_CALLS - discoveryUsed,
+  };
 }
 
 function tenantOf(env: Env, run: RunMeta): TenantConfig {

@@ -1,5 +1,6 @@
 import type { Catalog } from "../catalog/catalog";
 import type { PolicyContext, ToolSpec } from "../catalog/define-tool";
+import { FIND_TOOLS, findGranted, USE_TOOL } from "../catalog/subset";
 import type { FailureSpec, Problem } from "../wire/envelope";
 import { structuralProblems } from "./limit";
 import { type ApprovalNeed, checkPolicy } from "./policy";
@@ -21,6 +22,7 @@ interface RefusedCall {
   rawArgs: unknown;
   args: null;
   approval: ApprovalNeed;
+  via?: typeof USE_TOOL | null;
 }
 
 /** A call that passed the schema and the policy: the machine may admit it. */
@@ -32,6 +34,19 @@ export interface ValidCall {
   /** The parsed arguments: the digest, the key and the request are built from these. */
   args: Record<string, unknown>;
   approval: ApprovalNeed;
+  /** "use_tool" when the call named its tool through it: `toolName` and `tool` are the real tool's. */
+  via?: typeof USE_TOOL | null;
+}
+
+/**
+ * What a call may reach: the run's own tools (called directly), the tools the tenant grants it
+ * (through `use_tool`), and how many `find_tools`/`use_tool` calls it has left. A namespace stands
+ * for that namespace's tools with no discovery, as runs opened without a subset have.
+ */
+export interface CallScope {
+  tools: readonly ToolSpec[];
+  granted: readonly ToolSpec[];
+  discovery_left: number;
 }
 
 export type PreparedCall = RefusedCall | ValidCall;
@@ -42,17 +57,19 @@ export type PreparedCall = RefusedCall | ValidCall;
  */
 export function prepareCall(
   catalog: Catalog,
-  namespace: string,
+  scope: string | CallScope,
   request: CallRequest,
   policy: PolicyContext,
 ): PreparedCall {
+  let via: typeof USE_TOOL | null = null;
   const refused = (refusal: FailureSpec, tool: ToolSpec | null = null): RefusedCall => ({
     refusal,
-    toolName: request.tool,
+    toolName: tool?.name ?? request.tool,
     tool,
     rawArgs: request.args,
     args: null,
     approval: { required: false, reasons: [] },
+    via,
   });
   // The edge refuses these already; the ledger defends itself too, because a value JSON cannot
   // represent canonically (1e400 parses as Infinity) must never reach the digest or the trace.
@@ -75,11 +92,46 @@ export function prepareCall(
     });
   }
 
-  const resolved = resolveTool(catalog, namespace, request.tool);
+  const resolved = resolveTool(catalog, typeof scope === "string" ? scope : scope.tools, request.tool);
   if (!resolved.ok) return refused(resolved.refusal);
-  const { tool } = resolved;
+  let { tool } = resolved;
+  let args = request.args;
+  if ((tool.name === FIND_TOOLS || tool.name === USE_TOOL) && typeof scope !== "string") {
+    if (tool.name === USE_TOOL) via = USE_TOOL;
+    if (scope.discovery_left <= 0) {
+      return refused({
+        code: "budget_exhausted",
+        message: `This run used all its find_tools and use_tool calls. Work with the tools you have, or stop and report.`,
+        recommended_next_action: "stop",
+        side_effect_confirmed: false,
+      });
+    }
+    if (tool.name === USE_TOOL) {
+      const wrapped = validateArguments(tool.input, request.args);
+      if (!wrapped.ok) {
+        return refused({
+          code: "validation_error",
+          message: `The arguments for use_tool are invalid: ${wrapped.problems
+            .map((problem) => `${problem.field} (${problem.reason})`)
+            .join("; ")}. Send {name, arguments}.`,
+          problems: wrapped.problems,
+        });
+      }
+      const found = findGranted(scope.granted, String(wrapped.args.name));
+      if (!found.ok) {
+        return refused({
+          code: "not_found",
+          message: `use_tool cannot call ${found.reason}. Find a tool with find_tools first.`,
+          problems: [{ field: "name", reason: found.reason, hint: found.hint }],
+          recommended_next_action: "use_other_tool",
+        });
+      }
+      tool = found.tool;
+      args = wrapped.args.arguments;
+    }
+  }
 
-  const validation = validateArguments(tool.input, request.args);
+  const validation = validateArguments(tool.input, args);
   if (!validation.ok) {
     return refused(
       {
@@ -87,7 +139,10 @@ export function prepareCall(
         message: `The arguments for ${tool.name} are invalid: ${validation.problems
           .map((problem) => `${problem.field} (${problem.reason})`)
           .join("; ")}. Fix them and call again.`,
-        problems: validation.problems,
+        problems:
+          via === null
+            ? validation.problems
+            : validation.problems.map((problem) => ({ ...problem, field: `arguments.${problem.field}` })),
       },
       tool,
     );
@@ -111,10 +166,11 @@ export function prepareCall(
 
   return {
     refusal: null,
-    toolName: request.tool,
+    toolName: tool.name,
     tool,
-    rawArgs: request.args,
+    rawArgs: args,
     args: validation.args,
     approval: decision.approval,
+    via,
   };
 }

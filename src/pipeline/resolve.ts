@@ -1,22 +1,24 @@
 import type { Catalog } from "../catalog/catalog";
 import type { ToolSpec } from "../catalog/define-tool";
+import { FIND_TOOLS } from "../catalog/subset";
 import type { FailureSpec } from "../wire/envelope";
 
 export type Resolution = { ok: true; tool: ToolSpec } | { ok: false; refusal: FailureSpec };
 
 /**
- * Stage "resolve": the tool a call names, looked up in the run's namespace only, so another
- * namespace's tools are neither listed nor callable.
+ * Stage "resolve": the tool a call names, looked up among the run's own tools only (its namespace,
+ * or the subset it was opened with), so no other tool is callable directly.
  */
-export function resolveTool(catalog: Catalog, namespace: string, name: string): Resolution {
-  const tool = catalog.find(namespace, name);
+export function resolveTool(catalog: Catalog, scope: string | readonly ToolSpec[], name: string): Resolution {
+  const tools = typeof scope === "string" ? catalog.tools(scope) : scope;
+  const tool = tools.find((candidate) => candidate.name === name);
   if (tool) return { ok: true, tool };
-  const available = catalog.tools(namespace).map((candidate) => candidate.name);
+  const available = tools.map((candidate) => candidate.name);
   return {
     ok: false,
     refusal: {
       code: "not_found",
-      message: `There is no tool "${name}" in this run's namespace. Use one of the listed tools.`,
+      message: `There is no tool "${name}" in this run. Use one of the listed tools${available.includes(FIND_TOOLS) ? ", or find_tools" : ""}.`,
       recommended_next_action: "use_other_tool",
       details: { available_tools: available },
     },

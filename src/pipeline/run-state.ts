@@ -29,6 +29,12 @@ export interface RunMeta {
   /** Random per run: untrusted text is fenced with it, so the text cannot forge the fence. */
   fence_marker: string;
   tainted_by: Taint | null;
+  /** The tools it was opened with, as `namespace.tool` refs; null for its whole namespace. */
+  tools?: string[] | null;
+  /** Tools added since by `POST /v1/runs/{run_id}/tools`, as refs. */
+  added_tools?: string[];
+  /** The namespaces its tools may come from: the tenant's, or the agent profile's one. */
+  reach?: string[];
 }
 
 /**
@@ -77,6 +83,8 @@ export interface NewTraceEntry {
   catalog_version: string;
   /** How long the call's tenant-wide step took, when it made one. */
   claim_ms?: number | null;
+  /** "use_tool" when the call came through it: `tool` names the real tool. */
+  via?: string | null;
 }
 
 export interface TraceCompletion {
@@ -92,7 +100,15 @@ export interface TraceCompletion {
 
 /** A new run as `POST /v1/runs` opens it: nothing spent, its deadline counted from now. */
 export function newRun(
-  input: { tenant: string; run_id: string; namespace: string; limits: RunLimits; repeat_threshold: number },
+  input: {
+    tenant: string;
+    run_id: string;
+    namespace: string;
+    limits: RunLimits;
+    repeat_threshold: number;
+    tools?: string[] | null | undefined;
+    reach?: string[] | undefined;
+  },
   environment: EnvironmentName,
   catalogVersion: string,
   now: number,
@@ -112,5 +128,8 @@ export function newRun(
     counters: { calls_used: 0, writes_used: 0, destructive_used: 0 },
     fence_marker: newFenceMarker(),
     tainted_by: null,
+    tools: input.tools ?? null,
+    added_tools: [],
+    reach: input.reach ?? [input.namespace],
   };
 }

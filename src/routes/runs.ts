@@ -10,8 +10,10 @@ import { tooLarge } from "../http/too-large";
 import { jsonBody, validated } from "../http/validation-hook";
 import { ledgerFor } from "../ledger/client";
 import { openRunFor } from "../runs/open-run";
+import { runSpecs } from "../specs/tool-specs";
 import { failure, success } from "../wire/envelope";
 import {
+  AddRunToolsBodySchema,
   MAX_CALL_BODY_BYTES,
   OpenRunBodySchema,
   ResultPageQuerySchema,
@@ -103,6 +105,48 @@ runs.get(
       );
     }
     return respond(c, success(ctx, page));
+  },
+);
+
+/**
+ * `POST /v1/runs/{run_id}/tools`: a REST caller adds granted tools to its run explicitly (what
+ * `find_tools` found, say); from then on they are listed by `GET /v1/tools` and callable directly.
+ * A tool outside the tenant's grants is refused and nothing is added.
+ */
+runs.post(
+  "/:run_id/tools",
+  requireRunToken,
+  bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
+  limitJsonBody("object"),
+  jsonBody,
+  validated("json", AddRunToolsBodySchema),
+  async (c) => {
+    const tenant = c.get("tenant");
+    const ctx = requestContext(c.env);
+    const added = await ledgerFor(c.env, tenant, c.req.param("run_id")).addTools(
+      tenant,
+      c.req.valid("json").tools,
+    );
+    switch (added.kind) {
+      case "not_found":
+        return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));
+      case "closed":
+        return respond(
+          c,
+          failure(ctx, { code: "run_closed", message: "This run has ended; open a new run with the tools." }),
+        );
+      case "refused":
+        return respond(
+          c,
+          failure(ctx, {
+            code: "validation_error",
+            message: `Not every tool asked for is granted to this run: ${added.problems.map((problem) => `${problem.field} (${problem.reason})`).join("; ")}. Nothing was added.`,
+            problems: added.problems,
+          }),
+        );
+      case "added":
+        return respond(c, success(ctx, runSpecs(added.tool_set, "jsonschema")));
+    }
   },
 );
 

@@ -7,7 +7,9 @@ import type { AppEnv } from "../http/app-env";
 import { refuseCredential } from "../http/authenticate";
 import { requestContext, respond } from "../http/respond";
 import { validated } from "../http/validation-hook";
+import { ledgerFor } from "../ledger/client";
 import { specsFor } from "../specs/formats";
+import { runSpecs } from "../specs/tool-specs";
 import { catalog } from "../tools";
 import { type Envelope, failure, success } from "../wire/envelope";
 import { ToolsQuerySchema } from "../wire/requests";
@@ -68,6 +70,12 @@ tools.get("/", requireRunOrTenant, validated("query", ToolsQuerySchema), async (
         details: { namespaces: visible },
       }),
     );
+  }
+  if (principal.kind === "run") {
+    // A run's export is its own set: the subset it opened with and the tools added since.
+    const { claims } = principal;
+    const set = await ledgerFor(c.env, claims.tenant, claims.run).toolSet(claims.tenant);
+    return answer(success(ctx, runSpecs(set ?? { namespace, tools: claims.tools ?? null }, format)));
   }
   return answer(success(ctx, specsFor(catalog, namespace, format)));
 });

@@ -1,5 +1,6 @@
 import type { AgentPrincipal } from "../auth/agent-keys";
 import { issueRunToken } from "../auth/run-token";
+import { resolveSubset } from "../catalog/subset";
 import { loadConfig } from "../config/load";
 import { resolveRunLimits } from "../config/tenants";
 import { newRunId, taskRunId } from "../core/ids";
@@ -7,11 +8,12 @@ import type { Env } from "../env";
 import { requestContext } from "../http/respond";
 import { ledgerFor } from "../ledger/client";
 import { RETENTION_MS } from "../ledger/run-ledger";
+import { grantedTools } from "../pipeline/grants";
 import { admitRunOpen } from "../ratelimit/admission";
 import { acceptScenario } from "../scenarios/accept";
 import { toolSpecsFor } from "../specs/tool-specs";
 import { catalog } from "../tools";
-import { type Envelope, failure, success } from "../wire/envelope";
+import { type Envelope, failure, type Problem, success } from "../wire/envelope";
 import type { RunOpened } from "../wire/run-open";
 import type { RunLimits } from "../wire/run-status";
 import type { ScenarioStepInput } from "../wire/scenario";
@@ -28,10 +30,19 @@ export interface OpenRunRequest {
   scenario?: ScenarioStepInput[] | undefined;
   /** The orchestrator's id of the task: every open with it answers the one run it opened. */
   task_key?: string | undefined;
+  /** Open with only these tools (names or `namespace.tool`); absent: the namespace's tools. */
+  tools?: string[] | undefined;
 }
 
 export type OpenRunResult =
-  | { ok: true; envelope: Envelope; opened: RunOpened; reused: boolean }
+  | {
+      ok: true;
+      envelope: Envelope;
+      opened: RunOpened;
+      reused: boolean;
+      /** The subset it was opened with, as refs; null: its whole namespace. */
+      tools: string[] | null;
+    }
   | { ok: false; envelope: Envelope };
 
 /**
@@ -50,7 +61,19 @@ export async function openRunFor(
   const tenant = config.tenants[tenantId];
   const ctx = requestContext(env);
   const refuse = (envelope: Envelope): OpenRunResult => ({ ok: false, envelope });
-  const namespace = request.namespace ?? (opener.kind === "agent" ? opener.agent.namespace : undefined);
+  const subset = tenant ? openedSubset(opener, tenant.namespaces, request.tools) : null;
+  if (subset && !subset.ok) {
+    return refuse(
+      failure(ctx, {
+        code: "validation_error",
+        message: `The tools asked for are not all granted to this ${opener.kind === "agent" ? "agent profile" : "tenant"}: ${subset.problems.map((problem) => `${problem.field} (${problem.reason})`).join("; ")}. Nothing was opened.`,
+        problems: subset.problems,
+      }),
+    );
+  }
+  const refs = subset?.refs ?? null;
+  const namespace =
+    request.namespace ?? (opener.kind === "agent" ? opener.agent.namespace : refs?.[0]?.split(".")[0]);
   if (namespace === undefined) {
     return refuse(
       failure(ctx, {
@@ -119,13 +142,20 @@ export async function openRunFor(
     limits: limits.limits,
     repeat_threshold: tenant.repeat_threshold,
     scenario: scenario.value,
+    tools: refs,
+    reach: subset?.reach ?? [namespace],
     ...(request.task_key === undefined
       ? {}
       : {
           task: {
             key: request.task_key,
             // As asked, so a retry of the same body matches whatever the ceilings became since.
-            request: { namespace, limits: request.limits ?? null, scenario: request.scenario ?? null },
+            request: {
+              namespace,
+              limits: request.limits ?? null,
+              scenario: request.scenario ?? null,
+              ...(refs === null ? {} : { tools: refs }),
+            },
           },
         }),
   });
@@ -146,7 +176,13 @@ export async function openRunFor(
   const { status } = answer;
   const expiresAt = Date.parse(status.deadline_at) + TOKEN_GRACE_MS;
   const token = await issueRunToken(
-    { tenant: tenantId, run: runId, ns: namespace, exp: expiresAt },
+    {
+      tenant: tenantId,
+      run: runId,
+      ns: namespace,
+      exp: expiresAt,
+      ...(refs === null ? {} : { tools: refs }),
+    },
     config.runTokenKeys,
   );
   const { run_id, ...rest } = status;
@@ -160,7 +196,45 @@ export async function openRunFor(
     ...(request.task_key === undefined
       ? {}
       : { task_key: request.task_key, reused: answer.kind === "reused" }),
-    tools: await toolSpecsFor(namespace),
+    tools: await toolSpecsFor({ namespace, tools: refs, reach: subset?.reach ?? [namespace] }),
   };
-  return { ok: true, envelope: success(ctx, opened), opened, reused: answer.kind === "reused" };
+  return { ok: true, envelope: success(ctx, opened), opened, reused: answer.kind === "reused", tools: refs };
+}
+
+/**
+ * The subset a run opens with, checked against what the opener is granted: a tenant key its
+ * tenant's namespaces; an agent key its profile's namespace and the namespaces of its profile's
+ * tools. The answer names the refs (null: no subset, the whole namespace) and the run's reach.
+ */
+function openedSubset(
+  opener: RunOpener,
+  tenantNamespaces: readonly string[],
+  asked: string[] | undefined,
+): { ok: true; refs: string[] | null; reach: string[] } | { ok: false; problems: Problem[] } {
+  let reach = [...tenantNamespaces];
+  if (opener.kind === "agent") {
+    const profileTools = opener.agent.tools ?? [];
+    const ofProfile = resolveSubset(
+      grantedTools(catalog, tenantNamespaces, tenantNamespaces),
+      profileTools,
+      `agent_profiles.${opener.agent.profile}.tools`,
+    );
+    if (!ofProfile.ok) return ofProfile;
+    const namespaces = ofProfile.refs.map((ref) => ref.split(".")[0] ?? "");
+    reach = [...new Set([opener.agent.namespace, ...namespaces])];
+  }
+  const wanted = asked ?? (opener.kind === "agent" ? opener.agent.tools : undefined);
+  if (wanted === undefined) return { ok: true, refs: null, reach };
+  const resolved = resolveSubset(grantedTools(catalog, reach, tenantNamespaces), wanted, "tools");
+  return resolved.ok ? { ok: true, refs: resolved.refs, reach } : resolved;
+}
+
+/**
+ * The refs an agent's runs open with (null: its profile's whole namespace), as its 2026-07-28 MCP
+ * listing shows them before any run is open; the same rule opening a run applies.
+ */
+export function agentToolRefs(env: Env, agent: AgentPrincipal): string[] | null {
+  const tenant = loadConfig(env).tenants[agent.tenant];
+  const subset = openedSubset({ kind: "agent", agent }, tenant?.namespaces ?? [], undefined);
+  return subset.ok ? subset.refs : null;
 }

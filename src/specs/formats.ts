@@ -106,3 +106,40 @@ export function specsFor<F extends SpecFormat>(
   }
   return specs as NamespaceSpecs<F>;
 }
+
+/** Each tool's spec per format, built once: a run's own set is assembled from them. */
+const perTool = new WeakMap<ToolSpec, Map<SpecFormat, AnySpec>>();
+
+/**
+ * The specs of a run's own tools (its opened subset, or more), in one format, with their
+ * estimated token cost: what a run opened with a subset lists instead of its whole namespace.
+ */
+export function specsOfTools<F extends SpecFormat>(
+  namespace: string,
+  tools: readonly ToolSpec[],
+  format: F,
+): NamespaceSpecs<F> {
+  const built = tools.map((tool) => {
+    let byFormat = perTool.get(tool);
+    if (!byFormat) {
+      byFormat = new Map();
+      perTool.set(tool, byFormat);
+    }
+    let spec = byFormat.get(format);
+    if (!spec) {
+      spec = specFor(tool, format);
+      byFormat.set(format, spec);
+    }
+    return spec as SpecOf[F];
+  });
+  const perToolTokens: Record<string, number> = {};
+  tools.forEach((tool, index) => {
+    perToolTokens[tool.name] = estimateTokens(built[index]);
+  });
+  return {
+    namespace,
+    format,
+    tools: built,
+    token_estimate: { total: estimateTokens(built), per_tool: perToolTokens, method: TOKEN_ESTIMATE_METHOD },
+  };
+}

@@ -129,7 +129,7 @@ export const OPERATIONS: readonly Operation[] = [
     tag: "runs",
     summary: "Open a run",
     description:
-      "Opens a run in one namespace of the tenant. Returns run_id, run_token (short-lived, scoped to this run and namespace), expires_at, environment, limits and the namespace's tools in the jsonschema format. With an agent key the run gets the key's agent profile: its namespace, and its limits (a request may ask for less, never more). With a task_key, opening is idempotent: the same key and body answer the same run.",
+      "Opens a run in one namespace of the tenant. Returns run_id, run_token (short-lived, scoped to this run and namespace), expires_at, environment, limits and the run's tools in the jsonschema format: the namespace's, or with `tools` only that subset plus find_tools and use_tool. With an agent key the run gets the key's agent profile: its namespace, and its limits (a request may ask for less, never more). With a task_key, opening is idempotent: the same key and body answer the same run.",
     credentials: ["tenantKey", "agentKey"],
     body: {
       schema: "OpenRunBody",
@@ -243,6 +243,24 @@ export const OPERATIONS: readonly Operation[] = [
       "200": envelope("One page.", "ResultPage"),
       "422": envelope("The cursor is not a page number."),
       ...FAILURES,
+    },
+  },
+  {
+    method: "post",
+    path: "/v1/runs/{run_id}/tools",
+    tag: "runs",
+    summary: "Add granted tools to a run",
+    description:
+      "Adds tools the tenant grants (as find_tools names them) to the run: from then on GET /v1/tools lists them and the run calls them directly. An MCP listing keeps the tools the run opened with. A tool outside the grants is refused and nothing is added.",
+    credentials: ["runToken"],
+    parameters: [runId],
+    body: { schema: "AddRunToolsBody", description: "The tools to add." },
+    responses: {
+      "200": envelope("The run's tools now, in the jsonschema format.", "NamespaceSpecs"),
+      "401": FAILURES["401"],
+      "404": envelope("The run's data has expired (`not_found`)."),
+      "409": envelope("The run has ended (`run_closed`)."),
+      "422": envelope("A tool that is unknown or not granted to the tenant (`validation_error`, located)."),
     },
   },
   {

@@ -1,7 +1,7 @@
 import { catalog } from "../tools";
 import { CallBodySchema } from "../wire/call-body";
 import { ProblemSchema } from "../wire/envelope";
-import { OpenRunBodySchema } from "../wire/requests";
+import { AddRunToolsBodySchema, OpenRunBodySchema } from "../wire/requests";
 import type { JsonSchema } from "./json-schema";
 import { answerComponents } from "./openapi-components";
 import { OPERATIONS, type Operation, ref, zodSchema } from "./openapi-operations";
@@ -123,6 +123,7 @@ function buildDocument(): JsonSchema {
         ...answerComponents(catalog.all()),
         Problem: zodSchema(ProblemSchema, "output"),
         OpenRunBody: zodSchema(OpenRunBodySchema, "input"),
+        AddRunToolsBody: zodSchema(AddRunToolsBodySchema, "input"),
         CallBody: zodSchema(CallBodySchema, "input"),
         JsonRpcMessage: {
           type: "object",

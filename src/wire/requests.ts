@@ -11,6 +11,26 @@ import { ScenarioSchema } from "./scenario";
 /** A tool call's body, and any JSON body of the API: at most 64 KiB. */
 export const MAX_CALL_BODY_BYTES = 64 * 1024;
 
+/** A subset of tools as a run or an agent profile names it: tool names, or `namespace.tool`. */
+export const RunToolsSubsetSchema = z
+  .array(
+    z
+      .string()
+      .regex(
+        /^(?:[a-z][a-z0-9_]*\.)?[a-z][a-z0-9_]*$/,
+        "a tool name such as lookup_order, or namespace.tool such as shipping.lookup_shipment",
+      ),
+  )
+  .min(1, "name at least one tool, or leave tools out for the whole namespace")
+  .max(30, "at most 30 tools; find_tools reaches the rest");
+
+/** `POST /v1/runs/{run_id}/tools`: granted tools a REST caller adds to its run. */
+export const AddRunToolsBodySchema = z.strictObject({
+  tools: RunToolsSubsetSchema.describe(
+    "Tools to add to the run, as find_tools names them: they are listed by GET /v1/tools and callable directly from now on.",
+  ),
+});
+
 /** `POST /v1/runs`: the namespace, limits and fault scenario of a new run. */
 export const OpenRunBodySchema = z.strictObject({
   namespace: z
@@ -23,6 +43,9 @@ export const OpenRunBodySchema = z.strictObject({
     .optional()
     .describe("Budgets for this run, within the tenant's ceilings."),
   scenario: ScenarioSchema.optional(),
+  tools: RunToolsSubsetSchema.optional().describe(
+    'Open the run with only these tools, such as ["lookup_order", "shipping.lookup_shipment"]: names of tools the tenant grants, qualified as namespace.tool when two namespaces share a name. The run lists only them, plus find_tools and use_tool to reach the rest of its grants. Omit for the namespace\'s tools.',
+  ),
   task_key: z
     .string()
     .min(1)

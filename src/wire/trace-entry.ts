@@ -54,6 +54,10 @@ export const TraceEntrySchema = z.strictObject({
     .describe(
       "How long the tenant-wide step took (the claim of a new write's identity and value, before its key was reserved); null when the call made none.",
     ),
+  via: z
+    .literal("use_tool")
+    .optional()
+    .describe("Present when the model named the tool through use_tool; `tool` is the real tool it called."),
 });
 export type TraceEntry = z.infer<typeof TraceEntrySchema>;
 
@@ -79,6 +83,8 @@ export interface TraceRow {
   result: string | null;
   /** Added by ledger schema V9. */
   claim_ms: number | null;
+  /** Added by ledger schema V11: "use_tool" when the call came through it. */
+  via?: string | null;
 }
 
 export function traceEntryFromRow(row: TraceRow): TraceEntry {
@@ -105,5 +111,6 @@ export function traceEntryFromRow(row: TraceRow): TraceEntry {
     ).map((attempt) => ({ ...attempt, purpose: attempt.purpose ?? "effect" })),
     catalog_version: row.catalog_version,
     claim_ms: row.claim_ms ?? null,
+    ...(row.via === "use_tool" ? { via: "use_tool" as const } : {}),
   };
 }

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import {
   approversProblems,
   type DeployedTenant,
+  profileToolsOfDeployment,
   readTenants,
   repeatEffectsProblems,
 } from "../../scripts/tools/tenants-check";
@@ -65,6 +66,22 @@ describe("TENANTS in wrangler.toml, checked by npm run tools -- check", () => {
       `${TENANTS}.acme.repeat_effects.helpdesk[1]: "get_ticket_notes" is a read tool; only a write or destructive tool's effect can repeat ${offered}`,
       `${TENANTS}.acme.repeat_effects.helpdesk[2]: "add_ticket_comment" is not a tool of helpdesk; name a write or destructive tool ${offered}`,
       `${TENANTS}.acme.repeat_effects.shipping: "shipping" is not one of the tenant's namespaces (support, helpdesk)`,
+    ]);
+  });
+
+  it("refuses an agent profile's tool that is unknown or outside the tenant's namespaces, where it is written", () => {
+    const catalog = new Map([
+      ["support", new Map<string, SideEffect>([["lookup_order", "read"]])],
+      ["helpdesk", new Map<string, SideEffect>([["purge_conversation", "destructive"]])],
+      ["shipping", new Map<string, SideEffect>([["lookup_shipment", "read"]])],
+    ]);
+    expect(profileToolsOfDeployment(tenants, catalog)).toEqual([
+      expect.stringMatching(
+        /^wrangler\.toml: env\.sandbox\.vars\.TENANTS\.acme\.agent_profiles\.triage\.tools\[1\]: "shipping\.lookup_shipment" is not a tool this tenant grants/,
+      ),
+      expect.stringMatching(
+        /\.agent_profiles\.triage\.tools\[3\]: "fly_rocket" is not a tool this tenant grants/,
+      ),
     ]);
   });
 

@@ -52,6 +52,7 @@ const SECRETS = [
   "hooli-operator-key",
   "acme-agent-key",
   "acme-next-agent-key",
+  "acme-triage-agent-key",
   "umbrella-agent-key",
   "globex-agent-key",
   ...(JSON.parse(env.RUN_TOKEN_KEYS) as string[]),

@@ -425,6 +425,16 @@ describe("the data of every success answer", () => {
     await check("get", "/v1/approvals/{id}", asOperator(`/v1/approvals/${approved}`));
     const trace = await check("get", "/v1/runs/{run_id}/trace", request(`/v1/runs/${run.id}/trace`, asAgent));
     expect((trace.entries as unknown[]).length).toBeGreaterThan(4);
+    const added = await check(
+      "post",
+      "/v1/runs/{run_id}/tools",
+      request(`/v1/runs/${run.id}/tools`, {
+        method: "POST",
+        headers: { ...asAgent.headers, "content-type": "application/json" },
+        body: JSON.stringify({ tools: ["search_refund_policy"] }),
+      }),
+    );
+    expect(added).toMatchObject({ namespace: "support" });
     const ended = await check(
       "post",
       "/v1/runs/{run_id}/end",

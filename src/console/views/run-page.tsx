@@ -98,6 +98,7 @@ const Entry: FC<{
         <Badge value={entry.outcome} />
         {byOperator ? <span class="badge badge-operator">executed by operator approval</span> : null}
         {entry.replayed ? <span class="badge">replayed</span> : null}
+        {entry.via ? <span class="badge">via {entry.via}</span> : null}
       </div>
       <dl class="facts">
         <dt>Started</dt>
