@@ -10,7 +10,7 @@
 //
 //   node scripts/test-production-bundle.mjs [--skip-build]
 //
-// Asserts: the bundle is at most 325 KiB gzipped; /healthz answers 200 naming production; a run
+// Asserts: the bundle is at most 340 KiB gzipped; /healthz answers 200 naming production; a run
 // opens for acme; a read goes through; a refund waits for a human, an operator approves it through
 // the API, and the sandbox's admin API shows the refund, once.
 import { spawnSync } from "node:child_process";
@@ -30,8 +30,10 @@ import { offlineEnv } from "./offline-env.mjs";
 // core the server package already brings (about 60 KiB gzipped of the 325), loaded on first use.
 // 300 KiB until effects across runs (the effect shards, the cap pool, their console views and the
 // catalog's effect rules: 8 KiB); 310 KiB until MCP 2026-07-28 (the SDK's per-request handler,
-// discovery and listen router, run handles and tasks: 15 KiB).
-const MAX_GZIP_BYTES = 325 * 1024;
+// discovery and listen router, run handles and tasks: 15 KiB); 325 KiB until governance (approver
+// roles and the two-person rule, escalation, alerts, per-tool limits, residency, tools per task:
+// 10 KiB).
+const MAX_GZIP_BYTES = 340 * 1024;
 const OUTDIR = join(root, "dist", "production");
 const SANDBOX_BUNDLE = join(root, "dist", "sandbox", "index.js");
 const SECRETS_TEMPLATE = join(root, "secrets.production.example.json");
