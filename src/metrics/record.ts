@@ -7,6 +7,7 @@ import { catalog } from "../tools";
 import type { ApprovalState, Envelope } from "../wire/envelope";
 import { writeToAnalyticsEngine } from "./analytics-engine-sink";
 import {
+  type Counts,
   countApprovalChange,
   countApprovalOverdue,
   countCall,
@@ -68,25 +69,23 @@ export function recordApprovalChange(
   const decidedAt = summary.decided_at ? Date.parse(summary.decided_at) : now;
   const counts = countApprovalChange(previous, summary.state, decidedAt - Date.parse(summary.created_at));
   if (!counts) return;
-  emit(
-    env,
-    {
-      tenant: summary.tenant,
-      namespace: namespaceOfTool(summary.tool),
-      tool: summary.tool,
-      kind: "approval",
-      label: summary.state,
-      at: now,
-      counts,
-    },
-    ctx ? (work) => ctx.waitUntil(work) : undefined,
-  );
+  emitApprovalEvent(env, summary, summary.state, counts, ctx);
 }
 
 /** Counts an approval that went past its SLA undecided: once, when its escalation is first seen. */
 export function recordApprovalOverdue(
   env: Env,
   summary: Pick<ApprovalChange, "tenant" | "tool">,
+  ctx?: { waitUntil: Defer },
+): void {
+  emitApprovalEvent(env, summary, "pending", countApprovalOverdue(), ctx);
+}
+
+function emitApprovalEvent(
+  env: Env,
+  summary: Pick<ApprovalChange, "tenant" | "tool">,
+  label: ApprovalState,
+  counts: Counts,
   ctx?: { waitUntil: Defer },
 ): void {
   emit(
@@ -96,9 +95,9 @@ export function recordApprovalOverdue(
       namespace: namespaceOfTool(summary.tool),
       tool: summary.tool,
       kind: "approval",
-      label: "pending",
+      label,
       at: Date.now(),
-      counts: countApprovalOverdue(),
+      counts,
     },
     ctx ? (work) => ctx.waitUntil(work) : undefined,
   );

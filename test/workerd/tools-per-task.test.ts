@@ -182,22 +182,27 @@ describe("adding found tools to a run over REST", () => {
   });
 });
 
-describe("MCP 2026-07-28 with a subset run's token", () => {
-  const list = async (run: TestRun) => {
-    const { json, text } = await rpc(
-      { ...bearer(run.token), "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" },
-      {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/list",
-        params: {
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-          },
+/** `tools/list` on MCP 2026-07-28 with a bearer: a run token, or an agent key before any run. */
+function currentToolsList(token: string) {
+  return rpc(
+    { ...bearer(token), "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" },
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/list",
+      params: {
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
         },
       },
-    );
+    },
+  );
+}
+
+describe("MCP 2026-07-28 with a subset run's token", () => {
+  const list = async (run: TestRun) => {
+    const { json, text } = await currentToolsList(run.token);
     expect(json?.error, text).toBeUndefined();
     const result = json?.result as { tools: Array<{ name: string; annotations: Record<string, boolean> }> };
     return result.tools;
@@ -284,20 +289,7 @@ describe("an agent profile with tools (acme's triage: lookup_order and shipping.
   });
 
   it("lists them over 2026-07-28 before any run is open, beside start_task", async () => {
-    const { json, text } = await rpc(
-      { ...bearer(TRIAGE), "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/list" },
-      {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/list",
-        params: {
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-          },
-        },
-      },
-    );
+    const { json, text } = await currentToolsList(TRIAGE);
     expect(json?.error, text).toBeUndefined();
     const result = json?.result as { tools: Array<{ name: string }> };
     expect(result.tools.map((tool) => tool.name)).toEqual([
