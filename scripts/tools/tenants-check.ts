@@ -199,10 +199,16 @@ export function profileToolsOfDeployment(
   tenants: readonly DeployedTenant[],
   catalog: ReadonlyMap<string, ReadonlyMap<string, unknown>>,
 ): string[] {
-  return tenants.flatMap(({ environment, id, tenant }) =>
-    profileToolsProblems(`${tenantsAt(environment)}.${id}`, tenant, (namespace) => {
-      const tools = catalog.get(namespace);
-      return tools ? [...tools.keys(), "read_result_page"] : undefined;
-    }),
+  return (
+    tenants
+      // A tenant with a namespace of code tools, not declared in the catalog checked, is not judged here:
+      // what it grants is not known (the proxy's start-up check judges it with the whole catalog).
+      .filter(({ tenant }) => tenant.namespaces.every((namespace) => catalog.has(namespace)))
+      .flatMap(({ environment, id, tenant }) =>
+        profileToolsProblems(`${tenantsAt(environment)}.${id}`, tenant, (namespace) => {
+          const tools = catalog.get(namespace);
+          return tools ? [...tools.keys(), "read_result_page"] : undefined;
+        }),
+      )
   );
 }

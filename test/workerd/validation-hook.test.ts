@@ -52,7 +52,7 @@ describe("POST /v1/runs through the validation hook", () => {
         {
           field: "namespce",
           reason: "unknown field",
-          hint: 'Did you mean "namespace"? Valid fields: namespace, limits, scenario, task_key.',
+          hint: 'Did you mean "namespace"? Valid fields: namespace, limits, scenario, tools, task_key.',
         },
         expect.objectContaining({ field: "limits.max_calls", reason: "expected number, got string" }),
         expect.objectContaining({ field: "limits.deadline_s", reason: "must be at least 1" }),

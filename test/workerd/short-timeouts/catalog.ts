@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { loadCatalog } from "../../../src/catalog/catalog";
 import type { ToolSpec } from "../../../src/catalog/define-tool";
-import { catalog as productCatalog } from "../../../src/tools";
+import { catalog as productCatalog, discoveryTools as productDiscoveryTools } from "../../../src/tools";
 
 /**
  * The catalog the `workerd-short-timeouts` project serves in place of src/tools/index.ts (see
@@ -45,3 +45,6 @@ export const catalog = loadCatalog(
       expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
     ),
 );
+
+/** The built-ins `find_tools` and `use_tool`, as the product's catalog module gives them. */
+export const discoveryTools = productDiscoveryTools;
