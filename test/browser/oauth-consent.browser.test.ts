@@ -84,7 +84,7 @@ describe("OAuth consent in a real browser", () => {
 
     expect(await page.locator("main").textContent()).toContain("Browser test client");
     expect(await page.locator("main").textContent()).toContain(REDIRECT_URI);
-    expect(await page.getByRole("radio", { name: /support/ }).isChecked()).toBe(true);
+    expect(await page.getByRole("radio", { name: /^support / }).isChecked()).toBe(true);
     await page.screenshot({ path: screenshotPath("oauth-consent.png"), fullPage: true });
 
     // Allowing posts the form; the answer redirects to the client, which the page's policy permits.
