@@ -85,13 +85,19 @@ export async function taskForWait(
     principal: owner.principal,
     exp: Date.parse(approval.expires_at),
   };
-  const taskId = await signToken(PREFIX, claims, loadConfig(env).runTokenKeys);
+  const [taskId, record] = await Promise.all([
+    signToken(PREFIX, claims, loadConfig(env).runTokenKeys),
+    // Who decides (roles, how many people) is the approval's own, read where it is kept.
+    ledgerFor(env, owner.tenant, run).approval(owner.tenant, approval.id),
+  ]);
   const now = new Date().toISOString();
   return {
     resultType: "task",
     taskId,
     status: "working",
-    statusMessage: waitingMessage(owner.tenant, approval.id, approval.expires_at),
+    statusMessage: record
+      ? waitingMessage(record)
+      : `Waiting for approval ${approval.id}: an operator of ${owner.tenant} must approve or reject it before ${approval.expires_at}, when it expires unexecuted.`,
     createdAt: now,
     lastUpdatedAt: now,
     ttlMs: Math.max(0, claims.exp - Date.now()),
@@ -99,8 +105,18 @@ export async function taskForWait(
   };
 }
 
-function waitingMessage(tenant: string, approvalId: string, expiresAt: string): string {
-  return `Waiting for approval ${approvalId}: an operator of ${tenant} must approve or reject it (console, or POST /v1/approvals/${approvalId}/approve) before ${expiresAt}, when it expires unexecuted.`;
+/** What a pending approval waits for: who must decide (their roles, how many people), until when, and whether it is overdue. */
+function waitingMessage(approval: ApprovalRecord): string {
+  const { tenant, id } = approval;
+  const roles = approval.approver_roles.length > 0 ? ` holding ${approval.approver_roles.join(" or ")}` : "";
+  const who =
+    approval.approvals_required > 1
+      ? `${approval.approvals_required} different operators of ${tenant}${roles} (${approval.approvers.length} of ${approval.approvals_required} so far)`
+      : `an operator of ${tenant}${roles}`;
+  const overdue = approval.overdue
+    ? ` It is overdue: its decision was due at ${approval.sla_due_at}${approval.escalated_at ? ", and the escalation role was told" : ""}.`
+    : "";
+  return `Waiting for approval ${id}: ${who} must approve or reject it (console, or POST /v1/approvals/${id}/approve) before ${approval.expires_at}, when it expires unexecuted.${overdue}`;
 }
 
 const TaskParamsSchema = z.looseObject({ taskId: z.string() });
@@ -185,7 +201,7 @@ function taskOf(env: Env, taskId: string, approval: ApprovalRecord): TaskView {
       return {
         ...base,
         status: "working",
-        statusMessage: waitingMessage(approval.tenant, approval.id, approval.expires_at),
+        statusMessage: waitingMessage(approval),
       };
     case "approved":
       return {

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/signed-token";
@@ -419,7 +419,9 @@ describe("approval waits as tasks", () => {
     const { task, started } = await askRefund("A1001", 130);
     expect(task).toMatchObject({ resultType: "task", status: "working", pollIntervalMs: 30_000 });
     expect(task.taskId).toMatch(/^tk1\./);
-    expect(task.statusMessage).toMatch(/approval apr_\S+: an operator of acme must approve or reject it/);
+    expect(task.statusMessage).toMatch(
+      /approval apr_\S+: an operator of acme holding support_lead must approve or reject it/,
+    );
     expect(task.ttlMs).toBeGreaterThan(0);
     expect(task.ttlMs).toBeLessThanOrEqual(24 * 60 * 60 * 1000);
     const before = (await ledgerStubOf(runOf("acme", started.run_id)).status("acme"))?.used.calls_used;
@@ -427,6 +429,33 @@ describe("approval waits as tasks", () => {
     expect(polled).toMatchObject({ taskId: task.taskId, status: "working", resultType: "complete" });
     // Polling costs nothing.
     expect((await ledgerStubOf(runOf("acme", started.run_id)).status("acme"))?.used.calls_used).toBe(before);
+  });
+
+  it("names two people and the roles above acme's two-person threshold, counts the first, and says when it is overdue", async () => {
+    const { task, started } = await askRefund("A1001", 35_000);
+    expect(task.statusMessage).toMatch(
+      /2 different operators of acme holding finance_lead \(0 of 2 so far\) must approve or reject it/,
+    );
+    const approvalId = await approvalIdOf(task.taskId);
+    // Other tests of this file refund A1001 in other runs: the operator confirms having seen them.
+    expect((await decide(approvalId, "approve", "checked", "acme", { confirm_duplicate: true })).status).toBe(
+      200,
+    );
+    const half = (await resultOf(getTask(task.taskId))) as unknown as TaskResult;
+    expect(half).toMatchObject({ status: "working" });
+    expect(half.statusMessage).toContain("(1 of 2 so far)");
+    expect(half.statusMessage).not.toContain("overdue");
+
+    // Its SLA passes: the run's alarm marks it overdue and tells the escalation role.
+    const ledger = ledgerStubOf(runOf("acme", started.run_id));
+    await runInDurableObject(ledger, (_instance, state) => {
+      state.storage.sql.exec("UPDATE approvals SET sla_due_at = ? WHERE id = ?", Date.now() - 1, approvalId);
+    });
+    await runDurableObjectAlarm(ledger);
+    const late = (await resultOf(getTask(task.taskId))) as unknown as TaskResult;
+    expect(late.statusMessage).toMatch(
+      /It is overdue: its decision was due at \S+, and the escalation role was told\.$/,
+    );
   });
 
   it("completes with the call's result once an operator approves", async () => {
