@@ -267,7 +267,7 @@ const decision = fc
       { weight: 1, arbitrary: fc.constant<DecisionKind>("reject") },
       { weight: 1, arbitrary: fc.constant<DecisionKind>("two racing approves") },
       { weight: 1, arbitrary: fc.constant<DecisionKind>("approve with one person's two keys") },
-      { weight: 2, arbitrary: fc.constant<DecisionKind>("approve by two operators") },
+      { weight: 4, arbitrary: fc.constant<DecisionKind>("approve by two operators") },
     ),
     // An operator who checked the other runs and confirms, or one who did not.
     confirms: fc.boolean(),
