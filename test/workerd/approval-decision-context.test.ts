@@ -3,7 +3,7 @@ import { formatMoney } from "../../src/core/money";
 import { catalog } from "../../src/tools";
 import type { ApprovalDuplicate } from "../../src/wire/approval";
 import { signedInOperator } from "./console-client";
-import { asOperator, callTool, decide, openRun, refundsOf } from "./helpers";
+import { asOperator, callTool, decide, openRun, refund, refundsOf } from "./helpers";
 
 interface OrderView {
   currency: string;
@@ -11,12 +11,6 @@ interface OrderView {
   refundable_cents: number;
   refunds: Array<{ amount_cents: number }>;
 }
-
-const refund = (order_id: string, amount_cents: number) => ({
-  order_id,
-  amount_cents,
-  reason: "user_cancel",
-});
 
 async function askRefund(order_id: string, amount_cents: number) {
   const run = await openRun("acme");

@@ -11,6 +11,7 @@ import {
   decide,
   ledgerStubOf,
   openRun,
+  refund,
   refundsOfRun,
   type TestRun,
   webhookLog,
@@ -24,12 +25,6 @@ import { connect, envelopeOf, textOf } from "./mcp-client";
  * do next, in the text it reads. The sandbox's acme tenant sets approval_sla_s = 900 and
  * escalation_role = "support_lead"; issue_refund declares its own approval.sla_s = 600.
  */
-
-const refund = (order_id: string, amount_cents: number) => ({
-  order_id,
-  amount_cents,
-  reason: "user_cancel",
-});
 
 /** A run long enough for the SLA to fall inside the approval's window (the default run lasts 120 s). */
 const longRun = () => openRun("acme", { namespace: "support", limits: { deadline_s: 3600 } });

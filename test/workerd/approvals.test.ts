@@ -12,18 +12,13 @@ import {
   deliveredWebhook,
   ledgerStubOf,
   openRun,
+  refund,
   refundsOfRun,
   request,
   sandboxRequests,
   traceOf,
   webhookLog,
 } from "./helpers";
-
-const refund = (order_id: string, amount_cents: number) => ({
-  order_id,
-  amount_cents,
-  reason: "user_cancel",
-});
 
 describe("the human approval gate", () => {
   it("holds a destructive call until an operator approves, then gives the agent the executed result", async () => {

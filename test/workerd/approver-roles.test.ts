@@ -10,6 +10,7 @@ import {
   callTool,
   ledgerStubOf,
   openRun,
+  refund,
   refundsOfRun,
   request,
   restartDurableObject,
@@ -24,12 +25,6 @@ import {
  */
 
 type Operator = keyof typeof ACME_OPERATORS;
-
-const refund = (order_id: string, amount_cents: number) => ({
-  order_id,
-  amount_cents,
-  reason: "user_cancel",
-});
 
 async function askRefund(order: string, amount: number): Promise<{ run: TestRun; id: string }> {
   const run = await openRun("acme");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type ConsoleClient, signedInOperator } from "./console-client";
-import { asOperator, callTool, openRun, refundsOf, type TestRun } from "./helpers";
+import { asOperator, callTool, openRun, refund, refundsOf, type TestRun } from "./helpers";
 
 /**
  * The console's account of effects across runs, through its HTML pages. Tenant hooli
@@ -8,12 +8,6 @@ import { asOperator, callTool, openRun, refundsOf, type TestRun } from "./helper
  * `order_id`, and USD is capped at 4000 a run, 2500 an order a day and 50000 a day. Orders
  * H0100–H0199 are this file's.
  */
-
-const refund = (order_id: string, amount_cents: number) => ({
-  order_id,
-  amount_cents,
-  reason: "user_cancel",
-});
 
 async function refundIn(run: TestRun, order: string, amount: number) {
   return callTool(run, "issue_refund", refund(order, amount));

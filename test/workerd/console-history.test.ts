@@ -1,12 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { ConsoleClient, signedInOperator } from "./console-client";
-import { asOperator, callTool, decide, openRun, type TestRun } from "./helpers";
-
-const refund = (order_id: string, amount_cents: number) => ({
-  order_id,
-  amount_cents,
-  reason: "user_cancel",
-});
+import { asOperator, callTool, decide, openRun, refund, type TestRun } from "./helpers";
 
 /** Waits until the runs index lists the run for this search (the ledger writes it without waiting). */
 async function untilIndexed(run: TestRun, subject: string) {

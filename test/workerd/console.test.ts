@@ -13,6 +13,7 @@ import {
   callTool,
   OPERATOR_KEYS,
   openRun,
+  refund,
   refundsOfRun,
   sandboxRequests,
   type TestRun,
@@ -41,12 +42,6 @@ async function operator(tenant: keyof typeof OPERATOR_KEYS = "acme") {
   await client.get("/console");
   return client;
 }
-
-const refund = (order_id: string, amount_cents: number) => ({
-  order_id,
-  amount_cents,
-  reason: "user_cancel",
-});
 
 async function pendingRefund(run?: TestRun, order = "A1001", amount = 1000) {
   const agentRun = run ?? (await openRun("acme"));

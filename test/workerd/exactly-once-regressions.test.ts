@@ -11,6 +11,7 @@ import {
   type OPERATOR_KEYS,
   openRun,
   postRaw,
+  refund,
   refundsOfRun,
   request,
   sandbox,
@@ -25,12 +26,6 @@ import { type CredentialClaims, configuredSigningKeys, credentialClaims } from "
  */
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const refund = (order_id: string, amount_cents: number) => ({
-  order_id,
-  amount_cents,
-  reason: "user_cancel",
-});
 
 /** What the operator API shows of one approval. */
 interface ApprovalView {

@@ -365,3 +365,10 @@ export async function deliveredWebhook(webhookId: string): Promise<WebhookDelive
   }
   throw new Error(`webhook ${webhookId} never arrived`);
 }
+
+/** A refund's arguments as the tests ask for it: an order, an amount, the customer cancelled. */
+export const refund = (order_id: string, amount_cents: number) => ({
+  order_id,
+  amount_cents,
+  reason: "user_cancel",
+});

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/signed-token";
 import { catalog } from "../../src/tools";
 import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
-import { asOperator, decide, ledgerStubOf, openRun, refundsOf, type TestRun } from "./helpers";
+import { asOperator, decide, ledgerStubOf, openRun, refund, refundsOf, type TestRun } from "./helpers";
 import { bearer, MCP_URL, rpc } from "./mcp-client";
 
 /**
@@ -80,12 +80,6 @@ async function startTask(key = AGENT, args: Record<string, unknown> = {}): Promi
   expect(result.isError, JSON.stringify(result)).not.toBe(true);
   return result.structuredContent as unknown as Started;
 }
-
-const refund = (order_id: string, amount_cents: number) => ({
-  order_id,
-  amount_cents,
-  reason: "user_cancel",
-});
 const runOf = (tenant: "acme" | "globex", id: string): TestRun => ({ id, tenant, token: "", data: {} });
 
 describe("both revisions on one endpoint", () => {

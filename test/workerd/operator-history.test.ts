@@ -13,6 +13,7 @@ import {
   KEYS,
   ledgerStubOf,
   openRun,
+  refund,
   request,
   restartDurableObject,
   type TestRun,
@@ -69,12 +70,6 @@ async function indexedRun(run: TestRun, until: (entry: RunSummary) => boolean = 
   );
   return found as RunSummary;
 }
-
-const refund = (order_id: string, amount_cents: number) => ({
-  order_id,
-  amount_cents,
-  reason: "user_cancel",
-});
 
 const hex = (n: number) => n.toString(16).padStart(24, "0");
 const unique = () => crypto.randomUUID().replaceAll("-", "").slice(0, 12);

@@ -6,19 +6,22 @@ import { FAULT_MODES as SANDBOX_FAULT_MODES } from "../../sandbox/src/model";
 import { app } from "../../src/app";
 import { EnvelopeSchema } from "../../src/wire/envelope";
 import { FAULT_MODES } from "../../src/wire/scenario";
-import { callTool, KEYS, openRun, refundsOfRun, request, sandboxRequests, type TestRun } from "./helpers";
+import {
+  callTool,
+  KEYS,
+  openRun,
+  refund,
+  refundsOfRun,
+  request,
+  sandboxRequests,
+  type TestRun,
+} from "./helpers";
 
 /**
  * Fault scenarios through the proxy: chosen by the orchestrator when it opens a run, or per call by
  * the X-Sandbox-Fault header, forwarded to the sandbox only where FAULT_INJECTION enables it. Each
  * test checks the sandbox's own request log, so "the fault happened" is seen at the source.
  */
-
-const refund = (order_id: string, amount_cents: number) => ({
-  order_id,
-  amount_cents,
-  reason: "user_cancel",
-});
 
 function openRunWith(tenant: keyof typeof KEYS, scenario: unknown, limits?: Record<string, number>) {
   return request("/v1/runs", {
