@@ -25,15 +25,21 @@ export function base64UrlEncode(bytes: Uint8Array): string {
   return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
+/**
+ * Decodes canonical base64url only: the text must be what `base64UrlEncode` makes of its bytes.
+ * `atob` ignores the unused low bits of the last character, so without this check one MAC would
+ * have several spellings and a token several valid forms.
+ */
 export function base64UrlDecode(text: string): Uint8Array | null {
   if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
   const padded = text.replaceAll("-", "+").replaceAll("_", "/") + "===".slice((text.length + 3) % 4);
+  let bytes: Uint8Array;
   try {
-    const binary = atob(padded);
-    return Uint8Array.from(binary, (char) => char.charCodeAt(0));
+    bytes = Uint8Array.from(atob(padded), (char) => char.charCodeAt(0));
   } catch {
     return null;
   }
+  return base64UrlEncode(bytes) === text ? bytes : null;
 }
 
 const keyCache = new Map<string, Promise<CryptoKey>>();

@@ -283,7 +283,7 @@ describe("an agent's runs without sessions", () => {
     const cases: Array<[string | undefined, string]> = [
       [undefined, "validation_error"],
       [42 as unknown as string, "validation_error"],
-      [`${prefix}.${body}.${mac.slice(0, -2)}AA`, "permission_error"],
+      [`${prefix}.${body}.${mac.startsWith("A") ? "B" : "A"}${mac.slice(1)}`, "permission_error"],
       [await signToken("rh1", { ...claims, exp: Date.now() - 1000 }, KEYS), "permission_error"],
       [
         await signToken("rh1", { ...claims, profile: "billing", exp: Date.now() + 60_000 }, KEYS),
@@ -585,7 +585,7 @@ describe("approval waits as tasks", () => {
       cancelTask(task.taskId, run.token),
       getTask(task.taskId, run.token),
       cancelTask(task.taskId, "globex-agent-key"),
-      cancelTask(`${prefix}.${body}.${mac.slice(0, -2)}AA`),
+      cancelTask(`${prefix}.${body}.${mac.startsWith("A") ? "B" : "A"}${mac.slice(1)}`),
       cancelTask("tk1.nothing.here"),
       getTask(unknown, run.token),
     ];
