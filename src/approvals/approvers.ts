@@ -69,3 +69,23 @@ function nameKey(name: string): string {
 export function approvalProgress(approvers: readonly Approver[], needed: number): string {
   return `${Math.min(approvers.length, needed)} of ${needed}`;
 }
+
+/**
+ * Who approves a call an operator edited: never fewer people or a lower role than the call as
+ * asked. The tenant's rules rise with the amount, so the larger of the two amounts decides the
+ * role; the number of approvers is the larger of the two.
+ */
+export function editedRequirement(
+  tool: Pick<ToolSpec, "namespace" | "name" | "approval_roles" | "value">,
+  asked: { args: Record<string, unknown>; requirement: ApproverRequirement },
+  edited: Record<string, unknown>,
+  tenant: Pick<TenantConfig, "approvers">,
+): ApproverRequirement {
+  const forEdited = approverRequirement(tool, edited, tenant);
+  const amount = (args: Record<string, unknown>) => {
+    const raw = tool.value ? args[tool.value.field] : undefined;
+    return typeof raw === "number" ? raw : Number.NEGATIVE_INFINITY;
+  };
+  const roles = amount(edited) > amount(asked.args) ? forEdited.roles : asked.requirement.roles;
+  return { roles, approvals: Math.max(forEdited.approvals, asked.requirement.approvals) === 2 ? 2 : 1 };
+}

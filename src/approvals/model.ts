@@ -4,6 +4,20 @@ import type { ApprovalBlock, ApprovalState } from "../wire/envelope";
 /** The wire schemas' types: src/wire/approval.ts is their one definition. */
 export type { ApprovalRecord, ApprovalSummary } from "../wire/approval";
 
+/** What an operator's edit changes of an approval: it then binds the edited call. */
+export type EditedApproval = Pick<
+  ApprovalRecord,
+  | "idempotency_key"
+  | "args"
+  | "args_digest"
+  | "reasons"
+  | "approver_roles"
+  | "approvals_required"
+  | "approvers"
+  | "earlier_effects"
+  | "limit"
+> & { edit: NonNullable<ApprovalRecord["edit"]> };
+
 /** Approvals outlive nothing: they are granted within this window or expire. */
 export const APPROVAL_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long an agent is told to wait before asking again about a pending approval. */
@@ -52,8 +66,14 @@ export function slaDueAt(now: number, expiresAt: number, slaMs: number | null): 
   return due < expiresAt ? due : null;
 }
 
-export function approvalBlock(record: Pick<ApprovalRecord, "id" | "state" | "expires_at">): ApprovalBlock {
-  return { id: record.id, state: record.state, expires_at: record.expires_at };
+export function approvalBlock(
+  record: Pick<ApprovalRecord, "id" | "state" | "expires_at"> &
+    Partial<Pick<ApprovalRecord, "edit" | "args">>,
+): ApprovalBlock {
+  const block: ApprovalBlock = { id: record.id, state: record.state, expires_at: record.expires_at };
+  if (!record.edit || !record.args) return block;
+  const { asked_args, fields, by_name } = record.edit;
+  return { ...block, edit: { asked_args, approved_args: record.args, fields, by_name } };
 }
 
 /**

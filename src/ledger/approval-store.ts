@@ -1,10 +1,16 @@
 import type { Approver } from "../approvals/approvers";
-import { type ApprovalRecord, type ApprovalSummary, isOverdue } from "../approvals/model";
+import {
+  type ApprovalRecord,
+  type ApprovalSummary,
+  type EditedApproval,
+  isOverdue,
+} from "../approvals/model";
 import { notifyApproval } from "../approvals/notify";
 import type { SideEffect } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import type { Env } from "../env";
 import type { ApprovalDecisionRecord } from "../pipeline/writes";
+import type { ApprovalEdit } from "../wire/approval";
 import type { ApprovalState, Envelope } from "../wire/envelope";
 
 interface ApprovalRow extends Record<string, SqlStorageValue> {
@@ -36,6 +42,9 @@ interface ApprovalRow extends Record<string, SqlStorageValue> {
    * null for an approval any one operator decides that no one has approved yet.
    */
   approvers: string | null;
+  /** Added by the approval edits migration: the key as asked, and the edit, once an operator edited it. */
+  asked_key: string | null;
+  edit: string | null;
 }
 
 /** What the `approvers` column keeps. */
@@ -115,6 +124,34 @@ export class ApprovalStore {
       storedApprovers({ ...approval, approvers: [...approval.approvers, approver] }),
       id,
     );
+  }
+
+  /**
+   * An operator's edit: the approval now binds the edited call (its arguments, digest, key and
+   * reasons, and who approves it) and remembers the key it was asked under. The key's records are
+   * moved by the same transaction's other writes.
+   */
+  applyEdit(id: string, edited: EditedApproval): void {
+    this.#sql.exec(
+      `UPDATE approvals SET idempotency_key = ?, args = ?, args_digest = ?, reasons = ?, approvers = ?,
+         cross_run = ?, asked_key = COALESCE(asked_key, ?), edit = ? WHERE id = ?`,
+      edited.idempotency_key,
+      canonicalJson(edited.args),
+      edited.args_digest,
+      JSON.stringify(edited.reasons),
+      storedApprovers(edited),
+      edited.earlier_effects.length > 0 || edited.limit
+        ? JSON.stringify({ earlier_effects: edited.earlier_effects, limit: edited.limit })
+        : null,
+      edited.edit.asked_key,
+      JSON.stringify(edited.edit),
+      id,
+    );
+  }
+
+  /** The approval first asked under `key`, when an edit has since bound it to another key. */
+  byAskedKey(key: string): ApprovalRecord | null {
+    return this.#one("SELECT * FROM approvals WHERE asked_key = ? AND idempotency_key != ?", key, key);
   }
 
   /** Records that the approval was announced overdue; in the transaction that writes the announcement. */
@@ -208,6 +245,7 @@ export class ApprovalStore {
         result: row.result === null ? null : (JSON.parse(row.result) as Envelope),
         ...crossRunOf(row.cross_run),
         ...approversOf(row.approvers),
+        edit: row.edit ? (JSON.parse(row.edit) as ApprovalEdit) : null,
       }))
       .map((approval) => ({ ...approval, overdue: isOverdue(approval, now) }));
   }

@@ -71,15 +71,17 @@ export class ClaimStore {
   /**
    * The run's value in a currency: used (confirmed, or sent beyond a cap by an operator's approval)
    * and reserved (held or sent, fate unknown). A claim over a cap that no operator approved counts nothing.
+   * `except` leaves out the claim an edited call replaces: only one of the two can ever be sent.
    */
-  runTotals(currency: string): ValueTotals {
+  runTotals(currency: string, except: string | null = null): ValueTotals {
     const row = this.#sql
       .exec<{ used: number; reserved: number }>(
         `SELECT
            COALESCE(SUM(CASE WHEN fate = 'confirmed' OR (over_cap = 1 AND fate = 'sent') THEN amount ELSE 0 END), 0) AS used,
            COALESCE(SUM(CASE WHEN over_cap = 0 AND fate IN ('', 'pending', 'held', 'sent') THEN amount ELSE 0 END), 0) AS reserved
-         FROM effect_claims WHERE currency = ?`,
+         FROM effect_claims WHERE currency = ? AND key != ?`,
         currency,
+        except ?? "",
       )
       .one();
     return { used: row.used, reserved: row.reserved };

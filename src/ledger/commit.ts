@@ -86,15 +86,40 @@ export function callView(
   };
 }
 
-/** What an operator's decision of one approval is made on. */
-export function decisionView(stores: LedgerStores, run: RunMeta, approvalId: string): DecisionView {
+/**
+ * What an operator's decision of one approval is made on. For an edit, also what the run holds
+ * under the edited key and the edited call's tenant-wide step, with the run's own cap read in this
+ * turn without the claim the edit replaces.
+ */
+export function decisionView(
+  stores: LedgerStores,
+  run: RunMeta,
+  approvalId: string,
+  edit: { key: string; check: TenantCheck | null; per_run: number | null } | null = null,
+): DecisionView {
   const approval = stores.approvals.byId(approvalId);
+  const value = edit?.check?.claim.value ?? null;
   return {
     run,
     approval,
     record: approval ? stores.keys.read(approval.idempotency_key, null) : null,
     tool: approval ? toolOfRun(catalog, run, approval.tool) : undefined,
     pending: stores.approvals.pending(),
+    edit: edit
+      ? {
+          record: stores.keys.read(edit.key, null),
+          check: edit.check,
+          run_over:
+            value && edit.per_run !== null
+              ? capLimit(
+                  "per_run",
+                  edit.per_run,
+                  stores.claims.runTotals(value.currency, approval?.idempotency_key ?? null),
+                  value,
+                )
+              : null,
+        }
+      : null,
   };
 }
 
@@ -142,6 +167,7 @@ export function commitWrites(
   let next = run;
   const changedIds: string[] = [];
   const escalations: Extract<Write, { kind: "approval_escalate" }>[] = [];
+  const edited: string[] = [];
   // An entry opened and closed by the same event is written whole, in one statement.
   const closes = new Map<string, TraceCompletion>();
   for (const write of writes) if (write.kind === "trace_close") closes.set(write.call_id, write.completion);
@@ -175,6 +201,9 @@ export function commitWrites(
       case "key_hold":
         stores.keys.hold(write.record, write.now);
         break;
+      case "key_drop":
+        stores.keys.drop(write.key);
+        break;
       case "key_send":
         stores.keys.send(write.key, write.tool, write.side_effect, write.request, write.now);
         break;
@@ -184,6 +213,11 @@ export function commitWrites(
       case "approval_open":
         stores.approvals.insert(write.approval);
         changedIds.push(write.approval.id);
+        break;
+      case "approval_edit":
+        // Its state did not change: the directory's copy is refreshed (its arguments), nothing announced.
+        stores.approvals.applyEdit(write.id, write.edited);
+        edited.push(write.id);
         break;
       case "approval_approver":
         // The approval stays pending and its summary is unchanged: nothing to announce or list anew.
@@ -215,7 +249,7 @@ export function commitWrites(
     const summary = summarize(approval);
     stores.outbox.enqueue({ kind: "escalation", summary, escalation_role: escalation.escalation_role }, now);
   }
-  const refreshed = escalations.map((escalation) => escalation.id);
+  const refreshed = [...escalations.map((escalation) => escalation.id), ...edited];
   for (const id of new Set([...changedIds, ...republish, ...refreshed])) {
     const approval = stores.approvals.byId(id);
     if (!approval) continue;
@@ -235,7 +269,7 @@ function reportFates(stores: LedgerStores, writes: readonly Write[], now: number
   for (const write of writes) {
     if (write.kind === "effect_claim" || write.kind === "key_hold" || write.kind === "key_settle") {
       keys.add(write.kind === "key_hold" ? write.record.key : write.key);
-    } else if (write.kind === "key_send") {
+    } else if (write.kind === "key_send" || write.kind === "key_drop") {
       keys.add(write.key);
     } else if (write.kind === "approval_state") {
       const key = stores.approvals.byId(write.id)?.idempotency_key;

@@ -62,6 +62,12 @@ export interface ShardReservation {
   per_day: number | null;
   /** The per-subject daily cap, when this shard holds the claim's subject. */
   per_subject_day: number | null;
+  /**
+   * The key of the same run's claim this one replaces (an operator edited its call before approving
+   * it): its value is not counted against this claim, since only one of the two can ever be sent.
+   * Its row is released when the edit's commit reports it.
+   */
+  replaces?: string | null;
 }
 
 export interface ShardVerdict {
@@ -125,10 +131,13 @@ export class EffectShard extends DurableObject<Env> {
     if (this.ctx.storage.kv.get<string>("tenant") === undefined)
       this.ctx.storage.kv.put("tenant", request.tenant);
     const day = request.per_day !== null && claim.value ? request.per_day : null;
+    const except = request.replaces ?? "";
     // Two tries: a concurrent claim may have spent what the first top-up brought.
     for (let tries = 0; day !== null && claim.value && tries < 2; tries++) {
       const lacking =
-        this.#dayCounted(claim.value.currency, claim.day) + claim.value.amount - this.#lease(claim).granted;
+        this.#dayCounted(claim.value.currency, claim.day, except) +
+        claim.value.amount -
+        this.#lease(claim).granted;
       if (lacking <= 0) break;
       await this.#topUp(request, day, lacking);
     }
@@ -136,7 +145,7 @@ export class EffectShard extends DurableObject<Env> {
     if (raced) return raced;
     const verdict: ShardVerdict = {
       earlier: request.identity && !claim.repeatable ? this.#earlier(claim) : [],
-      over: this.#subjectOver(request) ?? (day !== null ? this.#dayOver(claim, day) : null),
+      over: this.#subjectOver(request, except) ?? (day !== null ? this.#dayOver(claim, day, except) : null),
     };
     const valued = claim.value !== null && (day !== null || request.per_subject_day !== null);
     const valueState: ValueState = !valued ? "none" : verdict.over ? "over" : "counted";
@@ -187,8 +196,8 @@ export class EffectShard extends DurableObject<Env> {
 
   /** This shard's share of a currency's day: what its claims used, reserved and moved beyond a cap. */
   usage(currency: string, day: string): Omit<ValueUsage, "per_day"> {
-    const totals = this.#totals("day_role = 1 AND currency = ? AND day = ?", currency, day);
-    return { currency, day, ...totals, overrides: this.#daySum("override", currency, day) };
+    const totals = this.#totals("day_role = 1 AND currency = ? AND day = ?", "", currency, day);
+    return { currency, day, ...totals, overrides: this.#daySum("override", currency, day, "") };
   }
 
   /**
@@ -259,34 +268,36 @@ export class EffectShard extends DurableObject<Env> {
       }));
   }
 
-  /** Used (confirmed or overridden) and reserved value of the live rows matching `where`. */
-  #totals(where: string, ...params: SqlStorageValue[]): ValueTotals {
+  /** Used (confirmed or overridden) and reserved value of the live rows matching `where`, but `except`'s. */
+  #totals(where: string, except: string, ...params: SqlStorageValue[]): ValueTotals {
     const row = this.#sql
       .exec<{ used: number; reserved: number }>(
         `SELECT
            COALESCE(SUM(CASE WHEN fate = 'confirmed' OR value_state = 'override' THEN amount ELSE 0 END), 0) AS used,
            COALESCE(SUM(CASE WHEN fate != 'confirmed' AND value_state = 'counted' THEN amount ELSE 0 END), 0) AS reserved
-         FROM effects WHERE ${where} AND fate != 'released' AND value_state IN ('counted', 'override')`,
+         FROM effects WHERE ${where} AND fate != 'released' AND value_state IN ('counted', 'override') AND key != ?`,
         ...params,
+        except,
       )
       .one();
     return { used: row.used, reserved: row.reserved };
   }
 
-  /** What this shard's claims hold of its lease of a day: everything counted and live. */
-  #dayCounted(currency: string, day: string): number {
-    return this.#daySum("counted", currency, day);
+  /** What this shard's claims hold of its lease of a day: everything counted and live, but `except`'s. */
+  #dayCounted(currency: string, day: string, except: string): number {
+    return this.#daySum("counted", currency, day, except);
   }
 
-  /** The live value of this shard's claims on a day's cap in one value state. */
-  #daySum(state: "counted" | "override", currency: string, day: string): number {
+  /** The live value of this shard's claims on a day's cap in one value state, but `except`'s. */
+  #daySum(state: "counted" | "override", currency: string, day: string, except: string): number {
     return this.#sql
       .exec<{ total: number }>(
         `SELECT COALESCE(SUM(amount), 0) AS total FROM effects
-         WHERE day_role = 1 AND currency = ? AND day = ? AND value_state = ? AND fate != 'released'`,
+         WHERE day_role = 1 AND currency = ? AND day = ? AND value_state = ? AND fate != 'released' AND key != ?`,
         currency,
         day,
         state,
+        except,
       )
       .one().total;
   }
@@ -325,11 +336,12 @@ export class EffectShard extends DurableObject<Env> {
     );
   }
 
-  #subjectOver(request: ShardReservation): CapLimit | null {
+  #subjectOver(request: ShardReservation, except: string): CapLimit | null {
     const { claim, per_subject_day: cap } = request;
     if (cap === null || !claim.value || claim.value.subject === null) return null;
     const totals = this.#totals(
       "subject_role = 1 AND currency = ? AND day = ? AND subject = ?",
+      except,
       claim.value.currency,
       claim.day,
       claim.value.subject,
@@ -341,11 +353,17 @@ export class EffectShard extends DurableObject<Env> {
    * Whether the claim fits this shard's lease of the day. Told as the day's cap: what this shard
    * used and reserved, the other shards' leases counted as used (this shard cannot see inside them).
    */
-  #dayOver(claim: EffectClaim, cap: number): CapLimit | null {
+  #dayOver(claim: EffectClaim, cap: number, except: string): CapLimit | null {
     if (!claim.value) return null;
     const lease = this.#lease(claim);
-    if (this.#dayCounted(claim.value.currency, claim.day) + claim.value.amount <= lease.granted) return null;
-    const own = this.#totals("day_role = 1 AND currency = ? AND day = ?", claim.value.currency, claim.day);
+    if (this.#dayCounted(claim.value.currency, claim.day, except) + claim.value.amount <= lease.granted)
+      return null;
+    const own = this.#totals(
+      "day_role = 1 AND currency = ? AND day = ?",
+      except,
+      claim.value.currency,
+      claim.day,
+    );
     const totals = { used: own.used + Math.max(0, lease.leased - lease.granted), reserved: own.reserved };
     return (
       capLimit("per_day", cap, totals, claim.value) ?? {

@@ -17,6 +17,8 @@ export async function claimTenantWide(
   tenant: string,
   config: TenantConfig,
   claim: EffectClaim,
+  /** The key of this run's claim the new one replaces (an edited approval's call as asked), if any. */
+  replaces: string | null = null,
 ): Promise<TenantCheck> {
   const started = Date.now();
   const shards = config.effect_shards;
@@ -39,6 +41,7 @@ export async function claimTenantWide(
     identity: true,
     per_day: caps?.per_day ?? null,
     per_subject_day: subjectShard === identityShard ? subjectCap : null,
+    replaces,
   });
   if (subjectCap !== null && subjectShard !== null && subjectShard !== identityShard) {
     requests.set(subjectShard, {
@@ -49,6 +52,7 @@ export async function claimTenantWide(
       identity: false,
       per_day: null,
       per_subject_day: subjectCap,
+      replaces,
     });
   }
   const verdicts = await Promise.all(

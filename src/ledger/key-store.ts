@@ -68,6 +68,14 @@ export class KeyStore {
   }
 
   /**
+   * Removes a held key that never left: an operator's edit moved its approval to the edited call's
+   * key. Only a held key is removed; one whose request may have left is never forgotten.
+   */
+  drop(key: string): void {
+    this.#sql.exec("DELETE FROM idempotency WHERE key = ? AND state = 'held'", key);
+  }
+
+  /**
    * Records that the key's request is about to leave: first send, an approval's, or a resend of a
    * key in doubt. The request is written only when the key is new: a stored one is never replaced.
    */

@@ -2,7 +2,7 @@ import type { ApprovalRecord } from "../approvals/model";
 import type { RunToolSet } from "../pipeline/grants";
 import type { AgentCallInput } from "../pipeline/intake";
 import type { ScenarioStep } from "../scenarios/scenario";
-import type { Problem } from "../wire/envelope";
+import type { FailureSpec, Problem } from "../wire/envelope";
 import type { RunLimits, RunStatus } from "../wire/run-status";
 
 /** What the worker hands the RunLedger Durable Object over RPC, and what it gets back. */
@@ -48,10 +48,22 @@ export interface DecideInput {
   /** The roles their key holds: only an operator holding one of the approval's roles decides it. */
   operator_roles: readonly string[];
   reason: string | null;
+  /** Approve these arguments instead of the ones asked for (approve with edit); absent: as asked. */
+  args?: Record<string, unknown> | null;
+  /** For an edit: the operator saw the earlier effects of other runs the edited call repeats. */
+  confirm_duplicate?: boolean;
 }
 
 export type DecideResult =
   | { ok: true; approval: ApprovalRecord }
+  /** The edited arguments failed the tool's schema or policy: `refusal` says which field and why. */
+  | {
+      ok: false;
+      code: "edit_refused";
+      message: string;
+      refusal: FailureSpec;
+      approval: ApprovalRecord | null;
+    }
   | { ok: false; code: "not_found" | "conflict_error"; message: string; approval: ApprovalRecord | null }
   | {
       ok: false;

@@ -88,6 +88,8 @@ export async function decideApproval(
     reason: string | null;
     /** The operator saw the duplicates of this call in other runs and approves it anyway. */
     confirm_duplicate: boolean;
+    /** Approve these arguments instead of the asked ones (approve with edit). */
+    args?: Record<string, unknown> | null;
   },
 ): Promise<OperatorDecision> {
   const ledger = await locate(env, input.tenant, input.approvalId);
@@ -129,6 +131,8 @@ export async function decideApproval(
     operator_name: input.operator_name,
     operator_roles: input.operator_roles,
     reason: input.reason,
+    args: input.decision === "approve" ? (input.args ?? null) : null,
+    confirm_duplicate: input.confirm_duplicate,
   });
 }
 

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { holdsRole } from "../approvals/approvers";
 import { type ApprovalRecord, type ApprovalSummary, approvalBlock } from "../approvals/model";
 import { resolveSubset, toolRef } from "../catalog/subset";
 import { loadConfig } from "../config/load";
@@ -11,8 +12,9 @@ import type { Env } from "../env";
 import { admitCall } from "../pipeline/admit";
 import { context, knownEffect } from "../pipeline/answers";
 import { decideApproval, withdrawApproval } from "../pipeline/decide";
+import { asEditedCall, type EditPlan, prepareEdit } from "../pipeline/edit";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
-import { grantedTools, type RunToolSet, reachOf, runTools } from "../pipeline/grants";
+import { grantedTools, type RunToolSet, reachOf, runTools, toolOfRun } from "../pipeline/grants";
 import { currentPolicyVersion, intakeCall, type TakenCall } from "../pipeline/intake";
 import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../pipeline/run-events";
 import { newRun, type RunMeta } from "../pipeline/run-state";
@@ -238,12 +240,14 @@ export class RunLedger extends DurableObject<Env> {
   async call(input: CallInput): Promise<Envelope> {
     const limited = await this.#rateLimited(input);
     if (limited) return this.#rateRefusal(input, limited);
-    const taken = await intakeCall(
-      this.env,
-      this.#ownRun(input.tenant),
-      input,
-      this.#stores.keys,
-      this.#stores.run.countDiscovery(),
+    const taken = this.#edited(
+      await intakeCall(
+        this.env,
+        this.#ownRun(input.tenant),
+        input,
+        this.#stores.keys,
+        this.#stores.run.countDiscovery(),
+      ),
     );
     if (taken.kind === "refused") return taken.envelope;
     const { call } = taken;
@@ -265,6 +269,20 @@ export class RunLedger extends DurableObject<Env> {
         return this.#execute(inflight, { callId: call.call_id, tool, key, request, args, fault }, admission);
       }
     }
+  }
+
+  /**
+   * A call whose key is the one an operator's edit replaced (the agent resends what it asked for)
+   * becomes the edited call: the key as asked has no record any more, and must never get one.
+   */
+  #edited(taken: TakenCall): TakenCall {
+    if (taken.kind !== "ready") return taken;
+    const { key } = taken.call;
+    if (key === null || this.#inflight.has(key) || this.#stores.keys.read(key, null)) return taken;
+    const approval = this.#stores.approvals.byAskedKey(key);
+    if (!approval) return taken;
+    const record = this.#stores.keys.read(approval.idempotency_key, null);
+    return { ...taken, call: asEditedCall(taken.call, approval, record?.request ?? null) };
   }
 
   /**
@@ -356,7 +374,7 @@ export class RunLedger extends DurableObject<Env> {
     );
     const tool = input.request.tool === null ? null : catalog.find(run.namespace, input.request.tool);
     if (!tool || tool.side_effect === "read") return plain;
-    const taken = await intakeCall(this.env, run, input, this.#stores.keys);
+    const taken = this.#edited(await intakeCall(this.env, run, input, this.#stores.keys));
     const key = taken.kind === "ready" ? taken.call.key : null;
     if (key === null) return plain;
     const inflight = this.#inflight.has(key);
@@ -455,32 +473,115 @@ export class RunLedger extends DurableObject<Env> {
     if (!run) return { ok: false, code: "not_found", message: "No such approval.", approval: null };
     const policy = await currentPolicyVersion(this.env, run);
     const callId = newCallId();
-    // The decided approval goes to the directory again whatever the decision: a refusal means the
-    // operator decided on a copy the ledger had left behind, and their list heals from this.
-    const { result: decided, changed } = this.#commitStep(
-      () =>
-        decideApproval(tables.decisionView(this.#stores, this.#loaded(), input.approval_id), {
-          ...input,
-          call_id: callId,
-          now: Date.now(),
-          policy_version: policy,
-        }),
-      [input.approval_id],
-    );
-    const inflight = decided.kind === "send" ? this.#inflight.mark(decided.key) : null;
-    if (decided.kind === "send") await this.#publisher.scheduleAlarm();
-    await this.#publisher.publish(changed, true);
-    if (decided.kind === "done" && decided.refusal) {
-      const approval = this.#stores.approvals.byId(input.approval_id);
-      return { ok: false, ...decided.refusal, approval };
-    }
-    if (decided.kind === "send") {
-      const { key, request, tool, args } = decided;
-      await this.#execute(inflight, { callId, tool, key, request, args, fault: null });
+    const edit = await this.#prepareEdit(run, input);
+    if (edit.kind === "refused") return edit.result;
+    try {
+      // The decided approval goes to the directory again whatever the decision: a refusal means the
+      // operator decided on a copy the ledger had left behind, and their list heals from this.
+      const { result: decided, changed } = this.#commitStep(
+        () =>
+          decideApproval(tables.decisionView(this.#stores, this.#loaded(), input.approval_id, edit.view), {
+            ...input,
+            call_id: callId,
+            now: Date.now(),
+            policy_version: policy,
+            edit: edit.plan,
+            confirm_duplicate: input.confirm_duplicate ?? false,
+          }),
+        [input.approval_id],
+      );
+      const inflight = decided.kind === "send" ? this.#inflight.mark(decided.key) : null;
+      if (decided.kind === "send") await this.#publisher.scheduleAlarm();
+      await this.#publisher.publish(changed, true);
+      if (decided.kind === "done" && decided.refusal) {
+        const approval = this.#stores.approvals.byId(input.approval_id);
+        return { ok: false, ...decided.refusal, approval };
+      }
+      if (decided.kind === "send") {
+        const { key, request, tool, args } = decided;
+        await this.#execute(inflight, { callId, tool, key, request, args, fault: null });
+      }
+    } finally {
+      if (edit.view?.check) this.#deciding.release(edit.view.key);
     }
     const approval = this.#stores.approvals.byId(input.approval_id);
     if (!approval) throw new Error(`approval ${input.approval_id} vanished while it was decided`);
     return { ok: true, approval };
+  }
+
+  /**
+   * Approve with edit, before the decision commits: the edited arguments are checked like a call
+   * (`pipeline/edit.ts`), and the edited call, a new effect, takes its tenant-wide step, replacing
+   * the asked call's claim. The edited key is "deciding" from its claim until the decision
+   * committed (the caller releases it), as an agent's call's key is. Anything the machine decides
+   * anyway (no such approval, no longer pending, a role not held) is left to it.
+   */
+  async #prepareEdit(
+    run: RunMeta,
+    input: DecideInput,
+  ): Promise<
+    | { kind: "refused"; result: DecideResult }
+    | {
+        kind: "ready";
+        plan: EditPlan | null;
+        view: { key: string; check: TenantCheck | null; per_run: number | null } | null;
+      }
+  > {
+    const none = { kind: "ready" as const, plan: null, view: null };
+    if (input.decision !== "approve" || input.args === undefined || input.args === null) return none;
+    const approval = this.#stores.approvals.byId(input.approval_id);
+    const tool = approval ? toolOfRun(catalog, run, approval.tool) : undefined;
+    const tenant = loadConfig(this.env).tenants[run.tenant];
+    if (approval?.state !== "pending" || !tool || !tenant) return none;
+    if (!holdsRole(approval.approver_roles, input.operator_roles)) return none;
+    const prepared = await prepareEdit(catalog, { run, tenant, tool, approval, args: input.args });
+    if (prepared.kind === "unchanged") return none;
+    if (prepared.kind === "refused") {
+      return {
+        kind: "refused",
+        result: {
+          ok: false,
+          code: "edit_refused",
+          message: prepared.refusal.message,
+          refusal: prepared.refusal,
+          approval,
+        },
+      };
+    }
+    const { plan } = prepared;
+    const value = tool.value ? tenant.value_caps[tool.value.currency]?.per_run : undefined;
+    const view = { key: plan.key, check: null, per_run: value ?? null };
+    if (this.#inflight.has(plan.key) || this.#stores.keys.read(plan.key, null)) {
+      return { kind: "ready", plan, view };
+    }
+    const claim = await claimOf({
+      tool,
+      tenant,
+      key: plan.key,
+      run_id: run.run_id,
+      args: plan.args,
+      trace_args: plan.trace_args,
+      now: Date.now(),
+    });
+    if (!claim) return { kind: "ready", plan, view };
+    this.#deciding.hold(plan.key);
+    try {
+      const check = await claimTenantWide(this.env, run.tenant, tenant, claim, approval.idempotency_key);
+      return { kind: "ready", plan, view: { ...view, check } };
+    } catch (error) {
+      this.#deciding.release(plan.key);
+      console.error(`the tenant-wide step of the edit of ${approval.id} failed; nothing was decided`, error);
+      return {
+        kind: "refused",
+        result: {
+          ok: false,
+          code: "conflict_error",
+          message:
+            "The tenant's record of effects could not be reached, so the edit was not approved and nothing was sent. Try again.",
+          approval,
+        },
+      };
+    }
   }
 
   /**

@@ -133,6 +133,17 @@ ALTER TABLE run ADD COLUMN reach TEXT;
 ALTER TABLE trace ADD COLUMN via TEXT;
 `;
 
+/**
+ * Approve with edit: the key an edited approval was asked under (a resend of it finds the edited
+ * call), the edit itself, and the edit on the trace entry of the call it executed.
+ */
+const V13_APPROVAL_EDITS = `
+ALTER TABLE approvals ADD COLUMN asked_key TEXT;
+ALTER TABLE approvals ADD COLUMN edit TEXT;
+CREATE INDEX IF NOT EXISTS approvals_by_asked_key ON approvals (asked_key);
+ALTER TABLE trace ADD COLUMN edit TEXT;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -146,6 +157,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V10_ESCALATION,
   V11_APPROVER_ROLES,
   V12_TOOLS,
+  V13_APPROVAL_EDITS,
 ];
 
 export function migrateLedger(sql: SqlStorage): void {

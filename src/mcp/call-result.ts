@@ -9,20 +9,34 @@ import type { Envelope } from "../wire/envelope";
 function envelopeText(envelope: Envelope): string {
   const tool = envelope.tool ?? "The call";
   const { error } = envelope;
+  const edited = editText(envelope);
   if (error === null) {
     const replay = envelope.replayed
       ? " (replayed: this exact call already ran in this run; nothing ran again)"
       : "";
-    return `${tool} succeeded${replay}. Result: ${JSON.stringify(envelope.data)}`;
+    return `${tool} succeeded${replay}.${edited} Result: ${JSON.stringify(envelope.data)}`;
   }
   const problems = error.problems.map((problem) => `${problem.field}: ${problem.reason} (${problem.hint})`);
   return [
-    `${tool} failed with ${error.code} (${envelope.outcome}). ${error.message}`,
+    `${tool} failed with ${error.code} (${envelope.outcome}). ${error.message}${edited}`,
     problems.length > 0 ? `Problems: ${problems.join("; ")}.` : "",
     `Next: ${error.recommended_next_action}.`,
   ]
     .filter((part) => part !== "")
     .join(" ");
+}
+
+/** What an operator changed before approving: the arguments asked for and the ones approved. */
+function editText({ approval }: Envelope): string {
+  const edit = approval?.edit;
+  if (!edit) return "";
+  const who = edit.by_name ?? "An operator";
+  const changes = edit.fields.map(
+    (field) =>
+      `${field} ${JSON.stringify(edit.asked_args[field] ?? null)} → ${JSON.stringify(edit.approved_args[field] ?? null)}`,
+  );
+  const what = approval.state === "pending" ? "will run once approved" : "are the ones that count";
+  return ` ${who} changed the arguments before approving (${changes.join(", ")}): the approved arguments ${what}, not the ones you asked for, which never run.`;
 }
 
 /**

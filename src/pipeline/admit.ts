@@ -341,6 +341,7 @@ function openApproval(
     approver_roles: [...(prepared.approval.approvers ?? ANY_OPERATOR).roles],
     approvals_required: (prepared.approval.approvers ?? ANY_OPERATOR).approvals,
     approvers: [],
+    edit: null,
   };
 }
 

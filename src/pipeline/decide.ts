@@ -1,7 +1,12 @@
 import { type Approver, approvalProgress, holdsRole, samePerson } from "../approvals/approvers";
-import type { ApprovalRecord } from "../approvals/model";
+import type { ApprovalRecord, EditedApproval } from "../approvals/model";
 import type { ToolSpec } from "../catalog/define-tool";
+import { canonicalJson } from "../core/canonical-json";
+import { crossRunReasons, effectsToConfirm, type TenantCheck } from "../effects/reasons";
+import { applyMasks } from "../shaping/mask";
+import type { CapLimit } from "../wire/effects";
 import { spendEffect } from "./budget";
+import type { EditPlan } from "./edit";
 import type { CallRecord, RunMeta, StoredRequest } from "./run-state";
 import { type ApprovalDecisionRecord, expireWrite, sendKey, type Write, whyCannotExecute } from "./writes";
 
@@ -13,6 +18,15 @@ import { type ApprovalDecisionRecord, expireWrite, sendKey, type Write, whyCanno
  * agent's call would send. An approval that needs two approvers records the first approval and
  * stays pending ("1 of 2"); only a second one, from another person, executes it. One rejection by
  * anyone holding the role ends it.
+ *
+ * Approve with edit: the operator's arguments (checked by `edit.ts`) replace the call as asked. The
+ * approval binds the edited call from then on: its arguments, digest and key, the reasons its
+ * tenant-wide step found, and who must approve it (never fewer or lower than before). The held key
+ * as asked is dropped (its claim is released) and the edited key held in its place, so the call as
+ * asked can never be sent; the agent's resend of it is answered with the edited call. The editor's
+ * approval counts as the first of the edited call. An edit that brings what the approval did not
+ * show is refused: another run's effect on a new business thing (unless the operator confirms they
+ * mean to repeat it), or a value cap the call as asked did not exceed.
  */
 
 export interface Decision {
@@ -26,6 +40,10 @@ export interface Decision {
   call_id: string;
   now: number;
   policy_version: string;
+  /** The arguments the operator approves instead of the asked ones, prepared by `edit.ts`. */
+  edit?: EditPlan | null;
+  /** The operator saw the earlier effects of other runs the edited call repeats, and approves it anyway. */
+  confirm_duplicate?: boolean;
 }
 
 /** What the ledger read for a decision, in the same synchronous turn that applies the writes. */
@@ -38,6 +56,17 @@ export interface DecisionView {
   tool: ToolSpec | undefined;
   /** The run's pending approvals: an approval's execution may spend the budget others need. */
   pending: readonly ApprovalRecord[];
+  /** For an edit: what the run already holds under the edited key, and the tenant-wide step of it. */
+  edit?: EditView | null;
+}
+
+export interface EditView {
+  /** The record of the edited call's key, when the run already has that call. */
+  record: CallRecord | null;
+  /** The edited call's claim on the tenant's shared state; null when its tool's effect has no identity. */
+  check: TenantCheck | null;
+  /** The run's own value cap, were the edited call to replace the asked one. */
+  run_over: CapLimit | null;
 }
 
 export type Refusal =
@@ -95,6 +124,7 @@ export function decideApproval(view: DecisionView, decision: Decision): DecideSt
     name: decision.operator_name,
     at: new Date(decision.now).toISOString(),
   };
+  if (decision.edit) return approveEdited(view, approval, record, tool, decision, decided, approver);
   const step = approve(view, approval, record, tool, decision, decided);
   if (approval.approvals_required === 1) return step;
   // More than one approver: each is recorded, and only the last one's approval executes.
@@ -107,11 +137,15 @@ export function decideApproval(view: DecisionView, decision: Decision): DecideSt
   return { ...step, writes: [vote, ...step.writes] };
 }
 
-function roleRefusal(roles: readonly string[], held: readonly string[]): Refusal {
+function roleRefusal(
+  roles: readonly string[],
+  held: readonly string[],
+  what = "decide this approval",
+): Refusal {
   const named = roles.map((role) => `"${role}"`).join(" or ");
   return {
     code: "permission_error",
-    message: `Only an operator holding the role ${named} may decide this approval; your key holds ${
+    message: `Only an operator holding the role ${named} may ${what}; your key holds ${
       held.length > 0 ? held.map((role) => `"${role}"`).join(", ") : "no role"
     }.`,
     roles: [...roles],
@@ -141,6 +175,109 @@ function decideAgain(approval: ApprovalRecord, decision: Decision): DecideStep {
   const why =
     approval.decision_reason && approval.state === "expired" ? ` (${approval.decision_reason})` : "";
   return refused({ code: "conflict_error", message: `This approval is already ${approval.state}${why}.` });
+}
+
+/** Approve with edit: the approval binds the edited call; it executes once enough people approved it. */
+function approveEdited(
+  view: DecisionView,
+  approval: ApprovalRecord,
+  record: CallRecord,
+  tool: ToolSpec,
+  decision: Decision,
+  decided: ApprovalDecisionRecord,
+  approver: Approver,
+): DecideStep {
+  const plan = decision.edit as EditPlan;
+  const edit = view.edit ?? { record: null, check: null, run_over: null };
+  if (plan.based_on !== approval.args_digest) {
+    return refused({
+      code: "conflict_error",
+      message: "Another operator changed this approval's arguments while you edited them. Look at it again.",
+    });
+  }
+  if (edit.record) {
+    return refused({
+      code: "conflict_error",
+      message: `The edited arguments are those of another call of this run (${edit.record.state}). Reject this approval instead; that call stands on its own.`,
+    });
+  }
+  if (!holdsRole(plan.requirement.roles, decision.operator_roles)) {
+    return refused(roleRefusal(plan.requirement.roles, decision.operator_roles, "approve this edit"));
+  }
+  const earlier = edit.check ? effectsToConfirm(edit.check) : [];
+  const limit = edit.run_over ?? edit.check?.over ?? null;
+  const unseenEarlier = earlier.length > 0 && !sameIdentity(approval, earlier[0]?.identity);
+  if (unseenEarlier && !decision.confirm_duplicate) {
+    const [first] = earlier;
+    return refused({
+      code: "conflict_error",
+      message: `The edited call acts on a business thing another run already acted on (${first?.tool} in run ${first?.run_id} at ${first?.at}, ${first?.outcome.replace("_", " ")}). Check the runs, then approve the edit with confirm_duplicate: true if that is what you mean.`,
+    });
+  }
+  if (limit && !approval.limit) {
+    const subject = limit.subject ? ` for ${limit.subject}` : "";
+    return refused({
+      code: "conflict_error",
+      message: `The edited call would exceed the ${limit.cap} ${limit.currency} cap${subject} (${limit.used} used and ${limit.reserved} reserved of ${limit.limit}; it moves ${limit.amount}), which the call as asked did not. Lower the amount, or reject.`,
+    });
+  }
+  const required = plan.requirement.approvals;
+  // Earlier approvals were of other arguments: the editor's is the first of the edited call.
+  const approvers = [approver];
+  const edited: EditedApproval = {
+    idempotency_key: plan.key,
+    args: plan.args,
+    args_digest: plan.digest,
+    reasons: [...plan.policy_reasons, ...crossRunReasons(earlier, limit)],
+    approver_roles: plan.requirement.roles,
+    approvals_required: required,
+    approvers: required > 1 ? approvers : [],
+    earlier_effects: earlier,
+    limit,
+    edit: {
+      asked_args: approval.edit?.asked_args ?? approval.args,
+      asked_key: approval.edit?.asked_key ?? approval.idempotency_key,
+      fields: plan.fields,
+      by: decision.operator,
+      by_name: decision.operator_name,
+      at: new Date(decision.now).toISOString(),
+    },
+  };
+  const held: CallRecord = {
+    key: plan.key,
+    tool: tool.name,
+    side_effect: tool.side_effect,
+    state: "held",
+    request: plan.request,
+    envelope: null,
+    sends: 0,
+  };
+  const writes: Write[] = [
+    { kind: "approval_edit", id: approval.id, edited },
+    { kind: "key_drop", key: record.key },
+    { kind: "key_hold", record: held, now: decision.now },
+  ];
+  if (edit.check) {
+    const { check } = edit;
+    writes.push({
+      kind: "effect_claim",
+      key: plan.key,
+      shards: check.shards,
+      value: check.claim.value,
+      over_cap: limit !== null,
+    });
+  }
+  if (approvers.length < required) return { kind: "done", writes, refusal: null };
+  const step = approve(view, { ...approval, ...edited }, held, tool, decision, decided);
+  return { ...step, writes: [...writes, ...step.writes] };
+}
+
+/** Whether the approval already showed earlier effects on this identity (the edit kept the business thing). */
+function sameIdentity(approval: ApprovalRecord, identity: Record<string, unknown> | undefined): boolean {
+  const [shown] = approval.earlier_effects;
+  return (
+    shown !== undefined && identity !== undefined && canonicalJson(shown.identity) === canonicalJson(identity)
+  );
 }
 
 function approve(
@@ -175,6 +312,16 @@ function approve(
           call_digest: approval.args_digest,
           idempotency_key: record.key,
           catalog_version: run.catalog_version,
+          ...(approval.edit
+            ? {
+                edit: {
+                  asked_args: applyMasks(approval.edit.asked_args, tool.sensitive_args),
+                  fields: approval.edit.fields,
+                  by: approval.edit.by,
+                  by_name: approval.edit.by_name,
+                },
+              }
+            : {}),
         },
       },
       ...sendKey(

@@ -2,7 +2,7 @@ import type { SideEffect } from "../catalog/define-tool";
 import { newFenceMarker } from "../core/ids";
 import type { Envelope, EnvironmentName } from "../wire/envelope";
 import type { RunLimits, Taint } from "../wire/run-status";
-import type { AttemptRecord } from "../wire/trace-entry";
+import type { AttemptRecord, TraceEntry } from "../wire/trace-entry";
 import type { Counters } from "./budget";
 
 /**
@@ -85,6 +85,8 @@ export interface NewTraceEntry {
   claim_ms?: number | null;
   /** "use_tool" when the call came through it: `tool` names the real tool. */
   via?: string | null;
+  /** How an operator changed the arguments before approving the call (`args` are the executed ones). */
+  edit?: TraceEntry["edit"];
 }
 
 export interface TraceCompletion {

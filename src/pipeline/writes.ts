@@ -1,5 +1,5 @@
 import type { Approver } from "../approvals/approvers";
-import type { ApprovalRecord } from "../approvals/model";
+import type { ApprovalRecord, EditedApproval } from "../approvals/model";
 import type { SideEffect } from "../catalog/define-tool";
 import type { ClaimedValue } from "../effects/claim";
 import type { ApprovalState, Envelope } from "../wire/envelope";
@@ -41,6 +41,8 @@ export type Write =
   | { kind: "trace_open"; entry: NewTraceEntry }
   | { kind: "trace_close"; call_id: string; completion: TraceCompletion }
   | { kind: "key_hold"; record: CallRecord; now: number }
+  /** A held key an operator's edit replaced by the edited call's key: it never left, and never will. */
+  | { kind: "key_drop"; key: string }
   | {
       kind: "key_send";
       key: string;
@@ -74,6 +76,8 @@ export type Write =
    * so it goes out once and is retried until delivered.
    */
   | { kind: "approval_escalate"; id: string; at: number; escalation_role: string | null }
+  /** An operator's edit: the approval binds the edited call from now on (see `decide.ts`). */
+  | { kind: "approval_edit"; id: string; edited: EditedApproval }
   /** One operator's approval of an approval that needs more than one, recorded before it executes. */
   | { kind: "approval_approver"; id: string; approver: Approver }
   | {

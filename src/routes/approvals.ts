@@ -33,7 +33,13 @@ export const DecisionBodySchema = z.strictObject({
     .boolean()
     .default(false)
     .describe(
-      "Approve although another run of the tenant has the same destructive call pending or executed (the approval's `duplicates`); without it such an approval is refused with a conflict_error listing them.",
+      "Approve although another run of the tenant has the same destructive call pending or executed (the approval's `duplicates`), or the edited call acts on a business thing another run already acted on; without it such an approval is refused with a conflict_error naming them.",
+    ),
+  args: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "Approve these arguments instead of the ones asked for (approve with edit): the complete arguments of the tool, checked like an agent's call (schema, policy, caps). The approval then binds them, the edited call is what executes, and the agent's resend of its own call is answered with it. An edit that needs a higher role or a second approver gets it.",
     ),
 });
 export const RejectBodySchema = z.strictObject({
@@ -48,6 +54,11 @@ export const RejectBodySchema = z.strictObject({
 /** Whether a decision body confirms approving a call another run already asked for (approvals only). */
 function confirmsDuplicate(body: object): boolean {
   return "confirm_duplicate" in body && body.confirm_duplicate === true;
+}
+
+/** The arguments an approval body approves instead of the asked ones (approvals only). */
+function editedArgs(body: object): Record<string, unknown> | null {
+  return "args" in body && body.args !== undefined ? (body.args as Record<string, unknown>) : null;
 }
 
 /** `GET /v1/approvals?state=&tool=&subject=&run_id=&since=&until=&cursor=&limit=`: one page of history. */
@@ -88,9 +99,23 @@ for (const decision of ["approve", "reject"] as const) {
         decision,
         reason: c.req.valid("json").reason ?? null,
         confirm_duplicate: confirmsDuplicate(c.req.valid("json")),
+        args: editedArgs(c.req.valid("json")),
       });
       if (!result.ok) {
         if (result.code === "not_found") return respond(c, notFound(c.env));
+        if (result.code === "edit_refused") {
+          // The edited arguments broke the tool's schema or policy: each problem names its field under `args`.
+          const { refusal } = result;
+          return respond(
+            c,
+            failure(requestContext(c.env), {
+              ...refusal,
+              problems: refusal.problems?.map((problem) => ({ ...problem, field: `args.${problem.field}` })),
+              details: { reason: "edit_refused", approval: result.approval },
+              recommended_next_action: "fix_arguments",
+            }),
+          );
+        }
         if (result.code === "permission_error") {
           // 403: this operator may not decide it; the roles that may are named.
           return respond(

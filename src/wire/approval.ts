@@ -11,6 +11,23 @@ export const ApproverSchema = z.strictObject({
 });
 
 /**
+ * An operator's change of a call's arguments before approving it. The approval then binds the
+ * edited arguments (`args`, `args_digest`, `idempotency_key`); the call as asked never executes, and
+ * a resend of it is answered with the edited call.
+ */
+export const ApprovalEditSchema = z.strictObject({
+  asked_args: z.record(z.string(), z.unknown()).describe("The arguments as the agent asked for them."),
+  asked_key: z
+    .string()
+    .describe("The idempotency key of the call as asked: a resend of it is answered with the edited call."),
+  fields: z.array(z.string()).describe("The top-level arguments the edit changed, sorted."),
+  by: z.string().describe('The editing operator\'s id ("operator:<key fingerprint>").'),
+  by_name: z.string().nullable().describe("Their display name as configured with their key, or null."),
+  at: z.iso.datetime(),
+});
+export type ApprovalEdit = z.infer<typeof ApprovalEditSchema>;
+
+/**
  * One human decision about one exact call: bound to the run, the tool, the idempotency key (and so
  * the canonical arguments), the digest of those arguments and the policy version it was asked under.
  */
@@ -85,6 +102,9 @@ export const ApprovalRecordSchema = z.strictObject({
     .describe(
       'When approvals_required is above 1, each approval recorded so far, in order ("1 of 2" while pending: approvers.length of approvals_required); empty otherwise (decided_by names the one approver).',
     ),
+  edit: ApprovalEditSchema.nullable().describe(
+    "How an operator changed the arguments before approving (args then holds the edited ones); null when they are as asked.",
+  ),
 });
 export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
 

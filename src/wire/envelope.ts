@@ -80,11 +80,25 @@ export const APPROVAL_STATES = ["pending", "approved", "executed", "rejected", "
 export const ApprovalStateSchema = z.enum(APPROVAL_STATES);
 export type ApprovalState = z.infer<typeof ApprovalStateSchema>;
 
-/** The part of an approval an agent may see: which one, where it stands, until when it can be granted. */
+/**
+ * The part of an approval an agent may see: which one, where it stands, until when it can be granted,
+ * and, when an operator changed the arguments, what was asked and what was approved.
+ */
 export const ApprovalBlockSchema = z.object({
   id: z.string(),
   state: ApprovalStateSchema,
   expires_at: z.string(),
+  edit: z
+    .strictObject({
+      asked_args: z.record(z.string(), z.unknown()).describe("The arguments the agent asked for."),
+      approved_args: z
+        .record(z.string(), z.unknown())
+        .describe("The arguments the operator approved instead: what executes."),
+      fields: z.array(z.string()).describe("The arguments the operator changed."),
+      by_name: z.string().nullable().describe("Who changed them, by display name, when configured."),
+    })
+    .optional()
+    .describe("Present when an operator changed the arguments before approving."),
 });
 export type ApprovalBlock = z.infer<typeof ApprovalBlockSchema>;
 

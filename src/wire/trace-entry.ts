@@ -58,6 +58,17 @@ export const TraceEntrySchema = z.strictObject({
     .literal("use_tool")
     .optional()
     .describe("Present when the model named the tool through use_tool; `tool` is the real tool it called."),
+  edit: z
+    .strictObject({
+      asked_args: z.unknown().describe("The arguments as the agent asked for them, sensitive fields masked."),
+      fields: z.array(z.string()).describe("The arguments the operator changed."),
+      by: z.string(),
+      by_name: z.string().nullable(),
+    })
+    .optional()
+    .describe(
+      "Present on an approved call whose arguments an operator changed before approving: `args` are the ones executed.",
+    ),
 });
 export type TraceEntry = z.infer<typeof TraceEntrySchema>;
 
@@ -85,6 +96,8 @@ export interface TraceRow {
   claim_ms: number | null;
   /** Added by ledger schema V11: "use_tool" when the call came through it. */
   via?: string | null;
+  /** Added by the approval edits migration: JSON of `TraceEntry.edit`. */
+  edit?: string | null;
 }
 
 export function traceEntryFromRow(row: TraceRow): TraceEntry {
@@ -112,5 +125,6 @@ export function traceEntryFromRow(row: TraceRow): TraceEntry {
     catalog_version: row.catalog_version,
     claim_ms: row.claim_ms ?? null,
     ...(row.via === "use_tool" ? { via: "use_tool" as const } : {}),
+    ...(row.edit ? { edit: JSON.parse(row.edit) as NonNullable<TraceEntry["edit"]> } : {}),
   };
 }

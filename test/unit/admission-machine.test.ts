@@ -207,6 +207,7 @@ function approvalOf(call: AgentCall, overrides: Partial<ApprovalRecord> = {}): A
     approver_roles: [],
     approvals_required: 1,
     approvers: [],
+    edit: null,
     ...overrides,
   };
 }

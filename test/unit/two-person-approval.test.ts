@@ -146,6 +146,7 @@ function initialModel(): Model {
     sla_due_at: null,
     overdue: false,
     escalated_at: null,
+    edit: null,
   };
   return {
     run,

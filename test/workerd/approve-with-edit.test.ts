@@ -1,0 +1,243 @@
+import { describe, expect, it } from "vitest";
+import type { ApprovalRecord } from "../../src/wire/approval";
+import {
+  ACME_OPERATORS,
+  asOperator,
+  callTool,
+  openRun,
+  refund,
+  refundsOf,
+  refundsOfRun,
+  request,
+  type TestRun,
+  traceOf,
+} from "./helpers";
+
+/**
+ * Approve with edit (acme in wrangler.toml): an operator changes a refund's arguments before
+ * approving it. issue_refund names support_lead, acme raises it to finance_lead above 20000 cents
+ * and asks two different operators above 30000, and refuses refunds above 50000 by policy.
+ */
+
+type Operator = keyof typeof ACME_OPERATORS;
+
+async function askRefund(order: string, amount: number): Promise<{ run: TestRun; id: string }> {
+  const run = await openRun("acme");
+  const asked = await callTool(run, "issue_refund", refund(order, amount));
+  expect(asked.body.error?.code, JSON.stringify(asked.body.error)).toBe("approval_required");
+  return { run, id: asked.body.approval?.id ?? "" };
+}
+
+function approveAs(who: Operator, id: string, args: unknown, extra: Record<string, unknown> = {}) {
+  return request(`/v1/approvals/${id}/approve`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ACME_OPERATORS[who]}`, "content-type": "application/json" },
+    body: JSON.stringify({ reason: "the customer asked for less", confirm_duplicate: true, args, ...extra }),
+  });
+}
+
+async function approvalOf(id: string): Promise<ApprovalRecord> {
+  const { body } = await request(`/v1/approvals/${id}`, {
+    headers: { authorization: `Bearer ${ACME_OPERATORS.riley}` },
+  });
+  return (body.data as { approval: ApprovalRecord }).approval;
+}
+
+describe("approve with edit", () => {
+  it("executes the edited call once, and answers the agent's resend of its own call with it", async () => {
+    const { run, id } = await askRefund("A1003", 900);
+    const asked = await approvalOf(id);
+
+    const approved = await approveAs("riley", id, refund("A1003", 600));
+    expect(approved.status, JSON.stringify(approved.body.error)).toBe(200);
+    const approval = (approved.body.data as { approval: ApprovalRecord }).approval;
+    expect(approval).toMatchObject({
+      state: "executed",
+      args: refund("A1003", 600),
+      edit: {
+        asked_args: refund("A1003", 900),
+        asked_key: asked.idempotency_key,
+        fields: ["amount_cents"],
+        by_name: "Riley Chen",
+      },
+    });
+    expect(approval.idempotency_key).not.toBe(asked.idempotency_key);
+    expect(approval.args_digest).not.toBe(asked.args_digest);
+    const refunds = await refundsOfRun("A1003", run);
+    expect(refunds.map((made) => made.amount_cents)).toEqual([600]);
+
+    // The agent resends what it asked for: the edited call's result, replayed; nothing more runs.
+    const resent = await callTool(run, "issue_refund", refund("A1003", 900));
+    expect(resent.body.outcome, JSON.stringify(resent.body.error)).toBe("success");
+    expect(resent.body).toMatchObject({
+      replayed: true,
+      idempotency_key: approval.idempotency_key,
+      data: { amount_cents: 600 },
+      approval: {
+        id,
+        state: "executed",
+        edit: {
+          asked_args: refund("A1003", 900),
+          approved_args: refund("A1003", 600),
+          fields: ["amount_cents"],
+          by_name: "Riley Chen",
+        },
+      },
+    });
+    // The edited arguments, called directly, are that same call.
+    const direct = await callTool(run, "issue_refund", refund("A1003", 600));
+    expect(direct.body).toMatchObject({ outcome: "success", replayed: true });
+    expect((await refundsOfRun("A1003", run)).map((made) => made.amount_cents)).toEqual([600]);
+
+    // The trace names who changed what on the call the approval executed.
+    const executed = (await traceOf(run)).find((entry) => String(entry.actor).startsWith("operator:"));
+    expect(executed).toMatchObject({
+      args: refund("A1003", 600),
+      outcome: "success",
+      edit: { asked_args: refund("A1003", 900), fields: ["amount_cents"], by_name: "Riley Chen" },
+    });
+  });
+
+  it("refuses an edit outside the schema or the policy, naming the field, and executes nothing", async () => {
+    const { run, id } = await askRefund("A1001", 900);
+    const cases: Array<[unknown, number, string, string]> = [
+      [
+        { ...refund("A1001", 900), amount_cents: "six hundred" },
+        422,
+        "validation_error",
+        "args.amount_cents",
+      ],
+      [{ ...refund("A1001", 900), note: "extra" }, 422, "validation_error", "args.note"],
+      [{ order_id: "A1001", amount_cents: 600 }, 422, "validation_error", "args.reason"],
+      [refund("A1001", 60_000), 403, "permission_error", "args.amount_cents"],
+      [refund("Z9999", 600), 403, "permission_error", "args.order_id"],
+    ];
+    for (const [args, status, code, field] of cases) {
+      const refused = await approveAs("dana", id, args);
+      expect(refused.status, JSON.stringify(args)).toBe(status);
+      expect(refused.body.error?.code).toBe(code);
+      expect(refused.body.error?.problems.map((problem) => problem.field)).toContain(field);
+      expect(refused.body.error?.details).toMatchObject({ reason: "edit_refused" });
+    }
+    const notAnObject = await approveAs("dana", id, ["A1001"]);
+    expect(notAnObject.status).toBe(422);
+    expect(await approvalOf(id)).toMatchObject({ state: "pending", args: refund("A1001", 900), edit: null });
+    expect(await refundsOfRun("A1001", run)).toHaveLength(0);
+  });
+
+  it("gives an edit that needs a higher role that role, and a second approver when it needs two", async () => {
+    const { run, id } = await askRefund("A1004", 15_000);
+    expect(await approvalOf(id)).toMatchObject({ approver_roles: ["support_lead"], approvals_required: 1 });
+
+    // Riley may approve the refund as asked, not an edit that raises it above finance_lead's threshold.
+    const raised = await approveAs("riley", id, refund("A1004", 25_000));
+    expect(raised.status).toBe(403);
+    expect(raised.body.error).toMatchObject({
+      code: "permission_error",
+      details: { roles: ["finance_lead"] },
+    });
+    expect(raised.body.error?.message).toContain("approve this edit");
+    expect(await approvalOf(id)).toMatchObject({ state: "pending", args: refund("A1004", 15_000) });
+
+    // Above the two-person threshold: Dana's edit is the first of two approvals; nothing runs yet.
+    const first = await approveAs("dana", id, refund("A1004", 35_000));
+    expect(first.status, JSON.stringify(first.body.error)).toBe(200);
+    expect((first.body.data as { approval: ApprovalRecord }).approval).toMatchObject({
+      state: "pending",
+      args: refund("A1004", 35_000),
+      approver_roles: ["finance_lead"],
+      approvals_required: 2,
+      approvers: [expect.objectContaining({ name: "Dana Reyes" })],
+      edit: { asked_args: refund("A1004", 15_000), fields: ["amount_cents"], by_name: "Dana Reyes" },
+    });
+    expect(await refundsOfRun("A1004", run)).toHaveLength(0);
+    // The agent, resending its own call, waits for the edited one and is told what changed.
+    const waiting = await callTool(run, "issue_refund", refund("A1004", 15_000));
+    expect(waiting.body.error?.code).toBe("approval_required");
+    expect(waiting.body.approval?.edit).toMatchObject({ approved_args: refund("A1004", 35_000) });
+    // Dana's second key is the same person.
+    expect((await approveAs("dana_second_key", id, refund("A1004", 35_000))).status).toBe(409);
+
+    const second = await approveAs("lee", id, refund("A1004", 35_000));
+    expect(second.status, JSON.stringify(second.body.error)).toBe(200);
+    expect((second.body.data as { approval: ApprovalRecord }).approval.state).toBe("executed");
+    expect((await refundsOfRun("A1004", run)).map((made) => made.amount_cents)).toEqual([35_000]);
+  });
+
+  it("never lowers who approves: an edit down from a finance lead's amount still needs one", async () => {
+    const { run, id } = await askRefund("A1001", 25_000);
+    const lowered = await approveAs("riley", id, refund("A1001", 5_000));
+    expect(lowered.status).toBe(403);
+    expect(await refundsOfRun("A1001", run)).toHaveLength(0);
+    const approved = await approveAs("lee", id, refund("A1001", 5_000));
+    expect(approved.status, JSON.stringify(approved.body.error)).toBe(200);
+    expect((await refundsOfRun("A1001", run)).map((made) => made.amount_cents)).toEqual([5_000]);
+  });
+
+  it("refuses an edit into another call this run already made, and treats its own arguments as a plain approval", async () => {
+    const run = await openRun("acme");
+    const one = await callTool(run, "issue_refund", refund("A1002", 700));
+    const two = await callTool(run, "issue_refund", refund("A1002", 800));
+    const first = one.body.approval?.id ?? "";
+    const clash = await approveAs("dana", two.body.approval?.id ?? "", refund("A1002", 700));
+    expect(clash.status).toBe(409);
+    expect(clash.body.error?.message).toContain("another call of this run");
+    expect(await refundsOfRun("A1002", run)).toHaveLength(0);
+
+    const same = await approveAs("dana", first, refund("A1002", 700));
+    expect(same.status).toBe(200);
+    expect((same.body.data as { approval: ApprovalRecord }).approval).toMatchObject({
+      state: "executed",
+      edit: null,
+    });
+    expect((await refundsOfRun("A1002", run)).map((made) => made.amount_cents)).toEqual([700]);
+  });
+});
+
+/**
+ * Tenant hooli (wrangler.toml): refunds above 1000 cents wait for a human; `issue_refund` names its
+ * effect by `order_id` and moves `amount_cents` USD, capped at 4000 a run and 2500 an order a day.
+ */
+describe("approve with edit, across runs", () => {
+  const hooliApprove = (id: string, args: unknown, confirm: boolean) =>
+    asOperator(
+      `/v1/approvals/${id}/approve`,
+      { method: "POST", body: JSON.stringify({ args, confirm_duplicate: confirm }) },
+      "hooli",
+    );
+
+  it("claims the edited value in place of the asked one, and releases the asked one", async () => {
+    const run = await openRun("hooli", { namespace: "support", limits: { max_destructive: 10 } });
+    const asked = await callTool(run, "issue_refund", refund("H0181", 2400));
+    expect(asked.body.error?.code).toBe("approval_required");
+    // 2400 asked and 2000 edited would be 4400 on one order (cap 2500): only one of them counts.
+    const approved = await hooliApprove(asked.body.approval?.id ?? "", refund("H0181", 2000), false);
+    expect(approved.status, JSON.stringify(approved.body.error)).toBe(200);
+    expect((await refundsOfRun("H0181", run)).map((made) => made.amount_cents)).toEqual([2000]);
+    // The run's cap (4000) now holds 2000: the asked 2400 was given back, so 1000 more is auto-approved.
+    const next = await callTool(run, "issue_refund", refund("H0182", 1000));
+    expect(next.body.outcome, JSON.stringify(next.body.error)).toBe("success");
+  });
+
+  it("asks for confirmation when the edit moves the call onto a thing another run acted on", async () => {
+    const other = await openRun("hooli");
+    expect((await callTool(other, "issue_refund", refund("H0191", 700))).body.outcome).toBe("success");
+    const run = await openRun("hooli");
+    const asked = await callTool(run, "issue_refund", refund("H0192", 2000));
+    const id = asked.body.approval?.id ?? "";
+
+    const unconfirmed = await hooliApprove(id, refund("H0191", 1500), false);
+    expect(unconfirmed.status).toBe(409);
+    expect(unconfirmed.body.error?.message).toContain("another run already acted on");
+    expect(await refundsOf("H0191")).toHaveLength(1);
+
+    const confirmed = await hooliApprove(id, refund("H0191", 1500), true);
+    expect(confirmed.status, JSON.stringify(confirmed.body.error)).toBe(200);
+    expect((confirmed.body.data as { approval: ApprovalRecord }).approval).toMatchObject({
+      state: "executed",
+      earlier_effects: [expect.objectContaining({ run_id: other.id, identity: { order_id: "H0191" } })],
+    });
+    expect(await refundsOf("H0191")).toHaveLength(2);
+    expect(await refundsOf("H0192")).toHaveLength(0);
+  });
+});
