@@ -146,7 +146,7 @@ beforeAll(async () => {
   expect(drafted.outcome, JSON.stringify(drafted.error)).toBe("success");
   const asked = await post(`/v1/runs/${run.id}/calls`, run.token, {
     tool: "send_customer_email",
-    args: { draft_id: drafted.data?.draft_id, draft_version: drafted.data?.draft_version },
+    args: { draft_id: drafted.data?.draft_id, draft_version: drafted.data?.version },
   });
   expect(asked.error?.code, JSON.stringify(asked.error)).toBe("approval_required");
   emailApproval = asked.approval?.id ?? "";
