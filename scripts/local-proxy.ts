@@ -22,6 +22,7 @@ interface LocalStackModule {
     readyPath?: string;
     quiet?: boolean;
     timeoutMs?: number;
+    vars?: Record<string, string>;
   }): Promise<{ url: string; stop(): void }>;
 }
 
@@ -41,9 +42,13 @@ export async function isHealthy(url: string): Promise<boolean> {
 /**
  * Starts the proxy and its sandbox with `wrangler dev` (scripts/local-stack.mjs: loopback, a fresh
  * temporary state folder). It registers its workers in a private dev registry, so the admin client
- * of this process reaches this sandbox and not the one of an `npm start` running beside it.
+ * of this process reaches this sandbox and not the one of an `npm start` running beside it. `vars`
+ * replace the proxy's variables (a test's own TENANTS, as a JSON string).
  */
-export async function startProxy(fromPort: number): Promise<LocalProxy> {
+export async function startProxy(
+  fromPort: number,
+  options: { vars?: Record<string, string> } = {},
+): Promise<LocalProxy> {
   process.env.WRANGLER_REGISTRY_PATH = mkdtempSync(join(tmpdir(), "edge-tool-proxy-registry-"));
   // Imported only now: the script snapshots the environment (for wrangler) when it is loaded.
   const stack = (await import(
@@ -55,6 +60,7 @@ export async function startProxy(fromPort: number): Promise<LocalProxy> {
     port,
     readyPath: "/healthz",
     timeoutMs: 90_000,
+    vars: options.vars,
   });
   if (!(await isHealthy(proxy.url))) {
     proxy.stop();

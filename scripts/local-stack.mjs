@@ -39,7 +39,9 @@ export function ensureDevVars() {
 /**
  * Runs `wrangler dev` with the given configs on 127.0.0.1:port and resolves once `readyPath`
  * answers. State lives in a fresh temporary folder unless `persistTo` names one, so a benchmark or
- * a browser test never sees, or leaves, anyone else's refunds. `stop()` ends the process group.
+ * a browser test never sees, or leaves, anyone else's refunds. `vars` replace variables of the first
+ * config (`--var NAME:VALUE`, a string each), for a test that needs other settings. `stop()` ends
+ * the process group.
  */
 export async function startWrangler({
   configs,
@@ -48,6 +50,7 @@ export async function startWrangler({
   quiet = true,
   timeoutMs = 60_000,
   persistTo,
+  vars = {},
 }) {
   ensureDevVars();
   const state = persistTo ?? mkdtempSync(join(tmpdir(), "edge-tool-proxy-state-"));
@@ -55,6 +58,7 @@ export async function startWrangler({
   args.push("--persist-to", state);
   args.push("--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(port + 1000));
   args.push("--show-interactive-dev-session=false", "--log-level", quiet ? "error" : "info");
+  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const child = spawn("npx", args, {
     cwd: root,
     env: offlineEnv,

@@ -41,6 +41,9 @@ export function summarize(record: ApprovalRecord): ApprovalSummary {
     decided_at: record.decided_at,
     decided_by: record.decided_by,
     decided_by_name: record.decided_by_name,
+    approver_roles: record.approver_roles,
+    approvals_required: record.approvals_required,
+    approvers: record.approvers,
   };
 }
 
@@ -90,17 +93,26 @@ const STATE_ORDER = {
   executed: 3,
 } as const satisfies Record<ApprovalState, number>;
 
+/** Where a summary stands on its approval's one-way path: its state, when decided, how many approved. */
+export interface SummaryPosition extends Pick<ApprovalSummary, "state" | "decided_at"> {
+  /** How many approvals it records (`approvers.length`): only grows while the approval is pending. */
+  approved: number;
+}
+
+export function positionOf(summary: ApprovalSummary): SummaryPosition {
+  return { state: summary.state, decided_at: summary.decided_at, approved: summary.approvers.length };
+}
+
 /**
  * Whether a summary is older than the copy already held, and must not replace it: an earlier state,
- * or the same state decided earlier. The directory is written by an outbox that retries, so the same
- * summary may arrive twice (not older: applying it again changes nothing) and an older one may
- * arrive after a newer one (a delivery that failed, retried after the next change was delivered).
+ * the same state decided earlier, or a pending one with fewer approvals recorded (a "0 of 2" after
+ * the "1 of 2"). The directory is written by an outbox that retries, so the same summary may arrive
+ * twice (not older: applying it again changes nothing) and an older one may arrive after a newer one
+ * (a delivery that failed, retried after the next change was delivered).
  */
-export function isOlderSummary(
-  incoming: Pick<ApprovalSummary, "state" | "decided_at">,
-  held: Pick<ApprovalSummary, "state" | "decided_at">,
-): boolean {
+export function isOlderSummary(incoming: SummaryPosition, held: SummaryPosition): boolean {
   const order = STATE_ORDER[incoming.state] - STATE_ORDER[held.state];
   if (order !== 0) return order < 0;
+  if (incoming.approved !== held.approved) return incoming.approved < held.approved;
   return incoming.decided_at !== null && held.decided_at !== null && incoming.decided_at < held.decided_at;
 }

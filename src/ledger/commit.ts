@@ -156,7 +156,8 @@ export function interruptedView(
  * directory in the same transaction, as it now stands: the directory's copy cannot miss a committed
  * change, whatever happens after the commit. `republish` names approvals whose directory copy may be
  * stale although this event changed nothing of them (a decision refused because the ledger had moved
- * on): their summary goes out again, and no webhook, since their state did not change.
+ * on): their summary goes out again, and no webhook, since their state did not change. So does an
+ * approval that recorded its first of two approvers, and one announced overdue.
  */
 export function commitWrites(
   stores: LedgerStores,
@@ -167,7 +168,9 @@ export function commitWrites(
   let next = run;
   const changedIds: string[] = [];
   const escalations: Extract<Write, { kind: "approval_escalate" }>[] = [];
+  // Pending approvals an edit or one more approver changed: their directory copy is refreshed, no webhook.
   const edited: string[] = [];
+  const approved: string[] = [];
   // An entry opened and closed by the same event is written whole, in one statement.
   const closes = new Map<string, TraceCompletion>();
   for (const write of writes) if (write.kind === "trace_close") closes.set(write.call_id, write.completion);
@@ -220,8 +223,9 @@ export function commitWrites(
         edited.push(write.id);
         break;
       case "approval_approver":
-        // The approval stays pending and its summary is unchanged: nothing to announce or list anew.
+        // The approval stays pending: nothing to announce, but its listed copy shows "1 of 2".
         stores.approvals.addApprover(write.id, write.approver);
+        approved.push(write.id);
         break;
       case "approval_state":
         stores.approvals.setState(write.id, write.state, write.decision, write.result ?? null);
@@ -249,7 +253,7 @@ export function commitWrites(
     const summary = summarize(approval);
     stores.outbox.enqueue({ kind: "escalation", summary, escalation_role: escalation.escalation_role }, now);
   }
-  const refreshed = [...escalations.map((escalation) => escalation.id), ...edited];
+  const refreshed = [...escalations.map((escalation) => escalation.id), ...edited, ...approved];
   for (const id of new Set([...changedIds, ...republish, ...refreshed])) {
     const approval = stores.approvals.byId(id);
     if (!approval) continue;

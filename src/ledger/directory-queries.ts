@@ -131,15 +131,20 @@ type LaterField =
   | "decided_by_name"
   | "sla_due_at"
   | "overdue"
-  | "escalated_at";
+  | "escalated_at"
+  | "approver_roles"
+  | "approvals_required"
+  | "approvers";
 
 /** A summary as stored: those written before these fields existed lack them. */
 type StoredSummary = Omit<ApprovalSummary, LaterField> & Partial<Pick<ApprovalSummary, LaterField>>;
 
 /**
  * A listed approval. A summary lacking a newer field gets it from its column, or null where no
- * column holds it. A pending approval past its expiry is shown as expired; whether it is overdue
- * is worked out now, never taken from the stored copy.
+ * column holds it; one stored before summaries named their approvers reads as any operator's, one
+ * approval (the ledger's next change of it writes the whole summary again). A pending approval past
+ * its expiry is shown as expired; whether it is overdue is worked out now, never taken from the
+ * stored copy.
  */
 export function approvalFromRow(row: ApprovalRow, now: string): ApprovalSummary {
   const stored = JSON.parse(row.summary) as StoredSummary;
@@ -150,6 +155,9 @@ export function approvalFromRow(row: ApprovalRow, now: string): ApprovalSummary 
     decided_by_name: stored.decided_by_name ?? null,
     sla_due_at: stored.sla_due_at ?? null,
     escalated_at: stored.escalated_at ?? null,
+    approver_roles: stored.approver_roles ?? [],
+    approvals_required: stored.approvals_required ?? 1,
+    approvers: stored.approvers ?? [],
     overdue: false,
   };
   const listed: ApprovalSummary =

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { ApprovalFilters, RunFilters } from "../approvals/list-filters";
-import { type ApprovalSummary, isOlderSummary } from "../approvals/model";
+import { type ApprovalSummary, isOlderSummary, positionOf } from "../approvals/model";
 import { cutPage } from "../approvals/page-cursor";
 import { mergeSorted, subjectsOf } from "../approvals/subjects";
 import type { Env } from "../env";
@@ -57,13 +57,20 @@ export class ApprovalDirectory extends DurableObject<Env> {
    * how long a human took.
    */
   upsert(summary: ApprovalSummary, tenant: string): void {
+    // A copy stored before summaries listed their approvers records none.
     const held = this.#sql
-      .exec<{ state: ApprovalState; decided_at: string | null; escalated_at: string | null }>(
-        "SELECT state, decided_at, json_extract(summary, '$.escalated_at') AS escalated_at FROM approvals WHERE id = ?",
+      .exec<{
+        state: ApprovalState;
+        decided_at: string | null;
+        escalated_at: string | null;
+        approved: number;
+      }>(
+        `SELECT state, decided_at, json_extract(summary, '$.escalated_at') AS escalated_at,
+           COALESCE(json_array_length(summary, '$.approvers'), 0) AS approved FROM approvals WHERE id = ?`,
         summary.id,
       )
       .toArray()[0];
-    if (held && isOlderSummary(summary, held)) return;
+    if (held && isOlderSummary(positionOf(summary), held)) return;
     const previous = held?.state ?? null;
     this.#sql.exec(
       `INSERT INTO approvals (id, run_id, state, created_at, expires_at, summary, tool, args_digest, decided_at, subjects)

@@ -108,7 +108,10 @@ export const ApprovalRecordSchema = z.strictObject({
 });
 export type ApprovalRecord = z.infer<typeof ApprovalRecordSchema>;
 
-/** What the tenant-wide directory keeps of an approval, for listing without waking every run. */
+/**
+ * What the tenant-wide directory keeps of an approval, for listing without waking every run: with
+ * who may decide it and, for one that needs two operators, who approved so far ("1 of 2").
+ */
 export const ApprovalSummarySchema = ApprovalRecordSchema.pick({
   id: true,
   run_id: true,
@@ -126,6 +129,9 @@ export const ApprovalSummarySchema = ApprovalRecordSchema.pick({
   decided_at: true,
   decided_by: true,
   decided_by_name: true,
+  approver_roles: true,
+  approvals_required: true,
+  approvers: true,
 });
 export type ApprovalSummary = z.infer<typeof ApprovalSummarySchema>;
 

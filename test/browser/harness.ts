@@ -17,14 +17,19 @@ export interface BrowserStack {
   close(): Promise<void>;
 }
 
+/** What a test file changes of the proxy it starts: `vars` replace its variables (scripts/local-proxy.ts). */
+export interface StackOptions {
+  vars?: Record<string, string>;
+}
+
 /**
  * Starts the proxy and the browser for one test file. Chromium runs headless without its sandbox
  * (containers lack the namespaces it needs) and with everything that would reach the network off.
  */
-export async function startBrowserStack(port: number): Promise<BrowserStack> {
+export async function startBrowserStack(port: number, options: StackOptions = {}): Promise<BrowserStack> {
   if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: run npm test, which installs it`);
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const proxy = await startProxy(port);
+  const proxy = await startProxy(port, options);
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -66,10 +71,10 @@ export async function horizontalOverflow(page: Page): Promise<number> {
  * The stack of a test file: started before its tests and closed after them. Returns a getter, so a
  * test (or a helper it calls) reads the proxy and the browser once they are up.
  */
-export function browserStackFor(port: number): () => BrowserStack {
+export function browserStackFor(port: number, options: StackOptions = {}): () => BrowserStack {
   let stack: BrowserStack | undefined;
   beforeAll(async () => {
-    stack = await startBrowserStack(port);
+    stack = await startBrowserStack(port, options);
   });
   afterAll(async () => {
     await stack?.close();

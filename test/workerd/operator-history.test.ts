@@ -148,6 +148,9 @@ describe("GET /v1/approvals: history and search", () => {
         decided_at: null,
         decided_by: null,
         decided_by_name: null,
+        approver_roles: [],
+        approvals_required: 1,
+        approvers: [],
       };
       written.push(summary);
       await directory.upsert(summary, "acme");
@@ -451,6 +454,10 @@ describe("a directory written before history and search", () => {
           sla_due_at: null,
           overdue: false,
           escalated_at: null,
+          // Stored before summaries named who may decide: any operator, one approval.
+          approver_roles: [],
+          approvals_required: 1,
+          approvers: [],
           duplicates: 0,
         },
       ],

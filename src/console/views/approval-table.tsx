@@ -3,6 +3,7 @@ import type { FC } from "hono/jsx";
 import type { ApprovalSummary } from "../../approvals/model";
 import { displayArgs } from "../display-args";
 import { formatAge, formatTimestamp } from "../format";
+import { ApprovalProgress } from "./approval-progress";
 import { ArgsList } from "./args-list";
 import { Badge } from "./layout";
 
@@ -68,6 +69,7 @@ export const ApprovalTable: FC<{ approvals: ApprovalSummary[]; now: number; with
                 <Badge value="overdue" />
               </>
             ) : null}
+            <ApprovalProgress approval={approval} />
           </td>
           <td class="args-cell" data-label="Arguments">
             <ArgsList args={displayArgs(approval.tool, approval.args)} short />

@@ -3,6 +3,7 @@ import type { FC } from "hono/jsx";
 import type { ApprovalListItem } from "../../wire/approval";
 import { displayArgs } from "../display-args";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
+import { ApprovalProgress } from "./approval-progress";
 import { ArgsList } from "./args-list";
 import { Badge } from "./layout";
 import { LiveStamp } from "./live-region";
@@ -47,6 +48,7 @@ export const PendingList: FC<PendingListProps> = ({ approvals, more, now, live }
               <th scope="row" data-label="Tool">
                 <code>{approval.tool}</code>
                 {approval.reasons.length > 0 ? <p class="meta">{approval.reasons.join("; ")}</p> : null}
+                <ApprovalProgress approval={approval} />
                 {approval.duplicates > 0 ? (
                   <p class="duplicate-flag">
                     ⚠ Possible duplicate:{" "}
