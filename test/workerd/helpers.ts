@@ -231,7 +231,7 @@ export function decide(
   decision: "approve" | "reject",
   reason?: string,
   tenant: keyof typeof OPERATOR_KEYS = "acme",
-  options: { confirm_duplicate?: boolean } = {},
+  options: { confirm_duplicate?: boolean; args?: Record<string, unknown> } = {},
 ) {
   const body = { ...(reason === undefined ? {} : { reason }), ...options };
   return asOperator(

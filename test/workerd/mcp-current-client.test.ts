@@ -130,6 +130,31 @@ describe.each([current, legacy])("the SDK client on $name with an agent key", (e
     expect(await refundsOf("A1003")).toHaveLength(refusedBefore);
     await client.close();
   });
+
+  it("an operator's edit: the edited call runs once, and the model reads what was approved instead", async () => {
+    const { client } = await era.connect();
+    const run = await era.startTask(client);
+    const before = (await refundsOf("A1004")).length;
+    const args = withRun({ order_id: "A1004", amount_cents: era.cents + 2, reason: "user_cancel" }, run);
+    const asked = envelopeOf(await client.callTool({ name: "issue_refund", arguments: args }));
+    expect(asked.error?.code).toBe("approval_required");
+    const edited = { order_id: "A1004", amount_cents: era.cents, reason: "user_cancel" };
+    const approved = await decide(asked.approval?.id ?? "", "approve", "less", "acme", {
+      ...seen(asked),
+      args: edited,
+    });
+    expect(approved.status, JSON.stringify(approved.body.error)).toBe(200);
+    const result = await client.callTool({ name: "issue_refund", arguments: args });
+    const resent = envelopeOf(result);
+    expect(resent).toMatchObject({ outcome: "success", replayed: true, data: { amount_cents: era.cents } });
+    expect(resent.approval?.edit).toMatchObject({ fields: ["amount_cents"], approved_args: edited });
+    const text = (result.content as Array<{ text: string }>)[0]?.text ?? "";
+    expect(text).toContain(`amount_cents ${era.cents + 2} → ${era.cents}`);
+    expect(text).toContain("never run");
+    const made = (await refundsOf("A1004")).slice(before);
+    expect(made.map((refund) => refund.amount_cents)).toEqual([era.cents]);
+    await client.close();
+  });
 });
 
 describe("the SDK client on 2026-07-28 without a session", () => {
