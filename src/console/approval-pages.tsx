@@ -44,7 +44,7 @@ async function renderApproval(
   const [draft, context, valueUsage] = pending
     ? await Promise.all([
         draftPreview(c.env, found.approval),
-        found.run ? readDecisionContext(c.env, found.approval, found.run.namespace) : null,
+        found.tool_namespace ? readDecisionContext(c.env, found.approval, found.tool_namespace) : null,
         capsUsedToday(c.env, session.tenant),
       ])
     : [null, null, undefined];
@@ -62,7 +62,11 @@ async function renderApproval(
       context={context}
       duplicates={found.duplicates}
       valueUsage={valueUsage}
-      dryRun={found.run ? (catalog.find(found.run.namespace, found.approval.tool)?.dry_run ?? null) : null}
+      dryRun={
+        found.tool_namespace
+          ? (catalog.find(found.tool_namespace, found.approval.tool)?.dry_run ?? null)
+          : null
+      }
     />,
     opts.status ?? 200,
   );

@@ -2,6 +2,8 @@ import { holdsRole } from "../approvals/approvers";
 import type { ApprovalFilters, RunFilters } from "../approvals/list-filters";
 import { tenantObject } from "../config/placement";
 import type { Env } from "../env";
+import { toolOfRun } from "../pipeline/grants";
+import { catalog } from "../tools";
 import type { ApprovalDuplicate, ApprovalRecord } from "../wire/approval";
 import type { ApprovalDetail } from "../wire/approval-answers";
 import { ledgerFor } from "./client";
@@ -53,11 +55,20 @@ export async function inspectApproval(
   const ledger = await locate(env, tenant, approvalId);
   const approval = ledger ? await ledger.approval(tenant, approvalId) : null;
   if (!ledger || !approval) return null;
-  const [trace, duplicates] = await Promise.all([
+  const [trace, duplicates, toolSet] = await Promise.all([
     ledger.readTrace(tenant),
     directoryFor(env, tenant).duplicatesOf(approvalId),
+    ledger.toolSet(tenant),
   ]);
-  return { approval, run: trace?.run ?? null, trace: trace?.entries ?? [], duplicates };
+  // A tool found through use_tool may live in another of the tenant's namespaces than the run's.
+  const tool = toolSet ? toolOfRun(catalog, toolSet, approval.tool) : undefined;
+  return {
+    approval,
+    run: trace?.run ?? null,
+    tool_namespace: tool?.namespace ?? null,
+    trace: trace?.entries ?? [],
+    duplicates,
+  };
 }
 
 /**

@@ -22,6 +22,12 @@ export type ApprovalList = z.infer<typeof ApprovalListSchema>;
 export const ApprovalDetailSchema = z.strictObject({
   approval: ApprovalRecordSchema,
   run: RunStatusSchema.nullable().describe("Null when the run's data has expired."),
+  tool_namespace: z
+    .string()
+    .nullable()
+    .describe(
+      "The namespace of the approval's tool: the run's own, or another of the tenant's that the run reached through use_tool. Null when the run's data has expired or the catalog no longer has the tool.",
+    ),
   trace: z.array(TraceEntrySchema),
   duplicates: z
     .array(ApprovalDuplicateSchema)

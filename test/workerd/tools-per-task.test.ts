@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { catalog } from "../../src/tools";
 import type { Envelope } from "../../src/wire/envelope";
 import { signedInOperator } from "./console-client";
-import { callTool, KEYS, openRun, request, type TestRun, traceOf } from "./helpers";
+import { asOperator, callTool, KEYS, openRun, request, type TestRun, traceOf } from "./helpers";
 import { bearer, connect, envelopeOf, rpc } from "./mcp-client";
 
 /**
@@ -91,6 +91,22 @@ describe("a run opened with a subset of tools", () => {
     expect(through.body.idempotency_key).toBe(direct.body.idempotency_key);
     expect(through.body.approval?.id).toBe(direct.body.approval?.id);
     expect(through.body.tool).toBe("issue_refund");
+  });
+
+  it("shows an operator a use_tool approval with its own tool's namespace: dry run and context from there", async () => {
+    const run = await openRun("acme", { namespace: "support", tools: ["lookup_order"] });
+    const args = { conversation_id: "CV-1002", reason: "customer deletion request" };
+    const asked = await callTool(run, "use_tool", { name: "purge_conversation", arguments: args });
+    expect(asked.body.error?.code, JSON.stringify(asked.body.error)).toBe("approval_required");
+    const id = asked.body.approval?.id ?? "";
+    const detail = await asOperator(`/v1/approvals/${id}`);
+    expect(detail.body.data).toMatchObject({
+      approval: { tool: "purge_conversation" },
+      run: { namespace: "support" },
+      tool_namespace: "helpdesk",
+    });
+    const { html } = await (await signedInOperator("acme")).get(`/console/approvals/${id}`);
+    expect(html).toContain("only production shows whether the");
   });
 
   it("never reaches outside the tenant's grants: umbrella (support only) finds and calls no shipping tool", async () => {
