@@ -393,6 +393,7 @@ export class DecideCommand implements ModelCommand {
     const key = approval && run.keys.get(approval.keySig);
     if (!approval || !key) throw new Error("check() admits a decision only once an approval was seen");
     const wasExpired = approval.state === "expired";
+    const approvedBefore = new Set(approval.approvedBy);
     const executable =
       run.lifecycle === "open" && approval.state === "pending" && !effectBudgetSpent(run, approval.tool);
     const seen = (await upstreamRequestsOf(run.handle)).length;
@@ -469,10 +470,16 @@ export class DecideCommand implements ModelCommand {
       const now = (await upstreamRequestsOf(run.handle)).length;
       if (now !== seen) violated("3", "approving an expired approval reached the upstream");
     }
+    // Under the two-person rule a person who already approved is refused again (409): the approval
+    // stays pending for a second person, so that refusal is no dead end.
+    const onlyRepeatedApprovers =
+      steps.every(({ verb, by }) => verb === "approve" && approvedBefore.has(by.person)) &&
+      decisions.every(({ status }) => status === 409);
     if (
       verbs[0] === "approve" &&
       executable &&
       unconfirmed.length < decisions.length &&
+      !onlyRepeatedApprovers &&
       !decisions.some(({ status }) => status === 200)
     ) {
       violated("3", "a pending approval that could still execute was refused", decisions[0]?.envelope.error);
