@@ -751,6 +751,12 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             }
           },
           "dry_run": "The sandbox CRM stores the ticket and answers as the real one does; only production reveals whether an urgent ticket reaches the on-call team's pager.",
+          "effect": {
+            "identity": [
+              "customer_id",
+              "summary"
+            ]
+          },
           "output": {
             "trusted_text": {
               "ticket_id": "an id the upstream system assigns; no customer or outsider chooses it",

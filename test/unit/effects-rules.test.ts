@@ -18,12 +18,13 @@ import { type Envelope, failure, success } from "../../src/wire/envelope";
 const NOW = Date.UTC(2026, 11, 2, 23, 59, 0);
 const refund = catalog.find("support", "issue_refund") as ToolSpec;
 const ticket = catalog.find("support", "create_internal_ticket") as ToolSpec;
+const note = catalog.find("helpdesk", "add_ticket_note") as ToolSpec;
 const tenant = parseTenants({
   hooli: {
-    namespaces: ["support"],
+    namespaces: ["support", "helpdesk"],
     ceilings: { max_calls: 10, max_writes: 10, max_destructive: 10, deadline_s: 60 },
     max_refund_cents: 5000,
-    repeat_effects: { support: ["create_internal_ticket"] },
+    repeat_effects: { helpdesk: ["add_ticket_note"] },
   },
 }).hooli;
 if (!tenant) throw new Error("no tenant");
@@ -48,11 +49,22 @@ describe("a call's claim", () => {
     });
   });
 
-  it("names a tool without a declared identity by all its arguments, and says when the tenant lets it repeat", async () => {
+  it("names a ticket by its customer and summary: another priority is the same identity, another summary not", async () => {
     const args = { customer_id: "C100", priority: "low", summary: "Invoice copy." };
     const first = await claim(ticket, args);
-    const reordered = await claim(ticket, { summary: "Invoice copy.", priority: "low", customer_id: "C100" });
-    const other = await claim(ticket, { ...args, priority: "high" });
+    const raised = await claim(ticket, { ...args, priority: "urgent" });
+    const otherMatter = await claim(ticket, { ...args, summary: "Address change." });
+    expect(first?.identity).toEqual({ customer_id: "C100", summary: "Invoice copy." });
+    expect(raised?.identity_digest).toBe(first?.identity_digest);
+    expect(otherMatter?.identity_digest).not.toBe(first?.identity_digest);
+    expect(first?.repeatable).toBe(false);
+  });
+
+  it("names a tool without a declared identity by all its arguments, and says when the tenant lets it repeat", async () => {
+    const args = { ticket_id: "HD-1001", body: "Refund issued." };
+    const first = await claim(note, args);
+    const reordered = await claim(note, { body: "Refund issued.", ticket_id: "HD-1001" });
+    const other = await claim(note, { ...args, body: "Refund issued, see A1001." });
     expect(first?.identity).toEqual(args);
     expect(reordered?.identity_digest).toBe(first?.identity_digest);
     expect(other?.identity_digest).not.toBe(first?.identity_digest);
@@ -190,11 +202,7 @@ describe("what a human is shown", () => {
   });
 
   it("shows no earlier effect for a tool the tenant lets repeat", async () => {
-    const repeatable = await claim(ticket, {
-      customer_id: "C100",
-      priority: "low",
-      summary: "Invoice copy.",
-    });
+    const repeatable = await claim(note, { ticket_id: "HD-1001", body: "Refund issued." });
     if (!repeatable) throw new Error("no claim");
     expect(effectsToConfirm({ claim: repeatable, earlier: [earlier] })).toEqual([]);
     const notRepeatable = { ...repeatable, repeatable: false };

@@ -1,7 +1,16 @@
 import { env, runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { EffectShard, ShardVerdict } from "../../src/ledger/effect-shard";
-import { asOperator, callTool, decide, ledgerStubOf, openRun, refundsOf, type TestRun } from "./helpers";
+import {
+  asOperator,
+  callTool,
+  decide,
+  ledgerStubOf,
+  openRun,
+  refundsOf,
+  sandbox,
+  type TestRun,
+} from "./helpers";
 
 /**
  * The guarantees past one run, through the public interface: a second run's effect on the same
@@ -119,6 +128,47 @@ describe("the same effect from another run", () => {
     const next = await refundIn(second, "H0005", 800);
     expect(next.body.outcome, JSON.stringify(next.body.error)).toBe("success");
     expect(await refundsOf("H0005")).toHaveLength(1);
+  });
+
+  it("counts another run's ticket on the same customer and summary as the same ticket at any priority, and another summary as another ticket", async () => {
+    const summary = "Customer disputes a charge on the March invoice.";
+    const ticket = (priority: string, about = summary) => ({ customer_id: "C204", priority, summary: about });
+    const ticketsOfC204 = async () =>
+      (
+        await sandbox<{ tickets: Array<{ customer_id: string }> }>("/_admin/tickets?tenant=globex")
+      ).tickets.filter((row) => row.customer_id === "C204");
+    const first = await openRun("globex");
+    const opened = await callTool(first, "create_internal_ticket", ticket("normal"));
+    expect(opened.body.outcome, JSON.stringify(opened.body.error)).toBe("success");
+
+    // Raised to high in another run: no approval of its own, held for the earlier ticket.
+    const raised = await callTool(await openRun("globex"), "create_internal_ticket", ticket("high"));
+    expect(raised.body.error?.code).toBe("approval_required");
+    expect(detailsOf(raised.body).earlier_effects).toEqual([
+      expect.objectContaining({
+        run_id: first.id,
+        tool: "support.create_internal_ticket",
+        identity: { customer_id: "C204", summary },
+      }),
+    ]);
+
+    // Raised to urgent (which always asks a human): the approval lists the earlier ticket, and
+    // approving it needs the operator's confirmation that they saw it.
+    const urgent = await callTool(await openRun("globex"), "create_internal_ticket", ticket("urgent"));
+    const approvalId = urgent.body.approval?.id ?? "";
+    expect(detailsOf(urgent.body).earlier_effects?.[0]).toMatchObject({ run_id: first.id });
+    const unconfirmed = await decide(approvalId, "approve", "paged already?", "globex");
+    expect(unconfirmed.status).toBe(409);
+    expect(unconfirmed.body.error?.details).toMatchObject({ reason: "duplicate_unconfirmed" });
+    expect(await ticketsOfC204()).toHaveLength(1);
+
+    const otherMatter = await callTool(
+      await openRun("globex"),
+      "create_internal_ticket",
+      ticket("normal", "Customer asks for a copy of the April invoice."),
+    );
+    expect(otherMatter.body.outcome, JSON.stringify(otherMatter.body.error)).toBe("success");
+    expect(await ticketsOfC204()).toHaveLength(2);
   });
 
   it("lets a tool the tenant allows to repeat act again in another run without a human", async () => {

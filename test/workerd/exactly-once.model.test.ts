@@ -56,7 +56,13 @@ describe("exactly-once under any interleaving (model-based)", () => {
   it(
     "never doubles an effect (in one run or silently across runs), overspends a budget or a value cap, leaves an agent waiting on an approval that cannot execute, changes a replayed outcome, denies an effect the upstream holds or lets the operators' lists drift from the ledgers",
     async () => {
-      const stats: SequenceStats = { sequences: 0, commands: 0, sequencesOpened: 0, acrossRuns: {} };
+      const stats: SequenceStats = {
+        sequences: 0,
+        commands: 0,
+        sequencesOpened: 0,
+        acrossRuns: {},
+        twoPerson: { decided: 0, reachedUpstream: 0 },
+      };
       let firstFailureAt: number | null = null;
       const property = fc.asyncProperty(
         limits,
@@ -96,7 +102,7 @@ describe("exactly-once under any interleaving (model-based)", () => {
         await fc.assert(property, { numRuns: PLAN.numRuns, seed: PLAN.seed });
       } finally {
         console.log(
-          `model-based: ${stats.sequences} sequences, ${stats.commands} commands tried (seed ${PLAN.seed}); across runs: ${JSON.stringify(stats.acrossRuns)}`,
+          `model-based: ${stats.sequences} sequences, ${stats.commands} commands tried (seed ${PLAN.seed}); across runs: ${JSON.stringify(stats.acrossRuns)}; two-person approvals (rule 11): ${stats.twoPerson.decided} refunds over the threshold decided at once, ${stats.twoPerson.reachedUpstream} reached the upstream after two people approved`,
         );
       }
     },

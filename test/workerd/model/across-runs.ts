@@ -29,19 +29,57 @@ import { violated } from "./violation";
  * with a approvals of a call and n effects of it in one run, n - a went ahead on their own.
  */
 
-const IDENTITY_FIELD: Partial<Record<ToolName, string>> = {
-  issue_refund: "order_id",
-  create_internal_ticket: "customer_id",
-};
+/**
+ * What names the business thing each write changes, as a platform team would: a refund's order; a
+ * ticket's customer and summary, not its priority (the same ticket raised to urgent is no new one).
+ * The catalog must declare the same (`effect.identity`), checked before the sandbox's records are.
+ */
+const IDENTITY_FIELDS = {
+  issue_refund: ["order_id"],
+  create_internal_ticket: ["customer_id", "summary"],
+} as const satisfies Partial<Record<ToolName, readonly string[]>>;
+
+type EffectTool = keyof typeof IDENTITY_FIELDS;
+
+/** The identity's fields with their values, as a report names them: `customer_id "C201" and summary "…"`. */
+function identityOf(tool: EffectTool, args: Record<string, unknown>): string {
+  return IDENTITY_FIELDS[tool].map((field) => `${field} ${JSON.stringify(args[field])}`).join(" and ");
+}
+
+let identitiesAgreed = false;
+
+/** The model's identities are the catalog's: a disagreement is named here, not found by a long soak. */
+function checkIdentitiesAgree(): void {
+  if (identitiesAgreed) return;
+  for (const [tool, fields] of Object.entries(IDENTITY_FIELDS)) {
+    const declared = (catalog.find("support", tool) as ToolSpec).effect?.fields ?? null;
+    if (JSON.stringify(declared) !== JSON.stringify(fields)) {
+      throw new Error(
+        `the model identifies ${tool}'s effect by [${fields.join(", ")}], the catalog by ${declared ? `[${declared.join(", ")}]` : "its whole arguments"}`,
+      );
+    }
+  }
+  identitiesAgreed = true;
+}
+
+/** The sequence's name of each run it opened, so a report says which runs it means. */
+const runNames = new Map<string, string>();
+
+export function nameRun(runId: string, name: string, sequence: number): void {
+  runNames.set(runId, `sequence ${sequence}'s ${name}`);
+}
+
+const runLabel = (runId: string) => `${runId} (${runNames.get(runId) ?? "no sequence's run"})`;
 
 /** How an effect came to be: on its own, approved by an operator, or approved as a confirmed duplicate. */
 type Sanction = "none" | "operator" | "confirmed_duplicate";
 
 interface UpstreamEffect {
   id: string;
-  tool: ToolName;
+  tool: EffectTool;
   run_id: string;
   argsSig: string;
+  /** The identity's fields and values (for a refund, its order only: the per-order cap's subject too). */
   identity: string;
   amount: number;
   created_at: string;
@@ -93,7 +131,7 @@ async function upstreamEffectsOf(tenant: TenantName): Promise<UpstreamEffect[]> 
       tool: "issue_refund",
       run_id: row.run_id,
       argsSig: argsSigOf("issue_refund", { order_id, amount_cents, reason }),
-      identity: order_id,
+      identity: identityOf("issue_refund", { order_id }),
       amount: amount_cents,
       created_at: row.created_at,
     });
@@ -106,7 +144,7 @@ async function upstreamEffectsOf(tenant: TenantName): Promise<UpstreamEffect[]> 
       tool: "create_internal_ticket",
       run_id: row.run_id,
       argsSig: argsSigOf("create_internal_ticket", { customer_id, priority, summary }),
-      identity: customer_id,
+      identity: identityOf("create_internal_ticket", { customer_id, summary }),
       amount: 0,
       created_at: row.created_at,
     });
@@ -180,6 +218,7 @@ const windowOf = (tool: ToolName) =>
 
 /** Rules 9 and 10 for each tenant, over everything the sandbox holds of its runs. */
 export async function checkAcrossRuns(tenants: Iterable<TenantName>): Promise<void> {
+  checkIdentitiesAgree();
   for (const tenant of new Set(tenants)) {
     const effects = await sanctioned(tenant, await upstreamEffectsOf(tenant));
     const config = tenantConfig(tenant);
@@ -212,7 +251,7 @@ function checkNoSilentDuplicate(
       violatedOnce(
         `duplicate ${effect.id} ${other.id}`,
         "9",
-        `two runs of ${tenant} made ${effect.tool} on ${IDENTITY_FIELD[effect.tool]} ${effect.identity} within its window, and no operator confirmed the second as a duplicate`,
+        `${tenant}'s runs ${runLabel(effect.run_id)} and ${runLabel(other.run_id)} both made ${effect.tool} on ${effect.identity} within its window, and no operator confirmed the second as a duplicate`,
         [effect, other],
       );
     }

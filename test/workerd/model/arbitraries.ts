@@ -13,6 +13,7 @@ import {
   ResendLastCallCommand,
   RestartCommand,
   type RestartTarget,
+  TwoPersonRefundCommand,
 } from "./commands";
 import {
   CrossRunRefundCommand,
@@ -56,13 +57,14 @@ const ORDERS: Record<TenantName, readonly string[]> = {
   hooli: ["H#0", "H#1", "H#2"],
 };
 const CUSTOMER: Record<TenantName, string> = { acme: "C101", globex: "C201", hooli: "C501" };
+/** Over acme's two_person_above (30000), so two different people must approve (rule 11). */
+const ACME_TWO_PERSON_CENTS = 35000;
 /**
  * globex and hooli auto-approve refunds up to 1000 cents, so 1500 is the amount that needs a human
  * there; hooli's 400 and 1000 reach its caps (2500 an order a day, 4000 a run) in a few refunds.
  */
 const AMOUNTS: Record<TenantName, readonly number[]> = {
-  // 35000: over acme's two_person_above, so two different people must approve (rule 11).
-  acme: [25, 35000],
+  acme: [25, ACME_TWO_PERSON_CENTS],
   globex: [25, 1500],
   hooli: [400, 1000, 1500],
 };
@@ -258,6 +260,11 @@ const lostAnswerResend = fc
     return new LostAnswerResendCommand({ ...call, fault }, lostBy, resendDoor, keyOrder, resendFault);
   });
 
+const restartsAfter = fc.oneof(
+  { weight: 5, arbitrary: fc.constant(false) },
+  { weight: 1, arbitrary: fc.constant(true) },
+);
+
 const decision = fc
   .record({
     run: runName,
@@ -271,15 +278,42 @@ const decision = fc
     ),
     // An operator who checked the other runs and confirms, or one who did not.
     confirms: fc.boolean(),
-    restartsAfter: fc.oneof(
-      { weight: 5, arbitrary: fc.constant(false) },
-      { weight: 1, arbitrary: fc.constant(true) },
-    ),
+    restartsAfter,
   })
   .map(
     ({ run, pick, kind, confirms, restartsAfter }) =>
       new DecideCommand(run, pick, kind, confirms, restartsAfter),
   );
+
+/**
+ * acme's refund over its two-person threshold, decided as soon as it is asked for: mostly by two
+ * people, else in the ways that must not execute it (one person's two keys, a race, one approval).
+ */
+const twoPersonRefund = fc
+  .record({
+    order: orderIndex,
+    keyOrder: fc.nat(5),
+    door,
+    kind: fc.oneof(
+      { weight: 3, arbitrary: fc.constant<DecisionKind>("approve by two operators") },
+      { weight: 1, arbitrary: fc.constant<DecisionKind>("approve with one person's two keys") },
+      { weight: 1, arbitrary: fc.constant<DecisionKind>("two racing approves") },
+      { weight: 1, arbitrary: fc.constant<DecisionKind>("approve") },
+    ),
+    restartsAfter,
+  })
+  .map(({ order, keyOrder, door, kind, restartsAfter }) => {
+    const args = { order_id: ORDERS.acme[order], amount_cents: ACME_TWO_PERSON_CENTS, reason: "user_cancel" };
+    const call: AgentCall = {
+      run: "acme",
+      tool: "issue_refund",
+      args: reorderKeys(args, keyOrder),
+      intent: null,
+      door,
+      fault: null,
+    };
+    return new TwoPersonRefundCommand(call, kind, restartsAfter);
+  });
 
 const armedFault = fc
   .record({
@@ -345,6 +379,7 @@ export const modelCommand: fc.Arbitrary<ModelCommand> = fc.oneof(
   { weight: 5, arbitrary: resend },
   { weight: 3, arbitrary: burst },
   { weight: 6, arbitrary: decision },
+  { weight: 2, arbitrary: twoPersonRefund },
   { weight: 2, arbitrary: armedFault },
   { weight: 1, arbitrary: restart },
   { weight: 1, arbitrary: callAcrossRestart },

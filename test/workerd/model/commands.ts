@@ -2,7 +2,7 @@ import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } fro
 import type fc from "fast-check";
 import { type Envelope, EnvelopeSchema } from "../../../src/wire/envelope";
 import { ACME_OPERATORS, armFault, ledgerStubOf, OPERATOR_KEYS, restartDurableObject } from "../helpers";
-import { fleetOrdersFor, spendFleetDayElsewhere } from "./across-runs";
+import { fleetOrdersFor, nameRun, spendFleetDayElsewhere } from "./across-runs";
 import { callContext, checkAnswers } from "./answer-checks";
 import { directoryRefusesWrites, forgetRefusingDirectories, restoreEveryDirectory } from "./derived-views";
 import {
@@ -13,6 +13,7 @@ import {
   effectBudgetSpent,
   type HeaderFault,
   type KeyModel,
+  keySigOf,
   type Limits,
   learnFromAnswers,
   learnKeyState,
@@ -56,6 +57,11 @@ export interface SequenceStats {
   sequencesOpened: number;
   /** How often the guarantees past one run were put to the test: holds for a duplicate or a cap, confirmed duplicates. */
   acrossRuns: Record<string, number>;
+  /**
+   * Rule 11 put to the test: refunds over acme's two-person threshold asked for and decided at once,
+   * and approvals that needed two people and reached the upstream (however they were decided).
+   */
+  twoPerson: { decided: number; reachedUpstream: number };
 }
 
 function count(stats: SequenceStats, event: string): void {
@@ -103,15 +109,19 @@ export async function openSequence(
     openModelRun("hooli", start.hooli),
     openModelRun("hooli", start.hooli),
   ]);
+  const sequence = ++stats.sequencesOpened;
+  const runs = {
+    acme: newRunModel("acme", acme, start.acme),
+    globex: newRunModel("globex", globex, start.globex),
+    hooli: newRunModel("hooli", hooli, start.hooli),
+    "hooli#2": newRunModel("hooli#2", hooli2, start.hooli),
+  };
+  for (const run of Object.values(runs)) nameRun(run.handle.id, run.name, sequence);
   return {
     model: {
-      runs: {
-        acme: newRunModel("acme", acme, start.acme),
-        globex: newRunModel("globex", globex, start.globex),
-        hooli: newRunModel("hooli", hooli, start.hooli),
-        "hooli#2": newRunModel("hooli#2", hooli2, start.hooli),
-      },
-      fleetOrders: fleetOrdersFor(++stats.sequencesOpened),
+      runs,
+      sequence,
+      fleetOrders: fleetOrdersFor(sequence),
       fleetLimits: start.hooli,
       slowFaultsLeft: start.slowFaults,
     },
@@ -383,6 +393,7 @@ export class DecideCommand implements ModelCommand {
     const key = approval && run.keys.get(approval.keySig);
     if (!approval || !key) throw new Error("check() admits a decision only once an approval was seen");
     const wasExpired = approval.state === "expired";
+    const approvedBefore = new Set(approval.approvedBy);
     const executable =
       run.lifecycle === "open" && approval.state === "pending" && !effectBudgetSpent(run, approval.tool);
     const seen = (await upstreamRequestsOf(run.handle)).length;
@@ -410,7 +421,7 @@ export class DecideCommand implements ModelCommand {
           `approval ${approval.id} needs ${required} approvers and executed after ${[...approval.approvedBy].join(" and ") || "nobody"}`,
         );
       }
-      if (required > 1) count(world.stats, "executed on two people's approvals");
+      if (required > 1) world.stats.twoPerson.reachedUpstream++;
     }
     if (this.restartsAfter) await restartDurableObject(ledgerStubOf(run.handle));
     // Operators find an approval through the directory: one asked for while it was down is not
@@ -459,10 +470,16 @@ export class DecideCommand implements ModelCommand {
       const now = (await upstreamRequestsOf(run.handle)).length;
       if (now !== seen) violated("3", "approving an expired approval reached the upstream");
     }
+    // Under the two-person rule a person who already approved is refused again (409): the approval
+    // stays pending for a second person, so that refusal is no dead end.
+    const onlyRepeatedApprovers =
+      steps.every(({ verb, by }) => verb === "approve" && approvedBefore.has(by.person)) &&
+      decisions.every(({ status }) => status === 409);
     if (
       verbs[0] === "approve" &&
       executable &&
       unconfirmed.length < decisions.length &&
+      !onlyRepeatedApprovers &&
       !decisions.some(({ status }) => status === 200)
     ) {
       violated("3", "a pending approval that could still execute was refused", decisions[0]?.envelope.error);
@@ -473,6 +490,43 @@ export class DecideCommand implements ModelCommand {
   toString(): string {
     const restart = this.restartsAfter ? ", then the run's ledger restarts" : "";
     return `${this.runName}: operator ${this.kind} approval #${this.pick}${this.confirms ? "" : " (duplicates unconfirmed)"}${restart}`;
+  }
+}
+
+/**
+ * acme's agent asks for a refund over its two-person threshold and its operators decide it at once:
+ * two people, one person's two keys, two racing approvals or one, confirming any earlier refund of
+ * the order. Left to chance, a decision seldom meets such an approval while it can still execute.
+ */
+export class TwoPersonRefundCommand implements ModelCommand {
+  readonly #ask: AgentCallCommand;
+
+  constructor(
+    readonly call: AgentCall,
+    readonly kind: DecisionKind,
+    readonly restartsAfter: boolean,
+  ) {
+    this.#ask = new AgentCallCommand(call, [call.door]);
+  }
+
+  check(model: Readonly<ReferenceModel>): boolean {
+    return this.#ask.check(model);
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    await this.#ask.run(model, world);
+    const run = runOf(model, this.call.run);
+    const keySig = keySigOf(this.call);
+    const pick = [...run.approvals.values()].findIndex((approval) => approval.keySig === keySig);
+    // Refused before any approval opened (a spent budget, a closed run): nothing to decide.
+    if (pick < 0) return;
+    world.stats.twoPerson.decided++;
+    await new DecideCommand(run.name, pick, this.kind, true, this.restartsAfter).run(model, world);
+  }
+
+  toString(): string {
+    const restart = this.restartsAfter ? ", then the run's ledger restarts" : "";
+    return `${this.#ask.toString()}; then at once operator ${this.kind} it (duplicates confirmed)${restart}`;
   }
 }
 

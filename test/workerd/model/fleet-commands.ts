@@ -1,3 +1,4 @@
+import { nameRun } from "./across-runs";
 import { type ModelCommand, makeCall, type RealWorld } from "./commands";
 import {
   type Door,
@@ -29,6 +30,7 @@ export class OpenRunCommand implements ModelCommand {
     world.stats.commands++;
     const handle = await openModelRun(tenantOfRun(this.name), model.fleetLimits);
     model.runs[this.name] = newRunModel(this.name, handle, model.fleetLimits);
+    nameRun(handle.id, this.name, model.sequence);
   }
 
   toString(): string {

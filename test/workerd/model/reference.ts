@@ -156,6 +156,8 @@ export interface RunModel {
 export interface ReferenceModel {
   /** The sequence's runs by name; a later run is absent until a command opens it. */
   runs: Partial<Record<RunName, RunModel>>;
+  /** Which sequence this is, counting every one opened (shrinks included), as reports name runs. */
+  sequence: number;
   /** The hooli orders this sequence refunds (fresh ones each sequence, so caps start low). */
   fleetOrders: readonly string[];
   /** The limits a later hooli run opens with. */

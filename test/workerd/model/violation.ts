@@ -24,6 +24,9 @@ import type { Envelope } from "../../../src/wire/envelope";
  * 10. Caps are reserved, not checked: the refunds no operator approved add up to no more than the
  *    tenant's daily cap (counting what other runs moved today), a subject's daily cap, or within
  *    one run the per-run cap, however the runs interleave, fail or restart.
+ * 11. Two people: an approval the tenant gives to two people (acme's refunds over two_person_above)
+ *    reaches the upstream only once two different people approved it (one person's two keys count
+ *    once), whatever races, restarts and expiries came between.
  *
  * A failure names its rule and shows the answer that broke it, so a shrunk counterexample reads as
  * "this sequence of commands breaks rule N, and here is the answer that did it".
