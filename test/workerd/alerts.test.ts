@@ -1,13 +1,12 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { MetricsStore, MinuteDelta } from "../../src/ledger/metrics-store";
 import { alertWebhookId, windowOf } from "../../src/metrics/alerts";
 import { type Counts, zeroCounts } from "../../src/metrics/events";
 import { type FiringAlert, MetricsReportSchema } from "../../src/wire/metrics";
 import { signedInOperator } from "./console-client";
-import { asOperator, callTool, openRun, sandbox, type TestRun } from "./helpers";
+import { asOperator, callTool, failWebhookDeliveries, openRun, sandbox, type TestRun } from "./helpers";
 
 /** hooli's alert in wrangler.toml: invalid calls above 50 % of at least 20 calls in a clock hour. */
 const THRESHOLD = 0.5;
@@ -158,23 +157,10 @@ describe("alerts on the health rates", () => {
     expect(rejections.filter((entry) => entry.webhook_id === id)).toEqual([]);
   });
 
-  it("retries a delivery its receiver refuses, each attempt signed anew, with a growing delay", async () => {
+  it("retries a delivery its receiver fails to take, each attempt signed anew, with a growing delay, until it is acknowledged", async () => {
     const id = "evt_alert_hooli_task_success_0";
-    // The receiver already holds this id, so it refuses every delivery of it as a replay (400).
-    const first = JSON.stringify({ type: "alert.fired", tenant: "hooli" });
-    const at = new Date();
-    await env.ORDERS_API.fetch(
-      new Request("https://sandbox.test/_hooks/approvals", {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "webhook-id": id,
-          "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-          "webhook-signature": new Webhook(env.APPROVAL_WEBHOOK_SECRET ?? "").sign(id, at, first),
-        },
-        body: first,
-      }),
-    );
+    // The receiver is down for the next two deliveries of this id: it answers them 503.
+    await failWebhookDeliveries(id, 2);
     const alert: FiringAlert = {
       rate: "task_success",
       fires: "below",
@@ -225,7 +211,19 @@ describe("alerts on the health rates", () => {
     expect(again).toMatchObject({ attempts: 2, outcome: "failed" });
     expect((again.next_at ?? 0) - Date.now()).toBeGreaterThan(55_000);
     const refused = (await hooks()).rejections.filter((entry) => entry.webhook_id === id);
-    expect(refused.map((entry) => entry.code)).toEqual(["replayed_webhook", "replayed_webhook"]);
+    expect(refused.map((entry) => entry.code)).toEqual(["receiver_unavailable", "receiver_unavailable"]);
+
+    // The receiver is back: the third attempt is acknowledged, and nothing more is owed.
+    await runInDurableObject(store(), (_instance, state) => {
+      state.storage.sql.exec(
+        "UPDATE alert_deliveries SET next_at = ? WHERE webhook_id = ?",
+        Date.now() - 1,
+        id,
+      );
+    });
+    await runDurableObjectAlarm(store());
+    expect(await row()).toEqual({ attempts: 3, next_at: null, outcome: "acknowledged" });
+    expect(await alertHooks(id)).toMatchObject([{ verified: true, body: { type: "alert.fired" } }]);
   });
 
   it("counts calls that reach the store after their window ended toward that window: it owes its webhook once, and the later window its own", async () => {
