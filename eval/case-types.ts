@@ -57,6 +57,8 @@ export interface EvalCase {
      * every string value carrying it must start with the fence's opening line.
      */
     fenced?: string[];
+    /** Tools the agent must not call at all: any call of one fails the case, whatever it answered. */
+    uncalled?: string[];
   };
   /** In the reduced set `npm run eval -- --quick` runs for a fast local check. */
   quick?: boolean;

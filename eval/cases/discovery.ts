@@ -50,6 +50,6 @@ export const discovery: EvalCase[] = [
     tenant: "acme",
     tools: ["lookup_order"],
     task: { prompt: "What is the status of order A1001? Use your listed tool.", plan: [lookup("A1001")] },
-    expect: { effects: [], ends: DONE },
+    expect: { effects: [], ends: DONE, uncalled: ["find_tools", "use_tool"] },
   },
 ];

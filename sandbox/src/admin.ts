@@ -5,7 +5,7 @@ import { storeOf } from "./env";
 import { FaultSpecSchema, toFaultSpec } from "./faults";
 import { helpdeskAdmin } from "./helpdesk/admin";
 import { errorResponse } from "./http";
-import { describeIssues, EmailDraftEdit, OrderNoteEdit } from "./validation";
+import { describeIssues, EmailDraftEdit, OrderNoteEdit, WebhookFailureBody } from "./validation";
 
 /**
  * Test, demo and evaluation controls. Mounted under `/_admin`, where the router has already
@@ -116,6 +116,27 @@ admin.get("/notifications", async (c) => {
     notifications: await store.listNotifications(),
     rejections: await store.listWebhookRejections(),
   });
+});
+
+/**
+ * Makes the webhook receiver fail, as a receiver that is down: `{count, webhook_id?}` answers the
+ * next `count` verified deliveries (only those of `webhook_id`, when given) 503 `receiver_unavailable`,
+ * listed among the rejections, and records none of them. Armed failures add up; reset clears them.
+ */
+admin.post("/notifications/failures", async (c) => {
+  let json: unknown;
+  try {
+    json = await c.req.json();
+  } catch {
+    return errorResponse(400, "invalid_request", "Request body must be valid JSON.");
+  }
+  const parsed = WebhookFailureBody.safeParse(json);
+  if (!parsed.success) return errorResponse(400, "invalid_request", describeIssues(parsed.error));
+  const failure = await storeOf(c.env).armWebhookFailure({
+    webhook_id: parsed.data.webhook_id ?? null,
+    remaining: parsed.data.count,
+  });
+  return c.json({ failure }, 201);
 });
 
 admin.post("/reset", async (c) => {

@@ -9,7 +9,10 @@ import { errorResponse } from "./http";
  * receiver should verify a Standard Webhooks delivery: the signature over `webhook-id`,
  * `webhook-timestamp` and the exact body with the shared secret (`Webhook.verify`, which also
  * refuses a timestamp more than five minutes off), then the `webhook-id` against those already
- * received. Only deliveries that pass are recorded; refusals are logged with their reason.
+ * received: a delivery of an id already recorded is acknowledged (2xx) and counted, never recorded
+ * twice, as Standard Webhooks asks of a receiver whose sender retries until it gets a 2xx. Only
+ * verified deliveries are recorded; refusals are logged with their reason. A failure armed by
+ * `POST /_admin/notifications/failures` answers verified deliveries 503, as a receiver that is down.
  */
 
 let cached: { secret: string; webhook: Webhook | null } | null = null;
@@ -30,7 +33,7 @@ function verifierFor(env: SandboxEnv): Webhook | null {
 }
 
 interface Refusal {
-  status: 400 | 401;
+  status: 400 | 401 | 503;
   code: string;
   message: string;
 }
@@ -92,18 +95,20 @@ export async function receiveApprovalHook(c: Context<AppEnv>): Promise<Response>
   }
   if (body === undefined)
     return refuse({ status: 400, code: "invalid_request", message: "The webhook body is empty." });
-  // Verified, so the id is the sender's: a second delivery of it is a replay, whatever its timing.
+  if (await store.takeWebhookFailure(headers["webhook-id"]))
+    return refuse({
+      status: 503,
+      code: "receiver_unavailable",
+      message:
+        "The receiver is failing on purpose (POST /_admin/notifications/failures); send it again later.",
+    });
+  // Verified, so the id is the sender's: a second delivery of it (a retry after a lost answer, or a
+  // replay) is acknowledged, so the sender stops, and not processed again.
   const fresh = await store.recordVerifiedNotification({
     webhook_id: headers["webhook-id"],
     webhook_timestamp: Number.parseInt(headers["webhook-timestamp"], 10),
     body,
   });
-  if (!fresh) {
-    return refuse({
-      status: 400,
-      code: "replayed_webhook",
-      message: `Webhook ${headers["webhook-id"]} was already received; a webhook-id is delivered once.`,
-    });
-  }
+  if (!fresh) return c.json({ ok: true, duplicate: true }, 200);
   return c.json({ ok: true }, 202);
 }

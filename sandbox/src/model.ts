@@ -254,7 +254,16 @@ export interface AdminNotification {
   webhook_id: string | null;
   /** The signed `webhook-timestamp`, seconds since the epoch. */
   webhook_timestamp: number | null;
+  /** Later verified deliveries of the same `webhook-id`: acknowledged, never recorded again. */
+  redeliveries: number;
   body: unknown;
+}
+
+/** A receiver failure armed by `POST /_admin/notifications/failures`: so many more deliveries answer 503. */
+export interface WebhookFailure {
+  /** Only deliveries of this `webhook-id`; null for any delivery. */
+  webhook_id: string | null;
+  remaining: number;
 }
 
 /** A delivery to `/_hooks/approvals` that was refused, and why; nothing of it was recorded. */

@@ -25,7 +25,8 @@ function isAdminPath(path: string): boolean {
 
 /**
  * Where the proxy's approval webhook lands in the sandbox environment. It needs no credential:
- * each delivery is signed per Standard Webhooks, and only verified, first deliveries are recorded.
+ * each delivery is signed per Standard Webhooks, and only verified, first deliveries are recorded
+ * (a repeated one is acknowledged, not recorded again).
  */
 app.post("/_hooks/approvals", receiveApprovalHook);
 

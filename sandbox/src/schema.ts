@@ -58,9 +58,13 @@ const TABLES = [
     body TEXT, locked_until INTEGER, created_at TEXT NOT NULL, PRIMARY KEY (tenant, key))`,
   "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
   "CREATE TABLE IF NOT EXISTS notifications (seq INTEGER PRIMARY KEY, at TEXT NOT NULL, body TEXT NOT NULL)",
-  // The webhook-id of each verified delivery: a second delivery of an id is a replay.
+  // The webhook-id of each verified delivery: a second delivery of an id is acknowledged and counted, not recorded.
   `CREATE TABLE IF NOT EXISTS webhook_deliveries (
-    webhook_id TEXT PRIMARY KEY, notification_seq INTEGER NOT NULL, webhook_timestamp INTEGER NOT NULL)`,
+    webhook_id TEXT PRIMARY KEY, notification_seq INTEGER NOT NULL, webhook_timestamp INTEGER NOT NULL,
+    redeliveries INTEGER NOT NULL DEFAULT 0)`,
+  // Armed receiver failures (POST /_admin/notifications/failures): the next deliveries answer 503.
+  `CREATE TABLE IF NOT EXISTS webhook_failures (
+    seq INTEGER PRIMARY KEY, webhook_id TEXT, remaining INTEGER NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS webhook_rejections (
     seq INTEGER PRIMARY KEY, at TEXT NOT NULL, webhook_id TEXT, status INTEGER NOT NULL, code TEXT NOT NULL,
     message TEXT NOT NULL)`,
@@ -90,6 +94,7 @@ const RESETTABLE = [
   "notifications",
   "webhook_deliveries",
   "webhook_rejections",
+  "webhook_failures",
   "credentials",
   ...HELPDESK_RESETTABLE,
 ];
@@ -105,6 +110,15 @@ export function createSchema(sql: SqlStorage): void {
   );
   if (!columns.has("draft_id")) sql.exec("ALTER TABLE emails ADD COLUMN draft_id TEXT");
   if (!columns.has("draft_version")) sql.exec("ALTER TABLE emails ADD COLUMN draft_version INTEGER");
+  // Likewise a store created before repeated webhook deliveries were counted.
+  const deliveryColumns = new Set(
+    sql
+      .exec<{ name: string }>("PRAGMA table_info(webhook_deliveries)")
+      .toArray()
+      .map((column) => column.name),
+  );
+  if (!deliveryColumns.has("redeliveries"))
+    sql.exec("ALTER TABLE webhook_deliveries ADD COLUMN redeliveries INTEGER NOT NULL DEFAULT 0");
 }
 
 /**

@@ -68,6 +68,7 @@ import type {
   Shipment,
   Ticket,
   TicketPriority,
+  WebhookFailure,
   WebhookRejection,
 } from "./model";
 import { readCustomer, readOrder, readTicket, writeOrderNote } from "./reads";
@@ -412,8 +413,8 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
 
   /**
    * An approval webhook whose signature verified, recorded under its `webhook-id` unless that id
-   * was recorded before: false for a replay. One synchronous transaction, so two copies of a
-   * delivery racing in are told apart.
+   * was recorded before: then only counted as a redelivery, and false. One synchronous
+   * transaction, so two copies of a delivery racing in are told apart.
    */
   recordVerifiedNotification(delivery: {
     webhook_id: string;
@@ -422,7 +423,10 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
   }): boolean {
     return this.#storage.transactionSync(() => {
       const seen = this.#sql
-        .exec("SELECT 1 FROM webhook_deliveries WHERE webhook_id = ?", delivery.webhook_id)
+        .exec(
+          "UPDATE webhook_deliveries SET redeliveries = redeliveries + 1 WHERE webhook_id = ? RETURNING 1",
+          delivery.webhook_id,
+        )
         .toArray();
       if (seen.length > 0) return false;
       const { seq } = this.#sql
@@ -442,7 +446,34 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
     });
   }
 
-  /** A delivery refused (unsigned, forged, stale, replayed): why, never its body. */
+  /** Makes the receiver fail: the next `count` deliveries (of `webhook_id`, or any) answer 503. */
+  armWebhookFailure(failure: WebhookFailure): WebhookFailure {
+    this.#sql.exec(
+      "INSERT INTO webhook_failures (webhook_id, remaining) VALUES (?, ?)",
+      failure.webhook_id,
+      failure.remaining,
+    );
+    return failure;
+  }
+
+  /** Whether this delivery meets an armed failure, which it then uses up by one. */
+  takeWebhookFailure(webhookId: string): boolean {
+    return this.#storage.transactionSync(() => {
+      const armed = this.#sql
+        .exec<{ seq: number }>(
+          `SELECT seq FROM webhook_failures WHERE remaining > 0 AND (webhook_id IS NULL OR webhook_id = ?)
+           ORDER BY webhook_id IS NULL, seq LIMIT 1`,
+          webhookId,
+        )
+        .toArray()[0];
+      if (!armed) return false;
+      this.#sql.exec("UPDATE webhook_failures SET remaining = remaining - 1 WHERE seq = ?", armed.seq);
+      this.#sql.exec("DELETE FROM webhook_failures WHERE remaining <= 0");
+      return true;
+    });
+  }
+
+  /** A delivery refused (unsigned, forged, stale, or met by an armed failure): why, never its body. */
   recordWebhookRejection(rejection: Omit<WebhookRejection, "seq" | "at">): void {
     this.#sql.exec(
       "INSERT INTO webhook_rejections (at, webhook_id, status, code, message) VALUES (?, ?, ?, ?, ?)",
@@ -462,8 +493,9 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
         body: string;
         webhook_id: string | null;
         webhook_timestamp: number | null;
+        redeliveries: number | null;
       }>(
-        `SELECT n.seq, n.at, n.body, d.webhook_id, d.webhook_timestamp FROM notifications n
+        `SELECT n.seq, n.at, n.body, d.webhook_id, d.webhook_timestamp, d.redeliveries FROM notifications n
           LEFT JOIN webhook_deliveries d ON d.notification_seq = n.seq ORDER BY n.seq`,
       )
       .toArray()
@@ -473,6 +505,7 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
         verified: row.webhook_id !== null,
         webhook_id: row.webhook_id,
         webhook_timestamp: row.webhook_timestamp,
+        redeliveries: row.redeliveries ?? 0,
         body: JSON.parse(row.body) as unknown,
       }));
   }

@@ -33,6 +33,15 @@ export const EmailDraftEdit = z
   })
   .refine((edit) => edit.subject !== undefined || edit.body !== undefined, "give subject or body");
 
+/**
+ * `POST /_admin/notifications/failures`: the webhook receiver answers the next `count` verified
+ * deliveries 503 (only those of `webhook_id`, when given).
+ */
+export const WebhookFailureBody = z.strictObject({
+  count: z.number().int().min(1).max(100),
+  webhook_id: z.string().min(1).max(200).optional(),
+});
+
 /** `PUT /_admin/orders/{id}/customer-note`: the note a customer leaves on their order. */
 export const OrderNoteEdit = z.object({ note: z.string().min(1).max(2_000) });
 

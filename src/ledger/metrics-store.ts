@@ -161,7 +161,12 @@ export class MetricsStore extends DurableObject<Env> {
         now - RETENTION_MS,
       );
     }
-    if (tenant !== undefined) await this.#judgeAlerts(tenant, now);
+    if (tenant !== undefined)
+      await this.#judgeAlerts(
+        tenant,
+        now,
+        deltas.map((delta) => delta.minute),
+      );
   }
 
   /** The tenant's alerts firing now, as the health page and `GET /v1/metrics` show them. */
@@ -179,63 +184,85 @@ export class MetricsStore extends DurableObject<Env> {
   }
 
   /**
-   * Judges each alert over its current window. Synchronous up to the alarm: two batches can never
-   * both see a window unsent, so a window owes at most one webhook per alert.
+   * Judges each alert over its current window and over every window the batch's minutes fall in,
+   * oldest first: a batch reaches the store up to a few seconds after its calls, so the last calls of
+   * a window often land after it ended, and still count toward it. Synchronous up to the alarm: two
+   * batches can never both see a window unsent, so a window owes at most one webhook per alert.
    */
-  async #judgeAlerts(tenant: string, now: number): Promise<void> {
+  async #judgeAlerts(tenant: string, now: number, minutes: readonly number[]): Promise<void> {
     const alerts = loadConfig(this.env).tenants[tenant]?.alerts ?? {};
     let owed = false;
     for (const [rate, alert] of Object.entries(alerts) as [AlertRate, Alert][]) {
-      const window = windowOf(now, alert.window_minutes);
-      const measured = measure(rate, this.#sum(window.start, window.end));
-      const firing = this.#sql
-        .exec<FiringRow>(
-          "SELECT rate, since, window_start, value, sample FROM alert_firing WHERE rate = ?",
-          rate,
-        )
-        .toArray()[0];
-      const id = alertWebhookId(tenant, rate, window.start);
-      const sent =
-        this.#sql.exec("SELECT 1 FROM alert_deliveries WHERE webhook_id = ?", id).toArray().length > 0;
-      const next = step(firing !== undefined, sent, judge(rate, alert, measured));
-      if (!next.firing) {
-        if (firing) this.#sql.exec("DELETE FROM alert_firing WHERE rate = ?", rate);
-        continue;
-      }
-      const row: FiringRow = {
-        rate,
-        since: firing?.since ?? now,
-        window_start: window.start,
-        value: measured.value,
-        sample: measured.sample,
-      };
-      // A window too thin to judge leaves the firing alert as it was last measured.
-      if (!firing || measured.sample >= alert.min_sample)
-        this.#sql.exec(
-          `INSERT INTO alert_firing (rate, since, window_start, value, sample) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (rate) DO UPDATE SET window_start = excluded.window_start, value = excluded.value, sample = excluded.sample`,
-          row.rate,
-          row.since,
-          row.window_start,
-          row.value,
-          row.sample,
-        );
-      if (next.send) {
-        this.#sql.exec(
-          `INSERT INTO alert_deliveries (webhook_id, tenant, rate, window_start, alert, created_at, next_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?)`,
-          id,
-          tenant,
-          rate,
-          window.start,
-          JSON.stringify(firingAlert(rate, alert, row)),
-          now,
-          now,
-        );
-        owed = true;
+      const starts = new Set([
+        windowOf(now, alert.window_minutes).start,
+        ...minutes.map((minute) => windowOf(minute * MINUTE_MS, alert.window_minutes).start),
+      ]);
+      for (const start of [...starts].sort((a, b) => a - b)) {
+        if (this.#judgeWindow(tenant, rate, alert, windowOf(start, alert.window_minutes), now)) owed = true;
       }
     }
     if (owed) await this.ctx.storage.setAlarm(now);
+  }
+
+  /**
+   * Judges one alert over one window; true when the window's webhook is now owed. A window older
+   * than the one the firing alert was last measured in changes neither whether it fires nor its
+   * figures (the newer window's stand); if it crossed, its own webhook is still owed, once.
+   */
+  #judgeWindow(
+    tenant: string,
+    rate: AlertRate,
+    alert: Alert,
+    window: { start: number; end: number },
+    now: number,
+  ): boolean {
+    const measured = measure(rate, this.#sum(window.start, window.end));
+    const firing = this.#sql
+      .exec<FiringRow>(
+        "SELECT rate, since, window_start, value, sample FROM alert_firing WHERE rate = ?",
+        rate,
+      )
+      .toArray()[0];
+    const id = alertWebhookId(tenant, rate, window.start);
+    const sent =
+      this.#sql.exec("SELECT 1 FROM alert_deliveries WHERE webhook_id = ?", id).toArray().length > 0;
+    const next = step(firing !== undefined, sent, judge(rate, alert, measured));
+    const superseded = firing !== undefined && window.start < firing.window_start;
+    if (!next.firing) {
+      if (firing && !superseded) this.#sql.exec("DELETE FROM alert_firing WHERE rate = ?", rate);
+      return false;
+    }
+    const row: FiringRow = {
+      rate,
+      since: firing?.since ?? now,
+      window_start: window.start,
+      value: measured.value,
+      sample: measured.sample,
+    };
+    // A window too thin to judge leaves the firing alert as it was last measured.
+    if (!superseded && (!firing || measured.sample >= alert.min_sample))
+      this.#sql.exec(
+        `INSERT INTO alert_firing (rate, since, window_start, value, sample) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (rate) DO UPDATE SET window_start = excluded.window_start, value = excluded.value, sample = excluded.sample`,
+        row.rate,
+        row.since,
+        row.window_start,
+        row.value,
+        row.sample,
+      );
+    if (!next.send) return false;
+    this.#sql.exec(
+      `INSERT INTO alert_deliveries (webhook_id, tenant, rate, window_start, alert, created_at, next_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      id,
+      tenant,
+      rate,
+      window.start,
+      JSON.stringify(firingAlert(rate, alert, row)),
+      now,
+      now,
+    );
+    return true;
   }
 
   /** The tenant's counts, every namespace and tool, over [since, until) in epoch milliseconds. */

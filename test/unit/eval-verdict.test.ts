@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CallRecord } from "../../agents/client";
+import { discovery } from "../../eval/cases/discovery";
 import { needsHuman } from "../../eval/policy-model";
 import type { AdminRefund, ApprovalView, SourceEffects } from "../../eval/source-types";
 import { type CaseEvidence, judgeCase, summarize } from "../../eval/verdict";
@@ -34,16 +35,16 @@ const approval = (state: string, decided_by: string | null, amount_cents = 1200)
   decided_by,
 });
 
-function call(envelope: Partial<Envelope>): CallRecord {
+function call(envelope: Partial<Envelope>, tool = "issue_refund"): CallRecord {
   return {
     n: 1,
-    tool: "issue_refund",
+    tool,
     args: {},
     intent: null,
     http_status: 200,
     envelope: {
       outcome: "success",
-      tool: "issue_refund",
+      tool,
       call_id: "call_1",
       environment: "sandbox",
       idempotency_key: null,
@@ -197,5 +198,24 @@ describe("the evaluation's verdict", () => {
       approvals_requested: 2,
       replays_served: 2,
     });
+  });
+
+  it("fails the discovery case whose listed tool suffices when the agent searches or reaches beyond it", () => {
+    const nothingToAdd = discovery.find((entry) => entry.id === "nothing-to-add");
+    if (!nothingToAdd) throw new Error("the case nothing-to-add is missing");
+    const judged = (calls: CallRecord[]) =>
+      judgeCase(evidence({ expect: nothingToAdd.expect, source: source([]), approvals: [], calls }));
+    const lookup = call({}, "lookup_order");
+    const search = call({ data: { tools: [] } }, "find_tools");
+    const through = call({}, "use_tool");
+
+    expect(judged([lookup])).toMatchObject({ passed: true, failures: [] });
+    expect(judged([search, lookup]).failures).toEqual([
+      "agent called find_tools 1 time(s), which the case rules out",
+    ]);
+    expect(judged([lookup, through, through]).failures).toEqual([
+      "agent called use_tool 2 time(s), which the case rules out",
+    ]);
+    expect(judged([search, through]).passed).toBe(false);
   });
 });

@@ -1,11 +1,12 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { Webhook } from "standardwebhooks";
-import { describe, expect, it, vi } from "vitest";
-import type { MetricsStore } from "../../src/ledger/metrics-store";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { MetricsStore, MinuteDelta } from "../../src/ledger/metrics-store";
+import { alertWebhookId, windowOf } from "../../src/metrics/alerts";
+import { type Counts, zeroCounts } from "../../src/metrics/events";
 import { type FiringAlert, MetricsReportSchema } from "../../src/wire/metrics";
 import { signedInOperator } from "./console-client";
-import { asOperator, callTool, openRun, sandbox, type TestRun } from "./helpers";
+import { asOperator, callTool, failWebhookDeliveries, openRun, sandbox, type TestRun } from "./helpers";
 
 /** hooli's alert in wrangler.toml: invalid calls above 50 % of at least 20 calls in a clock hour. */
 const THRESHOLD = 0.5;
@@ -42,8 +43,47 @@ const valid = (run: TestRun) => callTool(run, "lookup_order", { order_id: "H0002
 /** Counts are batched per isolate and written after the answer: poll until they have landed. */
 const landed = { timeout: 15_000, interval: 200 };
 
+const HOUR_MS = 60 * 60_000;
+/** How far from its window's end a test's steps start: far more than the few seconds they take. */
+const MARGIN_MS = 3 * 60_000;
+
+/**
+ * hooli's window is the clock hour: steps that ran across an hour's end would be counted in two
+ * windows. The proxy and its stores run in this isolate and read its clock (Date.now), so when
+ * fewer than MARGIN_MS are left in the hour, the test moves that clock on to the next hour's start.
+ * Forward, never back: the upstream, on its own clock, refuses a credential that expired there.
+ * The clock still advances in real time.
+ */
+function clockClearOfWindowEnd(): void {
+  const real = Date.now.bind(Date);
+  const left = HOUR_MS - (real() % HOUR_MS);
+  const offset = left < MARGIN_MS ? left : 0;
+  vi.spyOn(Date, "now").mockImplementation(() => real() + offset);
+}
+
+/** hooli's invalid calls counted in one minute (epoch minutes) of the support namespace. */
+function invalidCalls(minute: number, calls: number): MinuteDelta {
+  const counts: Counts = { ...zeroCounts(), calls, invalid: calls };
+  return { minute, namespace: "support", tool: "lookup_order", counts };
+}
+
+/** The store's owed and sent alert webhooks, oldest window first. */
+const deliveries = () =>
+  runInDurableObject(store(), (_instance, state) =>
+    state.storage.sql
+      .exec<{ webhook_id: string; attempts: number; outcome: string | null }>(
+        "SELECT webhook_id, attempts, outcome FROM alert_deliveries ORDER BY window_start",
+      )
+      .toArray(),
+  );
+
 describe("alerts on the health rates", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   it("sends one signed webhook when invalid calls cross the threshold, none on a second crossing in the window, and shows the alert until the rate recovers", async () => {
+    clockClearOfWindowEnd();
     const run = await openRun("hooli", { namespace: "support", limits: { max_calls: 200 } });
     expect(await firing()).toEqual([]);
 
@@ -63,6 +103,7 @@ describe("alerts on the health rates", () => {
     });
     expect(fired.value).toBeGreaterThan(THRESHOLD);
     expect(fired.sample).toBeGreaterThanOrEqual(MIN_SAMPLE);
+    expect(Date.parse(fired.window_start)).toBe(windowOf(Date.now(), 60).start);
     const id = `evt_alert_hooli_invalid_calls_${Date.parse(fired.window_start)}`;
 
     // The store's alarm sends it; running it here only hurries what the runtime runs anyway.
@@ -116,23 +157,10 @@ describe("alerts on the health rates", () => {
     expect(rejections.filter((entry) => entry.webhook_id === id)).toEqual([]);
   });
 
-  it("retries a delivery its receiver refuses, each attempt signed anew, with a growing delay", async () => {
+  it("retries a delivery its receiver fails to take, each attempt signed anew, with a growing delay, until it is acknowledged", async () => {
     const id = "evt_alert_hooli_task_success_0";
-    // The receiver already holds this id, so it refuses every delivery of it as a replay (400).
-    const first = JSON.stringify({ type: "alert.fired", tenant: "hooli" });
-    const at = new Date();
-    await env.ORDERS_API.fetch(
-      new Request("https://sandbox.test/_hooks/approvals", {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "webhook-id": id,
-          "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-          "webhook-signature": new Webhook(env.APPROVAL_WEBHOOK_SECRET ?? "").sign(id, at, first),
-        },
-        body: first,
-      }),
-    );
+    // The receiver is down for the next two deliveries of this id: it answers them 503.
+    await failWebhookDeliveries(id, 2);
     const alert: FiringAlert = {
       rate: "task_success",
       fires: "below",
@@ -183,6 +211,64 @@ describe("alerts on the health rates", () => {
     expect(again).toMatchObject({ attempts: 2, outcome: "failed" });
     expect((again.next_at ?? 0) - Date.now()).toBeGreaterThan(55_000);
     const refused = (await hooks()).rejections.filter((entry) => entry.webhook_id === id);
-    expect(refused.map((entry) => entry.code)).toEqual(["replayed_webhook", "replayed_webhook"]);
+    expect(refused.map((entry) => entry.code)).toEqual(["receiver_unavailable", "receiver_unavailable"]);
+
+    // The receiver is back: the third attempt is acknowledged, and nothing more is owed.
+    await runInDurableObject(store(), (_instance, state) => {
+      state.storage.sql.exec(
+        "UPDATE alert_deliveries SET next_at = ? WHERE webhook_id = ?",
+        Date.now() - 1,
+        id,
+      );
+    });
+    await runDurableObjectAlarm(store());
+    expect(await row()).toEqual({ attempts: 3, next_at: null, outcome: "acknowledged" });
+    expect(await alertHooks(id)).toMatchObject([{ verified: true, body: { type: "alert.fired" } }]);
+  });
+
+  it("counts calls that reach the store after their window ended toward that window: it owes its webhook once, and the later window its own", async () => {
+    // Two ended windows: the hour before the current one, and the hour before that.
+    const boundary = windowOf(Date.now(), 60).start - HOUR_MS;
+    const lastMinuteBefore = boundary / 60_000 - 1;
+    const firstMinuteAfter = boundary / 60_000;
+    const earlier = alertWebhookId("hooli", "invalid_calls", boundary - HOUR_MS);
+    const later = alertWebhookId("hooli", "invalid_calls", boundary);
+    // The store starts empty: no counts, no alert firing, no webhook owed.
+    await runInDurableObject(store(), (_instance, state) => {
+      state.storage.sql.exec("DELETE FROM minutes");
+      state.storage.sql.exec("DELETE FROM alert_firing");
+      state.storage.sql.exec("DELETE FROM alert_deliveries");
+    });
+
+    // One batch across the boundary: the earlier window crosses, the later holds too few calls.
+    await store().record(
+      [invalidCalls(lastMinuteBefore, MIN_SAMPLE), invalidCalls(firstMinuteAfter, MIN_SAMPLE - 5)],
+      "hooli",
+    );
+    expect((await deliveries()).map((row) => row.webhook_id)).toEqual([earlier]);
+    const [alert] = await store().firingAlerts("hooli");
+    expect(alert).toMatchObject({
+      rate: "invalid_calls",
+      window_start: new Date(boundary - HOUR_MS).toISOString(),
+    });
+
+    // More late calls in both: the earlier window owes nothing more, the later one now crosses.
+    await store().record([invalidCalls(lastMinuteBefore, 5), invalidCalls(firstMinuteAfter, 5)], "hooli");
+    await store().record([invalidCalls(lastMinuteBefore, 1), invalidCalls(firstMinuteAfter, 1)], "hooli");
+    expect((await deliveries()).map((row) => row.webhook_id)).toEqual([earlier, later]);
+    const [moved] = await store().firingAlerts("hooli");
+    expect(moved).toMatchObject({
+      window_start: new Date(boundary).toISOString(),
+      sample: MIN_SAMPLE + 1,
+      since: alert?.since,
+    });
+
+    // The alarm sends each once, and the receiver acknowledges both.
+    await runDurableObjectAlarm(store());
+    expect(await deliveries()).toEqual([
+      { webhook_id: earlier, attempts: 1, outcome: "acknowledged" },
+      { webhook_id: later, attempts: 1, outcome: "acknowledged" },
+    ]);
+    for (const id of [earlier, later]) expect(await alertHooks(id)).toHaveLength(1);
   });
 });

@@ -9,6 +9,7 @@ import {
   asOperator,
   callTool,
   decide,
+  failWebhookDeliveries,
   ledgerStubOf,
   openRun,
   refund,
@@ -148,34 +149,17 @@ describe("an approval still undecided past its SLA", () => {
     ).not.toContain("badge-overdue");
   });
 
-  it("keeps an announcement the receiver refused, and the alarm sends it again with the same webhook-id", async () => {
+  it("keeps an announcement its receiver failed to take, and the alarm sends it again with the same webhook-id until it is acknowledged", async () => {
     const run = await longRun();
     const id = (await callTool(run, "issue_refund", refund("A1003", 330))).body.approval?.id ?? "";
-    // The receiver already holds this webhook-id (as after a delivery whose answer was lost), so it
-    // refuses the proxy's delivery as a replay: a non-2xx answer, which the proxy must not drop.
-    const occupied = JSON.stringify({ type: "approval.overdue", approval: { id } });
-    const at = new Date();
-    const posted = await env.ORDERS_API.fetch(
-      new Request("https://sandbox.test/_hooks/approvals", {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "webhook-id": overdueId(id),
-          "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-          "webhook-signature": new Webhook(env.APPROVAL_WEBHOOK_SECRET ?? "").sign(
-            overdueId(id),
-            at,
-            occupied,
-          ),
-        },
-        body: occupied,
-      }),
-    );
-    expect(posted.status).toBe(202);
+    // The receiver is down for the next two deliveries of this event: 503, which the proxy must not drop.
+    await failWebhookDeliveries(overdueId(id), 2);
 
     await rewind(run, id, "sla_due_at", Date.now() - 1);
     expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
-    expect((await overdueDeliveries(id)).refused.map((entry) => entry.code)).toEqual(["replayed_webhook"]);
+    expect((await overdueDeliveries(id)).refused.map((entry) => entry.code)).toEqual([
+      "receiver_unavailable",
+    ]);
     const owed = () =>
       runInDurableObject(ledgerStubOf(run), (_instance, state) =>
         state.storage.sql
@@ -186,17 +170,59 @@ describe("an approval still undecided past its SLA", () => {
 
     // Its retry is due: the alarm sends it again, under the same id, and marks nothing twice.
     const escalatedAt = (await approvalOf(id)).escalated_at;
-    await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
-      state.storage.sql.exec(
-        "UPDATE outbox SET next_attempt_at = ? WHERE topic = ?",
-        Date.now() - 1,
-        `escalation:${id}`,
-      );
-    });
+    const retryNow = () =>
+      runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+        state.storage.sql.exec(
+          "UPDATE outbox SET next_attempt_at = ? WHERE topic = ?",
+          Date.now() - 1,
+          `escalation:${id}`,
+        );
+      });
+    await retryNow();
     expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
     expect((await overdueDeliveries(id)).refused).toHaveLength(2);
     expect(await owed()).toEqual([{ attempts: 2 }]);
     expect((await approvalOf(id)).escalated_at).toBe(escalatedAt);
+
+    // The receiver is back: the third attempt is recorded, once, and nothing more is owed.
+    await retryNow();
+    await runDurableObjectAlarm(ledgerStubOf(run));
+    const { accepted } = await overdueDeliveries(id);
+    expect(accepted).toMatchObject([{ verified: true, redeliveries: 0, body: { type: "approval.overdue" } }]);
+    expect(await owed()).toEqual([]);
+    expect((await approvalOf(id)).escalated_at).toBe(escalatedAt);
+  });
+
+  it("takes the acknowledgement of an id its receiver already held, after an answer that was lost, as delivered", async () => {
+    const run = await longRun();
+    const id = (await callTool(run, "issue_refund", refund("A1003", 331))).body.approval?.id ?? "";
+    // The receiver already holds this webhook-id, as after a delivery whose answer never came back.
+    const held = JSON.stringify({ type: "approval.overdue", approval: { id } });
+    const at = new Date();
+    const posted = await env.ORDERS_API.fetch(
+      new Request("https://sandbox.test/_hooks/approvals", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "webhook-id": overdueId(id),
+          "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+          "webhook-signature": new Webhook(env.APPROVAL_WEBHOOK_SECRET ?? "").sign(overdueId(id), at, held),
+        },
+        body: held,
+      }),
+    );
+    expect(posted.status).toBe(202);
+
+    await rewind(run, id, "sla_due_at", Date.now() - 1);
+    expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
+    // Acknowledged (2xx) without being recorded again: the proxy owes nothing more.
+    const { accepted, refused } = await overdueDeliveries(id);
+    expect(accepted).toMatchObject([{ redeliveries: 1 }]);
+    expect(refused).toEqual([]);
+    const owed = await runInDurableObject(ledgerStubOf(run), (_instance, state) =>
+      state.storage.sql.exec("SELECT 1 FROM outbox WHERE topic = ?", `escalation:${id}`).toArray(),
+    );
+    expect(owed).toEqual([]);
   });
 });
 

@@ -10,11 +10,13 @@ import {
   callTool,
   decide,
   deliveredWebhook,
+  failWebhookDeliveries,
   ledgerStubOf,
   openRun,
   refund,
   refundsOfRun,
   request,
+  SANDBOX_ADMIN,
   sandboxRequests,
   traceOf,
   webhookLog,
@@ -329,26 +331,89 @@ describe("signed approval webhooks (Standard Webhooks)", () => {
     ]);
   });
 
-  it("refuses a replayed delivery: the same id and body posted again, or a real event's id re-signed", async () => {
+  it("acknowledges a repeated delivery without recording it twice: the same id and body posted again, or a real event's id re-signed", async () => {
     const id = "evt_apr_replayed0000000000000000_pending";
     const body = event("apr_replayed0000000000000000");
     const headers = signed(id, body);
     expect((await postHook(body, headers)).status).toBe(202);
-    const replayed = await postHook(body, headers);
-    expect(replayed.status).toBe(400);
-    expect(await replayed.json()).toMatchObject({ error: { code: "replayed_webhook" } });
+    // As after an acknowledgement the sender never got: a 2xx, so that it stops retrying.
+    const repeated = await postHook(body, headers);
+    expect(repeated.status).toBe(200);
+    expect(await repeated.json()).toEqual({ ok: true, duplicate: true });
     const resigned = await postHook(body, signed(id, body, new Date(Date.now() + 1000)));
-    expect(resigned.status).toBe(400);
+    expect(resigned.status).toBe(200);
 
     const run = await openRun("acme");
     const approvalId = (await callTool(run, "issue_refund", refund("A1004", 125))).body.approval?.id ?? "";
     const real = await deliveredWebhook(`evt_${approvalId}_pending`);
     const again = JSON.stringify(real.body);
-    expect((await postHook(again, signed(`evt_${approvalId}_pending`, again))).status).toBe(400);
+    expect((await postHook(again, signed(`evt_${approvalId}_pending`, again))).status).toBe(200);
 
-    const { notifications } = await webhookLog();
-    expect(notifications.filter((entry) => entry.webhook_id === id)).toHaveLength(1);
-    expect(notifications.filter((entry) => entry.webhook_id === `evt_${approvalId}_pending`)).toHaveLength(1);
+    const { notifications, rejections } = await webhookLog();
+    expect(notifications.filter((entry) => entry.webhook_id === id)).toMatchObject([{ redeliveries: 2 }]);
+    expect(notifications.filter((entry) => entry.webhook_id === `evt_${approvalId}_pending`)).toMatchObject([
+      { redeliveries: 1, body: real.body },
+    ]);
+    expect(
+      rejections.filter((entry) => [id, `evt_${approvalId}_pending`].includes(entry.webhook_id ?? "")),
+    ).toEqual([]);
+  });
+
+  it("answers 503 while a failure is armed, records nothing then, and records the next delivery", async () => {
+    const id = "evt_apr_failing00000000000000000_pending";
+    const other = "evt_apr_unaffected00000000000000_pending";
+    const body = event("apr_failing00000000000000000");
+    await failWebhookDeliveries(id, 2);
+    // Unverifiable deliveries are refused as always and use up no armed failure.
+    expect((await postHook(body, {})).status).toBe(400);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const failed = await postHook(body, signed(id, body));
+      expect(failed.status).toBe(503);
+      expect(await failed.json()).toMatchObject({ error: { code: "receiver_unavailable" } });
+    }
+    expect((await postHook(body, signed(other, body))).status).toBe(202);
+    expect((await postHook(body, signed(id, body))).status).toBe(202);
+    const { notifications, rejections } = await webhookLog();
+    expect(notifications.filter((entry) => entry.webhook_id === id)).toMatchObject([{ redeliveries: 0 }]);
+    expect(
+      rejections.filter((entry) => entry.webhook_id === id).map((entry) => [entry.status, entry.code]),
+    ).toEqual([
+      [503, "receiver_unavailable"],
+      [503, "receiver_unavailable"],
+    ]);
+  });
+
+  it("refuses a failure switch it cannot read, saying which field is wrong", async () => {
+    const arm = (body: string) =>
+      env.ORDERS_API.fetch(
+        new Request("https://sandbox.test/_admin/notifications/failures", {
+          method: "POST",
+          headers: { "x-sandbox-admin": SANDBOX_ADMIN, "content-type": "application/json" },
+          body,
+        }),
+      );
+    for (const [body, field] of [
+      ["{}", "count"],
+      ['{"count": 0}', "count"],
+      ['{"count": 1.5}', "count"],
+      ['{"count": 1, "webhook_id": ""}', "webhook_id"],
+      ['{"count": 1, "times": 2}', "times"],
+      ["not json", "JSON"],
+    ]) {
+      const refused = await arm(body ?? "");
+      expect(refused.status, body).toBe(400);
+      const answer = (await refused.json()) as { error: { code: string; message: string } };
+      expect(answer.error.code).toBe("invalid_request");
+      expect(answer.error.message, body).toContain(field);
+    }
+    const unauthorized = await env.ORDERS_API.fetch(
+      new Request("https://sandbox.test/_admin/notifications/failures", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"count": 1}',
+      }),
+    );
+    expect(unauthorized.status).toBe(401);
   });
 
   it("refuses a timestamp beyond the five-minute tolerance, old or in the future", async () => {

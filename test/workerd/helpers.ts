@@ -333,6 +333,8 @@ export interface WebhookDelivery {
   verified: boolean;
   webhook_id: string | null;
   webhook_timestamp: number | null;
+  /** Later deliveries of the same id, acknowledged and not recorded again. */
+  redeliveries: number;
   body: {
     type: string;
     timestamp: string;
@@ -347,6 +349,17 @@ export interface WebhookRejection {
   webhook_id: string | null;
   status: number;
   code: string;
+}
+
+/**
+ * Makes the sandbox's receiver fail as a receiver that is down: the next `count` verified
+ * deliveries of `webhookId` are answered 503 (`receiver_unavailable`) and not recorded.
+ */
+export async function failWebhookDeliveries(webhookId: string, count: number): Promise<void> {
+  await sandbox("/_admin/notifications/failures", {
+    method: "POST",
+    body: JSON.stringify({ count, webhook_id: webhookId }),
+  });
 }
 
 /** Every webhook the sandbox's receiver accepted or refused so far. */
