@@ -64,7 +64,14 @@ export type DecideResult =
       refusal: FailureSpec;
       approval: ApprovalRecord | null;
     }
-  | { ok: false; code: "not_found" | "conflict_error"; message: string; approval: ApprovalRecord | null }
+  | {
+      ok: false;
+      code: "not_found" | "conflict_error";
+      message: string;
+      approval: ApprovalRecord | null;
+      /** Why an edit was refused while the approval still waits (see `Refusal` in pipeline/decide.ts). */
+      reason?: "duplicate_unconfirmed" | "edit_over_cap";
+    }
   | {
       ok: false;
       code: "permission_error";

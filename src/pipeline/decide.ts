@@ -70,7 +70,15 @@ export interface EditView {
 }
 
 export type Refusal =
-  | { code: "not_found" | "conflict_error"; message: string }
+  | {
+      code: "not_found" | "conflict_error";
+      message: string;
+      /**
+       * Why an edit was refused when the operator may still act: it repeats another run's effect
+       * they did not confirm, or it would exceed a cap the call as asked did not.
+       */
+      reason?: "duplicate_unconfirmed" | "edit_over_cap";
+    }
   /** The operator holds none of the roles whose decision counts: `roles` names them. */
   | { code: "permission_error"; message: string; roles: string[] };
 
@@ -211,6 +219,7 @@ function approveEdited(
     const [first] = earlier;
     return refused({
       code: "conflict_error",
+      reason: "duplicate_unconfirmed",
       message: `The edited call acts on a business thing another run already acted on (${first?.tool} in run ${first?.run_id} at ${first?.at}, ${first?.outcome.replace("_", " ")}). Check the runs, then approve the edit with confirm_duplicate: true if that is what you mean.`,
     });
   }
@@ -218,6 +227,7 @@ function approveEdited(
     const subject = limit.subject ? ` for ${limit.subject}` : "";
     return refused({
       code: "conflict_error",
+      reason: "edit_over_cap",
       message: `The edited call would exceed the ${limit.cap} ${limit.currency} cap${subject} (${limit.used} used and ${limit.reserved} reserved of ${limit.limit}; it moves ${limit.amount}), which the call as asked did not. Lower the amount, or reject.`,
     });
   }

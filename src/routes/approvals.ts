@@ -148,7 +148,10 @@ for (const decision of ["approve", "reject"] as const) {
           failure(requestContext(c.env), {
             code: "conflict_error",
             message: result.message,
-            details: { approval: result.approval },
+            details: {
+              approval: result.approval,
+              ...("reason" in result && result.reason ? { reason: result.reason } : {}),
+            },
             recommended_next_action: "stop",
           }),
         );

@@ -8,7 +8,8 @@ import { openRunsOf, type ReferenceModel, TIMEOUT_MS } from "./model/reference";
 
 /**
  * A model-based test of the run ledger against its guarantees (test/workerd/model/violation.ts): random sequences of agent
- * calls (REST and MCP, reordered arguments, intents, bursts), operator decisions, upstream faults,
+ * calls (REST and MCP, reordered arguments, intents, bursts), operator decisions (two-person rules
+ * and approvals with edited arguments among them), upstream faults,
  * ledger and effect shard restarts, an operators' directory that goes down, deadlines and /end, run
  * against the real worker and sandbox. Several runs of one tenant (hooli) share its orders and value
  * caps: one repeats another's refund, as it was or with another reason or amount, and the sandbox's
@@ -54,7 +55,7 @@ const TEST_TIMEOUT_MS =
 
 describe("exactly-once under any interleaving (model-based)", () => {
   it(
-    "never doubles an effect (in one run or silently across runs), overspends a budget or a value cap, leaves an agent waiting on an approval that cannot execute, changes a replayed outcome, denies an effect the upstream holds or lets the operators' lists drift from the ledgers",
+    "never doubles an effect (in one run or silently across runs), overspends a budget or a value cap, leaves an agent waiting on an approval that cannot execute, changes a replayed outcome, denies an effect the upstream holds, executes a two-person approval on one person's word or an edited approval's call as asked, or lets the operators' lists drift from the ledgers",
     async () => {
       const stats: SequenceStats = {
         sequences: 0,

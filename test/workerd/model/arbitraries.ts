@@ -275,6 +275,7 @@ const decision = fc
       { weight: 1, arbitrary: fc.constant<DecisionKind>("two racing approves") },
       { weight: 1, arbitrary: fc.constant<DecisionKind>("approve with one person's two keys") },
       { weight: 4, arbitrary: fc.constant<DecisionKind>("approve by two operators") },
+      { weight: 3, arbitrary: fc.constant<DecisionKind>("approve with edit") },
     ),
     // An operator who checked the other runs and confirms, or one who did not.
     confirms: fc.boolean(),
@@ -299,6 +300,7 @@ const twoPersonRefund = fc
       { weight: 1, arbitrary: fc.constant<DecisionKind>("approve with one person's two keys") },
       { weight: 1, arbitrary: fc.constant<DecisionKind>("two racing approves") },
       { weight: 1, arbitrary: fc.constant<DecisionKind>("approve") },
+      { weight: 1, arbitrary: fc.constant<DecisionKind>("approve with edit") },
     ),
     restartsAfter,
   })

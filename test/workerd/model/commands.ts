@@ -8,6 +8,7 @@ import { directoryRefusesWrites, forgetRefusingDirectories, restoreEveryDirector
 import {
   type AgentCall,
   type ApprovalModel,
+  argsSigOf,
   canonical,
   type Door,
   effectBudgetSpent,
@@ -300,7 +301,9 @@ export type DecisionKind =
   | "reject"
   | "two racing approves"
   | "approve with one person's two keys"
-  | "approve by two operators";
+  | "approve by two operators"
+  /** A refund's amount lowered before approving, then a second operator approves the edited call. */
+  | "approve with edit";
 
 interface Decider {
   key: string;
@@ -334,9 +337,18 @@ const DECIDERS: Record<TenantName, { first: Decider; samePerson: Decider; second
 function decisionsOf(
   tenant: TenantName,
   kind: DecisionKind,
-): { racing: boolean; steps: Array<{ verb: "approve" | "reject"; by: Decider }> } {
+): { racing: boolean; steps: Array<{ verb: "approve" | "reject"; by: Decider; edits?: boolean }> } {
   const { first, samePerson, secondPerson } = DECIDERS[tenant];
   switch (kind) {
+    case "approve with edit":
+      // The second operator sends the same edited arguments: for them it is a plain approval.
+      return {
+        racing: false,
+        steps: [
+          { verb: "approve", by: first, edits: true },
+          { verb: "approve", by: secondPerson, edits: true },
+        ],
+      };
     case "approve":
     case "reject":
       return { racing: false, steps: [{ verb: kind, by: first }] };
@@ -399,8 +411,13 @@ export class DecideCommand implements ModelCommand {
     const seen = (await upstreamRequestsOf(run.handle)).length;
     const { racing, steps } = decisionsOf(run.tenant, this.kind);
     const verbs = steps.map(({ verb }) => verb);
-    const decide = ({ verb, by }: (typeof steps)[number]) =>
-      decideAs(run.tenant, approval.id, verb, this.confirms, by.key);
+    // An edit lowers a refund by 7 cents: an amount no generated call asks for, so the edited
+    // arguments are no other call's.
+    const amount = Number(key.args.amount_cents);
+    const editArgs =
+      key.tool === "issue_refund" && amount > 7 ? { ...key.args, amount_cents: amount - 7 } : undefined;
+    const decide = ({ verb, by, edits }: (typeof steps)[number]) =>
+      decideAs(run.tenant, approval.id, verb, this.confirms, by.key, edits ? editArgs : undefined);
     const decisions: Decision[] = [];
     if (racing) decisions.push(...(await Promise.all(steps.map(decide))));
     else for (const step of steps) decisions.push(await decide(step));
@@ -410,6 +427,7 @@ export class DecideCommand implements ModelCommand {
       if (step.verb === "approve" && (status < 400 || status >= 500)) approval.approvedBy.add(step.by.person);
     });
     for (const decision of decisions) learnFromDecision(key, approval, decision);
+    learnEdit(key, decisions, world);
     // Rule 11: an approval that needs two people reaches the upstream only once two different
     // people approved it, whatever keys, races, restarts and expiries came between.
     if ((await upstreamRequestsOf(run.handle)).length > seen) {
@@ -472,12 +490,18 @@ export class DecideCommand implements ModelCommand {
     }
     // Under the two-person rule a person who already approved is refused again (409): the approval
     // stays pending for a second person, so that refusal is no dead end.
+    // An edit that would exceed a cap the asked call did not is refused; the approval still waits.
+    const editOverCap = decisions.some(
+      ({ status, envelope }) =>
+        status === 409 && (envelope.error?.details as { reason?: string } | null)?.reason === "edit_over_cap",
+    );
     const onlyRepeatedApprovers =
       steps.every(({ verb, by }) => verb === "approve" && approvedBefore.has(by.person)) &&
       decisions.every(({ status }) => status === 409);
     if (
       verbs[0] === "approve" &&
       executable &&
+      !editOverCap &&
       unconfirmed.length < decisions.length &&
       !onlyRepeatedApprovers &&
       !decisions.some(({ status }) => status === 200)
@@ -527,6 +551,30 @@ export class TwoPersonRefundCommand implements ModelCommand {
   toString(): string {
     const restart = this.restartsAfter ? ", then the run's ledger restarts" : "";
     return `${this.#ask.toString()}; then at once operator ${this.kind} it (duplicates confirmed)${restart}`;
+  }
+}
+
+/**
+ * An answer that shows the approval edited: the call stands for the edited arguments from now on,
+ * under the edited call's key (the agent's resend is answered with it).
+ */
+function learnEdit(key: KeyModel, decisions: readonly Decision[], world: RealWorld): void {
+  for (const { status, envelope } of decisions) {
+    if (status !== 200) continue;
+    const decided = (
+      envelope.data as {
+        approval?: {
+          tool?: string;
+          args?: Record<string, unknown>;
+          edit?: unknown;
+          idempotency_key?: string;
+        };
+      } | null
+    )?.approval;
+    if (!decided?.edit || !decided.args || key.editedArgsSig !== undefined) continue;
+    key.editedArgsSig = argsSigOf(key.tool, decided.args);
+    key.key = decided.idempotency_key ?? key.key;
+    count(world.stats, "approved with edit");
   }
 }
 

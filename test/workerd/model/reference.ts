@@ -114,6 +114,11 @@ export interface KeyModel {
   /** The key the proxy named, once an answer carried it. */
   key: string | null;
   state: KeyState;
+  /**
+   * An operator approved other arguments for this call (approve with edit): their signature. The
+   * call as asked must never reach the upstream from then on (rule 12); the edited one may, once.
+   */
+  editedArgsSig?: string;
 }
 
 export interface ApprovalModel {

@@ -172,11 +172,13 @@ export async function decideAs(
   confirmDuplicate: boolean,
   /** The operator key deciding; the tenant's first operator's when absent. */
   key?: string,
+  /** Approve these arguments instead of the asked ones (approve with edit). */
+  args?: Record<string, unknown>,
 ): Promise<Decision> {
   const body =
     decision === "reject"
       ? { reason: "Not this one: the model-based test says no." }
-      : { confirm_duplicate: confirmDuplicate };
+      : { confirm_duplicate: confirmDuplicate, ...(args === undefined ? {} : { args }) };
   const answer = await asOperator(
     `/v1/approvals/${approvalId}/${decision}`,
     {

@@ -27,6 +27,8 @@ import type { Envelope } from "../../../src/wire/envelope";
  * 11. Two people: an approval the tenant gives to two people (acme's refunds over two_person_above)
  *    reaches the upstream only once two different people approved it (one person's two keys count
  *    once), whatever races, restarts and expiries came between.
+ * 12. An edited approval executes exactly one call, the edited one: once an operator approved other
+ *    arguments, the call as asked never reaches the upstream, whatever the agent resends.
  *
  * A failure names its rule and shows the answer that broke it, so a shrunk counterexample reads as
  * "this sequence of commands breaks rule N, and here is the answer that did it".

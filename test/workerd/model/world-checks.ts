@@ -111,7 +111,14 @@ function checkEffects(run: RunModel, effects: readonly Effect[]): void {
   const perCall = new Map<string, Effect[]>();
   for (const effect of effects) perCall.set(effect.argsSig, [...(perCall.get(effect.argsSig) ?? []), effect]);
   for (const [argsSig, rows] of perCall) {
-    const keys = [...run.keys.values()].filter((key) => key.argsSig === argsSig).length;
+    // A call an operator edited stands for its edited arguments, never for the ones asked (rule 12).
+    const all = [...run.keys.values()];
+    const edited = all.filter((key) => key.argsSig === argsSig && key.editedArgsSig !== undefined);
+    const keys =
+      all.filter((key) => key.argsSig === argsSig && key.editedArgsSig === undefined).length +
+      all.filter((key) => key.editedArgsSig === argsSig).length;
+    if (keys === 0 && edited.length > 0)
+      violated("12", `an edited approval's call as asked reached the upstream: ${argsSig}`, rows);
     if (keys === 0)
       violated("1", `the upstream holds an effect no call of this run asked for: ${argsSig}`, rows);
     if (rows.length > keys) {
