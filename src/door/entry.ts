@@ -11,6 +11,7 @@ import { rememberedRefusal, rememberRefusal } from "../ratelimit/edge-memo";
 import { acceptFaultHeaders } from "../scenarios/accept";
 import { catalog } from "../tools";
 import { type Envelope, failure } from "../wire/envelope";
+import { preferredWaitMs } from "./prefer-wait";
 
 /** Who is calling: what a verified run token (REST or MCP) says. */
 export interface Caller {
@@ -66,6 +67,14 @@ async function answerToolCall(
   if (!fault.ok) {
     return failure(base, { code: "validation_error", message: fault.message, problems: fault.problems });
   }
+  const wait = preferredWaitMs(header("prefer"));
+  if (!wait.ok) {
+    return failure(base, {
+      code: "validation_error",
+      message: "The Prefer header's wait is not a number of seconds.",
+      problems: wait.problems,
+    });
+  }
   try {
     const envelope = await ledgerFor(env, caller.tenant, caller.run).call({
       call_id: callId,
@@ -73,6 +82,7 @@ async function answerToolCall(
       request,
       intent: header("x-call-intent")?.trim() || null,
       fault: fault.value,
+      wait_ms: wait.ms,
     });
     rememberRefusal(caller.tenant, caller.run, envelope, Date.now());
     return envelope;

@@ -28,6 +28,7 @@ import { type Envelope, type FailureSpec, failure } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
 import type { TraceEntry } from "../wire/trace-entry";
+import { ApprovalWaiters } from "./approval-waiters";
 import * as tables from "./commit";
 import { claimTenantWide } from "./effects-client";
 import { type Inflight, KeysDeciding, KeysInFlight } from "./key-store";
@@ -65,6 +66,8 @@ export class RunLedger extends DurableObject<Env> {
   #gate: RunRateGate | null = null;
   readonly #directory: RunDirectory;
   readonly #publisher: RunPublisher;
+  /** Calls waiting for a pending approval's decision (`Prefer: wait`), in this instance. */
+  readonly #waiters = new ApprovalWaiters();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -238,6 +241,22 @@ export class RunLedger extends DurableObject<Env> {
    * `pipeline/execute.ts`) and settle (`pipeline/settle.ts`, committed here).
    */
   async call(input: CallInput): Promise<Envelope> {
+    const envelope = await this.#callOnce(input);
+    const wait = input.wait_ms ?? 0;
+    const approval = envelope.approval;
+    if (wait <= 0 || envelope.error?.code !== "approval_required" || approval?.state !== "pending") {
+      return envelope;
+    }
+    // The caller asked to wait (`Prefer: wait`): until the approval's state changes, or the wait ends.
+    const decided = await this.#waiters.wait(
+      approval.id,
+      Math.min(wait, Date.parse(approval.expires_at) - Date.now()),
+    );
+    if (!decided) return envelope;
+    return this.#callOnce({ ...input, call_id: newCallId(), wait_ms: 0 });
+  }
+
+  async #callOnce(input: CallInput): Promise<Envelope> {
     const limited = await this.#rateLimited(input);
     if (limited) return this.#rateRefusal(input, limited);
     const taken = this.#edited(
@@ -656,6 +675,8 @@ export class RunLedger extends DurableObject<Env> {
       return { result, changed: committed.changed };
     });
     this.#publisher.guardDelivery();
+    // A call waiting for one of these approvals asks again now.
+    for (const summary of committed.changed) this.#waiters.wake(summary.id);
     return committed;
   }
 

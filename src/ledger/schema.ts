@@ -144,6 +144,11 @@ CREATE INDEX IF NOT EXISTS approvals_by_asked_key ON approvals (asked_key);
 ALTER TABLE trace ADD COLUMN edit TEXT;
 `;
 
+/** Polls: a trace entry that asked again about a pending approval, charged nothing. */
+const V14_POLLS = `
+ALTER TABLE trace ADD COLUMN poll INTEGER;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -158,6 +163,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V11_APPROVER_ROLES,
   V12_TOOLS,
   V13_APPROVAL_EDITS,
+  V14_POLLS,
 ];
 
 export function migrateLedger(sql: SqlStorage): void {

@@ -101,6 +101,8 @@ interface Turn {
 /** Event "agent call": charge, refuse, replay, join, wait for a human, or send. */
 export function admitCall(view: CallView, call: AgentCall): CallStep {
   const opened: Turn = { view, call, writes: [traceOpen(view, call)], counters: view.run.counters };
+  const poll = pollOf(opened);
+  if (poll) return poll;
   const runRefusal = refuseForRun(opened);
   if (runRefusal) return runRefusal;
   const turn = { ...opened, counters: { ...opened.counters, calls_used: opened.counters.calls_used + 1 } };
@@ -126,6 +128,23 @@ function traceOpen({ run, claim }: CallView, call: AgentCall): Write {
       ...(call.prepared.via ? { via: call.prepared.via } : {}),
     },
   };
+}
+
+/**
+ * A poll: the identical call of a key that waits for a human, while its approval is pending. Asking
+ * again is what the agent was told to do, so it costs no call budget (however eager the loop, the
+ * run's call rate is what bounds it, before admission) and is never a repeat; the trace marks it a
+ * poll. It is answered like any wait: the approval as it stands, or its expiry if it can no longer
+ * execute.
+ */
+function pollOf(turn: Turn): CallStep | null {
+  const { view, call } = turn;
+  const { record, approval } = view;
+  if (call.prepared.refusal !== null || call.key === null || view.inflight) return null;
+  if (record?.state !== "held" || approval?.state !== "pending" || view.run.state === "closed") return null;
+  const [open] = turn.writes;
+  if (open?.kind === "trace_open") open.entry.poll = true;
+  return waitOrFinal(turn, approval, record);
 }
 
 /** E: a closed run, a passed deadline or spent calls refuse before anything is charged. */
@@ -359,7 +378,7 @@ function waitOrFinal(turn: Turn, approval: ApprovalRecord, record: CallRecord): 
           record,
         });
       }
-      // Asking again is what the agent was told to do: charged like any call, never a repeat.
+      // Asking again is what the agent was told to do: a poll (`pollOf`), never a repeat.
       return answerWith(turn, waitSpec(approval, record.tool), { approval: block });
     }
     case "rejected":

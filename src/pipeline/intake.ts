@@ -25,6 +25,11 @@ export interface AgentCallInput {
   intent: string | null;
   /** Orchestrator-supplied X-Sandbox-Fault for this call's first upstream request (sandbox only). */
   fault?: FaultPlan | null;
+  /**
+   * How long the call may wait for a pending approval's decision before it answers (`Prefer: wait`):
+   * 0 or absent answers at once.
+   */
+  wait_ms?: number;
 }
 
 export type TakenCall =

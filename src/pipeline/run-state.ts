@@ -87,6 +87,8 @@ export interface NewTraceEntry {
   via?: string | null;
   /** How an operator changed the arguments before approving the call (`args` are the executed ones). */
   edit?: TraceEntry["edit"];
+  /** The agent asked again about an approval still pending: answered, and charged nothing. */
+  poll?: boolean;
 }
 
 export interface TraceCompletion {

@@ -69,6 +69,12 @@ export const TraceEntrySchema = z.strictObject({
     .describe(
       "Present on an approved call whose arguments an operator changed before approving: `args` are the ones executed.",
     ),
+  poll: z
+    .literal(true)
+    .optional()
+    .describe(
+      "Present when the agent asked again about an approval still pending: answered with the wait, and no call budget spent.",
+    ),
 });
 export type TraceEntry = z.infer<typeof TraceEntrySchema>;
 
@@ -98,6 +104,8 @@ export interface TraceRow {
   via?: string | null;
   /** Added by the approval edits migration: JSON of `TraceEntry.edit`. */
   edit?: string | null;
+  /** Added by the polls migration: 1 for a poll of a pending approval. */
+  poll?: number | null;
 }
 
 export function traceEntryFromRow(row: TraceRow): TraceEntry {
@@ -126,5 +134,6 @@ export function traceEntryFromRow(row: TraceRow): TraceEntry {
     claim_ms: row.claim_ms ?? null,
     ...(row.via === "use_tool" ? { via: "use_tool" as const } : {}),
     ...(row.edit ? { edit: JSON.parse(row.edit) as NonNullable<TraceEntry["edit"]> } : {}),
+    ...(row.poll === 1 ? { poll: true as const } : {}),
   };
 }
