@@ -129,7 +129,7 @@ export function decide(decision: "approve" | "reject") {
     if (!result.ok) {
       // A refused edit keeps what the operator typed, with each problem beside its input.
       const kept = (problems: EditState["problems"], confirm = false): EditState | undefined =>
-        edit ? { values: edit.values, problems, confirm } : undefined;
+        edit ? { values: edit.values, problems, confirm, note: form.reason ?? "" } : undefined;
       if (result.code === "not_found") return approvalNotFound(c);
       if (result.code === "edit_refused") {
         const { refusal } = result;

@@ -23,6 +23,8 @@ export interface EditState {
   /** By field name, exactly as the operator typed them. */
   values: Record<string, string>;
   problems: Problem[];
+  /** The note the operator wrote with the edit. */
+  note: string;
   /** The refusal asked to confirm a repeat of another run's effect: the form shows the box. */
   confirm: boolean;
 }

@@ -121,12 +121,15 @@ describe("edit and approve in the console", () => {
       [{ order_id: "Z9999", amount_cents: "600", reason: "user_cancel" }, 403, "order_id"],
     ];
     for (const [args, status, field] of cases) {
-      const refused = await postEdit(dana, id, args);
+      const refused = await postEdit(dana, id, args, { reason: "The customer asked for less." });
       expect(refused.status, JSON.stringify(args)).toBe(status);
       expect(refused.html).toContain("The edited arguments cannot be approved");
       expect(fieldErrorOf(refused.html, field), JSON.stringify(args)).not.toBe("");
       expect(tagOf(refused.html, `edit-arg-${field}`)).toContain('aria-invalid="true"');
-      // The form shows the operator's values again, not the call as asked.
+      // The form shows the operator's values and note again, not the call as asked.
+      expect(refused.html).toMatch(
+        /<textarea id="edit-reason"[^>]*>The customer asked for less\.<\/textarea>/,
+      );
       if (field !== "reason")
         expect(tagOf(refused.html, `edit-arg-${field}`)).toContain(`value="${args[field]}"`);
       // The other inputs carry no error.

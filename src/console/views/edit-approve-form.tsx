@@ -138,7 +138,9 @@ export const EditApproveForm: FC<EditApproveFormProps> = (props) => {
         </label>
       ) : null}
       <label for="edit-reason">Note on the edit (optional)</label>
-      <textarea id="edit-reason" name="reason" maxlength={500} rows={2} />
+      <textarea id="edit-reason" name="reason" maxlength={500} rows={2}>
+        {props.state?.note ?? ""}
+      </textarea>
       <button type="submit" class="approve">
         {props.label}
       </button>
