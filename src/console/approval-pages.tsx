@@ -12,6 +12,7 @@ import type { ConsoleEnv } from "./console-env";
 import { readDecisionContext } from "./decision-context";
 import { parseDecisionForm } from "./decision-form";
 import { draftPreview } from "./draft-preview";
+import { argsFromForm, type EditState, editFieldsOf } from "./edit-form";
 import { messagePage } from "./guards";
 import { ApprovalPage } from "./views/approval-page";
 
@@ -31,7 +32,7 @@ export function approvalNotFound(c: Context<ConsoleEnv>) {
 async function renderApproval(
   c: Context<ConsoleEnv>,
   approvalId: string,
-  opts: { decided?: boolean; error?: string; status?: ContentfulStatusCode } = {},
+  opts: { decided?: boolean; error?: string; status?: ContentfulStatusCode; edit?: EditState } = {},
 ) {
   const session = c.get("session");
   const found = APPROVAL_ID.test(approvalId)
@@ -48,6 +49,7 @@ async function renderApproval(
         capsUsedToday(c.env, session.tenant),
       ])
     : [null, null, undefined];
+  const tool = found.tool_namespace ? catalog.find(found.tool_namespace, found.approval.tool) : undefined;
   return c.html(
     <ApprovalPage
       environment={environmentOf(c.env)}
@@ -62,11 +64,8 @@ async function renderApproval(
       context={context}
       duplicates={found.duplicates}
       valueUsage={valueUsage}
-      dryRun={
-        found.tool_namespace
-          ? (catalog.find(found.tool_namespace, found.approval.tool)?.dry_run ?? null)
-          : null
-      }
+      dryRun={tool?.dry_run ?? null}
+      edit={pending && tool ? { fields: editFieldsOf(tool), state: opts.edit ?? null } : null}
     />,
     opts.status ?? 200,
   );
@@ -114,6 +113,8 @@ export function decide(decision: "approve" | "reject") {
     if (!form.ok) return renderApproval(c, approvalId, { error: form.message, status: 422 });
     if (!APPROVAL_ID.test(approvalId)) return approvalNotFound(c);
     const session = c.get("session");
+    const edit = decision === "approve" && body.edit === "yes" ? await editOf(c, approvalId, body) : null;
+    if (edit === "not_found") return approvalNotFound(c);
     const result = await decideApproval(c.env, {
       tenant: session.tenant,
       operator: session.operator,
@@ -123,17 +124,55 @@ export function decide(decision: "approve" | "reject") {
       decision,
       reason: form.reason,
       confirm_duplicate: decision === "approve" && body.confirm_duplicate === "yes",
+      args: edit?.args ?? null,
     });
     if (!result.ok) {
+      // A refused edit keeps what the operator typed, with each problem beside its input.
+      const kept = (problems: EditState["problems"], confirm = false): EditState | undefined =>
+        edit ? { values: edit.values, problems, confirm, note: form.reason ?? "" } : undefined;
       if (result.code === "not_found") return approvalNotFound(c);
+      if (result.code === "edit_refused") {
+        const { refusal } = result;
+        return renderApproval(c, approvalId, {
+          error: refusal.message,
+          status: refusalStatus(refusal.code),
+          edit: kept(refusal.problems ?? []),
+        });
+      }
       if (result.code === "permission_error") {
-        return renderApproval(c, approvalId, { error: result.message, status: 403 });
+        return renderApproval(c, approvalId, { error: result.message, status: 403, edit: kept([]) });
       }
       // The page shows the duplicates and the confirmation box; the message says why it is needed,
       // in the console's words (the API's names a JSON field).
       const error = result.code === "duplicate_unconfirmed" ? unconfirmedRepeat(result) : result.message;
-      return renderApproval(c, approvalId, { error, status: 409 });
+      return renderApproval(c, approvalId, {
+        error,
+        status: 409,
+        edit: kept([], result.code === "duplicate_unconfirmed"),
+      });
     }
     return c.redirect(`/console/approvals/${encodeURIComponent(approvalId)}?decided=${decision}`, 303);
   };
+}
+
+/**
+ * The arguments of an "Edit and approve" form, read by the inputs the approval's tool declares;
+ * "not_found" when the approval is not this tenant's (or its tool is gone), so nothing is decided.
+ */
+async function editOf(
+  c: Context<ConsoleEnv>,
+  approvalId: string,
+  body: Record<string, unknown>,
+): Promise<{ args: Record<string, unknown>; values: Record<string, string> } | "not_found"> {
+  const found = await inspectApproval(c.env, c.get("session").tenant, approvalId);
+  const tool = found?.tool_namespace ? catalog.find(found.tool_namespace, found.approval.tool) : undefined;
+  if (!tool) return "not_found";
+  return argsFromForm(editFieldsOf(tool), body);
+}
+
+/** The status of a refused edit's page, as the API answers the same refusal. */
+function refusalStatus(code: string): ContentfulStatusCode {
+  if (code === "permission_error") return 403;
+  if (code === "conflict_error") return 409;
+  return 422;
 }

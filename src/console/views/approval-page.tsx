@@ -11,9 +11,12 @@ import type { RunStatus } from "../../wire/run-status";
 import type { DecisionContextView } from "../decision-context";
 import { displayArgs } from "../display-args";
 import type { DraftPreview } from "../draft-preview";
+import { type EditField, type EditState, formValuesOf } from "../edit-form";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
 import { DecidedBy } from "./approval-table";
 import { ArgsList } from "./args-list";
+import { EditApproveForm } from "./edit-approve-form";
+import { EditSummary } from "./edit-summary";
 import { CapExceeded, CapsUsedToday, EarlierEffects } from "./effects-across-runs";
 import { Badge, Layout, Notice } from "./layout";
 
@@ -38,6 +41,8 @@ export interface ApprovalPageProps {
   valueUsage?: readonly ValueUsage[] | null;
   /** The tool's own account of what its sandbox binding simulates and what only production shows. */
   dryRun?: string | null;
+  /** A pending approval's "Edit and approve" inputs, from the tool's schema, and a refused edit's values and problems. */
+  edit?: { fields: EditField[]; state: EditState | null } | null;
 }
 
 /** The facts read for this decision, with what argues against approving marked. */
@@ -182,7 +187,8 @@ const DecisionForms: FC<{
   approval: ApprovalRecord;
   session: SignedInOperator;
   duplicates: readonly ApprovalDuplicate[];
-}> = ({ approval, session, duplicates }) => {
+  edit: ApprovalPageProps["edit"];
+}> = ({ approval, session, duplicates, edit }) => {
   const base = `/console/approvals/${encodeURIComponent(approval.id)}`;
   if (!holdsRole(approval.approver_roles, session.roles)) {
     // Read-only: the forms would only be refused.
@@ -270,6 +276,21 @@ const DecisionForms: FC<{
           </button>
         </form>
       </div>
+      {edit && !approvedByMe ? (
+        <EditApproveForm
+          action={`${base}/approve`}
+          csrf={session.csrf}
+          fields={edit.fields}
+          values={edit.state?.values ?? formValuesOf(edit.fields, approval.args)}
+          state={edit.state}
+          otherRuns={otherRuns}
+          label={
+            last
+              ? "Approve edited call"
+              : `Approve edited call (${approval.approvers.length + 1} of ${approval.approvals_required})`
+          }
+        />
+      ) : null}
     </section>
   );
 };
@@ -381,6 +402,14 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
           <dd>
             <ArgsList args={displayArgs(approval.tool, approval.args)} />
           </dd>
+          {approval.edit ? (
+            <>
+              <dt>Edited before approval</dt>
+              <dd id="edit">
+                <EditSummary tool={approval.tool} edit={approval.edit} approved={approval.args} />
+              </dd>
+            </>
+          ) : null}
           {props.draft ? (
             <>
               <dt>Email that will be sent</dt>
@@ -460,7 +489,12 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
         </dl>
       </section>
       {approval.state === "pending" ? (
-        <DecisionForms approval={approval} session={session} duplicates={props.duplicates ?? []} />
+        <DecisionForms
+          approval={approval}
+          session={session}
+          duplicates={props.duplicates ?? []}
+          edit={props.edit}
+        />
       ) : (
         <Decided approval={approval} />
       )}

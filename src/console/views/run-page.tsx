@@ -9,6 +9,7 @@ import { displayArgs } from "../display-args";
 import { formatLatency, formatSpan, formatTimestamp } from "../format";
 import { ApprovalTable } from "./approval-table";
 import { ArgsList } from "./args-list";
+import { EditSummary } from "./edit-summary";
 import { Badge, Layout } from "./layout";
 
 export interface RunPageProps {
@@ -99,6 +100,7 @@ const Entry: FC<{
         {byOperator ? <span class="badge badge-operator">executed by operator approval</span> : null}
         {entry.replayed ? <span class="badge">replayed</span> : null}
         {entry.via ? <span class="badge">via {entry.via}</span> : null}
+        {entry.edit ? <span class="badge badge-edited">edited before approval</span> : null}
       </div>
       <dl class="facts">
         <dt>Started</dt>
@@ -129,6 +131,14 @@ const Entry: FC<{
         <dd>
           <ArgsList args={displayArgs(entry.tool, entry.args)} short />
         </dd>
+        {entry.edit ? (
+          <>
+            <dt>Edited before approval</dt>
+            <dd class="trace-edit">
+              <EditSummary tool={entry.tool} edit={entry.edit} approved={entry.args} />
+            </dd>
+          </>
+        ) : null}
         <dt>Result</dt>
         <dd>
           <Result entry={entry} />

@@ -57,6 +57,7 @@ dl.facts dd{margin:0;overflow-wrap:anywhere}
 .badge-success,.badge-executed,.badge-open{background:var(--ok-bg);color:var(--ok)}
 .badge-closed{background:#eaeef2;color:#3d444d}
 .badge-operator{background:#f3e8fd;color:#6b2fa1}
+.badge-edited{background:var(--warn-bg);color:var(--warn)}
 .notice{border-radius:8px;padding:.75rem 1rem;margin:0 0 1rem;border:1px solid}
 .notice-ok{background:var(--ok-bg);border-color:#a8d5b5;color:var(--ok)}
 .notice-error{background:var(--bad-bg);border-color:#f4b8b2;color:var(--bad)}
@@ -68,6 +69,14 @@ label{font-weight:600}
 .hint{color:var(--muted);font-size:.9rem;margin:0}
 input[type=password],textarea{font:inherit;padding:.5rem .6rem;border:1px solid #8c959f;border-radius:6px;width:100%;background:#fff;color:var(--fg)}
 textarea{resize:vertical;min-height:3.2rem}
+form.edit-form{margin-top:1rem}
+.edit-field{display:flex;flex-direction:column;gap:.25rem}
+.edit-form input[type=text],.edit-form input[type=number],.edit-form select{font:inherit;padding:.45rem .6rem;border:1px solid #8c959f;border-radius:6px;background:#fff;color:var(--fg);width:100%;max-width:32rem}
+.edit-form textarea.json{font-family:ui-monospace,monospace;max-width:32rem}
+.edit-field-invalid input,.edit-field-invalid select,.edit-field-invalid textarea{border-color:var(--bad);outline:1px solid var(--bad)}
+.field-error{color:var(--bad);font-weight:600;font-size:.9rem;margin:0}
+.edit-summary p{margin:0 0 .4rem}
+.edit-args{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:.75rem}
 button,.button{font:inherit;font-weight:600;cursor:pointer;border-radius:6px;border:1px solid transparent;padding:.5rem 1rem;text-decoration:none;display:inline-block}
 button.primary,.button{background:var(--accent);color:#fff}
 button.approve{background:var(--ok);color:#fff}
