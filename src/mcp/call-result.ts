@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { Envelope } from "../wire/envelope";
+import type { ApprovalState, Envelope } from "../wire/envelope";
 
 /**
  * What a model reads when its client shows only `content` (many pass nothing else on): what
@@ -52,8 +52,15 @@ function approvalText({ approval }: Envelope, retryAfterMs: number | null): stri
     const when = retryAfterMs !== null ? `in ${seconds(retryAfterMs)}` : "later";
     return `Approval ${approval.id} is waiting for a human; it expires at ${approval.expires_at}; call again ${when} with the same arguments.`;
   }
-  return `Approval ${approval.id} is ${approval.state}.`;
+  return `Approval ${approval.id} ${DECIDED[approval.state]}.`;
 }
+
+const DECIDED: Record<Exclude<ApprovalState, "pending">, string> = {
+  approved: "was granted",
+  executed: "was granted and the call executed",
+  rejected: "was rejected",
+  expired: "expired",
+};
 
 /** The run's budget left, in words; nothing when the answer belongs to no run. */
 function budgetText({ budget }: Envelope): string {

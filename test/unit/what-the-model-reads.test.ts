@@ -68,7 +68,7 @@ describe("the content text a model reads", () => {
     expect(text).toContain(
       "issue_refund succeeded (replayed: this exact call already ran in this run; nothing ran again).",
     );
-    expect(text).toContain("Approval apr_7 is executed.");
+    expect(text).toContain("Approval apr_7 was granted and the call executed.");
     expect(text).toContain(BUDGET_TEXT);
     expect(text).toContain('Result: {"refund_id":"rf_1"}');
   });
@@ -128,12 +128,13 @@ describe("the content text a model reads", () => {
 
   it("terminal failure: the message and the next step, no invitation to call again", () => {
     const text = read(
-      failure(ctx(), {
+      failure(ctx({ approval: { id: "apr_9", state: "rejected", expires_at: "2026-07-02T12:00:00.000Z" } }), {
         code: "approval_rejected",
         message: 'An operator rejected this call. Operator\'s reason: "duplicate". It was not executed.',
       }),
     );
     expect(text).toContain('Operator\'s reason: "duplicate"');
+    expect(text).toContain("Approval apr_9 was rejected.");
     expect(text).toContain("Next: escalate_to_human.");
     expect(text).not.toContain("call again");
     expect(text).toContain(BUDGET_TEXT);
