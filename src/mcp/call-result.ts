@@ -7,7 +7,7 @@ import type { ApprovalState, Envelope } from "../wire/envelope";
  * a pending approval's id, expiry and when to call again; the budget left, on every answer. The
  * full envelope travels in `structuredContent`; this text never says more than the envelope does.
  */
-export function envelopeText(envelope: Envelope): string {
+function envelopeText(envelope: Envelope): string {
   const tool = envelope.tool ?? "The call";
   const { error } = envelope;
   const edited = editText(envelope);
