@@ -44,13 +44,18 @@ function envelopeText(envelope: Envelope): string {
 
 /**
  * Where the call's approval stands: a pending one names its id, its expiry and when to call again
- * (the envelope's retry hint); a decided one only its id and state, the message says the rest.
+ * (the envelope's retry hint) when calling again can help; a decided one only its id and state,
+ * the message says the rest.
  */
-function approvalText({ approval }: Envelope, retryAfterMs: number | null): string {
+function approvalText(envelope: Envelope, retryAfterMs: number | null): string {
+  const { approval } = envelope;
   if (!approval) return "";
   if (approval.state === "pending") {
+    const waiting = `Approval ${approval.id} is waiting for a human; it expires at ${approval.expires_at}`;
+    // A refusal that is final (the run ended, a budget is spent) invites no second call.
+    if (envelope.outcome !== "retryable_failure") return `${waiting}.`;
     const when = retryAfterMs !== null ? `in ${seconds(retryAfterMs)}` : "later";
-    return `Approval ${approval.id} is waiting for a human; it expires at ${approval.expires_at}; call again ${when} with the same arguments.`;
+    return `${waiting}; call again ${when} with the same arguments.`;
   }
   return `Approval ${approval.id} ${DECIDED[approval.state]}.`;
 }

@@ -90,6 +90,18 @@ describe("the content text a model reads", () => {
     expect(text).toContain(BUDGET_TEXT);
   });
 
+  it("a final refusal while an approval waits names it, without inviting a second call", () => {
+    const text = read(
+      failure(ctx({ approval: { id: "apr_5", state: "pending", expires_at: "2026-07-02T12:00:00.000Z" } }), {
+        code: "run_closed",
+        message: "The run has ended.",
+      }),
+    );
+    expect(text).toContain("Approval apr_5 is waiting for a human; it expires at 2026-07-02T12:00:00.000Z.");
+    expect(text).not.toContain("call again");
+    expect(text).toContain("Next: stop.");
+  });
+
   it("retryable failure: says when to call again", () => {
     const text = read(
       failure(ctx({ tool: "lookup_order" }), {
