@@ -1,28 +1,101 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { Envelope } from "../wire/envelope";
+import type { ApprovalState, Envelope } from "../wire/envelope";
 
 /**
- * One line a model can act on when its client shows only `content`: what happened, the shaped
- * data on success, and on failure the code, the problems and the next step. The full envelope
- * travels in `structuredContent`; this text never says more than the envelope does.
+ * What a model reads when its client shows only `content` (many pass nothing else on): what
+ * happened, the shaped data on success, and on failure the code, the problems and the next step;
+ * a pending approval's id, expiry and when to call again; the budget left, on every answer. The
+ * full envelope travels in `structuredContent`; this text never says more than the envelope does.
  */
 function envelopeText(envelope: Envelope): string {
   const tool = envelope.tool ?? "The call";
   const { error } = envelope;
   const edited = editText(envelope);
+  const budget = budgetText(envelope);
   if (error === null) {
     const replay = envelope.replayed
       ? " (replayed: this exact call already ran in this run; nothing ran again)"
       : "";
-    return `${tool} succeeded${replay}.${edited} Result: ${JSON.stringify(envelope.data)}`;
+    return [
+      `${tool} succeeded${replay}.${edited}`,
+      approvalText(envelope, null),
+      budget,
+      `Result: ${JSON.stringify(envelope.data)}`,
+    ]
+      .filter((part) => part !== "")
+      .join(" ");
   }
   const problems = error.problems.map((problem) => `${problem.field}: ${problem.reason} (${problem.hint})`);
+  const approval = approvalText(envelope, error.retry_after_ms);
+  const again =
+    error.retry_after_ms !== null && approval === ""
+      ? ` (call again in ${seconds(error.retry_after_ms)})`
+      : "";
   return [
     `${tool} failed with ${error.code} (${envelope.outcome}). ${error.message}${edited}`,
+    approval,
     problems.length > 0 ? `Problems: ${problems.join("; ")}.` : "",
-    `Next: ${error.recommended_next_action}.`,
+    `Next: ${error.recommended_next_action}${again}.`,
+    budget,
   ]
     .filter((part) => part !== "")
+    .join(" ");
+}
+
+/**
+ * Where the call's approval stands: a pending one names its id, its expiry and when to call again
+ * (the envelope's retry hint) when calling again can help; a decided one only its id and state,
+ * the message says the rest.
+ */
+function approvalText(envelope: Envelope, retryAfterMs: number | null): string {
+  const { approval } = envelope;
+  if (!approval) return "";
+  if (approval.state === "pending") {
+    const waiting = `Approval ${approval.id} is waiting for a human; it expires at ${approval.expires_at}`;
+    // A refusal that is final (the run ended, a budget is spent) invites no second call.
+    if (envelope.outcome !== "retryable_failure") return `${waiting}.`;
+    const when = retryAfterMs !== null ? `in ${seconds(retryAfterMs)}` : "later";
+    return `${waiting}; call again ${when} with the same arguments.`;
+  }
+  return `Approval ${approval.id} ${DECIDED[approval.state]}.`;
+}
+
+const DECIDED: Record<Exclude<ApprovalState, "pending">, string> = {
+  approved: "was granted",
+  executed: "was granted and the call executed",
+  rejected: "was rejected",
+  expired: "expired",
+};
+
+/** The run's budget left, in words; nothing when the answer belongs to no run. */
+function budgetText({ budget }: Envelope): string {
+  if (!budget) return "";
+  return `Budget left: ${count(budget.calls_left, "call")}, ${count(budget.writes_left, "write")}, ${count(budget.destructive_left, "destructive action")}, ${duration(budget.deadline_ms_left)} until the run's deadline.`;
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** A wait, rounded up to whole seconds so a model never calls early: `30 s`. */
+function seconds(ms: number): string {
+  return `${Math.ceil(ms / 1_000)} s`;
+}
+
+/** Time left, to the second, in its two largest units: `1 h 5 min`, `29 min 40 s`, `40 s`. */
+function duration(ms: number): string {
+  const total = Math.floor(ms / 1_000);
+  const parts = [
+    [Math.floor(total / 3_600), "h"],
+    [Math.floor((total % 3_600) / 60), "min"],
+    [total % 60, "s"],
+  ] as const;
+  const first = parts.findIndex(([value]) => value > 0);
+  if (first === -1) return "0 s";
+  return parts
+    .slice(first, first + 2)
+    .filter(([value]) => value > 0)
+    .map(([value, unit]) => `${value} ${unit}`)
     .join(" ");
 }
 

@@ -125,11 +125,19 @@ function describeValueType(value: unknown): string {
   return typeof value;
 }
 
-/** The schema of the object that holds `path`, walking through optional and array wrappers. */
+/**
+ * The schema at `path`, walking through optional and array wrappers, and into the first option of
+ * a union that has the field.
+ */
 function schemaAt(root: z.ZodType, path: readonly PropertyKey[]): z.ZodType | undefined {
   let current: z.ZodType | undefined = root;
   for (const part of path) {
     current = peel(current);
+    if (current instanceof z.ZodUnion && typeof part === "string") {
+      current = (current.options as z.ZodType[])
+        .map((option) => peel(option))
+        .find((option) => option instanceof z.ZodObject && part in option.shape);
+    }
     if (current instanceof z.ZodObject && typeof part === "string") {
       current = current.shape[part] as z.ZodType | undefined;
     } else if (current instanceof z.ZodArray && typeof part === "number") {
@@ -196,13 +204,7 @@ function problemsFor(root: z.ZodType, issue: z.core.$ZodIssue, subject: ProblemS
       });
     }
     case "invalid_value":
-      return [
-        {
-          field,
-          reason: `${JSON.stringify(issue.input)} is not an allowed value`,
-          hint: `Allowed values: ${issue.values.map((value) => JSON.stringify(value)).join(", ")}. ${description}`,
-        },
-      ];
+      return [notAllowed(field, issue.input, issue.values, description)];
     case "too_small":
     case "too_big": {
       const bound = issue.code === "too_small" ? "at least" : "at most";
@@ -222,6 +224,7 @@ function problemsFor(root: z.ZodType, issue: z.core.$ZodIssue, subject: ProblemS
     case "not_multiple_of":
       return [{ field, reason: `must be a multiple of ${String(issue.divisor)}`, hint: description }];
     case "invalid_union":
+      return unionProblems(root, issue, subject, field, description);
     case "invalid_key":
     case "invalid_element":
     case "custom":
@@ -229,6 +232,67 @@ function problemsFor(root: z.ZodType, issue: z.core.$ZodIssue, subject: ProblemS
     default:
       return [{ field, reason: "invalid value", hint: description }];
   }
+}
+
+/**
+ * A value outside a fixed set (an enum, a literal, a union of them, a discriminator). Absent, it is
+ * a missing field like any other, and the hint still lists what is allowed.
+ */
+function notAllowed(field: string, input: unknown, values: readonly unknown[], description: string): Problem {
+  const allowed = `Allowed values: ${values.map((value) => JSON.stringify(value)).join(", ")}. ${description}`;
+  if (input === undefined) return { field, reason: "missing required field", hint: allowed };
+  return { field, reason: `${JSON.stringify(input)} is not an allowed value`, hint: allowed };
+}
+
+/**
+ * A value no option of a union accepts, said as plainly as the options allow: a missing or wrong
+ * discriminator, a value outside a set of literals, the wrong type among plain types, or else the
+ * problems of the option it came closest to (the one with the fewest), located inside the value.
+ */
+function unionProblems(
+  root: z.ZodType,
+  issue: z.core.$ZodIssueInvalidUnion,
+  subject: ProblemSubject,
+  field: string,
+  description: string,
+): Problem[] {
+  const options = "options" in issue ? issue.options : undefined;
+  if (issue.discriminator !== undefined && options !== undefined) {
+    const holder = issue.input;
+    const value =
+      typeof holder === "object" && holder !== null && !Array.isArray(holder)
+        ? (holder as Record<string, unknown>)[issue.discriminator]
+        : undefined;
+    return [notAllowed(field, value, options, description)];
+  }
+  const branches = issue.errors;
+  const atRoot = (branch: readonly z.core.$ZodIssue[]) =>
+    branch.length === 1 && branch[0] !== undefined && branch[0].path.length === 0 ? branch[0] : undefined;
+  const rootIssues = branches.map(atRoot);
+  const values = rootIssues.flatMap((branch) => (branch?.code === "invalid_value" ? branch.values : []));
+  const types = rootIssues.flatMap((branch) => (branch?.code === "invalid_type" ? [branch.expected] : []));
+  const allRoot = branches.length > 0 && rootIssues.every((branch) => branch !== undefined);
+  if (allRoot && values.length > 0 && types.length === 0) {
+    return [notAllowed(field, issue.input, values, description)];
+  }
+  if (issue.input === undefined) {
+    const forms = types.length > 0 && allRoot ? `One of: ${[...new Set(types)].join(", ")}. ` : "";
+    return [{ field, reason: "missing required field", hint: `${forms}${description}` }];
+  }
+  if (allRoot && types.length === branches.length) {
+    return [
+      {
+        field,
+        reason: `expected ${[...new Set(types)].join(" or ")}, got ${describeValueType(issue.input)}`,
+        hint: description,
+      },
+    ];
+  }
+  const closest = [...branches].sort((a, b) => a.length - b.length)[0];
+  if (!closest || closest.length === 0) return [{ field, reason: issue.message, hint: description }];
+  return closest.flatMap((inner) =>
+    problemsFor(root, { ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, subject),
+  );
 }
 
 /** The valid field a near miss was probably meant to be: `orderId` → `order_id`. */

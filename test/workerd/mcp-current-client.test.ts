@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import type { Envelope } from "../../src/wire/envelope";
 import { decide, refundsOf } from "./helpers";
-import { connect, envelopeOf } from "./mcp-client";
+import { connect, envelopeOf, textOf } from "./mcp-client";
 
 /**
  * The MCP SDK's own client with a static agent key, against the worker, twice: pinned to
@@ -69,11 +69,17 @@ describe.each([current, legacy])("the SDK client on $name with an agent key", (e
     const run = await era.startTask(client);
     expect(run.calls_left).toBe(60);
 
-    const read = envelopeOf(
-      await client.callTool({ name: "lookup_order", arguments: withRun({ order_id: "A1001" }, run) }),
-    );
+    const readResult = await client.callTool({
+      name: "lookup_order",
+      arguments: withRun({ order_id: "A1001" }, run),
+    });
+    const read = envelopeOf(readResult);
     expect(read.outcome).toBe("success");
     expect(read.budget).toMatchObject({ calls_left: 59 });
+    // A client that passes the model only `content` still tells it the budget left.
+    expect(textOf(readResult)).toMatch(
+      /^lookup_order succeeded\. Budget left: 59 calls, \d+ writes?, \d+ destructive actions?, .+ until the run's deadline\. Result: \{"order_id":"A1001"/,
+    );
 
     const ticket = withRun(
       { customer_id: "C101", priority: "low", summary: `Asked for a copy of the invoice (${era.name}).` },
@@ -109,8 +115,27 @@ describe.each([current, legacy])("the SDK client on $name with an agent key", (e
     const run = await era.startTask(client);
     const before = (await refundsOf("A1002")).length;
     const args = withRun({ order_id: "A1002", amount_cents: era.cents, reason: "user_cancel" }, run);
-    const asked = envelopeOf(await client.callTool({ name: "issue_refund", arguments: args }));
+    // Read as a model whose client passes on only `content`: a missing enum reads as missing, with
+    // the values it may take, and the approval wait names the approval, its expiry and when to call again.
+    const { reason: _left, ...noReason } = args;
+    const unfinished = await client.callTool({ name: "issue_refund", arguments: noReason });
+    expect(unfinished.isError).toBe(true);
+    expect(textOf(unfinished)).toContain(
+      'reason: missing required field (Allowed values: "user_cancel", "out_of_stock", "price_error".',
+    );
+    expect(textOf(unfinished)).toContain("Next: fix_arguments.");
+    const askedResult = await client.callTool({ name: "issue_refund", arguments: args });
+    const asked = envelopeOf(askedResult);
     expect(asked.error?.code).toBe("approval_required");
+    expect(textOf(askedResult)).toContain(
+      `Approval ${asked.approval?.id} is waiting for a human; it expires at ${asked.approval?.expires_at}; call again in 30 s with the same arguments.`,
+    );
+    expect(asked.approval?.id).toMatch(/^apr_/);
+    // The budget left, as the envelope has it; no destructive action was spent yet.
+    expect(asked.budget?.destructive_left).toBe(2);
+    expect(textOf(askedResult)).toContain(
+      `Budget left: ${asked.budget?.calls_left} calls, ${asked.budget?.writes_left} writes, 2 destructive actions, `,
+    );
     expect((await decide(asked.approval?.id ?? "", "approve", "verified", "acme", seen(asked))).status).toBe(
       200,
     );
@@ -170,6 +195,7 @@ describe("the SDK client on 2026-07-28 without a session", () => {
     const result = await client.callTool({ name: "lookup_order", arguments: { order_id: "A1001" } });
     expect(result.isError).toBe(true);
     expect(envelopeOf(result).error?.code).toBe("validation_error");
+    expect(textOf(result)).toContain("run_handle: missing required field");
     await client.close();
   });
 });

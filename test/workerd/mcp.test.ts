@@ -76,7 +76,9 @@ describe("MCP over Streamable HTTP", () => {
     expect((envelope.data as { order_id: string }).order_id).toBe("A1001");
     // The output whitelist applies on this door too.
     expect(envelope.data).not.toHaveProperty("internal_notes");
-    expect(textOf(result)).toMatch(/^lookup_order succeeded\. Result: \{"order_id":"A1001"/);
+    expect(textOf(result)).toMatch(
+      /^lookup_order succeeded\. Budget left: \d+ calls, \d+ writes?, \d+ destructive actions?, .+ until the run's deadline\. Result: \{"order_id":"A1001"/,
+    );
 
     // The run, not the MCP session, keys the ledger: the REST trace of the run shows the MCP call.
     const trace = await traceOf(run);
