@@ -375,7 +375,10 @@ describe("E: a closed run, a passed deadline or spent calls refuse before anythi
   ];
 
   for (const [condition, run, code, limit] of conditions) {
-    it.each(keyStates)(
+    // A poll of a pending approval is answered by the approval itself, in an open run (below).
+    const states =
+      code === "run_closed" ? keyStates : keyStates.filter(([name]) => name !== "held, approval pending");
+    it.each(states)(
       `when ${condition}, a call for a key that is %s is refused with ${code}, charging and sending nothing`,
       (_, state) => {
         const step = admitCall(viewOf(run, state), call);
@@ -387,6 +390,25 @@ describe("E: a closed run, a passed deadline or spent calls refuse before anythi
       },
     );
   }
+
+  it("answers a poll of a pending approval when the run's calls are spent: the wait, charged nothing", () => {
+    const run = runMeta({ counters: { ...ZERO, calls_used: DEFAULT_LIMITS.max_calls } });
+    const step = admitCall(viewOf(run, { record: recordOf(call, "held"), approval: approvalOf(call) }), call);
+    expect(errorOf(answerOf(step)).code).toBe("approval_required");
+    expect(kinds(step.writes)).toEqual(["trace_open", "trace_close"]);
+  });
+
+  it("answers a poll past the run's deadline with the approval's expiry, saying why", () => {
+    const step = admitCall(
+      viewOf(runMeta({ deadline_at: NOW }), { record: recordOf(call, "held"), approval: approvalOf(call) }),
+      call,
+    );
+    expect(errorOf(answerOf(step))).toMatchObject({
+      code: "approval_expired",
+      details: { reason: "the run passed its deadline" },
+    });
+    expect(kinds(step.writes)).toEqual(["trace_open", "approval_state", "trace_close"]);
+  });
 
   it("refuses a call with invalid arguments for the spent budget, not for its arguments", () => {
     const run = runMeta({ counters: { ...ZERO, calls_used: DEFAULT_LIMITS.max_calls } });
@@ -784,7 +806,7 @@ describe("key held, approval pending", () => {
     });
   });
 
-  it("the agent's identical call is told to wait (approval_required), charged one call, and nothing else changes", () => {
+  it("the agent's identical call is told to wait (approval_required), charged nothing, and marked a poll", () => {
     const step = admitCall(viewOf(runMeta(), { record, approval: pending }), call);
     const envelope = answerOf(step);
     expect(errorOf(envelope)).toMatchObject({
@@ -793,8 +815,8 @@ describe("key held, approval pending", () => {
       retry_after_ms: APPROVAL_POLL_MS,
     });
     expect(envelope.approval).toEqual({ id: pending.id, state: "pending", expires_at: pending.expires_at });
-    expect(kinds(step.writes)).toEqual(["trace_open", "counters", "trace_close"]);
-    expect(countersWritten(step.writes)).toEqual({ ...ZERO, calls_used: 1 });
+    expect(kinds(step.writes)).toEqual(["trace_open", "trace_close"]);
+    expect(step.writes[0]).toMatchObject({ kind: "trace_open", entry: { poll: true } });
   });
 
   it.each([
