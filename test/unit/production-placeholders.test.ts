@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
-import { productionDeploymentProblems } from "../../scripts/tools/production-check";
+import { describe, expect, it, vi } from "vitest";
+import { productionDeploymentProblems, runProductionCheck } from "../../scripts/tools/production-check";
 import {
   kvNamespaceIdProblem,
   metricsAccountProblem,
@@ -162,6 +162,18 @@ describe("npm run tools -- check --env production", () => {
     );
   });
 
+  it("fails the command on the repository as shipped, printing each placeholder and not to deploy", () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      expect(runProductionCheck(repository)).toBe(false);
+      const printed = errors.mock.calls.map(([line]) => String(line));
+      expect(printed.slice(0, -1)).toEqual(productionDeploymentProblems(repository));
+      expect(printed.at(-1)).toBe("\n7 production placeholders: do not deploy until each is set.");
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
   it("passes a production with real URLs and ids, while the sandbox keeps its loopback upstream", () => {
     const root = project(
       WRANGLER(
@@ -171,6 +183,12 @@ describe("npm run tools -- check --env production", () => {
       'upstreams:\n  HELPDESK_MCP:\n    kind: mcp\n    base: { production: "https://helpdesk.acme-corp.com" }\n',
     );
     expect(productionDeploymentProblems(root)).toEqual([]);
+    const logs = vi.spyOn(console, "log").mockImplementation(() => {});
+    try {
+      expect(runProductionCheck(root)).toBe(true);
+    } finally {
+      logs.mockRestore();
+    }
   });
 
   it("refuses loopback URLs, a malformed account id and a catalog base on .invalid", () => {
