@@ -2,8 +2,9 @@
  * What a production deployment must not ship: an upstream URL on a host reserved for documentation
  * or for this machine, a KV namespace id left as the template's placeholder, a malformed account
  * id. Each finding is a sentence naming the var or binding, its value, and what to set instead.
- * The Worker's start-up check applies it to its vars; `npm run tools -- check --env production`
- * to wrangler.toml's [env.production] and the catalog's production base URLs.
+ * The Worker's start-up check applies the URL rule to its tools' URL vars; `npm run tools -- check
+ * --env production` applies every rule to wrangler.toml's [env.production] and the catalog's
+ * production base URLs.
  */
 
 /** The documentation domains of RFC 2606 / RFC 6761, with their subdomains. */
@@ -30,9 +31,8 @@ export function placeholderUrlReason(url: string): string | null {
   const documentation = DOCUMENTATION_DOMAINS.find((domain) => within(host, domain));
   if (documentation) return `a placeholder: ${documentation} is reserved for documentation`;
   const tld = RESERVED_TLDS.find((name) => within(host, name));
-  if (tld === "localhost") return "this machine (localhost), which no deployed Worker reaches";
-  if (tld) return `a placeholder: the top-level name .${tld} never resolves`;
-  if (/^127(\.\d{1,3}){3}$/.test(host) || host === "[::1]" || host === "0.0.0.0") {
+  if (tld && tld !== "localhost") return `a placeholder: the top-level name .${tld} never resolves`;
+  if (tld || /^127(\.\d{1,3}){3}$/.test(host) || host === "[::1]" || host === "0.0.0.0") {
     return `this machine (${host}), which no deployed Worker reaches`;
   }
   return null;
@@ -84,14 +84,15 @@ export const PRODUCTION_VARS_SITE = "[env.production.vars] in wrangler.toml";
 
 /**
  * The start-up check's part: a production Worker whose upstream URL vars (`urlVars`, the bindings
- * its tools name) are placeholders, or whose metrics account id is malformed, refuses to serve.
- * Only those vars are read, so no secret's value can end up in a message. (Its KV namespace id is
- * not visible to the Worker: `npm run tools -- check --env production` and `wrangler deploy`
- * refuse that one.)
+ * its tools name) are placeholders refuses to serve. Only those vars are read, so no secret's
+ * value can end up in a message. (Its KV namespace id is not visible to the Worker, and a wrong
+ * METRICS_ACCOUNT_ID fails only metrics reads, which say so: `npm run tools -- check --env
+ * production` refuses both before a deploy, and `wrangler deploy` the KV placeholder.)
  */
 export function productionPlaceholderProblems(env: object, urlVars: Iterable<string>): string[] {
   const vars = env as Record<string, unknown>;
-  const upstreams = Object.fromEntries([...new Set(urlVars)].map((name) => [name, vars[name]]));
-  const account = metricsAccountProblem(vars.METRICS_ACCOUNT_ID, PRODUCTION_VARS_SITE);
-  return [...placeholderUrlVars(upstreams, PRODUCTION_VARS_SITE), ...(account ? [account] : [])];
+  return placeholderUrlVars(
+    Object.fromEntries([...new Set(urlVars)].map((name) => [name, vars[name]])),
+    PRODUCTION_VARS_SITE,
+  );
 }

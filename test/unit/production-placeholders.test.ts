@@ -28,7 +28,7 @@ describe("an upstream URL a production deploy must not ship", () => {
     ["https://orders.test", "the top-level name .test never resolves"],
     ["https://orders.example", "the top-level name .example never resolves"],
     ["http://localhost:8787", "this machine (localhost)"],
-    ["http://api.localhost", "this machine (localhost)"],
+    ["http://api.localhost", "this machine (api.localhost)"],
     ["http://127.0.0.1:8795", "this machine (127.0.0.1)"],
     ["http://127.1.2.3", "this machine (127.1.2.3)"],
     ["http://[::1]:8080", "this machine ([::1])"],
@@ -74,7 +74,6 @@ describe("an upstream URL a production deploy must not ship", () => {
     const env = {
       ORDERS_API: "https://orders.example.org",
       SOME_SECRET: "https://user:secret@example.com",
-      METRICS_ACCOUNT_ID: "",
     };
     const problems = productionPlaceholderProblems(env, ["ORDERS_API", "ORDERS_API", "PAYMENTS_API"]);
     expect(problems).toHaveLength(1);
