@@ -35,14 +35,14 @@ export async function applySecureHeaders(
 
 // The entry's layer. A header a route set itself (a page's stricter framing or referrer policy)
 // is kept (`overwrite: false`); the rest are the library's defaults.
-const ENTRY: SecureHeadersOptions = { ...PAGE_DEFAULTS, overwrite: false };
-const overHttps = secureHeaders({ ...ENTRY, strictTransportSecurity: true });
-const overHttp = secureHeaders(ENTRY);
+const entryHeaders = secureHeaders({ ...PAGE_DEFAULTS, strictTransportSecurity: true, overwrite: false });
 
 /**
  * Every answer of the Worker, the API's, the docs', the console's and the OAuth provider's:
  * `X-Content-Type-Options: nosniff` and the library's other defaults, and Strict-Transport-Security
- * on a request that came over https (over http a browser ignores it; local runs stay on http).
+ * on a request that came over https only (over http a browser ignores it; local runs stay on http).
  */
-export const secureResponseHeaders: MiddlewareHandler = (c, next) =>
-  new URL(c.req.url).protocol === "https:" ? overHttps(c, next) : overHttp(c, next);
+export const secureResponseHeaders: MiddlewareHandler = async (c, next) => {
+  await entryHeaders(c, next);
+  if (!c.req.url.startsWith("https:")) c.res.headers.delete("Strict-Transport-Security");
+};
