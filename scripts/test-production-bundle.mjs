@@ -3,16 +3,17 @@
 // file in Miniflare, the pinned one (package.json), from Node. The proxy gets only what production
 // gives it: the vars, Durable Objects and KV of `[env.production]` in wrangler.toml, and the secrets
 // the README's template (secrets.production.example.json) names, filled with the demo values of
-// .dev.vars.example. Its URL upstreams (https://orders.api.example.com, ...) are answered by the
-// sandbox upstream's bundle (dist/sandbox/index.js, `npm run build:sandbox`) in the same Miniflare:
-// every fetch the proxy makes goes to a Node handler that passes the four API hosts to the sandbox
+// .dev.vars.example. Its URL upstreams (wrangler.toml's placeholders replaced by stand-in URLs) are
+// answered by the sandbox upstream's bundle (dist/sandbox/index.js, `npm run build:sandbox`) in the same Miniflare:
+// every fetch the proxy makes goes to a Node handler that passes the API hosts to the sandbox
 // and refuses any other. Nothing leaves 127.0.0.1.
 //
 //   node scripts/test-production-bundle.mjs [--skip-build]
 //
 // Asserts: the bundle is at most 340 KiB gzipped; /healthz answers 200 naming production; a run
 // opens for acme; a read goes through; a refund waits for a human, an operator approves it through
-// the API, and the sandbox's admin API shows the refund, once.
+// the API, and the sandbox's admin API shows the refund, once; without a secret, and with the
+// shipped placeholder upstream URLs, it answers 503 naming what to set.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -113,9 +114,23 @@ const durableObjects = durableObjectsOf(config);
 const kvNamespaces = Object.fromEntries(config.kv_namespaces.map((kv) => [kv.binding, kv.id]));
 const vars = config.vars;
 if (vars.ENVIRONMENT !== "production") fatal('[env.production.vars] must set ENVIRONMENT = "production"');
-// The tools' upstreams: the vars holding an https URL.
+// The tools' upstreams: the vars holding an https URL. wrangler.toml ships placeholders there
+// (https://orders.api.example.com, ...), which the proxy refuses to start with; a deployer sets the
+// real APIs' URLs, which here are stand-ins on a private-use name (.internal), answered below.
+const urlVars = Object.entries(vars).filter(
+  ([, value]) => typeof value === "string" && /^https:\/\//.test(value),
+);
+const deployedVars = {
+  ...vars,
+  ...Object.fromEntries(
+    urlVars.map(([name]) => [
+      name,
+      `https://${name.toLowerCase().replaceAll("_", "-")}.bundle-test.internal`,
+    ]),
+  ),
+};
 const apiHosts = new Set(
-  Object.values(vars)
+  Object.values(deployedVars)
     .filter((value) => typeof value === "string" && /^https:\/\//.test(value))
     .map((value) => new URL(value).host),
 );
@@ -140,8 +155,8 @@ for (const name of Object.keys(template)) {
 
 // 4. The artifact and its upstream in one Miniflare, on loopback.
 const outbound = { allowed: [], refused: [] };
-/** The Miniflare options: the artifact given `proxySecrets`, and the sandbox upstream. */
-const options = (proxySecrets) => ({
+/** The Miniflare options: the artifact given `proxySecrets` and `proxyVars`, and the sandbox upstream. */
+const options = (proxySecrets, proxyVars = deployedVars) => ({
   host: "127.0.0.1",
   port: 0,
   cf: false,
@@ -152,10 +167,10 @@ const options = (proxySecrets) => ({
       scriptPath: bundlePath,
       compatibilityDate: config.compatibility_date,
       compatibilityFlags: config.compatibility_flags,
-      bindings: { ...vars, ...proxySecrets },
+      bindings: { ...proxyVars, ...proxySecrets },
       durableObjects,
       kvNamespaces,
-      // Every fetch the Worker makes: the four API hosts reach the sandbox, anything else is refused.
+      // Every fetch the Worker makes: the API hosts reach the sandbox, anything else is refused.
       outboundService: async (request) => {
         const url = new URL(request.url);
         if (!apiHosts.has(url.host)) {
@@ -301,6 +316,20 @@ try {
       unready.json?.error?.message?.includes("wrangler secret bulk"),
     `without ${forgotten}, GET /healthz answers 503 naming it and how to set it`,
     `${unready.status} ${unready.text}`,
+  );
+
+  // The same artifact with wrangler.toml's production vars as shipped: each placeholder URL named.
+  await mf.setOptions(options(secrets, vars));
+  const placeholders = await call("GET", "/healthz");
+  const message = placeholders.json?.error?.message ?? "";
+  check(
+    placeholders.status === 503 &&
+      placeholders.json?.error?.code === "internal_error" &&
+      urlVars.every(([name, value]) => message.includes(`${name} is "${value}"`)) &&
+      message.includes("example.com is reserved for documentation") &&
+      message.includes("[env.production.vars] in wrangler.toml"),
+    `with the shipped placeholder URLs, GET /healthz answers 503 naming ${urlVars.map(([name]) => name).join(", ")}`,
+    `${placeholders.status} ${placeholders.text}`,
   );
 } catch (error) {
   check(

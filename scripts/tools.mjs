@@ -2,6 +2,13 @@
 //
 //   check            every problem of every catalog file, as `catalog/<file>: <path>: <problem>`;
 //                    exits 1 if any, else compiles
+//   check --env production
+//                    also refuses what a production deploy must not ship: upstream URLs on
+//                    example.com/.net/.org, .invalid, .test, .example, localhost or 127.0.0.1 in
+//                    [env.production.vars] and the catalog's production base URLs, a KV namespace id
+//                    that is a placeholder, a malformed METRICS_ACCOUNT_ID (scripts/tools/production-check.ts);
+//                    exits 1 if any. The repository ships such placeholders, so `npm test` runs the plain check
+//                    (`--env sandbox` adds nothing: the sandbox may use loopback and service bindings)
 //   check --remote [--namespace <ns>] [--url <url>] [--header "Name: value"]...
 //                    also lists each mcp upstream's live tools: every declared remote tool is
 //                    unchanged, changed (with the differences) or vanished; exits 1 unless all unchanged
@@ -49,19 +56,44 @@ async function check() {
   };
 }
 
+/** `--env <name>` of a check: "production", "sandbox" or undefined; anything else is refused. */
+function envOption(args) {
+  const at = args.indexOf("--env");
+  if (at === -1) return undefined;
+  const name = args[at + 1];
+  if (name !== "production" && name !== "sandbox") {
+    console.error(
+      `--env: "${name ?? ""}" is not an environment of wrangler.toml; use --env production or --env sandbox`,
+    );
+    process.exit(2);
+  }
+  return name;
+}
+
 const read = (path) => (existsSync(path) ? readFileSync(path, "utf8") : null);
 
 switch (command) {
   case "check":
   case "compile": {
+    const environment = envOption(rest);
+    const args = rest.filter((arg, index) => arg !== "--env" && rest[index - 1] !== "--env");
     const result = await check();
-    if (rest.includes("--remote")) {
+    if (args.includes("--remote")) {
       const { checkRemote } = await tsImport("./tools/mcp-pin.ts", import.meta.url);
-      const args = rest.filter((arg) => arg !== "--remote");
-      if (!(await checkRemote(join(root, "catalog"), args))) process.exit(1);
+      if (
+        !(await checkRemote(
+          join(root, "catalog"),
+          args.filter((arg) => arg !== "--remote"),
+        ))
+      )
+        process.exit(1);
+    }
+    if (environment === "production") {
+      const { runProductionCheck } = await tsImport("./tools/production-check.ts", import.meta.url);
+      if (!runProductionCheck(root)) process.exit(1);
     }
     if (!result.ok) process.exit(1);
-    if (rest.includes("--check")) {
+    if (args.includes("--check")) {
       const stale = Object.entries(result.files).filter(([name, text]) => read(OUTPUTS[name]) !== text);
       for (const [name] of stale) {
         console.error(`${OUTPUTS[name]} is stale: run \`npm run tools -- compile\` and commit it`);
@@ -98,7 +130,7 @@ switch (command) {
   }
   default:
     console.error(
-      "usage: npm run tools -- check [--remote] | compile [--check] | import openapi <file> --namespace <ns> | import mcp <url> --namespace <ns> | pin <ns> [tool] | enable <ns> --tenant <id>",
+      "usage: npm run tools -- check [--env production] [--remote] | compile [--check] | import openapi <file> --namespace <ns> | import mcp <url> --namespace <ns> | pin <ns> [tool] | enable <ns> --tenant <id>",
     );
     process.exit(2);
 }

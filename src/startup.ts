@@ -3,6 +3,7 @@ import { operatorsOf } from "./auth/operator-keys";
 import { profileToolsProblems } from "./catalog/profile-tools";
 import { environmentOf } from "./config/environment";
 import { loadConfig } from "./config/load";
+import { productionPlaceholderProblems } from "./config/placeholders";
 import { missingSecrets, missingSecretsProblem } from "./config/secrets";
 import type { Env } from "./env";
 import { catalog } from "./tools";
@@ -53,7 +54,13 @@ export function startupCheck(env: Env): StartupReport {
     }
     problems.push(...missingBindings(catalog, env, environmentOf(env)));
     // A declared API key missing in production would send calls unauthenticated: refuse instead.
-    if (environmentOf(env) === "production") problems.push(...missingUpstreamSecrets(catalog, env));
+    if (environmentOf(env) === "production") {
+      problems.push(...missingUpstreamSecrets(catalog, env));
+      // An upstream URL left at the template's example.com (or pointing at this machine) would send
+      // every call nowhere: refuse, naming each var, rather than fail call by call.
+      const urlVars = catalog.all().flatMap((tool) => (tool.upstream ? [tool.upstream.binding] : []));
+      problems.push(...productionPlaceholderProblems(env, urlVars));
+    }
     for (const problem of problems) console.error(`edge-tool-proxy cannot start: ${problem}`);
     report = { problems, missing_secrets: missing };
     reports.set(env, report);

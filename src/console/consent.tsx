@@ -16,7 +16,7 @@ import type { ConsoleEnv } from "./console-env";
 import { currentSession, limitForm, messagePage, requireCsrf, requireSession } from "./guards";
 import { signInPathReturningTo } from "./return-path";
 import { revealInvisibleCharacters } from "./reveal-invisibles";
-import { setConsoleHeaders } from "./security-headers";
+import { consentSecurityHeaders } from "./security-headers";
 import { ConsentPage } from "./views/consent-page";
 
 /**
@@ -26,6 +26,7 @@ import { ConsentPage } from "./views/consent-page";
  * and admits the client as that profile (props `{ tenant, profile }`, read on /mcp).
  */
 export const consent = new Hono<ConsoleEnv>();
+consent.use(consentSecurityHeaders);
 consent.use(revealInvisibleCharacters);
 
 type ConsentContext = Context<ConsoleEnv>;
@@ -73,7 +74,6 @@ function refuseRequest(c: ConsentContext, error: AuthorizationError) {
 }
 
 consent.get("/", async (c) => {
-  setConsoleHeaders(c);
   const session = await currentSession(c);
   const url = new URL(c.req.url);
   // A new tab opened by a desktop client carries the console's cookie; one that a web client's
@@ -93,7 +93,7 @@ consent.get("/", async (c) => {
   const details = await api.describeConsent(request);
   const started = await api.beginConsent(request);
   const target = redirectOrigin(details.redirectUri);
-  setConsoleHeaders(c, { formTargets: target ? [target] : [] });
+  if (target) c.set("formTargets", [target]);
   // The provider's cookie binds the handle to this browser; its other headers are ours already.
   for (const cookie of started.headers.getAll("Set-Cookie")) c.header("Set-Cookie", cookie, { append: true });
   return c.html(
@@ -124,7 +124,6 @@ function staleConsent(c: ConsentContext, error: AuthorizationError) {
 }
 
 consent.post("/", requireSession, limitForm, requireCsrf, async (c) => {
-  setConsoleHeaders(c);
   const api = apiFor(c);
   if (!api) return notOffered(c);
   const session = c.get("session");

@@ -6,5 +6,7 @@ export interface ConsoleEnv {
   Bindings: Env;
   Variables: {
     session: SignedInOperator;
+    /** Origins a page's form answer may redirect to, beside this one (the consent page's client). */
+    formTargets?: readonly string[];
   };
 }

@@ -11,7 +11,7 @@ import { pendingFragment, showPending } from "./pending-pages";
 import { revealInvisibleCharacters } from "./reveal-invisibles";
 import { runsFragment, showRuns } from "./run-list-pages";
 import { showRun } from "./run-pages";
-import { setConsoleHeaders } from "./security-headers";
+import { consoleSecurityHeaders } from "./security-headers";
 import { showSignIn, signIn, signOut } from "./sign-in";
 
 /**
@@ -20,10 +20,7 @@ import { showSignIn, signIn, signOut } from "./sign-in";
  */
 export const operatorConsole = new Hono<ConsoleEnv>();
 
-operatorConsole.use(async (c, next) => {
-  setConsoleHeaders(c);
-  await next();
-});
+operatorConsole.use(consoleSecurityHeaders);
 operatorConsole.use(revealInvisibleCharacters);
 
 operatorConsole.get("/sign-in", showSignIn);

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../http/app-env";
+import { pageSecureHeaders } from "../http/secure-headers";
 import { renderDocsPage, SANDBOX_DEMO_TENANT_KEY, TENANT_KEY_PLACEHOLDER } from "../specs/docs-page";
 import { openApiDocument } from "../specs/openapi";
 
@@ -14,9 +15,12 @@ const requestOrigin = (url: string) => new URL(url).origin;
 
 docs.get("/openapi.json", (c) => c.json(openApiDocument(requestOrigin(c.req.url))));
 
-docs.get("/docs", (c) => {
+// The page loads nothing: a policy that forbids every fetch proves it and costs nothing.
+const docsHeaders = pageSecureHeaders({
+  contentSecurityPolicy: { defaultSrc: ["'none'"], styleSrc: ["'unsafe-inline'"] },
+});
+
+docs.get("/docs", docsHeaders, (c) => {
   const tenantKey = c.env.ENVIRONMENT === "sandbox" ? SANDBOX_DEMO_TENANT_KEY : TENANT_KEY_PLACEHOLDER;
-  // The page loads nothing: a policy that forbids every fetch proves it and costs nothing.
-  c.header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
   return c.html(renderDocsPage(openApiDocument(requestOrigin(c.req.url)), { tenantKey }));
 });

@@ -1,0 +1,97 @@
+// `npm run tools -- check --env production`: what a production deploy must not ship, checked before
+// it ships. The repository's own wrangler.toml and catalog carry placeholders for production by
+// design (example.com URLs, the KV id to replace), so the plain `check` that `npm test` runs leaves
+// them alone; a deployer runs this one (README, "Deploying") and it fails until each is set.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { unstable_readConfig as readConfig } from "wrangler";
+import { parse } from "yaml";
+import {
+  kvNamespaceIdProblem,
+  metricsAccountProblem,
+  placeholderUrlReason,
+  placeholderUrlVars,
+} from "../../src/config/placeholders";
+
+const VARS_AT = "wrangler.toml: env.production.vars";
+const VARS_SITE = "[env.production.vars] of wrangler.toml";
+
+/** The production base URLs catalog/*.yaml declares, each with where it is written. */
+function declaredProductionBases(root: string): { at: string; binding: string; url: string }[] {
+  const folder = join(root, "catalog");
+  let files: string[];
+  try {
+    files = readdirSync(folder).filter((name) => name.endsWith(".yaml"));
+  } catch {
+    return [];
+  }
+  return files.sort().flatMap((file) => {
+    let document: unknown;
+    try {
+      document = parse(readFileSync(join(folder, file), "utf8"));
+    } catch {
+      return []; // reported by the catalog check
+    }
+    const upstreams = (document as { upstreams?: unknown } | null)?.upstreams;
+    if (typeof upstreams !== "object" || upstreams === null) return [];
+    return Object.entries(upstreams).flatMap(([binding, upstream]) => {
+      const url = (upstream as { base?: { production?: unknown } } | null)?.base?.production;
+      return typeof url === "string"
+        ? [{ at: `catalog/${file}: upstreams.${binding}.base.production`, binding, url }]
+        : [];
+    });
+  });
+}
+
+/**
+ * Every placeholder production would ship from `root`: URL vars and METRICS_ACCOUNT_ID of
+ * [env.production.vars], the ids of [[env.production.kv_namespaces]], and the production base URLs
+ * the catalog declares. Each is a sentence located where it is written.
+ */
+export function productionDeploymentProblems(root: string): string[] {
+  const config = readConfig(
+    { config: join(root, "wrangler.toml"), env: "production" },
+    { hideWarnings: true },
+  );
+  const vars = config.vars as Record<string, unknown>;
+  const problems: string[] = [];
+  for (const [name, value] of Object.entries(vars)) {
+    for (const problem of placeholderUrlVars({ [name]: value }, VARS_SITE)) {
+      problems.push(`${VARS_AT}.${name}: ${problem}`);
+    }
+  }
+  const account = metricsAccountProblem(vars.METRICS_ACCOUNT_ID, VARS_SITE);
+  if (account) problems.push(`${VARS_AT}.METRICS_ACCOUNT_ID: ${account}`);
+  for (const kv of config.kv_namespaces) {
+    const problem = kvNamespaceIdProblem(
+      kv.binding,
+      kv.id,
+      "production",
+      "[[env.production.kv_namespaces]] of wrangler.toml",
+    );
+    if (problem) problems.push(`wrangler.toml: env.production.kv_namespaces.${kv.binding}.id: ${problem}`);
+  }
+  for (const { at, binding, url } of declaredProductionBases(root)) {
+    const reason = placeholderUrlReason(url);
+    if (reason) {
+      problems.push(
+        `${at}: upstream ${binding}'s production base URL is "${url}", ${reason}; set it to the https URL of the real server and run \`npm run tools -- compile\``,
+      );
+    }
+  }
+  return problems;
+}
+
+/** The command: prints each problem and says whether production may be deployed. */
+export function runProductionCheck(root: string): boolean {
+  const problems = productionDeploymentProblems(root);
+  for (const problem of problems) console.error(problem);
+  if (problems.length > 0) {
+    console.error(
+      `\n${problems.length} production placeholder${problems.length === 1 ? "" : "s"}: do not deploy until each is set.`,
+    );
+    return false;
+  }
+  console.log("production: no placeholder URL, KV namespace id or account id");
+  return true;
+}
