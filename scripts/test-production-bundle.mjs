@@ -10,7 +10,7 @@
 //
 //   node scripts/test-production-bundle.mjs [--skip-build]
 //
-// Asserts: the bundle is at most 340 KiB gzipped; /healthz answers 200 naming production; a run
+// Asserts: the bundle is at most 350 KiB gzipped; /healthz answers 200 naming production; a run
 // opens for acme; a read goes through; a refund waits for a human, an operator approves it through
 // the API, and the sandbox's admin API shows the refund, once; without a secret, and with the
 // shipped placeholder upstream URLs, it answers 503 naming what to set.
@@ -33,8 +33,9 @@ import { offlineEnv } from "./offline-env.mjs";
 // catalog's effect rules: 8 KiB); 310 KiB until MCP 2026-07-28 (the SDK's per-request handler,
 // discovery and listen router, run handles and tasks: 15 KiB); 325 KiB until governance (approver
 // roles and the two-person rule, escalation, alerts, per-tool limits, residency, tools per task:
-// 10 KiB).
-const MAX_GZIP_BYTES = 340 * 1024;
+// 10 KiB); 340 KiB until approve with edit, free polls, the production placeholder check and
+// hono/secure-headers on every answer (4 KiB).
+const MAX_GZIP_BYTES = 350 * 1024;
 const OUTDIR = join(root, "dist", "production");
 const SANDBOX_BUNDLE = join(root, "dist", "sandbox", "index.js");
 const SECRETS_TEMPLATE = join(root, "secrets.production.example.json");
