@@ -80,7 +80,7 @@ export type OpenedAgentRun =
 /**
  * Opens a run for an agent: the agent profile's namespace and limits (or, with a task key, the run
  * that key opened before), through the same service and the same run-open rate limit as
- * `POST /v1/runs`. A 2025 session's `initialize` and a 2026 client's `start_task` both come here.
+ * `POST /v1/runs`. A 2025 session's `initialize` with a task key and a 2026 client's `start_task` come here.
  */
 export async function openAgentRun(
   env: Env,
