@@ -435,7 +435,7 @@ export const OPERATIONS: readonly Operation[] = [
     tag: "mcp",
     summary: "End an MCP session",
     description:
-      "With an agent key or OAuth token and the session's `Mcp-Session-Id`: ends the session's run. Without a session (a run token's stateless use) there is nothing to end.",
+      "With an agent key or OAuth token and the session's `Mcp-Session-Id`: ends the session's run (a session that never made a tool call has none: 200, nothing ended). Without a session (a run token's stateless use) there is nothing to end.",
     credentials: ["agentKey", "oauth"],
     notEnvelope: "MCP Streamable HTTP: ending a session answers an empty body.",
     responses: {
