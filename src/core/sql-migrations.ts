@@ -22,3 +22,15 @@ export function applyMigrations(sql: SqlStorage, migrations: readonly string[]):
     );
   }
 }
+
+/**
+ * Whether migrations ever ran here: false for a fresh object, whose storage is still empty. Reading
+ * this writes nothing, so an object can answer "nothing here" and leave no storage behind.
+ */
+export function hasSchema(sql: SqlStorage): boolean {
+  return (
+    sql
+      .exec("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
+      .toArray().length > 0
+  );
+}

@@ -14,6 +14,7 @@ import type {
   DecideResult,
   OpenRunAnswer,
   OpenRunInput,
+  SessionState,
 } from "./ledger-api";
 
 /** The RunLedger's RPC surface as the worker uses it. */
@@ -21,7 +22,7 @@ export interface LedgerClient {
   open(input: OpenRunInput): Promise<OpenRunAnswer>;
   status(tenant: string): Promise<RunStatus | null>;
   end(tenant: string): Promise<RunStatus | null>;
-  touchSession(tenant: string, now: number, idleMs: number): Promise<boolean>;
+  touchSession(tenant: string, now: number, idleMs: number): Promise<SessionState>;
   readTrace(tenant: string): Promise<Omit<RunTrace, "next_cursor"> | null>;
   readTracePage(tenant: string, cursor: number, limit: number): Promise<RunTrace | null>;
   call(input: CallInput): Promise<Envelope>;

@@ -21,6 +21,11 @@ export interface OpenRunInput {
   scenario?: ScenarioStep[];
   /** The orchestrator's task this run is for, and the open request as it came (its fields by name). */
   task?: { key: string; request: Record<string, unknown> };
+  /**
+   * Opened under the run id an MCP session reserved at its start (and signed into its session id):
+   * an open of that id that finds the run (a concurrent first call of the same session) gets it back.
+   */
+  reserved?: true;
 }
 
 /**
@@ -31,6 +36,9 @@ export type OpenRunAnswer =
   | { kind: "opened"; status: RunStatus }
   | { kind: "reused"; status: RunStatus }
   | { kind: "conflict"; fields: string[] };
+
+/** What an MCP session's request finds of its run: live, ended, or none (not opened, or gone). */
+export type SessionState = "live" | "ended" | "none";
 
 export interface CallInput extends AgentCallInput {
   /** From the verified run token; the ledger refuses a caller of another tenant. */

@@ -5,6 +5,7 @@ import { resolveSubset, toolRef } from "../catalog/subset";
 import { loadConfig } from "../config/load";
 import { differingFields } from "../core/canonical-json";
 import { newCallId } from "../core/ids";
+import { hasSchema } from "../core/sql-migrations";
 import { claimOf } from "../effects/claim";
 import { type EffectFate, fateOfKey } from "../effects/fate";
 import type { TenantCheck } from "../effects/reasons";
@@ -39,6 +40,7 @@ import type {
   DecideResult,
   OpenRunAnswer,
   OpenRunInput,
+  SessionState,
 } from "./ledger-api";
 import { ResultStore } from "./result-store";
 import { RunDirectory } from "./run-index";
@@ -58,6 +60,8 @@ export class RunLedger extends DurableObject<Env> {
   readonly #stores: tables.LedgerStores;
   readonly #keeping: RunKeeping;
   #run: RunMeta | null = null;
+  /** Whether the schema exists (and is current) here; a fresh object has none until it stores something. */
+  #migrated = false;
   readonly #inflight = new KeysInFlight();
   /** Keys between their tenant-wide claim and the admission's commit, in this instance. */
   readonly #deciding = new KeysDeciding();
@@ -81,9 +85,12 @@ export class RunLedger extends DurableObject<Env> {
       run: () => this.#run,
       sendsInFlight: () => this.#inflight.keys().size,
     });
-    // Nothing may be served before the schema is current and the run is loaded.
+    // Nothing may be served before the schema is current and the run is loaded. A fresh object
+    // stays empty until something is written here (`#schema`): asking after a run that was never
+    // opened (an MCP session's reserved run before its first call) leaves no storage behind.
     void ctx.blockConcurrencyWhile(async () => {
-      this.#stores.run.migrate();
+      if (!hasSchema(sql)) return;
+      this.#schema();
       this.#run = this.#stores.run.readRun();
       // What a crash left undelivered goes out as soon as the object is up (the alarm stored with it
       // would deliver it too); not awaited, so requests are served meanwhile.
@@ -91,11 +98,19 @@ export class RunLedger extends DurableObject<Env> {
     });
   }
 
+  /** Brings the schema up to date, creating it in a fresh object; before any storage is read or written. */
+  #schema(): void {
+    if (this.#migrated) return;
+    this.#stores.run.migrate();
+    this.#migrated = true;
+  }
+
   async open(input: OpenRunInput): Promise<OpenRunAnswer> {
     // Awaited before the run is looked at: between the check and the insert nothing may interleave,
     // so concurrent opens of one task's run find one run.
     const catalogVersion = await catalog.version();
     if (this.#run) return this.#reopen(this.#run, input);
+    this.#schema();
     const now = Date.now();
     const run = newRun(input, loadConfig(this.env).environment, catalogVersion, now);
     this.ctx.storage.transactionSync(() => {
@@ -111,9 +126,16 @@ export class RunLedger extends DurableObject<Env> {
     return { kind: "opened", status: runStatus(run, now) };
   }
 
-  /** An open for a run that exists: only the same task's, with the same request, gets it back. */
+  /**
+   * An open for a run that exists: only the same task's, with the same request, gets it back, or
+   * the same tenant's reserved open of it (its session's run ids are random and signed, so another
+   * open of one is the same session's).
+   */
   #reopen(run: RunMeta, input: OpenRunInput): OpenRunAnswer {
     const task = this.#stores.run.task();
+    if (input.reserved && !input.task && !task && run.tenant === input.tenant) {
+      return { kind: "reused", status: runStatus(run, Date.now()) };
+    }
     if (!task || !input.task || task.key !== input.task.key || run.tenant !== input.tenant) {
       throw new Error("run already exists");
     }
@@ -171,16 +193,18 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   /**
-   * An MCP session's request: whether it may continue, recording its activity when it may. A run
-   * past its deadline or idle longer than `idleMs` is ended here, so an abandoned session holds
-   * nothing open; a closed one just refuses.
+   * An MCP session's request: whether it may continue ("live", its activity recorded), or not
+   * ("ended"), or whether there is no run of the tenant here ("none": not opened yet, or its data
+   * is gone). A run past its deadline or idle longer than `idleMs` is ended here, so an abandoned
+   * session holds nothing open; a closed one just refuses.
    */
-  async touchSession(tenant: string, now: number, idleMs: number): Promise<boolean> {
+  async touchSession(tenant: string, now: number, idleMs: number): Promise<SessionState> {
     const run = this.#ownRun(tenant);
-    if (!run || run.state === "closed") return false;
-    if (recordSessionActivity(this.ctx.storage.kv, run, now, idleMs)) return true;
+    if (!run) return "none";
+    if (run.state === "closed") return "ended";
+    if (recordSessionActivity(this.ctx.storage.kv, run, now, idleMs)) return "live";
     await this.#commit(() => endRun(run, this.#stores.approvals.pending(), now));
-    return false;
+    return "ended";
   }
 
   /** Named readTrace because `trace` is the tail-worker handler name, which RPC reserves. */
@@ -210,6 +234,7 @@ export class RunLedger extends DurableObject<Env> {
    * before). One alarm serves all: it is set to whichever comes first.
    */
   override async alarm(): Promise<void> {
+    if (!this.#migrated) return;
     // Read afresh: the alarm is the one event that may follow a change made below this object.
     const run = this.#stores.run.readRun();
     this.#run = run;
@@ -227,6 +252,7 @@ export class RunLedger extends DurableObject<Env> {
     await this.#directory.deliver(run.tenant);
     if (now >= retainUntil(run)) {
       this.#run = null;
+      this.#migrated = false;
       await this.ctx.storage.deleteAll();
       return;
     }
@@ -241,6 +267,7 @@ export class RunLedger extends DurableObject<Env> {
    * `pipeline/execute.ts`) and settle (`pipeline/settle.ts`, committed here).
    */
   async call(input: CallInput): Promise<Envelope> {
+    this.#schema();
     const envelope = await this.#callOnce(input);
     const wait = input.wait_ms ?? 0;
     const approval = envelope.approval;

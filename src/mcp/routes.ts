@@ -13,7 +13,7 @@ import { loadConfig } from "../config/load";
 import type { AppEnv } from "../http/app-env";
 import { requestContext, respond } from "../http/respond";
 import { catalog } from "../tools";
-import { failure, httpStatusFor } from "../wire/envelope";
+import { type Envelope, failure, httpStatusFor } from "../wire/envelope";
 import { MAX_CALL_BODY_BYTES, OpenRunBodySchema } from "../wire/requests";
 import { serveCurrent } from "./current";
 import {
@@ -23,14 +23,14 @@ import {
   protectedResourceMetadata,
 } from "./protected-resource";
 import { createRunServer, type RunServerContext } from "./server";
-import { endSession, openSession, resumeSession } from "./session";
+import { endSession, openReservedRun, openSession, resumeSession } from "./session";
 
 /**
  * `/mcp` (Streamable HTTP) and the metadata documents that tell clients how to reach it.
  *
  * Two revisions on one endpoint. 2025 clients: a run token is its run on every request; an agent's
- * `initialize` opens a run and answers with an `Mcp-Session-Id` naming it, which every later request
- * of the session carries. 2026-07-28 clients (no sessions) go to `current.ts`: a run token is its run,
+ * `initialize` answers with an `Mcp-Session-Id` naming the session's run, which every later request
+ * of the session carries; the run opens at the session's first `tools/call` (see `session.ts`). 2026-07-28 clients (no sessions) go to `current.ts`: a run token is its run,
  * an agent names its run in every call with the run handle `start_task` minted. Either way each
  * request gets a fresh server, and nothing survives it but what the run's ledger stores, so any
  * isolate can serve the next one.
@@ -78,9 +78,10 @@ mcp.delete(MCP_PATH, async (c) => {
   const principal = await authenticated(c);
   if (principal instanceof Response) return principal;
   if (principal.kind === "run") return methodNotAllowed(c);
-  const claims = await resumeSession(c.env, principal.agent, sessionId);
-  if (!claims) return sessionNotFound(null);
-  await endSession(c.env, claims);
+  const session = await resumeSession(c.env, principal.agent, sessionId);
+  if (!session) return sessionNotFound(null);
+  // A session that never called has no run: ending it ends (and stores) nothing.
+  await endSession(c.env, session.claims);
   return c.body(null, 200);
 });
 
@@ -127,12 +128,14 @@ async function serve(
   c: McpContext,
   claims: RunServerContext["claims"],
   parsedBody?: unknown,
+  openRun?: RunServerContext["openRun"],
 ): Promise<Response> {
   const server = createRunServer({
     env: c.env,
     claims,
     header: (name) => c.req.header(name),
     catalogVersion: await catalog.version(),
+    ...(openRun === undefined ? {} : { openRun }),
   });
   // A JSON answer rather than an SSE stream: there is nothing to stream, a call ends with one result.
   const transport = new WebStandardStreamableHTTPServerTransport({
@@ -150,7 +153,7 @@ const TaskKeySchema = OpenRunBodySchema.shape.task_key;
 
 /**
  * A request with an agent's credential. The body is read here, once, because only `initialize`
- * may come without a session: it opens the run and the answer names it in `Mcp-Session-Id`.
+ * may come without a session: its answer names the session (and its run) in `Mcp-Session-Id`.
  */
 async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Response> {
   const read = await readRequestBody(c.req.raw, MAX_CALL_BODY_BYTES);
@@ -188,9 +191,9 @@ async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Respons
       return response;
     }
     const response = await serve(c, opened.claims, body);
-    // The transport refused the request (headers, a batch): the run it was to open is not wanted,
-    // unless it is a task's run opened before, which lives on for the task's other sessions.
-    if (!response.ok && !opened.reused) {
+    // The transport refused the request (headers, a batch): a run a task key opened for it is not
+    // wanted, unless it was opened before, and lives on for the task's other sessions.
+    if (!response.ok && opened.run === "opened") {
       await endSession(c.env, opened.claims);
       return response;
     }
@@ -203,13 +206,20 @@ async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Respons
     return rpcError(
       400,
       -32000,
-      "Bad Request: no Mcp-Session-Id. Send initialize first: it opens a run for this agent key and answers with the Mcp-Session-Id to send on every later request.",
+      "Bad Request: no Mcp-Session-Id. Send initialize first: it starts a session for this agent key (its run opens at the first tools/call) and answers with the Mcp-Session-Id to send on every later request.",
       id,
     );
   }
-  const claims = await resumeSession(c.env, agent, sessionId);
-  if (!claims) return sessionNotFound(id);
-  return serve(c, claims, body);
+  const session = await resumeSession(c.env, agent, sessionId);
+  if (!session) return sessionNotFound(id);
+  if (session.opened) return serve(c, session.claims, body);
+  // The run is reserved: the first tools/call opens it, once for all the calls of this request.
+  let opening: Promise<Envelope | null> | undefined;
+  const openRun = () => {
+    opening ??= openReservedRun(c.env, agent, session.claims);
+    return opening;
+  };
+  return serve(c, session.claims, body, openRun);
 }
 
 /**

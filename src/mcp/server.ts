@@ -4,6 +4,7 @@ import { readCallBody } from "../door/call-body";
 import { type HeaderReader, handleToolCall } from "../door/entry";
 import type { Env } from "../env";
 import { runSpecs } from "../specs/tool-specs";
+import type { Envelope } from "../wire/envelope";
 import { toCallToolResult } from "./call-result";
 
 /** Everything one MCP request may touch: the run its credential names, and nothing else. */
@@ -14,6 +15,11 @@ export interface RunServerContext {
   /** The HTTP request's headers: the orchestrator's `X-Call-Intent` and `X-Sandbox-Fault`, as on REST. */
   header: HeaderReader;
   catalogVersion: string;
+  /**
+   * For a session whose run is reserved, not open yet: opens it (once, however many calls ask) and
+   * answers null, or the refusal. Only `tools/call` asks: listing and everything else need no run.
+   */
+  openRun?: () => Promise<Envelope | null>;
 }
 
 export const INSTRUCTIONS =
@@ -37,15 +43,19 @@ export function createRunServer(ctx: RunServerContext): Server {
   }));
   // The run comes from the verified credential, never from the request body, and the call takes the
   // same entry as `POST /v1/runs/{id}/calls`: budgets, keys, approvals and trace are a REST run's.
-  server.setRequestHandler("tools/call", async (request) =>
-    toCallToolResult(
+  // A refused open (the run-open rate limit, a profile changed since) is the call's answer, as a
+  // tool error the model reads like any refused call's; nothing ran, and a later call tries again.
+  server.setRequestHandler("tools/call", async (request) => {
+    const refused = (await ctx.openRun?.()) ?? null;
+    if (refused) return toCallToolResult(refused);
+    return toCallToolResult(
       await handleToolCall(
         ctx.env,
         { tenant: ctx.claims.tenant, run: ctx.claims.run, namespace: ctx.claims.ns },
         readCallBody({ tool: request.params.name, args: request.params.arguments ?? {} }),
         ctx.header,
       ),
-    ),
-  );
+    );
+  });
   return server;
 }

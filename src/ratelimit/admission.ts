@@ -82,7 +82,7 @@ export function limiterUnavailable(error: unknown): FailureSpec {
   };
 }
 
-/** Rate limit of opening a run (`POST /v1/runs`, an MCP session), per tenant: one token per run. */
+/** Rate limit of opening a run (`POST /v1/runs`, an MCP session's first call), per tenant: one token per run. */
 export async function admitRunOpen(env: Env, tenant: string): Promise<FailureSpec | null> {
   const settings = rateSettingsOf(env, tenant);
   const bucket = bucketOf("runs_opened", settings);

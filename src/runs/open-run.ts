@@ -11,6 +11,7 @@ import { RETENTION_MS } from "../ledger/run-ledger";
 import { grantedTools } from "../pipeline/grants";
 import { admitRunOpen } from "../ratelimit/admission";
 import { acceptScenario } from "../scenarios/accept";
+import type { ScenarioStep } from "../scenarios/scenario";
 import { toolSpecsFor } from "../specs/tool-specs";
 import { catalog } from "../tools";
 import { type Envelope, failure, type Problem, success } from "../wire/envelope";
@@ -46,21 +47,39 @@ export type OpenRunResult =
   | { ok: false; envelope: Envelope };
 
 /**
- * Opens a run, for `POST /v1/runs` and for an MCP session's `initialize` alike, under the tenant's
- * limit on opening runs (checked once the request is valid, and not for a task's existing run). A tenant key may
- * open a run in any of the tenant's namespaces with limits under its ceilings; an agent key only in
- * its profile's namespace, with the profile's limits (a request may ask for less, never more).
+ * Where a run an MCP session reserved at its start is opened: under the id its session id names,
+ * ending no later than the session's deadline (epoch ms), so the run never outlives its session.
  */
-export async function openRunFor(
-  env: Env,
-  opener: RunOpener,
-  request: OpenRunRequest,
-): Promise<OpenRunResult> {
+export interface ReservedRun {
+  run_id: string;
+  ends_by: number;
+}
+
+/** An open checked and resolved, before anything is spent or stored. */
+export interface PlannedOpen {
+  tenant: string;
+  namespace: string;
+  limits: RunLimits;
+  repeat_threshold: number;
+  scenario: ScenarioStep[];
+  /** The subset it opens with, as refs; null: its whole namespace. */
+  tools: string[] | null;
+  reach: string[];
+}
+
+export type PlanResult = { ok: true; plan: PlannedOpen } | { ok: false; envelope: Envelope };
+
+/**
+ * Checks an open and resolves what it would open (namespace, subset, limits, scenario) without
+ * spending a run-open token or storing anything: what `openRunFor` opens, and what an MCP session's
+ * `initialize` names before its first call opens the run.
+ */
+export function planRunOpen(env: Env, opener: RunOpener, request: OpenRunRequest): PlanResult {
   const config = loadConfig(env);
   const tenantId = opener.kind === "tenant" ? opener.tenant : opener.agent.tenant;
   const tenant = config.tenants[tenantId];
   const ctx = requestContext(env);
-  const refuse = (envelope: Envelope): OpenRunResult => ({ ok: false, envelope });
+  const refuse = (envelope: Envelope): PlanResult => ({ ok: false, envelope });
   const subset = tenant ? openedSubset(opener, tenant.namespaces, request.tools) : null;
   if (subset && !subset.ok) {
     return refuse(
@@ -126,24 +145,68 @@ export async function openRunFor(
       failure(ctx, { code: "validation_error", message: scenario.message, problems: scenario.problems }),
     );
   }
-  const runId = request.task_key === undefined ? newRunId() : await taskRunId(tenantId, request.task_key);
+  return {
+    ok: true,
+    plan: {
+      tenant: tenantId,
+      namespace,
+      limits: limits.limits,
+      repeat_threshold: tenant.repeat_threshold,
+      scenario: scenario.value,
+      tools: refs,
+      reach: subset?.reach ?? [namespace],
+    },
+  };
+}
+
+/**
+ * Opens a run, for `POST /v1/runs` and for an MCP session alike (at `initialize` with a task key,
+ * else at its first `tools/call`, under the run id its session reserved), under the tenant's limit
+ * on opening runs (checked once the request is valid, and not for a run that exists). A tenant key
+ * may open a run in any of the tenant's namespaces with limits under its ceilings; an agent key
+ * only in its profile's namespace, with the profile's limits (a request may ask for less, never more).
+ */
+export async function openRunFor(
+  env: Env,
+  opener: RunOpener,
+  request: OpenRunRequest,
+  reserved?: ReservedRun,
+): Promise<OpenRunResult> {
+  const planned = planRunOpen(env, opener, request);
+  if (!planned.ok) return planned;
+  const { plan } = planned;
+  const config = loadConfig(env);
+  const ctx = requestContext(env);
+  const refuse = (envelope: Envelope): OpenRunResult => ({ ok: false, envelope });
+  const tenantId = plan.tenant;
+  const namespace = plan.namespace;
+  const refs = plan.tools;
+  const limits = reserved === undefined ? plan.limits : endingBy(plan.limits, reserved.ends_by);
+  const runId =
+    reserved?.run_id ??
+    (request.task_key === undefined ? newRunId() : await taskRunId(tenantId, request.task_key));
   const ledger = ledgerFor(env, tenantId, runId);
-  // A task's run that exists is answered again without a run-open token: a retry opens nothing, so
-  // the limit on opening runs never refuses it. Only a new run spends one.
-  const exists = request.task_key !== undefined && (await ledger.status(tenantId)) !== null;
+  // A task's run (or a session's reserved run) that exists is answered again without a run-open
+  // token: a retry opens nothing, so the limit on opening runs never refuses it. Only a new run
+  // spends one. Opens racing past this check may each spend one; the ledger still opens one run.
+  const reusable = request.task_key !== undefined || reserved !== undefined;
+  const exists = reusable && (await ledger.status(tenantId)) !== null;
   if (!exists) {
     const limited = await admitRunOpen(env, tenantId);
-    if (limited) return refuse(failure(ctx, limited));
+    // Refused while a concurrent open of the same run got through: that run is the answer.
+    if (limited && !(reusable && (await ledger.status(tenantId)) !== null))
+      return refuse(failure(ctx, limited));
   }
   const answer = await ledger.open({
     tenant: tenantId,
     run_id: runId,
     namespace,
-    limits: limits.limits,
-    repeat_threshold: tenant.repeat_threshold,
-    scenario: scenario.value,
+    limits,
+    repeat_threshold: plan.repeat_threshold,
+    scenario: plan.scenario,
     tools: refs,
-    reach: subset?.reach ?? [namespace],
+    reach: plan.reach,
+    ...(reserved === undefined ? {} : { reserved: true }),
     ...(request.task_key === undefined
       ? {}
       : {
@@ -192,13 +255,19 @@ export async function openRunFor(
     expires_at: new Date(expiresAt).toISOString(),
     retained_until: new Date(Date.parse(status.deadline_at) + RETENTION_MS).toISOString(),
     ...rest,
-    ...(request.scenario === undefined ? {} : { scenario: scenario.value }),
+    ...(request.scenario === undefined ? {} : { scenario: plan.scenario }),
     ...(request.task_key === undefined
       ? {}
       : { task_key: request.task_key, reused: answer.kind === "reused" }),
-    tools: await toolSpecsFor({ namespace, tools: refs, reach: subset?.reach ?? [namespace] }),
+    tools: await toolSpecsFor({ namespace, tools: refs, reach: plan.reach }),
   };
   return { ok: true, envelope: success(ctx, opened), opened, reused: answer.kind === "reused", tools: refs };
+}
+
+/** The limits, with the deadline moved in so the run ends no later than `endsBy` (at least 1 s from now). */
+function endingBy(limits: RunLimits, endsBy: number): RunLimits {
+  const left = Math.max(1, Math.floor((endsBy - Date.now()) / 1000));
+  return { ...limits, deadline_s: Math.min(limits.deadline_s, left) };
 }
 
 /**

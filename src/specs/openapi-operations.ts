@@ -392,7 +392,7 @@ export const OPERATIONS: readonly Operation[] = [
     tag: "mcp",
     summary: "MCP Streamable HTTP endpoint",
     description:
-      "JSON-RPC 2.0 over Streamable HTTP, JSON answers. With a run token: stateless, every request is a call in that run. With an agent key or an OAuth access token: `initialize` opens a run with the agent profile and answers with an `Mcp-Session-Id`, which every later request of the session sends (with the same key or token); an unknown, ended, idle or past-deadline session answers 404 so the client initializes again. `tools/list` lists the run's namespace; `tools/call` runs the same pipeline as POST /v1/runs/{run_id}/calls and returns the envelope as `structuredContent` (`isError: true` unless the outcome is success). Protocol errors are JSON-RPC errors.",
+      "JSON-RPC 2.0 over Streamable HTTP, JSON answers. With a run token: stateless, every request is a call in that run. With an agent key or an OAuth access token: `initialize` answers with an `Mcp-Session-Id` naming the session's run, which every later request of the session sends (with the same key or token); the run opens with the agent profile at the session's first `tools/call` (listing needs no run); an unknown, ended, idle or past-deadline session answers 404 so the client initializes again. `tools/list` lists the run's namespace; `tools/call` runs the same pipeline as POST /v1/runs/{run_id}/calls and returns the envelope as `structuredContent` (`isError: true` unless the outcome is success). Protocol errors are JSON-RPC errors.",
     credentials: ["runToken", "agentKey", "oauth"],
     notEnvelope: "MCP Streamable HTTP: JSON-RPC messages, as the MCP specification defines them.",
     body: { schema: "JsonRpcMessage", description: "One JSON-RPC request or notification." },
@@ -435,7 +435,7 @@ export const OPERATIONS: readonly Operation[] = [
     tag: "mcp",
     summary: "End an MCP session",
     description:
-      "With an agent key or OAuth token and the session's `Mcp-Session-Id`: ends the session's run. Without a session (a run token's stateless use) there is nothing to end.",
+      "With an agent key or OAuth token and the session's `Mcp-Session-Id`: ends the session's run (a session that never made a tool call has none: 200, nothing ended). Without a session (a run token's stateless use) there is nothing to end.",
     credentials: ["agentKey", "oauth"],
     notEnvelope: "MCP Streamable HTTP: ending a session answers an empty body.",
     responses: {

@@ -31,6 +31,13 @@ async function openSession(key: string = AGENT_KEYS.acme, client?: Client): Prom
   return { client: connected, transport, id, run: claims.run, tenant: claims.tenant };
 }
 
+/** A session that has made its first call, so its run is open (a session's run opens at its first tools/call). */
+async function openWorkingSession(key: string = AGENT_KEYS.acme, order = "A1002"): Promise<Session> {
+  const session = await openSession(key);
+  expect(envelopeOf(await session.client.callTool(lookup(order))).outcome).toBe("success");
+  return session;
+}
+
 function ledgerOf(session: Session) {
   return env.RUN_LEDGER.get(
     env.RUN_LEDGER.idFromName(`${session.tenant}/${session.run}`),
@@ -123,8 +130,8 @@ describe("one MCP session of an agent key is one run", () => {
 
 describe("a session that is not this agent's, or no longer live, is 404", () => {
   it("answers a forged, foreign, malformed or run-token session id with 404 and leaves the owner's run alone", async () => {
-    const acme = await openSession(AGENT_KEYS.acme);
-    const globex = await openSession(AGENT_KEYS.globex);
+    const acme = await openWorkingSession(AGENT_KEYS.acme);
+    const globex = await openWorkingSession(AGENT_KEYS.globex, "B2001");
     const run = await openRun("acme");
     const forged = [
       `${acme.id.slice(0, -4)}AAAA`,
@@ -147,7 +154,7 @@ describe("a session that is not this agent's, or no longer live, is 404", () => 
   });
 
   it("refuses a session whose run passed its deadline, and closes the run", async () => {
-    const session = await openSession();
+    const session = await openWorkingSession();
     const stub = ledgerOf(session);
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec("UPDATE run SET deadline_at = ?", Date.now() - 1_000);
@@ -173,7 +180,7 @@ describe("a session that is not this agent's, or no longer live, is 404", () => 
   });
 
   it("keeps a session alive while it is used within the idle limit", async () => {
-    const session = await openSession();
+    const session = await openWorkingSession();
     await runInDurableObject(ledgerOf(session), (_instance, state) => {
       state.storage.kv.put(SESSION_ACTIVITY_KEY, Date.now() - SESSION_IDLE_MS + 60_000);
     });
@@ -186,7 +193,7 @@ describe("a session that is not this agent's, or no longer live, is 404", () => 
   });
 
   it("answers a repeated DELETE of a session with 404", async () => {
-    const session = await openSession();
+    const session = await openWorkingSession();
     const remove = () =>
       workerFetch(MCP_URL, {
         method: "DELETE",
@@ -206,7 +213,7 @@ describe("what a session needs on every request", () => {
   });
 
   it("refuses a session id without the agent's credential, or with a bad one, as 401 with the challenge", async () => {
-    const session = await openSession();
+    const session = await openWorkingSession();
     const challenge =
       'Bearer resource_metadata="https://proxy.test/.well-known/oauth-protected-resource/mcp"';
     for (const headers of [{}, bearer("acme-agent-key-wrong")]) {
