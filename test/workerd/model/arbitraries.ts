@@ -5,6 +5,7 @@ import {
   CallAcrossRestartCommand,
   DecideCommand,
   type DecisionKind,
+  EditedRefundCommand,
   EndRunCommand,
   LostAnswerResendCommand,
   type ModelCommand,
@@ -317,6 +318,32 @@ const twoPersonRefund = fc
     return new TwoPersonRefundCommand(call, kind, restartsAfter);
   });
 
+/**
+ * acme's refund (every one waits for a human there), lowered by an operator before approving, then
+ * resent by the agent as it asked it.
+ */
+const editedRefund = fc
+  .record({
+    order: orderIndex,
+    amount: fc.constantFrom(...AMOUNTS.acme),
+    keyOrder: fc.nat(5),
+    door,
+    resends: fc.integer({ min: 1, max: 3 }),
+    restartsAfter,
+  })
+  .map(({ order, amount, keyOrder, door, resends, restartsAfter }) => {
+    const args = { order_id: ORDERS.acme[order], amount_cents: amount, reason: "user_cancel" };
+    const call: AgentCall = {
+      run: "acme",
+      tool: "issue_refund",
+      args: reorderKeys(args, keyOrder),
+      intent: null,
+      door,
+      fault: null,
+    };
+    return new EditedRefundCommand(call, resends, restartsAfter);
+  });
+
 const armedFault = fc
   .record({
     run: runName,
@@ -382,6 +409,7 @@ export const modelCommand: fc.Arbitrary<ModelCommand> = fc.oneof(
   { weight: 3, arbitrary: burst },
   { weight: 6, arbitrary: decision },
   { weight: 2, arbitrary: twoPersonRefund },
+  { weight: 2, arbitrary: editedRefund },
   { weight: 2, arbitrary: armedFault },
   { weight: 1, arbitrary: restart },
   { weight: 1, arbitrary: callAcrossRestart },

@@ -555,6 +555,43 @@ export class TwoPersonRefundCommand implements ModelCommand {
 }
 
 /**
+ * An agent asks for a refund that waits for a human, an operator lowers its amount and approves it
+ * at once (a second operator too, where two must), and the agent resends the call as it asked it,
+ * `resends` times: each resend must be answered with the edited call, and the call as asked must
+ * never reach the upstream (rule 12, checked with the sandbox's records after every step).
+ */
+export class EditedRefundCommand implements ModelCommand {
+  readonly #ask: AgentCallCommand;
+
+  constructor(
+    readonly call: AgentCall,
+    readonly resends: number,
+    readonly restartsAfter: boolean,
+  ) {
+    this.#ask = new AgentCallCommand(call, [call.door]);
+  }
+
+  check(model: Readonly<ReferenceModel>): boolean {
+    return this.#ask.check(model);
+  }
+
+  async run(model: ReferenceModel, world: RealWorld): Promise<void> {
+    await this.#ask.run(model, world);
+    const run = runOf(model, this.call.run);
+    const keySig = keySigOf(this.call);
+    const pick = [...run.approvals.values()].findIndex((approval) => approval.keySig === keySig);
+    if (pick < 0) return;
+    await new DecideCommand(run.name, pick, "approve with edit", true, this.restartsAfter).run(model, world);
+    for (let resend = 0; resend < this.resends; resend++) await this.#ask.run(model, world);
+  }
+
+  toString(): string {
+    const restart = this.restartsAfter ? ", the run's ledger restarting after the decision" : "";
+    return `${this.#ask.toString()}; then at once an operator lowers its amount and approves it${restart}; the agent resends it ${this.resends} time(s)`;
+  }
+}
+
+/**
  * An answer that shows the approval edited: the call stands for the edited arguments from now on,
  * under the edited call's key (the agent's resend is answered with it).
  */
