@@ -137,14 +137,26 @@ async function serve(
     catalogVersion: await catalog.version(),
     ...(openRun === undefined ? {} : { openRun }),
   });
-  // A JSON answer rather than an SSE stream: there is nothing to stream, a call ends with one result.
+  // A JSON answer, unless a call asks for progress (it may wait for an approval's decision): then an
+  // SSE stream carries the progress notification and the result.
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
-    enableJsonResponse: true,
+    enableJsonResponse: !asksForProgress(parsedBody),
     maxRequestBodySize: MAX_CALL_BODY_BYTES,
   });
   await server.connect(transport);
   return transport.handleRequest(c.req.raw, parsedBody === undefined ? undefined : { parsedBody });
+}
+
+/** Whether a request (or a batch) holds a `tools/call` with a progress token in its `_meta`. */
+function asksForProgress(body: unknown): boolean {
+  const one = (message: unknown): boolean => {
+    if (typeof message !== "object" || message === null || !("method" in message)) return false;
+    if (message.method !== "tools/call" || !("params" in message)) return false;
+    const params = message.params as { _meta?: { progressToken?: unknown } } | null;
+    return params?._meta?.progressToken !== undefined;
+  };
+  return Array.isArray(body) ? body.some(one) : one(body);
 }
 
 /** The header an agent's MCP session names its orchestrator's task in, as `task_key` of POST /v1/runs. */

@@ -2,6 +2,7 @@ import { Server } from "@modelcontextprotocol/server";
 import type { RunTokenClaims } from "../auth/run-token";
 import { readCallBody } from "../door/call-body";
 import { type HeaderReader, handleToolCall } from "../door/entry";
+import { MAX_WAIT_S } from "../door/prefer-wait";
 import type { Env } from "../env";
 import { runSpecs } from "../specs/tool-specs";
 import type { Envelope } from "../wire/envelope";
@@ -45,17 +46,31 @@ export function createRunServer(ctx: RunServerContext): Server {
   // same entry as `POST /v1/runs/{id}/calls`: budgets, keys, approvals and trace are a REST run's.
   // A refused open (the run-open rate limit, a profile changed since) is the call's answer, as a
   // tool error the model reads like any refused call's; nothing ran, and a later call tries again.
-  server.setRequestHandler("tools/call", async (request) => {
+  server.setRequestHandler("tools/call", async (request, call) => {
     const refused = (await ctx.openRun?.()) ?? null;
     if (refused) return toCallToolResult(refused);
-    return toCallToolResult(
-      await handleToolCall(
-        ctx.env,
-        { tenant: ctx.claims.tenant, run: ctx.claims.run, namespace: ctx.claims.ns },
-        readCallBody({ tool: request.params.name, args: request.params.arguments ?? {} }),
-        ctx.header,
-      ),
-    );
+    const caller = { tenant: ctx.claims.tenant, run: ctx.claims.run, namespace: ctx.claims.ns };
+    const body = readCallBody({ tool: request.params.name, args: request.params.arguments ?? {} });
+    const answer = await handleToolCall(ctx.env, caller, body, ctx.header);
+    // A client that sent a progress token may wait for a pending approval's decision instead of
+    // polling (the 2025 revisions' way; 2026-07-28 clients wait through the tasks extension): it is
+    // told what it waits for, then the identical call waits for the decision as `Prefer: wait` does.
+    const token = call.mcpReq._meta?.progressToken;
+    const approval = answer.approval;
+    if (token === undefined || answer.error?.code !== "approval_required" || approval?.state !== "pending") {
+      return toCallToolResult(answer);
+    }
+    await call.mcpReq.notify({
+      method: "notifications/progress",
+      params: {
+        progressToken: token,
+        progress: 0,
+        message: `Approval ${approval.id} is waiting for a human; this request waits up to ${MAX_WAIT_S} s for the decision.`,
+      },
+    });
+    const waitForDecision: HeaderReader = (name) =>
+      name.toLowerCase() === "prefer" ? `wait=${MAX_WAIT_S}` : ctx.header(name);
+    return toCallToolResult(await handleToolCall(ctx.env, caller, body, waitForDecision));
   });
   return server;
 }
