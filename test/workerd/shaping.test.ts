@@ -197,7 +197,7 @@ describe("output shaping", () => {
     const viaTool = await callTool(run, "read_result_page", { handle: data.handle, cursor: 1 });
     expect(viaTool.body.outcome).toBe("success");
     expect((viaTool.body.data as { cursor: number }).cursor).toBe(1);
-  });
+  }, 120_000); // 2 MB through the pipeline and back: slow when the machine is busy, never a wait.
 
   it("keeps handles inside their run", async () => {
     const owner = await openRun("initech");

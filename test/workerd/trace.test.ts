@@ -156,7 +156,7 @@ describe("the run's trace", () => {
       resourceSpans: Array<{ scopeSpans: Array<{ spans: unknown[] }> }>;
     };
     expect(otlp.resourceSpans[0]?.scopeSpans[0]?.spans).toHaveLength(calls);
-  });
+  }, 120_000); // a long run written and streamed twice: slow when the machine is busy, never a wait.
 
   it.each([
     ["a cursor that is not one", "?cursor=abc", "query.cursor"],
