@@ -13,6 +13,7 @@ import { displayArgs } from "../display-args";
 import type { DraftPreview } from "../draft-preview";
 import { type EditField, type EditState, formValuesOf } from "../edit-form";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
+import { plural } from "../plural";
 import { DecidedBy } from "./approval-table";
 import { ArgsList } from "./args-list";
 import { EditApproveForm } from "./edit-approve-form";
@@ -456,9 +457,7 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
             <a href={runHref}>
               <code>{approval.run_id}</code>
             </a>
-            {props.run
-              ? ` · ${props.run.state} · ${props.traceLength} ${props.traceLength === 1 ? "call" : "calls"} so far`
-              : null}
+            {props.run ? ` · ${props.run.state} · ${plural(props.traceLength, "call")} so far` : null}
           </dd>
           <dt>Requested</dt>
           <dd>

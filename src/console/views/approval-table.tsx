@@ -3,6 +3,7 @@ import type { FC } from "hono/jsx";
 import type { ApprovalSummary } from "../../approvals/model";
 import { displayArgs } from "../display-args";
 import { formatAge, formatTimestamp } from "../format";
+import { plural } from "../plural";
 import { ApprovalProgress } from "./approval-progress";
 import { ArgsList } from "./args-list";
 import { Badge } from "./layout";
@@ -40,9 +41,7 @@ export const ApprovalTable: FC<{ approvals: ApprovalSummary[]; now: number; with
   withRun,
 }) => (
   <table class="stack">
-    <caption>
-      {approvals.length} {approvals.length === 1 ? "approval" : "approvals"}, newest first
-    </caption>
+    <caption>{plural(approvals.length, "approval")}, newest first</caption>
     <thead>
       <tr>
         <th scope="col">Tool</th>

@@ -3,6 +3,7 @@ import type { FC } from "hono/jsx";
 import type { ApprovalListItem } from "../../wire/approval";
 import { displayArgs } from "../display-args";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
+import { plural } from "../plural";
 import { ApprovalProgress } from "./approval-progress";
 import { ArgsList } from "./args-list";
 import { Badge } from "./layout";
@@ -27,9 +28,7 @@ export const PendingList: FC<PendingListProps> = ({ approvals, more, now, live }
       <p class="card empty">No approvals are waiting.</p>
     ) : (
       <table class="stack">
-        <caption>
-          {approvals.length} pending {approvals.length === 1 ? "approval" : "approvals"}, newest first
-        </caption>
+        <caption>{plural(approvals.length, "pending approval")}, newest first</caption>
         <thead>
           <tr>
             <th scope="col">Tool</th>

@@ -7,6 +7,7 @@ import type { RunStatus } from "../../wire/run-status";
 import type { TraceEntry } from "../../wire/trace-entry";
 import { displayArgs } from "../display-args";
 import { formatLatency, formatSpan, formatTimestamp } from "../format";
+import { plural } from "../plural";
 import { ApprovalTable } from "./approval-table";
 import { ArgsList } from "./args-list";
 import { EditSummary } from "./edit-summary";
@@ -32,17 +33,36 @@ export function executedByOperator(entry: TraceEntry): boolean {
   return entry.actor.startsWith("operator:");
 }
 
-const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+/**
+ * Answers by which the upstream said it did nothing (the arguments, credentials or record were
+ * refused, a conflict, or a rate limit): such an attempt of a write is not an effect.
+ */
+const REFUSED_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 404, 409, 422, 429]);
 
 /**
  * The upstream requests of a call, effects apart from checks: "1 effect · 1 check". A check is the
- * postcondition's read after a claimed success, not another try of the effect.
+ * postcondition's read after a claimed success, not another try of the effect. A read's requests
+ * are reads, never effects ("read", or "read, 3 attempts" after retries); a write's attempt the
+ * upstream refused (429, 4xx) did nothing: "no effect (1 attempt refused)".
  */
 export function attemptCounts(entry: TraceEntry): string {
   const checks = entry.upstream_attempts.filter((attempt) => attempt.purpose === "check").length;
-  const effects = entry.upstream_attempts.length - checks;
-  const parts = [count(effects, "effect", "effects")];
-  if (checks > 0) parts.push(count(checks, "check", "checks"));
+  const attempts = entry.upstream_attempts.filter((attempt) => attempt.purpose !== "check");
+  const parts: string[] = [];
+  if (entry.side_effect === "read") {
+    parts.push(attempts.length > 1 ? `read, ${plural(attempts.length, "attempt")}` : "read");
+  } else {
+    const refused = attempts.filter(
+      (attempt) => attempt.upstream_status !== null && REFUSED_STATUSES.has(attempt.upstream_status),
+    ).length;
+    const effects = attempts.length - refused;
+    if (effects > 0) parts.push(plural(effects, "effect"));
+    if (refused > 0) {
+      const told = `${plural(refused, "attempt")} refused`;
+      parts.push(effects > 0 ? told : `no effect (${told})`);
+    }
+  }
+  if (checks > 0) parts.push(plural(checks, "check"));
   return parts.join(" · ");
 }
 
@@ -184,13 +204,14 @@ export const RunPage: FC<RunPageProps> = ({
       <h2 id="budget-heading">Budget left</h2>
       <ul class="budget" aria-labelledby="budget-heading">
         <li>
-          <strong>{run.budget.calls_left}</strong> of {run.limits.max_calls} calls
+          <strong>{run.budget.calls_left}</strong> of {plural(run.limits.max_calls, "call")}
         </li>
         <li>
-          <strong>{run.budget.writes_left}</strong> of {run.limits.max_writes} writes
+          <strong>{run.budget.writes_left}</strong> of {plural(run.limits.max_writes, "write")}
         </li>
         <li>
-          <strong>{run.budget.destructive_left}</strong> of {run.limits.max_destructive} destructive
+          <strong>{run.budget.destructive_left}</strong> of{" "}
+          {plural(run.limits.max_destructive, "destructive call")}
         </li>
         <li>
           <strong>{formatSpan(run.budget.deadline_ms_left)}</strong> to the deadline
