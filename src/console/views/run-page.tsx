@@ -5,7 +5,7 @@ import type { SignedInOperator } from "../../auth/principal";
 import type { EnvironmentName } from "../../wire/envelope";
 import type { RunStatus } from "../../wire/run-status";
 import type { TraceEntry } from "../../wire/trace-entry";
-import { displayArgs } from "../display-args";
+import { displayArgs, type ToolValues } from "../display-args";
 import { formatLatency, formatSpan, formatTimestamp } from "../format";
 import { plural } from "../plural";
 import { ApprovalTable } from "./approval-table";
@@ -23,6 +23,8 @@ export interface RunPageProps {
   /** The run's approvals, from the tenant's directory, newest first. */
   approvals: ApprovalSummary[];
   now: number;
+  /** The money fields of the run's namespace: amounts read in their currency. */
+  money: ToolValues;
 }
 
 /** The widest latency bar, in rem; the slowest call of the run fills it. */
@@ -107,7 +109,8 @@ const Entry: FC<{
   openedAt: number;
   slowest: number;
   names: ReadonlyMap<string, string>;
-}> = ({ entry, openedAt, slowest, names }) => {
+  money: ToolValues;
+}> = ({ entry, openedAt, slowest, names, money }) => {
   const byOperator = executedByOperator(entry);
   const bar = entry.latency_ms !== null && slowest > 0 ? (entry.latency_ms / slowest) * BAR_REM : 0;
   return (
@@ -149,13 +152,13 @@ const Entry: FC<{
         <dd>{upstreamSummary(entry)}</dd>
         <dt>Arguments</dt>
         <dd>
-          <ArgsList args={displayArgs(entry.tool, entry.args)} short />
+          <ArgsList args={displayArgs(entry.tool, entry.args, money)} short />
         </dd>
         {entry.edit ? (
           <>
             <dt>Edited before approval</dt>
             <dd class="trace-edit">
-              <EditSummary tool={entry.tool} edit={entry.edit} approved={entry.args} />
+              <EditSummary tool={entry.tool} edit={entry.edit} approved={entry.args} money={money} />
             </dd>
           </>
         ) : null}
@@ -180,6 +183,7 @@ export const RunPage: FC<RunPageProps> = ({
   nextCursor,
   approvals,
   now,
+  money,
 }) => {
   const openedAt = Date.parse(run.created_at);
   const slowest = Math.max(0, ...entries.map((entry) => entry.latency_ms ?? 0));
@@ -220,7 +224,7 @@ export const RunPage: FC<RunPageProps> = ({
       {approvals.length > 0 ? (
         <>
           <h2>Approvals</h2>
-          <ApprovalTable approvals={approvals} now={now} withRun={false} />
+          <ApprovalTable approvals={approvals} now={now} withRun={false} money={money} />
         </>
       ) : null}
       <h2 id="trace-heading">Calls</h2>
@@ -229,7 +233,7 @@ export const RunPage: FC<RunPageProps> = ({
       ) : (
         <ol class="timeline" aria-labelledby="trace-heading">
           {entries.map((entry) => (
-            <Entry entry={entry} openedAt={openedAt} slowest={slowest} names={names} />
+            <Entry entry={entry} openedAt={openedAt} slowest={slowest} names={names} money={money} />
           ))}
         </ol>
       )}
