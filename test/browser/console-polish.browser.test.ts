@@ -81,7 +81,7 @@ describe("the console's polish in a real browser", () => {
     await context.close();
   });
 
-  it("calls a read a read and a rate-limited write no effect, with the right plurals", async () => {
+  it("calls a read a read, and a write the upstream answered 429 no effect", async () => {
     const { browser, proxy } = stack();
     const reader = await agentRun();
     expect((await reader.call("lookup_order", { order_id: "A1001" })).outcome).toBe("success");
@@ -103,12 +103,17 @@ describe("the console's polish in a real browser", () => {
     expect(read).not.toContain("effect");
     await page.screenshot({ path: screenshotPath("console-run-read.png"), fullPage: true });
 
-    await signIn(page, "globex-operator-key");
-    await page.goto(`/console/runs/${writer.id}`);
-    const refused = (await page.locator("ol.timeline > li").first().textContent()) ?? "";
+    await context.close();
+
+    // The writer's run belongs to globex: its operator reads it in a session of their own.
+    const globex = await browser.newContext({ baseURL: proxy.url, viewport: { width: 1280, height: 900 } });
+    const globexPage = await globex.newPage();
+    await signIn(globexPage, "globex-operator-key");
+    await globexPage.goto(`/console/runs/${writer.id}`);
+    const refused = (await globexPage.locator("ol.timeline > li").first().textContent()) ?? "";
     expect(refused).toContain("HTTP 429 · no effect (1 attempt refused)");
     expect(refused).not.toContain("1 effect");
-    await context.close();
+    await globex.close();
   });
 
   it("says 'no baseline yet' on a first day of health, in the singular where it counts one", async () => {
