@@ -14,6 +14,7 @@ import { parseDecisionForm } from "./decision-form";
 import { draftPreview } from "./draft-preview";
 import { argsFromForm, type EditState, editFieldsOf } from "./edit-form";
 import { messagePage } from "./guards";
+import { tenantToolValues, toolValuesOf } from "./tool-values";
 import { ApprovalPage } from "./views/approval-page";
 
 /** Approval ids are `apr_` and hex; anything else is not looked up, so junk never wakes a Durable Object. */
@@ -58,6 +59,9 @@ async function renderApproval(
       run={found.run}
       traceLength={found.trace.length}
       now={Date.now()}
+      money={
+        found.tool_namespace ? toolValuesOf([found.tool_namespace]) : tenantToolValues(c.env, session.tenant)
+      }
       decided={opts.decided ?? false}
       error={opts.error}
       draft={draft}

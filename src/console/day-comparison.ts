@@ -13,7 +13,12 @@ export interface ComparedMeasure {
 export interface DayComparison {
   namespace: string;
   measures: ComparedMeasure[];
-  /** The labels of the measures that got worse. */
+  /**
+   * Whether yesterday had any data to compare with: without it nothing is judged worse (a loop today
+   * against an empty yesterday is "no baseline yet", not "worse than yesterday").
+   */
+  baseline: boolean;
+  /** The labels of the measures that got worse; empty without a baseline. */
   worse: string[];
 }
 
@@ -41,11 +46,13 @@ const rate = (part: number, whole: number) => (whole > 0 ? part / whole : null);
 
 /**
  * Today against yesterday for one namespace: the buckets from `split` on are today, those before
- * it yesterday. A rate compares only when both days had calls; a count got worse when it grew.
+ * it yesterday. Only a yesterday with data is a baseline: without one nothing is judged. A rate
+ * compares only when both days had calls; a count got worse when it grew.
  */
 export function compareDays(series: MetricSeries, split: number): DayComparison {
   const yesterday = sum(series.points.filter((point) => Date.parse(point.t) < split));
   const today = sum(series.points.filter((point) => Date.parse(point.t) >= split));
+  const baseline = Object.values(yesterday).some((total) => total > 0);
   const rates = (
     label: string,
     y: number | null,
@@ -56,14 +63,14 @@ export function compareDays(series: MetricSeries, split: number): DayComparison 
     yesterday: y,
     today: t,
     kind: "rate",
-    worse: y !== null && t !== null && (higherIsWorse ? t > y : t < y),
+    worse: baseline && y !== null && t !== null && (higherIsWorse ? t > y : t < y),
   });
   const counts = (label: string, y: number, t: number, judged: boolean): ComparedMeasure => ({
     label,
     yesterday: y,
     today: t,
     kind: "count",
-    worse: judged && t > y,
+    worse: baseline && judged && t > y,
   });
   const measures = [
     counts("Calls", yesterday.calls, today.calls, false),
@@ -85,6 +92,7 @@ export function compareDays(series: MetricSeries, split: number): DayComparison 
   return {
     namespace: series.namespace,
     measures,
+    baseline,
     worse: measures.filter((measure) => measure.worse).map((measure) => measure.label),
   };
 }

@@ -7,6 +7,7 @@ import { APPROVAL_LIST_STATES } from "../wire/approval-answers";
 import type { ConsoleEnv } from "./console-env";
 import { filterValues, hrefWith, parseFilters } from "./list-query";
 import { tenantToolNames } from "./tenant-tools";
+import { tenantToolValues } from "./tool-values";
 import { HistoryPage } from "./views/history-page";
 
 const PATH = "/console/approvals";
@@ -29,6 +30,7 @@ export async function showHistory(c: Context<ConsoleEnv>) {
       problems={parsed.ok ? [] : parsed.problems}
       approvals={page?.approvals ?? []}
       now={Date.now()}
+      money={tenantToolValues(c.env, session.tenant)}
       newest={values.cursor ? hrefWith(PATH, values, { cursor: undefined }) : null}
       older={page?.next_cursor ? hrefWith(PATH, values, { cursor: page.next_cursor }) : null}
     />,

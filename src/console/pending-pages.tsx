@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { environmentOf } from "../config/environment";
 import { listApprovals } from "../ledger/operator-client";
 import type { ConsoleEnv } from "./console-env";
+import { tenantToolValues } from "./tool-values";
 import { ApprovalsPage } from "./views/approvals-page";
 import { PendingList } from "./views/pending-list";
 
@@ -14,7 +15,12 @@ async function pending(c: Context<ConsoleEnv>) {
     state: "pending",
     limit: PENDING_SHOWN,
   });
-  return { approvals: page.approvals, more: page.next_cursor !== null, now: Date.now() };
+  return {
+    approvals: page.approvals,
+    more: page.next_cursor !== null,
+    now: Date.now(),
+    money: tenantToolValues(c.env, c.get("session").tenant),
+  };
 }
 
 /** `/console`: "Waiting for you", live unless the operator paused updates (`?refresh=off`). */

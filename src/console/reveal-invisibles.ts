@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { plural } from "./plural";
 
 /**
  * What an operator reads is what was written. Agents and upstreams write text the console shows
@@ -27,7 +28,7 @@ export function revealInvisibles(text: string): { text: string; count: number } 
 
 /** The notice a page with escapes opens with, right inside its `<main>`. */
 function notice(count: number): string {
-  const what = count === 1 ? "1 hidden character" : `${count} hidden characters`;
+  const what = plural(count, "hidden character");
   return `<div class="notice notice-error" role="alert"><p><strong>This page shows ${what} as ⟨U+…⟩.</strong> Text from an agent or an upstream contained direction overrides, zero-width or control characters that would have changed what you read. Read the escaped text before you decide.</p></div>`;
 }
 

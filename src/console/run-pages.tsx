@@ -5,6 +5,7 @@ import { environmentOf } from "../config/environment";
 import { inspectRun, listApprovals } from "../ledger/operator-client";
 import type { ConsoleEnv } from "./console-env";
 import { messagePage } from "./guards";
+import { toolValuesOf } from "./tool-values";
 import { RunPage } from "./views/run-page";
 
 /** Run ids are `run_` and hex; anything else is not looked up, so junk never creates a ledger. */
@@ -48,6 +49,7 @@ export async function showRun(c: Context<ConsoleEnv>) {
       nextCursor={found.next_cursor}
       approvals={approvals?.approvals ?? []}
       now={Date.now()}
+      money={toolValuesOf([found.run.namespace])}
     />,
   );
 }

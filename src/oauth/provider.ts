@@ -8,6 +8,7 @@ import { newCallId } from "../core/ids";
 import type { Env } from "../env";
 import { MCP_PATH } from "../mcp/protected-resource";
 import { type EnvironmentName, failure } from "../wire/envelope";
+import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_S } from "./lifetimes";
 import { OAUTH_PATHS, type FetchHandler as PathsFetchHandler } from "./paths";
 
 /**
@@ -16,10 +17,6 @@ import { OAUTH_PATHS, type FetchHandler as PathsFetchHandler } from "./paths";
  * (`/authorize`, src/console/consent.tsx) and the console's grant list are ours.
  */
 
-/** An hour: a leaked access token is soon worthless, and clients refresh rarely. Revocation is immediate anyway. */
-const ACCESS_TOKEN_TTL_S = 60 * 60;
-/** A grant lives 30 days after its code exchange however often it is refreshed; then an operator consents again. */
-const REFRESH_TOKEN_TTL_S = 30 * 24 * 60 * 60;
 /** Dynamically registered clients that stop refreshing are forgotten after 30 days. */
 const CLIENT_REGISTRATION_TTL_S = 30 * 24 * 60 * 60;
 

@@ -113,7 +113,7 @@ describe("edit and approve in a real browser", () => {
     await page.waitForURL((url) => url.searchParams.get("decided") === "approve");
     expect(await page.getByRole("status").first().textContent()).toContain("The call executed once: success");
     const edit = (await page.locator("#edit").textContent()) ?? "";
-    expect(edit).toMatch(/Dana Reyes changed amount_cents 27500 → 17300 at \d{4}-\d{2}-\d{2}/);
+    expect(edit).toMatch(/Dana Reyes changed amount_cents \$275\.00 → \$173\.00 at \d{4}-\d{2}-\d{2}/);
     expect(edit).toContain("Asked by the agent");
     expect(await page.locator("h1").textContent()).toContain("executed");
     expect(await page.locator("form#edit-approve").count()).toBe(0);
@@ -126,7 +126,7 @@ describe("edit and approve in a real browser", () => {
     expect(await executed.count()).toBe(1);
     const entry = (await executed.textContent()) ?? "";
     expect(entry).toContain("edited before approval");
-    expect(entry).toContain("Dana Reyes changed amount_cents 27500 → 17300.");
+    expect(entry).toContain("Dana Reyes changed amount_cents $275.00 → $173.00.");
     await context.close();
   });
 });

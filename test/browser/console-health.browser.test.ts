@@ -69,10 +69,11 @@ describe("the agent health page in a real browser", () => {
     expect(await support.getByRole("figure", { name: /Escalations and loops/ }).textContent()).toContain(
       "1 loop refused by the repeat breaker",
     );
-    // Nothing happened yesterday, so today's loop is worse than yesterday.
+    // Nothing happened yesterday: no baseline, so today's loop is not called worse than nothing.
     const loops = support.getByRole("row", { name: /^Loops/ });
-    expect(await loops.getAttribute("class")).toBe("worse");
-    expect(await loops.textContent()).toContain("worse");
+    expect(await loops.getAttribute("class")).toBeNull();
+    expect(await loops.textContent()).toBe("Loopsno data1");
+    expect(await page.locator("main").textContent()).toMatch(/No baseline yet in .*support/);
     await page.screenshot({ path: screenshotPath("console-health.png"), fullPage: true });
 
     await page.setViewportSize(PHONE);

@@ -108,6 +108,7 @@ describe("approval page", () => {
       run,
       traceLength: 1,
       now: Date.parse("2026-01-01T00:00:00.000Z"),
+      money: new Map(),
       decided: false,
     });
     const html = String(await node);

@@ -99,13 +99,15 @@ describe("edit and approve in the console", () => {
     expect(page.html).toContain("The call executed once: <strong>success</strong>");
     expect(page.html).toContain("<dt>Edited before approval</dt>");
     expect(page.html).toMatch(
-      /<strong>Dana Reyes<\/strong> changed <code>amount_cents<\/code> 900 → 600 at <time datetime="[^"]+">/,
+      /<strong>Dana Reyes<\/strong> changed <code>amount_cents<\/code> \$9\.00 → \$6\.00 at <time datetime="[^"]+">/,
     );
     expect(page.html).not.toContain("<h3>Edit and approve</h3>");
 
     const trace = await dana.get(`/console/runs/${run.id}`);
     expect(trace.html).toContain("edited before approval");
-    expect(trace.html).toMatch(/<strong>Dana Reyes<\/strong> changed <code>amount_cents<\/code> 900 → 600\./);
+    expect(trace.html).toMatch(
+      /<strong>Dana Reyes<\/strong> changed <code>amount_cents<\/code> \$9\.00 → \$6\.00\./,
+    );
     const executed = (await traceOf(run)).find((entry) => String(entry.actor).startsWith("operator:"));
     expect(executed).toMatchObject({ args: refund("A1003", 600), edit: { fields: ["amount_cents"] } });
   });
@@ -173,7 +175,7 @@ describe("edit and approve in the console", () => {
     expect(first.status, first.html).toBe(303);
     const page = await dana.get(`/console/approvals/${id}`);
     expect(page.html).toContain("You approved this (1 of 2)");
-    expect(page.html).toMatch(/changed <code>amount_cents<\/code> 15000 → 35000 at/);
+    expect(page.html).toMatch(/changed <code>amount_cents<\/code> \$150\.00 → \$350\.00 at/);
     // Dana already approved: no second edit form for her.
     expect(page.html).not.toContain("<h3>Edit and approve</h3>");
     expect(await refundsOfRun("A1004", run)).toHaveLength(0);

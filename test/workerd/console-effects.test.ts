@@ -69,7 +69,7 @@ describe("an approval held because another run acted on the same thing", () => {
     expect(earlier).toContain("support.issue_refund");
     expect(earlier).toContain('<span class="badge badge-confirmed">confirmed</span>');
     expect(earlier).toContain(refundId);
-    expect(earlier).toMatch(/<dt>amount_cents<\/dt>\s*<dd>700<\/dd>/);
+    expect(earlier).toMatch(/<dt>amount_cents<\/dt>\s*<dd><data value="700">\$7\.00<\/data><\/dd>/);
     expect(earlier).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
     expect(earlier).toContain("Approving this call would do it again.");
     expect(page.html).toContain('name="confirm_duplicate"');

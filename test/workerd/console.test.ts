@@ -5,6 +5,7 @@ import { signSession } from "../../src/auth/console-session";
 import { displayArgs } from "../../src/console/display-args";
 import { formatLatency, formatSpan, formatTimestamp, formatUntil } from "../../src/console/format";
 import { SESSION_TTL_MS } from "../../src/console/session";
+import { toolValuesOf } from "../../src/console/tool-values";
 import type { RunLedger } from "../../src/ledger/run-ledger";
 import { catalog } from "../../src/tools";
 import { ConsoleClient } from "./console-client";
@@ -185,7 +186,7 @@ describe("console approvals", () => {
     expect(row).toContain("<code>issue_refund</code>");
     expect(row).toContain("destructive");
     expect(row).toMatch(/<dt>order_id<\/dt><dd>A1001<\/dd>/);
-    expect(row).toMatch(/<dt>amount_cents<\/dt><dd>1000<\/dd>/);
+    expect(row).toMatch(/<dt>amount_cents<\/dt><dd><data value="1000">\$10\.00<\/data><\/dd>/);
     expect(row).toContain(`href="/console/runs/${run.id}"`);
     expect(row).toMatch(/just now|\d+ s ago/);
     const paused = await client.get("/console?refresh=off");
@@ -388,15 +389,47 @@ describe("console run page", () => {
 describe("console formatting", () => {
   it("shows arguments field by field: strings as they are, everything else as JSON", () => {
     expect(
-      displayArgs("create_internal_ticket", { summary: "a <b>", priority: null, tags: ["x"], n: 1 }),
+      displayArgs(
+        "create_internal_ticket",
+        { summary: "a <b>", priority: null, tags: ["x"], n: 1 },
+        new Map(),
+      ),
     ).toEqual([
       { field: "summary", value: "a <b>" },
       { field: "priority", value: "null" },
       { field: "tags", value: '["x"]' },
       { field: "n", value: "1" },
     ]);
-    expect(displayArgs(null, null)).toEqual([]);
-    expect(displayArgs(null, "raw")).toEqual([{ field: "(arguments)", value: "raw" }]);
+    expect(displayArgs(null, null, new Map())).toEqual([]);
+    expect(displayArgs(null, "raw", new Map())).toEqual([{ field: "(arguments)", value: "raw" }]);
+  });
+
+  it("shows a tool's declared value field as money in its currency, and nothing else", () => {
+    const money = toolValuesOf(["support"]);
+    expect(money.get("issue_refund")).toEqual({ field: "amount_cents", currency: "USD" });
+    expect(displayArgs("issue_refund", { order_id: "A1", amount_cents: 700, note: 5 }, money)).toEqual([
+      { field: "order_id", value: "A1" },
+      { field: "amount_cents", value: "$7.00", exact: "700" },
+      { field: "note", value: "5" },
+    ]);
+    // Not an integer of minor units (masked, or malformed): shown as it is, never guessed at.
+    expect(displayArgs("issue_refund", { amount_cents: "***" }, money)).toEqual([
+      { field: "amount_cents", value: "***" },
+    ]);
+    expect(displayArgs("issue_refund", { amount_cents: 7.5 }, money)).toEqual([
+      { field: "amount_cents", value: "7.5" },
+    ]);
+    // The same field of a tool that declares no value stays a number.
+    expect(displayArgs("lookup_order", { amount_cents: 700 }, money)).toEqual([
+      { field: "amount_cents", value: "700" },
+    ]);
+    expect(
+      displayArgs(
+        "issue_refund",
+        { amount_cents: 1999 },
+        new Map([["issue_refund", { field: "amount_cents", currency: "JPY" }]]),
+      ),
+    ).toEqual([{ field: "amount_cents", value: "¥1,999", exact: "1999" }]);
   });
 
   it("reads spans and latencies at a glance", () => {

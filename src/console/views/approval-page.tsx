@@ -9,10 +9,11 @@ import type { ValueUsage } from "../../wire/effects";
 import type { EnvironmentName } from "../../wire/envelope";
 import type { RunStatus } from "../../wire/run-status";
 import type { DecisionContextView } from "../decision-context";
-import { displayArgs } from "../display-args";
+import { displayArgs, type ToolValues } from "../display-args";
 import type { DraftPreview } from "../draft-preview";
 import { type EditField, type EditState, formValuesOf } from "../edit-form";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
+import { plural } from "../plural";
 import { DecidedBy } from "./approval-table";
 import { ArgsList } from "./args-list";
 import { EditApproveForm } from "./edit-approve-form";
@@ -27,6 +28,8 @@ export interface ApprovalPageProps {
   run: RunStatus | null;
   traceLength: number;
   now: number;
+  /** The money fields of the tool's namespace: amounts read in their currency. */
+  money: ToolValues;
   /** Set after a decision (PRG): the page then says what the decision did, read from the ledger. */
   decided: boolean;
   /** Why the last decision was refused (expired, budget, already decided, missing reason). */
@@ -384,7 +387,11 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
         <DuplicateWarning duplicates={props.duplicates} />
       ) : null}
       {approval.earlier_effects.length > 0 ? (
-        <EarlierEffects effects={approval.earlier_effects} pending={approval.state === "pending"} />
+        <EarlierEffects
+          effects={approval.earlier_effects}
+          pending={approval.state === "pending"}
+          money={props.money}
+        />
       ) : null}
       {approval.limit ? <CapExceeded limit={approval.limit} pending={approval.state === "pending"} /> : null}
       {props.valueUsage !== undefined && (props.valueUsage === null || props.valueUsage.length > 0) ? (
@@ -400,13 +407,18 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
           </dd>
           <dt>Arguments</dt>
           <dd>
-            <ArgsList args={displayArgs(approval.tool, approval.args)} />
+            <ArgsList args={displayArgs(approval.tool, approval.args, props.money)} />
           </dd>
           {approval.edit ? (
             <>
               <dt>Edited before approval</dt>
               <dd id="edit">
-                <EditSummary tool={approval.tool} edit={approval.edit} approved={approval.args} />
+                <EditSummary
+                  tool={approval.tool}
+                  edit={approval.edit}
+                  approved={approval.args}
+                  money={props.money}
+                />
               </dd>
             </>
           ) : null}
@@ -456,9 +468,7 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
             <a href={runHref}>
               <code>{approval.run_id}</code>
             </a>
-            {props.run
-              ? ` · ${props.run.state} · ${props.traceLength} ${props.traceLength === 1 ? "call" : "calls"} so far`
-              : null}
+            {props.run ? ` · ${props.run.state} · ${plural(props.traceLength, "call")} so far` : null}
           </dd>
           <dt>Requested</dt>
           <dd>

@@ -1,10 +1,12 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
 import type { ApprovalSummary } from "../../approvals/model";
-import { displayArgs } from "../display-args";
+import { displayArgs, type ToolValues } from "../display-args";
 import { formatAge, formatTimestamp } from "../format";
+import { plural } from "../plural";
 import { ApprovalProgress } from "./approval-progress";
 import { ArgsList } from "./args-list";
+import { DuplicateFlag } from "./duplicate-flag";
 import { Badge } from "./layout";
 
 /** Who decided an approval: their name when their key has one, their id otherwise, and when. */
@@ -34,15 +36,15 @@ export const DecidedBy: FC<{ approval: ApprovalSummary; now: number }> = ({ appr
  * Approvals as a table, newest first: the history page's (with each one's run and request time) and
  * a run page's (`withRun` off: they all belong to the run shown).
  */
-export const ApprovalTable: FC<{ approvals: ApprovalSummary[]; now: number; withRun: boolean }> = ({
-  approvals,
-  now,
-  withRun,
-}) => (
+export const ApprovalTable: FC<{
+  /** With `duplicates` (the directory's list), each possible duplicate is flagged as on the pending list. */
+  approvals: (ApprovalSummary & { duplicates?: number })[];
+  now: number;
+  withRun: boolean;
+  money: ToolValues;
+}> = ({ approvals, now, withRun, money }) => (
   <table class="stack">
-    <caption>
-      {approvals.length} {approvals.length === 1 ? "approval" : "approvals"}, newest first
-    </caption>
+    <caption>{plural(approvals.length, "approval")}, newest first</caption>
     <thead>
       <tr>
         <th scope="col">Tool</th>
@@ -60,6 +62,7 @@ export const ApprovalTable: FC<{ approvals: ApprovalSummary[]; now: number; with
             <a href={`/console/approvals/${encodeURIComponent(approval.id)}`}>
               <code>{approval.tool}</code>
             </a>
+            <DuplicateFlag duplicates={approval.duplicates ?? 0} />
           </th>
           <td data-label="State">
             <Badge value={approval.state} />
@@ -72,7 +75,7 @@ export const ApprovalTable: FC<{ approvals: ApprovalSummary[]; now: number; with
             <ApprovalProgress approval={approval} />
           </td>
           <td class="args-cell" data-label="Arguments">
-            <ArgsList args={displayArgs(approval.tool, approval.args)} short />
+            <ArgsList args={displayArgs(approval.tool, approval.args, money)} short />
           </td>
           {withRun ? (
             <td data-label="Run">

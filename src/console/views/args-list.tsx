@@ -11,11 +11,18 @@ export const ArgsList: FC<{ args: DisplayedArg[]; short?: boolean }> = ({ args, 
     <span class="meta">none</span>
   ) : (
     <dl class="args">
-      {args.map(({ field, value }) => (
+      {args.map(({ field, value, exact }) => (
         <>
           <dt>{field}</dt>
           <dd>
-            {short && value.length > SHORT_VALUE_CHARS ? `${value.slice(0, SHORT_VALUE_CHARS)}…` : value}
+            {exact !== undefined ? (
+              // Money reads in its currency; the amount the call carries stays in the markup.
+              <data value={exact}>{value}</data>
+            ) : short && value.length > SHORT_VALUE_CHARS ? (
+              `${value.slice(0, SHORT_VALUE_CHARS)}…`
+            ) : (
+              value
+            )}
           </dd>
         </>
       ))}

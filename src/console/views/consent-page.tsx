@@ -1,8 +1,10 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
 import type { SignedInOperator } from "../../auth/principal";
+import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_S } from "../../oauth/lifetimes";
 import type { ProfileChoice } from "../../oauth/profiles";
 import type { EnvironmentName } from "../../wire/envelope";
+import { plural } from "../plural";
 import { Layout, Notice } from "./layout";
 
 /** What the page shows about the client; every string came from the client's own registration. */
@@ -24,11 +26,18 @@ export interface ConsentPageProps {
   handle: string;
 }
 
+/** A token lifetime in words: "15 minutes", "1 hour", "30 days". */
+function lifetime(seconds: number): string {
+  if (seconds < 3600) return plural(Math.round(seconds / 60), "minute");
+  const hours = seconds / 3600;
+  return hours >= 24 && hours % 24 === 0 ? plural(hours / 24, "day") : plural(Math.round(hours), "hour");
+}
+
 const ProfileLimits: FC<{ profile: ProfileChoice }> = ({ profile }) => (
   <span class="meta">
-    namespace <code>{profile.namespace}</code>; per session at most {profile.limits.max_calls} calls,{" "}
-    {profile.limits.max_writes} writes, {profile.limits.max_destructive} destructive,{" "}
-    {profile.limits.deadline_s} s
+    namespace <code>{profile.namespace}</code>; per session at most {plural(profile.limits.max_calls, "call")}
+    , {plural(profile.limits.max_writes, "write")},{" "}
+    {plural(profile.limits.max_destructive, "destructive call")}, {profile.limits.deadline_s} s
   </span>
 );
 
@@ -60,6 +69,12 @@ export const ConsentPage: FC<ConsentPageProps> = ({ environment, session, client
         <dt>Tokens go to</dt>
         <dd>
           <strong>{client.redirectHost}</strong> <code>{client.redirectUri}</code>
+        </dd>
+        <dt>Lasts</dt>
+        <dd class="grant-lifetime">
+          {lifetime(REFRESH_TOKEN_TTL_S)}: each access token is good for {lifetime(ACCESS_TOKEN_TTL_S)}, and
+          the application renews it with its refresh token until the grant ends,{" "}
+          {lifetime(REFRESH_TOKEN_TTL_S)} after you allow it. Then an operator must allow it again.
         </dd>
       </dl>
     </div>

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
-import { displayArgs } from "../display-args";
+import { displayArgs, type ToolValues } from "../display-args";
 import { formatTimestamp } from "../format";
 import { ArgsList } from "./args-list";
 
@@ -21,16 +21,17 @@ const short = (value: string) =>
   value.length > SHORT_VALUE_CHARS ? `${value.slice(0, SHORT_VALUE_CHARS)}…` : value;
 
 /**
- * "Dana Reyes changed amount_cents 900 → 600 at …", then the arguments as asked and as approved.
+ * "Dana Reyes changed amount_cents $9.00 → $6.00 at …", then the arguments as asked and as approved.
  * An argument one side lacks is shown as "(none)".
  */
-export const EditSummary: FC<{ tool: string | null; edit: ShownEdit; approved: unknown }> = ({
-  tool,
-  edit,
-  approved,
-}) => {
-  const asked = displayArgs(tool, edit.asked_args);
-  const now = displayArgs(tool, approved);
+export const EditSummary: FC<{
+  tool: string | null;
+  edit: ShownEdit;
+  approved: unknown;
+  money: ToolValues;
+}> = ({ tool, edit, approved, money }) => {
+  const asked = displayArgs(tool, edit.asked_args, money);
+  const now = displayArgs(tool, approved, money);
   const valueIn = (args: typeof asked, field: string) =>
     short(args.find((arg) => arg.field === field)?.value ?? "(none)");
   return (

@@ -2,7 +2,7 @@
 import type { FC } from "hono/jsx";
 import { formatMoney } from "../../core/money";
 import type { CapLimit, EarlierEffect, ValueCapName, ValueUsage } from "../../wire/effects";
-import { displayArgs } from "../display-args";
+import { displayArgs, type ToolValues } from "../display-args";
 import { formatTimestamp } from "../format";
 import { ArgsList } from "./args-list";
 import { Badge } from "./layout";
@@ -29,10 +29,11 @@ function identityPhrase(identity: Record<string, unknown>): string {
  * Other runs' effects on what this call acts on. Pending, it is the warning an operator cannot miss
  * (approving would do it again); decided, it is the record of what the operator was shown.
  */
-export const EarlierEffects: FC<{ effects: readonly EarlierEffect[]; pending: boolean }> = ({
-  effects,
-  pending,
-}) => (
+export const EarlierEffects: FC<{
+  effects: readonly EarlierEffect[];
+  pending: boolean;
+  money: ToolValues;
+}> = ({ effects, pending, money }) => (
   <div class="notice notice-warn" role={pending ? "alert" : undefined} id="earlier-effects">
     <p>
       <strong>
@@ -54,7 +55,8 @@ export const EarlierEffects: FC<{ effects: readonly EarlierEffect[]; pending: bo
               , upstream id <code>{effect.external_id}</code>
             </>
           ) : null}
-          <ArgsList args={displayArgs(effect.tool, effect.args)} />
+          {/* The same effect identity, so the same tool (`namespace.name`) as the call being decided. */}
+          <ArgsList args={displayArgs(effect.tool.slice(effect.tool.indexOf(".") + 1), effect.args, money)} />
         </li>
       ))}
     </ul>

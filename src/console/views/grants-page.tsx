@@ -4,6 +4,7 @@ import type { SignedInOperator } from "../../auth/principal";
 import type { TenantClient, TenantGrant } from "../../oauth/grants";
 import type { EnvironmentName } from "../../wire/envelope";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
+import { plural } from "../plural";
 import { Layout, Notice } from "./layout";
 
 export interface GrantsPageProps {
@@ -53,9 +54,7 @@ export const GrantsPage: FC<GrantsPageProps> = ({ environment, session, grants, 
     ) : null}
     {revoked?.kind === "client" ? (
       <Notice kind="ok">
-        <p>
-          The client is disconnected: {revoked.count} {revoked.count === 1 ? "grant" : "grants"} revoked.
-        </p>
+        <p>The client is disconnected: {plural(revoked.count, "grant")} revoked.</p>
       </Notice>
     ) : null}
 
@@ -64,9 +63,7 @@ export const GrantsPage: FC<GrantsPageProps> = ({ environment, session, grants, 
       <p class="card empty">No client holds a grant of {session.tenant}.</p>
     ) : (
       <table>
-        <caption>
-          {grants.length} {grants.length === 1 ? "grant" : "grants"}, newest first
-        </caption>
+        <caption>{plural(grants.length, "grant")}, newest first</caption>
         <thead>
           <tr>
             <th scope="col">Client</th>

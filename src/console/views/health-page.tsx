@@ -7,6 +7,7 @@ import type { EnvironmentName } from "../../wire/envelope";
 import type { FiringAlert, MetricSeries } from "../../wire/metrics";
 import { type ComparedMeasure, compareDays, type DayComparison } from "../day-comparison";
 import { formatSpan } from "../format";
+import { plural } from "../plural";
 import { BarChart, CHART_COLORS, LineChart } from "./charts";
 import { Layout, Notice } from "./layout";
 
@@ -23,8 +24,7 @@ const count = (value: number) => String(Math.round(value));
 /** "60 %", "66.7 %": one decimal at most. */
 const percent = (value: number) => `${Number((value * 100).toFixed(1))} %`;
 /** "1 call", "5 calls". */
-const counted = (value: number, noun: string) =>
-  `${count(value)} ${noun}${Math.round(value) === 1 ? "" : "s"}`;
+const counted = (value: number, noun: string) => plural(Math.round(value), noun);
 
 function measureText(measure: ComparedMeasure, value: number | null): string {
   if (value === null) return "—";
@@ -57,7 +57,10 @@ const FiringAlerts: FC<{ alerts: FiringAlert[] }> = ({ alerts }) => (
 /** Yesterday, today and whether it got worse, for one namespace. */
 const ComparisonTable: FC<{ comparison: DayComparison }> = ({ comparison }) => (
   <table class="compare">
-    <caption>Today (last 24 h) against yesterday (the 24 h before)</caption>
+    <caption>
+      Today (last 24 h) against yesterday (the 24 h before)
+      {comparison.baseline ? null : ": no baseline yet, yesterday has no data"}
+    </caption>
     <thead>
       <tr>
         <th scope="col">Measure</th>
@@ -69,7 +72,7 @@ const ComparisonTable: FC<{ comparison: DayComparison }> = ({ comparison }) => (
       {comparison.measures.map((measure) => (
         <tr class={measure.worse ? "worse" : undefined}>
           <th scope="row">{measure.label}</th>
-          <td>{measureText(measure, measure.yesterday)}</td>
+          <td>{comparison.baseline ? measureText(measure, measure.yesterday) : "no data"}</td>
           <td>
             {measureText(measure, measure.today)}
             {measure.worse ? (
@@ -200,7 +203,13 @@ const NamespaceHealth: FC<{ series: MetricSeries; comparison: DayComparison; spl
         <BarChart
           id={id("replays")}
           title="Replays and duplicates prevented"
-          summary={`${count(total((point) => point.replays))} answers served from the ledger, ${count(total((point) => point.duplicates_prevented))} effects not done twice`}
+          summary={`${counted(
+            total((point) => point.replays),
+            "answer",
+          )} served from the ledger, ${counted(
+            total((point) => point.duplicates_prevented),
+            "effect",
+          )} not done twice`}
           times={times}
           series={[
             { label: "replays", color: CHART_COLORS.muted, values: day.map((point) => point.replays) },
@@ -214,6 +223,48 @@ const NamespaceHealth: FC<{ series: MetricSeries; comparison: DayComparison; spl
         />
       </div>
     </section>
+  );
+};
+
+/**
+ * The answer an operator comes with, above the charts: what got worse than yesterday, or nothing;
+ * a namespace whose yesterday has no data is compared with nothing ("no baseline yet").
+ */
+const Verdict: FC<{ comparisons: DayComparison[] }> = ({ comparisons }) => {
+  const worse = comparisons.filter((comparison) => comparison.worse.length > 0);
+  const unjudged = comparisons.filter((comparison) => !comparison.baseline);
+  const judged = comparisons.length - unjudged.length;
+  return (
+    <>
+      {worse.length > 0 ? (
+        <Notice kind="info">
+          {worse.map((comparison) => (
+            <p>
+              Worse than yesterday in <code>{comparison.namespace}</code>:{" "}
+              {comparison.worse.join(", ").toLowerCase()}.
+            </p>
+          ))}
+        </Notice>
+      ) : judged > 0 || comparisons.length === 0 ? (
+        <Notice kind="ok">
+          <p>Nothing got worse than yesterday{unjudged.length > 0 ? " where there is a baseline" : ""}.</p>
+        </Notice>
+      ) : null}
+      {unjudged.length > 0 ? (
+        <Notice kind="info">
+          <p class="no-baseline">
+            No baseline yet in{" "}
+            {unjudged.map((comparison, index) => (
+              <>
+                {index > 0 ? ", " : ""}
+                <code>{comparison.namespace}</code>
+              </>
+            ))}
+            : yesterday has no data, so nothing there is compared with it.
+          </p>
+        </Notice>
+      ) : null}
+    </>
   );
 };
 
@@ -231,9 +282,7 @@ export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading,
   }
   const { report } = reading;
   const namespaces = report.series.map((series) => ({ series, comparison: compareDays(series, split) }));
-  const worse = namespaces
-    .map(({ comparison }) => comparison)
-    .filter((comparison) => comparison.worse.length > 0);
+  const comparisons = namespaces.map(({ comparison }) => comparison);
   return (
     <Layout title="Agent health" environment={environment} session={session} section="health">
       <h1>Agent health</h1>
@@ -242,20 +291,7 @@ export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading,
         hourly buckets (UTC), from {SOURCES[report.source]}. Hover a bar or point for its hour.
       </p>
       {report.alerts.length > 0 ? <FiringAlerts alerts={report.alerts} /> : null}
-      {worse.length === 0 ? (
-        <Notice kind="ok">
-          <p>Nothing got worse than yesterday.</p>
-        </Notice>
-      ) : (
-        <Notice kind="info">
-          {worse.map((comparison) => (
-            <p>
-              Worse than yesterday in <code>{comparison.namespace}</code>:{" "}
-              {comparison.worse.join(", ").toLowerCase()}.
-            </p>
-          ))}
-        </Notice>
-      )}
+      <Verdict comparisons={comparisons} />
       {namespaces.map(({ series, comparison }) => (
         <NamespaceHealth series={series} comparison={comparison} split={split} />
       ))}

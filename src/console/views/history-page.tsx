@@ -3,6 +3,7 @@ import type { FC } from "hono/jsx";
 import type { SignedInOperator } from "../../auth/principal";
 import type { ApprovalListItem } from "../../wire/approval";
 import type { EnvironmentName } from "../../wire/envelope";
+import type { ToolValues } from "../display-args";
 import { ApprovalTable } from "./approval-table";
 import { FilterForm, type FilterFormProps, Pager } from "./filter-form";
 import { Layout } from "./layout";
@@ -14,6 +15,8 @@ export interface HistoryPageProps extends Pick<FilterFormProps, "values" | "stat
   now: number;
   newest: string | null;
   older: string | null;
+  /** The money fields of the tenant's tools: amounts read in their currency. */
+  money: ToolValues;
 }
 
 /** Every approval of the tenant, in every state, newest first, filtered and paged. */
@@ -28,6 +31,7 @@ export const HistoryPage: FC<HistoryPageProps> = ({
   now,
   newest,
   older,
+  money,
 }) => (
   <Layout title="Approval history" environment={environment} session={session} section="approvals">
     <h1>Approval history</h1>
@@ -45,7 +49,7 @@ export const HistoryPage: FC<HistoryPageProps> = ({
     {problems.length > 0 ? null : approvals.length === 0 ? (
       <p class="card empty">No approvals match.</p>
     ) : (
-      <ApprovalTable approvals={approvals} now={now} withRun />
+      <ApprovalTable approvals={approvals} now={now} withRun money={money} />
     )}
     <Pager newest={newest} older={older} />
   </Layout>

@@ -1,10 +1,12 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from "hono/jsx";
 import type { ApprovalListItem } from "../../wire/approval";
-import { displayArgs } from "../display-args";
+import { displayArgs, type ToolValues } from "../display-args";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
+import { plural } from "../plural";
 import { ApprovalProgress } from "./approval-progress";
 import { ArgsList } from "./args-list";
+import { DuplicateFlag } from "./duplicate-flag";
 import { Badge } from "./layout";
 import { LiveStamp } from "./live-region";
 
@@ -14,22 +16,22 @@ export interface PendingListProps {
   more: boolean;
   now: number;
   live: boolean;
+  /** The money fields of the tenant's tools: amounts read in their currency. */
+  money: ToolValues;
 }
 
 /**
  * What waits for a decision, newest first. Rendered into the pending page and, alone, as its live
  * fragment (`/console/fragments/pending`), so both show exactly the same markup.
  */
-export const PendingList: FC<PendingListProps> = ({ approvals, more, now, live }) => (
+export const PendingList: FC<PendingListProps> = ({ approvals, more, now, live, money }) => (
   <>
     <LiveStamp now={now} live={live} />
     {approvals.length === 0 ? (
       <p class="card empty">No approvals are waiting.</p>
     ) : (
       <table class="stack">
-        <caption>
-          {approvals.length} pending {approvals.length === 1 ? "approval" : "approvals"}, newest first
-        </caption>
+        <caption>{plural(approvals.length, "pending approval")}, newest first</caption>
         <thead>
           <tr>
             <th scope="col">Tool</th>
@@ -49,19 +51,13 @@ export const PendingList: FC<PendingListProps> = ({ approvals, more, now, live }
                 <code>{approval.tool}</code>
                 {approval.reasons.length > 0 ? <p class="meta">{approval.reasons.join("; ")}</p> : null}
                 <ApprovalProgress approval={approval} />
-                {approval.duplicates > 0 ? (
-                  <p class="duplicate-flag">
-                    ⚠ Possible duplicate:{" "}
-                    {approval.duplicates === 1 ? "another run" : `${approval.duplicates} other runs`} asked
-                    for exactly this
-                  </p>
-                ) : null}
+                <DuplicateFlag duplicates={approval.duplicates} />
               </th>
               <td data-label="Side effect">
                 <Badge value={approval.side_effect} />
               </td>
               <td class="args-cell" data-label="Arguments">
-                <ArgsList args={displayArgs(approval.tool, approval.args)} short />
+                <ArgsList args={displayArgs(approval.tool, approval.args, money)} short />
               </td>
               <td data-label="Run">
                 <a href={`/console/runs/${encodeURIComponent(approval.run_id)}`}>

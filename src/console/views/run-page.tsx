@@ -5,8 +5,9 @@ import type { SignedInOperator } from "../../auth/principal";
 import type { EnvironmentName } from "../../wire/envelope";
 import type { RunStatus } from "../../wire/run-status";
 import type { TraceEntry } from "../../wire/trace-entry";
-import { displayArgs } from "../display-args";
+import { displayArgs, type ToolValues } from "../display-args";
 import { formatLatency, formatSpan, formatTimestamp } from "../format";
+import { plural } from "../plural";
 import { ApprovalTable } from "./approval-table";
 import { ArgsList } from "./args-list";
 import { EditSummary } from "./edit-summary";
@@ -22,6 +23,8 @@ export interface RunPageProps {
   /** The run's approvals, from the tenant's directory, newest first. */
   approvals: ApprovalSummary[];
   now: number;
+  /** The money fields of the run's namespace: amounts read in their currency. */
+  money: ToolValues;
 }
 
 /** The widest latency bar, in rem; the slowest call of the run fills it. */
@@ -32,17 +35,36 @@ export function executedByOperator(entry: TraceEntry): boolean {
   return entry.actor.startsWith("operator:");
 }
 
-const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+/**
+ * Answers by which the upstream said it did nothing (the arguments, credentials or record were
+ * refused, a conflict, or a rate limit): such an attempt of a write is not an effect.
+ */
+const REFUSED_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 404, 409, 422, 429]);
 
 /**
  * The upstream requests of a call, effects apart from checks: "1 effect · 1 check". A check is the
- * postcondition's read after a claimed success, not another try of the effect.
+ * postcondition's read after a claimed success, not another try of the effect. A read's requests
+ * are reads, never effects ("read", or "read, 3 attempts" after retries); a write's attempt the
+ * upstream refused (429, 4xx) did nothing: "no effect (1 attempt refused)".
  */
 export function attemptCounts(entry: TraceEntry): string {
   const checks = entry.upstream_attempts.filter((attempt) => attempt.purpose === "check").length;
-  const effects = entry.upstream_attempts.length - checks;
-  const parts = [count(effects, "effect", "effects")];
-  if (checks > 0) parts.push(count(checks, "check", "checks"));
+  const attempts = entry.upstream_attempts.filter((attempt) => attempt.purpose !== "check");
+  const parts: string[] = [];
+  if (entry.side_effect === "read") {
+    parts.push(attempts.length > 1 ? `read, ${plural(attempts.length, "attempt")}` : "read");
+  } else {
+    const refused = attempts.filter(
+      (attempt) => attempt.upstream_status !== null && REFUSED_STATUSES.has(attempt.upstream_status),
+    ).length;
+    const effects = attempts.length - refused;
+    if (effects > 0) parts.push(plural(effects, "effect"));
+    if (refused > 0) {
+      const told = `${plural(refused, "attempt")} refused`;
+      parts.push(effects > 0 ? told : `no effect (${told})`);
+    }
+  }
+  if (checks > 0) parts.push(plural(checks, "check"));
   return parts.join(" · ");
 }
 
@@ -87,7 +109,8 @@ const Entry: FC<{
   openedAt: number;
   slowest: number;
   names: ReadonlyMap<string, string>;
-}> = ({ entry, openedAt, slowest, names }) => {
+  money: ToolValues;
+}> = ({ entry, openedAt, slowest, names, money }) => {
   const byOperator = executedByOperator(entry);
   const bar = entry.latency_ms !== null && slowest > 0 ? (entry.latency_ms / slowest) * BAR_REM : 0;
   return (
@@ -129,13 +152,13 @@ const Entry: FC<{
         <dd>{upstreamSummary(entry)}</dd>
         <dt>Arguments</dt>
         <dd>
-          <ArgsList args={displayArgs(entry.tool, entry.args)} short />
+          <ArgsList args={displayArgs(entry.tool, entry.args, money)} short />
         </dd>
         {entry.edit ? (
           <>
             <dt>Edited before approval</dt>
             <dd class="trace-edit">
-              <EditSummary tool={entry.tool} edit={entry.edit} approved={entry.args} />
+              <EditSummary tool={entry.tool} edit={entry.edit} approved={entry.args} money={money} />
             </dd>
           </>
         ) : null}
@@ -160,6 +183,7 @@ export const RunPage: FC<RunPageProps> = ({
   nextCursor,
   approvals,
   now,
+  money,
 }) => {
   const openedAt = Date.parse(run.created_at);
   const slowest = Math.max(0, ...entries.map((entry) => entry.latency_ms ?? 0));
@@ -184,13 +208,14 @@ export const RunPage: FC<RunPageProps> = ({
       <h2 id="budget-heading">Budget left</h2>
       <ul class="budget" aria-labelledby="budget-heading">
         <li>
-          <strong>{run.budget.calls_left}</strong> of {run.limits.max_calls} calls
+          <strong>{run.budget.calls_left}</strong> of {plural(run.limits.max_calls, "call")}
         </li>
         <li>
-          <strong>{run.budget.writes_left}</strong> of {run.limits.max_writes} writes
+          <strong>{run.budget.writes_left}</strong> of {plural(run.limits.max_writes, "write")}
         </li>
         <li>
-          <strong>{run.budget.destructive_left}</strong> of {run.limits.max_destructive} destructive
+          <strong>{run.budget.destructive_left}</strong> of{" "}
+          {plural(run.limits.max_destructive, "destructive call")}
         </li>
         <li>
           <strong>{formatSpan(run.budget.deadline_ms_left)}</strong> to the deadline
@@ -199,7 +224,7 @@ export const RunPage: FC<RunPageProps> = ({
       {approvals.length > 0 ? (
         <>
           <h2>Approvals</h2>
-          <ApprovalTable approvals={approvals} now={now} withRun={false} />
+          <ApprovalTable approvals={approvals} now={now} withRun={false} money={money} />
         </>
       ) : null}
       <h2 id="trace-heading">Calls</h2>
@@ -208,7 +233,7 @@ export const RunPage: FC<RunPageProps> = ({
       ) : (
         <ol class="timeline" aria-labelledby="trace-heading">
           {entries.map((entry) => (
-            <Entry entry={entry} openedAt={openedAt} slowest={slowest} names={names} />
+            <Entry entry={entry} openedAt={openedAt} slowest={slowest} names={names} money={money} />
           ))}
         </ol>
       )}

@@ -2,6 +2,7 @@
 import type { FC } from "hono/jsx";
 import type { RunSummary } from "../../wire/run-summary";
 import { formatAge, formatTimestamp } from "../format";
+import { plural } from "../plural";
 import { Pager } from "./filter-form";
 import { Badge } from "./layout";
 import { LiveStamp } from "./live-region";
@@ -38,9 +39,7 @@ export const RunsList: FC<RunsListProps> = ({ runs, now, live, newest, older }) 
       <p class="card empty">No runs match.</p>
     ) : (
       <table class="stack">
-        <caption>
-          {runs.length} {runs.length === 1 ? "run" : "runs"}, newest first
-        </caption>
+        <caption>{plural(runs.length, "run")}, newest first</caption>
         <thead>
           <tr>
             <th scope="col">Run</th>
