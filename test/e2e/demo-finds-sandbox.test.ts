@@ -5,6 +5,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectSandboxOf } from "../../eval/sandbox-of-proxy";
 import type { AdminRequest } from "../../eval/source-types";
+import { freePort } from "../../scripts/local-proxy";
 
 /**
  * `npm run demo` against a proxy it did not start reads that proxy's sandbox, found in whichever dev
@@ -13,7 +14,6 @@ import type { AdminRequest } from "../../eval/source-types";
  * another WRANGLER_REGISTRY_PATH, as a second shell would.
  */
 
-const PORT = 8885;
 // Not from ./project-copy: it loads scripts/offline-env.mjs, which would fix wrangler's environment
 // before this file names the stack's registry.
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -25,7 +25,7 @@ const registry = (prefix: string) => {
   registries.push(path);
   return path;
 };
-const note = join(root, ".wrangler", "local-stacks", `${PORT}.json`);
+let note = "";
 let elsewhere = "";
 
 beforeAll(async () => {
@@ -36,9 +36,11 @@ beforeAll(async () => {
   const stack = (await import(pathToFileURL(join(root, "scripts", "local-stack.mjs")).href)) as {
     startWrangler(options: object): Promise<{ url: string; stop(): void }>;
   };
+  const port = await freePort(8885);
+  note = join(root, ".wrangler", "local-stacks", `${port}.json`);
   const started = await stack.startWrangler({
     configs: ["wrangler.toml", "sandbox/wrangler.toml"],
-    port: PORT,
+    port,
     readyPath: "/healthz",
     timeoutMs: 90_000,
   });
