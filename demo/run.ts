@@ -1,11 +1,14 @@
 // `npm run demo`: the opening story as a transcript. The payment API answers 502, the agent's loop
 // retries three times, and the proxy turns it into one refund: over REST, then over MCP.
 //
-// Uses the proxy at http://127.0.0.1:8787 when `npm start` is running there, else starts its own.
+// Uses the proxy at DEMO_BASE_URL (default http://127.0.0.1:8787) when one answers there, else starts its
+// own; either way it reads the sandbox behind that proxy (eval/sandbox-of-proxy.ts), in whichever dev
+// registry its stack was started with.
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { ProxyClient, type RunClient } from "../agents/client";
 import { TENANT_KEYS } from "../eval/credentials";
-import { SandboxAdmin } from "../eval/sandbox-admin";
+import type { SandboxAdmin } from "../eval/sandbox-admin";
+import { connectSandboxOf } from "../eval/sandbox-of-proxy";
 import { existingProxy, isHealthy, type LocalProxy, startProxy } from "../scripts/local-proxy";
 import { type Envelope, EnvelopeSchema } from "../src/wire/envelope";
 import { heading, note, say, showEnvelope, showRefunds, showRequests } from "./print";
@@ -162,7 +165,13 @@ async function findOrStartProxy(): Promise<LocalProxy> {
 
 async function main(): Promise<void> {
   const local = await findOrStartProxy();
-  const admin = await SandboxAdmin.connect();
+  let admin: SandboxAdmin;
+  try {
+    admin = await connectSandboxOf(local.url);
+  } catch (error) {
+    local.stop();
+    throw error;
+  }
   try {
     const proxy = new ProxyClient(local.url);
     await restStory(proxy, admin);

@@ -29,6 +29,7 @@ import {
 } from "./report";
 import { runCase } from "./run-case";
 import { SandboxAdmin } from "./sandbox-admin";
+import { connectSandboxOf } from "./sandbox-of-proxy";
 
 const EVAL_PORT = 8790;
 
@@ -104,7 +105,8 @@ async function main(): Promise<number> {
     local = await startProxy(EVAL_PORT);
     console.log(`eval: proxy ready on ${local.url} after ${((Date.now() - began) / 1000).toFixed(1)} s`);
   }
-  const admin = await SandboxAdmin.connect();
+  // A proxy started here registered in this process's registry; another one wherever its stack did.
+  const admin = local.started ? await SandboxAdmin.connect() : await connectSandboxOf(local.url);
   try {
     const proxy = new ProxyClient(local.url);
     resetTraceDir();

@@ -37,9 +37,11 @@ export class SandboxAdmin {
   /**
    * Over plain HTTP when SANDBOX_ADMIN_URL names a sandbox that serves its own port (a deployed
    * one); otherwise through a service binding found in wrangler's dev registry, which reaches the
-   * sandbox inside a local `wrangler dev` session of the proxy.
+   * sandbox inside a local `wrangler dev` session of the proxy. `registryPath` names the registry:
+   * a folder, null for wrangler's default, left out for whatever WRANGLER_REGISTRY_PATH says.
+   * eval/sandbox-of-proxy.ts finds the one a given proxy's sandbox is in.
    */
-  static async connect(): Promise<SandboxAdmin> {
+  static async connect(options: { registryPath?: string | null } = {}): Promise<SandboxAdmin> {
     const token = adminToken();
     const url = process.env.SANDBOX_ADMIN_URL;
     if (url) {
@@ -54,11 +56,21 @@ export class SandboxAdmin {
     process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
     process.env.WRANGLER_SEND_METRICS ??= "false";
     process.env.WRANGLER_SEND_ERROR_REPORTS ??= "false";
-    const proxy = await getPlatformProxy<{ SANDBOX: AdminFetcher }>({
-      configPath: join(ROOT, "eval", "sandbox-admin.wrangler.toml"),
-      persist: false,
-      remoteBindings: false,
-    });
+    // Wrangler reads the registry from the environment when the client starts, and only then.
+    const before = process.env.WRANGLER_REGISTRY_PATH;
+    if (options.registryPath === null) delete process.env.WRANGLER_REGISTRY_PATH;
+    else if (options.registryPath !== undefined) process.env.WRANGLER_REGISTRY_PATH = options.registryPath;
+    let proxy: Awaited<ReturnType<typeof getPlatformProxy<{ SANDBOX: AdminFetcher }>>>;
+    try {
+      proxy = await getPlatformProxy<{ SANDBOX: AdminFetcher }>({
+        configPath: join(ROOT, "eval", "sandbox-admin.wrangler.toml"),
+        persist: false,
+        remoteBindings: false,
+      });
+    } finally {
+      if (before === undefined) delete process.env.WRANGLER_REGISTRY_PATH;
+      else process.env.WRANGLER_REGISTRY_PATH = before;
+    }
     return new SandboxAdmin(proxy.env.SANDBOX, token, () => proxy.dispose());
   }
 

@@ -85,7 +85,7 @@ function canListen(port: number): Promise<boolean> {
 }
 
 /** A loopback port that is free, with its inspector port (port + 1000, as startWrangler uses) free too. */
-async function freePort(from: number): Promise<number> {
+export async function freePort(from: number): Promise<number> {
   for (let port = from; port < from + 100; port++) {
     if ((await canListen(port)) && (await canListen(port + 1000))) return port;
   }

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { offlineEnv } from "./offline-env.mjs";
+import { recordStack } from "./stack-record.mjs";
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -65,7 +66,9 @@ export async function startWrangler({
     stdio: quiet ? "ignore" : "inherit",
     detached: true,
   });
+  const forgetStack = recordStack(root, port, offlineEnv.WRANGLER_REGISTRY_PATH);
   const stop = () => {
+    forgetStack();
     try {
       process.kill(-child.pid, "SIGTERM");
     } catch {

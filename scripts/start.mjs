@@ -7,10 +7,13 @@ import { join } from "node:path";
 import { catalogRecompiler, watchCatalog } from "./catalog-watch.mjs";
 import { ensureDevVars, root } from "./local-stack.mjs";
 import { offlineEnv } from "./offline-env.mjs";
+import { recordStack } from "./stack-record.mjs";
 
 const port = process.env.PORT ?? "8787";
 
 ensureDevVars();
+// The demo and the evaluation read this to find the sandbox inside this session (scripts/stack-record.mjs).
+const forgetStack = recordStack(root, port, offlineEnv.WRANGLER_REGISTRY_PATH);
 
 const wrangler = spawn(
   "npx",
@@ -40,4 +43,7 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
     wrangler.kill(signal);
   });
 }
-wrangler.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+wrangler.on("exit", (code, signal) => {
+  forgetStack();
+  process.exit(code ?? (signal ? 1 : 0));
+});
