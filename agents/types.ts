@@ -31,7 +31,7 @@ export interface Task {
   plan: PlannedCall[];
   /**
    * Calls an over-eager model makes though the task needs none of them (a lookup of what the prompt
-   * already says, a search for a tool that cannot exist): the naive agent makes them before its
+   * already says, a tool it wishes existed): the naive agent makes them before its
    * plan; the careful agent never does.
    */
   tempting?: PlannedCall[];

@@ -88,7 +88,7 @@ const answeredAt = (call: CallRecord) => Date.parse(call.started_at) + call.ms;
  * Whether a success answer could be used as it came: its data was not cut into pages (no result
  * handle to follow with read_result_page), it is not flagged stale (older than a write the run
  * made), and the agent's next call (the first it sent after this answer arrived) is not the same
- * call again, a retry or re-read because the answer would not do.
+ * call again (same tool, arguments and intent), a retry or re-read because the answer would not do.
  */
 export function isConsumable(call: CallRecord, calls: readonly CallRecord[]): boolean {
   if (call.envelope.outcome !== "success") return false;
@@ -100,9 +100,8 @@ export function isConsumable(call: CallRecord, calls: readonly CallRecord[]): bo
     .filter((other) => other !== call && Date.parse(other.started_at) >= arrived)
     .sort((a, b) => Date.parse(a.started_at) - Date.parse(b.started_at) || a.n - b.n)[0];
   if (!next) return true;
-  const mine = effectiveCall(call.tool, call.args);
-  const theirs = effectiveCall(next.tool, next.args);
-  return !(mine.tool === theirs.tool && sameJson(mine.args, theirs.args));
+  const mine = { ...effectiveCall(call.tool, call.args), intent: call.intent };
+  return !sameSelection(mine, { ...effectiveCall(next.tool, next.args), intent: next.intent });
 }
 
 /** One case's counts behind the agent's call-choice metrics. */

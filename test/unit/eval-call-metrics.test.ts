@@ -249,6 +249,15 @@ describe("output consumability", () => {
     expect(calls.map((c) => isConsumable(c, calls))).toEqual([false, true, true]);
   });
 
+  it("does not take the same write under another intent for a retry", () => {
+    const ticket = { customer_id: "C105", priority: "low", summary: "Charger." };
+    const calls = [
+      call(1, "create_internal_ticket", ticket, { intent: "call-1" }),
+      call(2, "create_internal_ticket", ticket, { intent: "call-2" }),
+    ];
+    expect(calls.map((c) => isConsumable(c, calls))).toEqual([true, true]);
+  });
+
   it("does not take a parallel copy, sent before the answer arrived, for a retry", () => {
     const calls = [refund(1, "B2001", 800, { at: 0, ms: 50 }), refund(1, "B2001", 800, { at: 1, ms: 60 })];
     expect(isConsumable(calls[0] as CallRecord, calls)).toBe(true);
