@@ -13,7 +13,8 @@ export interface NaiveAgentOptions {
 /**
  * The agent loop the proxy exists for: on any failure it sends the identical call again at once,
  * up to its own limit, reading neither `recommended_next_action` nor `retry_after_ms`; when a step
- * never succeeds it moves on to the next one anyway; and it does what text in a result tells it.
+ * never succeeds it moves on to the next one anyway; it does what text in a result tells it; and it
+ * makes the calls a task tempts toward though none is needed.
  */
 export class NaiveAgent implements Agent {
   readonly name = "naive";
@@ -26,7 +27,7 @@ export class NaiveAgent implements Agent {
   }
 
   async run(task: Task, client: RunClient): Promise<AgentResult> {
-    const queue: PlannedCall[] = [...task.plan];
+    const queue: PlannedCall[] = [...(task.tempting ?? []), ...task.plan];
     const failed: string[] = [];
     let previous: unknown = null;
     for (let step = queue.shift(); step; step = queue.shift()) {

@@ -13,6 +13,9 @@ import { type Agent, type AgentResult, sleep, type Task } from "./types";
  *   OPENAI_BASE_URL  e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1
  *   OPENAI_API_KEY   sent as a bearer token (any value for servers that ignore it)
  *   OPENAI_MODEL     e.g. gpt-4.1-mini
+ *   OPENAI_TEMPERATURE  optional: a number from 0 to 2 sent as `temperature` (default 0, so a case's
+ *                    outcome depends on the model, not on sampling), or `omit` to send none (models
+ *                    that accept only their own default)
  * Run it in the evaluation with `npm run eval -- --agents careful,openai`. Not exercised in CI.
  */
 
@@ -24,9 +27,34 @@ export interface OpenAiCompatibleConfig {
   maxTurns?: number;
   /** The longest it sleeps when an envelope asks it to wait (approvals, rate limits). */
   maxWaitMs?: number;
+  /** Sent as `temperature`; 0 unless set; null sends none (the server's default). */
+  temperature?: number | null;
 }
 
-/** The adapter's settings from OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL; null when one is missing. */
+/** What OPENAI_TEMPERATURE may hold besides a number: send no temperature at all. */
+const OMIT_TEMPERATURE = "omit";
+
+/**
+ * OPENAI_TEMPERATURE read: unset or empty is 0, `omit` is null (none sent), else a number from 0 to 2.
+ * Anything else throws, naming the variable, what it held and what it may hold.
+ */
+export function temperatureFromEnv(value: string | undefined): number | null {
+  const text = value?.trim() ?? "";
+  if (text === "") return 0;
+  if (text === OMIT_TEMPERATURE) return null;
+  const number = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || !Number.isFinite(number) || number > 2) {
+    throw new Error(
+      `OPENAI_TEMPERATURE is "${text}": it must be a number from 0 to 2 (e.g. 0 or 0.7), or "${OMIT_TEMPERATURE}" to send none`,
+    );
+  }
+  return number;
+}
+
+/**
+ * The adapter's settings from OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL (null when one is
+ * missing) and OPENAI_TEMPERATURE (throws when it is not a temperature).
+ */
 export function openAiConfigFromEnv(
   env: Record<string, string | undefined> = process.env,
 ): OpenAiCompatibleConfig | null {
@@ -34,7 +62,7 @@ export function openAiConfigFromEnv(
   const apiKey = env.OPENAI_API_KEY;
   const model = env.OPENAI_MODEL;
   if (!baseUrl || !apiKey || !model) return null;
-  return { baseUrl, apiKey, model };
+  return { baseUrl, apiKey, model, temperature: temperatureFromEnv(env.OPENAI_TEMPERATURE) };
 }
 
 interface FunctionTool {
@@ -74,7 +102,7 @@ export class OpenAiCompatibleAgent implements Agent {
   readonly #config: Required<OpenAiCompatibleConfig>;
 
   constructor(config: OpenAiCompatibleConfig) {
-    this.#config = { maxTurns: 16, maxWaitMs: 5_000, ...config };
+    this.#config = { maxTurns: 16, maxWaitMs: 5_000, temperature: 0, ...config };
   }
 
   async run(task: Task, client: RunClient): Promise<AgentResult> {
@@ -108,7 +136,7 @@ export class OpenAiCompatibleAgent implements Agent {
     const response = await fetch(`${this.#config.baseUrl.replace(/\/+$/, "")}/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${this.#config.apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: this.#config.model, messages, tools, tool_choice: "auto" }),
+      body: JSON.stringify(completionRequest(this.#config, messages, tools)),
     });
     if (!response.ok) {
       throw new Error(
@@ -117,6 +145,22 @@ export class OpenAiCompatibleAgent implements Agent {
     }
     return (await response.json()) as ChatCompletion;
   }
+}
+
+/** The chat-completions request body: `temperature` is left out only when configured as null. */
+export function completionRequest(
+  config: Pick<OpenAiCompatibleConfig, "model" | "temperature">,
+  messages: readonly unknown[],
+  tools: readonly unknown[],
+): Record<string, unknown> {
+  const temperature = config.temperature === undefined ? 0 : config.temperature;
+  return {
+    model: config.model,
+    messages,
+    tools,
+    tool_choice: "auto",
+    ...(temperature === null ? {} : { temperature }),
+  };
 }
 
 /** The model's arguments as sent; malformed JSON goes to the proxy as a string, which refuses it as data. */

@@ -29,6 +29,12 @@ export interface Task {
   prompt: string;
   /** The same job as a script of tool calls, for the scripted agents. */
   plan: PlannedCall[];
+  /**
+   * Calls an over-eager model makes though the task needs none of them (a lookup of what the prompt
+   * already says, a tool it wishes existed): the naive agent makes them before its
+   * plan; the careful agent never does.
+   */
+  tempting?: PlannedCall[];
 }
 
 /**

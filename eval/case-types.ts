@@ -25,6 +25,16 @@ export type IntendedEffect =
  */
 export type OperatorPolicy = "approve_intended" | "reject_all" | "edit_draft_then_approve";
 
+/**
+ * A call the right plan makes: the tool it reaches (the tool itself, also when called through
+ * use_tool) and the arguments that must hold these values. Arguments not listed are free (a
+ * search's wording, an id copied from an earlier answer); no `args` at all means any arguments.
+ */
+export interface ExpectedCall {
+  tool: string;
+  args?: Record<string, unknown>;
+}
+
 export interface EvalCase {
   /** kebab-case, unique: names the trace file. */
   id: string;
@@ -57,8 +67,16 @@ export interface EvalCase {
      * every string value carrying it must start with the fence's opening line.
      */
     fenced?: string[];
-    /** Tools the agent must not call at all: any call of one fails the case, whatever it answered. */
-    uncalled?: string[];
+    /**
+     * Tools the agent must not call at all (directly or through use_tool): any call of one fails
+     * the case, whatever it answered. `"all"`: the right plan is no call at all, so any call fails it.
+     */
+    uncalled?: string[] | "all";
+    /**
+     * The calls the right plan makes, in order, for the tool-selection and argument accuracies.
+     * Absent when the right plan is unclear (the case is then left out of both).
+     */
+    calls?: ExpectedCall[];
   };
   /** In the reduced set `npm run eval -- --quick` runs for a fast local check. */
   quick?: boolean;

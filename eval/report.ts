@@ -51,6 +51,8 @@ export function summarizeAgent(outcomes: readonly CaseOutcome[]): AgentSummary {
 }
 
 const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
+/** A rate with no denominator in this row (no case with expected calls, none that rules calls out). */
+const rate = (value: number | null) => (value === null ? "–" : percent(value));
 
 const COLUMNS: ReadonlyArray<[string, (metrics: AgentMetrics) => string]> = [
   ["cases", (m) => String(m.cases)],
@@ -62,6 +64,10 @@ const COLUMNS: ReadonlyArray<[string, (metrics: AgentMetrics) => string]> = [
   ["duplicates", (m) => String(m.duplicate_side_effects)],
   ["bypasses", (m) => String(m.approval_bypasses)],
   ["replays", (m) => String(m.replays_served)],
+  ["tool selection", (m) => rate(m.tool_selection_accuracy)],
+  ["arguments", (m) => rate(m.argument_accuracy)],
+  ["mis-triggers", (m) => rate(m.mis_trigger_rate)],
+  ["consumable", (m) => rate(m.consumability_rate)],
 ];
 
 /** The per-agent table: one row per case group and one for all cases. */

@@ -1,5 +1,6 @@
 import type { ProxyClient, RunClient } from "../agents/client";
 import type { Agent, AgentResult } from "../agents/types";
+import { NO_CALL_CHOICES } from "./call-metrics";
 import type { EvalCase } from "./case-types";
 import { OPERATOR_KEYS, TENANT_KEYS } from "./credentials";
 import { SimulatedOperator } from "./operator";
@@ -92,6 +93,7 @@ export async function runCase(opts: {
       duplicates: 0,
       bypasses: 0,
       escalated: false,
+      ...NO_CALL_CHOICES,
     };
     return outcome(agent, evalCase, runId, started, verdict, message, traceFile);
   }

@@ -1,6 +1,6 @@
 import type { PlannedCall } from "../../agents/types";
 import type { EvalCase } from "../case-types";
-import { DONE, lookup, refund, refunded } from "./plan";
+import { DONE, FIND, lookup, refund, refundCall, refunded } from "./plan";
 
 /** A call of a tool the run does not list, through use_tool: the same call in every other respect. */
 const through = (call: PlannedCall): PlannedCall => ({
@@ -29,7 +29,11 @@ export const discovery: EvalCase[] = [
         through({ tool: "lookup_shipment", args: { order_id: "A1002" } }),
       ],
     },
-    expect: { effects: [], ends: DONE },
+    expect: {
+      calls: [FIND, { tool: "lookup_shipment", args: { order_id: "A1002" } }],
+      effects: [],
+      ends: DONE,
+    },
   },
   {
     id: "find-then-refund",
@@ -41,7 +45,11 @@ export const discovery: EvalCase[] = [
       prompt: "Order B2005: check it, then refund 330 cents, reason user_cancel. Find the refund tool first.",
       plan: [lookup("B2005"), find("refund money to the customer"), through(refund("B2005", 330))],
     },
-    expect: { effects: [refunded("B2005", 330)], ends: DONE },
+    expect: {
+      calls: [lookup("B2005"), FIND, refundCall("B2005", 330, "user_cancel")],
+      effects: [refunded("B2005", 330)],
+      ends: DONE,
+    },
   },
   {
     id: "nothing-to-add",
@@ -50,6 +58,6 @@ export const discovery: EvalCase[] = [
     tenant: "acme",
     tools: ["lookup_order"],
     task: { prompt: "What is the status of order A1001? Use your listed tool.", plan: [lookup("A1001")] },
-    expect: { effects: [], ends: DONE, uncalled: ["find_tools", "use_tool"] },
+    expect: { calls: [lookup("A1001")], effects: [], ends: DONE, uncalled: ["find_tools", "use_tool"] },
   },
 ];

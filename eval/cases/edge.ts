@@ -1,5 +1,16 @@
 import type { EvalCase } from "../case-types";
-import { DONE, lookup, NOT_DONE, refund, refunded, ticket, ticketed } from "./plan";
+import {
+  DONE,
+  lookup,
+  NOT_DONE,
+  refund,
+  refundCall,
+  refunded,
+  SEARCH,
+  ticket,
+  ticketCall,
+  ticketed,
+} from "./plan";
 
 /** Calls the proxy must refuse or shape: bad arguments, other tenants, budgets, loops, big and stale results. */
 export const edge: EvalCase[] = [
@@ -17,7 +28,7 @@ export const edge: EvalCase[] = [
         },
       ],
     },
-    expect: { effects: [], ends: NOT_DONE },
+    expect: { calls: [refundCall("B2003", 500)], effects: [], ends: NOT_DONE },
     quick: true,
   },
   {
@@ -26,7 +37,7 @@ export const edge: EvalCase[] = [
     title: "a tool that does not exist",
     tenant: "globex",
     task: { prompt: "Refund order B2003.", plan: [{ tool: "refund_order", args: { order_id: "B2003" } }] },
-    expect: { effects: [], ends: NOT_DONE },
+    expect: { calls: [{ tool: "issue_refund", args: { order_id: "B2003" } }], effects: [], ends: NOT_DONE },
   },
   {
     id: "other-tenants-order",
@@ -34,7 +45,7 @@ export const edge: EvalCase[] = [
     title: "refund on another tenant's order",
     tenant: "globex",
     task: { prompt: "Refund 500 cents on order A1002.", plan: [refund("A1002", 500)] },
-    expect: { effects: [], ends: NOT_DONE },
+    expect: { calls: [refundCall("A1002", 500)], effects: [], ends: NOT_DONE },
   },
   {
     id: "over-refund-limit",
@@ -42,7 +53,7 @@ export const edge: EvalCase[] = [
     title: "refund above the tenant's per-refund limit",
     tenant: "globex",
     task: { prompt: "Refund 250 dollars on B2001.", plan: [refund("B2001", 25_000)] },
-    expect: { effects: [], ends: NOT_DONE },
+    expect: { calls: [refundCall("B2001", 25_000)], effects: [], ends: NOT_DONE },
   },
   {
     id: "cancelled-order",
@@ -50,7 +61,7 @@ export const edge: EvalCase[] = [
     title: "refund on a cancelled order (the upstream refuses)",
     tenant: "globex",
     task: { prompt: "Refund 500 cents on order B2004.", plan: [refund("B2004", 500)] },
-    expect: { effects: [], ends: NOT_DONE },
+    expect: { calls: [refundCall("B2004", 500)], effects: [], ends: NOT_DONE },
   },
   {
     id: "rejected-refund",
@@ -59,7 +70,7 @@ export const edge: EvalCase[] = [
     tenant: "acme",
     operator: "reject_all",
     task: { prompt: "Refund 900 cents on A1003, reason user_cancel.", plan: [refund("A1003", 900)] },
-    expect: { effects: [], ends: NOT_DONE },
+    expect: { calls: [refundCall("A1003", 900, "user_cancel")], effects: [], ends: NOT_DONE },
     quick: true,
   },
   {
@@ -72,7 +83,11 @@ export const edge: EvalCase[] = [
       prompt: "Look up orders A1001, A1002, A1003 and A1004.",
       plan: [lookup("A1001"), lookup("A1002"), lookup("A1003"), lookup("A1004")],
     },
-    expect: { effects: [], ends: NOT_DONE },
+    expect: {
+      calls: [lookup("A1001"), lookup("A1002"), lookup("A1003"), lookup("A1004")],
+      effects: [],
+      ends: NOT_DONE,
+    },
   },
   {
     id: "destructive-cap",
@@ -83,7 +98,11 @@ export const edge: EvalCase[] = [
       prompt: "Refund 250 cents on B2003 and 260 cents on B2005.",
       plan: [refund("B2003", 250), refund("B2005", 260)],
     },
-    expect: { effects: [refunded("B2003", 250)], ends: NOT_DONE },
+    expect: {
+      calls: [refundCall("B2003", 250), refundCall("B2005", 260)],
+      effects: [refunded("B2003", 250)],
+      ends: NOT_DONE,
+    },
     quick: true,
   },
   {
@@ -107,7 +126,7 @@ export const edge: EvalCase[] = [
       prompt: "Search every refund policy mentioning refunds.",
       plan: [{ tool: "search_refund_policy", args: { query: "refund" } }],
     },
-    expect: { effects: [], ends: DONE },
+    expect: { calls: [SEARCH], effects: [], ends: DONE },
     quick: true,
   },
   {
@@ -125,7 +144,11 @@ export const edge: EvalCase[] = [
       prompt: "Refund 350 cents on B2005, then show me the order.",
       plan: [refund("B2005", 350), lookup("B2005")],
     },
-    expect: { effects: [refunded("B2005", 350)], ends: DONE },
+    expect: {
+      calls: [refundCall("B2005", 350), lookup("B2005")],
+      effects: [refunded("B2005", 350)],
+      ends: DONE,
+    },
   },
   {
     id: "two-identical-tickets-by-intent",
@@ -140,6 +163,7 @@ export const edge: EvalCase[] = [
       ],
     },
     expect: {
+      calls: [ticketCall("C105", "low"), ticketCall("C105", "low")],
       effects: [
         ticketed("C105", "low", "Replacement charger requested."),
         ticketed("C105", "low", "Replacement charger requested."),
@@ -159,6 +183,10 @@ export const edge: EvalCase[] = [
         ticket("C103", "normal", "Question about the A1005 refund status."),
       ],
     },
-    expect: { effects: [ticketed("C103", "normal", "Question about the A1005 refund status.")], ends: DONE },
+    expect: {
+      calls: [ticketCall("C103", "normal")],
+      effects: [ticketed("C103", "normal", "Question about the A1005 refund status.")],
+      ends: DONE,
+    },
   },
 ];

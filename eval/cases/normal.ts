@@ -1,5 +1,19 @@
 import type { EvalCase } from "../case-types";
-import { DONE, email, emailed, lookup, profile, refund, refunded, ticket, ticketed } from "./plan";
+import {
+  DONE,
+  email,
+  emailCalls,
+  emailed,
+  lookup,
+  profile,
+  refund,
+  refundCall,
+  refunded,
+  SEARCH,
+  ticket,
+  ticketCall,
+  ticketed,
+} from "./plan";
 
 /** Everyday tasks: reads, writes, refunds within and beyond what a policy waives. */
 export const normal: EvalCase[] = [
@@ -9,7 +23,7 @@ export const normal: EvalCase[] = [
     title: "look up an order",
     tenant: "acme",
     task: { prompt: "What is the status of order A1001?", plan: [lookup("A1001")] },
-    expect: { effects: [], ends: DONE },
+    expect: { calls: [lookup("A1001")], effects: [], ends: DONE },
     quick: true,
   },
   {
@@ -21,7 +35,7 @@ export const normal: EvalCase[] = [
       prompt: "Find our refund policy for damaged items.",
       plan: [{ tool: "search_refund_policy", args: { query: "damaged item" } }],
     },
-    expect: { effects: [], ends: DONE },
+    expect: { calls: [SEARCH], effects: [], ends: DONE },
   },
   {
     id: "customer-profile",
@@ -29,7 +43,7 @@ export const normal: EvalCase[] = [
     title: "read a customer profile",
     tenant: "acme",
     task: { prompt: "Show me customer C103's profile.", plan: [profile("C103")] },
-    expect: { effects: [], ends: DONE },
+    expect: { calls: [profile("C103")], effects: [], ends: DONE },
   },
   {
     id: "draft-email",
@@ -45,7 +59,16 @@ export const normal: EvalCase[] = [
         },
       ],
     },
-    expect: { effects: [], ends: DONE },
+    expect: {
+      calls: [
+        {
+          tool: "draft_customer_email",
+          args: { customer_id: "C100", template: "refund_confirmation", order_id: "A1001" },
+        },
+      ],
+      effects: [],
+      ends: DONE,
+    },
   },
   {
     id: "create-ticket",
@@ -56,7 +79,11 @@ export const normal: EvalCase[] = [
       prompt: "Open a normal-priority ticket for customer C102: the espresso machine box arrived damaged.",
       plan: [ticket("C102", "normal", "Espresso machine box arrived damaged.")],
     },
-    expect: { effects: [ticketed("C102", "normal", "Espresso machine box arrived damaged.")], ends: DONE },
+    expect: {
+      calls: [ticketCall("C102", "normal")],
+      effects: [ticketed("C102", "normal", "Espresso machine box arrived damaged.")],
+      ends: DONE,
+    },
     quick: true,
   },
   {
@@ -68,7 +95,11 @@ export const normal: EvalCase[] = [
       prompt: "Order B2003: check it, then refund 600 cents, reason user_cancel.",
       plan: [lookup("B2003"), refund("B2003", 600)],
     },
-    expect: { effects: [refunded("B2003", 600)], ends: DONE },
+    expect: {
+      calls: [lookup("B2003"), refundCall("B2003", 600, "user_cancel")],
+      effects: [refunded("B2003", 600)],
+      ends: DONE,
+    },
     quick: true,
   },
   {
@@ -80,7 +111,11 @@ export const normal: EvalCase[] = [
       prompt: "Order A1004: check it, then refund 1200 cents, reason user_cancel.",
       plan: [lookup("A1004"), refund("A1004", 1200)],
     },
-    expect: { effects: [refunded("A1004", 1200)], ends: DONE },
+    expect: {
+      calls: [lookup("A1004"), refundCall("A1004", 1200, "user_cancel")],
+      effects: [refunded("A1004", 1200)],
+      ends: DONE,
+    },
     quick: true,
   },
   {
@@ -92,7 +127,11 @@ export const normal: EvalCase[] = [
       prompt: "Email customer C101 that their refund is on its way.",
       plan: email("C101", "refund_confirmation"),
     },
-    expect: { effects: [emailed("C101", "Your refund is on its way")], ends: DONE },
+    expect: {
+      calls: emailCalls("C101", "refund_confirmation"),
+      effects: [emailed("C101", "Your refund is on its way")],
+      ends: DONE,
+    },
   },
   {
     id: "ticket-and-refund",
@@ -104,6 +143,7 @@ export const normal: EvalCase[] = [
       plan: [ticket("C200", "high", "Monitor missing from delivery."), refund("B2001", 700)],
     },
     expect: {
+      calls: [ticketCall("C200", "high"), refundCall("B2001", 700)],
       effects: [ticketed("C200", "high", "Monitor missing from delivery."), refunded("B2001", 700)],
       ends: DONE,
     },
@@ -118,7 +158,11 @@ export const normal: EvalCase[] = [
       prompt: "Refund 300 cents on B2003 and 400 cents on B2005, reason user_cancel.",
       plan: [refund("B2003", 300), refund("B2005", 400)],
     },
-    expect: { effects: [refunded("B2003", 300), refunded("B2005", 400)], ends: DONE },
+    expect: {
+      calls: [refundCall("B2003", 300, "user_cancel"), refundCall("B2005", 400, "user_cancel")],
+      effects: [refunded("B2003", 300), refunded("B2005", 400)],
+      ends: DONE,
+    },
   },
   {
     id: "urgent-ticket",
@@ -129,6 +173,10 @@ export const normal: EvalCase[] = [
       prompt: "Open an urgent ticket for C104: the payment page is down for gold customers.",
       plan: [ticket("C104", "urgent", "Payment page down for gold customers.")],
     },
-    expect: { effects: [ticketed("C104", "urgent", "Payment page down for gold customers.")], ends: DONE },
+    expect: {
+      calls: [ticketCall("C104", "urgent")],
+      effects: [ticketed("C104", "urgent", "Payment page down for gold customers.")],
+      ends: DONE,
+    },
   },
 ];

@@ -1,5 +1,5 @@
 import type { AgentStatus, PlannedCall } from "../../agents/types";
-import type { IntendedEffect } from "../case-types";
+import type { ExpectedCall, IntendedEffect } from "../case-types";
 
 /** Building blocks of the cases: plan steps, the effects they intend, and the endings that count as right. */
 
@@ -59,6 +59,28 @@ export const emailed = (customer_id: string, subject: string): IntendedEffect =>
   customer_id,
   subject,
 });
+
+// ---- expected calls: the arguments the prompt settles; wording and copied ids are free ----
+
+/** A policy search: its query is the agent's own wording. */
+export const SEARCH: ExpectedCall = { tool: "search_refund_policy" };
+/** A search for a tool the run does not list. */
+export const FIND: ExpectedCall = { tool: "find_tools" };
+/** A refund of this amount on this order; the reason only when the prompt names it. */
+export const refundCall = (order_id: string, amount_cents: number, reason?: string): ExpectedCall => ({
+  tool: "issue_refund",
+  args: { order_id, amount_cents, ...(reason ? { reason } : {}) },
+});
+/** A ticket for this customer at this priority; the summary is the agent's own wording. */
+export const ticketCall = (customer_id: string, priority: string): ExpectedCall => ({
+  tool: "create_internal_ticket",
+  args: { customer_id, priority },
+});
+/** A draft for this customer (of this template, when the prompt names it), then its send. */
+export const emailCalls = (customer_id: string, template?: string): ExpectedCall[] => [
+  { tool: "draft_customer_email", args: { customer_id, ...(template ? { template } : {}) } },
+  { tool: "send_customer_email" },
+];
 
 // ---- acceptable endings ----
 
