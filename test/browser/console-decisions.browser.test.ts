@@ -1,28 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { browserStackFor, screenshotPath } from "./harness";
-
-interface Envelope {
-  outcome: string;
-  data: Record<string, unknown> | null;
-  error: { code: string } | null;
-  approval: { id: string } | null;
-}
+import { agentOf, browserStackFor, screenshotPath } from "./harness";
 
 const stack = browserStackFor(8841);
 
-async function post(path: string, credential: string, body: unknown): Promise<Envelope> {
-  const response = await fetch(`${stack().proxy.url}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return (await response.json()) as Envelope;
-}
-
-async function openRun(): Promise<{ id: string; token: string }> {
-  const opened = await post("/v1/runs", "acme-demo-key", { namespace: "support" });
-  return { id: String(opened.data?.run_id), token: String(opened.data?.run_token) };
-}
+const { post, openRun } = agentOf(stack);
 
 const REFUND = {
   tool: "issue_refund",

@@ -1,6 +1,6 @@
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
-import { browserStackFor, screenshotPath, signIn } from "./harness";
+import { agentOf, browserStackFor, screenshotPath, signIn } from "./harness";
 
 /**
  * "Edit and approve" in a real browser. In the sandbox acme asks a finance lead above 20000 cents and
@@ -9,26 +9,7 @@ import { browserStackFor, screenshotPath, signIn } from "./harness";
 
 const stack = browserStackFor(8891);
 
-interface Envelope {
-  outcome: string;
-  data: Record<string, unknown> | null;
-  error: { code: string; message: string } | null;
-  approval: { id: string } | null;
-}
-
-async function post(path: string, credential: string, body: unknown): Promise<Envelope> {
-  const response = await fetch(`${stack().proxy.url}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return (await response.json()) as Envelope;
-}
-
-async function openRun(): Promise<{ id: string; token: string }> {
-  const opened = await post("/v1/runs", "acme-demo-key", { namespace: "support" });
-  return { id: String(opened.data?.run_id), token: String(opened.data?.run_token) };
-}
+const { post, openRun } = agentOf(stack);
 
 /** The refunds the sandbox's payments upstream holds for an order, by amount, read by an agent's lookup. */
 async function refundsAtUpstream(orderId: string): Promise<number[]> {

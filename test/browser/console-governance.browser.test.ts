@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import { unstable_readConfig as readConfig } from "wrangler";
-import { browserStackFor, screenshotPath, signIn } from "./harness";
+import { agentOf, browserStackFor, screenshotPath, signIn } from "./harness";
 
 /**
  * Who may decide, the two-person rule and the SLA, as operators meet them in the console. acme
@@ -31,26 +31,7 @@ function tenantsWithShortSla(): string {
 
 const stack = browserStackFor(8861, { vars: { TENANTS: tenantsWithShortSla() } });
 
-interface Envelope {
-  outcome: string;
-  data: Record<string, unknown> | null;
-  error: { code: string; message: string } | null;
-  approval: { id: string } | null;
-}
-
-async function post(path: string, credential: string, body: unknown): Promise<Envelope> {
-  const response = await fetch(`${stack().proxy.url}${path}`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return (await response.json()) as Envelope;
-}
-
-async function openRun(): Promise<{ id: string; token: string }> {
-  const opened = await post("/v1/runs", "acme-demo-key", { namespace: "support" });
-  return { id: String(opened.data?.run_id), token: String(opened.data?.run_token) };
-}
+const { post, openRun } = agentOf(stack);
 
 /** An agent's call that needs a human: returns the approval's id. */
 async function askApproval(tool: string, args: Record<string, unknown>): Promise<string> {

@@ -84,3 +84,31 @@ export function browserStackFor(port: number, options: StackOptions = {}): () =>
     return stack;
   };
 }
+
+/** An API answer as the browser tests read it. */
+export interface ApiEnvelope {
+  outcome: string;
+  data: Record<string, unknown> | null;
+  error: { code: string; message: string } | null;
+  approval: { id: string } | null;
+}
+
+/**
+ * The agent's side of a browser test: JSON posts to the stack's proxy, and an acme support run
+ * opened with the demo tenant key, so a test can make the approvals an operator then decides.
+ */
+export function agentOf(stack: () => BrowserStack) {
+  async function post(path: string, credential: string, body: unknown): Promise<ApiEnvelope> {
+    const response = await fetch(`${stack().proxy.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${credential}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return (await response.json()) as ApiEnvelope;
+  }
+  async function openRun(): Promise<{ id: string; token: string }> {
+    const opened = await post("/v1/runs", "acme-demo-key", { namespace: "support" });
+    return { id: String(opened.data?.run_id), token: String(opened.data?.run_token) };
+  }
+  return { post, openRun };
+}
