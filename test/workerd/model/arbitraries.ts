@@ -287,6 +287,19 @@ const decision = fc
       new DecideCommand(run, pick, kind, confirms, restartsAfter),
   );
 
+/** acme's agent asks for a refund of one of its orders, its arguments in one of their key orders. */
+function acmeRefund(order: number, amount: number, keyOrder: number, door: AgentCall["door"]): AgentCall {
+  const args = { order_id: ORDERS.acme[order], amount_cents: amount, reason: "user_cancel" };
+  return {
+    run: "acme",
+    tool: "issue_refund",
+    args: reorderKeys(args, keyOrder),
+    intent: null,
+    door,
+    fault: null,
+  };
+}
+
 /**
  * acme's refund over its two-person threshold, decided as soon as it is asked for: mostly by two
  * people, else in the ways that must not execute it (one person's two keys, a race, one approval).
@@ -306,15 +319,7 @@ const twoPersonRefund = fc
     restartsAfter,
   })
   .map(({ order, keyOrder, door, kind, restartsAfter }) => {
-    const args = { order_id: ORDERS.acme[order], amount_cents: ACME_TWO_PERSON_CENTS, reason: "user_cancel" };
-    const call: AgentCall = {
-      run: "acme",
-      tool: "issue_refund",
-      args: reorderKeys(args, keyOrder),
-      intent: null,
-      door,
-      fault: null,
-    };
+    const call = acmeRefund(order, ACME_TWO_PERSON_CENTS, keyOrder, door);
     return new TwoPersonRefundCommand(call, kind, restartsAfter);
   });
 
@@ -331,18 +336,10 @@ const editedRefund = fc
     resends: fc.integer({ min: 1, max: 3 }),
     restartsAfter,
   })
-  .map(({ order, amount, keyOrder, door, resends, restartsAfter }) => {
-    const args = { order_id: ORDERS.acme[order], amount_cents: amount, reason: "user_cancel" };
-    const call: AgentCall = {
-      run: "acme",
-      tool: "issue_refund",
-      args: reorderKeys(args, keyOrder),
-      intent: null,
-      door,
-      fault: null,
-    };
-    return new EditedRefundCommand(call, resends, restartsAfter);
-  });
+  .map(
+    ({ order, amount, keyOrder, door, resends, restartsAfter }) =>
+      new EditedRefundCommand(acmeRefund(order, amount, keyOrder, door), resends, restartsAfter),
+  );
 
 const armedFault = fc
   .record({

@@ -518,6 +518,27 @@ export class DecideCommand implements ModelCommand {
 }
 
 /**
+ * An agent's call, then at once an operator's decision of the approval it opened (duplicates
+ * confirmed). False when the call opened no approval (a spent budget, a closed run): nothing to decide.
+ */
+async function askThenDecide(
+  ask: AgentCallCommand,
+  call: AgentCall,
+  model: ReferenceModel,
+  world: RealWorld,
+  kind: DecisionKind,
+  restartsAfter: boolean,
+): Promise<boolean> {
+  await ask.run(model, world);
+  const run = runOf(model, call.run);
+  const keySig = keySigOf(call);
+  const pick = [...run.approvals.values()].findIndex((approval) => approval.keySig === keySig);
+  if (pick < 0) return false;
+  await new DecideCommand(run.name, pick, kind, true, restartsAfter).run(model, world);
+  return true;
+}
+
+/**
  * acme's agent asks for a refund over its two-person threshold and its operators decide it at once:
  * two people, one person's two keys, two racing approvals or one, confirming any earlier refund of
  * the order. Left to chance, a decision seldom meets such an approval while it can still execute.
@@ -538,14 +559,8 @@ export class TwoPersonRefundCommand implements ModelCommand {
   }
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
-    await this.#ask.run(model, world);
-    const run = runOf(model, this.call.run);
-    const keySig = keySigOf(this.call);
-    const pick = [...run.approvals.values()].findIndex((approval) => approval.keySig === keySig);
-    // Refused before any approval opened (a spent budget, a closed run): nothing to decide.
-    if (pick < 0) return;
-    world.stats.twoPerson.decided++;
-    await new DecideCommand(run.name, pick, this.kind, true, this.restartsAfter).run(model, world);
+    const decided = await askThenDecide(this.#ask, this.call, model, world, this.kind, this.restartsAfter);
+    if (decided) world.stats.twoPerson.decided++;
   }
 
   toString(): string {
@@ -576,12 +591,8 @@ export class EditedRefundCommand implements ModelCommand {
   }
 
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
-    await this.#ask.run(model, world);
-    const run = runOf(model, this.call.run);
-    const keySig = keySigOf(this.call);
-    const pick = [...run.approvals.values()].findIndex((approval) => approval.keySig === keySig);
-    if (pick < 0) return;
-    await new DecideCommand(run.name, pick, "approve with edit", true, this.restartsAfter).run(model, world);
+    if (!(await askThenDecide(this.#ask, this.call, model, world, "approve with edit", this.restartsAfter)))
+      return;
     for (let resend = 0; resend < this.resends; resend++) await this.#ask.run(model, world);
   }
 
