@@ -188,7 +188,10 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
   timeout_ms: number;
   /** Business rules checked after the schema, before anything is dispatched. */
   policy?: readonly ToolPolicy<z.infer<Input>>[];
-  /** Whether the tool reaches beyond the tenant's own systems (web, email to strangers). */
+  /**
+   * Whether the tool reaches beyond the tenant's own systems (web, email to strangers). MCP's
+   * `openWorldHint` is also true for any tool with `untrusted` output fields (`src/specs/mcp.ts`).
+   */
   open_world?: boolean;
   /** Result fields masked for the model, the operators and the trace: path → rule. */
   sensitive?: Readonly<Record<string, MaskRule>>;
