@@ -76,6 +76,8 @@ export async function readDecisionContext(
       request,
       upstream,
       credential,
+      // A page waits for this read at most its short timeout, retries included.
+      deadlineAt: now + timeout,
     });
     if (!execution.ok) {
       return unreadable(
