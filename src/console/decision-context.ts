@@ -75,7 +75,7 @@ export async function readDecisionContext(
       tool: { ...reader, timeout_ms: timeout },
       request,
       upstream,
-      credential,
+      credential: async () => credential,
       // A page waits for this read at most its short timeout, retries included.
       deadlineAt: now + timeout,
     });

@@ -24,8 +24,11 @@ export interface ExecuteInput {
   /** The exact request, as stored under the call's key (or built for a read). */
   request: StoredRequest;
   upstream: Upstream;
-  /** Per-dispatch headers that are not part of the stored request: the credential. */
-  credential: UpstreamAuthorization;
+  /**
+   * The one header per attempt that is not part of the stored request: the credential, signed (or
+   * reused) for each attempt, so it never needs to outlive more than one.
+   */
+  credential: () => Promise<UpstreamAuthorization>;
   /** The run's deadline (epoch ms): a read's retries end by then. */
   deadlineAt: number;
   random?: () => number;
@@ -93,7 +96,7 @@ export async function executeRequest(input: ExecuteInput): Promise<Execution> {
     const result = await sendAttempt({
       upstream: input.upstream,
       request,
-      credential: input.credential,
+      credential: await input.credential(),
       timeoutMs: attemptTimeoutMs(tool, startedAt, end),
     });
     const classification = classifyUpstream(result, tool.side_effect);

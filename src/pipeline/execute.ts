@@ -1,5 +1,4 @@
 import { idempotencyHeaderOf, type RunPages, type ToolSpec } from "../catalog/define-tool";
-import { dispatchBudgetMs } from "../catalog/timeout-rules";
 import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
@@ -133,7 +132,8 @@ async function carryOut(
       tool: target,
       request,
       upstream: upstreamOf(env, plan, target, fault),
-      credential: await requestCredentialFor(env, plan.run(), target, request),
+      // Signed for each attempt: a read's retries each get a credential of one attempt's lifetime.
+      credential: () => requestCredentialFor(env, plan.run(), target, request),
       deadlineAt: plan.run().deadline_at,
     });
   };
@@ -178,7 +178,7 @@ function contextOf(plan: ExecutionPlan, extra: Partial<EnvelopeContext> = {}): E
 /**
  * Credentials signed in the last moment, by run, audience and the one request each names. A dispatch
  * may reuse one only for the identical request (a read's retry, an identical call's resend) and only
- * while it still outlives the whole dispatch (`dispatchBudgetMs`), which leaves the reuse window at
+ * while it still outlives the attempt (its tool's timeout), which leaves the reuse window at
  * the margin: a second at most. Bounded, since one isolate can host many runs.
  */
 const recentCredentials = new Map<string, { token: string; exp: number }>();
@@ -187,7 +187,7 @@ const RECENT_CREDENTIALS_MAX = 256;
 /**
  * A credential for one request: the declared static key, or the proxy's JWT naming the run, the
  * audience (the tool; for a remote MCP server, the server) and the one request it may make (method,
- * target, body digest, idempotency key), expiring within the tool's dispatch budget plus a small margin and
+ * target, body digest, idempotency key), expiring within the tool's timeout (one attempt's) plus a small margin and
  * never after the run's deadline, so one captured from a log is worth that request for seconds, not
  * a run; null for a server that takes none. None is signed (or reused) once the run is ended or past
  * its deadline.
@@ -208,9 +208,8 @@ async function credentialFor(
   if (audience === null) return null;
   const cacheKey = JSON.stringify([run.tenant, run.run_id, audience, request]);
   const recent = recentCredentials.get(cacheKey);
-  const budget = dispatchBudgetMs(tool);
-  if (recent && recent.exp - now >= budget + CREDENTIAL_MARGIN_MS / 2) return bearer(recent.token);
-  const exp = Math.min(credentialExpiry(now, budget), Math.floor(run.deadline_at / 1_000) * 1_000);
+  if (recent && recent.exp - now >= tool.timeout_ms + CREDENTIAL_MARGIN_MS / 2) return bearer(recent.token);
+  const exp = Math.min(credentialExpiry(now, tool.timeout_ms), Math.floor(run.deadline_at / 1_000) * 1_000);
   const token = await issueUpstreamCredential(
     { tenant: run.tenant, run: run.run_id, tool: audience, exp, request },
     loadConfig(env).upstreamSigningKeys,

@@ -1,5 +1,4 @@
 import type { ToolSpec } from "../../../src/catalog/define-tool";
-import { dispatchBudgetMs } from "../../../src/catalog/timeout-rules";
 import { catalog } from "../../../src/tools";
 import type { Envelope } from "../../../src/wire/envelope";
 import type { TestRun } from "../helpers";
@@ -51,15 +50,6 @@ export const TIMEOUT_MS: Record<ToolName, number> = {
   create_internal_ticket: timeoutInCatalog("create_internal_ticket"),
   issue_refund: timeoutInCatalog("issue_refund"),
 };
-
-/**
- * How long a credential for a tool may live past its signing, less the 2 s margin: the tool's whole
- * dispatch (a read's attempts and waits, a keyed call's one attempt); null outside this test's pool.
- */
-export function dispatchBudgetOf(tool: string): number | null {
-  const spec = timeoutOf(tool) === null ? undefined : catalog.find("support", tool);
-  return spec ? dispatchBudgetMs(spec) : null;
-}
 
 /** A tool's timeout, for any tool name the upstream reports (null outside this test's pool). */
 export function timeoutOf(tool: string): number | null {

@@ -8,10 +8,10 @@ import {
   type AgentCall,
   argsSigOf,
   canonical,
-  dispatchBudgetOf,
   effectBudgetSpent,
   type RunModel,
   SIDE_EFFECT,
+  timeoutOf,
 } from "./reference";
 import {
   type ApprovalView,
@@ -67,7 +67,7 @@ export async function checkWorld(runs: readonly RunModel[], answered: readonly A
 }
 
 /**
- * Rule 7: a credential names this run and its tool and dies within the tool's dispatch budget + 2 s of being
+ * Rule 7: a credential names this run and its tool and dies within the tool's timeout + 2 s of being
  * issued. Issuing comes before presenting, so `presented_at` bounds the issue time from above.
  */
 function checkCredentials(run: RunModel, credentials: readonly PresentedCredential[]): void {
@@ -81,9 +81,9 @@ function checkCredentials(run: RunModel, credentials: readonly PresentedCredenti
     ) {
       violated("7", `the upstream was shown a credential for another run or tool`, { ...entry, claims });
     }
-    const budget = dispatchBudgetOf(entry.tool);
+    const timeout = timeoutOf(entry.tool);
     const lifetime = claims.exp - Date.parse(entry.presented_at);
-    if (budget !== null && lifetime > budget + 2_000) {
+    if (timeout !== null && lifetime > timeout + 2_000) {
       violated("7", `a ${entry.tool} credential lives ${lifetime} ms after it was presented`, claims);
     }
   }
