@@ -76,6 +76,7 @@ export async function readDecisionContext(
       request,
       upstream,
       credential: async () => credential,
+      traceparent: null,
       // A page waits for this read at most its short timeout, retries included.
       deadlineAt: now + timeout,
     });

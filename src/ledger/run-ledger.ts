@@ -285,7 +285,12 @@ export class RunLedger extends DurableObject<Env> {
       case "send": {
         const { tool, args, key, request } = step;
         const fault = input.fault ?? null;
-        return this.#execute(inflight, { callId: call.call_id, tool, key, request, args, fault }, admission);
+        const traceparent = call.traceparent ?? null;
+        return this.#execute(
+          inflight,
+          { callId: call.call_id, tool, key, request, args, fault, traceparent },
+          admission,
+        );
       }
     }
   }
@@ -518,7 +523,8 @@ export class RunLedger extends DurableObject<Env> {
       }
       if (decided.kind === "send") {
         const { key, request, tool, args } = decided;
-        await this.#execute(inflight, { callId, tool, key, request, args, fault: null });
+        // Executed by an operator's decision: its span is in the run's own trace.
+        await this.#execute(inflight, { callId, tool, key, request, args, fault: null, traceparent: null });
       }
     } finally {
       if (edit.view?.check) this.#deciding.release(edit.view.key);

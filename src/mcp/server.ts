@@ -5,6 +5,7 @@ import { type HeaderReader, handleToolCall } from "../door/entry";
 import type { Env } from "../env";
 import { runSpecs } from "../specs/tool-specs";
 import { toCallToolResult } from "./call-result";
+import { withMetaTraceparent } from "./trace-meta";
 
 /** Everything one MCP request may touch: the run its credential names, and nothing else. */
 export interface RunServerContext {
@@ -43,7 +44,7 @@ export function createRunServer(ctx: RunServerContext): Server {
         ctx.env,
         { tenant: ctx.claims.tenant, run: ctx.claims.run, namespace: ctx.claims.ns },
         readCallBody({ tool: request.params.name, args: request.params.arguments ?? {} }),
-        ctx.header,
+        withMetaTraceparent(ctx.header, request.params._meta),
       ),
     ),
   );

@@ -30,6 +30,8 @@ export interface RemoteExecuteInput {
   sign: (request: CredentialRequest) => Promise<UpstreamAuthorization | null>;
   /** The run's deadline (epoch ms): a read's retries end by then. */
   deadlineAt: number;
+  /** The W3C `traceparent` every HTTP message of the call carries: the call's span in its trace. */
+  traceparent: string;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -77,6 +79,7 @@ export async function executeRemote(input: RemoteExecuteInput): Promise<Executio
           idempotency_key: message.headers.get("idempotency-key"),
         });
         if (credential) message.headers.set(credential.header, credential.value);
+        message.headers.set("traceparent", input.traceparent);
         return (effect ? input.faulted : input.upstream).fetch(message);
       },
     });

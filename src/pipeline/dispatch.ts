@@ -31,6 +31,8 @@ export interface ExecuteInput {
   credential: () => Promise<UpstreamAuthorization>;
   /** The run's deadline (epoch ms): a read's retries end by then. */
   deadlineAt: number;
+  /** The W3C `traceparent` each attempt carries (not part of the stored request); null sends none. */
+  traceparent: string | null;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -97,6 +99,7 @@ export async function executeRequest(input: ExecuteInput): Promise<Execution> {
       upstream: input.upstream,
       request,
       credential: await input.credential(),
+      traceparent: input.traceparent,
       timeoutMs: attemptTimeoutMs(tool, startedAt, end),
     });
     const classification = classifyUpstream(result, tool.side_effect);

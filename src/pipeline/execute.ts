@@ -1,6 +1,7 @@
 import { idempotencyHeaderOf, type RunPages, type ToolSpec } from "../catalog/define-tool";
 import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
+import { type TraceParent, upstreamTraceparent } from "../core/trace-context";
 import type { Env } from "../env";
 import { type FaultSource, injectFaults } from "../scenarios/inject";
 import type { FaultPlan } from "../scenarios/modes";
@@ -42,6 +43,8 @@ export interface ExecutionPlan {
   fault: FaultPlan | null;
   /** The approval that let this call run, if one did: the envelope names it. */
   approval: ApprovalBlock | null;
+  /** The caller's W3C trace context; null: the call's span is in the run's own trace. */
+  traceparent: TraceParent | null;
   /** The run as it is when each step needs it (a dispatch takes time; the run may change meanwhile). */
   run: () => RunMeta;
   keeping: RunKeeping;
@@ -114,6 +117,8 @@ async function carryOut(
     return { envelope, shaped: null };
   }
   if (plan.request === null) throw new Error(`${tool.name} goes upstream but was sent without a request`);
+  // Every upstream request of the call (attempts, the postcondition's read) is a child of its span.
+  const traceparent = upstreamTraceparent(plan.run().run_id, callId, plan.traceparent);
   const send = async (target: ToolSpec, request: StoredRequest, fault: FaultPlan | null) => {
     const remote = target.upstream?.remote;
     if (remote) {
@@ -126,6 +131,7 @@ async function carryOut(
         faulted: upstreamOf(env, plan, target, fault),
         sign: (message) => credentialFor(env, plan.run(), target, remote.server.audience, message),
         deadlineAt: plan.run().deadline_at,
+        traceparent,
       });
     }
     return executeRequest({
@@ -134,6 +140,7 @@ async function carryOut(
       upstream: upstreamOf(env, plan, target, fault),
       // Signed for each attempt: a read's retries each get a credential of one attempt's lifetime.
       credential: () => requestCredentialFor(env, plan.run(), target, request),
+      traceparent,
       deadlineAt: plan.run().deadline_at,
     });
   };
