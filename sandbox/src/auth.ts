@@ -57,6 +57,7 @@ export function requireCredential(tool: string): MiddlewareHandler<AppEnv> {
         method: c.req.method,
         path: c.req.path,
         idempotency_key: c.req.header("idempotency-key") ?? null,
+        traceparent: c.req.header("traceparent") ?? null,
       };
       await storeOf(c.env).finish(meta, null, 401, null);
       return errorResponse(401, "unauthorized", REJECTIONS[verdict.reason]);

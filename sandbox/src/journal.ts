@@ -14,6 +14,8 @@ export interface RequestMeta {
   method: string;
   path: string;
   idempotency_key: string | null;
+  /** The W3C `traceparent` header the request carried, or null: how a test sees the proxy propagate a trace. */
+  traceparent: string | null;
 }
 
 export interface FaultSpec extends FaultPlan {
@@ -77,8 +79,8 @@ export function logRequest(
   const phase = status === null ? "started" : "completed";
   const row = sql
     .exec<{ seq: number }>(
-      `INSERT INTO requests (at, tenant, run_id, tool, method, path, idempotency_key, fault, status, phase)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+      `INSERT INTO requests (at, tenant, run_id, tool, method, path, idempotency_key, fault, status, phase, traceparent)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
       at,
       meta.tenant,
       meta.run_id,
@@ -89,6 +91,7 @@ export function logRequest(
       fault,
       status,
       phase,
+      meta.traceparent,
     )
     .one();
   return row.seq;

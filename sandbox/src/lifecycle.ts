@@ -82,6 +82,7 @@ export function metaOf(c: Context<AppEnv>, caller: Caller): RequestMeta {
     method: c.req.method,
     path: c.req.path,
     idempotency_key: c.req.header("idempotency-key") ?? null,
+    traceparent: c.req.header("traceparent") ?? null,
   };
 }
 

@@ -231,6 +231,8 @@ export interface RequestLogEntry {
   method: string;
   path: string;
   idempotency_key: string | null;
+  /** The W3C `traceparent` header the request carried, or null. */
+  traceparent: string | null;
   fault: FaultMode | null;
   status: number | null;
   phase: "started" | "completed";

@@ -141,6 +141,7 @@ export type RequestRow = {
   fault: string | null;
   status: number | null;
   phase: string;
+  traceparent: string | null;
 };
 
 export type IdempotencyRow = {

@@ -51,7 +51,7 @@ const TABLES = [
   `CREATE TABLE IF NOT EXISTS requests (
     seq INTEGER PRIMARY KEY, at TEXT NOT NULL, tenant TEXT, run_id TEXT, tool TEXT,
     method TEXT NOT NULL, path TEXT NOT NULL, idempotency_key TEXT, fault TEXT, status INTEGER,
-    phase TEXT NOT NULL)`,
+    phase TEXT NOT NULL, traceparent TEXT)`,
   "CREATE INDEX IF NOT EXISTS requests_by_run ON requests (run_id, seq)",
   `CREATE TABLE IF NOT EXISTS idempotency (
     tenant TEXT NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL, status INTEGER,
@@ -119,6 +119,14 @@ export function createSchema(sql: SqlStorage): void {
   );
   if (!deliveryColumns.has("redeliveries"))
     sql.exec("ALTER TABLE webhook_deliveries ADD COLUMN redeliveries INTEGER NOT NULL DEFAULT 0");
+  // Likewise a store created before the request log kept the trace context.
+  const requestColumns = new Set(
+    sql
+      .exec<{ name: string }>("PRAGMA table_info(requests)")
+      .toArray()
+      .map((column) => column.name),
+  );
+  if (!requestColumns.has("traceparent")) sql.exec("ALTER TABLE requests ADD COLUMN traceparent TEXT");
 }
 
 /**

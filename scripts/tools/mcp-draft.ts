@@ -12,7 +12,8 @@ import { freeTextPaths, toCatalogSchema } from "./openapi-schema.mjs";
 /** The catalog's cap per namespace (read_result_page, built in, does not count). */
 const MAX_TOOLS = 10;
 const NAMESPACE = /^[a-z][a-z0-9_]*$/;
-const TIMEOUT_MS = { read: 2500, write: 5000, destructive: 5000 } as const;
+// Within the catalog rule by class (src/catalog/timeout-rules.ts): relaxed reads, strict keyed calls.
+const TIMEOUT_MS = { read: 10_000, write: 5000, destructive: 5000 } as const;
 
 /**
  * The output of a tool without an `outputSchema`: what the proxy makes of its content blocks. The

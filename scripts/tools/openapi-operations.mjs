@@ -6,7 +6,8 @@ import { describeInputFields, freeTextPaths, isObject, toCatalogSchema } from ".
 export const REVIEW = "TODO(review):";
 export const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
 const CATALOG_METHODS = new Set(["get", "post", "put", "patch", "delete"]);
-const TIMEOUT_MS = { read: 2500, write: 8000, destructive: 8000 };
+// Within the catalog rule by class (src/catalog/timeout-rules.ts): relaxed reads, strict keyed calls.
+const TIMEOUT_MS = { read: 10_000, write: 8000, destructive: 8000 };
 
 /** An idempotency-key header is the upstream's business (declared once), not a tool argument. */
 const IDEMPOTENCY_HEADER = /^(x-)?idempotency[-_]?key$/i;

@@ -4,6 +4,7 @@ import { SIDE_EFFECTS } from "../wire/side-effect";
 import type { ToolSpec } from "./define-tool";
 import { checkEffect } from "./effect-rules";
 import { unwrap } from "./schema-fields";
+import { TIMEOUT_RULE, type TimeoutRule, timeoutProblem } from "./timeout-rules";
 
 /** Thrown when a tool definition breaks a catalog rule; the message names the tool and the rule. */
 export class CatalogError extends Error {
@@ -134,7 +135,7 @@ function checkOutputTrust(tool: string, spec: ToolSpec, report: Report): void {
 }
 
 /** Every catalog rule one tool breaks, in the order of its definition's fields. */
-export function toolSpecProblems(spec: ToolSpec): CatalogProblem[] {
+export function toolSpecProblems(spec: ToolSpec, rule: TimeoutRule = TIMEOUT_RULE): CatalogProblem[] {
   const name = typeof spec.name === "string" ? spec.name : String(spec.name);
   const problems: CatalogProblem[] = [];
   const report: Report = (field, message) => problems.push({ tool: name, field, message });
@@ -177,6 +178,10 @@ export function toolSpecProblems(spec: ToolSpec): CatalogProblem[] {
   }
   if (typeof spec.timeout_ms !== "number" || !(spec.timeout_ms > 0) || spec.timeout_ms > MAX_TIMEOUT_MS) {
     report("timeout_ms", `tool "${name}": timeout_ms must be a number between 1 and ${MAX_TIMEOUT_MS}`);
+  } else if (!spec.builtin) {
+    // A built-in tool is answered from the run's own storage: no upstream to wait for or retry.
+    const problem = timeoutProblem(name, spec.side_effect, spec.timeout_ms, rule);
+    if (problem) report("timeout_ms", problem);
   }
   checkUpstream(name, spec, report);
   if (typeof spec.version !== "string" || spec.version.length === 0) {
@@ -355,14 +360,17 @@ function countsAgainstCap(spec: ToolSpec): boolean {
  * `loadCatalog` and `npm run tools -- check` use it, so code tools and declared tools pass one set
  * of rules.
  */
-export function catalogProblems(specs: readonly ToolSpec[]): {
+export function catalogProblems(
+  specs: readonly ToolSpec[],
+  rule: TimeoutRule = TIMEOUT_RULE,
+): {
   problems: CatalogProblem[];
   byNamespace: Map<string, Map<string, ToolSpec>>;
 } {
   const problems: CatalogProblem[] = [];
   const byNamespace = new Map<string, Map<string, ToolSpec>>();
   for (const spec of specs) {
-    problems.push(...toolSpecProblems(spec));
+    problems.push(...toolSpecProblems(spec, rule));
     let tools = byNamespace.get(spec.namespace);
     if (!tools) {
       tools = new Map();
@@ -398,10 +406,11 @@ export function catalogProblems(specs: readonly ToolSpec[]): {
 
 /**
  * Checks every tool and builds the catalog. Throws a CatalogError naming the tool and the first
- * rule it breaks: a proxy with a half-valid catalog must not start.
+ * rule it breaks: a proxy with a half-valid catalog must not start. `rule` is the timeout rule by
+ * side-effect class (`timeout-rules.ts`); only a test catalog with scaled-down timeouts passes another.
  */
-export function loadCatalog(specs: readonly ToolSpec[]): Catalog {
-  const { problems, byNamespace } = catalogProblems(specs);
+export function loadCatalog(specs: readonly ToolSpec[], rule: TimeoutRule = TIMEOUT_RULE): Catalog {
+  const { problems, byNamespace } = catalogProblems(specs, rule);
   const [first] = problems;
   if (first) throw new CatalogError(first.message);
   return new Catalog(byNamespace);

@@ -184,11 +184,18 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
     /** The header the upstream reads the idempotency key from; `Idempotency-Key` when absent. */
     idempotency_header?: string;
   };
-  /** Hard limit for the whole call, retries included; the request is aborted when it passes. */
+  /**
+   * Hard limit of one upstream attempt; the request is aborted when it passes. A read's is relaxed
+   * (at least 10 s; up to 3 attempts within the run's deadline), a keyed call's strict (at most
+   * 10 s; one attempt): the catalog rule of `timeout-rules.ts`.
+   */
   timeout_ms: number;
   /** Business rules checked after the schema, before anything is dispatched. */
   policy?: readonly ToolPolicy<z.infer<Input>>[];
-  /** Whether the tool reaches beyond the tenant's own systems (web, email to strangers). */
+  /**
+   * Whether the tool reaches beyond the tenant's own systems (web, email to strangers). MCP's
+   * `openWorldHint` is also true for any tool with `untrusted` output fields (`src/specs/mcp.ts`).
+   */
   open_world?: boolean;
   /** Result fields masked for the model, the operators and the trace: path → rule. */
   sensitive?: Readonly<Record<string, MaskRule>>;

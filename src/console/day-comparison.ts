@@ -22,27 +22,35 @@ export interface DayComparison {
   worse: string[];
 }
 
-interface DayTotals {
-  calls: number;
-  succeeded: number;
-  invalid: number;
-  loops: number;
-  escalations: number;
-}
+const SUMMED = [
+  "calls",
+  "succeeded",
+  "invalid",
+  "loops",
+  "escalations",
+  "high_risk_calls",
+  "approvals_asked",
+  "approval_bypasses",
+  "idempotency_conflicts",
+  "duplicates_prevented",
+] as const;
+type DayTotals = Record<(typeof SUMMED)[number], number>;
 
 function sum(points: readonly MetricPoint[]): DayTotals {
-  const totals = { calls: 0, succeeded: 0, invalid: 0, loops: 0, escalations: 0 };
-  for (const point of points) {
-    totals.calls += point.calls;
-    totals.succeeded += point.succeeded;
-    totals.invalid += point.invalid;
-    totals.loops += point.loops;
-    totals.escalations += point.escalations;
-  }
+  const totals = Object.fromEntries(SUMMED.map((name) => [name, 0])) as DayTotals;
+  for (const point of points) for (const name of SUMMED) totals[name] += point[name];
   return totals;
 }
 
 const rate = (part: number, whole: number) => (whole > 0 ? part / whole : null);
+
+/** The four high-risk rates, each a share of high-risk calls: label and numerator. */
+const HIGH_RISK_RATES = [
+  ["Approval trigger rate", "approvals_asked"],
+  ["Approval bypass rate", "approval_bypasses"],
+  ["Idempotency conflict rate", "idempotency_conflicts"],
+  ["Side-effect replay rate", "duplicates_prevented"],
+] as const;
 
 /**
  * Today against yesterday for one namespace: the buckets from `split` on are today, those before
@@ -88,6 +96,15 @@ export function compareDays(series: MetricSeries, split: number): DayComparison 
     ),
     counts("Loops", yesterday.loops, today.loops, true),
     counts("Escalations", yesterday.escalations, today.escalations, true),
+    // The high-risk rates: shares of the draft, write and destructive calls.
+    ...HIGH_RISK_RATES.map(([label, part]) =>
+      rates(
+        label,
+        rate(yesterday[part], yesterday.high_risk_calls),
+        rate(today[part], today.high_risk_calls),
+        true,
+      ),
+    ),
   ];
   return {
     namespace: series.namespace,

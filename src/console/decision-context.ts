@@ -75,7 +75,10 @@ export async function readDecisionContext(
       tool: { ...reader, timeout_ms: timeout },
       request,
       upstream,
-      credential,
+      credential: async () => credential,
+      traceparent: null,
+      // A page waits for this read at most its short timeout, retries included.
+      deadlineAt: now + timeout,
     });
     if (!execution.ok) {
       return unreadable(

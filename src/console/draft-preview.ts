@@ -69,6 +69,7 @@ export async function draftPreview(
       request,
       credential: bearer(credential),
       timeoutMs: PREVIEW_TIMEOUT_MS,
+      traceparent: null,
     });
     if (result.kind !== "response" || result.status !== 200) {
       return { ...preview, problem: "The draft could not be read; do not approve a text you have not seen." };

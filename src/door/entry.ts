@@ -1,6 +1,7 @@
 import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import { newCallId } from "../core/ids";
+import { parseTraceparent } from "../core/trace-context";
 import type { Env } from "../env";
 import { ledgerFor } from "../ledger/client";
 import { recordCall } from "../metrics/record";
@@ -83,6 +84,8 @@ async function answerToolCall(
       intent: header("x-call-intent")?.trim() || null,
       fault: fault.value,
       wait_ms: wait.ms,
+      // A malformed traceparent is ignored (W3C Trace Context): the call starts a new span, never an error.
+      traceparent: parseTraceparent(header("traceparent")),
     });
     rememberRefusal(caller.tenant, caller.run, envelope, Date.now());
     return envelope;

@@ -10,7 +10,8 @@ import { claimOf } from "../effects/claim";
 import { type EffectFate, fateOfKey } from "../effects/fate";
 import type { TenantCheck } from "../effects/reasons";
 import type { Env } from "../env";
-import { admitCall } from "../pipeline/admit";
+import { recordHighRisk } from "../metrics/record";
+import { type AgentCall, admitCall, type CallStep } from "../pipeline/admit";
 import { context, knownEffect } from "../pipeline/answers";
 import { decideApproval, withdrawApproval } from "../pipeline/decide";
 import { asEditedCall, type EditPlan, prepareEdit } from "../pipeline/edit";
@@ -18,7 +19,7 @@ import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/ex
 import { grantedTools, type RunToolSet, reachOf, runTools, toolOfRun } from "../pipeline/grants";
 import { currentPolicyVersion, intakeCall, type TakenCall } from "../pipeline/intake";
 import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../pipeline/run-events";
-import { newRun, type RunMeta } from "../pipeline/run-state";
+import { type CallRecord, newRun, type RunMeta, type StoredRequest } from "../pipeline/run-state";
 import { runStatus } from "../pipeline/run-status";
 import { joinedAnswer, settleSend } from "../pipeline/settle";
 import type { Write } from "../pipeline/writes";
@@ -301,9 +302,11 @@ export class RunLedger extends DurableObject<Env> {
     if (toolLimited) return toolLimited;
     const claimed = await this.#claimTenantWide(taken);
     if (claimed.kind === "refused") return claimed.envelope;
+    const stored = call.key === null ? null : this.#stores.keys.read(call.key, null);
     const { step, inflight, admission } = await this.#admit(taken, claimed.check).finally(() => {
       if (claimed.check) this.#deciding.release(claimed.check.claim.key);
     });
+    this.#countHighRisk(call, stored, step);
     switch (step.kind) {
       case "answer":
         return step.envelope;
@@ -312,9 +315,43 @@ export class RunLedger extends DurableObject<Env> {
       case "send": {
         const { tool, args, key, request } = step;
         const fault = input.fault ?? null;
-        return this.#execute(inflight, { callId: call.call_id, tool, key, request, args, fault }, admission);
+        const traceparent = call.traceparent ?? null;
+        return this.#execute(
+          inflight,
+          { callId: call.call_id, tool, key, request, args, fault, traceparent },
+          admission,
+        );
       }
     }
+  }
+
+  /**
+   * The high-risk rates' share of a keyed call the machine decided (`metrics/events.ts`): a poll
+   * counts nothing; a key stored with other bytes is an idempotency conflict; a send of a write or
+   * destructive call whose policy requires an approval not granted for its key is a bypass. The
+   * machine sends no such call; the count is there so the rate is measured, not assumed.
+   */
+  #countHighRisk(call: AgentCall, stored: CallRecord | null, step: CallStep): void {
+    const { prepared, key, request } = call;
+    if (key === null || prepared.refusal !== null || !prepared.tool) return;
+    const [open] = step.writes;
+    const poll = open?.kind === "trace_open" && open.entry.poll === true;
+    const bytesOf = (r: StoredRequest | null) => (r ? JSON.stringify([r.method, r.target, r.body]) : null);
+    const storedBytesDiffer =
+      stored !== null && request !== null && bytesOf(stored.request) !== bytesOf(request);
+    const approval = this.#stores.approvals.byKey(key);
+    const granted = approval?.state === "approved" || approval?.state === "executed";
+    const effect = prepared.tool.side_effect === "write" || prepared.tool.side_effect === "destructive";
+    const sentWithoutRequiredApproval =
+      step.kind === "send" && effect && prepared.approval.required && !granted;
+    const run = this.#loaded();
+    recordHighRisk(
+      this.env,
+      { tenant: run.tenant, namespace: run.namespace },
+      prepared.tool.name,
+      { poll, storedBytesDiffer, sentWithoutRequiredApproval },
+      this.ctx,
+    );
   }
 
   /**
@@ -545,7 +582,8 @@ export class RunLedger extends DurableObject<Env> {
       }
       if (decided.kind === "send") {
         const { key, request, tool, args } = decided;
-        await this.#execute(inflight, { callId, tool, key, request, args, fault: null });
+        // Executed by an operator's decision: its span is in the run's own trace.
+        await this.#execute(inflight, { callId, tool, key, request, args, fault: null, traceparent: null });
       }
     } finally {
       if (edit.view?.check) this.#deciding.release(edit.view.key);

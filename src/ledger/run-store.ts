@@ -165,8 +165,8 @@ export class RunStore {
     this.#sql.exec(
       `INSERT INTO trace (call_id, actor, actor_name, started_at, tool, side_effect, args, call_digest, outcome,
          idempotency_key, catalog_version, ended_at, error_code, upstream_status, replayed, attempts, latency_ms, result,
-         claim_ms, via, edit, poll)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         claim_ms, via, edit, poll, traceparent)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       entry.call_id,
       entry.actor,
       entry.actor_name ?? null,
@@ -189,6 +189,7 @@ export class RunStore {
       entry.via ?? null,
       entry.edit ? JSON.stringify(entry.edit) : null,
       entry.poll ? 1 : null,
+      entry.traceparent ? JSON.stringify(entry.traceparent) : null,
     );
   }
 

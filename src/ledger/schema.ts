@@ -149,6 +149,11 @@ const V14_POLLS = `
 ALTER TABLE trace ADD COLUMN poll INTEGER;
 `;
 
+/** Trace context: the caller's W3C traceparent of a call (JSON), the parent of the call's span. */
+const V15_TRACE_CONTEXT = `
+ALTER TABLE trace ADD COLUMN traceparent TEXT;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -164,6 +169,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V12_TOOLS,
   V13_APPROVAL_EDITS,
   V14_POLLS,
+  V15_TRACE_CONTEXT,
 ];
 
 export function migrateLedger(sql: SqlStorage): void {

@@ -14,6 +14,7 @@ import { RUN_HANDLE_ARG, signRunHandle, takeRunHandle } from "./run-handle";
 import { INSTRUCTIONS } from "./server";
 import { openAgentRun } from "./session";
 import { declaresTasks, registerTaskHandlers, TASKS_EXTENSION, type TaskOwner, taskForWait } from "./tasks";
+import { withMetaTraceparent } from "./trace-meta";
 
 /**
  * `/mcp` for the 2026-07-28 revision: no handshake and no session, every request names its protocol
@@ -116,7 +117,7 @@ function createCurrentServer(ctx: CurrentContext): Server {
       ctx.env,
       named.caller,
       readCallBody({ tool: request.params.name, args: named.args }),
-      ctx.header,
+      withMetaTraceparent(ctx.header, request.params._meta),
     );
     if (declaresTasks(extra)) {
       const task = await taskForWait(ctx.env, ownerOf(ctx.caller), named.caller.run, envelope);

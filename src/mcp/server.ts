@@ -7,6 +7,7 @@ import type { Env } from "../env";
 import { runSpecs } from "../specs/tool-specs";
 import type { Envelope } from "../wire/envelope";
 import { toCallToolResult } from "./call-result";
+import { withMetaTraceparent } from "./trace-meta";
 
 /** Everything one MCP request may touch: the run its credential names, and nothing else. */
 export interface RunServerContext {
@@ -51,7 +52,8 @@ export function createRunServer(ctx: RunServerContext): Server {
     if (refused) return toCallToolResult(refused);
     const caller = { tenant: ctx.claims.tenant, run: ctx.claims.run, namespace: ctx.claims.ns };
     const body = readCallBody({ tool: request.params.name, args: request.params.arguments ?? {} });
-    const answer = await handleToolCall(ctx.env, caller, body, ctx.header);
+    const header = withMetaTraceparent(ctx.header, request.params._meta);
+    const answer = await handleToolCall(ctx.env, caller, body, header);
     // A client that sent a progress token may wait for a pending approval's decision instead of
     // polling (the 2025 revisions' way; 2026-07-28 clients wait through the tasks extension): it is
     // told what it waits for, then the identical call waits for the decision as `Prefer: wait` does.
@@ -69,7 +71,7 @@ export function createRunServer(ctx: RunServerContext): Server {
       },
     });
     const waitForDecision: HeaderReader = (name) =>
-      name.toLowerCase() === "prefer" ? `wait=${MAX_WAIT_S}` : ctx.header(name);
+      name.toLowerCase() === "prefer" ? `wait=${MAX_WAIT_S}` : header(name);
     return toCallToolResult(await handleToolCall(ctx.env, caller, body, waitForDecision));
   });
   return server;

@@ -8,7 +8,7 @@ import { COUNTERS, type MetricEvent } from "./events";
  * Columns, read back by analytics-engine-sql.ts:
  * - index1: tenant
  * - blob1..blob4: namespace, tool, event kind, label (error code, `success` or approval state)
- * - double1..double15: the counters of events.ts, in that order
+ * - double1..double20: the counters of events.ts, in that order (20 is Analytics Engine's limit)
  */
 export function toDataPoint(event: MetricEvent): AnalyticsEngineDataPoint {
   return {

@@ -3,7 +3,7 @@ import { type ApprovalState, assertNever, type Envelope, type ErrorCode } from "
 /**
  * What the health of a tenant's agents is counted in. A call's envelope and an approval's change of
  * state each become one event; every sink stores the same counters, in this order (Analytics
- * Engine's `double1..double15`, the local store's columns), so they are read back the same way.
+ * Engine's `double1..double20`, its limit, the local store's columns), so they are read back the same way.
  */
 export const COUNTERS = [
   "calls",
@@ -25,6 +25,18 @@ export const COUNTERS = [
   "drifted",
   /** Approvals still undecided past their SLA: counted once each, when the escalation role is told. */
   "approvals_overdue",
+  /**
+   * Calls of a keyed tool (draft, write, destructive) that the run's ledger answered with a valid
+   * key, polls of a pending approval excluded: the whole of the four high-risk rates.
+   */
+  "high_risk_calls",
+  /** High-risk calls sent upstream while their policy required an approval that was not granted. */
+  "approval_bypasses",
+  /**
+   * Keys used for different bytes: a call whose key matched a stored key holding another request,
+   * or an upstream's `idempotency_key_reused` refusal.
+   */
+  "idempotency_conflicts",
 ] as const;
 export type Counter = (typeof COUNTERS)[number];
 export type Counts = Record<Counter, number>;
@@ -108,7 +120,37 @@ export function countCall(envelope: Envelope): Counts {
   const keyed = envelope.idempotency_key !== null;
   const noEffect = envelope.error?.side_effect_confirmed === false;
   counts.duplicates_prevented = envelope.replayed && keyed && !noEffect ? 1 : 0;
+  // The upstream saw the key before with other bytes: a conflict the upstream caught.
+  counts.idempotency_conflicts =
+    !envelope.replayed && envelope.error?.details?.upstream_code === IDEMPOTENCY_KEY_REUSED ? 1 : 0;
   return counts;
+}
+
+/** The upstream's refusal of a key it saw with another request (the IETF idempotency draft's 422). */
+export const IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused";
+
+/** What the run's ledger knows of one high-risk call once the admission machine decided it. */
+export interface HighRiskFacts {
+  /** An identical call asking again about its pending approval: counted as nothing here. */
+  poll: boolean;
+  /** The call's key was stored before, holding a request of other bytes (method, target, body). */
+  storedBytesDiffer: boolean;
+  /**
+   * The call goes upstream (a write or destructive tool) although its policy requires an approval
+   * and none was granted for its key. The admission machine never does this; it is measured anyway.
+   */
+  sentWithoutRequiredApproval: boolean;
+}
+
+/** What one high-risk call counts as in the ledger's own event, or null for a poll. */
+export function countHighRisk(facts: HighRiskFacts): Counts | null {
+  if (facts.poll) return null;
+  return {
+    ...zeroCounts(),
+    high_risk_calls: 1,
+    approval_bypasses: facts.sentWithoutRequiredApproval ? 1 : 0,
+    idempotency_conflicts: facts.storedBytesDiffer ? 1 : 0,
+  };
 }
 
 /** The approval states in which a human said yes: `executed` follows `approved`, and counts once. */

@@ -11,6 +11,8 @@ import {
   countApprovalChange,
   countApprovalOverdue,
   countCall,
+  countHighRisk,
+  type HighRiskFacts,
   type MetricEvent,
   UNKNOWN_TOOL,
 } from "./events";
@@ -70,6 +72,34 @@ export function recordApprovalChange(
   const counts = countApprovalChange(previous, summary.state, decidedAt - Date.parse(summary.created_at));
   if (!counts) return;
   emitApprovalEvent(env, summary, summary.state, counts, ctx);
+}
+
+/**
+ * Counts one high-risk call as the run's ledger decided it (`countHighRisk`): the whole of the four
+ * high-risk rates, and what the door cannot see (a stored key's bytes, the policy's approval).
+ */
+export function recordHighRisk(
+  env: Env,
+  origin: CallOrigin,
+  tool: string,
+  facts: HighRiskFacts,
+  ctx: { waitUntil: Defer },
+): void {
+  const counts = countHighRisk(facts);
+  if (!counts) return;
+  emit(
+    env,
+    {
+      tenant: origin.tenant,
+      namespace: origin.namespace,
+      tool,
+      kind: "call",
+      label: "success",
+      at: Date.now(),
+      counts,
+    },
+    (work) => ctx.waitUntil(work),
+  );
 }
 
 /** Counts an approval that went past its SLA undecided: once, when its escalation is first seen. */

@@ -38,6 +38,10 @@ export function withRates(counts: Counts): MetricCounts {
     success_rate: ratio(counts.succeeded, counts.calls),
     invalid_rate: ratio(counts.invalid, counts.calls),
     avg_approval_wait_ms: ratio(counts.approval_wait_ms_total, counts.approvals_decided),
+    approval_trigger_rate: ratio(counts.approvals_asked, counts.high_risk_calls),
+    approval_bypass_rate: ratio(counts.approval_bypasses, counts.high_risk_calls),
+    idempotency_conflict_rate: ratio(counts.idempotency_conflicts, counts.high_risk_calls),
+    side_effect_replay_rate: ratio(counts.duplicates_prevented, counts.high_risk_calls),
   };
 }
 

@@ -3,6 +3,7 @@ import { APPROVAL_TTL_MS, type ApprovalRecord, approvalBlock, slaDueAt } from ".
 import { resendsInDoubt, type ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import { newApprovalId } from "../core/ids";
+import type { TraceParent } from "../core/trace-context";
 import { crossRunReasons, effectsToConfirm, type TenantCheck } from "../effects/reasons";
 import type { CapLimit } from "../wire/effects";
 import { type ApprovalBlock, type Envelope, type FailureSpec, failure } from "../wire/envelope";
@@ -43,6 +44,8 @@ export interface AgentCall {
   policy_version: string | null;
   /** The arguments as the trace keeps them (sensitive fields masked). */
   trace_args: unknown;
+  /** The caller's W3C trace context, or null (absent or malformed: the call starts its own span in the run's trace). */
+  traceparent?: TraceParent | null;
 }
 
 /** What the ledger read for this call, in the same synchronous turn that applies the writes. */
@@ -126,6 +129,7 @@ function traceOpen({ run, claim }: CallView, call: AgentCall): Write {
       catalog_version: run.catalog_version,
       claim_ms: claim?.check.ms ?? null,
       ...(call.prepared.via ? { via: call.prepared.via } : {}),
+      ...(call.traceparent ? { traceparent: call.traceparent } : {}),
     },
   };
 }

@@ -6,12 +6,12 @@ import type { RemoteOutcome } from "../upstream/mcp-call";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
 import { type Classification, classifyUpstream } from "./classify";
-import { afterAttempt, type Execution, effectAttempt } from "./dispatch";
+import { afterAttempt, attemptTimeoutMs, dispatchEnd, type Execution, effectAttempt } from "./dispatch";
 import type { StoredRequest } from "./run-state";
 
 /**
  * Stage "dispatch" for a tool of a remote MCP server: the same contract as `executeRequest` (reads
- * retried within the timeout, writes sent once, every answer classified here and a success's output
+ * retried within their budget and the run's deadline, writes sent once, every answer classified here and a success's output
  * validated against the declared whitelist), with what MCP adds: the pin is checked before the
  * call, a JSON-RPC refusal is a refusal that did nothing, `isError` is the tool's own failure, and
  * unstructured content becomes `{ text, non_text }`.
@@ -28,6 +28,10 @@ export interface RemoteExecuteInput {
   faulted: Upstream;
   /** The credential of one HTTP message of the call, or null when the server takes none. */
   sign: (request: CredentialRequest) => Promise<UpstreamAuthorization | null>;
+  /** The run's deadline (epoch ms): a read's retries end by then. */
+  deadlineAt: number;
+  /** The W3C `traceparent` every HTTP message of the call carries: the call's span in its trace. */
+  traceparent: string;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -56,6 +60,7 @@ export async function executeRemote(input: RemoteExecuteInput): Promise<Executio
   const key = request.headers["idempotency-key"] ?? null;
   const attempts: AttemptRecord[] = [];
   const began = Date.now();
+  const end = dispatchEnd(tool, began, input.deadlineAt);
   const { callRemote } = await loadRemoteCalls();
   for (;;) {
     const startedAt = Date.now();
@@ -64,7 +69,7 @@ export async function executeRemote(input: RemoteExecuteInput): Promise<Executio
       tenant: input.tenant,
       args,
       key,
-      timeoutMs: tool.timeout_ms - (startedAt - began),
+      timeoutMs: attemptTimeoutMs(tool, startedAt, end),
       send: async (message, body, effect) => {
         const target = new URL(message.url);
         const credential = await input.sign({
@@ -74,6 +79,7 @@ export async function executeRemote(input: RemoteExecuteInput): Promise<Executio
           idempotency_key: message.headers.get("idempotency-key"),
         });
         if (credential) message.headers.set(credential.header, credential.value);
+        message.headers.set("traceparent", input.traceparent);
         return (effect ? input.faulted : input.upstream).fetch(message);
       },
     });
@@ -91,7 +97,7 @@ export async function executeRemote(input: RemoteExecuteInput): Promise<Executio
             : "http_error",
       ),
     );
-    const next = afterAttempt(tool, classification, status, attempts, began, random());
+    const next = afterAttempt(tool, classification, status, attempts, { began, end }, random());
     if ("retryInMs" in next) await sleep(next.retryInMs);
     else if (next.ok || remote.server.honoured) return next;
     else return { ...next, failure: withoutResend(next.failure, tool) };

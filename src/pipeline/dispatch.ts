@@ -1,4 +1,5 @@
 import { idempotencyHeaderOf, type ToolSpec } from "../catalog/define-tool";
+import { dispatchBudgetMs } from "../catalog/timeout-rules";
 import { canonicalJson } from "../core/canonical-json";
 import type { Upstream } from "../upstream/bindings";
 import { upstreamTarget } from "../upstream/bindings";
@@ -23,8 +24,15 @@ export interface ExecuteInput {
   /** The exact request, as stored under the call's key (or built for a read). */
   request: StoredRequest;
   upstream: Upstream;
-  /** Per-dispatch headers that are not part of the stored request: the credential. */
-  credential: UpstreamAuthorization;
+  /**
+   * The one header per attempt that is not part of the stored request: the credential, signed (or
+   * reused) for each attempt, so it never needs to outlive more than one.
+   */
+  credential: () => Promise<UpstreamAuthorization>;
+  /** The run's deadline (epoch ms): a read's retries end by then. */
+  deadlineAt: number;
+  /** The W3C `traceparent` each attempt carries (not part of the stored request); null sends none. */
+  traceparent: string | null;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
 }
@@ -59,8 +67,22 @@ export function buildRequest(
 }
 
 /**
- * Stage "dispatch": sends the request, retrying reads on transient failures within the tool's
- * timeout; each answer is classified (`classify.ts`) and a success's output validated against the
+ * When a dispatch begun at `began` must be over (epoch ms): a keyed call's one strict timeout; a
+ * read's budget of attempts and waits (`dispatchBudgetMs`), never past the run's deadline.
+ */
+export function dispatchEnd(tool: ToolSpec, began: number, deadlineAt: number): number {
+  const end = began + dispatchBudgetMs(tool);
+  return tool.side_effect === "read" ? Math.min(end, deadlineAt) : end;
+}
+
+/** How long the attempt starting now may take: the tool's timeout, cut to what is left of the dispatch. */
+export function attemptTimeoutMs(tool: ToolSpec, startedAt: number, end: number): number {
+  return Math.max(1, Math.min(tool.timeout_ms, end - startedAt));
+}
+
+/**
+ * Stage "dispatch": sends the request, retrying reads on transient failures (each attempt with the
+ * read's relaxed timeout, all within its budget and the run's deadline); each answer is classified (`classify.ts`) and a success's output validated against the
  * tool's whitelist (`validateOutput`), so the final answer is data or a failure.
  */
 export async function executeRequest(input: ExecuteInput): Promise<Execution> {
@@ -69,15 +91,16 @@ export async function executeRequest(input: ExecuteInput): Promise<Execution> {
   const sleep = input.sleep ?? defaultSleep;
   const attempts: AttemptRecord[] = [];
   const began = Date.now();
+  const end = dispatchEnd(tool, began, input.deadlineAt);
 
   for (;;) {
     const startedAt = Date.now();
-    const remaining = tool.timeout_ms - (startedAt - began);
     const result = await sendAttempt({
       upstream: input.upstream,
       request,
-      credential: input.credential,
-      timeoutMs: remaining,
+      credential: await input.credential(),
+      traceparent: input.traceparent,
+      timeoutMs: attemptTimeoutMs(tool, startedAt, end),
     });
     const classification = classifyUpstream(result, tool.side_effect);
     const status = result.kind === "response" || result.kind === "oversized" ? result.status : null;
@@ -96,7 +119,7 @@ export async function executeRequest(input: ExecuteInput): Promise<Execution> {
       ),
     );
 
-    const next = afterAttempt(tool, classification, status, attempts, began, random());
+    const next = afterAttempt(tool, classification, status, attempts, { began, end }, random());
     if ("retryInMs" in next) await sleep(next.retryInMs);
     else return next;
   }
@@ -129,7 +152,7 @@ export function afterAttempt(
   classification: Classification,
   status: number | null,
   attempts: AttemptRecord[],
-  began: number,
+  dispatch: { began: number; end: number },
   random: number,
 ): Execution | { retryInMs: number } {
   if (classification.kind === "success") {
@@ -142,8 +165,8 @@ export function afterAttempt(
     sideEffect: tool.side_effect,
     transient: classification.transient,
     attempts: attempts.length,
-    elapsedMs: Date.now() - began,
-    timeoutMs: tool.timeout_ms,
+    elapsedMs: Date.now() - dispatch.began,
+    budgetMs: dispatch.end - dispatch.began,
     retryAfterMs: classification.failure.retry_after_ms ?? null,
     random,
   });

@@ -1,6 +1,7 @@
 import { idempotencyHeaderOf, type RunPages, type ToolSpec } from "../catalog/define-tool";
 import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
+import { type TraceParent, upstreamTraceparent } from "../core/trace-context";
 import type { Env } from "../env";
 import { type FaultSource, injectFaults } from "../scenarios/inject";
 import type { FaultPlan } from "../scenarios/modes";
@@ -42,6 +43,8 @@ export interface ExecutionPlan {
   fault: FaultPlan | null;
   /** The approval that let this call run, if one did: the envelope names it. */
   approval: ApprovalBlock | null;
+  /** The caller's W3C trace context; null: the call's span is in the run's own trace. */
+  traceparent: TraceParent | null;
   /** The run as it is when each step needs it (a dispatch takes time; the run may change meanwhile). */
   run: () => RunMeta;
   keeping: RunKeeping;
@@ -114,6 +117,8 @@ async function carryOut(
     return { envelope, shaped: null };
   }
   if (plan.request === null) throw new Error(`${tool.name} goes upstream but was sent without a request`);
+  // Every upstream request of the call (attempts, the postcondition's read) is a child of its span.
+  const traceparent = upstreamTraceparent(plan.run().run_id, callId, plan.traceparent);
   const send = async (target: ToolSpec, request: StoredRequest, fault: FaultPlan | null) => {
     const remote = target.upstream?.remote;
     if (remote) {
@@ -125,13 +130,18 @@ async function carryOut(
         upstream: upstreamOf(env, plan, target, null, false),
         faulted: upstreamOf(env, plan, target, fault),
         sign: (message) => credentialFor(env, plan.run(), target, remote.server.audience, message),
+        deadlineAt: plan.run().deadline_at,
+        traceparent,
       });
     }
     return executeRequest({
       tool: target,
       request,
       upstream: upstreamOf(env, plan, target, fault),
-      credential: await requestCredentialFor(env, plan.run(), target, request),
+      // Signed for each attempt: a read's retries each get a credential of one attempt's lifetime.
+      credential: () => requestCredentialFor(env, plan.run(), target, request),
+      traceparent,
+      deadlineAt: plan.run().deadline_at,
     });
   };
   let execution: Execution = await send(tool, plan.request, plan.fault);
@@ -175,7 +185,7 @@ function contextOf(plan: ExecutionPlan, extra: Partial<EnvelopeContext> = {}): E
 /**
  * Credentials signed in the last moment, by run, audience and the one request each names. A dispatch
  * may reuse one only for the identical request (a read's retry, an identical call's resend) and only
- * while it still outlives the whole dispatch (its tool's timeout), which leaves the reuse window at
+ * while it still outlives the attempt (its tool's timeout), which leaves the reuse window at
  * the margin: a second at most. Bounded, since one isolate can host many runs.
  */
 const recentCredentials = new Map<string, { token: string; exp: number }>();
@@ -184,7 +194,7 @@ const RECENT_CREDENTIALS_MAX = 256;
 /**
  * A credential for one request: the declared static key, or the proxy's JWT naming the run, the
  * audience (the tool; for a remote MCP server, the server) and the one request it may make (method,
- * target, body digest, idempotency key), expiring within the tool's timeout plus a small margin and
+ * target, body digest, idempotency key), expiring within the tool's timeout (one attempt's) plus a small margin and
  * never after the run's deadline, so one captured from a log is worth that request for seconds, not
  * a run; null for a server that takes none. None is signed (or reused) once the run is ended or past
  * its deadline.

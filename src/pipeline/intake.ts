@@ -2,6 +2,7 @@ import { policyVersion } from "../approvals/policy-version";
 import { loadConfig } from "../config/load";
 import type { TenantConfig } from "../config/tenants";
 import { callDigest, deriveIdempotencyKey } from "../core/idempotency-key";
+import type { TraceParent } from "../core/trace-context";
 import type { Env } from "../env";
 import { refuseUnfitFault } from "../scenarios/accept";
 import type { FaultPlan } from "../scenarios/modes";
@@ -30,6 +31,8 @@ export interface AgentCallInput {
    * 0 or absent answers at once.
    */
   wait_ms?: number;
+  /** The caller's W3C trace context (`traceparent`), already parsed: null when absent or malformed. */
+  traceparent?: TraceParent | null;
 }
 
 export type TakenCall =
@@ -122,6 +125,7 @@ export async function intakeCall(
     trace_args: prepared.tool
       ? applyMasks(prepared.args ?? prepared.rawArgs, prepared.tool.sensitive_args)
       : prepared.rawArgs,
+    traceparent: input.traceparent ?? null,
   };
   return { kind: "ready", call, tenant };
 }

@@ -1,5 +1,6 @@
 import type { SideEffect } from "../catalog/define-tool";
 import { newFenceMarker } from "../core/ids";
+import type { TraceParent } from "../core/trace-context";
 import type { Envelope, EnvironmentName } from "../wire/envelope";
 import type { RunLimits, Taint } from "../wire/run-status";
 import type { AttemptRecord, TraceEntry } from "../wire/trace-entry";
@@ -89,6 +90,8 @@ export interface NewTraceEntry {
   edit?: TraceEntry["edit"];
   /** The agent asked again about an approval still pending: answered, and charged nothing. */
   poll?: boolean;
+  /** The caller's W3C trace context, when it sent a valid one: the parent of the call's span. */
+  traceparent?: TraceParent | null;
 }
 
 export interface TraceCompletion {

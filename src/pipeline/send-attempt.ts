@@ -13,6 +13,8 @@ export interface AttemptInput {
   credential: UpstreamAuthorization;
   /** Milliseconds this attempt may take before it is aborted. */
   timeoutMs: number;
+  /** The call's W3C trace context for the upstream, or null; like the credential, never stored. */
+  traceparent: string | null;
 }
 
 /**
@@ -29,6 +31,7 @@ export async function sendAttempt(input: AttemptInput): Promise<UpstreamResult> 
   try {
     const headers = new Headers(input.request.headers);
     headers.set(input.credential.header, input.credential.value);
+    if (input.traceparent) headers.set("traceparent", input.traceparent);
     const response = await input.upstream.fetch(
       new Request(upstreamUrl(input.request.target), {
         method: input.request.method,

@@ -1,3 +1,4 @@
+import { callSpanId, runTraceId } from "../core/trace-context";
 import type { TraceEntry } from "../wire/trace-entry";
 
 /**
@@ -17,25 +18,12 @@ function attribute(key: string, value: string | number | boolean): OtlpAttribute
   return { key, value: { stringValue: value } };
 }
 
-/** Deterministic hex ids from the run and call ids, so re-exports of a trace line up. */
-function hexId(text: string, length: number): string {
-  let hash = 0xcbf29ce484222325n;
-  let out = "";
-  let salt = 0;
-  while (out.length < length) {
-    for (const char of `${salt}:${text}`) {
-      hash ^= BigInt(char.codePointAt(0) ?? 0);
-      hash = (hash * 0x100000001b3n) & 0xffffffffffffffffn;
-    }
-    out += hash.toString(16).padStart(16, "0");
-    salt++;
-  }
-  return out.slice(0, length);
-}
-
 const toNanos = (iso: string) => `${BigInt(Date.parse(iso)) * 1_000_000n}`;
 
-/** One dispatch as an `execute_tool` span of the run's trace. */
+/**
+ * One dispatch as an `execute_tool` span of the run's trace, or, when the caller sent a W3C
+ * `traceparent`, of the caller's trace, as a child of the caller's span.
+ */
 export function otlpSpan(traceId: string, entry: TraceEntry) {
   const attributes = [
     attribute("gen_ai.operation.name", "execute_tool"),
@@ -55,9 +43,11 @@ export function otlpSpan(traceId: string, entry: TraceEntry) {
   const checks = entry.upstream_attempts.filter((a) => a.purpose === "check").length;
   attributes.push(attribute("tool.upstream_attempts", entry.upstream_attempts.length - checks));
   if (checks > 0) attributes.push(attribute("tool.postcondition_checks", checks));
+  const parent = entry.traceparent ?? null;
   return {
-    traceId,
-    spanId: hexId(entry.call_id, 16),
+    traceId: parent?.trace_id ?? traceId,
+    spanId: callSpanId(entry.call_id),
+    ...(parent ? { parentSpanId: parent.parent_id } : {}),
     name: `execute_tool ${entry.tool ?? "unknown"}`,
     kind: 1,
     startTimeUnixNano: toNanos(entry.started_at),
@@ -68,7 +58,7 @@ export function otlpSpan(traceId: string, entry: TraceEntry) {
 }
 
 /** The run's trace id: every span of a run belongs to one trace. */
-export const otlpTraceId = (runId: string) => hexId(runId, 32);
+export const otlpTraceId = runTraceId;
 
 export function traceToOtlp(runId: string, entries: readonly TraceEntry[], environment: string) {
   const traceId = otlpTraceId(runId);

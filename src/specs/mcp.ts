@@ -42,6 +42,16 @@ export function annotationsFor(sideEffect: SideEffect, openWorld: boolean): McpT
 }
 
 /**
+ * `openWorldHint`, derived from the catalog rather than set per tool: true when the tool reaches
+ * beyond the tenant's own systems (`open_world`) or when its output holds third-party text (any
+ * `untrusted` field, fenced by the proxy), since a client that trusts a closed-world tool's output
+ * would trust whatever an outsider wrote into it.
+ */
+export function openWorldOf(tool: Pick<ToolSpec, "open_world" | "untrusted">): boolean {
+  return tool.open_world || tool.untrusted.length > 0;
+}
+
+/**
  * The tool as MCP describes it. `outputSchema` is the envelope (with `data` narrowed to the tool's
  * output), because every `tools/call` result carries the envelope as `structuredContent`.
  */
@@ -52,6 +62,6 @@ export function toMcpTool(tool: ToolSpec): McpTool {
     description: modelDescription(tool),
     inputSchema: inputJsonSchema(tool),
     outputSchema: envelopeJsonSchema(tool),
-    annotations: annotationsFor(tool.side_effect, tool.open_world),
+    annotations: annotationsFor(tool.side_effect, openWorldOf(tool)),
   };
 }

@@ -195,6 +195,14 @@ export const OPERATIONS: readonly Operation[] = [
         description:
           "An orchestrator's nonce that makes two identical writes distinct. Never let the model set it.",
       },
+      {
+        name: "traceparent",
+        in: "header",
+        required: false,
+        schema: { type: "string" },
+        description:
+          "W3C Trace Context of the caller: the call's span becomes a child of it (trace export), and the upstream request carries a traceparent of the same trace with the call's span id. A malformed one is ignored; the call starts its own span in the run's trace.",
+      },
     ],
     body: { schema: "CallBody", description: "The tool and its arguments." },
     responses: {

@@ -64,6 +64,8 @@ export function readResultPage(namespace: string): ToolSpec {
       }),
       output: ResultPageSchema,
       timeout_ms: 1_000,
+      // A page may hold another tool's third-party text (fenced when it was stored): not a closed world.
+      open_world: true,
       trusted_text: {
         handle: "a handle the ledger mints",
         list_path: "a path into the stored result, from the tool's own schema",

@@ -44,7 +44,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "avoid_when": "You need a ticket's or a conversation's content: use get_ticket_notes or get_conversation.",
             "side_effects": "None. Reads only."
           },
-          "timeout_ms": 2500,
+          "timeout_ms": 10000,
           "request": {
             "upstream": "HELPDESK_MCP",
             "tool": "search_articles",
@@ -71,7 +71,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "avoid_when": "You need the customer's own messages: use get_conversation.",
             "side_effects": "None. Reads only."
           },
-          "timeout_ms": 2500,
+          "timeout_ms": 10000,
           "request": {
             "upstream": "HELPDESK_MCP",
             "tool": "get_ticket_notes",
@@ -146,7 +146,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "avoid_when": "You need agents' internal notes: use get_ticket_notes.",
             "side_effects": "None. Reads only."
           },
-          "timeout_ms": 2500,
+          "timeout_ms": 10000,
           "request": {
             "upstream": "HELPDESK_MCP",
             "tool": "get_conversation",
@@ -306,7 +306,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "avoid_when": "You need the order's items, payment or refunds: use the support namespace's lookup_order.",
             "side_effects": "None. Reads only."
           },
-          "timeout_ms": 2500,
+          "timeout_ms": 10000,
           "request": {
             "upstream": "SHIPMENTS_API",
             "method": "GET",
@@ -529,7 +529,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "avoid_when": "You only have a customer's name or email: ask for the order id. Do not use it to search policies.",
             "side_effects": "None. Safe to call again; the proxy retries transient upstream failures itself."
           },
-          "timeout_ms": 2500,
+          "timeout_ms": 10000,
           "request": {
             "upstream": "ORDERS_API",
             "method": "GET",
@@ -574,7 +574,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "avoid_when": "You need facts about a specific order (use lookup_order) or customer (use get_customer_profile).",
             "side_effects": "None. Safe to call again."
           },
-          "timeout_ms": 2500,
+          "timeout_ms": 10000,
           "request": {
             "upstream": "CRM_API",
             "method": "GET",
@@ -606,7 +606,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "avoid_when": "You only need order facts (use lookup_order). Never copy contact details into tickets.",
             "side_effects": "None. Safe to call again."
           },
-          "timeout_ms": 2500,
+          "timeout_ms": 10000,
           "request": {
             "upstream": "CRM_API",
             "method": "GET",
@@ -779,7 +779,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "avoid_when": "You want to open a ticket (use create_internal_ticket) or you have no ticket id: tickets cannot be searched.",
             "side_effects": "None. Safe to call again; the proxy retries transient upstream failures itself."
           },
-          "timeout_ms": 2500,
+          "timeout_ms": 10000,
           "request": {
             "upstream": "CRM_API",
             "method": "GET",
@@ -1035,7 +1035,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "avoid_when": "You want to send an email.",
             "side_effects": "None. Safe to call again."
           },
-          "timeout_ms": 2500,
+          "timeout_ms": 10000,
           "request": {
             "upstream": "EMAIL_API",
             "method": "GET",

@@ -1,10 +1,11 @@
 import type { SideEffect } from "../catalog/define-tool";
+import { MAX_RETRY_DELAY_MS, MAX_UPSTREAM_ATTEMPTS } from "../catalog/timeout-rules";
 
-export const MAX_UPSTREAM_ATTEMPTS = 3;
+export { MAX_UPSTREAM_ATTEMPTS } from "../catalog/timeout-rules";
+
 const BASE_DELAY_MS = 100;
-const MAX_DELAY_MS = 1_000;
 /** Don't start an attempt with less time than this left: it could only time out. */
-const MIN_ATTEMPT_MS = 200;
+export const MIN_ATTEMPT_MS = 200;
 
 export interface RetryInput {
   sideEffect: SideEffect;
@@ -12,7 +13,11 @@ export interface RetryInput {
   /** Attempts made so far, counting the one that just failed. */
   attempts: number;
   elapsedMs: number;
-  timeoutMs: number;
+  /**
+   * The time the whole dispatch may take from its start: the read's dispatch budget
+   * (`dispatchBudgetMs`), cut to what is left of the run's deadline.
+   */
+  budgetMs: number;
   retryAfterMs: number | null;
   /** A number in [0, 1): injected so the decision is pure and testable. */
   random: number;
@@ -35,12 +40,13 @@ export function decideRetry(input: RetryInput): RetryDecision {
   if (input.attempts >= MAX_UPSTREAM_ATTEMPTS) return { retry: false, reason: "attempt cap reached" };
   // Full jitter keeps many agents hitting one upstream from retrying in lockstep.
   const backoff = Math.floor(
-    input.random * Math.min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** (input.attempts - 1)),
+    input.random * Math.min(MAX_RETRY_DELAY_MS, BASE_DELAY_MS * 2 ** (input.attempts - 1)),
   );
   // The upstream said when it will be ready: earlier is pointless, later wastes the budget.
   const delayMs = input.retryAfterMs ?? backoff;
-  if (input.elapsedMs + delayMs + MIN_ATTEMPT_MS > input.timeoutMs) {
-    return { retry: false, reason: "no time left in the tool's timeout" };
+  if (delayMs > MAX_RETRY_DELAY_MS) return { retry: false, reason: "the upstream asks for a longer wait" };
+  if (input.elapsedMs + delayMs + MIN_ATTEMPT_MS > input.budgetMs) {
+    return { retry: false, reason: "no time left in the read's budget or the run's deadline" };
   }
   return { retry: true, delayMs };
 }

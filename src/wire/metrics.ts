@@ -90,6 +90,15 @@ export const MetricCountsSchema = z.strictObject({
   approvals_overdue: count.describe(
     "Approvals still undecided past their SLA, counted once each when the escalation role is told.",
   ),
+  high_risk_calls: count.describe(
+    "Calls of a draft, write or destructive tool the run's ledger answered with a valid key, polls of a pending approval excluded.",
+  ),
+  approval_bypasses: count.describe(
+    "High-risk calls sent upstream while their policy required an approval that was not granted (measured, though the ledger never sends one).",
+  ),
+  idempotency_conflicts: count.describe(
+    "A key matched a stored key holding other request bytes, or the upstream refused a key as reused with another request (idempotency_key_reused).",
+  ),
   success_rate: rate.describe("succeeded / calls; null without calls."),
   invalid_rate: rate.describe("invalid / calls; null without calls."),
   avg_approval_wait_ms: z
@@ -97,6 +106,14 @@ export const MetricCountsSchema = z.strictObject({
     .nonnegative()
     .nullable()
     .describe("approval_wait_ms_total / approvals_decided; null without decisions."),
+  approval_trigger_rate: rate.describe("approvals_asked / high_risk_calls; null without high-risk calls."),
+  approval_bypass_rate: rate.describe("approval_bypasses / high_risk_calls; null without high-risk calls."),
+  idempotency_conflict_rate: rate.describe(
+    "idempotency_conflicts / high_risk_calls; null without high-risk calls.",
+  ),
+  side_effect_replay_rate: rate.describe(
+    "duplicates_prevented / high_risk_calls: high-risk calls answered from the ledger instead of acting again; null without high-risk calls.",
+  ),
 });
 export type MetricCounts = z.infer<typeof MetricCountsSchema>;
 

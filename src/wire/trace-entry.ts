@@ -69,6 +69,16 @@ export const TraceEntrySchema = z.strictObject({
     .describe(
       "Present on an approved call whose arguments an operator changed before approving: `args` are the ones executed.",
     ),
+  traceparent: z
+    .strictObject({
+      trace_id: z.string().regex(/^[0-9a-f]{32}$/),
+      parent_id: z.string().regex(/^[0-9a-f]{16}$/),
+      flags: z.string().regex(/^[0-9a-f]{2}$/),
+    })
+    .optional()
+    .describe(
+      "Present when the caller sent a W3C traceparent (REST header `traceparent`, MCP `params._meta.traceparent`): the call's span is a child of `parent_id` in trace `trace_id`, and its upstream requests carry that trace.",
+    ),
   poll: z
     .literal(true)
     .optional()
@@ -106,6 +116,8 @@ export interface TraceRow {
   edit?: string | null;
   /** Added by the polls migration: 1 for a poll of a pending approval. */
   poll?: number | null;
+  /** Added by the trace context migration: JSON of `TraceEntry.traceparent`. */
+  traceparent?: string | null;
 }
 
 export function traceEntryFromRow(row: TraceRow): TraceEntry {
@@ -135,5 +147,8 @@ export function traceEntryFromRow(row: TraceRow): TraceEntry {
     ...(row.via === "use_tool" ? { via: "use_tool" as const } : {}),
     ...(row.edit ? { edit: JSON.parse(row.edit) as NonNullable<TraceEntry["edit"]> } : {}),
     ...(row.poll === 1 ? { poll: true as const } : {}),
+    ...(row.traceparent
+      ? { traceparent: JSON.parse(row.traceparent) as NonNullable<TraceEntry["traceparent"]> }
+      : {}),
   };
 }

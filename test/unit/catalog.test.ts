@@ -21,7 +21,7 @@ const validTool = defineTool({
     binding: "WIDGETS_API",
     request: (args) => ({ method: "GET", path: `/widgets/${args.widget_id}` }),
   },
-  timeout_ms: 1_000,
+  timeout_ms: 10_000,
   trusted_text: { widget_id: "an id the widget API issues" },
 });
 

@@ -266,7 +266,7 @@ describe("import mcp", () => {
     });
     expect(tool(draft, "add_note")?.side_effect.draft).toBe("write");
     expect(tool(draft, "purge_ticket")?.side_effect.draft).toBe("destructive");
-    expect(tool(draft, "search_notes")?.timeout_ms).toBe(2500);
+    expect(tool(draft, "search_notes")?.timeout_ms).toBe(10_000);
     expect(tool(draft, "purge_ticket")?.timeout_ms).toBe(5000);
     expect(tool(draft, "add_note")?.postcondition).toMatch(
       /^TODO\(review\): proposed: tool get_ticket, args \{ticket_id: \{arg: \/ticket_id\}\}/,

@@ -115,7 +115,7 @@ describe("a simple document (YAML, no $refs)", () => {
       draft: "destructive",
       why: "proposed from the method DELETE",
     });
-    expect(byName("list_pets").timeout_ms).toBe(2500);
+    expect(byName("list_pets").timeout_ms).toBe(10_000);
     expect(byName("create_pet").timeout_ms).toBe(8000);
   });
 

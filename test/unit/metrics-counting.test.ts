@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { countApprovalChange, countCall, zeroCounts } from "../../src/metrics/events";
-import { alignRange, toSeries } from "../../src/metrics/series";
+import { countApprovalChange, countCall, countHighRisk, zeroCounts } from "../../src/metrics/events";
+import { alignRange, toSeries, withRates } from "../../src/metrics/series";
 import { type Envelope, failure, success } from "../../src/wire/envelope";
 
 const base = { call_id: "call_1", environment: "sandbox" as const, tool: "issue_refund" };
@@ -138,5 +138,61 @@ describe("series", () => {
     });
     expect(support?.totals).toMatchObject({ calls: 5, succeeded: 3, success_rate: 0.6 });
     expect(series[1]?.totals.calls).toBe(0);
+  });
+});
+
+describe("the high-risk counts", () => {
+  const facts = { poll: false, storedBytesDiffer: false, sentWithoutRequiredApproval: false };
+
+  it("counts a high-risk call once, a poll of a pending approval not at all", () => {
+    const counts = countHighRisk(facts);
+    expect(counts && Object.entries(counts).filter(([, value]) => value > 0)).toEqual([
+      ["high_risk_calls", 1],
+    ]);
+    expect(countHighRisk({ ...facts, poll: true })).toBeNull();
+  });
+
+  it("counts a send past a required approval as a bypass, and a key with other bytes as a conflict", () => {
+    expect(countHighRisk({ ...facts, sentWithoutRequiredApproval: true })?.approval_bypasses).toBe(1);
+    expect(countHighRisk({ ...facts, storedBytesDiffer: true })?.idempotency_conflicts).toBe(1);
+  });
+
+  it("counts an upstream's idempotency_key_reused refusal as a conflict, unless it is a replay of one", () => {
+    const refused = failure(keyed, {
+      code: "validation_error",
+      message: "x",
+      details: { upstream_status: 422, upstream_code: "idempotency_key_reused" },
+    });
+    expect(countCall(refused).idempotency_conflicts).toBe(1);
+    expect(countCall({ ...refused, replayed: true }).idempotency_conflicts).toBe(0);
+    const other = failure(keyed, {
+      code: "conflict_error",
+      message: "x",
+      details: { upstream_code: "other" },
+    });
+    expect(countCall(other).idempotency_conflicts).toBe(0);
+  });
+
+  it("derives the four high-risk rates from high-risk calls, null without any", () => {
+    const counts = {
+      ...zeroCounts(),
+      high_risk_calls: 8,
+      approvals_asked: 2,
+      approval_bypasses: 0,
+      idempotency_conflicts: 1,
+      duplicates_prevented: 4,
+    };
+    expect(withRates(counts)).toMatchObject({
+      approval_trigger_rate: 0.25,
+      approval_bypass_rate: 0,
+      idempotency_conflict_rate: 0.125,
+      side_effect_replay_rate: 0.5,
+    });
+    expect(withRates(zeroCounts())).toMatchObject({
+      approval_trigger_rate: null,
+      approval_bypass_rate: null,
+      idempotency_conflict_rate: null,
+      side_effect_replay_rate: null,
+    });
   });
 });

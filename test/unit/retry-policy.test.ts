@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { dispatchBudgetMs, MAX_RETRY_DELAY_MS, TIMEOUT_RULE } from "../../src/catalog/timeout-rules";
 import { decideRetry, MAX_UPSTREAM_ATTEMPTS, type RetryInput } from "../../src/upstream/retry";
 
 const read: RetryInput = {
@@ -6,7 +7,7 @@ const read: RetryInput = {
   transient: true,
   attempts: 1,
   elapsedMs: 50,
-  timeoutMs: 2_500,
+  budgetMs: dispatchBudgetMs({ side_effect: "read", timeout_ms: TIMEOUT_RULE.readMinMs }),
   retryAfterMs: null,
   random: 0.5,
 };
@@ -18,7 +19,15 @@ describe("retry policy by side effect", () => {
     expect(decideRetry({ ...read, random: 0 })).toEqual({ retry: true, delayMs: 0 });
   });
 
-  it("never retries writes or destructive calls blindly", () => {
+  it("retries a read whose attempt timed out at its full per-attempt timeout", () => {
+    expect(decideRetry({ ...read, elapsedMs: TIMEOUT_RULE.readMinMs }).retry).toBe(true);
+    expect(decideRetry({ ...read, attempts: 2, elapsedMs: 2 * TIMEOUT_RULE.readMinMs + 100 }).retry).toBe(
+      true,
+    );
+  });
+
+  it("never retries drafts, writes or destructive calls blindly", () => {
+    expect(decideRetry({ ...read, sideEffect: "draft" }).retry).toBe(false);
     expect(decideRetry({ ...read, sideEffect: "write" }).retry).toBe(false);
     expect(decideRetry({ ...read, sideEffect: "destructive" }).retry).toBe(false);
   });
@@ -31,9 +40,25 @@ describe("retry policy by side effect", () => {
     expect(decideRetry({ ...read, attempts: MAX_UPSTREAM_ATTEMPTS }).retry).toBe(false);
   });
 
-  it("honours Retry-After, and gives up when it would overrun the tool's timeout", () => {
-    expect(decideRetry({ ...read, retryAfterMs: 1_000 })).toEqual({ retry: true, delayMs: 1_000 });
-    expect(decideRetry({ ...read, retryAfterMs: 5_000 }).retry).toBe(false);
-    expect(decideRetry({ ...read, elapsedMs: 2_400 }).retry).toBe(false);
+  it("honours a Retry-After up to the longest wait, and refuses a longer one", () => {
+    expect(decideRetry({ ...read, retryAfterMs: MAX_RETRY_DELAY_MS })).toEqual({
+      retry: true,
+      delayMs: MAX_RETRY_DELAY_MS,
+    });
+    expect(decideRetry({ ...read, retryAfterMs: MAX_RETRY_DELAY_MS + 1 }).retry).toBe(false);
+  });
+
+  it("gives up when the next attempt would overrun the budget (the run's deadline cuts it)", () => {
+    // The run's deadline is 1 s away: a wait and an attempt no longer fit.
+    expect(decideRetry({ ...read, budgetMs: 1_000, elapsedMs: 900 }).retry).toBe(false);
+    expect(decideRetry({ ...read, elapsedMs: read.budgetMs - 100 }).retry).toBe(false);
+  });
+
+  it("gives a read a budget of every attempt at its timeout plus the waits between them", () => {
+    expect(dispatchBudgetMs({ side_effect: "read", timeout_ms: 10_000 })).toBe(
+      MAX_UPSTREAM_ATTEMPTS * 10_000 + (MAX_UPSTREAM_ATTEMPTS - 1) * MAX_RETRY_DELAY_MS,
+    );
+    expect(dispatchBudgetMs({ side_effect: "write", timeout_ms: 5_000 })).toBe(5_000);
+    expect(dispatchBudgetMs({ side_effect: "destructive", timeout_ms: 8_000 })).toBe(8_000);
   });
 });

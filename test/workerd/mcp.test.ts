@@ -1,6 +1,7 @@
 import { Client } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { looseObjects } from "../../src/specs/json-schema";
+import { openWorldOf } from "../../src/specs/mcp";
 import { catalog } from "../../src/tools";
 import {
   callTool,
@@ -45,10 +46,12 @@ describe("MCP over Streamable HTTP", () => {
       // Fields with a default are optional to the model: the schema is the input, not the output.
       expect(tool.outputSchema?.properties).toHaveProperty("idempotency_key");
       expect(tool.outputSchema?.properties).toHaveProperty("data");
-      expect(tool.annotations?.openWorldHint).toBe(spec?.open_world);
+      expect(tool.annotations?.openWorldHint).toBe(spec && openWorldOf(spec));
     }
     const byName = new Map(tools.map((tool) => [tool.name, tool.annotations]));
-    expect(byName.get("lookup_order")).toEqual({ readOnlyHint: true, openWorldHint: false });
+    // lookup_order returns the customer's own note (untrusted); lookup_ticket only the tenant's fields.
+    expect(byName.get("lookup_order")).toEqual({ readOnlyHint: true, openWorldHint: true });
+    expect(byName.get("lookup_ticket")).toEqual({ readOnlyHint: true, openWorldHint: false });
     expect(byName.get("create_internal_ticket")).toEqual({
       readOnlyHint: false,
       destructiveHint: false,
@@ -62,6 +65,8 @@ describe("MCP over Streamable HTTP", () => {
       openWorldHint: false,
     });
     expect(byName.get("send_customer_email")?.openWorldHint).toBe(true);
+    // Third-party policy text: open-world because its output is untrusted, not by a hand-set flag.
+    expect(byName.get("search_refund_policy")?.openWorldHint).toBe(true);
     await client.close();
   });
 

@@ -65,7 +65,7 @@ describe("the Analytics Engine sink", () => {
       doubles: COUNTERS.map((counter) => counts[counter]),
     });
     // Analytics Engine takes at most 20 doubles a data point.
-    expect(point.doubles).toHaveLength(17);
+    expect(point.doubles).toHaveLength(20);
   });
 
   it("gets one data point per call from the pipeline, and the store gets nothing", async () => {

@@ -379,7 +379,7 @@ describe("generated tool specs", () => {
         input: z.strictObject({ id: z.string().describe("The id of the thing.") }),
         output: z.object({ id: z.string() }),
         upstream: { binding: "ORDERS_API", request: () => ({ method: "GET", path: "/" }) },
-        timeout_ms: 1_000,
+        timeout_ms: 10_000,
         trusted_text: { id: "an id the test upstream issues" },
       });
     const twoNamespaces = loadCatalog([tool("read_public", "public"), tool("read_secret", "internal")]);

@@ -12,6 +12,7 @@ import {
 import { describe, expect, it } from "vitest";
 import sandboxVarsExample from "../../sandbox/.dev.vars.example?raw";
 import type { PresentedCredential } from "../../sandbox/src/model";
+import { catalog } from "../../src/tools";
 import { issueUpstreamCredential, UPSTREAM_CREDENTIAL_ISSUER } from "../../src/upstream/credential";
 import {
   parseUpstreamJwks,
@@ -130,10 +131,11 @@ describe("a credential the proxy presents upstream", () => {
       idempotency_key: null,
     });
     expect(payload.jti).toMatch(/^[0-9a-f-]{36}$/);
-    // lookup_order's 2.5 s timeout plus the 2 s margin, rounded down to whole seconds.
+    // lookup_order's timeout (one attempt's) plus the 2 s margin, rounded down to whole seconds.
     const lifetime = (payload.exp as number) - (payload.iat as number);
-    expect(lifetime).toBeGreaterThanOrEqual(3);
-    expect(lifetime).toBeLessThanOrEqual(5);
+    const seconds = (catalog.find("support", "lookup_order")?.timeout_ms ?? Number.NaN) / 1_000;
+    expect(lifetime).toBeGreaterThanOrEqual(seconds + 1);
+    expect(lifetime).toBeLessThanOrEqual(seconds + 2);
   });
 
   it("is refused with 401 by the sandbox for any other tool's endpoint: a lookup_order credential creates no refund", async () => {

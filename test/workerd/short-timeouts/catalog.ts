@@ -38,12 +38,16 @@ function expectingMore(tool: ToolSpec): ToolSpec {
   };
 }
 
+/** The product's timeout rule by class, scaled down to the short timeout: still checked. */
+const SHORT_TIMEOUT_RULE = { readMinMs: SHORT_TIMEOUT_MS, keyedMaxMs: SHORT_TIMEOUT_MS };
+
 export const catalog = loadCatalog(
   productCatalog
     .all()
     .map((tool) =>
       expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
     ),
+  SHORT_TIMEOUT_RULE,
 );
 
 /** The built-ins `find_tools` and `use_tool`, as the product's catalog module gives them. */

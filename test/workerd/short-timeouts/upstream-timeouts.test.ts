@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ToolSpec } from "../../../src/catalog/define-tool";
 import { catalog } from "../../../src/tools";
+import { MAX_UPSTREAM_ATTEMPTS } from "../../../src/upstream/retry";
 import { armFault, callTool, openRun, runOutIdempotencyLease, sandbox, sandboxRequests } from "../helpers";
 
 /**
@@ -13,20 +14,50 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const timeoutOf = (tool: string) => (catalog.find("support", tool) as ToolSpec).timeout_ms;
 
 describe("dispatch through the environment's binding", () => {
-  it("times out a hanging upstream near the tool's limit and really aborts the request", async () => {
+  it("times out each attempt of a hanging read at the tool's limit, retries it, and really aborts every request", async () => {
     const timeout = timeoutOf("lookup_order");
     const hang = timeout + 400;
     const run = await openRun();
-    await armFault(run.id, { mode: "hang", hang_ms: hang });
+    await armFault(run.id, { mode: "hang", hang_ms: hang, times: MAX_UPSTREAM_ATTEMPTS });
     const started = Date.now();
     const { status, body } = await callTool(run, "lookup_order", { order_id: "A1001" });
     const elapsed = Date.now() - started;
     expect(status).toBe(504);
     expect(body.error?.code).toBe("timeout");
     expect(body.outcome).toBe("retryable_failure");
-    expect(elapsed).toBeGreaterThanOrEqual(timeout - 100);
+    expect(body.error?.details?.attempts).toBe(MAX_UPSTREAM_ATTEMPTS);
+    expect(elapsed).toBeGreaterThanOrEqual(MAX_UPSTREAM_ATTEMPTS * timeout - 100);
     // Past the hang the sandbox would have recorded completion, had the request not been cancelled.
     await sleep(Math.max(0, started + hang + 250 - Date.now()));
+    const requests = await sandboxRequests(run.id);
+    expect(requests.filter((entry) => entry.fault === "hang").map((entry) => entry.phase)).toEqual(
+      Array(MAX_UPSTREAM_ATTEMPTS).fill("started"),
+    );
+  });
+
+  it("answers a read whose first attempt hung with the second attempt's data", async () => {
+    const timeout = timeoutOf("lookup_order");
+    const run = await openRun();
+    await armFault(run.id, { mode: "hang", hang_ms: timeout + 400, times: 1 });
+    const { status, body } = await callTool(run, "lookup_order", { order_id: "A1001" });
+    expect(status).toBe(200);
+    expect(body.outcome).toBe("success");
+    const requests = await sandboxRequests(run.id);
+    expect(requests.filter((entry) => entry.fault === "hang").map((entry) => entry.phase)).toEqual([
+      "started",
+    ]);
+  });
+
+  it("sends a hanging write once: its strict timeout ends the call, and nothing is resent blindly", async () => {
+    const run = await openRun("initech");
+    const hang = timeoutOf("create_internal_ticket") + 400;
+    await armFault(run.id, { mode: "hang", path_prefix: "/tickets", hang_ms: hang, times: 3 });
+    const { body } = await callTool(run, "create_internal_ticket", {
+      customer_id: "C303",
+      priority: "low",
+      summary: "A write that hangs is sent once, never retried by the proxy.",
+    });
+    expect(body.error?.code).toBe("timeout");
     const requests = await sandboxRequests(run.id);
     expect(requests.filter((entry) => entry.fault === "hang").map((entry) => entry.phase)).toEqual([
       "started",
