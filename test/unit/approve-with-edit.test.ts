@@ -12,6 +12,7 @@ import { alarmRings } from "../../src/pipeline/run-events";
 import type { CallRecord, RunMeta } from "../../src/pipeline/run-state";
 import type { Write } from "../../src/pipeline/writes";
 import { catalog } from "../../src/tools";
+import { pendingApproval } from "./support/pending-approval";
 
 /**
  * Approve with edit as the admission machine applies it (`src/pipeline/edit.ts`, `decide.ts`). The
@@ -81,36 +82,16 @@ async function initialModel(amount: number): Promise<Model> {
   const args = refundArgs(amount);
   const key = await deriveIdempotencyKey({ tenant: "acme", runId: RUN.run_id, tool: REFUND.name, args });
   const requirement = approverRequirement(REFUND, args, TENANT);
-  const approval: ApprovalRecord = {
-    id: "apr_0123456789abcdef01234567",
-    tenant: "acme",
+  const approval = pendingApproval({
+    tool: REFUND,
     run_id: RUN.run_id,
-    tool: REFUND.name,
-    side_effect: REFUND.side_effect,
-    idempotency_key: key,
+    key,
     args,
-    args_digest: `digest-${amount}`,
-    policy_version: POLICY,
-    reasons: ["destructive tools need a human approval"],
-    state: "pending",
-    requested_call_id: "call_first",
-    created_at: new Date(T0).toISOString(),
-    expires_at: new Date(T0 + APPROVAL_TTL_MS).toISOString(),
-    sla_due_at: null,
-    overdue: false,
-    escalated_at: null,
-    decided_at: null,
-    decided_by: null,
-    decided_by_name: null,
-    decision_reason: null,
-    result: null,
-    earlier_effects: [],
-    limit: null,
-    approver_roles: requirement.roles,
-    approvals_required: requirement.approvals,
-    approvers: [],
-    edit: null,
-  };
+    digest: `digest-${amount}`,
+    policy: POLICY,
+    requirement,
+    t0: T0,
+  });
   const record: CallRecord = {
     key,
     tool: REFUND.name,

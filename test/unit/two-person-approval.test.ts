@@ -9,6 +9,7 @@ import { alarmRings } from "../../src/pipeline/run-events";
 import type { CallRecord, RunMeta } from "../../src/pipeline/run-state";
 import type { Write } from "../../src/pipeline/writes";
 import { catalog } from "../../src/tools";
+import { pendingApproval } from "./support/pending-approval";
 
 /**
  * The two-person rule as the admission machine applies it (`src/pipeline/decide.ts`), with the
@@ -118,36 +119,16 @@ function initialModel(): Model {
     fence_marker: "fence0000000",
     tainted_by: null,
   };
-  const approval: ApprovalRecord = {
-    id: "apr_0123456789abcdef01234567",
-    tenant: "acme",
+  const approval = pendingApproval({
+    tool: REFUND,
     run_id: run.run_id,
-    tool: REFUND.name,
-    side_effect: REFUND.side_effect,
-    idempotency_key: KEY,
+    key: KEY,
     args: ARGS,
-    args_digest: "dig_two_person",
-    policy_version: POLICY,
-    reasons: ["destructive tools need a human approval"],
-    state: "pending",
-    requested_call_id: "call_first",
-    created_at: new Date(T0).toISOString(),
-    expires_at: new Date(T0 + APPROVAL_TTL_MS).toISOString(),
-    decided_at: null,
-    decided_by: null,
-    decided_by_name: null,
-    decision_reason: null,
-    result: null,
-    earlier_effects: [],
-    limit: null,
-    approver_roles: requirement.roles,
-    approvals_required: requirement.approvals,
-    approvers: [],
-    sla_due_at: null,
-    overdue: false,
-    escalated_at: null,
-    edit: null,
-  };
+    digest: "dig_two_person",
+    policy: POLICY,
+    requirement,
+    t0: T0,
+  });
   return {
     run,
     approval,
