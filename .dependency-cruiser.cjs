@@ -1,6 +1,6 @@
 /**
  * The rules of the house, checked by `npm run lint`: which folder of src/ may import which. Each
- * folder answers one question (README, "Layout"); these rules keep the answers from blurring.
+ * folder answers one question (docs/layout.md); these rules keep the answers from blurring.
  * Type-only imports count here (a pure stage must not even name a storage type); the folder-cycle
  * rule, which counts imports by value, lives in .dependency-cruiser-cycles.cjs.
  * @type {import('dependency-cruiser').IConfiguration}

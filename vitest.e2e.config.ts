@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 /**
  * End-to-end tests run in plain Node, not in workerd: each follows a path a newcomer takes (the
- * README's commands on a fresh copy of the project) and starts what that path starts, `npm start`
+ * commands of README.md and docs/ on a fresh copy of the project) and starts what that path starts, `npm start`
  * included, on loopback.
  */
 export default defineConfig({

@@ -1,4 +1,4 @@
-// The benchmark's results: the ratios the README holds the proxy to, checked against their goals,
+// The benchmark's results: the ratios docs/performance.md holds the proxy to, checked against their goals,
 // a readable table, and reports/bench.json.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

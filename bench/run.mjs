@@ -13,7 +13,7 @@
 //
 // Prints tables and writes reports/bench.json: c=1 latency, throughput at c=16 and c=64, workerd's
 // CPU per request, startup CPU, cold start, bundle size, the trace's first page, and the ratios the
-// README holds the proxy to, each with its goal.
+// docs/performance.md holds the proxy to, each with its goal.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg, tmpdir } from "node:os";

@@ -13,7 +13,7 @@ export const RUN_LIMITS = { max_calls: 10_000, max_writes: 1_000, deadline_s: 3_
 
 const orderId = (index) => `I${3001 + (index % ORDERS)}`;
 // Each run's tickets are its own: the same ticket from another run is the same effect, which the
-// proxy holds for a human (README "Effects across runs"), so a run's first write is a new effect.
+// proxy holds for a human (docs/guarantees.md, "Effects across runs"), so a run's first write is a new effect.
 const ticket = (index, runId) => ({
   customer_id: `C30${index % 6}`,
   priority: "low",

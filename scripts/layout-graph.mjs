@@ -1,7 +1,7 @@
-// The folder graph of src/ in the README's Layout section, generated from dependency-cruiser's own
-// cruise (value imports, the same view as the no-folder-cycles rule), never drawn by hand.
-//   node scripts/layout-graph.mjs          rewrites the block between the README's graph markers
-//   node scripts/layout-graph.mjs --check  fails when the README's block is not what the code says
+// The folder graph of src/ in docs/layout.md, generated from dependency-cruiser's own cruise (value
+// imports, the same view as the no-folder-cycles rule), never drawn by hand.
+//   node scripts/layout-graph.mjs          rewrites the block between the page's graph markers
+//   node scripts/layout-graph.mjs --check  fails when the page's block is not what the code says
 // Edges are transitively reduced (a → c is left out when a → b → c exists) so the picture stays
 // readable; the table beside it lists every folder each folder imports.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -10,7 +10,7 @@ import { cruise } from "dependency-cruiser";
 
 const require = createRequire(import.meta.url);
 const config = require("../.dependency-cruiser-cycles.cjs");
-const README = new URL("../README.md", import.meta.url);
+const PAGE = new URL("../docs/layout.md", import.meta.url);
 const BEGIN = "<!-- folder-graph:begin (npm run graph) -->";
 const END = "<!-- folder-graph:end -->";
 
@@ -69,18 +69,18 @@ for (const unit of units) {
 }
 const block = `${BEGIN}\n${lines.join("\n")}\n${END}`;
 
-const readme = readFileSync(README, "utf8");
-const start = readme.indexOf(BEGIN);
-const end = readme.indexOf(END);
-if (start < 0 || end < 0) throw new Error(`README.md has no ${BEGIN} … ${END} block`);
-const current = readme.slice(start, end + END.length);
+const page = readFileSync(PAGE, "utf8");
+const start = page.indexOf(BEGIN);
+const end = page.indexOf(END);
+if (start < 0 || end < 0) throw new Error(`docs/layout.md has no ${BEGIN} … ${END} block`);
+const current = page.slice(start, end + END.length);
 if (process.argv.includes("--check")) {
   if (current !== block) {
-    console.error("layout-graph: README.md's folder graph is stale; run `npm run graph`.");
+    console.error("layout-graph: docs/layout.md's folder graph is stale; run `npm run graph`.");
     process.exit(1);
   }
-  console.log("layout-graph: README.md's folder graph matches the code");
+  console.log("layout-graph: docs/layout.md's folder graph matches the code");
 } else {
-  writeFileSync(README, readme.replace(current, block));
-  console.log(`layout-graph: wrote ${units.length} folders to README.md`);
+  writeFileSync(PAGE, page.replace(current, block));
+  console.log(`layout-graph: wrote ${units.length} folders to docs/layout.md`);
 }

@@ -2,7 +2,7 @@
 // `wrangler deploy --env production` would (a dry run to dist/production), then boots exactly that
 // file in Miniflare, the pinned one (package.json), from Node. The proxy gets only what production
 // gives it: the vars, Durable Objects and KV of `[env.production]` in wrangler.toml, and the secrets
-// the README's template (secrets.production.example.json) names, filled with the demo values of
+// the template of docs/deploying.md (secrets.production.example.json) names, filled with the demo values of
 // .dev.vars.example. Its URL upstreams (wrangler.toml's placeholders replaced by stand-in URLs) are
 // answered by the sandbox upstream's bundle (dist/sandbox/index.js, `npm run build:sandbox`) in the same Miniflare:
 // every fetch the proxy makes goes to a Node handler that passes the API hosts to the sandbox
@@ -39,7 +39,7 @@ const MAX_GZIP_BYTES = 350 * 1024;
 const OUTDIR = join(root, "dist", "production");
 const SANDBOX_BUNDLE = join(root, "dist", "sandbox", "index.js");
 const SECRETS_TEMPLATE = join(root, "secrets.production.example.json");
-// Demo credentials of .dev.vars.example (README, Quick start); valid only here.
+// Demo credentials of .dev.vars.example (README.md, Quick start); valid only here.
 const TENANT_KEY = "acme-demo-key";
 const OPERATOR_KEY = "acme-operator-key";
 
@@ -144,7 +144,7 @@ const upstreamConfig = readConfig(
 );
 const SANDBOX_WORKER = upstreamConfig.name;
 
-// 3. Only the secrets the README tells an operator to set, with demo values.
+// 3. Only the secrets docs/deploying.md tells an operator to set, with demo values.
 const template = JSON.parse(readFileSync(SECRETS_TEMPLATE, "utf8"));
 const demo = readDevVars(join(root, ".dev.vars.example"));
 const secrets = {};

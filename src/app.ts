@@ -100,7 +100,7 @@ app.notFound((c) =>
       { call_id: newCallId(), environment: environmentOf(c.env) },
       {
         code: "not_found",
-        message: `No route ${c.req.method} ${new URL(c.req.url).pathname}. See the HTTP contract in the README.`,
+        message: `No route ${c.req.method} ${new URL(c.req.url).pathname}. See the HTTP contract (docs/http-contract.md) or GET /openapi.json.`,
         recommended_next_action: "stop",
       },
     ),

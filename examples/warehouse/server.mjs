@@ -1,4 +1,4 @@
-// The example warehouse API of the README's "Put your own API behind the proxy": the stock levels
+// The example warehouse API of "Put your own API behind the proxy" (docs/own-api.md): the stock levels
 // of a few SKUs, on http://127.0.0.1:8795/v1 (PORT to change it), for an X-Api-Key header equal to
 // WAREHOUSE_API_KEY (default warehouse-demo-key). It stands in for your own API, so it is plain
 // Node with no dependency: what the proxy adds is visible at the edge of a system it does not own.

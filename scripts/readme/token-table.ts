@@ -4,7 +4,7 @@ import { catalog } from "../../src/tools";
 import type { SpecFormat } from "../../src/wire/requests";
 
 /**
- * The README's token table: what each `GET /v1/tools` format of the demo namespace costs, as the
+ * The token table of docs/mcp.md ("Tool specs"): what each `GET /v1/tools` format of the demo namespace costs, as the
  * proxy estimates it (`data.token_estimate.total`) and as OpenAI's o200k_base tokenizer counts it.
  * Computed from the same exporters and catalog the Worker serves, in process: no server needed.
  */

@@ -1,6 +1,6 @@
 /**
- * The README's "A walk-through with curl", sent to a running proxy: the same run, the same two calls,
- * and the answers rendered the way the README shows them (a chosen subset of fields, the rest `…`).
+ * "A walk-through with curl" (docs/http-contract.md), sent to a running proxy: the same run, the same
+ * two calls, and the answers rendered the way the page shows them (a chosen subset of fields, the rest `…`).
  * Values that differ on every run are normalised so a fresh stack always renders the same text:
  * ids keep their prefix (`call_…`), the deadline's milliseconds left become `…`, and a hint keeps its
  * first sentence.
@@ -86,7 +86,7 @@ export function renderLookup(envelope: JsonObject): string {
     ["observed_state"],
   ];
   const listed = lines.flat();
-  // Whatever else the envelope holds goes on the last line, so a new field shows in the README.
+  // Whatever else the envelope holds goes on the last line, so a new field shows in the docs.
   const last = Object.keys(envelope).filter((key) => !listed.includes(key));
   const data = object(envelope.data, "data");
   const render = (keys: string[]) =>
@@ -129,7 +129,7 @@ export async function walkthroughRegions(
   if (lookup.status !== 200)
     throw new Error(`lookup_order answered ${lookup.status}: ${compact(lookup.body)}`);
   const refused = await post(calls, token, MODEL_LIKE_REFUND);
-  // The README says "HTTP 422" right above the sample.
+  // The walk-through says "HTTP 422" right above the sample.
   if (refused.status !== 422)
     throw new Error(`the model-like refund answered ${refused.status}, not 422: ${compact(refused.body)}`);
   await post(`${base}/v1/runs/${String(run.run_id)}/end`, token, {});

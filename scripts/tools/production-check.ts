@@ -1,7 +1,7 @@
 // `npm run tools -- check --env production`: what a production deploy must not ship, checked before
 // it ships. The repository's own wrangler.toml and catalog carry placeholders for production by
 // design (example.com URLs, the KV id to replace), so the plain `check` that `npm test` runs leaves
-// them alone; a deployer runs this one (README, "Deploying") and it fails until each is set.
+// them alone; a deployer runs this one (docs/deploying.md, "Deploying") and it fails until each is set.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { unstable_readConfig as readConfig } from "wrangler";

@@ -4,8 +4,8 @@ import type { EnvironmentName } from "../wire/envelope";
 /**
  * The secrets every environment of the proxy needs. Without one the proxy cannot authenticate a
  * caller, sign a run token or an upstream credential, so it refuses all traffic and names what is
- * missing (src/startup.ts). Keep this list, `.dev.vars.example` and the README's
- * `secrets.production.example.json` in step: test/workerd/startup.test.ts checks the first two agree.
+ * missing (src/startup.ts). Keep this list, `.dev.vars.example` and the template of docs/deploying.md,
+ * `secrets.production.example.json`, in step: test/workerd/startup.test.ts checks the first two agree.
  */
 export const REQUIRED_SECRETS = [
   "TENANT_KEYS",
@@ -45,6 +45,6 @@ export function missingSecretsProblem(names: readonly string[], environment: Env
   return (
     `the ${list} not set. Set each with \`npx wrangler secret put <NAME> --env ${environment}\`, or all at ` +
     `once with \`npx wrangler secret bulk secrets.${environment}.json --env ${environment}\` (template: ` +
-    `secrets.production.example.json; README, "Environments and deploying"); for \`npm start\`, in .dev.vars`
+    `secrets.production.example.json; docs/deploying.md); for \`npm start\`, in .dev.vars`
   );
 }

@@ -106,7 +106,7 @@ export const TenantConfigSchema = z.strictObject({
   repeat_effects: z.record(z.string(), z.array(z.string())).default({}),
   /**
    * How many Durable Objects hold the tenant's effects and value reservations. More shards carry
-   * more effectful calls a second; a daily cap is leased to them in parts (see README "Value caps").
+   * more effectful calls a second; a daily cap is leased to them in parts (see docs/guarantees.md, "Value caps").
    */
   effect_shards: wholeNumber(1, 64).default(4),
   /** What a run opened with one of the tenant's agent keys gets: profile name → namespace and limits. */

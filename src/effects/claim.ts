@@ -95,7 +95,7 @@ function claimedValue(
 /**
  * Which of the tenant's effect shards holds a digest's state: the digest's first 32 bits modulo the
  * shard count. Stable for a given count; changing `effect_shards` moves identities between shards,
- * so a change is made when no window of the old count matters any more (see README "Value caps").
+ * so a change is made when no window of the old count matters any more (see docs/guarantees.md, "Value caps").
  */
 export function shardOf(digest: string, shards: number): number {
   return Number.parseInt(digest.slice(0, 8), 16) % shards;

@@ -33,7 +33,7 @@ export interface LeaseAnswer {
  * effect shards (`EffectShard`), which reserve against their part without coming back here. The sum
  * of the parts never exceeds the cap, so the value reserved across shards never does either.
  * A part is never taken back: what a shard holds unspent is the accuracy the design gives up for
- * throughput, kept small by leasing only what is lacking near the cap (README "Effects across runs").
+ * throughput, kept small by leasing only what is lacking near the cap (docs/guarantees.md, "Effects across runs").
  */
 export class CapPool extends DurableObject<Env> {
   readonly #sql: SqlStorage;

@@ -501,7 +501,7 @@ export const OPERATIONS: readonly Operation[] = [
 
 /**
  * Paths served for people, not programs: the operator console and the OAuth consent page are
- * server-rendered HTML behind a sign-in cookie and CSRF tokens, documented in the README rather
+ * server-rendered HTML behind a sign-in cookie and CSRF tokens, documented in docs/console.md rather
  * than as an API. (OAuth's own endpoints describe themselves in its authorization-server metadata.)
  */
 export const UNDOCUMENTED_PREFIXES = ["/console", "/authorize"] as const;

@@ -5,7 +5,7 @@ import { type LocalProxy, startProxy } from "../../scripts/local-proxy";
 
 /** Debian's Chromium, which `npm test` installs when it is missing (scripts/ensure-chromium.mjs). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-/** Where the browser tests leave their screenshots (not committed; README's come from here). */
+/** Where the browser tests leave their screenshots (not committed; docs/screenshots/ is copied from here). */
 export const SCREENSHOTS = new URL("../../screenshots/", import.meta.url);
 
 export const screenshotPath = (name: string) => new URL(name, SCREENSHOTS).pathname;

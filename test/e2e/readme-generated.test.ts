@@ -5,12 +5,12 @@ import { walkthroughRegions } from "../../scripts/readme/walkthrough";
 import { root } from "./project-copy";
 
 /**
- * The README's walk-through shows what a fresh proxy answers: its sample answers are generated from
+ * The walk-through (docs/http-contract.md) shows what a fresh proxy answers: its sample answers are generated from
  * one (`npm run readme`), and this test sends the walk-through's requests to a freshly started
  * proxy and sandbox and compares. The fix for a failure is `npm run readme`, after reading the diff.
  */
 
-describe("the README's walk-through samples", () => {
+describe("the walk-through's samples", () => {
   let proxy: LocalProxy | undefined;
 
   beforeAll(async () => {

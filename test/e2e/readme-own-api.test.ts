@@ -1,17 +1,20 @@
 import type { ChildProcess } from "node:child_process";
 import { spawn } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
 import { offlineEnv } from "../../scripts/offline-env.mjs";
+import { links, section } from "../../scripts/readme/markdown";
+import { markdownFiles } from "../../scripts/readme/regions";
 import { cloneProject, ready, root, runIn, stopAll } from "./project-copy";
 
 /**
- * The README's "Put your own API behind the proxy", followed as a newcomer would on a fresh clone:
+ * The documented path "Put your own API behind the proxy" (a section of README.md or of a page under
+ * docs/, wherever it lives; README.md links to it), followed as a newcomer would on a fresh clone:
  * its shell blocks run as written in a copy of the project (no .dev.vars, no compiled state), its
  * YAML block is the human's review of the draft, and its two long-running commands are started
- * in the background. Only the proxy's port differs (README: 8787), so a running `npm start` and
+ * in the background. Only the proxy's port differs (the docs: 8787), so a running `npm start` and
  * this test never meet.
  */
 
@@ -24,19 +27,26 @@ interface Block {
   text: string;
 }
 
-function readmeSection(title: string): Block[] {
-  const readme = readFileSync(join(root, "README.md"), "utf8");
-  const start = readme.indexOf(`## ${title}\n`);
-  if (start === -1) throw new Error(`README has no section "${title}"`);
-  const end = readme.indexOf("\n## ", start + 1);
-  const section = readme.slice(start, end === -1 ? undefined : end);
-  return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((match) => ({
+const TITLE = "Put your own API behind the proxy";
+
+/** The one Markdown page holding the section titled `title`, and the section's code blocks. */
+function documentedSection(title: string): { file: string; blocks: Block[] } {
+  const found = markdownFiles(root).flatMap((file) => {
+    const text = section(readFileSync(join(root, file), "utf8"), title);
+    return text === undefined ? [] : [{ file, text }];
+  });
+  const [only] = found;
+  if (!only || found.length > 1) {
+    throw new Error(`expected one section "${title}" in README.md or docs/, found ${found.length}`);
+  }
+  const blocks = [...only.text.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((match) => ({
     lang: match[1] ?? "",
     text: (match[2] ?? "").replaceAll("127.0.0.1:8787", `127.0.0.1:${PORT}`),
   }));
+  return { file: only.file, blocks };
 }
 
-/** Applies the README's review to the draft: each key it names replaces the draft's value. */
+/** Applies the documented review to the draft: each key it names replaces the draft's value. */
 function review(dir: string, decisions: Record<string, unknown>) {
   const path = join(dir, "catalog", "warehouse.yaml");
   const document = YAML.parseDocument(readFileSync(path, "utf8"));
@@ -49,8 +59,8 @@ function review(dir: string, decisions: Record<string, unknown>) {
   writeFileSync(path, document.toString({ lineWidth: 100 }));
 }
 
-describe("the README's path: put your own API behind the proxy", () => {
-  const blocks = readmeSection("Put your own API behind the proxy");
+describe("the documented path: put your own API behind the proxy", () => {
+  const { file, blocks } = documentedSection(TITLE);
   const background: ChildProcess[] = [];
   let dir = "";
   const outputs: string[] = [];
@@ -62,6 +72,12 @@ describe("the README's path: put your own API behind the proxy", () => {
   afterAll(() => {
     stopAll(background);
     if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("is reached from README.md, which links to the page holding the steps", () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const targets = links(readme).map((link) => link.target.split("#")[0]);
+    expect(file === "README.md" || targets.includes(file.split(sep).join("/"))).toBe(true);
   });
 
   it("has the steps the test follows: shell blocks, one review, two long-running commands", () => {

@@ -1,24 +1,23 @@
 import { describe, expect, it } from "vitest";
-import readme from "../../README.md?raw";
+import mcpPage from "../../docs/mcp.md?raw";
+import { section } from "../../scripts/readme/markdown";
 import { catalog } from "../../src/tools";
 import { workerFetch } from "./mcp-client";
 
 /**
- * The client snippets of the README's "Connecting a client" section, read from the README itself
- * so that what a reader copies is what is tested: the JSON configurations are parsed and used to
- * open a session, and the curl session is replayed request by request against the worker.
+ * The client snippets of "Connecting a client" (docs/mcp.md), read from the page itself so that
+ * what a reader copies is what is tested: the JSON configurations are parsed and used to open a
+ * session, and the curl session is replayed request by request against the worker.
  */
 
 const MCP_URL = "http://127.0.0.1:8787/mcp";
 const AGENT_HEADER = { Authorization: "Bearer acme-agent-key" };
 
 /** The section's text, from its heading to the next heading of the same or a higher level. */
-function section(markdown: string, heading: string): string {
-  const start = markdown.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`README has no "${heading}" section`);
-  const rest = markdown.slice(start + heading.length + 2);
-  const end = rest.search(/\n#{2,3} /);
-  return end < 0 ? rest : rest.slice(0, end);
+function sectionOf(markdown: string, title: string): string {
+  const text = section(markdown, title);
+  if (text === undefined) throw new Error(`docs/mcp.md has no "${title}" section`);
+  return text;
 }
 
 interface CodeBlock {
@@ -33,7 +32,7 @@ function codeBlocks(markdown: string): CodeBlock[] {
   }));
 }
 
-const snippets = codeBlocks(section(readme, "### Connecting a client"));
+const snippets = codeBlocks(sectionOf(mcpPage, "Connecting a client"));
 
 type JsonObject = { [key: string]: unknown };
 
@@ -81,7 +80,7 @@ function mcpRemoteTarget(entry: JsonObject): { url: string; headers: Record<stri
   return { url: rest[0] ?? "", headers };
 }
 
-/** One HTTP request of the curl session as the README writes it. */
+/** One HTTP request of the curl session as the page writes it. */
 interface CurlRequest {
   method: string;
   url: string;
@@ -96,7 +95,7 @@ type Step = { kind: "curl"; request: CurlRequest } | { kind: "read"; variable: s
 
 /**
  * Splits one shell command into words: single quotes are literal, double quotes expand `$VAR`
- * from `vars`; enough shell for the README's commands, which use nothing else.
+ * from `vars`; enough shell for the page's commands, which use nothing else.
  */
 function shellWords(line: string, vars: Record<string, string>): string[] {
   const words: string[] = [];
@@ -186,7 +185,7 @@ async function openAndEndSession(url: string, headers: Record<string, string>): 
   expect(ended.status).toBe(200);
 }
 
-describe("README: connecting a client", () => {
+describe("docs/mcp.md: connecting a client", () => {
   it("Claude Desktop runs mcp-remote against /mcp with the agent key in a header filled from env", () => {
     const entry = jsonConfig("command");
     expect(entry.command).toBe("npx");
@@ -297,7 +296,7 @@ describe("README: connecting a client", () => {
           break;
         }
         default:
-          throw new Error(`the test does not expect ${message.method} in the README's session`);
+          throw new Error(`the test does not expect ${message.method} in the page's session`);
       }
     }
 

@@ -1,8 +1,8 @@
 import type { Envelope } from "../../../src/wire/envelope";
 
 /**
- * The run guarantees the model-based test checks (README, "What a run guarantees" and "The human
- * gate"), numbered as its failures name them:
+ * The run guarantees the model-based test checks (docs/guarantees.md, "What a run guarantees", and
+ * docs/human-gate.md), numbered as its failures name them:
  *
  * 1. At most one upstream effect per idempotency key; every attempt under a key sends the same bytes,
  *    so a call that passed validation is never answered with a validation_error later.
