@@ -12,6 +12,11 @@ const VERSION_TABLE = "schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), ve
  */
 export function applyMigrations(sql: SqlStorage, migrations: readonly string[]): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS ${VERSION_TABLE}`);
+  migrateFromStoredVersion(sql, migrations);
+}
+
+/** Applies the migrations past the version `schema_version` records (the table exists). */
+function migrateFromStoredVersion(sql: SqlStorage, migrations: readonly string[]): void {
   const current =
     sql.exec<{ version: number }>("SELECT version FROM schema_version WHERE id = 1").toArray()[0]?.version ??
     0;
@@ -28,12 +33,12 @@ export function applyMigrations(sql: SqlStorage, migrations: readonly string[]):
  * Brings a database to the schema `migrations` end at. A fresh one is created at it in one batch:
  * `current`, the tables and indexes every migration together produces, and the version reached,
  * so a new object pays one script instead of replaying its schema's history. An object created by
- * an older deploy applies the migrations it has not seen (`applyMigrations`). `current` must be
+ * an older deploy applies the migrations it has not seen. `current` must be
  * exactly what the migrations produce; a test compares the two.
  */
 export function createOrMigrate(sql: SqlStorage, migrations: readonly string[], current: string): void {
   if (hasSchema(sql)) {
-    applyMigrations(sql, migrations);
+    migrateFromStoredVersion(sql, migrations);
     return;
   }
   sql.exec(
