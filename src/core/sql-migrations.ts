@@ -1,3 +1,6 @@
+/** The one-row table recording which migration a database has reached. */
+const VERSION_TABLE = "schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)";
+
 /**
  * Ordered SQLite migrations for a Durable Object's storage. `migrations[n]` takes the schema from
  * version n to n + 1; the version reached is recorded in a one-row `schema_version` table, so an
@@ -8,9 +11,12 @@
  * void ctx.blockConcurrencyWhile(async () => applyMigrations(ctx.storage.sql, [V1, V2]));
  */
 export function applyMigrations(sql: SqlStorage, migrations: readonly string[]): void {
-  sql.exec(
-    "CREATE TABLE IF NOT EXISTS schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
-  );
+  sql.exec(`CREATE TABLE IF NOT EXISTS ${VERSION_TABLE}`);
+  migrateFromStoredVersion(sql, migrations);
+}
+
+/** Applies the migrations past the version `schema_version` records (the table exists). */
+function migrateFromStoredVersion(sql: SqlStorage, migrations: readonly string[]): void {
   const current =
     sql.exec<{ version: number }>("SELECT version FROM schema_version WHERE id = 1").toArray()[0]?.version ??
     0;
@@ -21,6 +27,23 @@ export function applyMigrations(sql: SqlStorage, migrations: readonly string[]):
       version + 1,
     );
   }
+}
+
+/**
+ * Brings a database to the schema `migrations` end at. A fresh one is created at it in one batch:
+ * `current`, the tables and indexes every migration together produces, and the version reached,
+ * so a new object pays one script instead of replaying its schema's history. An object created by
+ * an older deploy applies the migrations it has not seen. `current` must be
+ * exactly what the migrations produce; a test compares the two.
+ */
+export function createOrMigrate(sql: SqlStorage, migrations: readonly string[], current: string): void {
+  if (hasSchema(sql)) {
+    migrateFromStoredVersion(sql, migrations);
+    return;
+  }
+  sql.exec(
+    `${current}\nCREATE TABLE ${VERSION_TABLE};\nINSERT INTO schema_version (id, version) VALUES (1, ${migrations.length});`,
+  );
 }
 
 /**

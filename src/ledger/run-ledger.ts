@@ -121,6 +121,7 @@ export class RunLedger extends DurableObject<Env> {
       this.#directory.enqueueRun(run, now, true);
     });
     this.#run = run;
+    this.#publisher.opened();
     await this.#publisher.scheduleAlarm();
     // The run's entry is not waited for: the agent's answer does not depend on the operators' index.
     this.ctx.waitUntil(this.#publisher.deliver());
@@ -235,6 +236,7 @@ export class RunLedger extends DurableObject<Env> {
    * before). One alarm serves all: it is set to whichever comes first.
    */
   override async alarm(): Promise<void> {
+    this.#publisher.alarmRang();
     if (!this.#migrated) return;
     // Read afresh: the alarm is the one event that may follow a change made below this object.
     const run = this.#stores.run.readRun();

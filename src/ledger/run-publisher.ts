@@ -20,6 +20,16 @@ export class RunPublisher {
   readonly #directory: RunDirectory;
   readonly #run: () => RunMeta | null;
   readonly #sendsInFlight: () => number;
+  /**
+   * The alarm as this instance last set it (epoch ms), or null when it is not known: a fresh
+   * instance, or one whose alarm just rang. Setting the same alarm again is skipped.
+   */
+  #alarmAt: number | null = null;
+  /**
+   * True from a new run's open until the next commit: a new run has no approvals, so the alarm needs
+   * no look at them.
+   */
+  #noApprovals = false;
 
   constructor(
     env: Env,
@@ -49,7 +59,19 @@ export class RunPublisher {
    * still leaves an alarm that delivers what the commit owes the directory.
    */
   guardDelivery(): void {
+    // Any commit after the open may have written an approval.
+    this.#noApprovals = false;
     if (this.owesDirectory()) this.#ctx.waitUntil(this.scheduleAlarm());
+  }
+
+  /** A new run was committed: it has no approvals until a later commit writes one. */
+  opened(): void {
+    this.#noApprovals = true;
+  }
+
+  /** The alarm rang: the runtime cleared it, and nothing is set until the handler sets it again. */
+  alarmRang(): void {
+    this.#alarmAt = null;
   }
 
   /**
@@ -74,12 +96,26 @@ export class RunPublisher {
     await this.scheduleAlarm();
   }
 
+  /**
+   * Sets the alarm to what comes first, unless it is set there already. Its reads and the
+   * `setAlarm` run synchronously, so called right after a commit the alarm is stored with it.
+   */
   async scheduleAlarm(): Promise<void> {
     const run = this.#run();
     if (!run) return;
     const reconcileAt = this.#sendsInFlight() > 0 ? Date.now() + RECONCILE_AFTER_MS : null;
     const { approvals } = this.#stores;
-    const due = nextAlarmAt(run, approvals.nextExpiry(), reconcileAt, approvals.nextEscalation());
-    await this.#ctx.storage.setAlarm(Math.min(due, this.#directory.nextAttemptAt() ?? due));
+    const due = this.#noApprovals
+      ? nextAlarmAt(run, null, reconcileAt)
+      : nextAlarmAt(run, approvals.nextExpiry(), reconcileAt, approvals.nextEscalation());
+    const at = Math.min(due, this.#directory.nextAttemptAt() ?? due);
+    if (at === this.#alarmAt) return;
+    this.#alarmAt = at;
+    try {
+      await this.#ctx.storage.setAlarm(at);
+    } catch (error) {
+      this.#alarmAt = null;
+      throw error;
+    }
   }
 }

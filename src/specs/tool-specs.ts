@@ -24,5 +24,25 @@ export function runSpecs<F extends SpecFormat>(
 ): NamespaceSpecs<F> {
   const added = listed === "all" ? (set.added_tools ?? []) : [];
   if (set.tools == null && added.length === 0) return specsFor(catalog, set.namespace, format);
-  return specsOfTools(set.namespace, runTools(catalog, set, discoveryTools(set.namespace), listed), format);
+  const key = JSON.stringify([set.namespace, format, set.tools ?? null, added]);
+  let specs = subsetSpecs.get(key);
+  if (!specs) {
+    if (subsetSpecs.size >= MAX_CACHED_SUBSETS) subsetSpecs.clear();
+    specs = specsOfTools(
+      set.namespace,
+      runTools(catalog, set, discoveryTools(set.namespace), listed),
+      format,
+    );
+    subsetSpecs.set(key, specs);
+  }
+  return specs as NamespaceSpecs<F>;
 }
+
+/**
+ * The specs of the tool sets runs were opened with or grew to, built once per isolate like a
+ * namespace's (the catalog is fixed for the isolate's lifetime), so an open, a listing or an MCP
+ * request of a run with a subset does not assemble its list again. Bounded: runs that added tools
+ * one by one may each hold another set.
+ */
+const subsetSpecs = new Map<string, NamespaceSpecs>();
+const MAX_CACHED_SUBSETS = 256;

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../src/app";
 import { parseKeyList } from "../../src/auth/keys";
 import type { RunLedger } from "../../src/ledger/run-ledger";
-import { SESSION_ACTIVITY_KEY } from "../../src/ledger/session-activity";
+import { SESSION_ACTIVITY_KEY, SESSION_STAMP_INTERVAL_MS } from "../../src/ledger/session-activity";
 import { SESSION_IDLE_MS, verifySessionId } from "../../src/mcp/session";
 import { catalog } from "../../src/tools";
 import type { ApprovalDetail } from "../../src/wire/approval-answers";
@@ -171,8 +171,13 @@ describe("a session that is not this agent's, or no longer live, is 404", () => 
   it("refuses a session idle longer than the idle limit, and closes the run", async () => {
     const session = await openSession();
     expect(envelopeOf(await session.client.callTool(lookup())).outcome).toBe("success");
+    // Stored more than the idle limit and a stamp's interval ago: even a request a minute after the
+    // stored time, which stored nothing, left the session idle longer than the limit.
     await runInDurableObject(ledgerOf(session), (_instance, state) => {
-      state.storage.kv.put(SESSION_ACTIVITY_KEY, Date.now() - SESSION_IDLE_MS - 1_000);
+      state.storage.kv.put(
+        SESSION_ACTIVITY_KEY,
+        Date.now() - SESSION_IDLE_MS - SESSION_STAMP_INTERVAL_MS - 1_000,
+      );
     });
     const { status } = await rpc({ ...bearer(AGENT_KEYS.acme), "mcp-session-id": session.id });
     expect(status).toBe(404);
@@ -186,6 +191,35 @@ describe("a session that is not this agent's, or no longer live, is 404", () => 
     });
     expect(envelopeOf(await session.client.callTool(lookup())).outcome).toBe("success");
     // That request counted as activity: the session is fresh again.
+    const touched = await runInDurableObject(ledgerOf(session), (_instance, state) =>
+      state.storage.kv.get<number>(SESSION_ACTIVITY_KEY),
+    );
+    expect(touched).toBeGreaterThan(Date.now() - 60_000);
+  });
+
+  it("stores a session's activity at most once a minute, so its requests commit nothing of their own", async () => {
+    const session = await openWorkingSession();
+    const stored = Date.now() - 30_000;
+    await runInDurableObject(ledgerOf(session), (_instance, state) => {
+      state.storage.kv.put(SESSION_ACTIVITY_KEY, stored);
+    });
+    expect(envelopeOf(await session.client.callTool(lookup())).outcome).toBe("success");
+    await session.client.listTools();
+    const after = await runInDurableObject(ledgerOf(session), (_instance, state) =>
+      state.storage.kv.get<number>(SESSION_ACTIVITY_KEY),
+    );
+    expect(after).toBe(stored);
+  });
+
+  it("never ends a session within the idle limit of its last request, though that request stored nothing", async () => {
+    const session = await openWorkingSession();
+    // Stored past the idle limit, but less than a stamp's interval past it: a later request that
+    // stored nothing may have come within the limit, so the session goes on.
+    await runInDurableObject(ledgerOf(session), (_instance, state) => {
+      state.storage.kv.put(SESSION_ACTIVITY_KEY, Date.now() - SESSION_IDLE_MS - 30_000);
+    });
+    expect(envelopeOf(await session.client.callTool(lookup())).outcome).toBe("success");
+    expect(await runState(session)).toBe("open");
     const touched = await runInDurableObject(ledgerOf(session), (_instance, state) =>
       state.storage.kv.get<number>(SESSION_ACTIVITY_KEY),
     );

@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { RETENTION_MS } from "../../src/ledger/run-ledger";
-import { callTool, ledgerStubOf, openRun, request, type TestRun } from "./helpers";
+import { asOperator, callTool, ledgerStubOf, openRun, request, type TestRun } from "./helpers";
 
 const statusCode = async (run: TestRun) =>
   (await request(`/v1/runs/${run.id}`, { headers: { authorization: `Bearer ${run.token}` } })).status;
@@ -45,5 +45,33 @@ describe("retention of a run's data", () => {
         .toArray(),
     );
     expect(tables).toEqual([]);
+  });
+
+  it("lists a run that never calls, keeps it until a day after its deadline, then deletes it", async () => {
+    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 60 } });
+    const deadline = Date.parse(String(run.data.deadline_at));
+    const alarmOf = () =>
+      runInDurableObject(ledgerStubOf(run), (_instance, state) => state.storage.getAlarm());
+    // Once the directory has the run's entry, the one alarm left is its deletion.
+    await vi.waitFor(
+      async () => {
+        const { body } = await asOperator("/v1/runs?state=all&limit=100");
+        const runs = (body.data as { runs: Array<{ run_id: string }> }).runs;
+        expect(runs.map((entry) => entry.run_id)).toContain(run.id);
+        expect(await alarmOf()).toBe(deadline + RETENTION_MS);
+      },
+      { timeout: 5_000, interval: 50 },
+    );
+    // An alarm that rings early deletes nothing and is set again.
+    expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
+    expect(await statusCode(run)).toBe(200);
+    expect(await alarmOf()).toBe(deadline + RETENTION_MS);
+
+    await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+      state.storage.sql.exec("UPDATE run SET deadline_at = ?", Date.now() - RETENTION_MS - 1_000);
+    });
+    expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
+    expect(await statusCode(run)).toBe(404);
+    expect(await alarmOf()).toBeNull();
   });
 });
