@@ -442,6 +442,15 @@ export class RunLedger extends DurableObject<Env> {
     return this.#gate.take();
   }
 
+  async #releaseLease(gate: RunRateGate): Promise<void> {
+    try {
+      await gate.release();
+    } catch (error) {
+      // Not returned now, the lease's tokens come back when its term ends at the tenant's bucket.
+      console.error("rate limiter unavailable", error);
+    }
+  }
+
   /**
    * The answer of a call the run's or the tenant's rate refused. Nothing is sent, but the call may
    * be the resend of a key whose earlier send may have acted: the refusal then says what is known of
@@ -731,6 +740,7 @@ export class RunLedger extends DurableObject<Env> {
     event: () => T,
     republish: readonly string[] = [],
   ): { result: T; changed: ApprovalSummary[] } {
+    const wasOpen = this.#run !== null && this.#run.state !== "closed";
     const committed = this.ctx.storage.transactionSync(() => {
       const result = event();
       const committed = tables.commitWrites(this.#stores, this.#loaded(), result.writes, republish);
@@ -740,6 +750,9 @@ export class RunLedger extends DurableObject<Env> {
       return { result, changed: committed.changed };
     });
     this.#publisher.guardDelivery();
+    // A run that has ended gives its lease of the tenant's tokens back (its unused ones to other runs).
+    if (wasOpen && this.#run?.state === "closed" && this.#gate)
+      this.ctx.waitUntil(this.#releaseLease(this.#gate));
     // A call waiting for one of these approvals asks again now.
     for (const summary of committed.changed) this.#waiters.wake(summary.id);
     return committed;
