@@ -317,6 +317,25 @@ describe("a tenant's limit across many short runs", () => {
   }, 120_000);
 });
 
+describe("a run's lease of its tenant's calls", () => {
+  it("goes back to the tenant's bucket when the run ends: unused tokens at once, spent ones held no more", async () => {
+    const run = await openRun("globex");
+    for (const order of ["G0001", "G0002", "G0003", "G0004"]) {
+      expect((await callTool(run, "lookup_order", { order_id: order })).status).not.toBe(429);
+    }
+    const { status } = await request(`/v1/runs/${run.id}/end`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${run.token}` },
+    });
+    expect(status).toBe(200);
+    const settings = parseTenants(env.TENANTS).globex?.rate_limits ?? DEFAULT_RATE_LIMITS;
+    const bucket = bucketOf("tenant_calls", settings);
+    const standing = await limiterOf(env, "globex").standing(bucket);
+    expect(standing.held).toBe(0);
+    expect(standing.available).toBeGreaterThanOrEqual(bucket.limit - 4);
+  });
+});
+
 /** A tenant bucket as the RateLimiter keeps it, counting how often it is asked. */
 function tenantBucket(clock: () => number = Date.now) {
   let bucket: LeaseBucket | undefined;
