@@ -69,6 +69,8 @@ export class RunLedger extends DurableObject<Env> {
   readonly #deferredReads = new tables.DeferredReads();
   /** The run's call rate and its lease of the tenant's; in memory, like any rate limiter's buckets. */
   #gate: RunRateGate | null = null;
+  /** The return of the run's lease when it ended, for `end` to wait for. */
+  #leaseReleased: Promise<void> | null = null;
   readonly #directory: RunDirectory;
   readonly #publisher: RunPublisher;
   /** Calls waiting for a pending approval's decision (`Prefer: wait`), in this instance. */
@@ -191,6 +193,8 @@ export class RunLedger extends DurableObject<Env> {
     const run = this.#ownRun(tenant);
     if (!run) return null;
     await this.#commit(() => endRun(run, this.#stores.approvals.pending(), Date.now()));
+    // Answered once its tokens are back: a caller ending runs to make room sees the room at once.
+    await this.#leaseReleased;
     return runStatus(this.#run ?? run, Date.now());
   }
 
@@ -442,6 +446,15 @@ export class RunLedger extends DurableObject<Env> {
     if (!run) return null;
     this.#gate ??= runRateGate(this.env, run);
     return this.#gate.take();
+  }
+
+  async #releaseLease(gate: RunRateGate): Promise<void> {
+    try {
+      await gate.release();
+    } catch (error) {
+      // Not returned now, the lease's tokens come back when its term ends at the tenant's bucket.
+      console.error("rate limiter unavailable", error);
+    }
   }
 
   /**
@@ -733,6 +746,7 @@ export class RunLedger extends DurableObject<Env> {
     event: () => T,
     republish: readonly string[] = [],
   ): { result: T; changed: ApprovalSummary[] } {
+    const wasOpen = this.#run !== null && this.#run.state !== "closed";
     const committed = this.ctx.storage.transactionSync(() => {
       const result = event();
       const committed = tables.commitWrites(this.#stores, this.#loaded(), result.writes, republish);
@@ -742,6 +756,11 @@ export class RunLedger extends DurableObject<Env> {
       return { result, changed: committed.changed };
     });
     this.#publisher.guardDelivery();
+    // A run that has ended gives its lease of the tenant's tokens back (its unused ones to other runs).
+    if (wasOpen && this.#run?.state === "closed" && this.#gate) {
+      this.#leaseReleased = this.#releaseLease(this.#gate);
+      this.ctx.waitUntil(this.#leaseReleased);
+    }
     // A call waiting for one of these approvals asks again now.
     for (const summary of committed.changed) this.#waiters.wake(summary.id);
     return committed;

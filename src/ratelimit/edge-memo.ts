@@ -13,8 +13,10 @@ interface Remembered {
 /**
  * A run's ledger said "rate limited until T": until then this isolate answers that run's calls the
  * same way itself, without a round trip to the ledger. The ledger's answer was authoritative (its
- * buckets cannot refill before T), so this changes no verdict, only where a flood is turned away:
- * a runaway loop hammering its run costs the edge a map lookup, not a Durable Object request each.
+ * buckets cannot refill before T; the tenant's may get tokens back early from runs that end, which
+ * this run then waits for until T), so this changes no verdict that would admit more, only where a
+ * flood is turned away: a runaway loop hammering its run costs the edge a map lookup, not a Durable
+ * Object request each.
  */
 const remembered = new Map<string, Remembered>();
 

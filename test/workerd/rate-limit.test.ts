@@ -5,16 +5,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from "../../src/config/rate-settings";
 import { parseTenants } from "../../src/config/tenants";
+import { bucketOf, limiterOf } from "../../src/ratelimit/admission";
+import { LeaseBucket, type LeaseRequest } from "../../src/ratelimit/lease-bucket";
 import { leaseSize, RunRateGate } from "../../src/ratelimit/run-gate";
-import {
-  admit,
-  type BucketLimit,
-  fullBuckets,
-  returnTokens,
-  takeToken,
-  takeTokens,
-} from "../../src/ratelimit/token-bucket";
-import { callTool, openRun, request, sandboxRequests } from "./helpers";
+import { admit, type BucketLimit, fullBuckets, takeToken } from "../../src/ratelimit/token-bucket";
+import { callTool, openRun, request, sandboxRequests, type TestRun } from "./helpers";
 
 /** umbrella's limits in wrangler.toml: 3 calls per run, 5 per tenant, 4 run openings, per 60 s. */
 const UMBRELLA_KEY = "umbrella-demo-key";
@@ -294,16 +289,69 @@ describe.sequential("umbrella's limits within one window", () => {
   });
 });
 
-/** A tenant bucket with the RateLimiter's lease arithmetic, counting how often it is asked. */
-function tenantBucket() {
-  let tat: number | undefined;
+/** `count` tasks, `width` at a time, in order. */
+async function inBatches<T>(count: number, width: number, task: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = [];
+  for (let start = 0; start < count; start += width) {
+    const batch = Array.from({ length: Math.min(width, count - start) }, (_, offset) => task(start + offset));
+    results.push(...(await Promise.all(batch)));
+  }
+  return results;
+}
+
+// acme keeps the default limits (1,200 calls per 60 s across its runs, 120 run openings); the flood
+// test above spends 10 of its calls and one opening.
+describe("a tenant's limit across many short runs", () => {
+  it("admits one read each of 115 fresh runs under a limit of 1,200 calls per 60 s", async () => {
+    const runs = await inBatches(115, 8, () => openRun("acme"));
+    const answers = await inBatches(115, 8, (index) =>
+      callTool(runs[index] as TestRun, "lookup_order", { order_id: "A1001" }),
+    );
+    const refused = answers.filter(({ status }) => status === 429);
+    expect(refused.map(({ body }) => body.error?.message)).toEqual([]);
+    expect(answers.map(({ status }) => status)).toEqual(Array(115).fill(200));
+    // Each run held the one token it spent, not a share of the limit (the flood test's run, at most 32).
+    const standing = await limiterOf(env, "acme").standing(bucketOf("tenant_calls", DEFAULT_RATE_LIMITS));
+    expect(standing.held).toBeLessThanOrEqual(115 + 32);
+    expect(standing.available).toBeGreaterThanOrEqual(1_200 - 115 - 32);
+  }, 120_000);
+});
+
+describe("a run's lease of its tenant's calls", () => {
+  it("goes back to the tenant's bucket when the run ends: unused tokens at once, spent ones held no more", async () => {
+    const run = await openRun("globex");
+    for (const order of ["G0001", "G0002", "G0003", "G0004"]) {
+      expect((await callTool(run, "lookup_order", { order_id: order })).status).not.toBe(429);
+    }
+    const { status } = await request(`/v1/runs/${run.id}/end`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${run.token}` },
+    });
+    expect(status).toBe(200);
+    const settings = parseTenants(env.TENANTS).globex?.rate_limits ?? DEFAULT_RATE_LIMITS;
+    const bucket = bucketOf("tenant_calls", settings);
+    const standing = await limiterOf(env, "globex").standing(bucket);
+    expect(standing.held).toBe(0);
+    expect(standing.available).toBeGreaterThanOrEqual(bucket.limit - 4);
+  });
+});
+
+/** A tenant bucket as the RateLimiter keeps it, counting how often it is asked. */
+function tenantBucket(clock: () => number = Date.now) {
+  let bucket: LeaseBucket | undefined;
   const source = {
     requests: 0,
-    async lease(limit: BucketLimit, want: number, unused: number) {
+    /** The most lease requests in flight at once. */
+    overlap: 0,
+    inFlight: 0,
+    async lease(limit: BucketLimit, request: LeaseRequest) {
       source.requests++;
-      const grant = takeTokens(returnTokens(tat, limit, Date.now(), unused), limit, Date.now(), want);
-      tat = grant.tat;
-      return { granted: grant.granted, retry_after_ms: grant.retry_after_ms };
+      source.overlap = Math.max(source.overlap, ++source.inFlight);
+      // Answered a turn later, as a request to another object is: concurrent requests would overlap.
+      await Promise.resolve();
+      source.inFlight--;
+      bucket ??= new LeaseBucket(limit, clock(), "test");
+      return bucket.lease(limit, request, clock());
     },
   };
   return source;
@@ -315,26 +363,13 @@ const settingsWith = (overrides: Partial<RateLimitSettings>): RateLimitSettings 
 });
 
 describe("a run's rate gate, leasing the tenant's tokens", () => {
-  it("takes many tokens at once and gives unused ones back, never beyond a full bucket", () => {
-    const limit = bucket("calls", 6);
-    const grant = takeTokens(undefined, limit, 1_000, 4);
-    expect(grant).toMatchObject({ granted: 4, retry_after_ms: 0 });
-    const rest = takeTokens(grant.tat, limit, 1_000, 4);
-    expect(rest).toMatchObject({ granted: 2 });
-    expect(takeTokens(rest.tat, limit, 1_000, 4)).toMatchObject({ granted: 0, retry_after_ms: 10_000 });
-    // Two unused tokens come back; more than were taken cannot make the bucket fuller than full.
-    const returned = returnTokens(rest.tat, limit, 1_000, 2);
-    expect(takeTokens(returned, limit, 1_000, 4)).toMatchObject({ granted: 2 });
-    expect(returnTokens(rest.tat, limit, 1_000, 100)).toBe(1_000);
-  });
-
-  it("sizes leases at about 1 % of the tenant's limit, one at a time for tight limits", () => {
+  it("sizes leases at most about 1 % of the tenant's limit, one at a time for tight limits", () => {
     expect(leaseSize(5)).toBe(1);
     expect(leaseSize(1_200)).toBe(12);
     expect(leaseSize(1_000_000)).toBe(32);
   });
 
-  it("asks the tenant's limiter once per lease, not once per call", async () => {
+  it("asks the tenant's limiter once per lease, leases doubling from one token while a run is busy", async () => {
     const source = tenantBucket();
     const gate = new RunRateGate(
       "run_a",
@@ -342,10 +377,11 @@ describe("a run's rate gate, leasing the tenant's tokens", () => {
       () => source,
     );
     for (let call = 0; call < 100; call++) expect(await gate.take()).toBeNull();
-    expect(source.requests).toBe(Math.ceil(100 / 32));
+    // 1 + 2 + 4 + 8 + 16 + 32 + 32 + 32 tokens cover 100 calls.
+    expect(source.requests).toBe(8);
   });
 
-  it("lets concurrent calls of a run share one lease request", async () => {
+  it("lets concurrent calls of a run wait for one lease request at a time", async () => {
     const source = tenantBucket();
     const gate = new RunRateGate(
       "run_a",
@@ -354,7 +390,9 @@ describe("a run's rate gate, leasing the tenant's tokens", () => {
     );
     const answers = await Promise.all(Array.from({ length: 20 }, () => gate.take()));
     expect(answers.every((answer) => answer === null)).toBe(true);
-    expect(source.requests).toBe(1);
+    // One token first; the others wait for it, then share the leases that follow, one at a time.
+    expect(source.overlap).toBe(1);
+    expect(source.requests).toBeLessThanOrEqual(6);
   });
 
   it("never admits more calls than the tenant's limit, whatever the runs and their order", async () => {
@@ -363,11 +401,18 @@ describe("a run's rate gate, leasing the tenant's tokens", () => {
         fc.integer({ min: 1, max: 400 }),
         fc.array(fc.integer({ min: 0, max: 7 }), { minLength: 1, maxLength: 600 }),
         async (tenantLimit, order) => {
-          const source = tenantBucket();
+          const now = Date.now();
+          const source = tenantBucket(() => now);
           const settings = () => settingsWith({ calls_per_tenant: tenantLimit, calls_per_run: 1_000_000 });
           const gates = Array.from(
             { length: 8 },
-            (_, index) => new RunRateGate(`run_${index}`, settings, () => source),
+            (_, index) =>
+              new RunRateGate(
+                `run_${index}`,
+                settings,
+                () => source,
+                () => now,
+              ),
           );
           let admitted = 0;
           for (const pick of order) if ((await (gates[pick] as RunRateGate).take()) === null) admitted++;
