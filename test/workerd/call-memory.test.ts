@@ -41,7 +41,53 @@ async function recordStatementsOn(run: TestRun, table: string): Promise<() => Pr
     );
 }
 
+/**
+ * Counts the rows the run's ledger reads from now on: each statement's cursor says how many rows
+ * SQLite read for it (`rowsRead`), indexes included.
+ */
+async function countRowsRead(run: TestRun): Promise<() => Promise<number>> {
+  await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+    const sql = state.storage.sql as SqlStorage & {
+      cursors?: SqlStorageCursor<Record<string, SqlStorageValue>>[];
+    };
+    if (sql.cursors === undefined) {
+      const exec = sql.exec.bind(sql);
+      sql.exec = ((query: string, ...bindings: SqlStorageValue[]) => {
+        const cursor = exec(query, ...bindings);
+        sql.cursors?.push(cursor);
+        return cursor;
+      }) as typeof sql.exec;
+    }
+    sql.cursors = [];
+  });
+  return () =>
+    runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+      const sql = state.storage.sql as SqlStorage & {
+        cursors?: SqlStorageCursor<Record<string, SqlStorageValue>>[];
+      };
+      return (sql.cursors ?? []).reduce((rows, cursor) => rows + cursor.rowsRead, 0);
+    });
+}
+
 describe("the ledger's memory of its run's calls", () => {
+  it("reads no more rows for a call of a long run than for one of a short run", async () => {
+    // initech's repeat threshold is 1,000: the same read again and again is admitted.
+    const run = await openRun("initech", { namespace: "support", limits: { max_calls: 100 } });
+    const read = async () => {
+      const answer = await callTool(run, "lookup_order", { order_id: "I3001" });
+      expect(answer.body.outcome, JSON.stringify(answer.body.error)).toBe("success");
+    };
+    await read();
+    await read();
+    const early = await countRowsRead(run);
+    await read();
+    const rowsEarly = await early();
+    for (let call = 0; call < 30; call++) await read();
+    const late = await countRowsRead(run);
+    await read();
+    expect(await late()).toBeLessThanOrEqual(rowsEarly);
+  });
+
   it("keeps the repeat count and the newest version seen across restarts of the ledger", async () => {
     // acme's repeat threshold is 3: the third identical call is refused.
     const run = await openRun("acme");
