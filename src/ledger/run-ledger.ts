@@ -714,7 +714,7 @@ export class RunLedger extends DurableObject<Env> {
       const { result: settled, changed } = this.#commitStep(() => {
         executed.record();
         return settleSend({
-          ...tables.settlementView(this.#stores, this.#loaded(), key),
+          ...tables.settlementView(this.#stores, this.#loaded(), key, approval),
           call_id: send.callId,
           admission: admission?.writes ?? null,
           envelope: executed.envelope,
