@@ -9,13 +9,14 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 512, timeout: 4_000 
 /** Requests sent again because workerd had closed the keep-alive connection they were sent on. */
 export const resent = { count: 0 };
 
-function sendOnce(target, method, headers, payload) {
+function sendOnce(target, method, headers, payload, { fresh = false } = {}) {
   return new Promise((resolve, reject) => {
     const request = http.request(
       target,
       {
         method,
-        agent,
+        // A fresh connection of its own (`agent: false`) for a resend: never one of the batch reset.
+        agent: fresh ? false : agent,
         headers: payload ? { ...headers, "content-length": payload.length } : headers,
       },
       (response) => {
@@ -35,8 +36,10 @@ function sendOnce(target, method, headers, payload) {
  *
  * A request reset on a reused keep-alive connection is sent once more, as Node's documentation
  * advises: the server had closed that connection (at c=64 workerd at times resets a batch of them
- * at once) and the request got no answer. A read sent twice is harmless; a write sent twice would
- * come back as a replay and fail the check. `resent` counts them, for the report.
+ * at once) and the request got no answer. It is sent on a new connection: another pooled one may
+ * be of the same batch, which failed a long fill now and then ("socket hang up"). A read sent twice
+ * is harmless; a write sent twice would come back as a replay and fail the check. `resent` counts
+ * them, for the report.
  *
  * @param {string} url
  * @param {{ method?: string, headers?: Record<string, string>, body?: string }} [options]
@@ -51,10 +54,19 @@ export async function send(url, { method = "GET", headers = {}, body } = {}) {
     return await sendOnce(target, method, headers, payload).catch((error) => {
       if (!error.reusedSocket || !["ECONNRESET", "EPIPE"].includes(error.code)) throw error;
       resent.count++;
-      return sendOnce(target, method, headers, payload);
+      return sendOnce(target, method, headers, payload, { fresh: true }).catch((again) => {
+        throw Object.assign(again, { resend: true });
+      });
     });
   } catch (error) {
-    throw new Error(`bench: ${method} ${target.pathname}${target.search} got no answer: ${error.message}`);
+    const how = error.resend
+      ? "its resend on a new connection"
+      : error.reusedSocket
+        ? "a reused connection"
+        : "a new connection";
+    throw new Error(
+      `bench: ${method} ${target.pathname}${target.search} got no answer on ${how}: ${error.message}`,
+    );
   }
 }
 

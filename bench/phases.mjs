@@ -1,5 +1,5 @@
 // The measured phases of `npm run bench`, each against a running stack's workload.
-import { drive, interleavedLatency, summarise, throughput } from "./measure.mjs";
+import { cpuMs, drive, interleavedLatency, summarise, throughput } from "./measure.mjs";
 import { RUN_LIMITS } from "./workload.mjs";
 
 // Calls a run may still take once a phase's warmup is counted; its ceiling refuses the rest.
@@ -73,18 +73,37 @@ export async function replayPhase(workload, { concurrency, seconds, pid, tickets
 }
 
 /**
+ * The fill's calls/s and workerd's CPU ms per call of each thousand, each with the last thousand's
+ * over the first's, as two lines (CPU per call moves less than the rate on a busy machine).
+ */
+export function fillRates({ fill_calls_per_s_by_thousand: rates, fill_cpu_ms_per_call_by_thousand: cpu }) {
+  const kept = (values) => (values.length > 1 ? (values.at(-1) / values[0]).toFixed(2) : "n/a");
+  const lines = [`fill calls/s by thousand: ${rates.join(", ")} (last / first ${kept(rates)})`];
+  if (cpu?.length)
+    lines.push(`fill CPU ms per call by thousand: ${cpu.join(", ")} (last / first ${kept(cpu)})`);
+  return lines.join("\n");
+}
+
+/**
  * Fills one run to its 10,000-call ceiling with proxied reads, then times the first page of its
  * trace, `samples` times after a warmup. Records what the page holds, whatever its shape.
  */
-export async function tracePhase(workload, { samples, warmup = 5 }) {
+export async function tracePhase(workload, { samples, warmup = 5, pid }) {
   const run = await workload.openRun();
-  // Calls/s of each thousand: whether a call costs more as its run grows.
+  // Calls/s (and, given workerd's pid, its CPU per call) of each thousand: whether a call costs more as its run grows.
   const completed = [];
+  const cpuPerCall = [];
+  let cpuBefore = pid ? cpuMs(pid) : 0;
   const fillStarted = performance.now();
   await drive(
     async (index) => {
       await workload.proxiedRead(run, index);
       completed.push(performance.now());
+      if (pid && completed.length % 1000 === 0) {
+        const cpu = cpuMs(pid);
+        cpuPerCall.push(Number(((cpu - cpuBefore) / 1000).toFixed(2)));
+        cpuBefore = cpu;
+      }
     },
     { concurrency: 64, count: RUN_LIMITS.max_calls },
   );
@@ -106,6 +125,7 @@ export async function tracePhase(workload, { samples, warmup = 5 }) {
   return {
     calls: RUN_LIMITS.max_calls,
     fill_calls_per_s_by_thousand: fillPerSecond,
+    fill_cpu_ms_per_call_by_thousand: cpuPerCall,
     samples,
     p50_ms: p50,
     p99_ms: p99,

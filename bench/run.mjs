@@ -23,7 +23,7 @@ import { offlineEnv } from "../scripts/offline-env.mjs";
 import { runAbuse } from "./abuse.mjs";
 import { buildBundles } from "./build.mjs";
 import { resent } from "./http.mjs";
-import { latencyPhase, replayPhase, throughputPhase, tracePhase } from "./phases.mjs";
+import { fillRates, latencyPhase, replayPhase, throughputPhase, tracePhase } from "./phases.mjs";
 import { printReport, ratiosOf, writeReport } from "./report.mjs";
 import { onStack } from "./stack.mjs";
 import { bundleSizes, checkStartup, coldStarts } from "./startup.mjs";
@@ -89,7 +89,8 @@ async function measure(bundles, outdir, { trace, persistRoot }) {
     let traceFigures = null;
     if (trace) {
       step(`filling a run with 10,000 calls, then its trace's first page (${TRACE_SAMPLES} samples) ...`);
-      traceFigures = await tracePhase(workload, { samples: TRACE_SAMPLES });
+      traceFigures = await tracePhase(workload, { samples: TRACE_SAMPLES, pid });
+      step(fillRates(traceFigures));
     }
     const cpu = Object.fromEntries(
       Object.entries(throughputs.c16).map(([name, batch]) => [name, batch.cpu_ms_per_request]),

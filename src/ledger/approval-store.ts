@@ -81,14 +81,35 @@ export class ApprovalStore {
   readonly #sql: SqlStorage;
   /** The run the approvals belong to; read when a record is built, since the run loads after this store. */
   readonly #owner: () => { tenant: string; run_id: string } | null;
+  /**
+   * How many approvals the run has, and how many are pending, kept in memory so a call of a run
+   * without any reads none of them. Read from storage on first need; a write that can change them
+   * drops them (read again on next need), and so must a transaction that fails (`forget`).
+   */
+  #counts: { total: number; pending: number } | null = null;
 
   constructor(sql: SqlStorage, owner: () => { tenant: string; run_id: string } | null) {
     this.#sql = sql;
     this.#owner = owner;
   }
 
+  /** Drops the counts kept in memory: the next look reads them from storage again. */
+  forget(): void {
+    this.#counts = null;
+  }
+
+  #counted(): { total: number; pending: number } {
+    this.#counts ??= this.#sql
+      .exec<{ total: number; pending: number }>(
+        "SELECT COUNT(*) AS total, COALESCE(SUM(state = 'pending'), 0) AS pending FROM approvals",
+      )
+      .one();
+    return this.#counts;
+  }
+
   /** Opens a pending approval; its arguments are stored as canonical JSON, the form they were keyed by. */
   insert(approval: ApprovalRecord): void {
+    this.#counts = null;
     this.#sql.exec(
       `INSERT INTO approvals (id, idempotency_key, tool, side_effect, args, args_digest, policy_version, reasons, state,
          requested_call_id, created_at, expires_at, cross_run, sla_due_at, approvers)
@@ -151,6 +172,7 @@ export class ApprovalStore {
 
   /** The approval first asked under `key`, when an edit has since bound it to another key. */
   byAskedKey(key: string): ApprovalRecord | null {
+    if (this.#counted().total === 0) return null;
     return this.#one("SELECT * FROM approvals WHERE asked_key = ? AND idempotency_key != ?", key, key);
   }
 
@@ -161,6 +183,7 @@ export class ApprovalStore {
 
   /** When the next pending approval not yet announced overdue becomes overdue, or null. */
   nextEscalation(): number | null {
+    if (this.#counted().pending === 0) return null;
     return this.#sql
       .exec<{ next: number | null }>(
         "SELECT MIN(sla_due_at) AS next FROM approvals WHERE state = 'pending' AND escalated_at IS NULL",
@@ -169,6 +192,7 @@ export class ApprovalStore {
   }
 
   byKey(key: string): ApprovalRecord | null {
+    if (this.#counted().total === 0) return null;
     return this.#one("SELECT * FROM approvals WHERE idempotency_key = ?", key);
   }
 
@@ -182,6 +206,7 @@ export class ApprovalStore {
     decision: ApprovalDecisionRecord | null,
     result: Envelope | null = null,
   ): void {
+    this.#counts = null;
     if (decision) {
       this.#sql.exec(
         "UPDATE approvals SET state = ?, decided_at = ?, decided_by = ?, decided_by_name = ?, decision_reason = ? WHERE id = ?",
@@ -200,10 +225,12 @@ export class ApprovalStore {
 
   /** Every pending approval of the run: the machine decides which of them can still execute. */
   pending(): ApprovalRecord[] {
+    if (this.#counted().pending === 0) return [];
     return this.#all("SELECT * FROM approvals WHERE state = 'pending'");
   }
 
   nextExpiry(): number | null {
+    if (this.#counted().pending === 0) return null;
     const row = this.#sql
       .exec<{ next: number | null }>("SELECT MIN(expires_at) AS next FROM approvals WHERE state = 'pending'")
       .one();

@@ -1,4 +1,4 @@
-import { type ApprovalSummary, summarize } from "../approvals/model";
+import { type ApprovalRecord, type ApprovalSummary, summarize } from "../approvals/model";
 import { capLimit } from "../effects/caps";
 import { fateOfKey } from "../effects/fate";
 import type { TenantCheck } from "../effects/reasons";
@@ -123,17 +123,22 @@ export function decisionView(
   };
 }
 
-/** What a sent call's outcome is settled on, beside the outcome itself. */
+/**
+ * What a sent call's outcome is settled on, beside the outcome itself. The key's approval is the
+ * one read when the send began, when the caller has it: a key being sent has no pending approval,
+ * and nothing changes an approved or decided one while its request is out.
+ */
 export function settlementView(
   stores: LedgerStores,
   run: RunMeta,
   key: string | null,
+  approval?: ApprovalRecord | null,
 ): Pick<Settlement, "run" | "key" | "record" | "approval" | "pending"> {
   return {
     run,
     key,
     record: key ? stores.keys.read(key, null) : null,
-    approval: key ? stores.approvals.byKey(key) : null,
+    approval: approval !== undefined ? approval : key ? stores.approvals.byKey(key) : null,
     pending: key ? stores.approvals.pending() : [],
   };
 }

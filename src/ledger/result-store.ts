@@ -19,11 +19,14 @@ CREATE TABLE IF NOT EXISTS resource_versions (
 `;
 
 /**
- * Large results kept in pages, and the newest version the run has seen of each resource. Both live
- * and expire with the run: a handle means nothing outside it.
+ * Large results kept in pages, and the newest version the run has seen of each resource (`seen_at`:
+ * when that version was first seen). Both live and expire with the run: a handle means nothing
+ * outside it.
  */
 export class ResultStore {
   readonly #sql: SqlStorage;
+  /** Resource versions, in memory by resource (`observeVersion`). */
+  readonly #versions = new Map<string, KnownVersion>();
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -65,30 +68,65 @@ export class ResultStore {
   }
 
   /**
-   * Records a resource version and says how it compares with the newest one seen before: an answer
-   * older than what the run already read is stale. One upsert in the usual case (a first or a newer
-   * version); only a stale answer reads the newest version back.
+   * Says how a resource version compares with the newest one the run has seen (older is stale) and
+   * returns its write, or null when there is nothing to write: a stale answer, or a version already
+   * stored. Decided against memory, loaded from storage once per resource: a newer version counts
+   * at once, so two reads in flight agree; it is written by the caller in the call's one commit. A
+   * call that fails before or in its commit must `forget`, so memory is read again from storage.
    */
-  observeVersion(
-    resource: string,
-    version: number,
-    now: number,
-  ): { stale: boolean; newest_seen: number | null } {
-    const kept = this.#sql
-      .exec<{ version: number }>(
-        `INSERT INTO resource_versions (resource, version, seen_at) VALUES (?, ?, ?)
-         ON CONFLICT (resource) DO UPDATE SET version = excluded.version, seen_at = excluded.seen_at
-         WHERE excluded.version >= resource_versions.version
-         RETURNING version`,
-        resource,
-        version,
-        now,
-      )
-      .toArray()[0];
-    if (kept) return { stale: false, newest_seen: kept.version };
-    const newest = this.#sql
-      .exec<{ version: number }>("SELECT version FROM resource_versions WHERE resource = ?", resource)
-      .one().version;
-    return { stale: true, newest_seen: newest };
+  observeVersion(resource: string, version: number, now: number): VersionVerdict {
+    const known = this.#known(resource);
+    if (known.newest !== null && version < known.newest) {
+      return { stale: true, newest_seen: known.newest, record: null };
+    }
+    known.newest = version;
+    if (known.stored !== null && version <= known.stored) {
+      return { stale: false, newest_seen: version, record: null };
+    }
+    return { stale: false, newest_seen: version, record: () => this.#store(resource, version, now) };
   }
+
+  /** Drops the versions kept in memory: the next read of each reads it from storage again. */
+  forget(): void {
+    this.#versions.clear();
+  }
+
+  #known(resource: string): KnownVersion {
+    let known = this.#versions.get(resource);
+    if (!known) {
+      const stored =
+        this.#sql
+          .exec<{ version: number }>("SELECT version FROM resource_versions WHERE resource = ?", resource)
+          .toArray()[0]?.version ?? null;
+      known = { newest: stored, stored };
+      this.#versions.set(resource, known);
+    }
+    return known;
+  }
+
+  /** Writes a version unless a newer one is stored (another read's commit may have come first). */
+  #store(resource: string, version: number, now: number): void {
+    this.#sql.exec(
+      `INSERT INTO resource_versions (resource, version, seen_at) VALUES (?, ?, ?)
+       ON CONFLICT (resource) DO UPDATE SET version = excluded.version, seen_at = excluded.seen_at
+       WHERE excluded.version > resource_versions.version`,
+      resource,
+      version,
+      now,
+    );
+    const known = this.#versions.get(resource);
+    if (known) known.stored = Math.max(known.stored ?? version, version);
+  }
+}
+
+/** The newest version of a resource the run has seen (`newest`), and the one its storage holds. */
+interface KnownVersion {
+  newest: number | null;
+  stored: number | null;
+}
+
+export interface VersionVerdict {
+  stale: boolean;
+  newest_seen: number | null;
+  record: (() => void) | null;
 }

@@ -59,7 +59,7 @@ export { RETENTION_MS } from "../pipeline/run-events";
  */
 export class RunLedger extends DurableObject<Env> {
   readonly #stores: tables.LedgerStores;
-  readonly #keeping: RunKeeping;
+  readonly #keeping: RunKeeping & { results: ResultStore; scenario: ScenarioStore };
   #run: RunMeta | null = null;
   /** Whether the schema exists (and is current) here; a fresh object has none until it stores something. */
   #migrated = false;
@@ -243,6 +243,7 @@ export class RunLedger extends DurableObject<Env> {
     this.#publisher.alarmRang();
     if (!this.#migrated) return;
     // Read afresh: the alarm is the one event that may follow a change made below this object.
+    this.#forgetMemory();
     const run = this.#stores.run.readRun();
     this.#run = run;
     if (!run) return;
@@ -261,6 +262,7 @@ export class RunLedger extends DurableObject<Env> {
       this.#run = null;
       this.#migrated = false;
       await this.ctx.storage.deleteAll();
+      this.#forgetMemory();
       return;
     }
     await this.#publisher.scheduleAlarm();
@@ -309,10 +311,10 @@ export class RunLedger extends DurableObject<Env> {
     const claimed = await this.#claimTenantWide(taken);
     if (claimed.kind === "refused") return claimed.envelope;
     const stored = call.key === null ? null : this.#stores.keys.read(call.key, null);
-    const { step, inflight, admission } = await this.#admit(taken, claimed.check).finally(() => {
+    const { step, inflight, admission, approval } = await this.#admit(taken, claimed.check).finally(() => {
       if (claimed.check) this.#deciding.release(claimed.check.claim.key);
     });
-    this.#countHighRisk(call, stored, step);
+    this.#countHighRisk(call, stored, step, approval);
     switch (step.kind) {
       case "answer":
         return step.envelope;
@@ -326,6 +328,7 @@ export class RunLedger extends DurableObject<Env> {
           inflight,
           { callId: call.call_id, tool, key, request, args, fault, traceparent },
           admission,
+          approval,
         );
       }
     }
@@ -337,7 +340,12 @@ export class RunLedger extends DurableObject<Env> {
    * destructive call whose policy requires an approval not granted for its key is a bypass. The
    * machine sends no such call; the count is there so the rate is measured, not assumed.
    */
-  #countHighRisk(call: AgentCall, stored: CallRecord | null, step: CallStep): void {
+  #countHighRisk(
+    call: AgentCall,
+    stored: CallRecord | null,
+    step: CallStep,
+    approval: ApprovalRecord | null,
+  ): void {
     const { prepared, key, request } = call;
     if (key === null || prepared.refusal !== null || !prepared.tool) return;
     const [open] = step.writes;
@@ -345,7 +353,6 @@ export class RunLedger extends DurableObject<Env> {
     const bytesOf = (r: StoredRequest | null) => (r ? JSON.stringify([r.method, r.target, r.body]) : null);
     const storedBytesDiffer =
       stored !== null && request !== null && bytesOf(stored.request) !== bytesOf(request);
-    const approval = this.#stores.approvals.byKey(key);
     const granted = approval?.state === "approved" || approval?.state === "executed";
     const effect = prepared.tool.side_effect === "write" || prepared.tool.side_effect === "destructive";
     const sentWithoutRequiredApproval =
@@ -521,21 +528,19 @@ export class RunLedger extends DurableObject<Env> {
    */
   async #admit({ call, tenant }: Extract<TakenCall, { kind: "ready" }>, check: TenantCheck | null) {
     const value = check?.claim.value;
-    const step = admitCall(
-      tables.callView(
-        this.#stores,
-        this.#loaded(),
-        call,
-        {
-          inflight: this.#inflight.has(call.key),
-          uncommittedReads: this.#deferredReads.count(call.digest),
-          maxOpenApprovals: tenant.max_open_approvals,
-          approvalSlaMs: tenant.approval_sla_s === undefined ? null : tenant.approval_sla_s * 1_000,
-        },
-        check ? { check, per_run: (value && tenant.value_caps[value.currency]?.per_run) ?? null } : null,
-      ),
+    const view = tables.callView(
+      this.#stores,
+      this.#loaded(),
       call,
+      {
+        inflight: this.#inflight.has(call.key),
+        uncommittedReads: this.#deferredReads.count(call.digest),
+        maxOpenApprovals: tenant.max_open_approvals,
+        approvalSlaMs: tenant.approval_sla_s === undefined ? null : tenant.approval_sla_s * 1_000,
+      },
+      check ? { check, per_run: (value && tenant.value_caps[value.currency]?.per_run) ?? null } : null,
     );
+    const step = admitCall(view, call);
     // Learned before the commit, so the run's entry, if it has news, is written in it (a read's, in
     // the commit of its outcome).
     this.#directory.learnCall(call.prepared.tool, call.prepared.args);
@@ -550,7 +555,10 @@ export class RunLedger extends DurableObject<Env> {
     // A keyed send rings the alarm after it, so a restart mid-send is still reconciled.
     if (step.kind === "send" && step.key !== null) await this.#publisher.scheduleAlarm();
     await this.#publisher.publish(changed);
-    return { step, inflight, admission };
+    // The key's approval as the admission read it: no admission approves or executes one, and a
+    // send leaves its own key's approval as it was (the sweep expires only pending ones, and a key
+    // sent is never held), so the high-risk count and the execution need not read it again.
+    return { step, inflight, admission, approval: view.approval };
   }
 
   /** An identical call in flight answers this one too, once it has its envelope. */
@@ -706,9 +714,11 @@ export class RunLedger extends DurableObject<Env> {
     inflight: Inflight | null,
     send: Omit<ExecutionPlan, "run" | "keeping" | "approval">,
     admission: tables.DeferredAdmission | null = null,
+    /** The key's approval when the caller read it in this call; read here otherwise. */
+    known?: ApprovalRecord | null,
   ): Promise<Envelope> {
     const { key } = send;
-    const approval = key ? this.#stores.approvals.byKey(key) : null;
+    const approval = known !== undefined ? known : key ? this.#stores.approvals.byKey(key) : null;
     try {
       const executed = await executeCall(this.env, {
         ...send,
@@ -719,7 +729,7 @@ export class RunLedger extends DurableObject<Env> {
       const { result: settled, changed } = this.#commitStep(() => {
         executed.record();
         return settleSend({
-          ...tables.settlementView(this.#stores, this.#loaded(), key),
+          ...tables.settlementView(this.#stores, this.#loaded(), key, approval),
           call_id: send.callId,
           admission: admission?.writes ?? null,
           envelope: executed.envelope,
@@ -733,6 +743,8 @@ export class RunLedger extends DurableObject<Env> {
       await this.#publisher.publish(changed);
       return settled.envelope;
     } catch (error) {
+      // A version this call saw counted as the newest at once: it may never be stored now.
+      this.#keeping.results.forget();
       inflight?.reject(error);
       throw error;
     } finally {
@@ -747,14 +759,21 @@ export class RunLedger extends DurableObject<Env> {
     republish: readonly string[] = [],
   ): { result: T; changed: ApprovalSummary[] } {
     const wasOpen = this.#run !== null && this.#run.state !== "closed";
-    const committed = this.ctx.storage.transactionSync(() => {
-      const result = event();
-      const committed = tables.commitWrites(this.#stores, this.#loaded(), result.writes, republish);
-      // Every way a run ends (end, an idle or late session, the alarm past the deadline) commits here.
-      this.#directory.enqueueRun(committed.run, Date.now());
-      this.#run = committed.run;
-      return { result, changed: committed.changed };
-    });
+    let committed: { result: T; changed: ApprovalSummary[] };
+    try {
+      committed = this.ctx.storage.transactionSync(() => {
+        const result = event();
+        const committed = tables.commitWrites(this.#stores, this.#loaded(), result.writes, republish);
+        // Every way a run ends (end, an idle or late session, the alarm past the deadline) commits here.
+        this.#directory.enqueueRun(committed.run, Date.now());
+        this.#run = committed.run;
+        return { result, changed: committed.changed };
+      });
+    } catch (error) {
+      // The counts moved with writes that were rolled back: read them again from storage.
+      this.#forgetMemory();
+      throw error;
+    }
     this.#publisher.guardDelivery();
     // A run that has ended gives its lease of the tenant's tokens back (its unused ones to other runs).
     if (wasOpen && this.#run?.state === "closed" && this.#gate) {
@@ -772,6 +791,16 @@ export class RunLedger extends DurableObject<Env> {
    */
   async #commit(writes: () => Write[]): Promise<void> {
     await this.#publisher.publish(this.#commitStep(() => ({ writes: writes() })).changed, true);
+  }
+
+  /**
+   * Drops what the stores keep in memory of their tables (repeat counts, approval counts, resource
+   * versions): after a failed commit, or when storage may have changed below this object.
+   */
+  #forgetMemory(): void {
+    this.#stores.run.forget();
+    this.#stores.approvals.forget();
+    this.#keeping.results.forget();
   }
 
   /** The run this object serves; every event but `open` and the alarm runs on a loaded one. */

@@ -34,9 +34,23 @@ interface RunRow extends Record<string, SqlStorageValue> {
  */
 export class RunStore {
   readonly #sql: SqlStorage;
+  /**
+   * What the per-call counts would read from the trace, kept in memory: this object is the trace's
+   * single writer. Each is loaded from storage on first need (a digest's count once per digest),
+   * then moved by the trace writes below, in the transaction that writes them; a transaction that
+   * fails must call `forget`, so memory is read again from what storage kept.
+   */
+  readonly #repeats = new Map<string, number>();
+  #discovery: number | null = null;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
+  }
+
+  /** Drops the counts kept in memory: the next call reads them from storage again. */
+  forget(): void {
+    this.#repeats.clear();
+    this.#discovery = null;
   }
 
   migrate(): void {
@@ -98,13 +112,14 @@ export class RunStore {
     this.#sql.exec("UPDATE run SET added_tools = ? WHERE id = 1", JSON.stringify(refs));
   }
 
-  /** How many `find_tools` and `use_tool` calls the run made: they share one cap. */
+  /** How many `find_tools` and `use_tool` calls the run made: they share one cap. Read from storage once. */
   countDiscovery(): number {
-    return this.#sql
+    this.#discovery ??= this.#sql
       .exec<{ n: number }>(
         "SELECT COUNT(*) AS n FROM trace WHERE actor = 'agent' AND (tool = 'find_tools' OR via = 'use_tool')",
       )
       .one().n;
+    return this.#discovery;
   }
 
   insertTask(task: { key: string; request: Record<string, unknown> }): void {
@@ -148,13 +163,28 @@ export class RunStore {
    * pending approval is what the agent was told to do, so those answers do not count as repeats.
    */
   countDigest(digest: string): number {
-    const row = this.#sql
+    const kept = this.#repeats.get(digest);
+    if (kept !== undefined) return kept;
+    const { n } = this.#sql
       .exec<{ n: number }>(
         "SELECT COUNT(*) AS n FROM trace WHERE call_digest = ? AND actor = 'agent' AND (error_code IS NULL OR error_code != 'approval_required')",
         digest,
       )
       .one();
-    return row.n;
+    this.#repeats.set(digest, n);
+    return n;
+  }
+
+  /** Moves the counts kept in memory as a new trace entry does: the same rules as their queries. */
+  #counted(entry: NewTraceEntry, completion: TraceCompletion | null): void {
+    if (entry.actor !== "agent") return;
+    if (this.#discovery !== null && (entry.tool === "find_tools" || entry.via === "use_tool")) {
+      this.#discovery += 1;
+    }
+    const kept = this.#repeats.get(entry.call_digest);
+    if (kept !== undefined && completion?.error_code !== "approval_required") {
+      this.#repeats.set(entry.call_digest, kept + 1);
+    }
   }
 
   /**
@@ -191,9 +221,12 @@ export class RunStore {
       entry.poll ? 1 : null,
       entry.traceparent ? JSON.stringify(entry.traceparent) : null,
     );
+    this.#counted(entry, completion);
   }
 
   completeTrace(callId: string, completion: TraceCompletion): void {
+    // An entry that counted as a repeat while open would stop counting: its digest is not at hand.
+    if (completion.error_code === "approval_required") this.#repeats.clear();
     this.#sql.exec(
       `UPDATE trace SET ended_at = ?, outcome = ?, error_code = ?, upstream_status = ?, replayed = ?, attempts = ?,
          latency_ms = ? - started_at, result = ? WHERE call_id = ?`,

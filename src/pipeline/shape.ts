@@ -28,11 +28,15 @@ export interface ShapedResult {
  */
 export interface ResultKeeper {
   savePages(handle: string, tool: string, summary: ResultSummary, pages: readonly string[]): void;
+  /**
+   * How a version compares with the newest seen (decided now, so two reads in flight agree), and
+   * its write, committed with the call; null when nothing needs writing.
+   */
   observeVersion(
     resource: string,
     version: number,
     now: number,
-  ): { stale: boolean; newest_seen: number | null };
+  ): { stale: boolean; newest_seen: number | null; record: Recorder | null };
 }
 
 /** What shaping needs of the run's ledger, and nothing more. */
@@ -75,8 +79,9 @@ export async function shapeResult(
     if (!target.freshness) return;
     const resource = target.freshness.resource(data);
     const version = target.freshness.version(data);
-    // Decided now against what is stored; written with the call, so two reads in flight agree.
+    // Decided now against the newest seen, so two reads in flight agree; written with the call.
     const verdict = ctx.results.observeVersion(resource, version, Date.now());
+    if (verdict.record) writes.push(verdict.record);
     if (verdict.stale) observed.stale = true;
     observed.freshness = { resource, version, newest_seen: verdict.newest_seen, stale: verdict.stale };
   };

@@ -1,0 +1,150 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { armFault, callTool, ledgerStubOf, openRun, restartDurableObject, type TestRun } from "./helpers";
+
+/**
+ * What the run ledger keeps in memory of its run's calls (repeat counts, the newest version seen of
+ * each resource, how many approvals are pending) is what its storage holds: a restarted ledger
+ * reads it back, and a commit that fails leaves nothing of itself in memory.
+ */
+
+/** The next `transactionSync` of the run's ledger writes its event, then fails, so nothing of it is kept. */
+async function failNextCommit(run: TestRun): Promise<void> {
+  await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+    const storage = state.storage;
+    const original = storage.transactionSync.bind(storage);
+    storage.transactionSync = <T>(closure: () => T): T => {
+      storage.transactionSync = original;
+      return original(() => {
+        closure();
+        throw new Error("test: the commit fails");
+      });
+    };
+  });
+}
+
+/** Records the SQL statements the run's ledger runs from now on that name `table`. */
+async function recordStatementsOn(run: TestRun, table: string): Promise<() => Promise<string[]>> {
+  await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+    const sql = state.storage.sql as SqlStorage & { seen?: string[] };
+    const exec = sql.exec.bind(sql);
+    sql.seen = [];
+    sql.exec = ((query: string, ...bindings: SqlStorageValue[]) => {
+      if (new RegExp(`\\b${table}\\b`).test(query)) sql.seen?.push(query);
+      return exec(query, ...bindings);
+    }) as typeof sql.exec;
+  });
+  return () =>
+    runInDurableObject(
+      ledgerStubOf(run),
+      (_instance, state) => (state.storage.sql as SqlStorage & { seen?: string[] }).seen ?? [],
+    );
+}
+
+/**
+ * Counts the rows the run's ledger reads from now on: each statement's cursor says how many rows
+ * SQLite read for it (`rowsRead`), indexes included.
+ */
+async function countRowsRead(run: TestRun): Promise<() => Promise<number>> {
+  await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+    const sql = state.storage.sql as SqlStorage & {
+      cursors?: SqlStorageCursor<Record<string, SqlStorageValue>>[];
+    };
+    if (sql.cursors === undefined) {
+      const exec = sql.exec.bind(sql);
+      sql.exec = ((query: string, ...bindings: SqlStorageValue[]) => {
+        const cursor = exec(query, ...bindings);
+        sql.cursors?.push(cursor);
+        return cursor;
+      }) as typeof sql.exec;
+    }
+    sql.cursors = [];
+  });
+  return () =>
+    runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+      const sql = state.storage.sql as SqlStorage & {
+        cursors?: SqlStorageCursor<Record<string, SqlStorageValue>>[];
+      };
+      return (sql.cursors ?? []).reduce((rows, cursor) => rows + cursor.rowsRead, 0);
+    });
+}
+
+describe("the ledger's memory of its run's calls", () => {
+  it("reads no more rows for a call of a long run than for one of a short run", async () => {
+    // initech's repeat threshold is 1,000: the same read again and again is admitted.
+    const run = await openRun("initech", { namespace: "support", limits: { max_calls: 100 } });
+    const read = async () => {
+      const answer = await callTool(run, "lookup_order", { order_id: "I3001" });
+      expect(answer.body.outcome, JSON.stringify(answer.body.error)).toBe("success");
+    };
+    await read();
+    await read();
+    const early = await countRowsRead(run);
+    await read();
+    const rowsEarly = await early();
+    for (let call = 0; call < 30; call++) await read();
+    const late = await countRowsRead(run);
+    await read();
+    expect(await late()).toBeLessThanOrEqual(rowsEarly);
+  });
+
+  it("keeps the repeat count and the newest version seen across restarts of the ledger", async () => {
+    // acme's repeat threshold is 3: the third identical call is refused.
+    const run = await openRun("acme");
+    const fresh = await callTool(run, "lookup_order", { order_id: "A1003" });
+    expect(fresh.body.observed_state).toMatchObject({ freshness: { stale: false } });
+    const version = (fresh.body.data as { version: number }).version;
+    await restartDurableObject(ledgerStubOf(run));
+    await armFault(run.id, { mode: "stale", path_prefix: "/orders" });
+    const old = await callTool(run, "lookup_order", { order_id: "A1003" });
+    expect(old.body.observed_state).toMatchObject({
+      stale: true,
+      freshness: { resource: "order:A1003", version: version - 1, newest_seen: version, stale: true },
+    });
+    await restartDurableObject(ledgerStubOf(run));
+    const third = await callTool(run, "lookup_order", { order_id: "A1003" });
+    expect(third.body.error).toMatchObject({
+      code: "repeat_detected",
+      details: { earlier_identical_calls: 2, threshold: 3 },
+    });
+  });
+
+  it("counts no repeat of a read whose commit failed", async () => {
+    const run = await openRun("acme");
+    expect((await callTool(run, "lookup_order", { order_id: "A1002" })).body.outcome).toBe("success");
+    await failNextCommit(run);
+    const failed = await callTool(run, "lookup_order", { order_id: "A1002" });
+    expect(failed.status).toBeGreaterThanOrEqual(500);
+    // The failed read left no trace entry: this is the second identical call, not the third.
+    const second = await callTool(run, "lookup_order", { order_id: "A1002" });
+    expect(second.body.outcome, JSON.stringify(second.body.error)).toBe("success");
+    const third = await callTool(run, "lookup_order", { order_id: "A1002" });
+    expect(third.body.error).toMatchObject({
+      code: "repeat_detected",
+      details: { earlier_identical_calls: 2 },
+    });
+  });
+
+  it("reads no approval for a write of a run that has none, and sweeps once it has a pending one", async () => {
+    const run = await openRun("acme");
+    const ticket = (summary: string) => ({ customer_id: "C100", summary, priority: "low" });
+    const first = await callTool(run, "create_internal_ticket", ticket("A first ticket of this run."));
+    expect(first.body.outcome, JSON.stringify(first.body.error)).toBe("success");
+    const statements = await recordStatementsOn(run, "approvals");
+    const second = await callTool(run, "create_internal_ticket", ticket("A second ticket of this run."));
+    expect(second.body.outcome, JSON.stringify(second.body.error)).toBe("success");
+    expect(await statements()).toEqual([]);
+    // A refund of acme's waits for a human: from then on a write reads the pending approvals again.
+    const refund = await callTool(run, "issue_refund", {
+      order_id: "A1001",
+      amount_cents: 150,
+      reason: "user_cancel",
+    });
+    expect(refund.body.error?.code).toBe("approval_required");
+    const third = await callTool(run, "create_internal_ticket", ticket("A third ticket of this run."));
+    expect(third.body.outcome, JSON.stringify(third.body.error)).toBe("success");
+    expect(
+      (await statements()).filter((query) => query.includes("state = 'pending'")).length,
+    ).toBeGreaterThan(0);
+  });
+});
