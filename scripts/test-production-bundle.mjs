@@ -16,7 +16,7 @@
 // the API, and the sandbox's admin API shows the refund, once; without a secret, and with the
 // shipped placeholder upstream URLs, it answers 503 naming what to set.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Miniflare } from "miniflare";
@@ -88,6 +88,8 @@ function readDevVars(path) {
 
 // 1. The artifact: wrangler's own bundler, minified as configured, no network.
 if (!opts["skip-build"]) {
+  // The dry run adds to its outdir: an earlier build's modules would be counted as uploaded.
+  rmSync(OUTDIR, { recursive: true, force: true });
   run("npx", ["wrangler", "deploy", "--dry-run", "--env", "production", "--outdir", OUTDIR]);
   if (!existsSync(SANDBOX_BUNDLE)) run(process.execPath, [join(root, "scripts", "build-sandbox.mjs")]);
 }
