@@ -1,5 +1,6 @@
-// Builds the proxy for `wrangler deploy` and `wrangler dev` (wrangler.toml's [build] command): src/index.ts
-// bundled by esbuild with code splitting into dist/worker/, one main module (index.mjs) and chunks.
+// Builds the production proxy (wrangler.toml's [env.production.build] command, which
+// `wrangler deploy --env production` runs first): src/index.ts bundled by esbuild with code
+// splitting into dist/worker/, one main module (index.mjs) and chunks.
 // What the Worker imports dynamically on first use (src/http/lazy.ts, the OAuth provider in
 // src/oauth/entry.ts) lands in chunks that the main module does not contain, so an isolate parses
 // only the code a tool call needs when it starts. wrangler uploads the chunks beside the main module
