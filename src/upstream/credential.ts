@@ -1,4 +1,9 @@
-import { errors, importJWK, type JWTVerifyGetKey, jwtVerify, SignJWT } from "jose";
+// jose by subpath: the MCP client SDK imports the package's whole namespace on first use, and a
+// split build (scripts/build-worker.mjs) would otherwise start every isolate with all of it.
+import * as errors from "jose/errors";
+import { SignJWT } from "jose/jwt/sign";
+import { type JWTVerifyGetKey, jwtVerify } from "jose/jwt/verify";
+import { importJWK } from "jose/key/import";
 import * as z from "zod";
 import type { StaticHeaderCredential } from "../catalog/define-tool";
 import { UPSTREAM_CREDENTIAL_ALG, type UpstreamSigningKey } from "./signing-keys";
