@@ -27,7 +27,7 @@ import {
 } from "./fleet-burst.mjs";
 import { checksOf, printFleet, tally } from "./fleet-report.mjs";
 import { closeConnections, resent } from "./http.mjs";
-import { summarise } from "./measure.mjs";
+import { summarise } from "./stats.mjs";
 import { onStack, sandboxWorker } from "./stack.mjs";
 
 const RUNS = 200;

@@ -6,7 +6,8 @@ import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
 import { wrangler } from "./build.mjs";
 import { send } from "./http.mjs";
-import { cpuMs, summarise } from "./measure.mjs";
+import { cpuMs } from "./measure.mjs";
+import { summarise } from "./stats.mjs";
 import {
   bindServicesTo,
   HELLO_WORKER,
