@@ -35,7 +35,10 @@ export function buildBundles(outdir, from = root) {
   const sandboxDir = join(outdir, "sandbox");
   const uploadForm = join(outdir, "proxy.upload");
   const dryRun = ["deploy", "--dry-run", "--env", "sandbox", "--minify"];
-  wrangler([...dryRun, "-c", join(from, "wrangler.toml"), "--outdir", proxyDir, "--outfile", uploadForm], from);
+  wrangler(
+    [...dryRun, "-c", join(from, "wrangler.toml"), "--outdir", proxyDir, "--outfile", uploadForm],
+    from,
+  );
   wrangler([...dryRun, "-c", join(from, "sandbox", "wrangler.toml"), "--outdir", sandboxDir], from);
   const bundles = {
     proxy: join(proxyDir, "index.js"),

@@ -1,5 +1,6 @@
 /** Types of bench/goals.mjs, for the tests. */
 import type { GoalRow } from "./render.mjs";
+
 // Figures are the bench's nested JSON; each goal reads the parts it names and is null without them.
 type Figures = Record<string, unknown>;
 export interface Goal {

@@ -99,7 +99,8 @@ export const GOALS = [
     value: (f) => f.startup.cold_start?.proxy_healthz_ms,
     bound: (f) => (f.startup.cold_start ? f.startup.cold_start.hello_ms + 150 : null),
     side: "max",
-    goal: (bound, f) => `≤ hello + 150 = ${fixed(0)(bound)} (hello ${fixed(0)(f.startup.cold_start.hello_ms)})`,
+    goal: (bound, f) =>
+      `≤ hello + 150 = ${fixed(0)(bound)} (hello ${fixed(0)(f.startup.cold_start.hello_ms)})`,
   },
   {
     name: "bundle_gzip_kib",

@@ -22,7 +22,8 @@ function sendOnce(target, method, headers, payload, viaAgent = agent) {
       (response) => {
         const chunks = [];
         response.on("data", (chunk) => chunks.push(chunk));
-        response.on("end", () => resolve({
+        response.on("end", () =>
+          resolve({
             status: response.statusCode ?? 0,
             headers: response.headers,
             body: Buffer.concat(chunks),

@@ -61,14 +61,23 @@ export function latencyTable(figures) {
       num(paired.proxied_minus_direct.p99),
     ]);
   if (paired.mcp_minus_rest)
-    rows.push(["MCP − REST read, same round", num(paired.mcp_minus_rest.p50), num(paired.mcp_minus_rest.p99)]);
+    rows.push([
+      "MCP − REST read, same round",
+      num(paired.mcp_minus_rest.p50),
+      num(paired.mcp_minus_rest.p99),
+    ]);
   return markdownTable(["c=1 latency, ms", "p50", "p99"], rows);
 }
 
 /** The interleaved throughput batches. */
 export function throughputTable(throughput) {
   return markdownTable(
-    [`c=${throughput.concurrency}, ${throughput.rounds} rounds of ${throughput.round_seconds} s`, "requests/s", "min–max of rounds", "workerd CPU ms/request"],
+    [
+      `c=${throughput.concurrency}, ${throughput.rounds} rounds of ${throughput.round_seconds} s`,
+      "requests/s",
+      "min–max of rounds",
+      "workerd CPU ms/request",
+    ],
     Object.entries(throughput.batches).map(([name, batch]) => [
       BATCH_NAMES[name] ?? name,
       whole(batch.per_s),

@@ -30,8 +30,8 @@ import { root } from "../scripts/local-stack.mjs";
 import { offlineEnv } from "../scripts/offline-env.mjs";
 import { runAbuse } from "./abuse.mjs";
 import { buildBundles } from "./build.mjs";
-import { resent } from "./http.mjs";
 import { evaluateGoals } from "./goals.mjs";
+import { resent } from "./http.mjs";
 import {
   firstWritePhase,
   idleRunPhase,
@@ -134,11 +134,14 @@ async function measure(bundles, outdir, { trace, persistRoot }) {
 /** The commit of the tree at `from`, and whether it has uncommitted changes to tracked files. */
 function commitOf(from) {
   const git = (...args) => execFileSync("git", args, { cwd: from, encoding: "utf8" }).trim();
-  return { commit: git("rev-parse", "HEAD"), dirty: git("status", "--porcelain", "--untracked-files=no") !== "" };
+  return {
+    commit: git("rev-parse", "HEAD"),
+    dirty: git("status", "--porcelain", "--untracked-files=no") !== "",
+  };
 }
 
 /** The value following `flag` in `args`, or undefined; exits when the flag has no value. */
-function valueOf(args, flag) {
+function flagValue(args, flag) {
   const at = args.indexOf(flag);
   if (at === -1) return undefined;
   const value = args[at + 1];
@@ -151,7 +154,7 @@ function valueOf(args, flag) {
 
 async function main() {
   const args = process.argv.slice(2);
-  const proxyRoot = valueOf(args, "--proxy-root");
+  const proxyRoot = flagValue(args, "--proxy-root");
   const from = proxyRoot ? resolve(proxyRoot) : root;
   // A report is this run's or none: the last one goes before anything is measured.
   if (!args.includes("--abuse")) removeReport();
@@ -159,7 +162,9 @@ async function main() {
   // Everything here shares the machine's cores with whatever else runs: the load says how much did.
   const loadBefore = loadavg();
   try {
-    step(`building the proxy and the sandbox of ${from} with wrangler's dry run (--env sandbox --minify) ...`);
+    step(
+      `building the proxy and the sandbox of ${from} with wrangler's dry run (--env sandbox --minify) ...`,
+    );
     const bundles = buildBundles(outdir, from);
     if (args.includes("--abuse"))
       return await runAbuse(

@@ -79,7 +79,10 @@ function withBenchAgent(worker) {
   };
   const hash = createHash("sha256").update(BENCH_AGENT_KEY).digest("hex");
   agentKeys.initech = { ...agentKeys.initech, [BENCH_PROFILE]: [hash] };
-  return { ...worker, bindings: { ...worker.bindings, TENANTS: tenants, AGENT_KEYS: JSON.stringify(agentKeys) } };
+  return {
+    ...worker,
+    bindings: { ...worker.bindings, TENANTS: tenants, AGENT_KEYS: JSON.stringify(agentKeys) },
+  };
 }
 
 /** A Worker that does nothing but answer: what any request costs before the proxy does anything. */

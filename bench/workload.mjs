@@ -113,7 +113,11 @@ export async function workloadFor(stack) {
       const { headers } = await mcp("MCP initialize", {
         id: 0,
         method: "initialize",
-        params: { protocolVersion: MCP_VERSION, capabilities: {}, clientInfo: { name: "bench", version: "1" } },
+        params: {
+          protocolVersion: MCP_VERSION,
+          capabilities: {},
+          clientInfo: { name: "bench", version: "1" },
+        },
       });
       const session = headers["mcp-session-id"];
       if (typeof session !== "string") throw new Error("bench: MCP initialize answered no Mcp-Session-Id");
@@ -129,7 +133,9 @@ export async function workloadFor(stack) {
           sessionHeaders,
         );
         if (answer.result?.isError) {
-          throw new Error(`bench: MCP tools/call answered isError: ${JSON.stringify(answer.result).slice(0, 400)}`);
+          throw new Error(
+            `bench: MCP tools/call answered isError: ${JSON.stringify(answer.result).slice(0, 400)}`,
+          );
         }
       };
     },

@@ -11,11 +11,15 @@ import { performanceMarkdown } from "../../bench/render.mjs";
 export function performanceRegion(root: string): string {
   const path = join(root, "reports", "bench.json");
   if (!existsSync(path)) {
-    throw new Error(`no ${path}: run \`npm run bench\` first (it writes the report only when every phase succeeded)`);
+    throw new Error(
+      `no ${path}: run \`npm run bench\` first (it writes the report only when every phase succeeded)`,
+    );
   }
   const report = JSON.parse(readFileSync(path, "utf8")) as Parameters<typeof performanceMarkdown>[0];
   if (typeof report.commit !== "string" || !Array.isArray(report.goals)) {
-    throw new Error(`${path} has no commit or no goals: it is from an older bench; run \`npm run bench\` again`);
+    throw new Error(
+      `${path} has no commit or no goals: it is from an older bench; run \`npm run bench\` again`,
+    );
   }
   const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, encoding: "utf8" }).trim();
   if (report.commit !== head) {

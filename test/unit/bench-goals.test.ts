@@ -49,7 +49,8 @@ function figures(over: Record<string, unknown> = {}) {
   };
 }
 
-const byName = (rows: ReturnType<typeof evaluateGoals>) => Object.fromEntries(rows.map((row) => [row.name, row]));
+const byName = (rows: ReturnType<typeof evaluateGoals>) =>
+  Object.fromEntries(rows.map((row) => [row.name, row]));
 
 describe("the bench's goals", () => {
   it("states the read goal against the floor worker of the same run: floor − hello + 0.25 ms", () => {
@@ -58,7 +59,9 @@ describe("the bench's goals", () => {
     expect(goals.read_added_p50_ms?.bound).toBeCloseTo(0.65);
     expect(goals.read_added_p50_ms?.meets).toBe(true);
     const slower = byName(
-      evaluateGoals(figures({ paired_ms: { proxied_minus_direct: summary(0.7, 1.8), mcp_minus_rest: summary(0.3) } })),
+      evaluateGoals(
+        figures({ paired_ms: { proxied_minus_direct: summary(0.7, 1.8), mcp_minus_rest: summary(0.3) } }),
+      ),
     );
     expect(slower.read_added_p50_ms?.meets).toBe(false);
   });
@@ -87,10 +90,20 @@ describe("the bench's goals", () => {
   it("gives a figure that was not measured no verdict instead of a pass", () => {
     const goals = byName(
       evaluateGoals(
-        figures({ trace: null, idle_run: undefined, startup: { check_startup: { cpu_ms: null }, cold_start: null } }),
+        figures({
+          trace: null,
+          idle_run: undefined,
+          startup: { check_startup: { cpu_ms: null }, cold_start: null },
+        }),
       ),
     );
-    for (const name of ["trace_first_page_p50_ms", "trace_fill_rate_kept", "idle_run_added_ms", "startup_cpu_ms", "cold_start_ms"]) {
+    for (const name of [
+      "trace_first_page_p50_ms",
+      "trace_fill_rate_kept",
+      "idle_run_added_ms",
+      "startup_cpu_ms",
+      "cold_start_ms",
+    ]) {
       expect(goals[name]).toMatchObject({ value: null, meets: null });
     }
   });

@@ -11,7 +11,11 @@ describe("the bench's paired difference", () => {
     expect(paired.p99).toBe(50);
     expect(paired.n).toBe(100);
     // The difference of the two p99s pairs the direct read's spikes with the proxied read's: 1.
-    const p99 = (values: number[]) => percentile([...values].sort((a, b) => a - b), 99);
+    const p99 = (values: number[]) =>
+      percentile(
+        [...values].sort((a, b) => a - b),
+        99,
+      );
     expect(p99(proxied) - p99(direct)).toBe(1);
   });
 
