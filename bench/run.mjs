@@ -156,6 +156,8 @@ async function main() {
   const args = process.argv.slice(2);
   const proxyRoot = flagValue(args, "--proxy-root");
   const from = proxyRoot ? resolve(proxyRoot) : root;
+  // The commit built, read before the build: HEAD may move while the bench runs.
+  const built = commitOf(from);
   // A report is this run's or none: the last one goes before anything is measured.
   if (!args.includes("--abuse")) removeReport();
   const outdir = mkdtempSync(join(tmpdir(), "edge-tool-proxy-bench-"));
@@ -179,7 +181,7 @@ async function main() {
       if (persistRoot) rmSync(persistRoot, { recursive: true, force: true });
     }
     const report = {
-      ...commitOf(from),
+      ...built,
       tree: from,
       command: [
         `BENCH_SAMPLES=${SAMPLES} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} npm run bench`,
