@@ -2,7 +2,7 @@
 // a batch divided by its requests; batches interleaved round-robin; and serial batches for CPU.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { resent } from "./http.mjs";
+import { dropIdleConnections, resent } from "./http.mjs";
 import { combineRounds, roundRobin } from "./stats.mjs";
 
 /** Kernel clock ticks per second, the unit of /proc/<pid>/stat's CPU times. */
@@ -32,6 +32,8 @@ export async function throughput(
   send,
   { concurrency, seconds, maxRequests = Number.POSITIVE_INFINITY, pid },
 ) {
+  // The pool may hold connections idle since the last batch, which workerd is about to close.
+  dropIdleConnections();
   await Promise.all(Array.from({ length: concurrency }, (_, caller) => send(caller, caller)));
   let done = 0;
   let issued = 0;
@@ -81,6 +83,7 @@ export async function interleavedThroughput(batches, { concurrency, seconds, rou
 
 /** `count` sends at `concurrency`; resolves with the wall time, in milliseconds. */
 export async function drive(send, { concurrency, count }) {
+  dropIdleConnections();
   let issued = 0;
   const started = performance.now();
   await Promise.all(
