@@ -6,6 +6,8 @@ import { RUN_LIMITS } from "./workload.mjs";
 // Calls a run may still take once a phase's warmup is counted; its ceiling refuses the rest.
 const CALLS_PER_RUN = RUN_LIMITS.max_calls - 200;
 const WRITES_PER_RUN = RUN_LIMITS.max_writes - 100;
+/** Calls in flight while the trace phase fills its run. */
+const FILL_CONCURRENCY = 16;
 /** How many runs the many-runs batch spreads its reads over. */
 export const MANY_RUNS = 200;
 
@@ -195,10 +197,20 @@ export async function tracePhase(workload, { samples, warmup = 5 }) {
   const fillStarted = performance.now();
   await drive(
     async (index) => {
-      await workload.proxiedRead(run, index);
+      const sent = performance.now();
+      try {
+        await workload.proxiedRead(run, index);
+      } catch (error) {
+        const waited = Math.round(performance.now() - sent);
+        throw new Error(
+          `${error.message} (after ${completed.length} calls of the fill; this one waited ${waited} ms)`,
+        );
+      }
       completed.push(performance.now());
     },
-    { concurrency: 64, count: RUN_LIMITS.max_calls },
+    // 16, not 64: every call of the fill queues at the one object, and at 64 in flight on a loaded
+    // 2-core machine a call waited up to 40 s, after which workerd reset every connection at once.
+    { concurrency: FILL_CONCURRENCY, count: RUN_LIMITS.max_calls },
   );
   const fillPerSecond = [];
   for (let end = 1000, start = fillStarted; end <= completed.length; end += 1000) {

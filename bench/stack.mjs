@@ -224,6 +224,10 @@ export async function onStack(bundles, options, use) {
   } catch (error) {
     if (stack.runtimeOutput.length > 0)
       console.error(`workerd's last output:\n${stack.runtimeOutput.join("\n")}`);
+    const alive = workerdChildren().includes(stack.workerdPid);
+    console.error(
+      `workerd (pid ${stack.workerdPid}) ${alive ? "was still running" : "had exited"} when the bench failed`,
+    );
     throw error;
   } finally {
     closeConnections();
