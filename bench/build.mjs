@@ -7,9 +7,9 @@ import { root } from "../scripts/local-stack.mjs";
 import { offlineEnv } from "../scripts/offline-env.mjs";
 
 /** Runs wrangler with no network and no banner (its update check would leave the machine). */
-export function wrangler(args) {
+export function wrangler(args, cwd = root) {
   const result = spawnSync("npx", ["wrangler", ...args], {
-    cwd: root,
+    cwd,
     env: { ...offlineEnv, WRANGLER_HIDE_BANNER: "true" },
     encoding: "utf8",
     // npx is a .cmd shim on Windows and needs a shell there.
@@ -24,17 +24,22 @@ export function wrangler(args) {
 }
 
 /**
- * Builds both Workers into `outdir` (absolute: wrangler resolves a relative one against the config's
- * folder). Returns each module's path, and the proxy's upload form as `wrangler deploy` would send
- * it, which `wrangler check startup --worker` reads.
+ * Builds both Workers of the tree at `from` (this one by default; another worktree or checkout for a
+ * before/after comparison, built with its own wrangler.toml and sources) into `outdir` (absolute:
+ * wrangler resolves a relative one against the config's folder). Returns each module's path, the
+ * proxy's upload form as `wrangler deploy` would send it (which `wrangler check startup --worker`
+ * reads), and the tree it was built from.
  */
-export function buildBundles(outdir) {
+export function buildBundles(outdir, from = root) {
   const proxyDir = join(outdir, "proxy");
   const sandboxDir = join(outdir, "sandbox");
   const uploadForm = join(outdir, "proxy.upload");
   const dryRun = ["deploy", "--dry-run", "--env", "sandbox", "--minify"];
-  wrangler([...dryRun, "-c", join(root, "wrangler.toml"), "--outdir", proxyDir, "--outfile", uploadForm]);
-  wrangler([...dryRun, "-c", join(root, "sandbox", "wrangler.toml"), "--outdir", sandboxDir]);
+  wrangler(
+    [...dryRun, "-c", join(from, "wrangler.toml"), "--outdir", proxyDir, "--outfile", uploadForm],
+    from,
+  );
+  wrangler([...dryRun, "-c", join(from, "sandbox", "wrangler.toml"), "--outdir", sandboxDir], from);
   const bundles = {
     proxy: join(proxyDir, "index.js"),
     sandbox: join(sandboxDir, "index.js"),
@@ -43,5 +48,5 @@ export function buildBundles(outdir) {
   for (const path of Object.values(bundles)) {
     if (!existsSync(path)) throw new Error(`bench: wrangler's dry run succeeded but ${path} is missing`);
   }
-  return bundles;
+  return { ...bundles, root: from };
 }

@@ -3,7 +3,8 @@
 // refunds the sandbox itself holds.
 
 import { okJson, send } from "./http.mjs";
-import { drive, summarise } from "./measure.mjs";
+import { drive } from "./measure.mjs";
+import { summarise } from "./stats.mjs";
 
 // hooli (wrangler.toml, sandbox env): refunds up to 1000 cents auto-approved, USD caps of 4000 a
 // run, 2500 an order a day and 50000 a day; orders H0001-H0200 (sandbox/src/seed.ts).

@@ -27,8 +27,8 @@ import {
 } from "./fleet-burst.mjs";
 import { checksOf, printFleet, tally } from "./fleet-report.mjs";
 import { closeConnections, resent } from "./http.mjs";
-import { summarise } from "./measure.mjs";
 import { onStack, sandboxWorker } from "./stack.mjs";
+import { summarise } from "./stats.mjs";
 
 const RUNS = 200;
 const SHARED = 20;

@@ -1,7 +1,9 @@
-// How the benchmark measures: latency at concurrency 1 with the series interleaved, throughput over
-// a fixed time, and the CPU time workerd spent across a batch, divided by its requests.
+// How the benchmark measures: throughput over a fixed time, with the CPU time workerd spent across
+// a batch divided by its requests; batches interleaved round-robin; and serial batches for CPU.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { dropIdleConnections, resent } from "./http.mjs";
+import { combineRounds, roundRobin } from "./stats.mjs";
 
 /** Kernel clock ticks per second, the unit of /proc/<pid>/stat's CPU times. */
 const CLOCK_TICKS = (() => {
@@ -20,52 +22,23 @@ export function cpuMs(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
-}
-
-/** `{ n, p50, p99, mean }` of samples in milliseconds. */
-export function summarise(samples) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return {
-    n: sorted.length,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    mean: sorted.reduce((sum, value) => sum + value, 0) / sorted.length,
-  };
-}
-
 /**
- * Latency at concurrency 1. Each round sends one request of every series, in order, so drift on a
- * noisy machine (another process, a GC, a thermal step) reaches every series equally. `series` maps
- * a name to `(index) => Promise<void>` that sends request `index` and checks its answer.
- */
-export async function interleavedLatency(series, { warmup, samples }) {
-  const names = Object.keys(series);
-  const timings = Object.fromEntries(names.map((name) => [name, []]));
-  for (let index = 0; index < warmup + samples; index++) {
-    for (const name of names) {
-      const started = performance.now();
-      await series[name](index);
-      if (index >= warmup) timings[name].push(performance.now() - started);
-    }
-  }
-  return Object.fromEntries(names.map((name) => [name, summarise(timings[name])]));
-}
-
-/**
- * Requests per second of `concurrency` callers, each sending `send(caller, index)` back to back for
- * `seconds` (or until `maxRequests`, for a run whose budget would run out), after a short warmup.
- * With `pid`, also the CPU that process spent per request over the same batch.
+ * `concurrency` callers, each sending `send(caller, index)` back to back for `seconds` (or until
+ * `maxRequests`, for a run whose budget would run out), after one warmup request per caller.
+ * Returns the requests sent (a request resent after a reset is one more), the time, and the CPU
+ * workerd process `pid` spent over the batch.
  */
 export async function throughput(
   send,
   { concurrency, seconds, maxRequests = Number.POSITIVE_INFINITY, pid },
 ) {
+  // The pool may hold connections idle since the last batch, which workerd is about to close.
+  dropIdleConnections();
   await Promise.all(Array.from({ length: concurrency }, (_, caller) => send(caller, caller)));
   let done = 0;
   let issued = 0;
-  const cpuBefore = pid ? cpuMs(pid) : 0;
+  const resentBefore = resent.count;
+  const cpuBefore = cpuMs(pid);
   const started = performance.now();
   const until = started + seconds * 1000;
   await Promise.all(
@@ -79,20 +52,56 @@ export async function throughput(
   );
   const elapsedMs = performance.now() - started;
   return {
-    concurrency,
-    requests: done,
+    requests: done + (resent.count - resentBefore),
     seconds: elapsedMs / 1000,
-    per_s: Math.round((done * 1000) / elapsedMs),
-    ...(pid ? { cpu_ms_per_request: (cpuMs(pid) - cpuBefore) / done } : {}),
+    cpu_ms: cpuMs(pid) - cpuBefore,
   };
 }
 
-/** `count` sends at `concurrency`, for filling a run; no timing. */
+/**
+ * Throughput batches interleaved round-robin: `rounds` short rounds of every batch in `batches`
+ * (`name: { prepare?(): Promise<ctx>, send(ctx, caller, index), maxRequests? }`), so whatever else
+ * the machine does reaches every batch alike. `prepare` (opening a fresh run, writing the tickets a
+ * replay batch replays) runs before its round's clock and CPU count start.
+ */
+export async function interleavedThroughput(batches, { concurrency, seconds, rounds, pid }) {
+  const results = Object.fromEntries(Object.keys(batches).map((name) => [name, []]));
+  for (const { name } of roundRobin(Object.keys(batches), rounds)) {
+    const batch = batches[name];
+    const ctx = batch.prepare ? await batch.prepare() : undefined;
+    results[name].push(
+      await throughput((caller, index) => batch.send(ctx, caller, index), {
+        concurrency,
+        seconds,
+        pid: pid(),
+        ...(batch.maxRequests ? { maxRequests: batch.maxRequests } : {}),
+      }),
+    );
+  }
+  return Object.fromEntries(Object.entries(results).map(([name, list]) => [name, combineRounds(list)]));
+}
+
+/** `count` sends at `concurrency`; resolves with the wall time, in milliseconds. */
 export async function drive(send, { concurrency, count }) {
+  dropIdleConnections();
   let issued = 0;
+  const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (issued < count) await send(issued++);
     }),
   );
+  return performance.now() - started;
+}
+
+/** `count` sends one after another, each timed; with workerd's CPU per send over the whole batch. */
+export async function serialBatch(send, { count, pid }) {
+  const timings = [];
+  const cpuBefore = cpuMs(pid);
+  for (let index = 0; index < count; index++) {
+    const started = performance.now();
+    await send(index);
+    timings.push(performance.now() - started);
+  }
+  return { timings, cpu_ms_per_request: (cpuMs(pid) - cpuBefore) / count };
 }

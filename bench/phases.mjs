@@ -1,10 +1,15 @@
 // The measured phases of `npm run bench`, each against a running stack's workload.
-import { cpuMs, drive, interleavedLatency, summarise, throughput } from "./measure.mjs";
+import { drive, interleavedThroughput, serialBatch } from "./measure.mjs";
+import { pairedDifference, pairOrder, summarise } from "./stats.mjs";
 import { RUN_LIMITS } from "./workload.mjs";
 
 // Calls a run may still take once a phase's warmup is counted; its ceiling refuses the rest.
 const CALLS_PER_RUN = RUN_LIMITS.max_calls - 200;
 const WRITES_PER_RUN = RUN_LIMITS.max_writes - 100;
+/** Calls in flight while the trace phase fills its run. */
+const FILL_CONCURRENCY = 16;
+/** How many runs the many-runs batch spreads its reads over. */
+export const MANY_RUNS = 200;
 
 /** Opens as many runs as `count` calls need at `perRun` calls each. */
 async function runsFor(workload, count, perRun) {
@@ -14,8 +19,10 @@ async function runsFor(workload, count, perRun) {
 }
 
 /**
- * c=1 latency of the five requests, interleaved: hello, the read straight to the sandbox, the same
- * read through the proxy, a first write (distinct arguments each time) and its replay.
+ * c=1 latency, in rounds: each round sends hello, the floor worker, the read direct to the sandbox
+ * and through the proxy back to back (alternating which goes first), the same read as an MCP
+ * session's tools/call, a first write (distinct arguments each time) and its replay. The proxied
+ * read's cost is the per-round difference from its direct pair; the MCP call's, from the REST read.
  */
 export async function latencyPhase(workload, { warmup, samples }) {
   const count = warmup + samples;
@@ -23,89 +30,187 @@ export async function latencyPhase(workload, { warmup, samples }) {
   // A write and its replay are two calls of the run and one write of its budget.
   const writesPerRun = Math.min(WRITES_PER_RUN, CALLS_PER_RUN / 2);
   const writeRuns = await runsFor(workload, count, writesPerRun);
+  const mcpCall = await workload.mcpSession();
   const readRun = (index) => readRuns[Math.floor(index / CALLS_PER_RUN)];
   const writeRun = (index) => writeRuns[Math.floor(index / writesPerRun)];
-  return interleavedLatency(
-    {
-      hello: () => workload.hello(),
-      direct_read: (index) => workload.directRead(index),
-      proxied_read: (index) => workload.proxiedRead(readRun(index), index),
-      first_write: (index) => workload.firstWrite(writeRun(index), index),
-      replay: (index) => workload.replay(writeRun(index), index),
+  const series = {
+    hello: () => workload.hello(),
+    floor: () => workload.floor(),
+    direct_read: (index) => workload.directRead(index),
+    proxied_read: (index) => workload.proxiedRead(readRun(index), index),
+    mcp_session_call: (index) => mcpCall(index),
+    first_write: (index) => workload.firstWrite(writeRun(index), index),
+    replay: (index) => workload.replay(writeRun(index), index),
+  };
+  const timings = Object.fromEntries(Object.keys(series).map((name) => [name, []]));
+  for (let index = 0; index < count; index++) {
+    const order = [
+      "hello",
+      "floor",
+      ...pairOrder(index, ["direct_read", "proxied_read"]),
+      "mcp_session_call",
+      "first_write",
+      "replay",
+    ];
+    for (const name of order) {
+      const started = performance.now();
+      await series[name](index);
+      if (index >= warmup) timings[name].push(performance.now() - started);
+    }
+  }
+  return {
+    latency_ms: Object.fromEntries(Object.entries(timings).map(([name, list]) => [name, summarise(list)])),
+    paired_ms: {
+      proxied_minus_direct: pairedDifference(timings.direct_read, timings.proxied_read),
+      mcp_minus_rest: pairedDifference(timings.proxied_read, timings.mcp_session_call),
     },
-    { warmup, samples },
-  );
+  };
 }
 
 /**
- * Requests/s at `concurrency`: hello, direct reads, proxied reads of one run shared by every caller,
- * and of one run per caller; each with workerd's CPU per request over its batch.
+ * Run open: `samples` opens one after another (latency, and workerd's CPU per open), then `batch`
+ * opens at `concurrency` (opens/s). Resolves with the figures and the runs the batch opened.
  */
-export async function throughputPhase(workload, { concurrency, seconds, pid }) {
-  const options = { concurrency, seconds, pid };
-  const oneRun = await workload.openRun();
-  const manyRuns = [];
-  for (let caller = 0; caller < concurrency; caller++) manyRuns.push(await workload.openRun());
+export async function runOpenPhase(workload, { samples, batch, concurrency, pid }) {
+  const serial = await serialBatch(() => workload.openRun(), { count: samples, pid: pid() });
+  const runs = [];
+  const cpuBefore = serial.cpu_ms_per_request;
+  const wall = await drive(
+    async () => {
+      runs.push(await workload.openRun());
+    },
+    { concurrency, count: batch },
+  );
   return {
-    hello: await throughput(() => workload.hello(), options),
-    direct_read: await throughput((_, index) => workload.directRead(index), options),
-    proxied_read_one_run: await throughput((_, index) => workload.proxiedRead(oneRun, index), {
-      ...options,
-      maxRequests: CALLS_PER_RUN,
-    }),
-    proxied_read_many_runs: await throughput(
-      (caller, index) => workload.proxiedRead(manyRuns[caller], index),
-      options,
+    figures: {
+      latency_ms: summarise(serial.timings),
+      cpu_ms_per_open: cpuBefore,
+      opens_per_s: (batch * 1000) / wall,
+      concurrency,
+      samples,
+      batch,
+    },
+    runs,
+  };
+}
+
+/** A first write's workerd CPU (proxy and sandbox), over `count` writes one after another in a fresh run. */
+export async function firstWritePhase(workload, { count, pid }) {
+  const run = await workload.openRun();
+  const offset = 1_000_000;
+  const batch = await serialBatch((index) => workload.firstWrite(run, offset + index), { count, pid: pid() });
+  return { cpu_ms_per_write: batch.cpu_ms_per_request, writes: count };
+}
+
+/**
+ * Throughput at `concurrency`, batches interleaved round-robin over `rounds` rounds of `seconds`:
+ * hello, the floor worker, direct reads, proxied reads of one run shared by every caller (a fresh
+ * run each round), of `manyRuns` runs (request i to run i mod 200), and replays of one run (a fresh
+ * run and its 100 tickets each round, written before the round's clock starts).
+ */
+export async function throughputPhase(workload, { concurrency, seconds, rounds, pid, manyRuns }) {
+  const tickets = 100;
+  return {
+    concurrency,
+    round_seconds: seconds,
+    rounds,
+    batches: await interleavedThroughput(
+      {
+        hello: { send: () => workload.hello() },
+        floor: { send: () => workload.floor() },
+        direct_read: { send: (_, __, index) => workload.directRead(index) },
+        one_run: {
+          prepare: () => workload.openRun(),
+          send: (run, _, index) => workload.proxiedRead(run, index),
+          maxRequests: CALLS_PER_RUN,
+        },
+        many_runs: {
+          send: (_, __, index) => workload.proxiedRead(manyRuns[index % manyRuns.length], index),
+        },
+        replay: {
+          prepare: async () => {
+            const run = await workload.openRun();
+            await drive((index) => workload.firstWrite(run, index), { concurrency: 16, count: tickets });
+            return run;
+          },
+          send: (run, _, index) => workload.replay(run, index % tickets),
+          maxRequests: CALLS_PER_RUN - tickets,
+        },
+      },
+      { concurrency, seconds, rounds, pid },
     ),
   };
 }
 
-/** Replays/s of one run at `concurrency`, over `tickets` tickets written first. */
-export async function replayPhase(workload, { concurrency, seconds, pid, tickets = 100 }) {
-  const run = await workload.openRun();
-  await drive((index) => workload.firstWrite(run, index), { concurrency, count: tickets });
-  return throughput((_, index) => workload.replay(run, index % tickets), {
-    concurrency,
-    seconds,
-    pid,
-    maxRequests: CALLS_PER_RUN - tickets,
-  });
-}
-
 /**
- * The fill's calls/s and workerd's CPU ms per call of each thousand, each with the last thousand's
- * over the first's, as two lines (CPU per call moves less than the rate on a busy machine).
+ * The next call of a run whose object was evicted: `count` runs (and as many floor worker objects)
+ * each take one call, workerd restarts on the same storage (every object leaves memory), the
+ * isolates are warmed on other runs and objects, and then each round times a warm read, the idle
+ * run's next read, a warm floor hit and the evicted floor object's next hit. The first `warmup`
+ * rounds are not counted.
  */
-export function fillRates({ fill_calls_per_s_by_thousand: rates, fill_cpu_ms_per_call_by_thousand: cpu }) {
-  const kept = (values) => (values.length > 1 ? (values.at(-1) / values[0]).toFixed(2) : "n/a");
-  const lines = [`fill calls/s by thousand: ${rates.join(", ")} (last / first ${kept(rates)})`];
-  if (cpu?.length)
-    lines.push(`fill CPU ms per call by thousand: ${cpu.join(", ")} (last / first ${kept(cpu)})`);
-  return lines.join("\n");
+export async function idleRunPhase(workload, stack, { count, warmup }) {
+  const idleRuns = [];
+  for (let index = 0; index < count; index++) {
+    const run = await workload.openRun();
+    await workload.proxiedRead(run, index);
+    await workload.floor(`idle-${index}`);
+    idleRuns.push(run);
+  }
+  await stack.restart();
+  const warmRun = await workload.openRun();
+  for (let index = 0; index < 20; index++) {
+    await workload.directRead(index);
+    await workload.proxiedRead(warmRun, index);
+    await workload.floor();
+  }
+  const timings = { warm_read: [], idle_run_read: [], floor_warm: [], floor_evicted: [] };
+  const timed = async (name, index, send) => {
+    const started = performance.now();
+    await send();
+    if (index >= warmup) timings[name].push(performance.now() - started);
+  };
+  for (let index = 0; index < count; index++) {
+    await timed("warm_read", index, () => workload.proxiedRead(warmRun, index));
+    await timed("idle_run_read", index, () => workload.proxiedRead(idleRuns[index], index + 1));
+    await timed("floor_warm", index, () => workload.floor());
+    await timed("floor_evicted", index, () => workload.floor(`idle-${index}`));
+  }
+  const p50 = (name) => summarise(timings[name]).p50;
+  return {
+    how: "runs and floor objects each called once, workerd restarted on the same storage, isolates warmed on other runs and objects, then each one's next call",
+    samples: count - warmup,
+    latency_ms: Object.fromEntries(Object.entries(timings).map(([name, list]) => [name, summarise(list)])),
+    added_p50_ms: p50("idle_run_read") - p50("warm_read"),
+    floor_added_p50_ms: p50("floor_evicted") - p50("floor_warm"),
+  };
 }
 
 /**
  * Fills one run to its 10,000-call ceiling with proxied reads, then times the first page of its
  * trace, `samples` times after a warmup. Records what the page holds, whatever its shape.
  */
-export async function tracePhase(workload, { samples, warmup = 5, pid }) {
+export async function tracePhase(workload, { samples, warmup = 5 }) {
   const run = await workload.openRun();
-  // Calls/s (and, given workerd's pid, its CPU per call) of each thousand: whether a call costs more as its run grows.
+  // Calls/s of each thousand: whether a call costs more as its run grows.
   const completed = [];
-  const cpuPerCall = [];
-  let cpuBefore = pid ? cpuMs(pid) : 0;
   const fillStarted = performance.now();
   await drive(
     async (index) => {
-      await workload.proxiedRead(run, index);
-      completed.push(performance.now());
-      if (pid && completed.length % 1000 === 0) {
-        const cpu = cpuMs(pid);
-        cpuPerCall.push(Number(((cpu - cpuBefore) / 1000).toFixed(2)));
-        cpuBefore = cpu;
+      const sent = performance.now();
+      try {
+        await workload.proxiedRead(run, index);
+      } catch (error) {
+        const waited = Math.round(performance.now() - sent);
+        throw new Error(
+          `${error.message} (after ${completed.length} calls of the fill; this one waited ${waited} ms)`,
+        );
       }
+      completed.push(performance.now());
     },
-    { concurrency: 64, count: RUN_LIMITS.max_calls },
+    // 16, not 64: every call of the fill queues at the one object, and at 64 in flight on a loaded
+    // 2-core machine a call waited up to 40 s, after which workerd reset every connection at once.
+    { concurrency: FILL_CONCURRENCY, count: RUN_LIMITS.max_calls },
   );
   const fillPerSecond = [];
   for (let end = 1000, start = fillStarted; end <= completed.length; end += 1000) {
@@ -125,7 +230,6 @@ export async function tracePhase(workload, { samples, warmup = 5, pid }) {
   return {
     calls: RUN_LIMITS.max_calls,
     fill_calls_per_s_by_thousand: fillPerSecond,
-    fill_cpu_ms_per_call_by_thousand: cpuPerCall,
     samples,
     p50_ms: p50,
     p99_ms: p99,

@@ -1,39 +1,62 @@
 // `npm run bench`: what the proxy costs, measured as production pays it. Wrangler's dry run builds
 // the proxy and its sandbox upstream as a deploy of the sandbox environment would ship them; workerd
-// serves those bundles through the Miniflare API, in one process, with a hello Worker as the floor.
-// No dev server sits in between (`wrangler dev` relays every service-binding subrequest through its
-// inspector, a cost production never pays). Nothing leaves 127.0.0.1.
+// serves those bundles through the Miniflare API, in one process, beside a hello Worker (the
+// runtime's floor) and a floor worker (a bare Durable Object doing one SQLite INSERT per request:
+// one object hop and one commit). No dev server sits in between (`wrangler dev` relays every
+// service-binding subrequest through its inspector, a cost production never pays). Nothing leaves
+// 127.0.0.1.
 //
-//   npm run bench [-- --no-trace] [-- --tmpfs]   BENCH_SAMPLES (default 400), BENCH_SECONDS (default 3)
+//   npm run bench [-- --no-trace] [-- --tmpfs] [-- --proxy-root <tree>]
+//     BENCH_SAMPLES (c=1 rounds, default 300), BENCH_SECONDS (one throughput round, default 1),
+//     BENCH_ROUNDS (throughput rounds of each batch, default 5)
 //   npm run bench -- --abuse [...]    the abuse load test (scripts/bench-abuse.mjs), options passed on
 //
+// --proxy-root builds the proxy and the sandbox from another checkout of the project (a worktree of
+// an older commit, with its node_modules), measured by this bench: before and after, same command.
 // Durable Objects keep their SQLite files where Miniflare puts them, a folder of the OS's temp dir,
-// and every commit waits for that disk. --tmpfs puts them in /dev/shm instead: the difference is
-// what the local disk adds, which Cloudflare's storage does not pay as such (it pays replication).
+// and every commit waits for that disk. --tmpfs puts them in /dev/shm instead.
 //
-// Prints tables and writes reports/bench.json: c=1 latency, throughput at c=16 and c=64, workerd's
-// CPU per request, startup CPU, cold start, bundle size, the trace's first page, and the ratios the
-// docs/performance.md holds the proxy to, each with its goal.
+// Prints tables and writes reports/bench.json, only when every phase succeeded (a failed run
+// removes the previous report and exits 1): c=1 latency with paired differences, throughput batches
+// interleaved round-robin, workerd's CPU per request, run open, first write, MCP session call, the
+// idle run's next call, startup CPU, cold start, bundle size, the trace's first page, and each goal
+// with whether it is met.
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { root } from "../scripts/local-stack.mjs";
 import { offlineEnv } from "../scripts/offline-env.mjs";
 import { runAbuse } from "./abuse.mjs";
 import { buildBundles } from "./build.mjs";
+import { evaluateGoals } from "./goals.mjs";
 import { resent } from "./http.mjs";
-import { fillRates, latencyPhase, replayPhase, throughputPhase, tracePhase } from "./phases.mjs";
-import { printReport, ratiosOf, writeReport } from "./report.mjs";
+import {
+  firstWritePhase,
+  idleRunPhase,
+  latencyPhase,
+  MANY_RUNS,
+  runOpenPhase,
+  throughputPhase,
+  tracePhase,
+} from "./phases.mjs";
+import { printReport, removeReport, writeReport } from "./report.mjs";
 import { onStack } from "./stack.mjs";
 import { bundleSizes, checkStartup, coldStarts } from "./startup.mjs";
 import { workloadFor } from "./workload.mjs";
 
-const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 400);
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
 const WARMUP = 50;
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const STARTUP_RUNS = 3;
-for (const [name, value] of Object.entries({ BENCH_SAMPLES: SAMPLES, BENCH_SECONDS: SECONDS })) {
+const CONCURRENCY = 64;
+for (const [name, value] of Object.entries({
+  BENCH_SAMPLES: SAMPLES,
+  BENCH_SECONDS: SECONDS,
+  BENCH_ROUNDS: ROUNDS,
+})) {
   if (!(value > 0)) {
     console.error(`bench: ${name} must be a positive number`);
     process.exit(2);
@@ -69,37 +92,40 @@ async function startupFigures(bundles, outdir) {
 async function measure(bundles, outdir, { trace, persistRoot }) {
   const startup = await startupFigures(bundles, outdir);
   step(
-    `starting the proxy, the sandbox and hello in one workerd, storage in ${persistRoot ?? "the temp dir"} ...`,
+    `starting the proxy, the sandbox, hello and the floor worker in one workerd, storage in ${persistRoot ?? "the temp dir"} ...`,
   );
   return onStack(bundles, { persistRoot }, async (stack) => {
     const workload = await workloadFor(stack);
-    const pid = stack.workerdPid;
-    step(`latency at c=1 (${SAMPLES} samples of each, ${WARMUP} warmup, interleaved) ...`);
+    const pid = () => stack.workerdPid;
+    step(`latency at c=1 (${SAMPLES} rounds, ${WARMUP} warmup; direct and proxied paired per round) ...`);
     const latency = await latencyPhase(workload, { warmup: WARMUP, samples: SAMPLES });
-    const throughputs = {};
-    for (const concurrency of [16, 64]) {
-      step(`throughput at c=${concurrency} (${SECONDS} s each) ...`);
-      throughputs[`c${concurrency}`] = await throughputPhase(workload, {
-        concurrency,
-        seconds: SECONDS,
-        pid,
-      });
-    }
-    throughputs.c16.replay_one_run = await replayPhase(workload, { concurrency: 16, seconds: SECONDS, pid });
+    step(`run open: 100 one after another, then ${MANY_RUNS} at c=16 ...`);
+    const runOpen = await runOpenPhase(workload, { samples: 100, batch: MANY_RUNS, concurrency: 16, pid });
+    step("first write: workerd CPU over 100 writes one after another ...");
+    const firstWrite = await firstWritePhase(workload, { count: 100, pid });
+    step(`throughput at c=${CONCURRENCY}: ${ROUNDS} rounds of ${SECONDS} s of each batch, round-robin ...`);
+    const throughput = await throughputPhase(workload, {
+      concurrency: CONCURRENCY,
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      pid,
+      manyRuns: runOpen.runs,
+    });
     let traceFigures = null;
     if (trace) {
-      step(`filling a run with 10,000 calls, then its trace's first page (${TRACE_SAMPLES} samples) ...`);
-      traceFigures = await tracePhase(workload, { samples: TRACE_SAMPLES, pid });
-      step(fillRates(traceFigures));
+      step(
+        `filling a run with 10,000 calls at c=16, then its trace's first page (${TRACE_SAMPLES} samples) ...`,
+      );
+      traceFigures = await tracePhase(workload, { samples: TRACE_SAMPLES });
     }
-    const cpu = Object.fromEntries(
-      Object.entries(throughputs.c16).map(([name, batch]) => [name, batch.cpu_ms_per_request]),
-    );
-    cpu.added_by_proxy = cpu.proxied_read_one_run - cpu.direct_read;
+    step("idle runs: 35 runs called once, workerd restarted on the same storage, then their next call ...");
+    const idleRun = await idleRunPhase(workload, stack, { count: 35, warmup: 5 });
     return {
-      latency_ms: latency,
-      throughput: throughputs,
-      cpu_ms_per_request: cpu,
+      ...latency,
+      run_open: runOpen.figures,
+      first_write: firstWrite,
+      throughput,
+      idle_run: idleRun,
       startup,
       bundle: bundleSizes(bundles),
       trace: traceFigures,
@@ -107,14 +133,49 @@ async function measure(bundles, outdir, { trace, persistRoot }) {
   });
 }
 
+/** The commit of the tree at `from`, and whether it has uncommitted changes to tracked files. */
+function commitOf(from) {
+  const git = (...args) =>
+    execFileSync("git", args, { cwd: from, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  try {
+    return {
+      commit: git("rev-parse", "HEAD"),
+      dirty: git("status", "--porcelain", "--untracked-files=no") !== "",
+    };
+  } catch {
+    // An exported tree (git archive) has no history: its figures are named by the tree alone.
+    return { commit: "unknown", dirty: false };
+  }
+}
+
+/** The value following `flag` in `args`, or undefined; exits when the flag has no value. */
+function flagValue(args, flag) {
+  const at = args.indexOf(flag);
+  if (at === -1) return undefined;
+  const value = args[at + 1];
+  if (!value || value.startsWith("--")) {
+    console.error(`bench: ${flag} needs a value`);
+    process.exit(2);
+  }
+  return value;
+}
+
 async function main() {
   const args = process.argv.slice(2);
+  const proxyRoot = flagValue(args, "--proxy-root");
+  const from = proxyRoot ? resolve(proxyRoot) : root;
+  // The commit built, read before the build: HEAD may move while the bench runs.
+  const built = commitOf(from);
+  // A report is this run's or none: the last one goes before anything is measured.
+  if (!args.includes("--abuse")) removeReport();
   const outdir = mkdtempSync(join(tmpdir(), "edge-tool-proxy-bench-"));
   // Everything here shares the machine's cores with whatever else runs: the load says how much did.
   const loadBefore = loadavg();
   try {
-    step("building the proxy and the sandbox with wrangler's dry run (--env sandbox --minify) ...");
-    const bundles = buildBundles(outdir);
+    step(
+      `building the proxy and the sandbox of ${from} with wrangler's dry run (--env sandbox --minify) ...`,
+    );
+    const bundles = buildBundles(outdir, from);
     if (args.includes("--abuse"))
       return await runAbuse(
         bundles,
@@ -128,6 +189,12 @@ async function main() {
       if (persistRoot) rmSync(persistRoot, { recursive: true, force: true });
     }
     const report = {
+      ...built,
+      tree: from,
+      command: [
+        `BENCH_SAMPLES=${SAMPLES} BENCH_SECONDS=${SECONDS} BENCH_ROUNDS=${ROUNDS} npm run bench`,
+        ...(args.length > 0 ? ["--", ...args] : []),
+      ].join(" "),
       measured_at: new Date().toISOString(),
       node: process.version,
       miniflare: versionOf("miniflare"),
@@ -140,12 +207,12 @@ async function main() {
       },
       samples: SAMPLES,
       warmup: WARMUP,
-      throughput_seconds: SECONDS,
+      throughput: { concurrency: CONCURRENCY, round_seconds: SECONDS, rounds: ROUNDS },
       storage: persistRoot ? "tmpfs (/dev/shm)" : "disk (the OS's temp dir)",
       client_resent_requests: resent.count,
       figures,
-      ratios: ratiosOf(figures),
     };
+    report.goals = evaluateGoals(figures);
     printReport(report);
     step(`wrote ${writeReport(report)}`);
     return 0;
@@ -157,6 +224,6 @@ async function main() {
 try {
   process.exit(await main());
 } catch (error) {
-  console.error(error instanceof Error ? error.message : error);
+  console.error(`\nbench: FAILED, no report written: ${error instanceof Error ? error.message : error}`);
   process.exit(1);
 }

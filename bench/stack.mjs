@@ -2,12 +2,15 @@
 // built sandbox upstream and a hello Worker as the runtime's floor. One workerd process holds them
 // all, so the proxy's service bindings and Durable Objects stay in-process as on Cloudflare; each
 // Worker also gets a socket of its own on loopback, so no request passes Miniflare's entry Worker.
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
 import { root } from "../scripts/local-stack.mjs";
+import { FLOOR_WORKER, floorWorker } from "./floor.mjs";
 import { closeConnections, okJson, send } from "./http.mjs";
+import { BENCH_AGENT_KEY, BENCH_PROFILE, RUN_LIMITS } from "./workload.mjs";
 
 export const HELLO_WORKER = "bench-hello";
 const HELLO_SCRIPT = 'export default { fetch() { return new Response("ok") } }';
@@ -27,9 +30,9 @@ function readDevVars(path) {
  * Objects, service bindings, KV, Analytics Engine, rate limits, ...), serving the built `scriptPath`,
  * with the demo secrets of the committed `.dev.vars.example` rather than whatever a local .dev.vars holds.
  */
-function workerFromConfig(folder, scriptPath) {
+function workerFromConfig(folder, scriptPath, from = root) {
   const config = unstable_readConfig(
-    { config: join(root, folder, "wrangler.toml"), env: "sandbox" },
+    { config: join(from, folder, "wrangler.toml"), env: "sandbox" },
     { hideWarnings: true },
   );
   // Wrangler announces the .dev.vars it reads; the bench replaces those values anyway.
@@ -51,15 +54,36 @@ function workerFromConfig(folder, scriptPath) {
     modules: [{ type: "ESModule", path: scriptPath, contents: readFileSync(scriptPath) }],
     // Module names are paths relative to this root, and a bundle in a temporary folder lies outside the project.
     modulesRoot: dirname(scriptPath),
-    bindings: { ...config.vars, ...readDevVars(join(root, folder, ".dev.vars.example")) },
+    bindings: { ...config.vars, ...readDevVars(join(from, folder, ".dev.vars.example")) },
   };
 }
 
-/** The built proxy with every binding of wrangler.toml's sandbox environment. */
-export const proxyWorker = (bundles) => workerFromConfig(".", bundles.proxy);
+/**
+ * The built proxy with every binding of wrangler.toml's sandbox environment (of the tree it was
+ * built from), and an agent profile `bench` of tenant initech with its key, for MCP session calls.
+ */
+export const proxyWorker = (bundles) => withBenchAgent(workerFromConfig(".", bundles.proxy, bundles.root));
 
 /** The built sandbox upstream, named as the proxy's service bindings name it. */
-export const sandboxWorker = (bundles) => workerFromConfig("sandbox", bundles.sandbox);
+export const sandboxWorker = (bundles) => workerFromConfig("sandbox", bundles.sandbox, bundles.root);
+
+/** `worker` with initech's `bench` agent profile in TENANTS and its key's hash in AGENT_KEYS. */
+function withBenchAgent(worker) {
+  const parse = (value) => (typeof value === "string" ? JSON.parse(value) : (value ?? {}));
+  const tenants = parse(worker.bindings.TENANTS);
+  const agentKeys = parse(worker.bindings.AGENT_KEYS);
+  const profile = { namespace: "support", limits: RUN_LIMITS };
+  tenants.initech = {
+    ...tenants.initech,
+    agent_profiles: { ...tenants.initech?.agent_profiles, [BENCH_PROFILE]: profile },
+  };
+  const hash = createHash("sha256").update(BENCH_AGENT_KEY).digest("hex");
+  agentKeys.initech = { ...agentKeys.initech, [BENCH_PROFILE]: [hash] };
+  return {
+    ...worker,
+    bindings: { ...worker.bindings, TENANTS: tenants, AGENT_KEYS: JSON.stringify(agentKeys) },
+  };
+}
 
 /** A Worker that does nothing but answer: what any request costs before the proxy does anything. */
 export const helloWorker = (compatibilityDate) => ({
@@ -138,30 +162,50 @@ export function workerdChildren() {
   return children;
 }
 
+/** The one workerd child process started since `before` was listed. */
+function newWorkerd(before) {
+  const started = workerdChildren().filter((pid) => !before.has(pid));
+  if (started.length !== 1) {
+    throw new Error(`bench: expected one new workerd child process, found ${started.length}`);
+  }
+  return started[0];
+}
+
 /**
- * Starts the proxy, the sandbox and the hello Worker in one workerd, their storage under
- * `persistRoot` when given. Resolves with each one's URL, the workerd process id (for its CPU
- * time) and the secrets the proxy was given.
+ * Starts the proxy, the sandbox, the hello Worker and the floor worker in one workerd, their
+ * storage under `persistRoot` when given. Resolves with each one's URL, the workerd process id (for
+ * its CPU time), the secrets the proxy was given, and `restart()`: a new workerd on the same
+ * storage, so every Durable Object is out of memory at its next request (URLs and pid follow).
  */
 export async function startStack(bundles, { persistRoot } = {}) {
   const proxy = proxyWorker(bundles);
   const sandbox = sandboxWorker(bundles);
   const hello = helloWorker(proxy.compatibilityDate);
+  const floor = floorWorker(proxy.compatibilityDate);
   const runtimeOutput = [];
-  const before = new Set(workerdChildren());
-  const mf = new Miniflare(miniflareOptions([proxy, sandbox, hello], runtimeOutput, persistRoot));
+  const options = miniflareOptions([proxy, sandbox, hello, floor], runtimeOutput, persistRoot);
+  let before = new Set(workerdChildren());
+  const mf = new Miniflare(options);
   try {
     await mf.ready;
-    const urls = {
-      proxy: await urlOf(mf, proxy.name),
-      sandbox: await urlOf(mf, sandbox.name),
-      hello: await urlOf(mf, HELLO_WORKER),
+    const stack = { mf, urls: {}, workerdPid: 0, secrets: proxy.bindings, runtimeOutput };
+    const locate = async () => {
+      stack.urls = {
+        proxy: await urlOf(mf, proxy.name),
+        sandbox: await urlOf(mf, sandbox.name),
+        hello: await urlOf(mf, HELLO_WORKER),
+        floor: await urlOf(mf, FLOOR_WORKER),
+      };
+      stack.workerdPid = newWorkerd(before);
     };
-    const started = workerdChildren().filter((pid) => !before.has(pid));
-    if (started.length !== 1) {
-      throw new Error(`bench: expected one new workerd child process, found ${started.length}`);
-    }
-    return { mf, urls, workerdPid: started[0], secrets: proxy.bindings, runtimeOutput };
+    await locate();
+    stack.restart = async () => {
+      closeConnections();
+      before = new Set(workerdChildren().filter((pid) => pid !== stack.workerdPid));
+      await mf.setOptions(options);
+      await locate();
+    };
+    return stack;
   } catch (error) {
     await mf.dispose().catch(() => {});
     throw new Error(`bench: workerd did not start the Workers: ${error}\n${runtimeOutput.join("\n")}`);
@@ -180,6 +224,10 @@ export async function onStack(bundles, options, use) {
   } catch (error) {
     if (stack.runtimeOutput.length > 0)
       console.error(`workerd's last output:\n${stack.runtimeOutput.join("\n")}`);
+    const alive = workerdChildren().includes(stack.workerdPid);
+    console.error(
+      `workerd (pid ${stack.workerdPid}) ${alive ? "was still running" : "had exited"} when the bench failed`,
+    );
     throw error;
   } finally {
     closeConnections();

@@ -6,7 +6,7 @@ import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
 import { wrangler } from "./build.mjs";
 import { send } from "./http.mjs";
-import { cpuMs, summarise } from "./measure.mjs";
+import { cpuMs } from "./measure.mjs";
 import {
   bindServicesTo,
   HELLO_WORKER,
@@ -17,6 +17,7 @@ import {
   withHelloScript,
   workerdChildren,
 } from "./stack.mjs";
+import { summarise } from "./stats.mjs";
 
 /**
  * CPU time a V8 CPU profile spent outside `(idle)`, in milliseconds. A sample lasts until the next

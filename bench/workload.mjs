@@ -8,6 +8,11 @@ import { expectOk, okJson, send } from "./http.mjs";
 // rate limits a benchmark does not reach. Its orders are I3001-I3020, its customers C300-C305
 // (sandbox/src/seed.ts).
 const TENANT_KEY = "initech-demo-key";
+// The agent key of initech's `bench` profile, which the bench adds to the proxy's configuration
+// (stack.mjs) for the MCP session calls.
+export const BENCH_AGENT_KEY = "initech-bench-agent-key";
+export const BENCH_PROFILE = "bench";
+const MCP_VERSION = "2025-06-18";
 const ORDERS = 20;
 export const RUN_LIMITS = { max_calls: 10_000, max_writes: 1_000, deadline_s: 3_600 };
 
@@ -20,8 +25,26 @@ const ticket = (index, runId) => ({
   summary: `Benchmark ticket number ${index} of ${runId} for the ledger.`,
 });
 
-/** The requests of one stack (`startStack`'s URLs and secrets). */
-export async function workloadFor({ urls, secrets }) {
+/**
+ * The requests of one stack (`startStack`'s URLs and secrets). URLs are read at each request, so
+ * the workload follows the stack across a restart.
+ */
+export async function workloadFor(stack) {
+  const { secrets } = stack;
+  const urls = {
+    get proxy() {
+      return stack.urls.proxy;
+    },
+    get sandbox() {
+      return stack.urls.sandbox;
+    },
+    get hello() {
+      return stack.urls.hello;
+    },
+    get floor() {
+      return stack.urls.floor;
+    },
+  };
   // A credential is good for one request, so each order's lookup has its own, minted before timing.
   const credentials = await Promise.all(
     Array.from({ length: ORDERS }, (_, index) =>
@@ -56,7 +79,66 @@ export async function workloadFor({ urls, secrets }) {
     }
   }
 
+  /** A JSON-RPC request to /mcp under the bench agent's key; resolves with the answer and its headers. */
+  async function mcp(label, message, headers = {}) {
+    const response = expectOk(
+      label,
+      await send(`${urls.proxy}/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${BENCH_AGENT_KEY}`,
+          accept: "application/json, text/event-stream",
+          ...json,
+          ...headers,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", ...message }),
+      }),
+    );
+    const answer = JSON.parse(response.body.toString("utf8"));
+    if (answer.error) throw new Error(`bench: ${label} answered ${JSON.stringify(answer.error)}`);
+    return { answer, headers: response.headers };
+  }
+
   return {
+    /** The floor worker: one object hop and one INSERT, into object `object` (default "floor"). */
+    floor: async (object) => {
+      const query = object === undefined ? "" : `?object=${encodeURIComponent(object)}`;
+      expectOk("the floor worker", await send(`${urls.floor}/${query}`));
+    },
+    /**
+     * An MCP 2025-06-18 session of the bench agent (initialize answers its Mcp-Session-Id; its first
+     * tools/call opens its run). Resolves with `call(index)`, one lookup_order tools/call.
+     */
+    async mcpSession() {
+      const { headers } = await mcp("MCP initialize", {
+        id: 0,
+        method: "initialize",
+        params: {
+          protocolVersion: MCP_VERSION,
+          capabilities: {},
+          clientInfo: { name: "bench", version: "1" },
+        },
+      });
+      const session = headers["mcp-session-id"];
+      if (typeof session !== "string") throw new Error("bench: MCP initialize answered no Mcp-Session-Id");
+      const sessionHeaders = { "mcp-session-id": session, "mcp-protocol-version": MCP_VERSION };
+      return async (index) => {
+        const { answer } = await mcp(
+          "MCP tools/call lookup_order",
+          {
+            id: index + 1,
+            method: "tools/call",
+            params: { name: "lookup_order", arguments: { order_id: orderId(index) } },
+          },
+          sessionHeaders,
+        );
+        if (answer.result?.isError) {
+          throw new Error(
+            `bench: MCP tools/call answered isError: ${JSON.stringify(answer.result).slice(0, 400)}`,
+          );
+        }
+      };
+    },
     /** Opens an initech run in the support namespace. */
     async openRun() {
       const opened = okJson(

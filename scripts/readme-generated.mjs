@@ -1,13 +1,16 @@
 // `npm run readme`: rewrites the generated regions of README.md (and of any docs/ page holding one)
 // from the project itself, so the text cannot drift from what the proxy does.
 //
-//   node scripts/readme-generated.mjs [--check] [--only token-table|walkthrough] [--url <proxy>]
+//   node scripts/readme-generated.mjs [--check] [--only token-table|walkthrough|performance] [--url <proxy>]
 //
 //   token-table   the token cost of each tool-spec format (scripts/readme/token-table.ts), computed
 //                 in process from src/specs and the catalog; no server
 //   walkthrough   the walk-through's sample answers (scripts/readme/walkthrough.ts), from a running
 //                 proxy: the one at --url (its sandbox should be fresh), else one started here on
 //                 loopback with a fresh state (scripts/local-proxy.ts)
+//   performance   the Performance section's figures and goals (scripts/readme/performance.ts), from
+//                 reports/bench.json of `npm run bench` on this commit; only with --only (the figures
+//                 are one machine's, so no check compares them)
 //   --check       writes nothing; exits 1 naming each region that differs, with the diff
 //                 (`npm run lint` checks the token table; test/e2e/readme-generated.test.ts the walk-through)
 import { tsImport } from "tsx/esm/api";
@@ -16,10 +19,13 @@ import { root } from "./local-stack.mjs";
 const GROUPS = {
   "token-table": ["token-table"],
   walkthrough: ["walkthrough-lookup-order", "walkthrough-validation-error"],
+  performance: ["performance"],
 };
+/** Groups run when no --only names one: performance is rewritten only when asked for. */
+const DEFAULT_GROUPS = ["token-table", "walkthrough"];
 
 function options(args) {
-  const parsed = { check: false, only: Object.keys(GROUPS), url: undefined };
+  const parsed = { check: false, only: DEFAULT_GROUPS, url: undefined };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (arg === "--check") parsed.check = true;
@@ -30,7 +36,7 @@ function options(args) {
         `readme: unknown argument ${JSON.stringify(arg)}${arg === "--only" ? ` (allowed: ${Object.keys(GROUPS).join(", ")})` : ""}`,
       );
       console.error(
-        "usage: node scripts/readme-generated.mjs [--check] [--only token-table|walkthrough] [--url <proxy>]",
+        "usage: node scripts/readme-generated.mjs [--check] [--only token-table|walkthrough|performance] [--url <proxy>]",
       );
       process.exit(2);
     }
@@ -39,6 +45,15 @@ function options(args) {
 }
 
 async function generate(group, url) {
+  if (group === "performance") {
+    const { performanceRegion } = await tsImport("./readme/performance.ts", import.meta.url);
+    try {
+      return new Map([["performance", performanceRegion(root)]]);
+    } catch (error) {
+      console.error(`readme: ${error instanceof Error ? error.message : error}`);
+      process.exit(1);
+    }
+  }
   if (group === "token-table") {
     const { tokenTable } = await tsImport("./readme/token-table.ts", import.meta.url);
     return new Map([["token-table", tokenTable()]]);

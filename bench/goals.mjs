@@ -1,0 +1,182 @@
+// The goals a bench run is held to, each read from the run's own figures: a read against the floor
+// worker measured in the same loop, ratios between batches interleaved round-robin, and the cold
+// paths against hello. Pure: figures in, verdicts out.
+
+const fixed = (digits) => (value) => value.toFixed(digits);
+const ms = fixed(2);
+
+/**
+ * Each goal: what it measures, how its value and its bound are read from the figures (null when
+ * not measured), which side of the bound passes, and how the bound reads.
+ */
+export const GOALS = [
+  {
+    name: "read_added_p50_ms",
+    what: "read: p50 of proxied − direct, paired per round (ms)",
+    value: (f) => f.paired_ms?.proxied_minus_direct?.p50,
+    bound: (f) => f.latency_ms.floor.p50 - f.latency_ms.hello.p50 + 0.25,
+    side: "max",
+    goal: (bound, f) =>
+      `≤ floor + 0.25 = ${ms(bound)} (floor worker p50 − hello p50 = ${ms(f.latency_ms.floor.p50 - f.latency_ms.hello.p50)})`,
+  },
+  {
+    name: "read_added_p99_ms",
+    what: "read: p99 of proxied − direct, paired per round (ms)",
+    value: (f) => f.paired_ms?.proxied_minus_direct?.p99,
+    bound: () => 2,
+    side: "max",
+    goal: (bound) => `≤ ${ms(bound)}`,
+  },
+  {
+    name: "many_runs_over_one_run",
+    what: "reads/s, 200 runs over one run (interleaved batches)",
+    value: (f) => f.throughput.batches.many_runs.per_s / f.throughput.batches.one_run.per_s,
+    bound: () => 0.85,
+    side: "min",
+    goal: (bound) => `≥ ${bound}`,
+    note: (f) => {
+      const { one_run: one, many_runs: many, direct_read: direct } = f.throughput.batches;
+      return `one run ${Math.round(one.per_s)}/s, 200 runs ${Math.round(many.per_s)}/s; direct ${Math.round(direct.per_s)}/s at ${fixed(3)(direct.cpu_ms_per_request ?? Number.NaN)} ms CPU/request`;
+    },
+  },
+  {
+    name: "replay_over_floor_p50",
+    what: "replay latency p50 over the floor worker's p50, c=1",
+    value: (f) => f.latency_ms.replay.p50 / f.latency_ms.floor.p50,
+    bound: () => 1.25,
+    side: "max",
+    goal: (bound) => `≤ ${bound}`,
+    note: (f) => `replay ${ms(f.latency_ms.replay.p50)} ms, floor ${ms(f.latency_ms.floor.p50)} ms`,
+  },
+  {
+    name: "run_open_cpu_ms",
+    what: "run open (POST /v1/runs): workerd CPU per open (ms)",
+    value: (f) => f.run_open?.cpu_ms_per_open,
+    bound: () => 2,
+    side: "max",
+    goal: (bound) => `≤ ${ms(bound)}`,
+    note: (f) =>
+      `p50 ${ms(f.run_open.latency_ms.p50)} ms at c=1; ${Math.round(f.run_open.opens_per_s)} opens/s at c=${f.run_open.concurrency}`,
+  },
+  {
+    name: "first_write_cpu_ms",
+    what: "first write: workerd CPU per write, with its sandbox write (ms)",
+    value: (f) => f.first_write?.cpu_ms_per_write,
+    bound: () => 3.79,
+    side: "max",
+    goal: (bound) => `≤ ${ms(bound)} (bd3d042's figure)`,
+    note: (f) => `p50 ${ms(f.latency_ms.first_write.p50)} ms, p99 ${ms(f.latency_ms.first_write.p99)} ms`,
+  },
+  {
+    name: "mcp_session_added_p50_ms",
+    what: "MCP 2025 session tools/call: p50 of MCP − REST read, paired per round (ms)",
+    value: (f) => f.paired_ms?.mcp_minus_rest?.p50,
+    bound: () => 0.5,
+    side: "max",
+    goal: (bound) => `≤ ${ms(bound)}`,
+    note: (f) => `MCP call p50 ${ms(f.latency_ms.mcp_session_call.p50)} ms`,
+  },
+  {
+    name: "idle_run_added_ms",
+    what: "idle run's next call (object evicted) over a warm read, p50 (ms)",
+    value: (f) => f.idle_run?.added_p50_ms,
+    bound: (f) => (f.idle_run ? f.idle_run.floor_added_p50_ms + 1 : null),
+    side: "max",
+    goal: (bound, f) =>
+      `≤ evicted floor object + 1 = ${ms(bound)} (floor object evicted − warm = ${ms(f.idle_run.floor_added_p50_ms)})`,
+  },
+  {
+    name: "startup_cpu_ms",
+    what: "startup CPU, median of wrangler check startup (ms)",
+    value: (f) => f.startup.check_startup?.cpu_ms,
+    bound: () => 35,
+    side: "max",
+    goal: (bound) => `≤ ${bound}`,
+  },
+  {
+    name: "cold_start_ms",
+    what: "cold start, new workerd to first /healthz 200, median (ms)",
+    value: (f) => f.startup.cold_start?.proxy_healthz_ms,
+    bound: (f) => (f.startup.cold_start ? f.startup.cold_start.hello_ms + 150 : null),
+    side: "max",
+    goal: (bound, f) =>
+      `≤ hello + 150 = ${fixed(0)(bound)} (hello ${fixed(0)(f.startup.cold_start.hello_ms)})`,
+  },
+  {
+    name: "bundle_gzip_kib",
+    what: "production bundle, gzip (KiB)",
+    value: (f) => f.bundle?.proxy?.gzip_kib,
+    bound: () => 200,
+    side: "max",
+    goal: (bound) => `≤ ${bound}`,
+    note: (f) => `raw ${fixed(1)(f.bundle.proxy.kib)} KiB`,
+  },
+  {
+    name: "trace_first_page_p50_ms",
+    what: "trace's first page (100 entries) of a 10,000-call run, p50 (ms)",
+    value: (f) => f.trace?.p50_ms,
+    bound: () => 5,
+    side: "below",
+    goal: (bound) => `< ${bound}`,
+  },
+  {
+    name: "trace_fill_rate_kept",
+    what: "10,000-call fill: calls/s of the last thousand over the first",
+    value: (f) => {
+      const rates = f.trace?.fill_calls_per_s_by_thousand;
+      return rates && rates.length > 1 ? rates[rates.length - 1] / rates[0] : null;
+    },
+    bound: () => 0.8,
+    side: "min",
+    goal: (bound) => `≥ ${bound}`,
+  },
+];
+
+const finite = (value) => typeof value === "number" && Number.isFinite(value);
+
+/**
+ * Every goal against `figures`: `{ name, what, value, bound, goal, meets, note }`. A figure that was
+ * not measured (or not a number) has `meets: null`; a note that cannot be read is left out.
+ */
+export function evaluateGoals(figures, goals = GOALS) {
+  return goals.map(({ name, what, value, bound, side, goal, note }) => {
+    const read = (fn) => {
+      try {
+        return fn(figures);
+      } catch {
+        return null;
+      }
+    };
+    const measured = read(value);
+    const limit = read(bound);
+    const known = finite(measured) && finite(limit);
+    const meets = !known
+      ? null
+      : side === "max"
+        ? measured <= limit
+        : side === "min"
+          ? measured >= limit
+          : measured < limit;
+    let goalText = "-";
+    let noteText = "";
+    try {
+      goalText = finite(limit) ? goal(limit, figures) : "-";
+    } catch {
+      goalText = "-";
+    }
+    try {
+      noteText = note ? note(figures) : "";
+    } catch {
+      noteText = "";
+    }
+    return {
+      name,
+      what,
+      value: finite(measured) ? measured : null,
+      bound: finite(limit) ? limit : null,
+      goal: goalText,
+      meets,
+      note: noteText,
+    };
+  });
+}

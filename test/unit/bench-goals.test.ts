@@ -1,0 +1,147 @@
+import { describe, expect, it } from "vitest";
+import { evaluateGoals } from "../../bench/goals.mjs";
+import { type BenchReport, goalsTable, performanceMarkdown } from "../../bench/render.mjs";
+
+const summary = (p50: number, p99 = p50 * 2) => ({ n: 400, p50, p99, mean: p50 });
+const batch = (per_s: number, cpu: number | null = 1) => ({
+  rounds: 5,
+  requests: per_s * 5,
+  seconds: 5,
+  per_s,
+  per_s_min: per_s * 0.9,
+  per_s_max: per_s * 1.1,
+  cpu_ms_per_request: cpu,
+});
+
+/** Figures of a bench run, with `over` replacing parts of them. */
+function figures(over: Record<string, unknown> = {}) {
+  return {
+    latency_ms: {
+      hello: summary(0.2),
+      floor: summary(0.6),
+      direct_read: summary(1.0),
+      proxied_read: summary(1.6),
+      mcp_session_call: summary(1.9),
+      first_write: summary(4),
+      replay: summary(0.7),
+    },
+    paired_ms: { proxied_minus_direct: summary(0.6, 1.8), mcp_minus_rest: summary(0.3, 1) },
+    throughput: {
+      concurrency: 64,
+      round_seconds: 1,
+      rounds: 5,
+      batches: {
+        hello: batch(9000, 0.07),
+        floor: batch(2000),
+        direct_read: batch(900, 0.95),
+        one_run: batch(400),
+        many_runs: batch(360),
+        replay: batch(1200),
+      },
+    },
+    run_open: { latency_ms: summary(3), cpu_ms_per_open: 1.5, opens_per_s: 500, concurrency: 16 },
+    first_write: { cpu_ms_per_write: 3.5, writes: 100 },
+    idle_run: { added_p50_ms: 1.2, floor_added_p50_ms: 0.5 },
+    startup: { check_startup: { cpu_ms: 30 }, cold_start: { proxy_healthz_ms: 300, hello_ms: 200 } },
+    bundle: { proxy: { kib: 700, gzip_kib: 199 } },
+    trace: { p50_ms: 3, fill_calls_per_s_by_thousand: [300, 290, 280] },
+    ...over,
+  };
+}
+
+const byName = (rows: ReturnType<typeof evaluateGoals>) =>
+  Object.fromEntries(rows.map((row) => [row.name, row]));
+
+describe("the bench's goals", () => {
+  it("states the read goal against the floor worker of the same run: floor − hello + 0.25 ms", () => {
+    const goals = byName(evaluateGoals(figures()));
+    // floor 0.6 − hello 0.2 + 0.25 = 0.65; the paired p50 is 0.6.
+    expect(goals.read_added_p50_ms?.bound).toBeCloseTo(0.65);
+    expect(goals.read_added_p50_ms?.meets).toBe(true);
+    const slower = byName(
+      evaluateGoals(
+        figures({ paired_ms: { proxied_minus_direct: summary(0.7, 1.8), mcp_minus_rest: summary(0.3) } }),
+      ),
+    );
+    expect(slower.read_added_p50_ms?.meets).toBe(false);
+  });
+
+  it("reads p99 from the paired difference, and every ratio from the figures", () => {
+    const goals = byName(evaluateGoals(figures()));
+    expect(goals.read_added_p99_ms).toMatchObject({ value: 1.8, meets: true });
+    expect(goals.many_runs_over_one_run).toMatchObject({ value: 0.9, meets: true });
+    expect(goals.many_runs_over_one_run?.note).toContain("direct 900/s at 0.950 ms CPU/request");
+    expect(goals.replay_over_floor_p50?.value).toBeCloseTo(0.7 / 0.6);
+    expect(goals.replay_over_floor_p50?.meets).toBe(true);
+    expect(goals.cold_start_ms).toMatchObject({ value: 300, bound: 350, meets: true });
+    expect(goals.idle_run_added_ms).toMatchObject({ value: 1.2, bound: 1.5, meets: true });
+    expect(goals.trace_fill_rate_kept?.value).toBeCloseTo(280 / 300);
+  });
+
+  it("fails a goal just over its bound and passes one at it", () => {
+    const over = byName(
+      evaluateGoals(figures({ bundle: { proxy: { kib: 700, gzip_kib: 200.01 } }, run_open: undefined })),
+    );
+    expect(over.bundle_gzip_kib?.meets).toBe(false);
+    const at = byName(evaluateGoals(figures({ bundle: { proxy: { kib: 700, gzip_kib: 200 } } })));
+    expect(at.bundle_gzip_kib?.meets).toBe(true);
+  });
+
+  it("gives a figure that was not measured no verdict instead of a pass", () => {
+    const goals = byName(
+      evaluateGoals(
+        figures({
+          trace: null,
+          idle_run: undefined,
+          startup: { check_startup: { cpu_ms: null }, cold_start: null },
+        }),
+      ),
+    );
+    for (const name of [
+      "trace_first_page_p50_ms",
+      "trace_fill_rate_kept",
+      "idle_run_added_ms",
+      "startup_cpu_ms",
+      "cold_start_ms",
+    ]) {
+      expect(goals[name]).toMatchObject({ value: null, meets: null });
+    }
+  });
+});
+
+describe("the bench's report as Markdown", () => {
+  const report: BenchReport = {
+    commit: "0123456789abcdef0123456789abcdef01234567",
+    dirty: false,
+    tree: "/somewhere",
+    command: "BENCH_SAMPLES=400 npm run bench",
+    measured_at: "2026-12-02T10:00:00.000Z",
+    node: "v20.20.2",
+    miniflare: "4.20260426.0",
+    storage: "disk (the OS's temp dir)",
+    client_resent_requests: 3,
+    machine: { cpus: 2, model: "CPU", load_average_1m: { before: 1.5, after: 2.25 } },
+    figures: figures() as unknown as BenchReport["figures"],
+    goals: evaluateGoals(figures()),
+  };
+
+  it("prints each goal as a row with its value, its goal and meets yes or no", () => {
+    const table = goalsTable(
+      evaluateGoals(figures({ bundle: { proxy: { kib: 700, gzip_kib: 219.7 } }, trace: null })),
+    ).split("\n");
+    expect(table[0]).toBe("| figure | value | goal | meets | beside it |");
+    expect(table.find((line) => line.startsWith("| production bundle, gzip (KiB)"))).toBe(
+      "| production bundle, gzip (KiB) | 219.70 | ≤ 200 | no | raw 700.0 KiB |",
+    );
+    expect(table.find((line) => line.includes("trace's first page"))).toContain("| - | < 5 | not measured |");
+  });
+
+  it("renders the README region from the report: provenance, goals, latency and throughput", () => {
+    const text = performanceMarkdown(report);
+    expect(text).toContain("Commit `0123456`, 2026-12-02,");
+    expect(text).toContain("3 request(s) resent after a reset, counted as requests.");
+    expect(text).toContain("| proxied − direct, same round | 0.60 | 1.80 |");
+    expect(text).toContain("| read, proxy, 200 runs | 360 | 324–396 | 1.000 |");
+    expect(text.endsWith("\n")).toBe(true);
+  });
+});
