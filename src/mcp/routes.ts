@@ -121,7 +121,7 @@ async function authenticated(c: McpContext): Promise<PrincipalOf<"mcp"> | Respon
 
 /**
  * One request of one run, through the SDK's stateless transport (no `sessionIdGenerator`). That
- * transport ignores an incoming `Mcp-Session-Id` (the session was checked before this) and still
+ * transport ignores an incoming `Mcp-Session-Id` (the session is checked before this, or with its call) and still
  * refuses an unsupported `MCP-Protocol-Version` header on every request but `initialize`.
  */
 async function serve(
