@@ -14,6 +14,7 @@ import type {
   DecideResult,
   OpenRunAnswer,
   OpenRunInput,
+  SessionCallAnswer,
   SessionState,
 } from "./ledger-api";
 
@@ -23,6 +24,8 @@ export interface LedgerClient {
   status(tenant: string): Promise<RunStatus | null>;
   end(tenant: string): Promise<RunStatus | null>;
   touchSession(tenant: string, now: number, idleMs: number): Promise<SessionState>;
+  /** An MCP session's tool call: its liveness checked and the call admitted in this one request. */
+  sessionCall(input: CallInput, idleMs: number): Promise<SessionCallAnswer>;
   readTrace(tenant: string): Promise<Omit<RunTrace, "next_cursor"> | null>;
   readTracePage(tenant: string, cursor: number, limit: number): Promise<RunTrace | null>;
   call(input: CallInput): Promise<Envelope>;

@@ -2,7 +2,7 @@ import type { ApprovalRecord } from "../approvals/model";
 import type { RunToolSet } from "../pipeline/grants";
 import type { AgentCallInput } from "../pipeline/intake";
 import type { ScenarioStep } from "../scenarios/scenario";
-import type { FailureSpec, Problem } from "../wire/envelope";
+import type { Envelope, FailureSpec, Problem } from "../wire/envelope";
 import type { RunLimits, RunStatus } from "../wire/run-status";
 
 /** What the worker hands the RunLedger Durable Object over RPC, and what it gets back. */
@@ -39,6 +39,11 @@ export type OpenRunAnswer =
 
 /** What an MCP session's request finds of its run: live, ended, or none (not opened, or gone). */
 export type SessionState = "live" | "ended" | "none";
+
+/** What an MCP session's tool call answers: the call's envelope when the session is live, else its state. */
+export type SessionCallAnswer =
+  | { session: "live"; envelope: Envelope }
+  | { session: Exclude<SessionState, "live"> };
 
 export interface CallInput extends AgentCallInput {
   /** From the verified run token; the ledger refuses a caller of another tenant. */

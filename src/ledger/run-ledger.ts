@@ -41,6 +41,7 @@ import type {
   DecideResult,
   OpenRunAnswer,
   OpenRunInput,
+  SessionCallAnswer,
   SessionState,
 } from "./ledger-api";
 import { ResultStore } from "./result-store";
@@ -204,7 +205,21 @@ export class RunLedger extends DurableObject<Env> {
    * is gone). A run past its deadline or idle longer than `idleMs` is ended here, so an abandoned
    * session holds nothing open; a closed one just refuses.
    */
-  async touchSession(tenant: string, now: number, idleMs: number): Promise<SessionState> {
+  touchSession(tenant: string, now: number, idleMs: number): Promise<SessionState> {
+    return this.#session(tenant, now, idleMs);
+  }
+
+  /**
+   * An MCP session's tool call, in one request: the session's liveness is decided as by
+   * `touchSession` (a past-deadline or idle run is ended here), and only a live session's call goes
+   * on to be admitted; otherwise the answer says why the session is over, and nothing is called.
+   */
+  async sessionCall(input: CallInput, idleMs: number): Promise<SessionCallAnswer> {
+    const session = await this.#session(input.tenant, Date.now(), idleMs);
+    return session === "live" ? { session, envelope: await this.#call(input) } : { session };
+  }
+
+  async #session(tenant: string, now: number, idleMs: number): Promise<SessionState> {
     const run = this.#ownRun(tenant);
     if (!run) return "none";
     if (run.state === "closed") return "ended";
@@ -275,7 +290,11 @@ export class RunLedger extends DurableObject<Env> {
    * flight, or execute (dispatch → classify → validate the output → shape → record:
    * `pipeline/execute.ts`) and settle (`pipeline/settle.ts`, committed here).
    */
-  async call(input: CallInput): Promise<Envelope> {
+  call(input: CallInput): Promise<Envelope> {
+    return this.#call(input);
+  }
+
+  async #call(input: CallInput): Promise<Envelope> {
     this.#schema();
     const envelope = await this.#callOnce(input);
     const wait = input.wait_ms ?? 0;

@@ -23,7 +23,7 @@ import {
   protectedResourceMetadata,
 } from "./protected-resource";
 import { createRunServer, type RunServerContext } from "./server";
-import { endSession, openReservedRun, openSession, resumeSession } from "./session";
+import { callInSession, endSession, openReservedRun, openSession, resumeSession, sessionOf } from "./session";
 
 /**
  * `/mcp` (Streamable HTTP) and the metadata documents that tell clients how to reach it.
@@ -121,21 +121,21 @@ async function authenticated(c: McpContext): Promise<PrincipalOf<"mcp"> | Respon
 
 /**
  * One request of one run, through the SDK's stateless transport (no `sessionIdGenerator`). That
- * transport ignores an incoming `Mcp-Session-Id` (the session was checked before this) and still
+ * transport ignores an incoming `Mcp-Session-Id` (the session is checked before this, or with its call) and still
  * refuses an unsupported `MCP-Protocol-Version` header on every request but `initialize`.
  */
 async function serve(
   c: McpContext,
   claims: RunServerContext["claims"],
   parsedBody?: unknown,
-  openRun?: RunServerContext["openRun"],
+  session: Pick<RunServerContext, "openRun" | "callTool"> = {},
 ): Promise<Response> {
   const server = createRunServer({
     env: c.env,
     claims,
     header: (name) => c.req.header(name),
     catalogVersion: await catalog.version(),
-    ...(openRun === undefined ? {} : { openRun }),
+    ...session,
   });
   // A JSON answer, unless a call asks for progress (it may wait for an approval's decision): then an
   // SSE stream carries the progress notification and the result.
@@ -222,6 +222,7 @@ async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Respons
       id,
     );
   }
+  if (isLoneCall(body)) return serveSessionCall(c, agent, sessionId, body, id);
   const session = await resumeSession(c.env, agent, sessionId);
   if (!session) return sessionNotFound(id);
   if (session.opened) return serve(c, session.claims, body);
@@ -231,7 +232,43 @@ async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Respons
     opening ??= openReservedRun(c.env, agent, session.claims);
     return opening;
   };
-  return serve(c, session.claims, body, openRun);
+  return serve(c, session.claims, body, { openRun });
+}
+
+/**
+ * A session's request that is one `tools/call` answered as JSON: its session is checked by the
+ * run's ledger with the call itself, in one request (`callInSession`), not before it. The answer is
+ * whole before it is sent, so a session found over is still answered 404, with nothing called.
+ */
+async function serveSessionCall(
+  c: McpContext,
+  agent: AgentPrincipal,
+  sessionId: string,
+  body: unknown,
+  id: JsonRpcId,
+): Promise<Response> {
+  const claims = await sessionOf(c.env, agent, sessionId);
+  if (!claims) return sessionNotFound(id);
+  let over = false;
+  const callTool: RunServerContext["callTool"] = async (_caller, request, header) => {
+    const answer = await callInSession(c.env, agent, claims, request, header);
+    if (answer !== "over") return answer;
+    over = true;
+    // Never sent: the request is answered 404 instead.
+    return failure(requestContext(c.env), { code: "not_found", message: "The session is over." });
+  };
+  const response = await serve(c, claims, body, { callTool });
+  return over ? sessionNotFound(id) : response;
+}
+
+/**
+ * One `tools/call` without a progress token: its answer is one JSON body, made whole before it is
+ * sent. A call asking for progress opens an event stream at once, and a batch may hold requests
+ * that need no run: both are checked before they are served (`resumeSession`).
+ */
+function isLoneCall(body: unknown): boolean {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return false;
+  return "method" in body && body.method === "tools/call" && !asksForProgress(body);
 }
 
 /**

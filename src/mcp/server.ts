@@ -1,9 +1,10 @@
 import { Server } from "@modelcontextprotocol/server";
 import type { RunTokenClaims } from "../auth/run-token";
 import { readCallBody } from "../door/call-body";
-import { type HeaderReader, handleToolCall } from "../door/entry";
+import { type Caller, type HeaderReader, handleToolCall } from "../door/entry";
 import { MAX_WAIT_S } from "../door/prefer-wait";
 import type { Env } from "../env";
+import type { CallRequest } from "../pipeline/prepare";
 import { runSpecs } from "../specs/tool-specs";
 import type { Envelope } from "../wire/envelope";
 import { toCallToolResult } from "./call-result";
@@ -22,6 +23,11 @@ export interface RunServerContext {
    * answers null, or the refusal. Only `tools/call` asks: listing and everything else need no run.
    */
   openRun?: () => Promise<Envelope | null>;
+  /**
+   * How a call is made, when not as a run token's (`handleToolCall`): a session's call checks its
+   * session with the call itself (`callInSession`).
+   */
+  callTool?: (caller: Caller, request: CallRequest, header: HeaderReader) => Promise<Envelope>;
 }
 
 export const INSTRUCTIONS =
@@ -53,7 +59,8 @@ export function createRunServer(ctx: RunServerContext): Server {
     const caller = { tenant: ctx.claims.tenant, run: ctx.claims.run, namespace: ctx.claims.ns };
     const body = readCallBody({ tool: request.params.name, args: request.params.arguments ?? {} });
     const header = withMetaTraceparent(ctx.header, request.params._meta);
-    const answer = await handleToolCall(ctx.env, caller, body, header);
+    const callTool = ctx.callTool ?? ((...args) => handleToolCall(ctx.env, ...args));
+    const answer = await callTool(caller, body, header);
     // A client that sent a progress token may wait for a pending approval's decision instead of
     // polling (the 2025 revisions' way; 2026-07-28 clients wait through the tasks extension): it is
     // told what it waits for, then the identical call waits for the decision as `Prefer: wait` does.
@@ -72,7 +79,7 @@ export function createRunServer(ctx: RunServerContext): Server {
     });
     const waitForDecision: HeaderReader = (name) =>
       name.toLowerCase() === "prefer" ? `wait=${MAX_WAIT_S}` : header(name);
-    return toCallToolResult(await handleToolCall(ctx.env, caller, body, waitForDecision));
+    return toCallToolResult(await callTool(caller, body, waitForDecision));
   });
   return server;
 }

@@ -3,8 +3,10 @@ import type { AgentPrincipal } from "../auth/agent-keys";
 import { signToken, verifyToken } from "../auth/signed-token";
 import { loadConfig } from "../config/load";
 import { newRunId } from "../core/ids";
+import { type HeaderReader, handleSessionToolCall } from "../door/entry";
 import type { Env } from "../env";
 import { ledgerFor } from "../ledger/client";
+import type { CallRequest } from "../pipeline/prepare";
 import { openRunFor, planRunOpen, TOKEN_GRACE_MS } from "../runs/open-run";
 import type { Envelope } from "../wire/envelope";
 import type { RunOpened } from "../wire/run-open";
@@ -143,19 +145,37 @@ export interface ResumedSession {
 }
 
 /**
- * Every later request of a session: the id must verify and belong to the caller's tenant and profile
- * (any of the profile's keys, so a key rotation keeps sessions alive), and its run must be live, or
- * reserved and not opened yet (then nothing is stored by asking). The ledger decides liveness and
- * ends a run that is past its deadline or idle as it refuses it. Another agent's session id is
- * answered exactly like a forged one, and its run is left alone.
+ * The claims of a session id the caller may use: it must verify and belong to the caller's tenant
+ * and profile (any of the profile's keys, so a key rotation keeps sessions alive). Another agent's
+ * session id is answered exactly like a forged one. Whether its run is live is the ledger's to say.
+ */
+export async function sessionOf(
+  env: Env,
+  agent: AgentPrincipal,
+  sessionId: string,
+): Promise<SessionIdClaims | null> {
+  const claims = await verifySessionId(sessionId, loadConfig(env).runTokenKeys);
+  return claims && claims.tenant === agent.tenant && claims.profile === agent.profile ? claims : null;
+}
+
+/** A reserved run may still be opened: the session goes on until its deadline, with at least a second left to open in. */
+function mayOpen(claims: SessionIdClaims, now: number): boolean {
+  return claims.open_by !== undefined && now + 1000 <= claims.open_by;
+}
+
+/**
+ * Every later request of a session but a lone `tools/call`: the session id must be the caller's
+ * (`sessionOf`) and its run live, or reserved and not opened yet (then nothing is stored by asking).
+ * The ledger decides liveness and ends a run that is past its deadline or idle as it refuses it; a
+ * session that is not the caller's leaves its run alone.
  */
 export async function resumeSession(
   env: Env,
   agent: AgentPrincipal,
   sessionId: string,
 ): Promise<ResumedSession | null> {
-  const claims = await verifySessionId(sessionId, loadConfig(env).runTokenKeys);
-  if (!claims || claims.tenant !== agent.tenant || claims.profile !== agent.profile) return null;
+  const claims = await sessionOf(env, agent, sessionId);
+  if (!claims) return null;
   const now = Date.now();
   const state = await ledgerFor(env, claims.tenant, claims.run).touchSession(
     claims.tenant,
@@ -163,11 +183,31 @@ export async function resumeSession(
     SESSION_IDLE_MS,
   );
   if (state === "live") return { claims, opened: true };
-  // Not opened yet: the session goes on until its deadline, with at least a second left to open in.
-  if (state === "none" && claims.open_by !== undefined && now + 1000 <= claims.open_by) {
-    return { claims, opened: false };
-  }
+  if (state === "none" && mayOpen(claims, now)) return { claims, opened: false };
   return null;
+}
+
+/**
+ * A session's `tools/call`, in one request to its run's ledger: the ledger checks that the session
+ * is live (ending a run past its deadline or idle, as `resumeSession` does) as it admits the call.
+ * A reserved run not opened yet is opened here (`openReservedRun`), and the call made again; a
+ * refused open is the call's answer. "over": the session is not live, and nothing was called.
+ */
+export async function callInSession(
+  env: Env,
+  agent: AgentPrincipal,
+  claims: SessionIdClaims,
+  request: CallRequest,
+  header: HeaderReader,
+): Promise<Envelope | "over"> {
+  const caller = { tenant: claims.tenant, run: claims.run, namespace: claims.ns };
+  const answer = await handleSessionToolCall(env, caller, request, header, SESSION_IDLE_MS);
+  if (answer === "ended" || (answer === "none" && !mayOpen(claims, Date.now()))) return "over";
+  if (answer !== "none") return answer;
+  const refused = await openReservedRun(env, agent, claims);
+  if (refused) return refused;
+  const again = await handleSessionToolCall(env, caller, request, header, SESSION_IDLE_MS);
+  return typeof again === "string" ? "over" : again;
 }
 
 /**

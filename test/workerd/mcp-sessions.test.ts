@@ -50,6 +50,42 @@ async function runState(session: Session) {
 
 const lookup = (order_id = "A1002") => ({ name: "lookup_order", arguments: { order_id } });
 
+/** A session's tools/call as a raw request, for answers the SDK client would turn into a throw. */
+const callRequest = (order_id = "A1002") => ({
+  jsonrpc: "2.0",
+  id: 7,
+  method: "tools/call",
+  params: lookup(order_id),
+});
+
+/**
+ * Counts the requests the run ledgers get from now on, by method: every RPC method of the ledger's
+ * class is wrapped where its instances find it. A method a ledger calls on itself is a private one,
+ * so each count is one request from the worker. The returned function reads and stops the count.
+ */
+async function countLedgerRequests(session: Session): Promise<() => Record<string, number>> {
+  const counts: Record<string, number> = {};
+  const restore: Array<() => void> = [];
+  await runInDurableObject(ledgerOf(session), (instance) => {
+    const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
+    for (const name of Object.getOwnPropertyNames(prototype)) {
+      const method = prototype[name];
+      if (name === "constructor" || typeof method !== "function") continue;
+      prototype[name] = function (this: unknown, ...args: unknown[]) {
+        counts[name] = (counts[name] ?? 0) + 1;
+        return method.apply(this, args);
+      };
+      restore.push(() => {
+        prototype[name] = method;
+      });
+    }
+  });
+  return () => {
+    for (const undo of restore) undo();
+    return counts;
+  };
+}
+
 describe("one MCP session of an agent key is one run", () => {
   it("runs a whole session: list, read, a refund an operator approves, and DELETE ends the run", async () => {
     const session = await openSession();
@@ -224,6 +260,79 @@ describe("a session that is not this agent's, or no longer live, is 404", () => 
       state.storage.kv.get<number>(SESSION_ACTIVITY_KEY),
     );
     expect(touched).toBeGreaterThan(Date.now() - 60_000);
+  });
+
+  it("makes one request to the run's ledger for a session's tools/call, its session checked with it", async () => {
+    const session = await openWorkingSession();
+    const counted = await countLedgerRequests(session);
+    expect(envelopeOf(await session.client.callTool(lookup())).outcome).toBe("success");
+    expect(counted()).toEqual({ sessionCall: 1 });
+    // A listing needs no run, only the session's check.
+    const listing = await countLedgerRequests(session);
+    await session.client.listTools();
+    expect(listing()).toEqual({ touchSession: 1 });
+  });
+
+  it("opens a reserved run at the first call: the call finds no run, the run opens, the call is made", async () => {
+    const session = await openSession();
+    const counted = await countLedgerRequests(session);
+    expect(envelopeOf(await session.client.callTool(lookup())).outcome).toBe("success");
+    // The open asks whether the run exists before it spends a run-open token, as any reserved open does.
+    expect(counted()).toEqual({ sessionCall: 2, status: 1, open: 1 });
+    expect(await runState(session)).toBe("open");
+  });
+
+  it("answers an idle session's tools/call with 404, closes the run and calls nothing", async () => {
+    const session = await openWorkingSession();
+    await runInDurableObject(ledgerOf(session), (_instance, state) => {
+      state.storage.kv.put(
+        SESSION_ACTIVITY_KEY,
+        Date.now() - SESSION_IDLE_MS - SESSION_STAMP_INTERVAL_MS - 1_000,
+      );
+    });
+    const { status, json } = await rpc(
+      { ...bearer(AGENT_KEYS.acme), "mcp-session-id": session.id },
+      callRequest(),
+    );
+    expect(status).toBe(404);
+    expect(json).toMatchObject({
+      id: 7,
+      error: { code: -32001, message: expect.stringMatching(/initialize/) },
+    });
+    expect(await runState(session)).toBe("closed");
+    // Only the first call of the session is in its trace.
+    const trace = (await ledgerOf(session).readTrace(session.tenant)) as { entries: unknown[] } | null;
+    expect(trace?.entries.length).toBe(1);
+  });
+
+  it("answers a tools/call past the run's deadline with 404 and closes the run", async () => {
+    const session = await openWorkingSession();
+    const stub = ledgerOf(session);
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec("UPDATE run SET deadline_at = ?", Date.now() - 1_000);
+    });
+    await restartDurableObject(stub);
+    const { status, json } = await rpc(
+      { ...bearer(AGENT_KEYS.acme), "mcp-session-id": session.id },
+      callRequest(),
+    );
+    expect(status).toBe(404);
+    expect(json).toMatchObject({ id: 7, error: { code: -32001 } });
+    expect(await runState(session)).toBe("closed");
+  });
+
+  it("answers an ended session's call with 404 even when the call itself is refused before the ledger", async () => {
+    const session = await openWorkingSession();
+    const headers = { ...bearer(AGENT_KEYS.acme), "mcp-session-id": session.id };
+    // A bad Prefer header is refused before the ledger, as a validation error while the session is live.
+    const live = await rpc({ ...headers, prefer: "wait=soon" }, callRequest());
+    expect(live.status).toBe(200);
+    expect(JSON.stringify(live.json)).toMatch(/validation_error/);
+    await ledgerOf(session).end(session.tenant);
+    const ended = await rpc({ ...headers, prefer: "wait=soon" }, callRequest());
+    expect(ended.status).toBe(404);
+    expect(ended.json).toMatchObject({ id: 7, error: { code: -32001 } });
+    expect((await rpc(headers, callRequest())).status).toBe(404);
   });
 
   it("answers a repeated DELETE of a session with 404", async () => {
