@@ -28,7 +28,7 @@ export function wrangler(args, cwd = root) {
  * before/after comparison, built with its own wrangler.toml and sources) into `outdir` (absolute:
  * wrangler resolves a relative one against the config's folder). Returns each module's path, the
  * proxy's upload form as `wrangler deploy` would send it (which `wrangler check startup --worker`
- * reads), the folder of the production build (for its size) and the tree it was built from.
+ * reads), the folder and upload form of the production build (for its size and startup CPU) and the tree it was built from.
  */
 export function buildBundles(outdir, from = root) {
   const proxyDir = join(outdir, "proxy");
@@ -41,8 +41,9 @@ export function buildBundles(outdir, from = root) {
   );
   wrangler([...dryRun, "-c", join(from, "sandbox", "wrangler.toml"), "--outdir", sandboxDir], from);
   // What a production deploy ships (split into a main module and chunks loaded on first use where the
-  // tree's wrangler.toml says so): only measured for its size, never served (its upstreams are real URLs).
+  // tree's wrangler.toml says so): only measured (size, startup CPU), never served (its upstreams are real URLs).
   const productionDir = join(outdir, "production");
+  const productionForm = join(outdir, "production.upload");
   wrangler(
     [
       "deploy",
@@ -53,6 +54,8 @@ export function buildBundles(outdir, from = root) {
       join(from, "wrangler.toml"),
       "--outdir",
       productionDir,
+      "--outfile",
+      productionForm,
     ],
     from,
   );
@@ -64,5 +67,5 @@ export function buildBundles(outdir, from = root) {
   for (const path of Object.values(bundles)) {
     if (!existsSync(path)) throw new Error(`bench: wrangler's dry run succeeded but ${path} is missing`);
   }
-  return { ...bundles, production: productionDir, root: from };
+  return { ...bundles, production: productionDir, productionForm, root: from };
 }
