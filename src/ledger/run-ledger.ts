@@ -573,7 +573,12 @@ export class RunLedger extends DurableObject<Env> {
     const inflight = step.kind === "send" ? this.#inflight.mark(step.key) : null;
     // A keyed send rings the alarm after it, so a restart mid-send is still reconciled.
     if (step.kind === "send" && step.key !== null) await this.#publisher.scheduleAlarm();
-    await this.#publisher.publish(changed);
+    // What a keyed send's admission wrote to the outbox (its effect's fate "sent" for the tenant's
+    // shards, news for the run's entry) waits for the send: the settle's commit replaces it with the
+    // send's outcome, and one delivery carries both. It is stored, with the alarm set, so a send that
+    // never settles still has it delivered; an approval change is never held back.
+    if (step.kind !== "send" || step.key === null || changed.length > 0)
+      await this.#publisher.publish(changed);
     // The key's approval as the admission read it: no admission approves or executes one, and a
     // send leaves its own key's approval as it was (the sweep expires only pending ones, and a key
     // sent is never held), so the high-risk count and the execution need not read it again.
