@@ -28,9 +28,28 @@ function recordOf(row: KeyRow, fallback: StoredRequest | null): CallRecord | nul
   };
 }
 
+/** Deeply frozen: a record shared by the reads of one key is never changed by one of its readers. */
+function frozen<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) frozen(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** How many keys' last reads are kept in memory: the keys of the calls in flight, and a few more. */
+const RECENT_KEYS = 32;
+
 /** The run's call records, one per idempotency key, in the same database and transactions as its trace. */
 export class KeyStore {
   readonly #sql: SqlStorage;
+  /**
+   * The latest keys read, as storage holds them (undefined: no row). The object is the table's only
+   * writer and every write drops its key here, so an entry is what a read would find; a call reads
+   * its key at several stages (intake, its tool limit, the tenant-wide claim, admission), and a
+   * replay's stored envelope is parsed once, not at each.
+   */
+  readonly #recent = new Map<string, { row: KeyRow | undefined; record: CallRecord | null }>();
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -41,8 +60,24 @@ export class KeyStore {
    * request the current call would send (`fallback`), which is what was sent for it then.
    */
   read(key: string, fallback: StoredRequest | null): CallRecord | null {
-    const row = this.#sql.exec<KeyRow>(`SELECT ${COLUMNS} FROM idempotency WHERE key = ?`, key).toArray()[0];
-    return row ? recordOf(row, fallback) : null;
+    let entry = this.#recent.get(key);
+    if (!entry) {
+      const row = this.#sql
+        .exec<KeyRow>(`SELECT ${COLUMNS} FROM idempotency WHERE key = ?`, key)
+        .toArray()[0];
+      entry = { row, record: row ? frozen(recordOf(row, null)) : null };
+      if (this.#recent.size >= RECENT_KEYS) this.#recent.delete(this.#recent.keys().next().value ?? key);
+      this.#recent.set(key, entry);
+    }
+    const { row, record } = entry;
+    if (!row) return null;
+    // A record stored without its request takes this call's (`fallback`), so it is built anew.
+    return row.request === null ? recordOf(row, fallback) : record;
+  }
+
+  /** What memory holds of the keys is dropped: a transaction that failed may have written some. */
+  forget(): void {
+    this.#recent.clear();
   }
 
   /** The keys whose request was leaving when last recorded: in flight, or cut off by a restart. */
@@ -55,6 +90,7 @@ export class KeyStore {
 
   /** A key that waits for a human: its request is fixed now, nothing is sent. */
   hold(record: CallRecord, now: number): void {
+    this.#recent.delete(record.key);
     this.#sql.exec(
       `INSERT INTO idempotency (key, tool, side_effect, state, request, envelope, upstream_sends, created_at, updated_at)
        VALUES (?, ?, ?, 'held', ?, NULL, 0, ?, ?)`,
@@ -72,6 +108,7 @@ export class KeyStore {
    * key. Only a held key is removed; one whose request may have left is never forgotten.
    */
   drop(key: string): void {
+    this.#recent.delete(key);
     this.#sql.exec("DELETE FROM idempotency WHERE key = ? AND state = 'held'", key);
   }
 
@@ -80,6 +117,7 @@ export class KeyStore {
    * key in doubt. The request is written only when the key is new: a stored one is never replaced.
    */
   send(key: string, tool: string, sideEffect: SideEffect, request: StoredRequest, now: number): void {
+    this.#recent.delete(key);
     this.#sql.exec(
       `INSERT INTO idempotency (key, tool, side_effect, state, request, envelope, upstream_sends, created_at, updated_at)
        VALUES (?, ?, ?, 'sending', ?, NULL, 1, ?, ?)
@@ -94,6 +132,7 @@ export class KeyStore {
   }
 
   settle(key: string, state: "in_doubt" | "completed", envelope: Envelope | null, now: number): void {
+    this.#recent.delete(key);
     this.#sql.exec(
       "UPDATE idempotency SET state = ?, envelope = ?, updated_at = ? WHERE key = ?",
       state,

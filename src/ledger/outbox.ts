@@ -95,6 +95,12 @@ interface Row extends Record<string, SqlStorageValue> {
 
 export class Outbox {
   readonly #sql: SqlStorage;
+  /**
+   * True once a read found the outbox empty, until the next message is enqueued (or `forget`): the
+   * object is the outbox's only writer, and most commits owe the directory nothing, so the
+   * question asked after every commit is answered from memory instead of a statement.
+   */
+  #empty = false;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -102,6 +108,7 @@ export class Outbox {
 
   /** Adds a message; call it inside the `transactionSync` of the change it reports. */
   enqueue(message: DirectoryMessage, now: number): void {
+    this.#empty = false;
     const topic = topicOf(message);
     const older = this.#sql.exec<Row>("SELECT message FROM outbox WHERE topic = ?", topic).toArray()[0];
     const merged = older ? coalesce(JSON.parse(older.message) as DirectoryMessage, message) : message;
@@ -152,7 +159,16 @@ export class Outbox {
 
   /** When the alarm must ring to retry the first message due, or null when nothing is owed. */
   nextAttemptAt(): number | null {
-    return this.#sql.exec<{ next: number | null }>("SELECT MIN(next_attempt_at) AS next FROM outbox").one()
-      .next;
+    if (this.#empty) return null;
+    const { next } = this.#sql
+      .exec<{ next: number | null }>("SELECT MIN(next_attempt_at) AS next FROM outbox")
+      .one();
+    this.#empty = next === null;
+    return next;
+  }
+
+  /** What memory knows of the outbox is dropped (a rolled-back transaction may have changed it). */
+  forget(): void {
+    this.#empty = false;
   }
 }

@@ -825,6 +825,8 @@ export class RunLedger extends DurableObject<Env> {
     this.#stores.run.forget();
     this.#stores.approvals.forget();
     this.#keeping.results.forget();
+    this.#stores.outbox.forget();
+    this.#stores.keys.forget();
   }
 
   /** The run this object serves; every event but `open` and the alarm runs on a loaded one. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseTraceparent, runTraceId, upstreamTraceparent } from "../../src/core/trace-context";
+import { hexId, parseTraceparent, runTraceId, upstreamTraceparent } from "../../src/core/trace-context";
 
 const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT = "00f067aa0ba902b7";
@@ -57,5 +57,17 @@ describe("W3C traceparent", () => {
     expect(upstreamTraceparent("run_1", "call_1", null)).toMatch(
       new RegExp(`^00-${runTraceId("run_1")}-[0-9a-f]{16}-01$`),
     );
+  });
+});
+
+describe("hex ids derived from run and call ids", () => {
+  // The digits 64-bit FNV-1a gives for these inputs (computed in BigInt): exported traces keep their ids.
+  it.each([
+    ["run_01J9ZQ4X7Y8K2M3N4P5Q6R7S8T", 32, "8dc19c1b8e2116374a559978bf856064"],
+    ["call_01J9ZQ4X7Y8K2M3N4P5Q6R7S8T", 16, "012e64fa283f95b2"],
+    ["", 32, "07fc0e07b4bd112f6c0a37f9bab0f540"],
+    ["émoji 🚀 ünïcode", 40, "9d7ac090fed3bd5d8417c551273e24ca0d502d92"],
+  ])("derives the same id from %j (%i digits) as ever", (text, length, id) => {
+    expect(hexId(text, length)).toBe(id);
   });
 });
