@@ -98,6 +98,11 @@ export class ApprovalStore {
     this.#counts = null;
   }
 
+  /** A new run was committed: it has no approval yet, so nothing needs reading to know it. */
+  opened(): void {
+    this.#counts = { total: 0, pending: 0 };
+  }
+
   #counted(): { total: number; pending: number } {
     this.#counts ??= this.#sql
       .exec<{ total: number; pending: number }>(

@@ -125,20 +125,20 @@ export function decisionView(
 
 /**
  * What a sent call's outcome is settled on, beside the outcome itself. The key's approval is the
- * one read when the send began, when the caller has it: a key being sent has no pending approval,
- * and nothing changes an approved or decided one while its request is out.
+ * one read when the send began: a key being sent has no pending approval, and nothing changes an
+ * approved or decided one while its request is out.
  */
 export function settlementView(
   stores: LedgerStores,
   run: RunMeta,
   key: string | null,
-  approval?: ApprovalRecord | null,
+  approval: ApprovalRecord | null,
 ): Pick<Settlement, "run" | "key" | "record" | "approval" | "pending"> {
   return {
     run,
     key,
     record: key ? stores.keys.read(key, null) : null,
-    approval: approval !== undefined ? approval : key ? stores.approvals.byKey(key) : null,
+    approval,
     pending: key ? stores.approvals.pending() : [],
   };
 }

@@ -124,7 +124,7 @@ export class RunLedger extends DurableObject<Env> {
       this.#directory.enqueueRun(run, now, true);
     });
     this.#run = run;
-    this.#publisher.opened();
+    this.#stores.approvals.opened();
     await this.#publisher.scheduleAlarm();
     // The run's entry is not waited for: the agent's answer does not depend on the operators' index.
     this.ctx.waitUntil(this.#publisher.deliver());

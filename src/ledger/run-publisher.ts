@@ -25,11 +25,6 @@ export class RunPublisher {
    * instance, or one whose alarm just rang. Setting the same alarm again is skipped.
    */
   #alarmAt: number | null = null;
-  /**
-   * True from a new run's open until the next commit: a new run has no approvals, so the alarm needs
-   * no look at them.
-   */
-  #noApprovals = false;
 
   constructor(
     env: Env,
@@ -59,14 +54,7 @@ export class RunPublisher {
    * still leaves an alarm that delivers what the commit owes the directory.
    */
   guardDelivery(): void {
-    // Any commit after the open may have written an approval.
-    this.#noApprovals = false;
     if (this.owesDirectory()) this.#ctx.waitUntil(this.scheduleAlarm());
-  }
-
-  /** A new run was committed: it has no approvals until a later commit writes one. */
-  opened(): void {
-    this.#noApprovals = true;
   }
 
   /** The alarm rang: the runtime cleared it, and nothing is set until the handler sets it again. */
@@ -105,9 +93,8 @@ export class RunPublisher {
     if (!run) return;
     const reconcileAt = this.#sendsInFlight() > 0 ? Date.now() + RECONCILE_AFTER_MS : null;
     const { approvals } = this.#stores;
-    const due = this.#noApprovals
-      ? nextAlarmAt(run, null, reconcileAt)
-      : nextAlarmAt(run, approvals.nextExpiry(), reconcileAt, approvals.nextEscalation());
+    // A run without a pending approval (a new one, most) reads none here: the store counts them.
+    const due = nextAlarmAt(run, approvals.nextExpiry(), reconcileAt, approvals.nextEscalation());
     const at = Math.min(due, this.#directory.nextAttemptAt() ?? due);
     if (at === this.#alarmAt) return;
     this.#alarmAt = at;
