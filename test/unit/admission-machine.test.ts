@@ -25,6 +25,7 @@ import { sweepApprovals, type Write, whyCannotExecute } from "../../src/pipeline
 import { catalog } from "../../src/tools";
 import { type Envelope, failure, success } from "../../src/wire/envelope";
 import type { RunLimits } from "../../src/wire/run-status";
+import { pendingApproval } from "./support/pending-approval";
 
 /**
  * Unit tests of the admission machine (`src/pipeline/`: `admit.ts`, `decide.ts`, `settle.ts`,
@@ -179,37 +180,19 @@ function recordOf(call: AgentCall, state: KeyState, envelope: Envelope | null = 
 function approvalOf(call: AgentCall, overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
   const tool = call.prepared.tool;
   if (!tool) throw new Error("no tool");
-  return {
-    id: "apr_0123456789abcdef01234567",
-    tenant: "acme",
+  const approval = pendingApproval({
+    tool,
     run_id: "run_machine",
-    tool: tool.name,
-    side_effect: tool.side_effect,
-    idempotency_key: keyOf(call),
+    key: keyOf(call),
     args: call.prepared.args ?? {},
-    args_digest: call.digest,
-    policy_version: POLICY,
+    digest: call.digest,
+    policy: POLICY,
+    requirement: { roles: [], approvals: 1 },
+    t0: T0,
     reasons: call.prepared.approval.reasons,
-    state: "pending",
-    requested_call_id: "call_first",
-    created_at: new Date(T0).toISOString(),
-    expires_at: new Date(T0 + 60_000).toISOString(),
-    sla_due_at: null,
-    overdue: false,
-    escalated_at: null,
-    decided_at: null,
-    decided_by: null,
-    decided_by_name: null,
-    decision_reason: null,
-    result: null,
-    earlier_effects: [],
-    limit: null,
-    approver_roles: [],
-    approvals_required: 1,
-    approvers: [],
-    edit: null,
-    ...overrides,
-  };
+    ttl_ms: 60_000,
+  });
+  return { ...approval, ...overrides };
 }
 
 const REFUND_DATA = { refund_id: "rf_0001", order_id: "A1001", amount_cents: 1999, status: "issued" };

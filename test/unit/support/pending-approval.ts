@@ -4,7 +4,7 @@ import type { ToolSpec } from "../../../src/catalog/define-tool";
 
 /**
  * A pending approval of one acme call, as the admission machine opens it: asked at `t0`, undecided,
- * expiring a day later, with nothing from other runs and no approver yet.
+ * expiring `ttl_ms` later (a day unless given), with nothing from other runs and no approver yet.
  */
 export function pendingApproval(input: {
   tool: Pick<ToolSpec, "name" | "side_effect">;
@@ -15,6 +15,8 @@ export function pendingApproval(input: {
   policy: string;
   requirement: ApproverRequirement;
   t0: number;
+  reasons?: string[];
+  ttl_ms?: number;
 }): ApprovalRecord {
   return {
     id: "apr_0123456789abcdef01234567",
@@ -26,11 +28,11 @@ export function pendingApproval(input: {
     args: input.args,
     args_digest: input.digest,
     policy_version: input.policy,
-    reasons: ["destructive tools need a human approval"],
+    reasons: input.reasons ?? ["destructive tools need a human approval"],
     state: "pending",
     requested_call_id: "call_first",
     created_at: new Date(input.t0).toISOString(),
-    expires_at: new Date(input.t0 + APPROVAL_TTL_MS).toISOString(),
+    expires_at: new Date(input.t0 + (input.ttl_ms ?? APPROVAL_TTL_MS)).toISOString(),
     sla_due_at: null,
     overdue: false,
     escalated_at: null,
