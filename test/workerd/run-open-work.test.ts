@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { taskRunId } from "../../src/core/ids";
+import { type DirectoryMessage, Outbox } from "../../src/ledger/outbox";
 import { RETENTION_MS } from "../../src/ledger/run-ledger";
 import { ledgerStubOf, openRun, request, type TestRun } from "./helpers";
 
@@ -77,5 +78,46 @@ describe("opening a run", () => {
     const seen = await statements();
     expect(seen.filter((statement) => statement.startsWith("SELECT message FROM outbox"))).toEqual([]);
     expect(seen.filter((statement) => statement.startsWith("SELECT MIN(next_attempt_at)"))).toEqual([]);
+  });
+});
+
+/** A run entry for topic `run:<id>`: what the outbox keys and merges by. */
+const entryOf = (id: string, tools: string[]): DirectoryMessage =>
+  ({ kind: "run", entry: { run_id: id, tools, subjects: [] } }) as unknown as DirectoryMessage;
+
+describe("what the outbox knows without reading itself", () => {
+  it("knows it is empty only when a delivery removed every message it read and none came since", async () => {
+    const run = await openRun("acme");
+    await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
+    const answers = await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+      // An outbox of its own over the ledger's table, as a fresh instance would have (knowing nothing).
+      const outbox = new Outbox(state.storage.sql);
+      const now = Date.now();
+      outbox.enqueue(entryOf("a", ["x"]), now);
+      const first = outbox.undelivered();
+      // A new topic while the delivery is under way: it is still owed after the first is acknowledged.
+      outbox.enqueue(entryOf("b", ["y"]), now);
+      for (const row of first) outbox.acknowledge(row);
+      const afterNewTopic = outbox.nextAttemptAt();
+      const second = outbox.undelivered();
+      // The same topic again while its delivery is under way: its newer message stays, merged.
+      outbox.enqueue(entryOf("b", ["z"]), now);
+      for (const row of second) outbox.acknowledge(row);
+      const afterSameTopic = outbox.nextAttemptAt();
+      const left = outbox.undelivered();
+      for (const row of left) outbox.acknowledge(row);
+      return {
+        afterNewTopic,
+        afterSameTopic,
+        left: left.map((row) => row.message),
+        afterAll: outbox.nextAttemptAt(),
+        stored: state.storage.sql.exec(PROBE).one().n,
+      };
+    });
+    expect(answers.afterNewTopic).not.toBeNull();
+    expect(answers.afterSameTopic).not.toBeNull();
+    expect(answers.left).toEqual([entryOf("b", ["y", "z"])]);
+    expect(answers.afterAll).toBeNull();
+    expect(answers.stored).toBe(0);
   });
 });
