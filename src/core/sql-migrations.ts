@@ -41,6 +41,15 @@ export function createOrMigrate(sql: SqlStorage, migrations: readonly string[], 
     migrateFromStoredVersion(sql, migrations);
     return;
   }
+  createSchema(sql, migrations, current);
+}
+
+/**
+ * Creates the schema `migrations` end at (`current`, and the version reached) in one script, in a
+ * database the caller already knows is empty (`hasSchema` answered false): what `createOrMigrate`
+ * does for a fresh database, without asking again.
+ */
+export function createSchema(sql: SqlStorage, migrations: readonly string[], current: string): void {
   sql.exec(
     `${current}\nCREATE TABLE ${VERSION_TABLE};\nINSERT INTO schema_version (id, version) VALUES (1, ${migrations.length});`,
   );

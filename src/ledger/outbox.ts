@@ -96,21 +96,43 @@ interface Row extends Record<string, SqlStorageValue> {
 export class Outbox {
   readonly #sql: SqlStorage;
   /**
-   * True once a read found the outbox empty, until the next message is enqueued (or `forget`): the
+   * True once the outbox is known empty (a read found it so, a new run's was just created, or a
+   * delivery acknowledged all it read), until the next message is enqueued (or `forget`): the
    * object is the outbox's only writer, and most commits owe the directory nothing, so the
    * question asked after every commit is answered from memory instead of a statement.
    */
   #empty = false;
+  /**
+   * When the first message is due, when memory knows it without a statement (undefined: ask
+   * storage): after a message was enqueued into an empty outbox, or once a delivery acknowledged
+   * every message it read and nothing was enqueued meanwhile.
+   */
+  #nextAt: number | null | undefined = undefined;
+  /** Messages enqueued so far, and what the delivery under way read: whether it emptied the outbox. */
+  #enqueued = 0;
+  #reading: { enqueued: number; left: number } | null = null;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
   }
 
+  /** The outbox of a run being opened: storage was just created, and it holds nothing. */
+  opened(): void {
+    this.#empty = true;
+    this.#nextAt = null;
+  }
+
   /** Adds a message; call it inside the `transactionSync` of the change it reports. */
   enqueue(message: DirectoryMessage, now: number): void {
+    const wasEmpty = this.#empty;
     this.#empty = false;
+    this.#enqueued++;
+    this.#nextAt = wasEmpty ? now + FIRST_RETRY_MS : undefined;
     const topic = topicOf(message);
-    const older = this.#sql.exec<Row>("SELECT message FROM outbox WHERE topic = ?", topic).toArray()[0];
+    // An empty outbox holds no older message of the topic to merge with.
+    const older = wasEmpty
+      ? undefined
+      : this.#sql.exec<Row>("SELECT message FROM outbox WHERE topic = ?", topic).toArray()[0];
     const merged = older ? coalesce(JSON.parse(older.message) as DirectoryMessage, message) : message;
     // A fresh change is worth trying at once: the backoff of a failing topic restarts from its
     // attempts so far, not from zero, when the directory still fails.
@@ -126,25 +148,36 @@ export class Outbox {
 
   /** Every undelivered message, oldest topic first. */
   undelivered(): OutboxRow[] {
-    return this.#sql
+    const rows = this.#sql
       .exec<Row>("SELECT topic, seq, message, attempts, next_attempt_at FROM outbox ORDER BY rowid")
-      .toArray()
-      .map((row) => ({
-        topic: row.topic,
-        seq: row.seq,
-        message: JSON.parse(row.message) as DirectoryMessage,
-        attempts: row.attempts,
-        next_attempt_at: row.next_attempt_at,
-      }));
+      .toArray();
+    this.#reading = { enqueued: this.#enqueued, left: rows.length };
+    return rows.map((row) => ({
+      topic: row.topic,
+      seq: row.seq,
+      message: JSON.parse(row.message) as DirectoryMessage,
+      attempts: row.attempts,
+      next_attempt_at: row.next_attempt_at,
+    }));
   }
 
   /** The directory has it: the row goes, unless a newer change of the topic replaced it meanwhile. */
   acknowledge(row: OutboxRow): void {
-    this.#sql.exec("DELETE FROM outbox WHERE topic = ? AND seq = ?", row.topic, row.seq);
+    const deleted = this.#sql.exec("DELETE FROM outbox WHERE topic = ? AND seq = ?", row.topic, row.seq);
+    this.#nextAt = undefined;
+    const reading = this.#reading;
+    if (!reading || deleted.rowsWritten !== 1) return;
+    reading.left--;
+    // Every message the delivery read is gone and none came since: the outbox is empty.
+    if (reading.left === 0 && reading.enqueued === this.#enqueued) {
+      this.#empty = true;
+      this.#nextAt = null;
+    }
   }
 
   /** The delivery failed: the alarm retries it later, each failure waiting twice as long. */
   postpone(row: OutboxRow, now: number): void {
+    this.#nextAt = undefined;
     const attempts =
       this.#sql
         .exec<{ attempts: number }>("SELECT attempts FROM outbox WHERE topic = ?", row.topic)
@@ -160,15 +193,19 @@ export class Outbox {
   /** When the alarm must ring to retry the first message due, or null when nothing is owed. */
   nextAttemptAt(): number | null {
     if (this.#empty) return null;
+    if (this.#nextAt !== undefined) return this.#nextAt;
     const { next } = this.#sql
       .exec<{ next: number | null }>("SELECT MIN(next_attempt_at) AS next FROM outbox")
       .one();
     this.#empty = next === null;
+    this.#nextAt = next;
     return next;
   }
 
   /** What memory knows of the outbox is dropped (a rolled-back transaction may have changed it). */
   forget(): void {
     this.#empty = false;
+    this.#nextAt = undefined;
+    this.#reading = null;
   }
 }

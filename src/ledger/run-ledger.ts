@@ -64,6 +64,8 @@ export class RunLedger extends DurableObject<Env> {
   #run: RunMeta | null = null;
   /** Whether the schema exists (and is current) here; a fresh object has none until it stores something. */
   #migrated = false;
+  /** Whether storage is known to hold no schema (the constructor found none, or it was deleted). */
+  #empty = false;
   readonly #inflight = new KeysInFlight();
   /** Keys between their tenant-wide claim and the admission's commit, in this instance. */
   readonly #deciding = new KeysDeciding();
@@ -93,7 +95,10 @@ export class RunLedger extends DurableObject<Env> {
     // stays empty until something is written here (`#schema`): asking after a run that was never
     // opened (an MCP session's reserved run before its first call) leaves no storage behind.
     void ctx.blockConcurrencyWhile(async () => {
-      if (!hasSchema(sql)) return;
+      if (!hasSchema(sql)) {
+        this.#empty = true;
+        return;
+      }
       this.#schema();
       this.#run = this.#stores.run.readRun();
       // What a crash left undelivered goes out as soon as the object is up (the alarm stored with it
@@ -105,7 +110,9 @@ export class RunLedger extends DurableObject<Env> {
   /** Brings the schema up to date, creating it in a fresh object; before any storage is read or written. */
   #schema(): void {
     if (this.#migrated) return;
-    this.#stores.run.migrate();
+    if (this.#empty) this.#stores.run.create();
+    else this.#stores.run.migrate();
+    this.#empty = false;
     this.#migrated = true;
   }
 
@@ -117,12 +124,20 @@ export class RunLedger extends DurableObject<Env> {
     this.#schema();
     const now = Date.now();
     const run = newRun(input, loadConfig(this.env).environment, catalogVersion, now);
-    this.ctx.storage.transactionSync(() => {
-      this.#stores.run.insertRun(run);
-      if (input.task) this.#stores.run.insertTask(input.task);
-      this.#keeping.scenario.insert(input.scenario ?? []);
-      this.#directory.enqueueRun(run, now, true);
-    });
+    // A new run's outbox holds nothing: its entry is written without looking for an older one, and
+    // when the alarm must ring for it is known without a statement.
+    this.#stores.outbox.opened();
+    try {
+      this.ctx.storage.transactionSync(() => {
+        this.#stores.run.insertRun(run);
+        if (input.task) this.#stores.run.insertTask(input.task);
+        this.#keeping.scenario.insert(input.scenario ?? []);
+        this.#directory.enqueueRun(run, now, true);
+      });
+    } catch (error) {
+      this.#forgetMemory();
+      throw error;
+    }
     this.#run = run;
     this.#stores.approvals.opened();
     await this.#publisher.scheduleAlarm();
@@ -277,6 +292,7 @@ export class RunLedger extends DurableObject<Env> {
       this.#run = null;
       this.#migrated = false;
       await this.ctx.storage.deleteAll();
+      this.#empty = true;
       this.#forgetMemory();
       return;
     }

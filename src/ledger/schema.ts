@@ -1,4 +1,4 @@
-import { createOrMigrate } from "../core/sql-migrations";
+import { createOrMigrate, createSchema } from "../core/sql-migrations";
 import { APPROVALS_SCHEMA } from "./approval-store";
 import { CLAIMS_SCHEMA } from "./claim-store";
 import { OUTBOX_SCHEMA } from "./outbox";
@@ -277,4 +277,9 @@ ${RESULTS_SCHEMA}${SCENARIO_SCHEMA}${OUTBOX_SCHEMA}${CLAIMS_SCHEMA}`;
 /** Creates a new run's schema (`LEDGER_SCHEMA`), or brings an older ledger's up to date. */
 export function migrateLedger(sql: SqlStorage): void {
   createOrMigrate(sql, LEDGER_MIGRATIONS, LEDGER_SCHEMA);
+}
+
+/** Creates a new run's schema in a database known to be empty (see `createSchema`). */
+export function createLedger(sql: SqlStorage): void {
+  createSchema(sql, LEDGER_MIGRATIONS, LEDGER_SCHEMA);
 }

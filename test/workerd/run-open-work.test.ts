@@ -1,0 +1,123 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it, vi } from "vitest";
+import { taskRunId } from "../../src/core/ids";
+import { type DirectoryMessage, Outbox } from "../../src/ledger/outbox";
+import { RETENTION_MS } from "../../src/ledger/run-ledger";
+import { ledgerStubOf, openRun, request, type TestRun } from "./helpers";
+
+/**
+ * What opening a run costs its new ledger, counted in SQL statements: a fresh object asks once
+ * whether it holds a schema, creates it in one script, writes the run and its directory entry, and
+ * after the entry is delivered deletes it; the outbox's state is known without reading it back.
+ */
+
+/** The test's own look at the outbox, left out of what `recordStatements` reports. */
+const PROBE = "SELECT COUNT(*) AS n FROM outbox";
+
+/** Records every SQL statement the run's ledger runs from now on (whitespace collapsed). */
+async function recordStatements(run: TestRun): Promise<() => Promise<string[]>> {
+  await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+    const sql = state.storage.sql as SqlStorage & { seen?: string[] };
+    const exec = sql.exec.bind(sql);
+    sql.seen = [];
+    sql.exec = ((query: string, ...bindings: SqlStorageValue[]) => {
+      sql.seen?.push(query.replace(/\s+/g, " ").trim());
+      return exec(query, ...bindings);
+    }) as typeof sql.exec;
+  });
+  return () =>
+    runInDurableObject(ledgerStubOf(run), (_instance, state) =>
+      ((state.storage.sql as SqlStorage & { seen?: string[] }).seen ?? []).filter(
+        (statement) => statement !== PROBE,
+      ),
+    );
+}
+
+const outboxRows = (run: TestRun) =>
+  runInDurableObject(ledgerStubOf(run), (_instance, state) => state.storage.sql.exec(PROBE).one().n);
+
+describe("opening a run", () => {
+  it("creates the schema without asking twice, and reads nothing of the outbox it just wrote", async () => {
+    const taskKey = "open-work-1";
+    // The run's id follows from its task key, so its ledger can be watched before it is opened.
+    const planned: TestRun = { id: await taskRunId("acme", taskKey), token: "", tenant: "acme", data: {} };
+    const statements = await recordStatements(planned);
+    const run = await openRun("acme", {
+      namespace: "support",
+      task_key: taskKey,
+      limits: { deadline_s: 60 },
+    });
+    expect(run.id).toBe(planned.id);
+    await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
+    const seen = await statements();
+    const kinds = seen.map((statement) => statement.slice(0, 30));
+    expect(kinds).toEqual([
+      "CREATE TABLE IF NOT EXISTS run",
+      "INSERT INTO run (id, tenant, r",
+      "INSERT INTO task (id, task_key",
+      "INSERT INTO outbox (topic, seq",
+      "SELECT topic, seq, message, at",
+      "DELETE FROM outbox WHERE topic",
+    ]);
+    // Once the entry is delivered, the one alarm left is the run's deletion.
+    const alarm = await runInDurableObject(ledgerStubOf(run), (_instance, state) => state.storage.getAlarm());
+    expect(alarm).toBe(Date.parse(String(run.data.deadline_at)) + RETENTION_MS);
+  });
+
+  it("enqueues a delivered run's next entry without reading its outbox back", async () => {
+    const run = await openRun("acme", { namespace: "support", task_key: "open-work-2" });
+    await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
+    const statements = await recordStatements(run);
+    // Ending the run enqueues its entry again; the outbox, emptied by the delivery, is known empty.
+    const ended = await request(`/v1/runs/${run.id}/end`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${run.token}` },
+    });
+    expect(ended.status).toBe(200);
+    await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
+    const seen = await statements();
+    expect(seen.filter((statement) => statement.startsWith("SELECT message FROM outbox"))).toEqual([]);
+    expect(seen.filter((statement) => statement.startsWith("SELECT MIN(next_attempt_at)"))).toEqual([]);
+  });
+});
+
+/** A run entry for topic `run:<id>`: what the outbox keys and merges by. */
+const entryOf = (id: string, tools: string[]): DirectoryMessage =>
+  ({ kind: "run", entry: { run_id: id, tools, subjects: [] } }) as unknown as DirectoryMessage;
+
+describe("what the outbox knows without reading itself", () => {
+  it("knows it is empty only when a delivery removed every message it read and none came since", async () => {
+    const run = await openRun("acme");
+    await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
+    const answers = await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+      // An outbox of its own over the ledger's table, as a fresh instance would have (knowing nothing).
+      const outbox = new Outbox(state.storage.sql);
+      const now = Date.now();
+      outbox.enqueue(entryOf("a", ["x"]), now);
+      const first = outbox.undelivered();
+      // A new topic while the delivery is under way: it is still owed after the first is acknowledged.
+      outbox.enqueue(entryOf("b", ["y"]), now);
+      for (const row of first) outbox.acknowledge(row);
+      const afterNewTopic = outbox.nextAttemptAt();
+      const second = outbox.undelivered();
+      // The same topic again while its delivery is under way: its newer message stays, merged.
+      outbox.enqueue(entryOf("b", ["z"]), now);
+      for (const row of second) outbox.acknowledge(row);
+      const afterSameTopic = outbox.nextAttemptAt();
+      const left = outbox.undelivered();
+      for (const row of left) outbox.acknowledge(row);
+      return {
+        afterNewTopic,
+        afterSameTopic,
+        left: left.map((row) => row.message),
+        afterAll: outbox.nextAttemptAt(),
+        stored: state.storage.sql.exec(PROBE).one().n,
+      };
+    });
+    expect(answers.afterNewTopic).not.toBeNull();
+    expect(answers.afterSameTopic).not.toBeNull();
+    expect(answers.left).toEqual([entryOf("b", ["y", "z"])]);
+    expect(answers.afterAll).toBeNull();
+    expect(answers.stored).toBe(0);
+  });
+});
