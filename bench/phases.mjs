@@ -68,11 +68,19 @@ export async function latencyPhase(workload, { warmup, samples }) {
 }
 
 /**
- * Run open: `samples` opens one after another (latency, and workerd's CPU per open), then `batch`
- * opens at `concurrency` (opens/s). Resolves with the figures and the runs the batch opened.
+ * Run open: `samples` opens one after another (latency, and workerd's CPU per open), as many new
+ * floor objects one after another (what a new object costs here, beside it), then `batch` opens at
+ * `concurrency` (opens/s). Resolves with the figures and the runs the batch opened.
  */
 export async function runOpenPhase(workload, { samples, batch, concurrency, pid }) {
   const serial = await serialBatch(() => workload.openRun(), { count: samples, pid: pid() });
+  // What creating any new object costs on this runtime: the floor worker's class, a new object per
+  // request (its table created, one row inserted), in the same loop as the opens.
+  const stamp = Date.now().toString(36);
+  const newObjects = await serialBatch((index) => workload.floor(`new-${stamp}-${index}`), {
+    count: samples,
+    pid: pid(),
+  });
   const runs = [];
   const cpuBefore = serial.cpu_ms_per_request;
   const wall = await drive(
@@ -85,6 +93,8 @@ export async function runOpenPhase(workload, { samples, batch, concurrency, pid 
     figures: {
       latency_ms: summarise(serial.timings),
       cpu_ms_per_open: cpuBefore,
+      new_floor_object_cpu_ms: newObjects.cpu_ms_per_request,
+      new_floor_object_p50_ms: summarise(newObjects.timings).p50,
       opens_per_s: (batch * 1000) / wall,
       concurrency,
       samples,

@@ -78,6 +78,25 @@ describe("the bench's goals", () => {
     expect(goals.trace_fill_rate_kept?.value).toBeCloseTo(280 / 300);
   });
 
+  it("puts a new floor object's cost beside run open, when it was measured", () => {
+    const measured = byName(
+      evaluateGoals(
+        figures({
+          run_open: {
+            latency_ms: summary(3),
+            cpu_ms_per_open: 1.5,
+            opens_per_s: 500,
+            concurrency: 16,
+            new_floor_object_cpu_ms: 1.2,
+            new_floor_object_p50_ms: 2,
+          },
+        }),
+      ),
+    );
+    expect(measured.run_open_cpu_ms?.note).toContain("a new floor object (one table, one INSERT) 1.20 ms CPU");
+    expect(byName(evaluateGoals(figures())).run_open_cpu_ms?.note).not.toContain("floor object");
+  });
+
   it("fails a goal just over its bound and passes one at it", () => {
     const over = byName(
       evaluateGoals(figures({ bundle: { proxy: { kib: 700, gzip_kib: 200.01 } }, run_open: undefined })),
