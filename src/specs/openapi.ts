@@ -1,6 +1,6 @@
 import { catalog } from "../tools";
 import { CallBodySchema } from "../wire/call-body";
-import { ProblemSchema } from "../wire/envelope";
+import { problemSchema } from "../wire/envelope";
 import { AddRunToolsBodySchema, OpenRunBodySchema } from "../wire/requests";
 import type { JsonSchema } from "./json-schema";
 import { answerComponents } from "./openapi-components";
@@ -121,7 +121,7 @@ function buildDocument(): JsonSchema {
       securitySchemes: SECURITY_SCHEMES,
       schemas: {
         ...answerComponents(catalog.all()),
-        Problem: zodSchema(ProblemSchema, "output"),
+        Problem: zodSchema(problemSchema(), "output"),
         OpenRunBody: zodSchema(OpenRunBodySchema, "input"),
         AddRunToolsBody: zodSchema(AddRunToolsBodySchema, "input"),
         CallBody: zodSchema(CallBodySchema, "input"),

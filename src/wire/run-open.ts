@@ -1,10 +1,10 @@
 import * as z from "zod";
 import { NeutralToolSchema } from "./neutral-tool";
-import { RunStatusSchema } from "./run-status";
+import { runStatusSchema } from "./run-status";
 import { RunScenarioStepSchema } from "./scenario";
 
 /** What `POST /v1/runs` answers in `data`: the new run's status, its token and its tools. */
-export const RunOpenedSchema = RunStatusSchema.extend({
+export const RunOpenedSchema = runStatusSchema().extend({
   run_token: z
     .string()
     .describe("The agent's credential for this run and namespace only; never the tenant key."),
