@@ -1,7 +1,7 @@
 import { catalog } from "../tools";
 import { CallBodySchema } from "../wire/call-body";
 import { problemSchema } from "../wire/envelope";
-import { AddRunToolsBodySchema, OpenRunBodySchema } from "../wire/requests";
+import { addRunToolsBodySchema, openRunBodySchema } from "../wire/requests";
 import type { JsonSchema } from "./json-schema";
 import { answerComponents } from "./openapi-components";
 import { OPERATIONS, type Operation, ref, zodSchema } from "./openapi-operations";
@@ -122,8 +122,8 @@ function buildDocument(): JsonSchema {
       schemas: {
         ...answerComponents(catalog.all()),
         Problem: zodSchema(problemSchema(), "output"),
-        OpenRunBody: zodSchema(OpenRunBodySchema, "input"),
-        AddRunToolsBody: zodSchema(AddRunToolsBodySchema, "input"),
+        OpenRunBody: zodSchema(openRunBodySchema(), "input"),
+        AddRunToolsBody: zodSchema(addRunToolsBodySchema(), "input"),
         CallBody: zodSchema(CallBodySchema, "input"),
         JsonRpcMessage: {
           type: "object",

@@ -1,7 +1,7 @@
 import * as z from "zod";
 import { NeutralToolSchema } from "./neutral-tool";
 import { runStatusSchema } from "./run-status";
-import { RunScenarioStepSchema } from "./scenario";
+import { runScenarioStepSchema } from "./scenario";
 
 /** What `POST /v1/runs` answers in `data`: the new run's status, its token and its tools. */
 export const RunOpenedSchema = runStatusSchema().extend({
@@ -11,7 +11,7 @@ export const RunOpenedSchema = runStatusSchema().extend({
   expires_at: z.iso.datetime().describe("When the run token stops working."),
   retained_until: z.iso.datetime().describe("Until when the run's data (status, trace, pages) is kept."),
   scenario: z
-    .array(RunScenarioStepSchema)
+    .array(runScenarioStepSchema())
     .optional()
     .describe("The accepted fault scenario, with its defaults; only when one was asked for."),
   task_key: z.string().optional().describe("The task key the run was opened for, when one was sent."),

@@ -15,7 +15,7 @@ import { DATA_COMPONENTS, LargeResultSchema, toolOutputComponents } from "../../
 import { documentedRoutes, OPERATIONS, UNDOCUMENTED_PREFIXES } from "../../src/specs/openapi-operations";
 import { catalog } from "../../src/tools";
 import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
-import { OpenRunBodySchema } from "../../src/wire/requests";
+import { openRunBodySchema } from "../../src/wire/requests";
 import { asOperator, assertNoSecrets, callTool, decide, KEYS, request, type TestRun } from "./helpers";
 
 async function get(path: string, origin = "https://proxy.test") {
@@ -80,7 +80,7 @@ describe("GET /openapi.json", () => {
       withoutDialect(z.toJSONSchema(envelopeSchema(), { io: "output", target: "draft-2020-12" })),
     );
     expect(schemas.schemas.OpenRunBody).toEqual(
-      withoutDialect(z.toJSONSchema(OpenRunBodySchema, { io: "input", target: "draft-2020-12" })),
+      withoutDialect(z.toJSONSchema(openRunBodySchema(), { io: "input", target: "draft-2020-12" })),
     );
     expect(schemas.schemas.CallBody).toMatchObject({ required: ["tool"], additionalProperties: false });
   });
