@@ -12,7 +12,7 @@ import { runStatusSchema } from "../wire/run-status";
 import { RunListSchema, RunSummarySchema } from "../wire/run-summary";
 import { RunTraceSchema } from "../wire/run-trace";
 import { traceEntrySchema } from "../wire/trace-entry";
-import { NamespaceSpecsSchema } from "./formats";
+import { namespaceSpecsSchema } from "./formats";
 import type { JsonSchema } from "./json-schema";
 
 /**
@@ -30,7 +30,7 @@ export const DATA_COMPONENTS = {
   ApprovalList: ApprovalListSchema,
   ApprovalDetail: ApprovalDetailSchema,
   ApprovalDecision: ApprovalDecisionSchema,
-  NamespaceSpecs: NamespaceSpecsSchema,
+  NamespaceSpecs: namespaceSpecsSchema(),
   MetricsReport: MetricsReportSchema,
   ValueUsageReport: ValueUsageReportSchema,
 } as const satisfies Record<string, z.ZodType>;
