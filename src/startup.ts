@@ -1,6 +1,6 @@
 import { approverProblems } from "./approvals/approver-check";
 import { operatorsOf } from "./auth/operator-keys";
-import { CatalogError } from "./catalog/catalog";
+import { type Catalog, CatalogError } from "./catalog/catalog";
 import { profileToolsProblems } from "./catalog/profile-tools";
 import { environmentOf } from "./config/environment";
 import { loadConfig } from "./config/load";
@@ -20,10 +20,10 @@ export interface StartupReport {
 
 const reports = new WeakMap<object, StartupReport>();
 
-/** Why the tool catalog cannot load (the rule its first bad tool breaks), or null when it loads. */
-function catalogProblem(): string | null {
+/** Why a tool catalog cannot load (the rule its first bad tool breaks), or null when it loads. */
+export function catalogProblem(of: Catalog = catalog): string | null {
   try {
-    catalog.all();
+    of.all();
     return null;
   } catch (error) {
     if (error instanceof CatalogError) return `the tool catalog breaks a rule: ${error.message}`;
