@@ -1,4 +1,4 @@
-import { type Envelope, EnvelopeSchema } from "../src/wire/envelope";
+import { type Envelope, envelopeSchema } from "../src/wire/envelope";
 
 /**
  * REST clients of the proxy, as an orchestrator and an agent loop use it over HTTP. The orchestrator
@@ -56,7 +56,7 @@ async function readEnvelope(response: Response): Promise<Envelope> {
       `the proxy answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`,
     );
   }
-  const parsed = EnvelopeSchema.safeParse(json);
+  const parsed = envelopeSchema().safeParse(json);
   if (!parsed.success) {
     throw new Error(`the proxy answered ${response.status} with a body that is not an envelope`);
   }

@@ -10,7 +10,7 @@ import { TENANT_KEYS } from "../eval/credentials";
 import type { SandboxAdmin } from "../eval/sandbox-admin";
 import { connectSandboxOf } from "../eval/sandbox-of-proxy";
 import { existingProxy, isHealthy, type LocalProxy, startProxy } from "../scripts/local-proxy";
-import { type Envelope, EnvelopeSchema } from "../src/wire/envelope";
+import { type Envelope, envelopeSchema } from "../src/wire/envelope";
 import { heading, note, say, showEnvelope, showRefunds, showRequests } from "./print";
 
 const DEFAULT_URL = "http://127.0.0.1:8787";
@@ -87,7 +87,7 @@ async function mcpStory(proxy: ProxyClient, admin: SandboxAdmin): Promise<void> 
     const call = async (name: string, args: Record<string, unknown>): Promise<Envelope> => {
       const result = await mcp.callTool({ name, arguments: args });
       note(`isError: ${String(result.isError ?? false)}`);
-      return EnvelopeSchema.parse(result.structuredContent);
+      return envelopeSchema().parse(result.structuredContent);
     };
     say(`tools/call issue_refund ${JSON.stringify(REFUND)}`);
     showEnvelope(await call("issue_refund", REFUND));

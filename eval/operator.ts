@@ -1,4 +1,4 @@
-import { type Envelope, EnvelopeSchema } from "../src/wire/envelope";
+import { type Envelope, envelopeSchema } from "../src/wire/envelope";
 import type { IntendedEffect, OperatorPolicy } from "./case-types";
 import type { SandboxAdmin } from "./sandbox-admin";
 import type { ApprovalView } from "./source-types";
@@ -129,6 +129,6 @@ export class SimulatedOperator {
       ...init,
       headers: { authorization: `Bearer ${this.#key}`, "content-type": "application/json" },
     });
-    return EnvelopeSchema.parse(await response.json());
+    return envelopeSchema().parse(await response.json());
   }
 }

@@ -1,5 +1,6 @@
 import { approverProblems } from "./approvals/approver-check";
 import { operatorsOf } from "./auth/operator-keys";
+import { type Catalog, CatalogError } from "./catalog/catalog";
 import { profileToolsProblems } from "./catalog/profile-tools";
 import { environmentOf } from "./config/environment";
 import { loadConfig } from "./config/load";
@@ -19,6 +20,17 @@ export interface StartupReport {
 
 const reports = new WeakMap<object, StartupReport>();
 
+/** Why a tool catalog cannot load (the rule its first bad tool breaks), or null when it loads. */
+export function catalogProblem(of: Catalog = catalog): string | null {
+  try {
+    of.all();
+    return null;
+  } catch (error) {
+    if (error instanceof CatalogError) return `the tool catalog breaks a rule: ${error.message}`;
+    throw error;
+  }
+}
+
 /**
  * Checks secrets, configuration and every tool's binding once per environment object. A proxy
  * that lacks a secret, cannot reach one of its tools, or whose secrets are malformed refuses all
@@ -28,6 +40,15 @@ export function startupCheck(env: Env): StartupReport {
   let report = reports.get(env);
   if (!report) {
     const problems: string[] = [];
+    // The catalog loads here, on the first request: one that breaks a rule refuses all traffic.
+    const catalogBroken = catalogProblem();
+    if (catalogBroken !== null) {
+      problems.push(catalogBroken);
+      console.error(`edge-tool-proxy cannot start: ${catalogBroken}`);
+      report = { problems, missing_secrets: missingSecrets(env) };
+      reports.set(env, report);
+      return report;
+    }
     const missing = missingSecrets(env);
     if (missing.length > 0) {
       // Named together, with how to set them; parsing what is absent would only say "malformed".

@@ -335,7 +335,8 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
       }
       owners.set(tool.name, label);
       try {
-        const spec = declaredTool(file, tool, evaluateSchemas(schemaSources(tool)));
+        const schemas = evaluateSchemas(schemaSources(tool));
+        const spec = declaredTool(file, tool, () => schemas);
         specs.push(spec);
         located.set(tool.name, { file: label, index, declaration: tool, spec });
       } catch (error) {

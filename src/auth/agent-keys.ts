@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { ProxyConfig } from "../config/load";
+import { lazily } from "../core/lazily";
 import type { RunLimits } from "../wire/run-status";
 import { findKeyOwner } from "./keys";
 
@@ -87,11 +88,13 @@ export function agentPrincipal(
  * grant and hands it back on every request as `ctx.props`): the tenant and the agent profile an
  * operator chose on the consent page. Namespace and limits are read from the configuration then.
  */
-export const OAuthGrantPropsSchema = z.strictObject({ tenant: z.string(), profile: z.string() });
-export type OAuthGrantProps = z.infer<typeof OAuthGrantPropsSchema>;
+export const oAuthGrantPropsSchema = lazily(() =>
+  z.strictObject({ tenant: z.string(), profile: z.string() }),
+);
+export type OAuthGrantProps = z.infer<ReturnType<typeof oAuthGrantPropsSchema>>;
 
 /** The principal of an OAuth access token's grant, or null when its props are not a grant of ours. */
 export function agentFromOAuthProps(config: ProxyConfig, props: unknown): AgentPrincipal | null {
-  const parsed = OAuthGrantPropsSchema.safeParse(props);
+  const parsed = oAuthGrantPropsSchema().safeParse(props);
   return parsed.success ? agentPrincipal(config, parsed.data.tenant, parsed.data.profile, "oauth") : null;
 }

@@ -1,6 +1,6 @@
 import type { ProxyConfig } from "../config/load";
 import { assertNever } from "../wire/envelope";
-import { agentFromOAuthProps, findAgentKey, OAuthGrantPropsSchema } from "./agent-keys";
+import { agentFromOAuthProps, findAgentKey, oAuthGrantPropsSchema } from "./agent-keys";
 import { verifySession } from "./console-session";
 import { findKeyOwner } from "./keys";
 import { operatorIdOf } from "./operator-id";
@@ -65,7 +65,7 @@ export async function authenticate<A extends Accept>(
 
   // The provider already verified the access token; what is left is whether its profile still exists.
   const kindList: readonly PrincipalKind[] = kinds;
-  if (kindList.includes("agent") && OAuthGrantPropsSchema.safeParse(options.oauthProps).success) {
+  if (kindList.includes("agent") && oAuthGrantPropsSchema().safeParse(options.oauthProps).success) {
     const agent = agentFromOAuthProps(config, options.oauthProps);
     return agent ? admit({ kind: "agent", agent }) : refuse("stale_grant");
   }

@@ -134,8 +134,20 @@ function checkOutputTrust(tool: string, spec: ToolSpec, report: Report): void {
   }
 }
 
+/**
+ * Which rules a check runs: `all`, or `structure`, every rule but the walks over the input and
+ * output schemas (strict objects, described fields, classified free text). Only a catalog whose
+ * schemas were checked with `all` when it was compiled, from the very same zod source, may skip
+ * them (src/tools/index.ts says why that holds); the walks build every tool's schemas.
+ */
+export type CatalogRules = "all" | "structure";
+
 /** Every catalog rule one tool breaks, in the order of its definition's fields. */
-export function toolSpecProblems(spec: ToolSpec, rule: TimeoutRule = TIMEOUT_RULE): CatalogProblem[] {
+export function toolSpecProblems(
+  spec: ToolSpec,
+  rule: TimeoutRule = TIMEOUT_RULE,
+  rules: CatalogRules = "all",
+): CatalogProblem[] {
   const name = typeof spec.name === "string" ? spec.name : String(spec.name);
   const problems: CatalogProblem[] = [];
   const report: Report = (field, message) => problems.push({ tool: name, field, message });
@@ -163,19 +175,7 @@ export function toolSpecProblems(spec: ToolSpec, rule: TimeoutRule = TIMEOUT_RUL
       );
     }
   }
-  if (spec.input instanceof z.ZodObject) {
-    checkInputSchema(name, spec.input, "", report);
-  } else {
-    report("input", `tool "${name}": input must be a zod object schema`);
-  }
-  if (spec.output instanceof z.ZodType) {
-    checkOutputTrust(name, spec, report);
-  } else {
-    report(
-      "output",
-      `tool "${name}": output must be a zod schema; it is the whitelist of what the model sees`,
-    );
-  }
+  if (rules === "all") checkSchemas(name, spec, report);
   if (typeof spec.timeout_ms !== "number" || !(spec.timeout_ms > 0) || spec.timeout_ms > MAX_TIMEOUT_MS) {
     report("timeout_ms", `tool "${name}": timeout_ms must be a number between 1 and ${MAX_TIMEOUT_MS}`);
   } else if (!spec.builtin) {
@@ -190,6 +190,23 @@ export function toolSpecProblems(spec: ToolSpec, rule: TimeoutRule = TIMEOUT_RUL
   checkPostcondition(name, spec, report);
   checkEffect(spec, report);
   return problems;
+}
+
+/** The input is a strict, described zod object; the output a zod schema whose free text is classified. */
+function checkSchemas(name: string, spec: ToolSpec, report: Report): void {
+  if (spec.input instanceof z.ZodObject) {
+    checkInputSchema(name, spec.input, "", report);
+  } else {
+    report("input", `tool "${name}": input must be a zod object schema`);
+  }
+  if (spec.output instanceof z.ZodType) {
+    checkOutputTrust(name, spec, report);
+  } else {
+    report(
+      "output",
+      `tool "${name}": output must be a zod schema; it is the whitelist of what the model sees`,
+    );
+  }
 }
 
 /**
@@ -294,13 +311,24 @@ function checkObserverTools(tools: ReadonlyMap<string, ToolSpec>, spec: ToolSpec
   }
 }
 
-/** The loaded, checked set of tools, grouped by namespace. */
+type ByNamespace = ReadonlyMap<string, ReadonlyMap<string, ToolSpec>>;
+
+/**
+ * The loaded, checked set of tools, grouped by namespace. Given a loader, it loads on its first
+ * use (`lazyCatalog`); a loader that throws throws at every use, so a bad catalog never serves.
+ */
 export class Catalog {
-  readonly #byNamespace: ReadonlyMap<string, ReadonlyMap<string, ToolSpec>>;
+  readonly #load: () => ByNamespace;
+  #loaded: ByNamespace | undefined;
   #version: Promise<string> | undefined;
 
-  constructor(byNamespace: ReadonlyMap<string, ReadonlyMap<string, ToolSpec>>) {
-    this.#byNamespace = byNamespace;
+  constructor(byNamespace: ByNamespace | (() => ByNamespace)) {
+    this.#load = typeof byNamespace === "function" ? byNamespace : () => byNamespace;
+  }
+
+  get #byNamespace(): ByNamespace {
+    this.#loaded ??= this.#load();
+    return this.#loaded;
   }
 
   namespaces(): string[] {
@@ -363,6 +391,7 @@ function countsAgainstCap(spec: ToolSpec): boolean {
 export function catalogProblems(
   specs: readonly ToolSpec[],
   rule: TimeoutRule = TIMEOUT_RULE,
+  rules: CatalogRules = "all",
 ): {
   problems: CatalogProblem[];
   byNamespace: Map<string, Map<string, ToolSpec>>;
@@ -370,7 +399,7 @@ export function catalogProblems(
   const problems: CatalogProblem[] = [];
   const byNamespace = new Map<string, Map<string, ToolSpec>>();
   for (const spec of specs) {
-    problems.push(...toolSpecProblems(spec, rule));
+    problems.push(...toolSpecProblems(spec, rule, rules));
     let tools = byNamespace.get(spec.namespace);
     if (!tools) {
       tools = new Map();
@@ -409,9 +438,31 @@ export function catalogProblems(
  * rule it breaks: a proxy with a half-valid catalog must not start. `rule` is the timeout rule by
  * side-effect class (`timeout-rules.ts`); only a test catalog with scaled-down timeouts passes another.
  */
-export function loadCatalog(specs: readonly ToolSpec[], rule: TimeoutRule = TIMEOUT_RULE): Catalog {
-  const { problems, byNamespace } = catalogProblems(specs, rule);
+export function loadCatalog(
+  specs: readonly ToolSpec[],
+  rule: TimeoutRule = TIMEOUT_RULE,
+  rules: CatalogRules = "all",
+): Catalog {
+  const { problems, byNamespace } = catalogProblems(specs, rule, rules);
   const [first] = problems;
   if (first) throw new CatalogError(first.message);
   return new Catalog(byNamespace);
+}
+
+/**
+ * The catalog of `specs`, loaded and checked (as `loadCatalog` does) on its first use rather than
+ * now: an isolate that starts builds no tool. A catalog that breaks a rule throws its CatalogError
+ * at every use, so it never serves a call.
+ */
+export function lazyCatalog(
+  specs: () => readonly ToolSpec[],
+  rule: TimeoutRule = TIMEOUT_RULE,
+  rules: CatalogRules = "all",
+): Catalog {
+  return new Catalog(() => {
+    const { problems, byNamespace } = catalogProblems(specs(), rule, rules);
+    const [first] = problems;
+    if (first) throw new CatalogError(first.message);
+    return byNamespace;
+  });
 }

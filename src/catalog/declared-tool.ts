@@ -1,4 +1,5 @@
 import type * as z from "zod";
+import { lazily } from "../core/lazily";
 import type { MaskRule } from "../shaping/mask";
 import { declaredFacts } from "./decision-facts";
 import type { CatalogFile, Expected, ExpectedValue, ToolDeclaration } from "./declaration";
@@ -41,10 +42,13 @@ export type CompiledDeclaration = Omit<ToolDeclaration, "input" | "output"> & {
   output: Omit<ToolDeclaration["output"], "schema">;
 };
 
-/** One namespace as `compile` wrote it: the checked declaration and each tool's schemas by name. */
+/**
+ * One namespace as `compile` wrote it: the checked declaration and, by tool name, a function that
+ * builds the tool's schemas (called on the tool's first use, not when the isolate starts).
+ */
 export interface DeclaredNamespace {
   file: Omit<CatalogFile, "tools"> & { tools: CompiledDeclaration[] };
-  schemas: Record<string, DeclaredSchemas>;
+  schemas: Record<string, () => DeclaredSchemas>;
 }
 
 function requestOf(
@@ -161,12 +165,16 @@ function credentialOf(file: DeclaredNamespace["file"], upstream: string): Static
   return { ...credential, prefix: credential.prefix ?? "" };
 }
 
-/** One declared tool as a ToolSpec, with the schemas compiled from its declaration. */
+/**
+ * One declared tool as a ToolSpec, with the schemas compiled from its declaration: `schemas` builds
+ * them on the first read of `input` or `output`, once.
+ */
 export function declaredTool(
   file: DeclaredNamespace["file"],
   tool: CompiledDeclaration,
-  schemas: DeclaredSchemas,
+  schemas: () => DeclaredSchemas,
 ): ToolSpec {
+  const built = lazily(schemas);
   const { namespace } = file;
   const postcondition = tool.postcondition;
   const context = tool.decision_context;
@@ -182,8 +190,12 @@ export function declaredTool(
     title: tool.title,
     side_effect: tool.side_effect,
     description: tool.description,
-    input: schemas.input,
-    output: schemas.output,
+    get input() {
+      return built().input;
+    },
+    get output() {
+      return built().output;
+    },
     upstream: {
       binding: tool.request.upstream,
       ...(upstream?.base ? { base: upstream.base } : {}),

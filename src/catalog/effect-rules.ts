@@ -38,7 +38,6 @@ function listed(args: Record<string, z.ZodType>): string {
 export function checkEffect(spec: ToolSpec, report: Report): void {
   const name = spec.name;
   const writes = spec.side_effect === "write" || spec.side_effect === "destructive";
-  const args = argumentsOf(spec);
   const { effect, value } = spec;
   if (!writes) {
     if (effect) {
@@ -55,6 +54,9 @@ export function checkEffect(spec: ToolSpec, report: Report): void {
     }
     return;
   }
+  if (!effect && !value) return;
+  // Read only here: a tool's input schema may be built on first use (declared tools).
+  const args = argumentsOf(spec);
   if (effect) checkIdentity(name, effect, args, report);
   if (value) checkValue(name, value, args, report);
 }

@@ -1,6 +1,7 @@
 import { zValidator } from "@hono/zod-validator";
 import type { Context, MiddlewareHandler } from "hono";
 import type * as z from "zod";
+import { lazily } from "../core/lazily";
 import type { Env } from "../env";
 import { omitNullOptionals, type ProblemSubject, problemsFromIssues } from "../pipeline/validate";
 import { failure, type Problem } from "../wire/envelope";
@@ -61,13 +62,20 @@ export function validationHook(target: Target, schema: z.ZodType) {
  * `zValidator(target, schema)` with the hook, parsing as the call path parses: `null` for an
  * optional field means absent (OpenAI strict mode), and issues carry their input, which the
  * reasons quote (`expected number, got string`). Route handlers read `c.req.valid(target)`.
+ * `schema` may be a `lazily` accessor: the schema and its validator are then built on the route's
+ * first request, not when the routes are registered as the isolate starts.
  */
-export function validated<T extends z.ZodType, Tg extends Target>(target: Tg, schema: T) {
-  return zValidator(target, schema, validationHook(target, schema), {
-    // The library types this result through a conditional on T that stays open for a generic T.
-    validationFunction: (s, value) =>
-      s.safeParseAsync(omitNullOptionals(s, value), { reportInput: true }) as never,
-  });
+export function validated<T extends z.ZodType, Tg extends Target>(target: Tg, schema: T | (() => T)) {
+  const validator = (s: T) =>
+    zValidator(target, s, validationHook(target, s), {
+      // The library types this result through a conditional on T that stays open for a generic T.
+      validationFunction: (v, value) =>
+        v.safeParseAsync(omitNullOptionals(v, value), { reportInput: true }) as never,
+    });
+  // A zod schema is an object, never a function: a function is an accessor.
+  const built = lazily(() => validator(typeof schema === "function" ? schema() : schema));
+  const handler: ReturnType<typeof validator> = (c, next) => built()(c, next);
+  return handler;
 }
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;

@@ -7,7 +7,7 @@ import { requestContext } from "../http/respond";
 import { agentToolRefs } from "../runs/open-run";
 import { runSpecs } from "../specs/tool-specs";
 import { failure } from "../wire/envelope";
-import { OpenRunBodySchema } from "../wire/requests";
+import { openRunBodySchema } from "../wire/requests";
 import { toCallToolResult } from "./call-result";
 import { canListen, catalogWatch, MAX_LISTENERS } from "./catalog-watch";
 import { RUN_HANDLE_ARG, signRunHandle, takeRunHandle } from "./run-handle";
@@ -187,7 +187,7 @@ async function runOfCall(
   return { caller: { tenant: claims.tenant, run: claims.run, namespace: claims.ns }, args: taken.args };
 }
 
-const StartTaskArgsSchema = OpenRunBodySchema.pick({ task_key: true }).strict();
+const StartTaskArgsSchema = openRunBodySchema().pick({ task_key: true }).strict();
 
 /** `start_task`: opens a run exactly as a 2025 session's `initialize` does, and names it in a run handle. */
 async function startTask(

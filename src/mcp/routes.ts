@@ -14,7 +14,7 @@ import type { AppEnv } from "../http/app-env";
 import { requestContext, respond } from "../http/respond";
 import { catalog } from "../tools";
 import { type Envelope, failure, httpStatusFor } from "../wire/envelope";
-import { MAX_CALL_BODY_BYTES, OpenRunBodySchema } from "../wire/requests";
+import { MAX_CALL_BODY_BYTES, openRunBodySchema } from "../wire/requests";
 import { serveCurrent } from "./current";
 import {
   challenge,
@@ -161,7 +161,7 @@ function asksForProgress(body: unknown): boolean {
 
 /** The header an agent's MCP session names its orchestrator's task in, as `task_key` of POST /v1/runs. */
 const TASK_KEY_HEADER = "X-Task-Key";
-const TaskKeySchema = OpenRunBodySchema.shape.task_key;
+const TaskKeySchema = openRunBodySchema().shape.task_key;
 
 /**
  * A request with an agent's credential. The body is read here, once, because only `initialize`

@@ -13,11 +13,11 @@ import { openRunFor } from "../runs/open-run";
 import { runSpecs } from "../specs/tool-specs";
 import { failure, success } from "../wire/envelope";
 import {
-  AddRunToolsBodySchema,
+  addRunToolsBodySchema,
   MAX_CALL_BODY_BYTES,
-  OpenRunBodySchema,
-  ResultPageQuerySchema,
-  TraceQuerySchema,
+  openRunBodySchema,
+  resultPageQuerySchema,
+  traceQuerySchema,
 } from "../wire/requests";
 import { ndjsonExport, otlpExport } from "./trace-export";
 
@@ -34,7 +34,7 @@ runs.post(
   bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
   limitJsonBody("object"),
   jsonBody,
-  validated("json", OpenRunBodySchema),
+  validated("json", openRunBodySchema),
   async (c) => {
     const opened = await openRunFor(c.env, c.get("opener"), c.req.valid("json"));
     // A task's run answered again is not created: 200, as for any repeat of a completed request.
@@ -67,7 +67,7 @@ runs.post(
   },
 );
 
-runs.get("/:run_id/trace", requireRunToken, validated("query", TraceQuerySchema), async (c) => {
+runs.get("/:run_id/trace", requireRunToken, validated("query", traceQuerySchema), async (c) => {
   const runId = c.req.param("run_id");
   const tenant = c.get("tenant");
   const query = c.req.valid("query");
@@ -90,7 +90,7 @@ runs.get("/:run_id/trace", requireRunToken, validated("query", TraceQuerySchema)
 runs.get(
   "/:run_id/results/:handle",
   requireRunToken,
-  validated("query", ResultPageQuerySchema),
+  validated("query", resultPageQuerySchema),
   async (c) => {
     const ctx = requestContext(c.env);
     const page = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).resultPage(
@@ -119,7 +119,7 @@ runs.post(
   bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
   limitJsonBody("object"),
   jsonBody,
-  validated("json", AddRunToolsBodySchema),
+  validated("json", addRunToolsBodySchema),
   async (c) => {
     const tenant = c.get("tenant");
     const ctx = requestContext(c.env);

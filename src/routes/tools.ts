@@ -12,7 +12,7 @@ import { specsFor } from "../specs/formats";
 import { runSpecs } from "../specs/tool-specs";
 import { catalog } from "../tools";
 import { type Envelope, failure, success } from "../wire/envelope";
-import { ToolsQuerySchema } from "../wire/requests";
+import { toolsQuerySchema } from "../wire/requests";
 
 /** Who asks: a tenant's orchestrator (any namespace of its config) or one run (its namespace only). */
 type ToolsEnv = { Bindings: AppEnv["Bindings"]; Variables: { principal: PrincipalOf<"tool_specs"> } };
@@ -39,7 +39,7 @@ const requireRunOrTenant: MiddlewareHandler<ToolsEnv> = async (c, next) => {
   await next();
 };
 
-tools.get("/", requireRunOrTenant, validated("query", ToolsQuerySchema), async (c) => {
+tools.get("/", requireRunOrTenant, validated("query", toolsQuerySchema), async (c) => {
   const ctx = requestContext(c.env);
   const answer = (envelope: Envelope) => respond(c, envelope);
   const principal = c.get("principal");

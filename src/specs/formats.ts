@@ -1,6 +1,7 @@
 import * as z from "zod";
 import type { Catalog } from "../catalog/catalog";
 import type { ToolSpec } from "../catalog/define-tool";
+import { lazily } from "../core/lazily";
 import { assertNever } from "../wire/envelope";
 import { type SpecFormat, SpecFormatSchema } from "../wire/requests";
 import { type AnthropicTool, toAnthropicTool } from "./anthropic";
@@ -21,27 +22,31 @@ export interface SpecOf {
 }
 export type AnySpec = SpecOf[SpecFormat];
 
-export const TokenEstimateSchema = z.object({
-  total: z.number().int().describe("Approximate tokens of `tools` as sent to a model."),
-  per_tool: z.record(z.string(), z.number().int()).describe("The same estimate for each tool, by name."),
-  method: z.string().describe("How the estimate is computed."),
-});
+export const tokenEstimateSchema = lazily(() =>
+  z.object({
+    total: z.number().int().describe("Approximate tokens of `tools` as sent to a model."),
+    per_tool: z.record(z.string(), z.number().int()).describe("The same estimate for each tool, by name."),
+    method: z.string().describe("How the estimate is computed."),
+  }),
+);
 
 /** What `GET /v1/tools` answers in `data`. */
-export const NamespaceSpecsSchema = z.object({
-  namespace: z.string(),
-  format: SpecFormatSchema,
-  tools: z
-    .array(z.record(z.string(), z.unknown()))
-    .describe("The tool specs in the requested format, ready to paste."),
-  token_estimate: TokenEstimateSchema,
-});
+export const namespaceSpecsSchema = lazily(() =>
+  z.object({
+    namespace: z.string(),
+    format: SpecFormatSchema,
+    tools: z
+      .array(z.record(z.string(), z.unknown()))
+      .describe("The tool specs in the requested format, ready to paste."),
+    token_estimate: tokenEstimateSchema(),
+  }),
+);
 
 export interface NamespaceSpecs<F extends SpecFormat = SpecFormat> {
   namespace: string;
   format: F;
   tools: SpecOf[F][];
-  token_estimate: z.infer<typeof TokenEstimateSchema>;
+  token_estimate: z.infer<ReturnType<typeof tokenEstimateSchema>>;
 }
 
 export function specFor(tool: ToolSpec, format: SpecFormat): AnySpec {

@@ -1,6 +1,6 @@
 import * as z from "zod";
 import type { ToolSpec } from "../catalog/define-tool";
-import { EnvelopeSchema } from "../wire/envelope";
+import { envelopeSchema } from "../wire/envelope";
 
 /** A JSON Schema document as plain JSON: what every spec format is built from. */
 export type JsonSchema = { [keyword: string]: unknown };
@@ -42,7 +42,7 @@ export function inputJsonSchema(tool: Pick<ToolSpec, "input">): ObjectJsonSchema
  */
 export function envelopeJsonSchema(tool: Pick<ToolSpec, "output">): ObjectJsonSchema {
   // Built from the envelope's own shape so a field added to the envelope appears here too.
-  const envelope = z.strictObject({ ...EnvelopeSchema.shape, data: tool.output.nullable() });
+  const envelope = z.strictObject({ ...envelopeSchema().shape, data: tool.output.nullable() });
   return toJsonSchema(envelope, "output") as ObjectJsonSchema;
 }
 

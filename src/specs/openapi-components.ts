@@ -4,15 +4,15 @@ import { ResultPageSchema } from "../tools/builtins";
 import { ApprovalRecordSchema, ApprovalSummarySchema } from "../wire/approval";
 import { ApprovalDecisionSchema, ApprovalDetailSchema, ApprovalListSchema } from "../wire/approval-answers";
 import { ValueUsageReportSchema } from "../wire/effects";
-import { EnvelopeSchema } from "../wire/envelope";
+import { envelopeSchema } from "../wire/envelope";
 import { HealthSchema } from "../wire/health";
 import { MetricsReportSchema } from "../wire/metrics";
 import { RunOpenedSchema } from "../wire/run-open";
-import { RunStatusSchema } from "../wire/run-status";
+import { runStatusSchema } from "../wire/run-status";
 import { RunListSchema, RunSummarySchema } from "../wire/run-summary";
 import { RunTraceSchema } from "../wire/run-trace";
-import { TraceEntrySchema } from "../wire/trace-entry";
-import { NamespaceSpecsSchema } from "./formats";
+import { traceEntrySchema } from "../wire/trace-entry";
+import { namespaceSpecsSchema } from "./formats";
 import type { JsonSchema } from "./json-schema";
 
 /**
@@ -23,14 +23,14 @@ import type { JsonSchema } from "./json-schema";
 export const DATA_COMPONENTS = {
   Health: HealthSchema,
   RunOpened: RunOpenedSchema,
-  RunStatus: RunStatusSchema,
+  RunStatus: runStatusSchema(),
   RunTrace: RunTraceSchema,
   RunList: RunListSchema,
   ResultPage: ResultPageSchema,
   ApprovalList: ApprovalListSchema,
   ApprovalDetail: ApprovalDetailSchema,
   ApprovalDecision: ApprovalDecisionSchema,
-  NamespaceSpecs: NamespaceSpecsSchema,
+  NamespaceSpecs: namespaceSpecsSchema(),
   MetricsReport: MetricsReportSchema,
   ValueUsageReport: ValueUsageReportSchema,
 } as const satisfies Record<string, z.ZodType>;
@@ -64,8 +64,8 @@ export const LargeResultSchema = z.strictObject({
 
 /** Schemas several payloads contain: written once as components and referenced from the others. */
 const SHARED_COMPONENTS = {
-  Envelope: EnvelopeSchema,
-  TraceEntry: TraceEntrySchema,
+  Envelope: envelopeSchema(),
+  TraceEntry: traceEntrySchema(),
   ApprovalRecord: ApprovalRecordSchema,
   ApprovalSummary: ApprovalSummarySchema,
   RunSummary: RunSummarySchema,

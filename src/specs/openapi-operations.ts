@@ -2,7 +2,7 @@ import * as z from "zod";
 import { ApprovalFiltersSchema, RunFiltersSchema } from "../approvals/list-filters";
 import { catalog } from "../tools";
 import { MetricsQuerySchema } from "../wire/metrics";
-import { ResultPageQuerySchema, ToolsQuerySchema, TraceQuerySchema } from "../wire/requests";
+import { resultPageQuerySchema, toolsQuerySchema, traceQuerySchema } from "../wire/requests";
 import { type JsonSchema, withoutDialect } from "./json-schema";
 import { type DataComponent, type ToolAnswer, toolOutputComponents } from "./openapi-components";
 
@@ -225,7 +225,7 @@ export const OPERATIONS: readonly Operation[] = [
     description:
       "The run's dispatches in order, a page at a time (`cursor`, `limit`; each page costs the same however long the run). `Accept: application/x-ndjson` streams the whole trace, one entry per line; `?format=otlp` streams it as OTLP/JSON spans.",
     credentials: ["runToken"],
-    parameters: [runId, ...queryParameters(TraceQuerySchema)],
+    parameters: [runId, ...queryParameters(traceQuerySchema())],
     responses: { "200": envelope("The run and its trace entries.", "RunTrace"), ...FAILURES },
   },
   {
@@ -245,7 +245,7 @@ export const OPERATIONS: readonly Operation[] = [
         schema: { type: "string" },
         description: "The result handle from the call's envelope.",
       },
-      ...queryParameters(ResultPageQuerySchema),
+      ...queryParameters(resultPageQuerySchema()),
     ],
     responses: {
       "200": envelope("One page.", "ResultPage"),
@@ -386,7 +386,7 @@ export const OPERATIONS: readonly Operation[] = [
     description:
       "Ready-to-paste specs of one namespace, generated from the tools' zod schemas, with an approximate token cost. A run token sees only its own namespace; a tenant key the namespaces of its config. Any other namespace is `not_found`.",
     credentials: ["tenantKey", "runToken"],
-    parameters: queryParameters(ToolsQuerySchema),
+    parameters: queryParameters(toolsQuerySchema()),
     responses: {
       "200": envelope("The specs.", "NamespaceSpecs"),
       "401": FAILURES["401"],

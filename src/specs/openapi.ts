@@ -1,7 +1,7 @@
 import { catalog } from "../tools";
 import { CallBodySchema } from "../wire/call-body";
-import { ProblemSchema } from "../wire/envelope";
-import { AddRunToolsBodySchema, OpenRunBodySchema } from "../wire/requests";
+import { problemSchema } from "../wire/envelope";
+import { addRunToolsBodySchema, openRunBodySchema } from "../wire/requests";
 import type { JsonSchema } from "./json-schema";
 import { answerComponents } from "./openapi-components";
 import { OPERATIONS, type Operation, ref, zodSchema } from "./openapi-operations";
@@ -121,9 +121,9 @@ function buildDocument(): JsonSchema {
       securitySchemes: SECURITY_SCHEMES,
       schemas: {
         ...answerComponents(catalog.all()),
-        Problem: zodSchema(ProblemSchema, "output"),
-        OpenRunBody: zodSchema(OpenRunBodySchema, "input"),
-        AddRunToolsBody: zodSchema(AddRunToolsBodySchema, "input"),
+        Problem: zodSchema(problemSchema(), "output"),
+        OpenRunBody: zodSchema(openRunBodySchema(), "input"),
+        AddRunToolsBody: zodSchema(addRunToolsBodySchema(), "input"),
         CallBody: zodSchema(CallBodySchema, "input"),
         JsonRpcMessage: {
           type: "object",

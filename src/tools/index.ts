@@ -1,4 +1,4 @@
-import { loadCatalog } from "../catalog/catalog";
+import { lazyCatalog } from "../catalog/catalog";
 import { declaredTools } from "../catalog/declared-tool";
 import type { ToolSpec } from "../catalog/define-tool";
 import { readResultPage } from "./builtins";
@@ -9,13 +9,24 @@ import { findTools, useTool } from "./discovery";
  * The catalog this deployment serves: the namespaces declared as data (catalog/*.yaml, compiled by
  * `npm run tools -- compile` into a module after every check passed, so no YAML is parsed, no JSON
  * Schema converted and nothing fetched at start), each with the built-in tools every namespace
- * gets. Loading it checks every rule; a bad tool stops the worker.
+ * gets. It loads on first use, not when the isolate starts; a tool that breaks a rule throws its
+ * CatalogError at every use, and the proxy refuses all traffic naming it (src/startup.ts).
+ *
+ * Loading runs the structural rules only (names, classes, timeouts, upstreams, postconditions,
+ * namespaces), not the walks over each tool's zod schemas, which would build every schema: the
+ * generated module is written only after `catalogProblems` with every rule passed over the very
+ * same zod source (scripts/tools/catalog-check.ts evaluates the text it then writes) and over these
+ * built-in tools, and `npm run lint` fails when the module is not what compile would write now.
+ * A schema is built on its tool's first use.
  */
-export const catalog = loadCatalog(
-  declaredNamespaces.flatMap((namespace) => [
-    ...declaredTools([namespace]),
-    readResultPage(namespace.file.namespace),
-  ]),
+export const catalog = lazyCatalog(
+  () =>
+    declaredNamespaces.flatMap((namespace) => [
+      ...declaredTools([namespace]),
+      readResultPage(namespace.file.namespace),
+    ]),
+  undefined,
+  "structure",
 );
 
 const discovery = new Map<string, readonly ToolSpec[]>();

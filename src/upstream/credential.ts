@@ -6,6 +6,7 @@ import { type JWTVerifyGetKey, jwtVerify } from "jose/jwt/verify";
 import { importJWK } from "jose/key/import";
 import * as z from "zod";
 import type { StaticHeaderCredential } from "../catalog/define-tool";
+import { lazily } from "../core/lazily";
 import { UPSTREAM_CREDENTIAL_ALG, type UpstreamSigningKey } from "./signing-keys";
 
 /**
@@ -80,19 +81,21 @@ export interface VerifiedUpstreamCredential extends Omit<UpstreamCredential, "re
 }
 
 /** The claims set after the signature checked out; anything else is `malformed`. */
-const UpstreamCredentialClaimsSchema = z.object({
-  iss: z.literal(UPSTREAM_CREDENTIAL_ISSUER),
-  sub: z.string().min(1),
-  aud: z.string().min(1),
-  run: z.string().min(1),
-  exp: z.number().int(),
-  iat: z.number().int(),
-  jti: z.string().min(1),
-  htm: z.string().min(1),
-  htu: z.string().startsWith("/"),
-  body_sha256: z.string().regex(/^[A-Za-z0-9_-]{43}$/),
-  idempotency_key: z.string().min(1).nullable(),
-});
+const upstreamCredentialClaimsSchema = lazily(() =>
+  z.object({
+    iss: z.literal(UPSTREAM_CREDENTIAL_ISSUER),
+    sub: z.string().min(1),
+    aud: z.string().min(1),
+    run: z.string().min(1),
+    exp: z.number().int(),
+    iat: z.number().int(),
+    jti: z.string().min(1),
+    htm: z.string().min(1),
+    htu: z.string().startsWith("/"),
+    body_sha256: z.string().regex(/^[A-Za-z0-9_-]{43}$/),
+    idempotency_key: z.string().min(1).nullable(),
+  }),
+);
 
 export type CredentialRejection =
   | "malformed"
@@ -204,7 +207,7 @@ export async function verifyUpstreamCredential(
       requiredClaims: ["sub", "run", "exp", "iat", "jti", "htm", "htu", "body_sha256"],
       ...(expected.now === undefined ? {} : { currentDate: new Date(expected.now) }),
     });
-    const claims = UpstreamCredentialClaimsSchema.safeParse(payload);
+    const claims = upstreamCredentialClaimsSchema().safeParse(payload);
     if (!claims.success || !protectedHeader.kid) return { ok: false, reason: "malformed" };
     const { sub, aud, run, exp, iat, jti } = claims.data;
     if (!(await sameRequest(claims.data, expected.request))) return { ok: false, reason: "wrong_request" };

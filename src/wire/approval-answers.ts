@@ -1,8 +1,8 @@
 import * as z from "zod";
 import { ApprovalDuplicateSchema, ApprovalListItemSchema, ApprovalRecordSchema } from "./approval";
 import { APPROVAL_STATES } from "./envelope";
-import { RunStatusSchema } from "./run-status";
-import { TraceEntrySchema } from "./trace-entry";
+import { runStatusSchema } from "./run-status";
+import { traceEntrySchema } from "./trace-entry";
 
 export const APPROVAL_LIST_STATES = [...APPROVAL_STATES, "all"] as const;
 export const ApprovalListStateSchema = z.enum(APPROVAL_LIST_STATES);
@@ -21,14 +21,14 @@ export type ApprovalList = z.infer<typeof ApprovalListSchema>;
 /** What `GET /v1/approvals/{id}` answers in `data`: the approval with its run and the run's trace. */
 export const ApprovalDetailSchema = z.strictObject({
   approval: ApprovalRecordSchema,
-  run: RunStatusSchema.nullable().describe("Null when the run's data has expired."),
+  run: runStatusSchema().nullable().describe("Null when the run's data has expired."),
   tool_namespace: z
     .string()
     .nullable()
     .describe(
       "The namespace of the approval's tool: the run's own, or another of the tenant's that the run reached through use_tool. Null when the run's data has expired or the catalog no longer has the tool.",
     ),
-  trace: z.array(TraceEntrySchema),
+  trace: z.array(traceEntrySchema()),
   duplicates: z
     .array(ApprovalDuplicateSchema)
     .describe(

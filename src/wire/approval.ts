@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { CapLimitSchema, EarlierEffectSchema } from "./effects";
-import { ApprovalStateSchema, EnvelopeSchema } from "./envelope";
+import { ApprovalStateSchema, envelopeSchema } from "./envelope";
 import { SideEffectSchema } from "./side-effect";
 
 /** One operator's approval of a call that needs more than one, in the order they came. */
@@ -75,7 +75,7 @@ export const ApprovalRecordSchema = z.strictObject({
       "The deciding operator's display name as configured with their key when they decided, or null.",
     ),
   decision_reason: z.string().nullable(),
-  result: EnvelopeSchema.nullable().describe("The envelope of the execution, once the approved call ran."),
+  result: envelopeSchema().nullable().describe("The envelope of the execution, once the approved call ran."),
   earlier_effects: z
     .array(EarlierEffectSchema)
     .describe(

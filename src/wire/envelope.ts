@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { lazily } from "../core/lazily";
 
 /**
  * The one response shape of the proxy. Every body it sends, a tool result, an auth failure or a
@@ -48,33 +49,45 @@ export type NextAction = z.infer<typeof NextActionSchema>;
 export const EnvironmentSchema = z.enum(["sandbox", "production"]);
 export type EnvironmentName = z.infer<typeof EnvironmentSchema>;
 
-export const ProblemSchema = z.object({
-  field: z.string(),
-  reason: z.string(),
-  hint: z.string(),
-});
-export type Problem = z.infer<typeof ProblemSchema>;
+/**
+ * The object schemas below describe the envelope for the API reference, the JSON Schemas of tool
+ * outputs and the tests; no request parses them, so each is built on its first use (`lazily`), not
+ * when an isolate starts.
+ */
 
-export const ToolErrorSchema = z.object({
-  code: ErrorCodeSchema,
-  message: z.string(),
-  problems: z.array(ProblemSchema),
-  retryable: z.boolean(),
-  retry_after_ms: z.number().int().nonnegative().nullable(),
-  side_effect_confirmed: z.boolean().nullable(),
-  external_id: z.string().nullable(),
-  recommended_next_action: NextActionSchema,
-  /** Machine-readable specifics: the limit that tripped, the tools that exist, ... */
-  details: z.record(z.string(), z.unknown()).nullable(),
-});
+export const problemSchema = lazily(() =>
+  z.object({
+    field: z.string(),
+    reason: z.string(),
+    hint: z.string(),
+  }),
+);
+export type Problem = z.infer<ReturnType<typeof problemSchema>>;
 
-export const BudgetSchema = z.object({
-  calls_left: z.number().int().nonnegative(),
-  writes_left: z.number().int().nonnegative(),
-  destructive_left: z.number().int().nonnegative(),
-  deadline_ms_left: z.number().int().nonnegative(),
-});
-export type Budget = z.infer<typeof BudgetSchema>;
+export const toolErrorSchema = lazily(() =>
+  z.object({
+    code: ErrorCodeSchema,
+    message: z.string(),
+    problems: z.array(problemSchema()),
+    retryable: z.boolean(),
+    retry_after_ms: z.number().int().nonnegative().nullable(),
+    side_effect_confirmed: z.boolean().nullable(),
+    external_id: z.string().nullable(),
+    recommended_next_action: NextActionSchema,
+    /** Machine-readable specifics: the limit that tripped, the tools that exist, ... */
+    details: z.record(z.string(), z.unknown()).nullable(),
+  }),
+);
+
+export const budgetSchema = lazily(() =>
+  z.object({
+    calls_left: z.number().int().nonnegative(),
+    writes_left: z.number().int().nonnegative(),
+    destructive_left: z.number().int().nonnegative(),
+    deadline_ms_left: z.number().int().nonnegative(),
+  }),
+);
+export type Budget = z.infer<ReturnType<typeof budgetSchema>>;
 
 export const APPROVAL_STATES = ["pending", "approved", "executed", "rejected", "expired"] as const;
 export const ApprovalStateSchema = z.enum(APPROVAL_STATES);
@@ -84,44 +97,48 @@ export type ApprovalState = z.infer<typeof ApprovalStateSchema>;
  * The part of an approval an agent may see: which one, where it stands, until when it can be granted,
  * and, when an operator changed the arguments, what was asked and what was approved.
  */
-export const ApprovalBlockSchema = z.object({
-  id: z.string(),
-  state: ApprovalStateSchema,
-  expires_at: z.string(),
-  edit: z
-    .strictObject({
-      asked_args: z.record(z.string(), z.unknown()).describe("The arguments the agent asked for."),
-      approved_args: z
-        .record(z.string(), z.unknown())
-        .describe("The arguments the operator approved instead: what executes."),
-      fields: z.array(z.string()).describe("The arguments the operator changed."),
-      by_name: z.string().nullable().describe("Who changed them, by display name, when configured."),
-    })
-    .optional()
-    .describe("Present when an operator changed the arguments before approving."),
-});
-export type ApprovalBlock = z.infer<typeof ApprovalBlockSchema>;
+export const approvalBlockSchema = lazily(() =>
+  z.object({
+    id: z.string(),
+    state: ApprovalStateSchema,
+    expires_at: z.string(),
+    edit: z
+      .strictObject({
+        asked_args: z.record(z.string(), z.unknown()).describe("The arguments the agent asked for."),
+        approved_args: z
+          .record(z.string(), z.unknown())
+          .describe("The arguments the operator approved instead: what executes."),
+        fields: z.array(z.string()).describe("The arguments the operator changed."),
+        by_name: z.string().nullable().describe("Who changed them, by display name, when configured."),
+      })
+      .optional()
+      .describe("Present when an operator changed the arguments before approving."),
+  }),
+);
+export type ApprovalBlock = z.infer<ReturnType<typeof approvalBlockSchema>>;
 
-export const EnvelopeSchema = z
-  .object({
-    outcome: OutcomeSchema,
-    tool: z.string().nullable(),
-    call_id: z.string(),
-    environment: EnvironmentSchema,
-    idempotency_key: z.string().nullable(),
-    replayed: z.boolean(),
-    data: z.unknown().nullable(),
-    observed_state: z.unknown().nullable(),
-    error: ToolErrorSchema.nullable(),
-    budget: BudgetSchema.nullable(),
-    /** Set when the call waits for, or was decided by, a human approval. */
-    approval: ApprovalBlockSchema.nullable(),
-  })
-  .strict()
-  .refine((envelope) => (envelope.outcome === "success") === (envelope.error === null), {
-    message: "an envelope has an error exactly when its outcome is not success",
-  });
-export type Envelope = z.infer<typeof EnvelopeSchema>;
+export const envelopeSchema = lazily(() =>
+  z
+    .object({
+      outcome: OutcomeSchema,
+      tool: z.string().nullable(),
+      call_id: z.string(),
+      environment: EnvironmentSchema,
+      idempotency_key: z.string().nullable(),
+      replayed: z.boolean(),
+      data: z.unknown().nullable(),
+      observed_state: z.unknown().nullable(),
+      error: toolErrorSchema().nullable(),
+      budget: budgetSchema().nullable(),
+      /** Set when the call waits for, or was decided by, a human approval. */
+      approval: approvalBlockSchema().nullable(),
+    })
+    .strict()
+    .refine((envelope) => (envelope.outcome === "success") === (envelope.error === null), {
+      message: "an envelope has an error exactly when its outcome is not success",
+    }),
+);
+export type Envelope = z.infer<ReturnType<typeof envelopeSchema>>;
 
 /** What a caller passes to describe a failure; everything else gets a safe default. */
 export interface FailureSpec {

@@ -1,17 +1,17 @@
 import * as z from "zod";
 import { NeutralToolSchema } from "./neutral-tool";
-import { RunStatusSchema } from "./run-status";
-import { RunScenarioStepSchema } from "./scenario";
+import { runStatusSchema } from "./run-status";
+import { runScenarioStepSchema } from "./scenario";
 
 /** What `POST /v1/runs` answers in `data`: the new run's status, its token and its tools. */
-export const RunOpenedSchema = RunStatusSchema.extend({
+export const RunOpenedSchema = runStatusSchema().extend({
   run_token: z
     .string()
     .describe("The agent's credential for this run and namespace only; never the tenant key."),
   expires_at: z.iso.datetime().describe("When the run token stops working."),
   retained_until: z.iso.datetime().describe("Until when the run's data (status, trace, pages) is kept."),
   scenario: z
-    .array(RunScenarioStepSchema)
+    .array(runScenarioStepSchema())
     .optional()
     .describe("The accepted fault scenario, with its defaults; only when one was asked for."),
   task_key: z.string().optional().describe("The task key the run was opened for, when one was sent."),

@@ -1,11 +1,11 @@
 import * as z from "zod";
-import { RunStatusSchema } from "./run-status";
+import { runStatusSchema } from "./run-status";
 
 /** What the tenant-wide directory keeps of a run, for listing and searching runs without waking them. */
 export const RunSummarySchema = z.strictObject({
   run_id: z.string(),
   namespace: z.string(),
-  state: RunStatusSchema.shape.state.describe(
+  state: runStatusSchema().shape.state.describe(
     "open, closed (ended), or expired (still open past its deadline: nothing more executes).",
   ),
   created_at: z.iso.datetime(),

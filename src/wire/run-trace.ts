@@ -1,11 +1,11 @@
 import * as z from "zod";
-import { RunStatusSchema } from "./run-status";
-import { TraceEntrySchema } from "./trace-entry";
+import { runStatusSchema } from "./run-status";
+import { traceEntrySchema } from "./trace-entry";
 
 /** What `GET /v1/runs/{run_id}/trace` answers in `data`: the run's status and a page of its dispatches, in order. */
 export const RunTraceSchema = z.strictObject({
-  run: RunStatusSchema,
-  entries: z.array(TraceEntrySchema),
+  run: runStatusSchema(),
+  entries: z.array(traceEntrySchema()),
   next_cursor: z
     .string()
     .nullable()

@@ -24,7 +24,8 @@ function specOf(file: string, index: number): ToolSpec {
   );
   const tool = declared.tools[index];
   if (!tool) throw new Error(`${file} has no tools[${index}]`);
-  return declaredTool(declared, tool, evaluateSchemas(schemaSources(tool)));
+  const schemas = evaluateSchemas(schemaSources(tool));
+  return declaredTool(declared, tool, () => schemas);
 }
 
 describe("a tool's effect identity and value, as declared", () => {

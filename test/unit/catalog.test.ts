@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { CatalogError, loadCatalog, MAX_TOOLS_PER_NAMESPACE } from "../../src/catalog/catalog";
+import {
+  CatalogError,
+  catalogProblems,
+  lazyCatalog,
+  loadCatalog,
+  MAX_TOOLS_PER_NAMESPACE,
+} from "../../src/catalog/catalog";
 import { defineTool, type ToolSpec } from "../../src/catalog/define-tool";
 
 const validTool = defineTool({
@@ -340,5 +346,45 @@ describe("catalog loading", () => {
     expect(before).toMatch(/^cat_[0-9a-f]{16}$/);
     expect(same).toBe(before);
     expect(after).not.toBe(before);
+  });
+});
+
+describe("a catalog loaded on first use", () => {
+  it("builds nothing until first used, then serves its tools", () => {
+    let built = 0;
+    const catalog = lazyCatalog(() => {
+      built += 1;
+      return [validTool];
+    });
+    expect(built).toBe(0);
+    expect(catalog.find("widgets", "lookup_widget")).toBeDefined();
+    expect(catalog.all()).toHaveLength(1);
+    expect(built).toBe(1);
+  });
+
+  it("throws the broken rule at every use, so a bad catalog never serves", () => {
+    const catalog = lazyCatalog(() => [broken({ side_effect: "maybe" })]);
+    for (let use = 0; use < 2; use++) {
+      expect(() => catalog.all()).toThrow(CatalogError);
+      expect(() => catalog.find("widgets", "lookup_widget")).toThrow(/side_effect must be one of/);
+    }
+  });
+
+  it("checks the structural rules without building schemas, and leaves the schema walks to compile", () => {
+    const loose = broken({ input: z.object({ widget_id: z.string() }) });
+    // The structure alone passes: the walks over the schemas are what refuses a loose input.
+    expect(catalogProblems([loose], undefined, "structure").problems).toEqual([]);
+    expect(catalogProblems([loose]).problems.map((problem) => problem.field)).toContain("input");
+    const misnamed = broken({ name: "Widget" });
+    expect(() => lazyCatalog(() => [misnamed], undefined, "structure").all()).toThrow(/snake_case/);
+    let reads = 0;
+    const counted = Object.defineProperty({ ...validTool }, "input", {
+      get() {
+        reads += 1;
+        return validTool.input;
+      },
+    });
+    lazyCatalog(() => [counted], undefined, "structure").all();
+    expect(reads).toBe(0);
   });
 });

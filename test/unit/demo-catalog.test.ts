@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
+import { catalogProblems } from "../../src/catalog/catalog";
 import { catalog } from "../../src/tools";
 import { declaredNamespaces } from "../../src/tools/catalog.generated";
 
@@ -16,6 +17,12 @@ const expected = {
   // Built in to every namespace: pages through results too large to return inline.
   read_result_page: { side_effect: "read", args: ["handle", "cursor"] },
 } as const;
+
+describe("the served catalog", () => {
+  it("passes every rule, the schema walks too, that the Worker leaves to compile", () => {
+    expect(catalogProblems(catalog.all()).problems).toEqual([]);
+  });
+});
 
 describe("the demo support namespace", () => {
   it("has exactly the documented tools, side effects and arguments", () => {

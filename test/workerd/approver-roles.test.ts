@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../../src/app";
 import type { ApprovalRecord } from "../../src/wire/approval";
-import { EnvelopeSchema } from "../../src/wire/envelope";
+import { envelopeSchema } from "../../src/wire/envelope";
 import { signedInOperator } from "./console-client";
 import {
   ACME_OPERATORS,
@@ -246,7 +246,7 @@ describe("who approves: the console", () => {
 /** What the proxy answers with this configuration: its start-up check's message when it refuses. */
 async function startupMessage(overrides: { OPERATOR_KEYS?: string; TENANTS?: unknown }): Promise<string> {
   const response = await app.request("/v1/runs", { method: "POST" }, { ...env, ...overrides } as typeof env);
-  const body = EnvelopeSchema.parse(await response.json());
+  const body = envelopeSchema().parse(await response.json());
   expect(response.status).toBe(500);
   return body.error?.message ?? "";
 }

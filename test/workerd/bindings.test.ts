@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { app } from "../../src/app";
 import { catalog } from "../../src/tools";
 import { missingBindings, resolveUpstream } from "../../src/upstream/bindings";
-import { EnvelopeSchema } from "../../src/wire/envelope";
+import { envelopeSchema } from "../../src/wire/envelope";
 
 describe("tool bindings", () => {
   it("names every tool whose binding the environment lacks", () => {
@@ -20,7 +20,7 @@ describe("tool bindings", () => {
   it("refuses all traffic, saying which tool and binding, when a binding is missing", async () => {
     const { PAYMENTS_API: _payments, ...partial } = env;
     const response = await app.request("/healthz", {}, partial);
-    const body = EnvelopeSchema.parse(await response.json());
+    const body = envelopeSchema().parse(await response.json());
     // /healthz reads "not serving" (503); every other path answers the same envelope (500).
     expect(response.status).toBe(503);
     expect(body.outcome).toBe("terminal_failure");

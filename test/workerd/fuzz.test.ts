@@ -9,12 +9,12 @@ import { validateArguments } from "../../src/pipeline/validate";
 import { catalog } from "../../src/tools";
 import {
   type Envelope,
-  EnvelopeSchema,
   ERROR_CODES,
+  envelopeSchema,
   failure,
   httpStatusFor,
   NEXT_ACTIONS,
-  ProblemSchema,
+  problemSchema,
   success,
 } from "../../src/wire/envelope";
 import { openRun, postRaw } from "./helpers";
@@ -133,7 +133,7 @@ function nearMiss(tool: string): fc.Arbitrary<NearMiss> {
 function expectWellFormedProblems(problems: unknown[]) {
   expect(problems.length).toBeGreaterThan(0);
   for (const problem of problems) {
-    const parsed = ProblemSchema.parse(problem);
+    const parsed = problemSchema().parse(problem);
     expect(parsed.field.length).toBeGreaterThan(0);
     expect(parsed.reason.length).toBeGreaterThan(0);
     expect(parsed.hint.length).toBeGreaterThan(0);
@@ -146,11 +146,11 @@ function envelopeOf(request: CallRequest): Envelope {
   if (prepared.refusal) {
     if (prepared.refusal.code === "validation_error")
       expectWellFormedProblems(prepared.refusal.problems ?? []);
-    return EnvelopeSchema.parse(failure({ ...CTX, tool: prepared.toolName }, prepared.refusal));
+    return envelopeSchema().parse(failure({ ...CTX, tool: prepared.toolName }, prepared.refusal));
   }
   expect(prepared.tool).not.toBeNull();
   expect(prepared.args).not.toBeNull();
-  return EnvelopeSchema.parse(success({ ...CTX, tool: prepared.toolName }, { dispatched: true }));
+  return envelopeSchema().parse(success({ ...CTX, tool: prepared.toolName }, { dispatched: true }));
 }
 
 describe("validators under random and near-miss arguments", () => {
@@ -343,7 +343,7 @@ describe("the envelope schema", () => {
         fc.option(fc.string()),
         (code, spec, budgetLeft, tool) => {
           const envelope = failure({ ...CTX, tool, budget: budgetLeft }, { code, ...spec });
-          expect(EnvelopeSchema.safeParse(envelope).success).toBe(true);
+          expect(envelopeSchema().safeParse(envelope).success).toBe(true);
           expect(envelope.error?.retryable).toBe(envelope.outcome === "retryable_failure");
           expect(httpStatusFor(envelope)).toBeGreaterThanOrEqual(400);
         },
@@ -356,7 +356,7 @@ describe("the envelope schema", () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 3 }), budget, (data, budgetLeft) => {
         const envelope = success({ ...CTX, tool: "lookup_order", budget: budgetLeft }, data);
-        expect(EnvelopeSchema.safeParse(envelope).success).toBe(true);
+        expect(envelopeSchema().safeParse(envelope).success).toBe(true);
         expect(httpStatusFor(envelope)).toBe(200);
       }),
       { numRuns: 50 },

@@ -12,7 +12,7 @@ import type { RunLedger } from "../../src/ledger/run-ledger";
 import { buildRequest } from "../../src/pipeline/dispatch";
 import { catalog } from "../../src/tools";
 import { issueUpstreamCredential } from "../../src/upstream/credential";
-import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
+import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
 import { configuredSigningKeys } from "./upstream-credentials";
 
 /** Demo keys from .dev.vars.example. */
@@ -92,7 +92,7 @@ export async function request(
     (init.method ?? "GET").toUpperCase() === "POST" &&
     (response.status === 201 || response.status === 200);
   assertNoSecrets(text, { runTokenAllowed: opensRun });
-  const parsed = EnvelopeSchema.safeParse(JSON.parse(text));
+  const parsed = envelopeSchema().safeParse(JSON.parse(text));
   if (!parsed.success) throw new Error(`not an envelope (${response.status}): ${text.slice(0, 500)}`);
   return { status: response.status, headers: response.headers, body: parsed.data };
 }

@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
+import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
 import { assertNoSecrets } from "./helpers";
 
 /**
@@ -61,7 +61,7 @@ export async function connect(
 
 /** The envelope a tools/call result carries, checked against the envelope schema. */
 export function envelopeOf(result: { structuredContent?: unknown }): Envelope {
-  return EnvelopeSchema.parse(result.structuredContent);
+  return envelopeSchema().parse(result.structuredContent);
 }
 
 /** The text block a tools/call result starts with, what a model reads first. */

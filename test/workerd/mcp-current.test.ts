@@ -3,7 +3,7 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/signed-token";
 import { catalog } from "../../src/tools";
-import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
+import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
 import { asOperator, decide, ledgerStubOf, openRun, refund, refundsOf, type TestRun } from "./helpers";
 import { bearer, MCP_URL, rpc } from "./mcp-client";
 
@@ -62,7 +62,7 @@ async function resultOf(answer: Promise<Awaited<ReturnType<typeof current>>>): P
   return json?.result as Result;
 }
 
-const envelopeOf = (result: Result): Envelope => EnvelopeSchema.parse(result.structuredContent);
+const envelopeOf = (result: Result): Envelope => envelopeSchema().parse(result.structuredContent);
 
 const call = (key: string, name: string, args: Record<string, unknown>, options: Options = {}) =>
   resultOf(current(key, "tools/call", { name, arguments: args }, options));

@@ -11,7 +11,7 @@ import {
 import { COUNTERS, zeroCounts } from "../../src/metrics/events";
 import { readMetrics } from "../../src/metrics/read";
 import { alignRange } from "../../src/metrics/series";
-import { EnvelopeSchema } from "../../src/wire/envelope";
+import { envelopeSchema } from "../../src/wire/envelope";
 import { KEYS } from "./helpers";
 
 const HOUR = 3_600_000;
@@ -83,7 +83,7 @@ describe("the Analytics Engine sink", () => {
       },
       production,
     );
-    const run = EnvelopeSchema.parse(await opened.json()).data as { run_id: string; run_token: string };
+    const run = envelopeSchema().parse(await opened.json()).data as { run_id: string; run_token: string };
     const call = (args: unknown) =>
       app.request(
         `https://proxy.test/v1/runs/${run.run_id}/calls`,

@@ -6,7 +6,7 @@ import { summarize } from "../../src/approvals/model";
 import { readMetrics } from "../../src/metrics/read";
 import { type ApprovalChange, recordApprovalChange } from "../../src/metrics/record";
 import type { ApprovalRecord } from "../../src/wire/approval";
-import { EnvelopeSchema } from "../../src/wire/envelope";
+import { envelopeSchema } from "../../src/wire/envelope";
 import { type MetricCounts, type MetricsReport, MetricsReportSchema } from "../../src/wire/metrics";
 import { asOperator, callTool, decide, OPERATOR_KEYS, openRun, request } from "./helpers";
 
@@ -180,7 +180,7 @@ describe("GET /v1/metrics: the health of a tenant's agents", () => {
       { headers: { authorization: `Bearer ${OPERATOR_KEYS.acme}` } },
       production,
     );
-    const body = EnvelopeSchema.parse(await response.json());
+    const body = envelopeSchema().parse(await response.json());
     expect(response.status).toBe(500);
     expect(body.error).toMatchObject({
       code: "internal_error",

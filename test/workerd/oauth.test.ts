@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { Client, UnauthorizedError } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { EnvelopeSchema } from "../../src/wire/envelope";
+import { envelopeSchema } from "../../src/wire/envelope";
 import { ConsoleClient, signedInOperator } from "./console-client";
 import { openRun, request } from "./helpers";
 import { bearer, envelopeOf, INITIALIZE, MCP_URL, ORIGIN, rpc, workerFetch } from "./mcp-client";
@@ -186,7 +186,7 @@ describe("OAuth discovery documents", () => {
     });
     expect(response.status).toBe(401);
     expect(response.headers.get("www-authenticate")).toContain(`resource_metadata="${RESOURCE_METADATA}"`);
-    EnvelopeSchema.parse(await response.json());
+    envelopeSchema().parse(await response.json());
   });
 });
 
@@ -303,7 +303,7 @@ describe("an MCP client authorized by an operator", () => {
     const challenge = refused.headers.get("www-authenticate") ?? "";
     expect(challenge).toContain(`resource_metadata="${RESOURCE_METADATA}"`);
     expect(challenge).toContain('error="invalid_token"');
-    expect(EnvelopeSchema.parse(JSON.parse(refused.text)).error?.code).toBe("permission_error");
+    expect(envelopeSchema().parse(JSON.parse(refused.text)).error?.code).toBe("permission_error");
 
     // Nor can the client refresh its way back in.
     const refresh = await tokenRequest({
@@ -403,7 +403,7 @@ describe("an MCP client authorized by an operator", () => {
     expect(expired.status).toBe(401);
     expect(expired.headers.get("www-authenticate")).toContain(`resource_metadata="${RESOURCE_METADATA}"`);
     expect(expired.headers.get("www-authenticate")).toContain('error="invalid_token"');
-    expect(EnvelopeSchema.parse(JSON.parse(expired.text)).error?.code).toBe("permission_error");
+    expect(envelopeSchema().parse(JSON.parse(expired.text)).error?.code).toBe("permission_error");
   });
 
   it("keeps run tokens and agent keys working on /mcp beside OAuth", async () => {

@@ -14,8 +14,8 @@ import { openApiDocument } from "../../src/specs/openapi";
 import { DATA_COMPONENTS, LargeResultSchema, toolOutputComponents } from "../../src/specs/openapi-components";
 import { documentedRoutes, OPERATIONS, UNDOCUMENTED_PREFIXES } from "../../src/specs/openapi-operations";
 import { catalog } from "../../src/tools";
-import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
-import { OpenRunBodySchema } from "../../src/wire/requests";
+import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
+import { openRunBodySchema } from "../../src/wire/requests";
 import { asOperator, assertNoSecrets, callTool, decide, KEYS, request, type TestRun } from "./helpers";
 
 async function get(path: string, origin = "https://proxy.test") {
@@ -77,10 +77,10 @@ describe("GET /openapi.json", () => {
   it("takes its body schemas from the zod schemas the routes use", async () => {
     const schemas = (await openApi()).components as { schemas: Record<string, unknown> };
     expect(schemas.schemas.Envelope).toEqual(
-      withoutDialect(z.toJSONSchema(EnvelopeSchema, { io: "output", target: "draft-2020-12" })),
+      withoutDialect(z.toJSONSchema(envelopeSchema(), { io: "output", target: "draft-2020-12" })),
     );
     expect(schemas.schemas.OpenRunBody).toEqual(
-      withoutDialect(z.toJSONSchema(OpenRunBodySchema, { io: "input", target: "draft-2020-12" })),
+      withoutDialect(z.toJSONSchema(openRunBodySchema(), { io: "input", target: "draft-2020-12" })),
     );
     expect(schemas.schemas.CallBody).toMatchObject({ required: ["tool"], additionalProperties: false });
   });

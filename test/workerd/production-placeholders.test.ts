@@ -2,7 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { EnvelopeSchema } from "../../src/wire/envelope";
+import { envelopeSchema } from "../../src/wire/envelope";
 
 /** The URL vars of wrangler.toml's [env.production.vars], as shipped. */
 const SHIPPED = {
@@ -32,7 +32,7 @@ async function serve(path: string, environment: typeof env, init: RequestInit = 
     ctx,
   );
   await waitOnExecutionContext(ctx);
-  return { status: response.status, body: EnvelopeSchema.parse(await response.json()) };
+  return { status: response.status, body: envelopeSchema().parse(await response.json()) };
 }
 
 describe("start-up check: a production deploy with placeholder upstream URLs", () => {

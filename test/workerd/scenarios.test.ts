@@ -4,7 +4,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { describe, expect, it } from "vitest";
 import { FAULT_MODES as SANDBOX_FAULT_MODES } from "../../sandbox/src/model";
 import { app } from "../../src/app";
-import { EnvelopeSchema } from "../../src/wire/envelope";
+import { envelopeSchema } from "../../src/wire/envelope";
 import { FAULT_MODES } from "../../src/wire/scenario";
 import {
   callTool,
@@ -53,7 +53,7 @@ async function withoutFaultInjection(path: string, init: RequestInit) {
     production,
     createExecutionContext(),
   );
-  return { status: response.status, body: EnvelopeSchema.parse(await response.json()) };
+  return { status: response.status, body: envelopeSchema().parse(await response.json()) };
 }
 
 describe("fault modes", () => {

@@ -5,7 +5,7 @@ import devVarsExample from "../../.dev.vars.example?raw";
 import { app } from "../../src/app";
 import { missingSecrets, OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../../src/config/secrets";
 import worker from "../../src/index";
-import { type Envelope, EnvelopeSchema } from "../../src/wire/envelope";
+import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
 
 /** Variables `.dev.vars.example` sets that are no secret: how the local runtime stands in for Cloudflare. */
 const LOCAL_ONLY = ["RESIDENCY"];
@@ -34,7 +34,7 @@ async function serve(path: string, environment: typeof env, init: RequestInit = 
   const text = await response.text();
   let body: Envelope | null = null;
   try {
-    body = EnvelopeSchema.parse(JSON.parse(text));
+    body = envelopeSchema().parse(JSON.parse(text));
   } catch {
     // reported by the assertion below
   }
@@ -90,7 +90,7 @@ describe("start-up check: secrets", () => {
     for (const name of REQUIRED_SECRETS) {
       const response = await app.request("/healthz", {}, without(name));
       expect(response.status).toBe(503);
-      const body = EnvelopeSchema.parse(await response.json());
+      const body = envelopeSchema().parse(await response.json());
       expectRefusal(body, [name]);
       expect(body.error?.message).toContain(`the secret ${name} is not set`);
       for (const other of REQUIRED_SECRETS.filter((secret) => secret !== name))
@@ -107,7 +107,7 @@ describe("start-up check: secrets", () => {
   it("still names a secret that is set but malformed", async () => {
     const response = await app.request("/v1/runs", { method: "POST" }, { ...env, OPERATOR_KEYS: "[]" });
     expect(response.status).toBe(500);
-    const body = EnvelopeSchema.parse(await response.json());
+    const body = envelopeSchema().parse(await response.json());
     expect(body.error?.message).toContain("OPERATOR_KEYS must be a JSON object");
     expect(body.error?.details).toBeNull();
   });

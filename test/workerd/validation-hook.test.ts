@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { validateArguments } from "../../src/pipeline/validate";
-import { OpenRunBodySchema } from "../../src/wire/requests";
+import { openRunBodySchema } from "../../src/wire/requests";
 import { asOperator, callTool, decide, KEYS, openRun, request } from "./helpers";
 
 /**
@@ -63,7 +63,7 @@ describe("POST /v1/runs through the validation hook", () => {
   it("gives the same problems as the call path's builder for the same input", async () => {
     const input = { namespace: 7, limits: { max_writes: -1, maxCalls: 3 } };
     const { body } = await openWith(JSON.stringify(input));
-    const direct = validateArguments(OpenRunBodySchema, input);
+    const direct = validateArguments(openRunBodySchema(), input);
     if (direct.ok) throw new Error("expected problems");
     // Only the fallback hint of a field without a description names the route's schema instead.
     expect(body.error?.problems).toEqual(

@@ -1,6 +1,6 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import type fc from "fast-check";
-import { type Envelope, EnvelopeSchema } from "../../../src/wire/envelope";
+import { type Envelope, envelopeSchema } from "../../../src/wire/envelope";
 import { ACME_OPERATORS, armFault, ledgerStubOf, OPERATOR_KEYS, restartDurableObject } from "../helpers";
 import { fleetOrdersFor, nameRun, spendFleetDayElsewhere } from "./across-runs";
 import { callContext, checkAnswers } from "./answer-checks";
@@ -636,7 +636,7 @@ function learnFromDecision(key: KeyModel, approval: ApprovalModel, { status, env
   const decided = (envelope.data as { approval?: { state?: string; result?: unknown } } | null)?.approval;
   if (!decided?.state) return;
   approval.state = decided.state;
-  const result = EnvelopeSchema.safeParse(decided.result);
+  const result = envelopeSchema().safeParse(decided.result);
   if (result.success) learnKeyState(key, result.data);
   else if (decided.state === "approved" && key.state.kind === "unsent") key.state = { kind: "in_doubt" };
 }

@@ -1,8 +1,8 @@
 import { env, exports } from "cloudflare:workers";
 import type { PresentedCredential } from "../../../sandbox/src/model";
 import { parseTenants } from "../../../src/config/tenants";
-import { type Envelope, EnvelopeSchema } from "../../../src/wire/envelope";
-import { RunStatusSchema } from "../../../src/wire/run-status";
+import { type Envelope, envelopeSchema } from "../../../src/wire/envelope";
+import { runStatusSchema } from "../../../src/wire/run-status";
 import {
   asOperator,
   assertNoSecrets,
@@ -111,7 +111,7 @@ async function callOverMcp(run: TestRun, call: AgentCall): Promise<Envelope> {
   const message = JSON.parse(text) as { result?: { structuredContent?: unknown } };
   if (!message.result)
     throw new Error(`MCP tools/call got no result (${response.status}): ${text.slice(0, 400)}`);
-  const parsed = EnvelopeSchema.safeParse(message.result.structuredContent);
+  const parsed = envelopeSchema().safeParse(message.result.structuredContent);
   if (!parsed.success) throw new Error(`MCP structuredContent is not an envelope: ${text.slice(0, 400)}`);
   return parsed.data;
 }
@@ -151,7 +151,7 @@ export interface RunStatusView {
 export async function runStatusOf(run: TestRun): Promise<RunStatusView> {
   const { body } = await request(`/v1/runs/${run.id}`, { headers: { authorization: `Bearer ${run.token}` } });
   if (body.outcome !== "success") throw new Error(`run status failed: ${JSON.stringify(body.error)}`);
-  const data = RunStatusSchema.parse(body.data);
+  const data = runStatusSchema().parse(body.data);
   return { state: data.state, counters: data.used };
 }
 
