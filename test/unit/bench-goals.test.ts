@@ -93,7 +93,9 @@ describe("the bench's goals", () => {
         }),
       ),
     );
-    expect(measured.run_open_cpu_ms?.note).toContain("a new floor object (one table, one INSERT) 1.20 ms CPU");
+    expect(measured.run_open_cpu_ms?.note).toContain(
+      "a new floor object (one table, one INSERT) 1.20 ms CPU",
+    );
     expect(byName(evaluateGoals(figures())).run_open_cpu_ms?.note).not.toContain("floor object");
   });
 
