@@ -2,12 +2,19 @@
 // schema, the rules only a declaration can break (placeholders, upstreams, settings, secrets, draft
 // markers, remote tools' pins) and the catalog rules code tools pass (src/catalog/catalog.ts, the
 // same code), every problem of every file at once. Run under tsx, so the rules are the Worker's own modules.
+import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join, relative, resolve } from "node:path";
 import { unstable_readConfig as readConfig } from "wrangler";
 import { parseDocument } from "yaml";
 import * as z from "zod";
-import { type CatalogProblem, catalogProblems } from "../../src/catalog/catalog";
+import {
+  Catalog,
+  type CatalogProblem,
+  catalogContract,
+  catalogProblems,
+  catalogVersionOfDigest,
+} from "../../src/catalog/catalog";
 import {
   type CatalogFile,
   CatalogFileSchema,
@@ -356,10 +363,13 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     ...profileToolsOfDeployment(deployment.tenants, classes),
   );
   if (problems.length > 0) return { problems, compiled: [], outputs: null };
+  // The served catalog's version, hashed here as the Worker's Catalog.version() would hash it.
+  const served = new Catalog(catalogProblems(specs).byNamespace).all();
+  const version = catalogVersionOfDigest(createHash("sha256").update(catalogContract(served)).digest("hex"));
   return {
     problems,
     compiled,
-    outputs: { compiled: compiledCatalogModule(compiled), schema: catalogJsonSchema() },
+    outputs: { compiled: compiledCatalogModule(compiled, version), schema: catalogJsonSchema() },
   };
 }
 

@@ -43,8 +43,17 @@ import * as z from "zod";
 import type { DeclaredNamespace } from "../catalog/declared-tool";
 `;
 
-/** The module text: stable for the same catalog, so the lint's staleness check does not flap. */
-export function compiledCatalogModule(files: readonly CatalogFile[]): string {
+const VERSION_DOC = `/**
+ * The version of the catalog these namespaces and the built-in tools make (Catalog.version()),
+ * computed by compile over the very same tools, so no isolate builds every schema to know it.
+ */
+`;
+
+/**
+ * The module text: stable for the same catalog, so the lint's staleness check does not flap.
+ * `version` is the served catalog's version, computed by compile over the same tools.
+ */
+export function compiledCatalogModule(files: readonly CatalogFile[], version: string): string {
   const namespaces = files.map((file) => {
     const schemas = file.tools.map((tool) => {
       const sources = schemaSources(tool, "        ");
@@ -58,5 +67,5 @@ export function compiledCatalogModule(files: readonly CatalogFile[]): string {
     const data = JSON.stringify({ ...file, tools }, null, 2).replaceAll("\n", "\n    ");
     return `  {\n    file: ${data},\n    schemas: {\n${schemas.join("")}    },\n  },\n`;
   });
-  return `${HEADER}\nexport const declaredNamespaces: DeclaredNamespace[] = [\n${namespaces.join("")}];\n`;
+  return `${HEADER}\nexport const declaredNamespaces: DeclaredNamespace[] = [\n${namespaces.join("")}];\n\n${VERSION_DOC}export const servedCatalogVersion = ${JSON.stringify(version)};\n`;
 }

@@ -320,10 +320,13 @@ type ByNamespace = ReadonlyMap<string, ReadonlyMap<string, ToolSpec>>;
 export class Catalog {
   readonly #load: () => ByNamespace;
   #loaded: ByNamespace | undefined;
+  /** The version computed where the catalog was compiled, when it was (`servedCatalogVersion`). */
+  readonly #known: string | undefined;
   #version: Promise<string> | undefined;
 
-  constructor(byNamespace: ByNamespace | (() => ByNamespace)) {
+  constructor(byNamespace: ByNamespace | (() => ByNamespace), version?: string) {
     this.#load = typeof byNamespace === "function" ? byNamespace : () => byNamespace;
+    this.#known = version;
   }
 
   get #byNamespace(): ByNamespace {
@@ -352,25 +355,53 @@ export class Catalog {
     return [...this.#byNamespace.values()].flatMap((tools) => [...tools.values()]);
   }
 
-  /** A content hash of every tool's contract: changes whenever a schema, description or version does. */
+  /**
+   * A content hash of every tool's contract: changes whenever a schema, description or version
+   * does. A compiled catalog knows it without building a schema; it still loads (and throws when
+   * it breaks a rule) like any other use.
+   */
   version(): Promise<string> {
-    this.#version ??= sha256Hex(
-      JSON.stringify(
-        this.all().map((tool) => ({
-          name: tool.name,
-          namespace: tool.namespace,
-          version: tool.version,
-          side_effect: tool.side_effect,
-          description: tool.description,
-          timeout_ms: tool.timeout_ms,
-          binding: tool.upstream?.binding ?? "builtin",
-          input: z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }),
-          output: z.toJSONSchema(tool.output, { io: "output", unrepresentable: "any" }),
-        })),
-      ),
-    ).then((hex) => `cat_${hex.slice(0, 16)}`);
+    if (this.#version) return this.#version;
+    this.#version =
+      this.#known === undefined ? computeCatalogVersion(this.all()) : this.#loadThen(this.#known);
     return this.#version;
   }
+
+  /** `value` once the catalog has loaded: a catalog that breaks a rule throws here, as at every use. */
+  #loadThen(value: string): Promise<string> {
+    this.#loaded ??= this.#load();
+    return Promise.resolve(value);
+  }
+}
+
+/**
+ * What a catalog's version hashes: each tool's contract (its JSON Schemas among them), in the
+ * catalog's order. Compile hashes the same text in Node (scripts/tools/catalog-check.ts).
+ */
+export function catalogContract(tools: readonly ToolSpec[]): string {
+  return JSON.stringify(
+    tools.map((tool) => ({
+      name: tool.name,
+      namespace: tool.namespace,
+      version: tool.version,
+      side_effect: tool.side_effect,
+      description: tool.description,
+      timeout_ms: tool.timeout_ms,
+      binding: tool.upstream?.binding ?? "builtin",
+      input: z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }),
+      output: z.toJSONSchema(tool.output, { io: "output", unrepresentable: "any" }),
+    })),
+  );
+}
+
+/** A catalog version from the SHA-256 of its contract, in hex. */
+export function catalogVersionOfDigest(hex: string): string {
+  return `cat_${hex.slice(0, 16)}`;
+}
+
+/** The version of a catalog of `tools`, computed: every tool's schemas are built and converted. */
+export async function computeCatalogVersion(tools: readonly ToolSpec[]): Promise<string> {
+  return catalogVersionOfDigest(await sha256Hex(catalogContract(tools)));
 }
 
 /**
@@ -452,17 +483,19 @@ export function loadCatalog(
 /**
  * The catalog of `specs`, loaded and checked (as `loadCatalog` does) on its first use rather than
  * now: an isolate that starts builds no tool. A catalog that breaks a rule throws its CatalogError
- * at every use, so it never serves a call.
+ * at every use, so it never serves a call. `version`, when compile computed it, spares the first
+ * use of `version()` building and converting every tool's schemas.
  */
 export function lazyCatalog(
   specs: () => readonly ToolSpec[],
   rule: TimeoutRule = TIMEOUT_RULE,
   rules: CatalogRules = "all",
+  version?: string,
 ): Catalog {
   return new Catalog(() => {
     const { problems, byNamespace } = catalogProblems(specs(), rule, rules);
     const [first] = problems;
     if (first) throw new CatalogError(first.message);
     return byNamespace;
-  });
+  }, version);
 }

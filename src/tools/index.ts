@@ -2,7 +2,7 @@ import { lazyCatalog } from "../catalog/catalog";
 import { declaredTools } from "../catalog/declared-tool";
 import type { ToolSpec } from "../catalog/define-tool";
 import { readResultPage } from "./builtins";
-import { declaredNamespaces } from "./catalog.generated";
+import { declaredNamespaces, servedCatalogVersion } from "./catalog.generated";
 import { findTools, useTool } from "./discovery";
 
 /**
@@ -17,7 +17,7 @@ import { findTools, useTool } from "./discovery";
  * generated module is written only after `catalogProblems` with every rule passed over the very
  * same zod source (scripts/tools/catalog-check.ts evaluates the text it then writes) and over these
  * built-in tools, and `npm run lint` fails when the module is not what compile would write now.
- * A schema is built on its tool's first use.
+ * A schema is built on its tool's first use; the catalog's version was computed by compile too.
  */
 export const catalog = lazyCatalog(
   () =>
@@ -27,6 +27,7 @@ export const catalog = lazyCatalog(
     ]),
   undefined,
   "structure",
+  servedCatalogVersion,
 );
 
 const discovery = new Map<string, readonly ToolSpec[]>();

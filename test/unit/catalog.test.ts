@@ -350,6 +350,23 @@ describe("catalog loading", () => {
 });
 
 describe("a catalog loaded on first use", () => {
+  it("gives the version it was compiled with once loaded, and still throws when broken", async () => {
+    let built = 0;
+    const compiled = lazyCatalog(
+      () => {
+        built++;
+        return [validTool];
+      },
+      undefined,
+      "structure",
+      "cat_0123456789abcdef",
+    );
+    expect(await compiled.version()).toBe("cat_0123456789abcdef");
+    expect(built).toBe(1);
+    const broken = lazyCatalog(() => [{ ...validTool, timeout_ms: 0 }], undefined, "structure", "cat_x");
+    expect(() => broken.version()).toThrow(CatalogError);
+  });
+
   it("builds nothing until first used, then serves its tools", () => {
     let built = 0;
     const catalog = lazyCatalog(() => {

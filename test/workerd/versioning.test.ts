@@ -1,9 +1,17 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { computeCatalogVersion } from "../../src/catalog/catalog";
 import { catalog } from "../../src/tools";
+import { servedCatalogVersion } from "../../src/tools/catalog.generated";
 import { callTool, ledgerStubOf, openRun, request, restartDurableObject, traceOf } from "./helpers";
 
 describe("catalog versions", () => {
+  it("serves the version compile computed, which is the one its tools' contracts hash to here", async () => {
+    expect(await catalog.version()).toBe(servedCatalogVersion);
+    // Computed in this runtime from the served tools' JSON Schemas: compile hashed the same text.
+    expect(await computeCatalogVersion(catalog.all())).toBe(servedCatalogVersion);
+  });
+
   it("shows the catalog's content version in /healthz, run status and every trace entry", async () => {
     const version = await catalog.version();
     expect((await request("/healthz")).body.data).toMatchObject({ catalog_version: version });
