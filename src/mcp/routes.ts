@@ -179,7 +179,7 @@ async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Respons
     return rpcError(400, -32700, "Parse error: Invalid JSON", null);
   }
   const id = requestIdOf(body);
-  const initialize = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+  const initialize = Array.isArray(body) ? body.some(isInitialize) : isInitialize(body);
   if (initialize) {
     // A new session, whatever session id came along (the SDK client sends none on initialize).
     const taskKey = TaskKeySchema.safeParse(c.req.header(TASK_KEY_HEADER));
@@ -233,6 +233,20 @@ async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Respons
     return opening;
   };
   return serve(c, session.claims, body, { openRun });
+}
+
+/**
+ * An `initialize` request, as the SDK's schema says. Only a message whose method is `initialize` can
+ * be one, so any other message (a session's every `tools/call`) is told apart without the schema.
+ */
+function isInitialize(message: unknown): boolean {
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    "method" in message &&
+    message.method === "initialize" &&
+    isInitializeRequest(message)
+  );
 }
 
 /**
