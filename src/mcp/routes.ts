@@ -164,11 +164,26 @@ const TASK_KEY_HEADER = "X-Task-Key";
 const TaskKeySchema = openRunBodySchema().shape.task_key;
 
 /**
+ * The body of an agent's request, at most MAX_CALL_BODY_BYTES. A body framed by its Content-Length
+ * (no Transfer-Encoding) is refused or read whole by that length, as hono's bodyLimit does at the
+ * REST door; a streamed one is counted as it arrives (the SDK's reader). Either way a body over the
+ * limit is never read into memory.
+ */
+function readCallBody(request: Request): ReturnType<typeof readRequestBody> {
+  const declared = request.headers.get("content-length");
+  if (declared === null || request.body === null || request.headers.has("transfer-encoding")) {
+    return readRequestBody(request, MAX_CALL_BODY_BYTES);
+  }
+  if (Number(declared) > MAX_CALL_BODY_BYTES) return Promise.resolve({ tooLarge: true });
+  return request.text().then((text) => ({ tooLarge: false, text }));
+}
+
+/**
  * A request with an agent's credential. The body is read here, once, because only `initialize`
  * may come without a session: its answer names the session (and its run) in `Mcp-Session-Id`.
  */
 async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Response> {
-  const read = await readRequestBody(c.req.raw, MAX_CALL_BODY_BYTES);
+  const read = await readCallBody(c.req.raw);
   if (read.tooLarge) {
     return rpcError(413, -32000, `Payload too large: at most ${MAX_CALL_BODY_BYTES} bytes.`, null);
   }
