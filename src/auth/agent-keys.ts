@@ -88,13 +88,21 @@ export function agentPrincipal(
  * grant and hands it back on every request as `ctx.props`): the tenant and the agent profile an
  * operator chose on the consent page. Namespace and limits are read from the configuration then.
  */
-export const oAuthGrantPropsSchema = lazily(() =>
-  z.strictObject({ tenant: z.string(), profile: z.string() }),
-);
+const oAuthGrantPropsSchema = lazily(() => z.strictObject({ tenant: z.string(), profile: z.string() }));
 export type OAuthGrantProps = z.infer<ReturnType<typeof oAuthGrantPropsSchema>>;
 
-/** The principal of an OAuth access token's grant, or null when its props are not a grant of ours. */
-export function agentFromOAuthProps(config: ProxyConfig, props: unknown): AgentPrincipal | null {
+/**
+ * The grant an OAuth access token's props record, or null when they are not a grant of ours. Props
+ * without a `tenant` (a request that came with a key or a run token has none) are told apart
+ * without the schema.
+ */
+export function grantOf(props: unknown): OAuthGrantProps | null {
+  if (typeof props !== "object" || props === null || !("tenant" in props)) return null;
   const parsed = oAuthGrantPropsSchema().safeParse(props);
-  return parsed.success ? agentPrincipal(config, parsed.data.tenant, parsed.data.profile, "oauth") : null;
+  return parsed.success ? parsed.data : null;
+}
+
+/** The principal of an OAuth grant, or null when its tenant or profile no longer exists. */
+export function agentOfGrant(config: ProxyConfig, grant: OAuthGrantProps): AgentPrincipal | null {
+  return agentPrincipal(config, grant.tenant, grant.profile, "oauth");
 }

@@ -1,6 +1,6 @@
 import type { ProxyConfig } from "../config/load";
 import { assertNever } from "../wire/envelope";
-import { agentFromOAuthProps, findAgentKey, oAuthGrantPropsSchema } from "./agent-keys";
+import { agentOfGrant, findAgentKey, grantOf } from "./agent-keys";
 import { verifySession } from "./console-session";
 import { findKeyOwner } from "./keys";
 import { operatorIdOf } from "./operator-id";
@@ -65,8 +65,9 @@ export async function authenticate<A extends Accept>(
 
   // The provider already verified the access token; what is left is whether its profile still exists.
   const kindList: readonly PrincipalKind[] = kinds;
-  if (kindList.includes("agent") && oAuthGrantPropsSchema().safeParse(options.oauthProps).success) {
-    const agent = agentFromOAuthProps(config, options.oauthProps);
+  const grant = kindList.includes("agent") ? grantOf(options.oauthProps) : null;
+  if (grant) {
+    const agent = agentOfGrant(config, grant);
     return agent ? admit({ kind: "agent", agent }) : refuse("stale_grant");
   }
   if (!credential) return refuse("missing");

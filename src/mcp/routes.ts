@@ -164,11 +164,26 @@ const TASK_KEY_HEADER = "X-Task-Key";
 const TaskKeySchema = openRunBodySchema().shape.task_key;
 
 /**
+ * The body of an agent's request, at most MAX_CALL_BODY_BYTES. A body framed by its Content-Length
+ * (no Transfer-Encoding) is refused or read whole by that length, as hono's bodyLimit does at the
+ * REST door; a streamed one is counted as it arrives (the SDK's reader). Either way a body over the
+ * limit is never read into memory.
+ */
+function readCallBody(request: Request): ReturnType<typeof readRequestBody> {
+  const declared = request.headers.get("content-length");
+  if (declared === null || request.body === null || request.headers.has("transfer-encoding")) {
+    return readRequestBody(request, MAX_CALL_BODY_BYTES);
+  }
+  if (Number(declared) > MAX_CALL_BODY_BYTES) return Promise.resolve({ tooLarge: true });
+  return request.text().then((text) => ({ tooLarge: false, text }));
+}
+
+/**
  * A request with an agent's credential. The body is read here, once, because only `initialize`
  * may come without a session: its answer names the session (and its run) in `Mcp-Session-Id`.
  */
 async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Response> {
-  const read = await readRequestBody(c.req.raw, MAX_CALL_BODY_BYTES);
+  const read = await readCallBody(c.req.raw);
   if (read.tooLarge) {
     return rpcError(413, -32000, `Payload too large: at most ${MAX_CALL_BODY_BYTES} bytes.`, null);
   }
@@ -179,7 +194,7 @@ async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Respons
     return rpcError(400, -32700, "Parse error: Invalid JSON", null);
   }
   const id = requestIdOf(body);
-  const initialize = Array.isArray(body) ? body.some(isInitializeRequest) : isInitializeRequest(body);
+  const initialize = Array.isArray(body) ? body.some(isInitialize) : isInitialize(body);
   if (initialize) {
     // A new session, whatever session id came along (the SDK client sends none on initialize).
     const taskKey = TaskKeySchema.safeParse(c.req.header(TASK_KEY_HEADER));
@@ -233,6 +248,20 @@ async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Respons
     return opening;
   };
   return serve(c, session.claims, body, { openRun });
+}
+
+/**
+ * An `initialize` request, as the SDK's schema says. Only a message whose method is `initialize` can
+ * be one, so any other message (a session's every `tools/call`) is told apart without the schema.
+ */
+function isInitialize(message: unknown): boolean {
+  return (
+    typeof message === "object" &&
+    message !== null &&
+    "method" in message &&
+    message.method === "initialize" &&
+    isInitializeRequest(message)
+  );
 }
 
 /**

@@ -60,8 +60,13 @@ export interface MetricEvent {
   counts: Counts;
 }
 
+/** Every counter at zero, frozen: copied (`{ ...ZERO_COUNTS }`) rather than rebuilt for each event. */
+const ZERO_COUNTS: Readonly<Counts> = Object.freeze(
+  Object.fromEntries(COUNTERS.map((counter) => [counter, 0])) as Counts,
+);
+
 export function zeroCounts(): Counts {
-  return Object.fromEntries(COUNTERS.map((counter) => [counter, 0])) as Counts;
+  return { ...ZERO_COUNTS };
 }
 
 export function addCounts(into: Counts, from: Counts): Counts {

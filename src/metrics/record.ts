@@ -133,12 +133,21 @@ function emitApprovalEvent(
   );
 }
 
+/** Each catalog tool's namespace, found once per isolate: every answered call names its tool. */
+const namespaceByTool = new Map<string, string>();
+
 /**
  * The namespace an approval's tool belongs to. Approvals are asked for writes and destructive
  * calls, which only their own namespace defines; the first namespace that has the tool wins.
  */
 function namespaceOfTool(tool: string): string {
-  return catalog.namespaces().find((namespace) => catalog.find(namespace, tool)) ?? UNKNOWN_TOOL;
+  let namespace = namespaceByTool.get(tool);
+  if (namespace === undefined) {
+    namespace = catalog.namespaces().find((candidate) => catalog.find(candidate, tool)) ?? UNKNOWN_TOOL;
+    // The catalog is fixed for the isolate's life; names outside it are not kept (agents' typos are unbounded).
+    if (namespace !== UNKNOWN_TOOL) namespaceByTool.set(tool, namespace);
+  }
+  return namespace;
 }
 
 /** The sink is the binding the environment has: Analytics Engine in production, the store elsewhere. */

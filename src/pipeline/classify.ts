@@ -35,8 +35,7 @@ function parseJson(body: string): { ok: true; value: unknown } | { ok: false } {
 }
 
 /** The upstream's own error code, if its body is a `{error: {code}}` object; never its message. */
-function upstreamErrorCode(body: string): string | null {
-  const parsed = parseJson(body);
+function upstreamErrorCode(parsed: ReturnType<typeof parseJson>): string | null {
   if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null) return null;
   const error = (parsed.value as { error?: unknown }).error;
   if (typeof error !== "object" || error === null) return null;
@@ -102,11 +101,14 @@ export function classifyUpstream(
   }
 
   const { status } = result;
-  const code = upstreamErrorCode(result.body);
+  // Parsed once, whatever the content type: the error code is read from any JSON body, and a success
+  // is only taken from one its content type says is JSON.
+  const body = parseJson(result.body);
+  const code = upstreamErrorCode(body);
   const details = code ? { upstream_status: status, upstream_code: code } : { upstream_status: status };
 
   if (status >= 200 && status < 300) {
-    const parsed = result.contentType.includes("json") ? parseJson(result.body) : { ok: false as const };
+    const parsed = result.contentType.includes("json") ? body : { ok: false as const };
     if (!parsed.ok) {
       return failed(status, false, {
         code: "terminal_error",

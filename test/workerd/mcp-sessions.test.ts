@@ -9,8 +9,9 @@ import { SESSION_ACTIVITY_KEY, SESSION_STAMP_INTERVAL_MS } from "../../src/ledge
 import { SESSION_IDLE_MS, verifySessionId } from "../../src/mcp/session";
 import { catalog } from "../../src/tools";
 import type { ApprovalDetail } from "../../src/wire/approval-answers";
+import { MAX_CALL_BODY_BYTES } from "../../src/wire/requests";
 import { asOperator, decide, openRun, refundsOf, restartDurableObject } from "./helpers";
-import { bearer, connect, envelopeOf, MCP_URL, rpc, workerFetch } from "./mcp-client";
+import { bearer, connect, envelopeOf, INITIALIZE, MCP_URL, rpc, workerFetch } from "./mcp-client";
 
 const AGENT_KEYS = { acme: "acme-agent-key", acmeNext: "acme-next-agent-key", globex: "globex-agent-key" };
 
@@ -348,6 +349,41 @@ describe("a session that is not this agent's, or no longer live, is 404", () => 
 });
 
 describe("what a session needs on every request", () => {
+  it("reads a body framed by its length or streamed, and refuses one over the call limit either way (413)", async () => {
+    const headers = {
+      ...bearer(AGENT_KEYS.acme),
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    };
+    const framed = (text: string) => ({
+      method: "POST",
+      headers: { ...headers, "content-length": String(new TextEncoder().encode(text).byteLength) },
+      body: text,
+    });
+    const streamed = (text: string) => ({
+      method: "POST",
+      headers,
+      body: new Blob([text]).stream(),
+      duplex: "half",
+    });
+    for (const send of [framed, streamed]) {
+      const opened = await workerFetch(MCP_URL, send(JSON.stringify(INITIALIZE)));
+      expect(opened.status).toBe(200);
+      expect(opened.headers.get("mcp-session-id")).toMatch(/^ms1\./);
+      const oversized = JSON.stringify({
+        ...INITIALIZE,
+        params: { ...INITIALIZE.params, pad: "x".repeat(MAX_CALL_BODY_BYTES) },
+      });
+      const refused = await workerFetch(MCP_URL, send(oversized));
+      expect(refused.status).toBe(413);
+      expect(refused.headers.get("mcp-session-id")).toBeNull();
+      expect(await refused.json()).toMatchObject({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: expect.stringMatching(/too large/i) },
+      });
+    }
+  });
+
   it("asks an agent key without a session id to initialize first (400)", async () => {
     const { status, json } = await rpc(bearer(AGENT_KEYS.acme));
     expect(status).toBe(400);
