@@ -62,7 +62,7 @@ describe("budgets that throw", () => {
   });
 
   it("refuses calls after the deadline", async () => {
-    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 1 } });
+    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 60 } });
     expect(
       (await callTool(run, "lookup_order", { order_id: "A1001" })).body.budget?.deadline_ms_left,
     ).toBeGreaterThan(0);

@@ -189,7 +189,7 @@ describe("GET /v1/approvals: history and search", () => {
   });
 
   it("lists a pending approval past its expiry as expired, and no longer as pending", async () => {
-    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 1 } });
+    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 60 } });
     const asked = await callTool(run, "issue_refund", refund("A1003", 140));
     const id = asked.body.approval?.id ?? "";
     expect((await approvalsPage(`run_id=${run.id}`)).approvals.map((approval) => approval.id)).toEqual([id]);
@@ -212,7 +212,7 @@ describe("GET /v1/runs: the runs index", () => {
       method: "POST",
       headers: { authorization: `Bearer ${closed.token}` },
     });
-    const expired = await openRun("acme", { namespace: "support", limits: { deadline_s: 1 } });
+    const expired = await openRun("acme", { namespace: "support", limits: { deadline_s: 60 } });
 
     const indexed = await indexedRun(open, (entry) => entry.subjects.length === 2);
     expect(indexed).toMatchObject({
