@@ -5,7 +5,6 @@ import { resolveSubset, toolRef } from "../catalog/subset";
 import { loadConfig } from "../config/load";
 import { differingFields } from "../core/canonical-json";
 import { newCallId } from "../core/ids";
-import { hasSchema } from "../core/sql-migrations";
 import { claimOf } from "../effects/claim";
 import { type EffectFate, fateOfKey } from "../effects/fate";
 import type { TenantCheck } from "../effects/reasons";
@@ -95,11 +94,12 @@ export class RunLedger extends DurableObject<Env> {
     // stays empty until something is written here (`#schema`): asking after a run that was never
     // opened (an MCP session's reserved run before its first call) leaves no storage behind.
     void ctx.blockConcurrencyWhile(async () => {
-      if (!hasSchema(sql)) {
+      // Whether a schema is here and its version, in one statement.
+      if (!this.#stores.run.migrateExisting()) {
         this.#empty = true;
         return;
       }
-      this.#schema();
+      this.#migrated = true;
       this.#run = this.#stores.run.readRun();
       // What a crash left undelivered goes out as soon as the object is up (the alarm stored with it
       // would deliver it too); not awaited, so requests are served meanwhile.
@@ -331,11 +331,7 @@ export class RunLedger extends DurableObject<Env> {
     const limited = await this.#rateLimited(input);
     if (limited) return this.#rateRefusal(input, limited);
     const taken = this.#edited(
-      await intakeCall(
-        this.env,
-        this.#ownRun(input.tenant),
-        input,
-        this.#stores.keys,
+      await intakeCall(this.env, this.#ownRun(input.tenant), input, this.#stores.keys, () =>
         this.#stores.run.countDiscovery(),
       ),
     );

@@ -4,7 +4,7 @@ import type { NewTraceEntry, RunMeta, Taint, TraceCompletion } from "../pipeline
 import type { EnvironmentName } from "../wire/envelope";
 import type { RunLimits } from "../wire/run-status";
 import { type TraceEntry, type TraceRow, traceEntryFromRow } from "../wire/trace-entry";
-import { createLedger, migrateLedger } from "./schema";
+import { createLedger, migrateExistingLedger, migrateLedger } from "./schema";
 
 interface RunRow extends Record<string, SqlStorageValue> {
   tenant: string;
@@ -55,6 +55,11 @@ export class RunStore {
 
   migrate(): void {
     migrateLedger(this.#sql);
+  }
+
+  /** At wake: brings an existing schema up to date (one statement when current); false when there is none. */
+  migrateExisting(): boolean {
+    return migrateExistingLedger(this.#sql);
   }
 
   /** Creates the schema in a database known to hold none (a fresh object, or one whose data was deleted). */

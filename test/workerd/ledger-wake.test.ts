@@ -1,0 +1,87 @@
+import { runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it } from "vitest";
+import { MAX_DISCOVERY_CALLS } from "../../src/pipeline/grants";
+import { callTool, ledgerStubOf, openRun, restartDurableObject, type TestRun } from "./helpers";
+
+/**
+ * What a run's ledger does when it wakes (its object left memory, the run is called again): the
+ * statements it runs before and during that call, counted. A woken ledger asks once whether it holds
+ * a schema and which version, and reads only what the call needs; its limits hold as before.
+ */
+
+type Recorder = { exec: SqlStorage["exec"] };
+const recording: { seen: string[]; restore: (() => void) | null } = { seen: [], restore: null };
+
+/**
+ * Records every SQL statement any object of this isolate runs from now on, the constructor of a
+ * woken object included (its `sql` is new, its prototype is not), whitespace collapsed.
+ */
+async function recordAllStatements(run: TestRun): Promise<void> {
+  const proto = await runInDurableObject(
+    ledgerStubOf(run),
+    (_instance, state) => Object.getPrototypeOf(state.storage.sql) as Recorder,
+  );
+  const exec = proto.exec;
+  recording.seen = [];
+  proto.exec = function (this: SqlStorage, query: string, ...bindings: SqlStorageValue[]) {
+    recording.seen.push(query.replace(/\s+/g, " ").trim());
+    return exec.call(this, query, ...bindings);
+  } as SqlStorage["exec"];
+  recording.restore = () => {
+    proto.exec = exec;
+  };
+}
+
+afterEach(() => {
+  recording.restore?.();
+  recording.restore = null;
+});
+
+const read = async (run: TestRun, orderId: string) => {
+  const answer = await callTool(run, "lookup_order", { order_id: orderId });
+  expect(answer.body.outcome, JSON.stringify(answer.body.error)).toBe("success");
+};
+
+describe("a woken run ledger", () => {
+  it("asks for its schema and version in one statement, and reads no discovery count for a read", async () => {
+    const run = await openRun("acme", { namespace: "support" });
+    await read(run, "A1001");
+    await recordAllStatements(run);
+    await restartDurableObject(ledgerStubOf(run));
+    recording.seen = [];
+    await read(run, "A1001");
+    const seen = recording.seen;
+    expect(seen.filter((statement) => statement.includes("sqlite_master"))).toEqual([]);
+    expect(seen.filter((statement) => statement.includes("schema_version"))).toEqual([
+      "SELECT version FROM schema_version WHERE id = 1",
+    ]);
+    expect(seen.filter((statement) => statement.includes("find_tools"))).toEqual([]);
+    expect(seen.filter((statement) => statement.startsWith("SELECT * FROM run "))).toHaveLength(1);
+  });
+
+  it("still counts the run's find_tools and use_tool calls against their cap", async () => {
+    const run = await openRun("acme", { tools: ["lookup_order"], limits: { max_calls: 50 } });
+    for (let index = 0; index < MAX_DISCOVERY_CALLS - 1; index++) {
+      const found = await callTool(run, "find_tools", { query: `shipment ${index}` });
+      expect(found.body.outcome, JSON.stringify(found.body.error)).toBe("success");
+    }
+    await restartDurableObject(ledgerStubOf(run));
+    await read(run, "A1001");
+    const last = await callTool(run, "find_tools", { query: "shipment last" });
+    expect(last.body.outcome, JSON.stringify(last.body.error)).toBe("success");
+    await restartDurableObject(ledgerStubOf(run));
+    const over = await callTool(run, "find_tools", { query: "shipment over" });
+    expect(over.body.error?.code).toBe("budget_exhausted");
+  });
+
+  it("serves a run whose ledger woke with its schema and run as they were", async () => {
+    const run = await openRun("acme", { namespace: "support", limits: { max_calls: 3 } });
+    await read(run, "A1001");
+    await restartDurableObject(ledgerStubOf(run));
+    await read(run, "A1002");
+    await restartDurableObject(ledgerStubOf(run));
+    await read(run, "A1003");
+    const refused = await callTool(run, "lookup_order", { order_id: "A1001" });
+    expect(refused.body.error?.code).toBe("budget_exhausted");
+  });
+});
