@@ -100,7 +100,14 @@ export class RunLedger extends DurableObject<Env> {
         return;
       }
       this.#migrated = true;
-      this.#run = this.#stores.run.readRun();
+      // The run and what the stores keep in memory of their tables, in one statement.
+      const woken = this.#stores.run.readRunAtWake();
+      if (woken) {
+        this.#stores.outbox.known(woken.memory.outboxNext);
+        this.#stores.approvals.known(woken.memory.approvals);
+        this.#keeping.scenario.known(woken.memory.scenarioLeft);
+      }
+      this.#run = woken?.run ?? null;
       // What a crash left undelivered goes out as soon as the object is up (the alarm stored with it
       // would deliver it too); not awaited, so requests are served meanwhile.
       if (this.#run && this.#publisher.owesDirectory()) ctx.waitUntil(this.#publisher.deliver());

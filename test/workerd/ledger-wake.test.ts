@@ -1,5 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Outbox } from "../../src/ledger/outbox";
 import { MAX_DISCOVERY_CALLS } from "../../src/pipeline/grants";
 import { callTool, ledgerStubOf, openRun, restartDurableObject, type TestRun } from "./helpers";
 
@@ -56,7 +57,49 @@ describe("a woken run ledger", () => {
       "SELECT version FROM schema_version WHERE id = 1",
     ]);
     expect(seen.filter((statement) => statement.includes("find_tools"))).toEqual([]);
-    expect(seen.filter((statement) => statement.startsWith("SELECT * FROM run "))).toHaveLength(1);
+    // The run, the outbox's next message, the approval counts and the scenario's uses: one read.
+    const firstReads = seen.filter((statement) =>
+      /^SELECT .*\bFROM (run|outbox|approvals|scenario)\b/.test(statement),
+    );
+    expect(firstReads.filter((statement) => !statement.startsWith("SELECT topic, seq, message"))).toEqual([
+      expect.stringMatching(/^SELECT run\.\*, \(SELECT MIN\(next_attempt_at\) FROM outbox\)/),
+    ]);
+  });
+
+  it("knows after waking whether its outbox owes a message, and delivers it", async () => {
+    const run = await openRun("acme", { namespace: "support" });
+    await read(run, "A1001");
+    // A crash between a commit and its delivery leaves the run's entry in the outbox.
+    await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+      const now = new Date().toISOString();
+      new Outbox(state.storage.sql).enqueue(
+        {
+          kind: "run",
+          entry: {
+            run_id: run.id,
+            namespace: "support",
+            state: "open",
+            created_at: now,
+            deadline_at: new Date(Date.now() + 60_000).toISOString(),
+            ended_at: null,
+            calls_used: 1,
+            tools: ["lookup_order"],
+            subjects: ["order_id=A1001"],
+            last_activity_at: now,
+          },
+        },
+        Date.now(),
+      );
+    });
+    await restartDurableObject(ledgerStubOf(run));
+    await read(run, "A1001");
+    const left = () =>
+      runInDurableObject(
+        ledgerStubOf(run),
+        (_instance, state) =>
+          state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n,
+      );
+    await vi.waitFor(async () => expect(await left()).toBe(0), { timeout: 5_000, interval: 20 });
   });
 
   it("still counts the run's find_tools and use_tool calls against their cap", async () => {
