@@ -82,7 +82,7 @@ export class RunLedger extends DurableObject<Env> {
     super(ctx, env);
     const sql = ctx.storage.sql;
     this.#stores = tables.ledgerStores(sql, () => this.#run);
-    this.#directory = new RunDirectory(env, this.#stores.outbox);
+    this.#directory = new RunDirectory(env, this.#stores.outbox, (told) => this.#stores.run.writeTold(told));
     this.#keeping = { results: new ResultStore(sql), scenario: new ScenarioStore(sql) };
     this.#publisher = new RunPublisher(env, ctx, {
       stores: this.#stores,
@@ -106,6 +106,7 @@ export class RunLedger extends DurableObject<Env> {
         this.#stores.outbox.known(woken.memory.outboxNext);
         this.#stores.approvals.known(woken.memory.approvals);
         this.#keeping.scenario.known(woken.memory.scenarioLeft);
+        this.#directory.told(woken.memory.told);
       }
       this.#run = woken?.run ?? null;
       // What a crash left undelivered goes out as soon as the object is up (the alarm stored with it

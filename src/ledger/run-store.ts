@@ -26,6 +26,7 @@ interface RunRow extends Record<string, SqlStorageValue> {
   tools: string | null;
   added_tools: string;
   reach: string | null;
+  told: string | null;
 }
 
 /**
@@ -72,10 +73,16 @@ export class RunStore {
     return row ? runOf(row) : null;
   }
 
+  /** What the directory has been told of the run (`RunIndex.told`); in the commit that enqueues it. */
+  writeTold(told: string): void {
+    this.#sql.exec("UPDATE run SET told = ? WHERE id = 1", told);
+  }
+
   /**
    * A woken ledger's first read: the run, and in the same statement what the other stores keep in
    * memory of their tables (when the outbox's first message is due, how many approvals there are
-   * and how many pending, the scenario's uses left), so none of them asks again on the first call.
+   * and how many pending, the scenario's uses left, what the directory was told of the run), so
+   * none of them asks again on the first call.
    * Null when the run table holds no run.
    */
   readRunAtWake(): { run: RunMeta; memory: WakeMemory } | null {
@@ -96,6 +103,7 @@ export class RunStore {
         outboxNext: row.wake_outbox_next,
         approvals: { total: row.wake_approvals, pending: row.wake_pending },
         scenarioLeft: row.wake_scenario,
+        told: typeof row.told === "string" ? row.told : null,
       },
     };
   }
@@ -305,6 +313,8 @@ export interface WakeMemory {
   outboxNext: number | null;
   approvals: { total: number; pending: number };
   scenarioLeft: number;
+  /** What the directory was told of the run, as `RunIndex.told` wrote it; null when nothing yet. */
+  told: string | null;
 }
 
 function runOf(row: RunRow): RunMeta {

@@ -155,6 +155,14 @@ const V15_TRACE_CONTEXT = `
 ALTER TABLE trace ADD COLUMN traceparent TEXT;
 `;
 
+/**
+ * What the tenant's directory has been told of the run (its tools and subjects, JSON), so a ledger
+ * that left memory does not tell it again on its next call.
+ */
+const V16_RUN_TOLD = `
+ALTER TABLE run ADD COLUMN told TEXT;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -171,6 +179,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V13_APPROVAL_EDITS,
   V14_POLLS,
   V15_TRACE_CONTEXT,
+  V16_RUN_TOLD,
 ];
 
 /**
@@ -199,7 +208,8 @@ CREATE TABLE IF NOT EXISTS run (
   tainted_by TEXT,
   tools TEXT,
   added_tools TEXT NOT NULL DEFAULT '[]',
-  reach TEXT
+  reach TEXT,
+  told TEXT
 );
 CREATE TABLE IF NOT EXISTS idempotency (
   key TEXT PRIMARY KEY,

@@ -66,6 +66,29 @@ describe("a woken run ledger", () => {
     ]);
   });
 
+  it("does not tell the directory again what it told before waking, and tells it what is new", async () => {
+    const run = await openRun("acme", { namespace: "support" });
+    await read(run, "A1001");
+    await recordAllStatements(run);
+    await restartDurableObject(ledgerStubOf(run));
+    recording.seen = [];
+    // The same tool and subject as before: the directory already has them.
+    await read(run, "A1001");
+    const outboxWrites = () =>
+      recording.seen.filter((statement) => statement.startsWith("INSERT INTO outbox"));
+    expect(outboxWrites()).toEqual([]);
+    // A subject it has not heard of goes to the directory, with what it heard before.
+    await read(run, "A1002");
+    expect(outboxWrites()).toHaveLength(1);
+    const told = await runInDurableObject(ledgerStubOf(run), (_instance, state) =>
+      state.storage.sql.exec<{ told: string }>("SELECT told FROM run").one(),
+    );
+    expect(JSON.parse(told.told)).toEqual({
+      tools: ["lookup_order"],
+      subjects: ["order_id=A1001", "order_id=A1002"],
+    });
+  });
+
   it("knows after waking whether its outbox owes a message, and delivers it", async () => {
     const run = await openRun("acme", { namespace: "support" });
     await read(run, "A1001");
