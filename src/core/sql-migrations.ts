@@ -20,6 +20,10 @@ function migrateFromStoredVersion(sql: SqlStorage, migrations: readonly string[]
   const current =
     sql.exec<{ version: number }>("SELECT version FROM schema_version WHERE id = 1").toArray()[0]?.version ??
     0;
+  migrateFrom(sql, migrations, current);
+}
+
+function migrateFrom(sql: SqlStorage, migrations: readonly string[], current: number): void {
   for (let version = current; version < migrations.length; version++) {
     sql.exec(migrations[version] ?? "");
     sql.exec(
@@ -65,4 +69,23 @@ export function hasSchema(sql: SqlStorage): boolean {
       .exec("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
       .toArray().length > 0
   );
+}
+
+/**
+ * An existing database brought up to the schema `migrations` end at, asking in one statement both
+ * whether it holds a schema and which version: what a woken object runs before anything else.
+ * False, and nothing written, when it holds none (a fresh object).
+ */
+export function migrateExisting(sql: SqlStorage, migrations: readonly string[]): boolean {
+  let current: number;
+  try {
+    current =
+      sql.exec<{ version: number }>("SELECT version FROM schema_version WHERE id = 1").toArray()[0]
+        ?.version ?? 0;
+  } catch (error) {
+    if (error instanceof Error && /no such table/i.test(error.message)) return false;
+    throw error;
+  }
+  migrateFrom(sql, migrations, current);
+  return true;
 }

@@ -103,6 +103,11 @@ export class ApprovalStore {
     this.#counts = { total: 0, pending: 0 };
   }
 
+  /** What a woken ledger's first read counted: nothing needs reading again to know it. */
+  known(counts: { total: number; pending: number }): void {
+    this.#counts = counts;
+  }
+
   #counted(): { total: number; pending: number } {
     this.#counts ??= this.#sql
       .exec<{ total: number; pending: number }>(

@@ -122,6 +122,12 @@ export class Outbox {
     this.#nextAt = null;
   }
 
+  /** What a woken ledger's first read found: when the first message is due, null when none is owed. */
+  known(nextAt: number | null): void {
+    this.#empty = nextAt === null;
+    this.#nextAt = nextAt;
+  }
+
   /** Adds a message; call it inside the `transactionSync` of the change it reports. */
   enqueue(message: DirectoryMessage, now: number): void {
     const wasEmpty = this.#empty;

@@ -13,14 +13,36 @@ import type { DirectoryMessage, Outbox } from "./outbox";
 /**
  * What a run's ledger has told the tenant's directory about the run, kept in memory so the
  * directory hears of each tool and each subject once, not once per call, and of the run's end once.
- * After a restart the sets start empty and the ledger tells again what it meets; the directory only
- * adds what it is told (src/ledger/directory.ts `indexRun`), so telling twice is harmless.
+ * The sets are stored with the run (`told`, written in the commit that enqueues the entry) and read
+ * back when the ledger wakes, so a run called again after its object left memory does not tell the
+ * directory again what it already knows. The directory only adds what it is told
+ * (src/ledger/directory.ts `indexRun`), so telling twice would be harmless, only costly.
  */
 export class RunIndex {
   readonly #tools = new Set<string>();
   readonly #subjects = new Set<string>();
   /** How the directory was last told the run ended: past its deadline, then (maybe) closed. */
   #toldEnd: "expired" | "closed" | null = null;
+
+  /** What has been learned, as stored with the run (`seed` reads it back). */
+  told(): string {
+    return JSON.stringify({ tools: [...this.#tools], subjects: [...this.#subjects] });
+  }
+
+  /** What a woken ledger read back of `told`: known already, so not news. Anything unreadable is ignored. */
+  seed(told: string): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(told);
+    } catch {
+      return;
+    }
+    const list = (value: unknown) =>
+      Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : [];
+    const { tools, subjects } = (parsed ?? {}) as { tools?: unknown; subjects?: unknown };
+    for (const tool of list(tools)) this.#tools.add(tool);
+    for (const subject of list(subjects).slice(0, MAX_SUBJECTS_PER_RUN)) this.#subjects.add(subject);
+  }
 
   /** Learns a call's tool and subjects; true when one of them is new, so the directory must hear of it. */
   learn(tool: string | null, subjects: readonly string[]): boolean {
@@ -84,9 +106,18 @@ export class RunDirectory {
   #delivering: Promise<void> | null = null;
   #deliverAgain = false;
 
-  constructor(env: Env, outbox: Outbox) {
+  readonly #keepTold: (told: string) => void;
+
+  /** `keepTold` stores what the directory has been told with the run, in the enqueuing commit. */
+  constructor(env: Env, outbox: Outbox, keepTold: (told: string) => void) {
     this.#env = env;
     this.#outbox = outbox;
+    this.#keepTold = keepTold;
+  }
+
+  /** What a woken ledger read back of what the directory has been told of its run. */
+  told(told: string | null): void {
+    if (told !== null) this.#index.seed(told);
   }
 
   /** A call's tool and subjects: the next commit writes the run's entry when one of them is new. */
@@ -102,6 +133,7 @@ export class RunDirectory {
     const ended = this.#index.learnEnded(run, now);
     if (!opened && !ended && !this.#untold) return;
     this.#outbox.enqueue({ kind: "run", entry: this.#index.entry(run, now) }, now);
+    if (this.#untold) this.#keepTold(this.#index.told());
     this.#untold = false;
   }
 

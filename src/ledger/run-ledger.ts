@@ -5,7 +5,6 @@ import { resolveSubset, toolRef } from "../catalog/subset";
 import { loadConfig } from "../config/load";
 import { differingFields } from "../core/canonical-json";
 import { newCallId } from "../core/ids";
-import { hasSchema } from "../core/sql-migrations";
 import { claimOf } from "../effects/claim";
 import { type EffectFate, fateOfKey } from "../effects/fate";
 import type { TenantCheck } from "../effects/reasons";
@@ -83,7 +82,7 @@ export class RunLedger extends DurableObject<Env> {
     super(ctx, env);
     const sql = ctx.storage.sql;
     this.#stores = tables.ledgerStores(sql, () => this.#run);
-    this.#directory = new RunDirectory(env, this.#stores.outbox);
+    this.#directory = new RunDirectory(env, this.#stores.outbox, (told) => this.#stores.run.writeTold(told));
     this.#keeping = { results: new ResultStore(sql), scenario: new ScenarioStore(sql) };
     this.#publisher = new RunPublisher(env, ctx, {
       stores: this.#stores,
@@ -95,12 +94,21 @@ export class RunLedger extends DurableObject<Env> {
     // stays empty until something is written here (`#schema`): asking after a run that was never
     // opened (an MCP session's reserved run before its first call) leaves no storage behind.
     void ctx.blockConcurrencyWhile(async () => {
-      if (!hasSchema(sql)) {
+      // Whether a schema is here and its version, in one statement.
+      if (!this.#stores.run.migrateExisting()) {
         this.#empty = true;
         return;
       }
-      this.#schema();
-      this.#run = this.#stores.run.readRun();
+      this.#migrated = true;
+      // The run and what the stores keep in memory of their tables, in one statement.
+      const woken = this.#stores.run.readRunAtWake();
+      if (woken) {
+        this.#stores.outbox.known(woken.memory.outboxNext);
+        this.#stores.approvals.known(woken.memory.approvals);
+        this.#keeping.scenario.known(woken.memory.scenarioLeft);
+        this.#directory.told(woken.memory.told);
+      }
+      this.#run = woken?.run ?? null;
       // What a crash left undelivered goes out as soon as the object is up (the alarm stored with it
       // would deliver it too); not awaited, so requests are served meanwhile.
       if (this.#run && this.#publisher.owesDirectory()) ctx.waitUntil(this.#publisher.deliver());
@@ -331,11 +339,7 @@ export class RunLedger extends DurableObject<Env> {
     const limited = await this.#rateLimited(input);
     if (limited) return this.#rateRefusal(input, limited);
     const taken = this.#edited(
-      await intakeCall(
-        this.env,
-        this.#ownRun(input.tenant),
-        input,
-        this.#stores.keys,
+      await intakeCall(this.env, this.#ownRun(input.tenant), input, this.#stores.keys, () =>
         this.#stores.run.countDiscovery(),
       ),
     );

@@ -4,7 +4,7 @@ import type { NewTraceEntry, RunMeta, Taint, TraceCompletion } from "../pipeline
 import type { EnvironmentName } from "../wire/envelope";
 import type { RunLimits } from "../wire/run-status";
 import { type TraceEntry, type TraceRow, traceEntryFromRow } from "../wire/trace-entry";
-import { createLedger, migrateLedger } from "./schema";
+import { createLedger, migrateExistingLedger, migrateLedger } from "./schema";
 
 interface RunRow extends Record<string, SqlStorageValue> {
   tenant: string;
@@ -26,6 +26,7 @@ interface RunRow extends Record<string, SqlStorageValue> {
   tools: string | null;
   added_tools: string;
   reach: string | null;
+  told: string | null;
 }
 
 /**
@@ -57,6 +58,11 @@ export class RunStore {
     migrateLedger(this.#sql);
   }
 
+  /** At wake: brings an existing schema up to date (one statement when current); false when there is none. */
+  migrateExisting(): boolean {
+    return migrateExistingLedger(this.#sql);
+  }
+
   /** Creates the schema in a database known to hold none (a fresh object, or one whose data was deleted). */
   create(): void {
     createLedger(this.#sql);
@@ -64,30 +70,41 @@ export class RunStore {
 
   readRun(): RunMeta | null {
     const row = this.#sql.exec<RunRow>("SELECT * FROM run WHERE id = 1").toArray()[0];
+    return row ? runOf(row) : null;
+  }
+
+  /** What the directory has been told of the run (`RunIndex.told`); in the commit that enqueues it. */
+  writeTold(told: string): void {
+    this.#sql.exec("UPDATE run SET told = ? WHERE id = 1", told);
+  }
+
+  /**
+   * A woken ledger's first read: the run, and in the same statement what the other stores keep in
+   * memory of their tables (when the outbox's first message is due, how many approvals there are
+   * and how many pending, the scenario's uses left, what the directory was told of the run), so
+   * none of them asks again on the first call.
+   * Null when the run table holds no run.
+   */
+  readRunAtWake(): { run: RunMeta; memory: WakeMemory } | null {
+    const row = this.#sql
+      .exec<RunRow & { wake_outbox_next: number | null } & WakeCounts>(
+        `SELECT run.*,
+           (SELECT MIN(next_attempt_at) FROM outbox) AS wake_outbox_next,
+           (SELECT COUNT(*) FROM approvals) AS wake_approvals,
+           (SELECT COALESCE(SUM(state = 'pending'), 0) FROM approvals) AS wake_pending,
+           (SELECT COALESCE(SUM(remaining), 0) FROM scenario) AS wake_scenario
+         FROM run WHERE id = 1`,
+      )
+      .toArray()[0];
     if (!row) return null;
     return {
-      tenant: row.tenant,
-      run_id: row.run_id,
-      namespace: row.namespace,
-      environment: row.environment as EnvironmentName,
-      catalog_version: row.catalog_version,
-      limits: JSON.parse(row.limits) as RunLimits,
-      repeat_threshold: row.repeat_threshold,
-      state: row.state === "closed" ? "closed" : "open",
-      created_at: row.created_at,
-      deadline_at: row.deadline_at,
-      ended_at: row.ended_at,
-      counters: {
-        calls_used: row.calls_used,
-        writes_used: row.writes_used,
-        destructive_used: row.destructive_used,
+      run: runOf(row),
+      memory: {
+        outboxNext: row.wake_outbox_next,
+        approvals: { total: row.wake_approvals, pending: row.wake_pending },
+        scenarioLeft: row.wake_scenario,
+        told: typeof row.told === "string" ? row.told : null,
       },
-      fence_marker: row.fence_marker,
-      tainted_by: row.tainted_by === null ? null : (JSON.parse(row.tainted_by) as Taint),
-      tools: row.tools === null ? null : (JSON.parse(row.tools) as string[]),
-      added_tools: JSON.parse(row.added_tools) as string[],
-      // A run opened before runs had tool sets reaches its own namespace only.
-      reach: row.reach === null ? [row.namespace] : (JSON.parse(row.reach) as string[]),
     };
   }
 
@@ -283,4 +300,46 @@ export class RunStore {
       .toArray()
       .map(traceEntryFromRow);
   }
+}
+
+interface WakeCounts extends Record<string, SqlStorageValue> {
+  wake_approvals: number;
+  wake_pending: number;
+  wake_scenario: number;
+}
+
+/** What the other stores of a woken ledger learn from its first read (`readRunAtWake`). */
+export interface WakeMemory {
+  outboxNext: number | null;
+  approvals: { total: number; pending: number };
+  scenarioLeft: number;
+  /** What the directory was told of the run, as `RunIndex.told` wrote it; null when nothing yet. */
+  told: string | null;
+}
+
+function runOf(row: RunRow): RunMeta {
+  return {
+    tenant: row.tenant,
+    run_id: row.run_id,
+    namespace: row.namespace,
+    environment: row.environment as EnvironmentName,
+    catalog_version: row.catalog_version,
+    limits: JSON.parse(row.limits) as RunLimits,
+    repeat_threshold: row.repeat_threshold,
+    state: row.state === "closed" ? "closed" : "open",
+    created_at: row.created_at,
+    deadline_at: row.deadline_at,
+    ended_at: row.ended_at,
+    counters: {
+      calls_used: row.calls_used,
+      writes_used: row.writes_used,
+      destructive_used: row.destructive_used,
+    },
+    fence_marker: row.fence_marker,
+    tainted_by: row.tainted_by === null ? null : (JSON.parse(row.tainted_by) as Taint),
+    tools: row.tools === null ? null : (JSON.parse(row.tools) as string[]),
+    added_tools: JSON.parse(row.added_tools) as string[],
+    // A run opened before runs had tool sets reaches its own namespace only.
+    reach: row.reach === null ? [row.namespace] : (JSON.parse(row.reach) as string[]),
+  };
 }

@@ -57,6 +57,11 @@ export class ScenarioStore {
     this.#sql = sql;
   }
 
+  /** The uses left, as a woken ledger's first read found them. */
+  known(remaining: number): void {
+    this.#remaining = remaining;
+  }
+
   insert(steps: readonly ScenarioStep[]): void {
     this.#remaining = null;
     steps.forEach((step, index) => {

@@ -1,4 +1,4 @@
-import { createOrMigrate, createSchema } from "../core/sql-migrations";
+import { createOrMigrate, createSchema, migrateExisting } from "../core/sql-migrations";
 import { APPROVALS_SCHEMA } from "./approval-store";
 import { CLAIMS_SCHEMA } from "./claim-store";
 import { OUTBOX_SCHEMA } from "./outbox";
@@ -155,6 +155,14 @@ const V15_TRACE_CONTEXT = `
 ALTER TABLE trace ADD COLUMN traceparent TEXT;
 `;
 
+/**
+ * What the tenant's directory has been told of the run (its tools and subjects, JSON), so a ledger
+ * that left memory does not tell it again on its next call.
+ */
+const V16_RUN_TOLD = `
+ALTER TABLE run ADD COLUMN told TEXT;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -171,6 +179,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V13_APPROVAL_EDITS,
   V14_POLLS,
   V15_TRACE_CONTEXT,
+  V16_RUN_TOLD,
 ];
 
 /**
@@ -199,7 +208,8 @@ CREATE TABLE IF NOT EXISTS run (
   tainted_by TEXT,
   tools TEXT,
   added_tools TEXT NOT NULL DEFAULT '[]',
-  reach TEXT
+  reach TEXT,
+  told TEXT
 );
 CREATE TABLE IF NOT EXISTS idempotency (
   key TEXT PRIMARY KEY,
@@ -277,6 +287,11 @@ ${RESULTS_SCHEMA}${SCENARIO_SCHEMA}${OUTBOX_SCHEMA}${CLAIMS_SCHEMA}`;
 /** Creates a new run's schema (`LEDGER_SCHEMA`), or brings an older ledger's up to date. */
 export function migrateLedger(sql: SqlStorage): void {
   createOrMigrate(sql, LEDGER_MIGRATIONS, LEDGER_SCHEMA);
+}
+
+/** Brings a woken ledger's schema up to date in one statement when current; false when it has none. */
+export function migrateExistingLedger(sql: SqlStorage): boolean {
+  return migrateExisting(sql, LEDGER_MIGRATIONS);
 }
 
 /** Creates a new run's schema in a database known to be empty (see `createSchema`). */

@@ -51,8 +51,11 @@ export async function intakeCall(
   input: AgentCallInput,
   /** The run's key records, for a refusal that must not deny an effect its key made. */
   keys: { read(key: string, fallback: null): CallRecord | null },
-  /** How many find_tools and use_tool calls the run made so far. */
-  discoveryUsed = 0,
+  /**
+   * How many find_tools and use_tool calls the run made so far; asked only by a call of one of them,
+   * so no other call reads the count.
+   */
+  discoveryUsed: () => number = () => 0,
 ): Promise<TakenCall> {
   if (!run) {
     return refused(
@@ -131,11 +134,13 @@ export async function intakeCall(
 }
 
 /** A run's direct tools and, for a run opened with a subset, what it reaches through discovery. */
-function callScope(run: RunMeta, tenant: TenantConfig, discoveryUsed: number): CallScope {
+function callScope(run: RunMeta, tenant: TenantConfig, discoveryUsed: () => number): CallScope {
   return {
     tools: runTools(catalog, run, discoveryTools(run.namespace)),
     granted: grantedTools(catalog, reachOf(run), tenant.namespaces),
-    discovery_left: MAX_DISCOVERY_CALLS - discoveryUsed,
+    get discovery_left() {
+      return MAX_DISCOVERY_CALLS - discoveryUsed();
+    },
   };
 }
 
