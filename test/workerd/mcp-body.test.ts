@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_CALL_BODY_BYTES } from "../../src/wire/requests";
 import { openRun } from "./helpers";
-import { bearer, MCP_URL, workerFetch } from "./mcp-client";
+import { bearer, INITIALIZE, MCP_URL, rpc, workerFetch } from "./mcp-client";
 
 /**
  * `/mcp` reads a request's body once and hands it on parsed: framed by its Content-Length or
@@ -80,5 +80,62 @@ describe("an MCP request's body, read once", () => {
         error: { code: -32000, message: expect.stringMatching(/too large/i) },
       });
     }
+  });
+
+  it("answers a session's plain tools/call exactly as the SDK answers one it serves itself", async () => {
+    const opened = await rpc(bearer("acme-agent-key"), INITIALIZE);
+    const session = opened.headers.get("mcp-session-id") ?? "";
+    expect(session).toMatch(/^ms1\./);
+    const headers = {
+      ...bearer("acme-agent-key"),
+      "mcp-session-id": session,
+      "mcp-protocol-version": "2025-06-18",
+    };
+    const params = { name: "lookup_order", arguments: { order_id: "A1002" } };
+    // Plain, and with an empty `_meta` (which the SDK's server serves): the same call, twice.
+    const plain = await rpc(headers, { jsonrpc: "2.0", id: 5, method: "tools/call", params });
+    const served = await rpc(headers, {
+      jsonrpc: "2.0",
+      id: "six",
+      method: "tools/call",
+      params: { ...params, _meta: {} },
+    });
+    for (const answer of [plain, served]) {
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get("content-type")).toBe("application/json");
+    }
+    const shape = (json: Record<string, unknown> | null) => {
+      const result = json?.result as {
+        content: Array<Record<string, unknown>>;
+        structuredContent: Record<string, unknown>;
+      };
+      return {
+        keys: Object.keys(json ?? {}),
+        result: Object.keys(result),
+        content: result.content.map((item) => Object.keys(item)),
+        envelope: Object.keys(result.structuredContent),
+      };
+    };
+    expect(shape(plain.json)).toEqual(shape(served.json));
+    expect(plain.json).toMatchObject({ jsonrpc: "2.0", id: 5, result: { isError: false } });
+    expect(served.json).toMatchObject({ jsonrpc: "2.0", id: "six", result: { isError: false } });
+    const text = (json: Record<string, unknown> | null) =>
+      (json?.result as { content?: Array<{ text: string }> } | undefined)?.content?.[0]?.text ?? "";
+    expect(text(plain.json)).toContain("lookup_order succeeded");
+    expect(text(served.json)).toContain("lookup_order succeeded");
+  });
+
+  it("answers a plain call of an unknown session 404, as a served one", async () => {
+    const headers = { ...bearer("acme-agent-key"), "mcp-session-id": "ms1.forged.session" };
+    const params = { name: "lookup_order", arguments: { order_id: "A1002" } };
+    const plain = await rpc(headers, { jsonrpc: "2.0", id: 5, method: "tools/call", params });
+    const served = await rpc(headers, {
+      jsonrpc: "2.0",
+      id: 5,
+      method: "tools/call",
+      params: { ...params, _meta: {} },
+    });
+    expect(plain.status).toBe(404);
+    expect(plain.json).toEqual(served.json);
   });
 });
