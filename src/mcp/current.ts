@@ -47,6 +47,8 @@ export async function serveCurrent(
   request: Request,
   ctx: CurrentContext,
   maxRequestBodySize: number,
+  /** The body, when the caller has read and parsed it already (the SDK then reads nothing). */
+  parsedBody?: unknown,
 ): Promise<Response> {
   // The SDK checks that Mcp-Method names the body's method (-32020), so the header can be trusted here.
   if (request.headers.get("mcp-method") === "subscriptions/listen" && !canListen()) return listenRefused();
@@ -58,7 +60,7 @@ export async function serveCurrent(
     maxRequestBodySize,
     bus: catalogWatch(ctx.env, ctx.catalogVersion),
   });
-  return handler.fetch(request);
+  return handler.fetch(request, parsedBody === undefined ? undefined : { parsedBody });
 }
 
 function listenRefused(): Response {

@@ -1,7 +1,9 @@
 import {
   isInitializeRequest,
+  isJsonContentType,
   isLegacyRequest,
   readRequestBody,
+  SUPPORTED_PROTOCOL_VERSIONS,
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { type Context, Hono } from "hono";
@@ -10,11 +12,13 @@ import { authenticate } from "../auth/authenticate";
 import { bearerToken } from "../auth/keys";
 import type { PrincipalOf } from "../auth/principal";
 import { loadConfig } from "../config/load";
+import { readCallBody } from "../door/call-body";
 import type { AppEnv } from "../http/app-env";
 import { requestContext, respond } from "../http/respond";
 import { catalog } from "../tools";
 import { type Envelope, failure, httpStatusFor } from "../wire/envelope";
 import { MAX_CALL_BODY_BYTES, openRunBodySchema } from "../wire/requests";
+import { toCallToolResult } from "./call-result";
 import { serveCurrent } from "./current";
 import {
   challenge,
@@ -49,10 +53,19 @@ mcp.get(`${PROTECTED_RESOURCE_PATH}${MCP_PATH}`, (c) => c.json(metadata(c)));
 mcp.post(MCP_PATH, async (c) => {
   const principal = await authenticated(c);
   if (principal instanceof Response) return principal;
-  // The revision is read from the request itself (a `_meta` envelope claim, or none for 2025), by
-  // the same classification the SDK's handler routes on; the body stays readable for either leg.
-  const limits = { maxRequestBodySize: MAX_CALL_BODY_BYTES };
-  if (!(await isLegacyRequest(c.req.raw, undefined, limits))) {
+  // The body is read and parsed once, here, and handed on parsed. The revision is read from the
+  // request itself (a `_meta` envelope claim, or none for 2025) by the SDK's own classification
+  // (`isLegacyRequest`, given the parsed body): what it decides when it reads the body itself is
+  // kept for the bodies it never sees parsed. An empty or unparseable body is 2025 traffic (the
+  // SDK's "no-json-body" step), and one over the limit or unreadable goes, unread by anyone since,
+  // to the current revision's handler, which answers it (its "body-too-large" and
+  // "unreadable-body" steps).
+  const read = await readMessage(c.req.raw);
+  const legacy =
+    read.kind === "json"
+      ? await isLegacyRequest(c.req.raw, read.body, { maxRequestBodySize: MAX_CALL_BODY_BYTES })
+      : read.kind === "not-json";
+  if (read.kind === "unread" || !legacy) {
     const caller =
       principal.kind === "run"
         ? { kind: "run" as const, claims: principal.claims }
@@ -63,9 +76,14 @@ mcp.post(MCP_PATH, async (c) => {
       header: (name: string) => c.req.header(name),
       catalogVersion: await catalog.version(),
     };
-    return serveCurrent(c.req.raw, ctx, MAX_CALL_BODY_BYTES);
+    const request = read.kind === "unread" ? read.request : c.req.raw;
+    return serveCurrent(request, ctx, MAX_CALL_BODY_BYTES, read.kind === "json" ? read.body : undefined);
   }
-  return principal.kind === "run" ? serve(c, principal.claims) : serveAgent(c, principal.agent);
+  if (principal.kind === "agent") return serveAgent(c, principal.agent, read);
+  // The SDK's transport answers a body that is not JSON itself (-32700): it reads it again, as sent.
+  if (read.kind === "not-json")
+    return serve(c, principal.claims, undefined, {}, withBody(c.req.raw, read.text));
+  return serve(c, principal.claims, read.body);
 });
 
 // No stream to open: a call ends with one result, answered on its POST.
@@ -129,6 +147,7 @@ async function serve(
   claims: RunServerContext["claims"],
   parsedBody?: unknown,
   session: Pick<RunServerContext, "openRun" | "callTool"> = {},
+  request: Request = c.req.raw,
 ): Promise<Response> {
   const server = createRunServer({
     env: c.env,
@@ -145,7 +164,7 @@ async function serve(
     maxRequestBodySize: MAX_CALL_BODY_BYTES,
   });
   await server.connect(transport);
-  return transport.handleRequest(c.req.raw, parsedBody === undefined ? undefined : { parsedBody });
+  return transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
 }
 
 /** Whether a request (or a batch) holds a `tools/call` with a progress token in its `_meta`. */
@@ -164,35 +183,63 @@ const TASK_KEY_HEADER = "X-Task-Key";
 const TaskKeySchema = openRunBodySchema().shape.task_key;
 
 /**
- * The body of an agent's request, at most MAX_CALL_BODY_BYTES. A body framed by its Content-Length
- * (no Transfer-Encoding) is refused or read whole by that length, as hono's bodyLimit does at the
- * REST door; a streamed one is counted as it arrives (the SDK's reader). Either way a body over the
- * limit is never read into memory.
+ * A POST's body, read once. `json`: parsed. `not-json`: empty or not JSON. `unread`: over
+ * MAX_CALL_BODY_BYTES, or its stream failed; `request` still holds it as sent, for the handler
+ * that answers it.
  */
-function readCallBody(request: Request): ReturnType<typeof readRequestBody> {
+type ReadMessage =
+  | { kind: "json"; body: unknown }
+  | { kind: "not-json"; text: string }
+  | { kind: "unread"; request: Request };
+
+/**
+ * The body of a request, at most MAX_CALL_BODY_BYTES. A body framed by its Content-Length (no
+ * Transfer-Encoding) is refused or read whole by that length, as hono's bodyLimit does at the REST
+ * door: a body over the limit is left unread. A streamed one is counted as it arrives (the SDK's
+ * reader), from a copy, so the request keeps it whole for the answer to a body over the limit.
+ */
+async function readMessage(request: Request): Promise<ReadMessage> {
   const declared = request.headers.get("content-length");
-  if (declared === null || request.body === null || request.headers.has("transfer-encoding")) {
-    return readRequestBody(request, MAX_CALL_BODY_BYTES);
+  const framed = declared !== null && request.body !== null && !request.headers.has("transfer-encoding");
+  if (framed && Number(declared) > MAX_CALL_BODY_BYTES) return { kind: "unread", request };
+  let text: string;
+  try {
+    if (framed) text = await request.text();
+    else {
+      const read = await readRequestBody(
+        request.body === null ? request : request.clone(),
+        MAX_CALL_BODY_BYTES,
+      );
+      if (read.tooLarge) return { kind: "unread", request };
+      text = read.text;
+    }
+  } catch {
+    return { kind: "unread", request };
   }
-  if (Number(declared) > MAX_CALL_BODY_BYTES) return Promise.resolve({ tooLarge: true });
-  return request.text().then((text) => ({ tooLarge: false, text }));
+  if (text.length === 0) return { kind: "not-json", text };
+  try {
+    return { kind: "json", body: JSON.parse(text) };
+  } catch {
+    return { kind: "not-json", text };
+  }
+}
+
+/** `request` with `text` as its body, for a reader that reads it again. */
+function withBody(request: Request, text: string): Request {
+  return new Request(request.url, { method: request.method, headers: request.headers, body: text });
 }
 
 /**
  * A request with an agent's credential. The body is read here, once, because only `initialize`
  * may come without a session: its answer names the session (and its run) in `Mcp-Session-Id`.
  */
-async function serveAgent(c: McpContext, agent: AgentPrincipal): Promise<Response> {
-  const read = await readCallBody(c.req.raw);
-  if (read.tooLarge) {
-    return rpcError(413, -32000, `Payload too large: at most ${MAX_CALL_BODY_BYTES} bytes.`, null);
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(read.text);
-  } catch {
-    return rpcError(400, -32700, "Parse error: Invalid JSON", null);
-  }
+async function serveAgent(
+  c: McpContext,
+  agent: AgentPrincipal,
+  read: Exclude<ReadMessage, { kind: "unread" }>,
+): Promise<Response> {
+  if (read.kind === "not-json") return rpcError(400, -32700, "Parse error: Invalid JSON", null);
+  const body = read.body;
   const id = requestIdOf(body);
   const initialize = Array.isArray(body) ? body.some(isInitialize) : isInitialize(body);
   if (initialize) {
@@ -278,6 +325,8 @@ async function serveSessionCall(
 ): Promise<Response> {
   const claims = await sessionOf(c.env, agent, sessionId);
   if (!claims) return sessionNotFound(id);
+  const plain = plainCall(c.req.raw, body);
+  if (plain) return answerPlainCall(c, agent, claims, plain);
   let over = false;
   const callTool: RunServerContext["callTool"] = async (_caller, request, header) => {
     const answer = await callInSession(c.env, agent, claims, request, header);
@@ -288,6 +337,74 @@ async function serveSessionCall(
   };
   const response = await serve(c, claims, body, { callTool });
   return over ? sessionNotFound(id) : response;
+}
+
+/** A session's `tools/call` that every check of the SDK's transport and server would let through. */
+interface PlainCall {
+  id: string | number;
+  tool: string;
+  args: Record<string, unknown>;
+}
+
+const CALL_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
+const PARAMS_KEYS = new Set(["name", "arguments"]);
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * The request, when it is a session's `tools/call` in its plainest form: the transport's headers
+ * as its checks want them (Accept naming both JSON and event streams, a JSON Content-Type, an
+ * `MCP-Protocol-Version` it supports or none, as `WebStandardStreamableHTTPServerTransport`'s
+ * `handlePostRequest` and `validateProtocolVersion` check them in @modelcontextprotocol/server
+ * 2.4), and a body of exactly `jsonrpc: "2.0"`, a string or integer id, `method`, and `params`
+ * holding a string `name` and optionally an object `arguments`: nothing the SDK's JSON-RPC and
+ * `tools/call` schemas would refuse, and no `_meta` (no progress token, trace context or
+ * envelope). Anything else is null, and is served through the SDK as before.
+ */
+function plainCall(request: Request, body: unknown): PlainCall | null {
+  const accept = request.headers.get("accept");
+  if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) return null;
+  if (!isJsonContentType(request.headers.get("content-type"))) return null;
+  const version = request.headers.get("mcp-protocol-version");
+  if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
+  if (!isPlainObject(body) || Object.keys(body).some((key) => !CALL_KEYS.has(key))) return null;
+  const { jsonrpc, id, method, params } = body;
+  if (jsonrpc !== "2.0" || method !== "tools/call") return null;
+  if (typeof id !== "string" && !Number.isSafeInteger(id)) return null;
+  if (!isPlainObject(params) || Object.keys(params).some((key) => !PARAMS_KEYS.has(key))) return null;
+  const { name, arguments: args } = params;
+  if (typeof name !== "string" || !(args === undefined || isPlainObject(args))) return null;
+  return { id: id as string | number, tool: name, args: args ?? {} };
+}
+
+/**
+ * A plain session call, answered without building the SDK's server and transport for it: the
+ * same call as `createRunServer`'s `tools/call` handler makes, and the same answer the transport
+ * gives in JSON mode (200, `{ result, jsonrpc, id }`; a failure the handler throws is the
+ * JSON-RPC error the SDK's protocol layer makes of it). The result is `toCallToolResult`'s, whose
+ * shape the SDK's `CallToolResult` schema accepts as it is, so its check is not repeated here.
+ */
+async function answerPlainCall(
+  c: McpContext,
+  agent: AgentPrincipal,
+  claims: NonNullable<Awaited<ReturnType<typeof sessionOf>>>,
+  call: PlainCall,
+): Promise<Response> {
+  const headers = { "Content-Type": "application/json" };
+  let answer: Envelope | "over";
+  try {
+    const request = readCallBody({ tool: call.tool, args: call.args });
+    answer = await callInSession(c.env, agent, claims, request, (name) => c.req.header(name));
+  } catch (thrown) {
+    const error = thrown as { code?: unknown; message?: string; data?: unknown };
+    const code = Number.isSafeInteger(error.code) ? (error.code as number) : -32603;
+    const data = error.data === undefined ? {} : { data: error.data };
+    const message = error.message ?? "Internal error";
+    return Response.json({ jsonrpc: "2.0", id: call.id, error: { code, message, ...data } }, { headers });
+  }
+  if (answer === "over") return sessionNotFound(call.id);
+  return Response.json({ result: toCallToolResult(answer), jsonrpc: "2.0", id: call.id }, { headers });
 }
 
 /**

@@ -1,0 +1,141 @@
+import { describe, expect, it } from "vitest";
+import { MAX_CALL_BODY_BYTES } from "../../src/wire/requests";
+import { openRun } from "./helpers";
+import { bearer, INITIALIZE, MCP_URL, rpc, workerFetch } from "./mcp-client";
+
+/**
+ * `/mcp` reads a request's body once and hands it on parsed: framed by its Content-Length or
+ * streamed, each revision and each credential sees the same answers as when the SDK read it itself.
+ */
+
+const VERSION = "2026-07-28";
+
+const HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+
+function framed(headers: Record<string, string>, text: string): RequestInit {
+  const length = String(new TextEncoder().encode(text).byteLength);
+  return { method: "POST", headers: { ...HEADERS, ...headers, "content-length": length }, body: text };
+}
+
+function streamed(headers: Record<string, string>, text: string): RequestInit {
+  // `duplex` is not in workerd's RequestInit type, but a streamed request body needs it.
+  return {
+    method: "POST",
+    headers: { ...HEADERS, ...headers },
+    body: new Blob([text]).stream(),
+    duplex: "half",
+  } as RequestInit;
+}
+
+const currentList = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 3,
+  method: "tools/list",
+  params: {
+    _meta: {
+      "io.modelcontextprotocol/protocolVersion": VERSION,
+      "io.modelcontextprotocol/clientCapabilities": {},
+    },
+  },
+});
+const currentHeaders = { "mcp-protocol-version": VERSION, "mcp-method": "tools/list" };
+
+describe("an MCP request's body, read once", () => {
+  it("serves a current-revision request whether its body is framed or streamed", async () => {
+    const run = await openRun();
+    for (const send of [framed, streamed]) {
+      const response = await workerFetch(
+        MCP_URL,
+        send({ ...bearer(run.token), ...currentHeaders }, currentList),
+      );
+      expect(response.status).toBe(200);
+      const answer = (await response.json()) as { id: number; result: { tools: unknown[] } };
+      expect(answer.id).toBe(3);
+      expect(answer.result.tools.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("answers a run token's empty or unparseable body with the transport's parse error (400, -32700)", async () => {
+    const run = await openRun();
+    for (const send of [framed, streamed]) {
+      for (const text of ["", "{not json"]) {
+        const response = await workerFetch(MCP_URL, send(bearer(run.token), text));
+        expect(response.status).toBe(400);
+        expect(await response.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32700 }, id: null });
+      }
+    }
+  });
+
+  it("refuses a current-revision body over the call limit, framed or streamed (413)", async () => {
+    const run = await openRun();
+    const oversized = currentList.replace('"id":3', `"pad":"${"x".repeat(MAX_CALL_BODY_BYTES)}","id":3`);
+    for (const send of [framed, streamed]) {
+      const response = await workerFetch(
+        MCP_URL,
+        send({ ...bearer(run.token), ...currentHeaders }, oversized),
+      );
+      expect(response.status).toBe(413);
+      expect(await response.json()).toMatchObject({
+        jsonrpc: "2.0",
+        error: { code: -32000, message: expect.stringMatching(/too large/i) },
+      });
+    }
+  });
+
+  it("answers a session's plain tools/call exactly as the SDK answers one it serves itself", async () => {
+    const opened = await rpc(bearer("acme-agent-key"), INITIALIZE);
+    const session = opened.headers.get("mcp-session-id") ?? "";
+    expect(session).toMatch(/^ms1\./);
+    const headers = {
+      ...bearer("acme-agent-key"),
+      "mcp-session-id": session,
+      "mcp-protocol-version": "2025-06-18",
+    };
+    const params = { name: "lookup_order", arguments: { order_id: "A1002" } };
+    // Plain, and with an empty `_meta` (which the SDK's server serves): the same call, twice.
+    const plain = await rpc(headers, { jsonrpc: "2.0", id: 5, method: "tools/call", params });
+    const served = await rpc(headers, {
+      jsonrpc: "2.0",
+      id: "six",
+      method: "tools/call",
+      params: { ...params, _meta: {} },
+    });
+    for (const answer of [plain, served]) {
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get("content-type")).toBe("application/json");
+    }
+    const shape = (json: Record<string, unknown> | null) => {
+      const result = json?.result as {
+        content: Array<Record<string, unknown>>;
+        structuredContent: Record<string, unknown>;
+      };
+      return {
+        keys: Object.keys(json ?? {}),
+        result: Object.keys(result),
+        content: result.content.map((item) => Object.keys(item)),
+        envelope: Object.keys(result.structuredContent),
+      };
+    };
+    expect(shape(plain.json)).toEqual(shape(served.json));
+    expect(plain.json).toMatchObject({ jsonrpc: "2.0", id: 5, result: { isError: false } });
+    expect(served.json).toMatchObject({ jsonrpc: "2.0", id: "six", result: { isError: false } });
+    const text = (json: Record<string, unknown> | null) =>
+      (json?.result as { content?: Array<{ text: string }> } | undefined)?.content?.[0]?.text ?? "";
+    expect(text(plain.json)).toContain("lookup_order succeeded");
+    expect(text(served.json)).toContain("lookup_order succeeded");
+  });
+
+  it("answers a plain call of an unknown session 404, as a served one", async () => {
+    const headers = { ...bearer("acme-agent-key"), "mcp-session-id": "ms1.forged.session" };
+    const params = { name: "lookup_order", arguments: { order_id: "A1002" } };
+    const plain = await rpc(headers, { jsonrpc: "2.0", id: 5, method: "tools/call", params });
+    const served = await rpc(headers, {
+      jsonrpc: "2.0",
+      id: 5,
+      method: "tools/call",
+      params: { ...params, _meta: {} },
+    });
+    expect(plain.status).toBe(404);
+    expect(plain.json).toEqual(served.json);
+  });
+});
