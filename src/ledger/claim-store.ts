@@ -44,6 +44,11 @@ export class ClaimStore {
    * no row it already knows.
    */
   readonly #kept = new Map<string, ClaimRow | null>();
+  /**
+   * Whether the table holds any claim (undefined: not asked yet). Most runs claim nothing: their
+   * keys' claims are known absent from one statement per instance, not one per key.
+   */
+  #any: boolean | undefined = undefined;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -51,7 +56,7 @@ export class ClaimStore {
 
   /** Records a key's claim; its fate is written by the commit that reports it (`setFate`). */
   insert(key: string, shards: readonly number[], value: ClaimedValue | null, overCap: boolean): void {
-    this.#sql.exec(
+    const inserted = this.#sql.exec(
       `INSERT INTO effect_claims (key, shards, currency, amount, over_cap, fate) VALUES (?, ?, ?, ?, ?, '')
        ON CONFLICT (key) DO NOTHING`,
       key,
@@ -60,8 +65,10 @@ export class ClaimStore {
       value?.amount ?? 0,
       overCap ? 1 : 0,
     );
-    // A kept claim stays (the insert changed nothing); an unknown key is read when needed.
-    if (this.#kept.get(key) === null) {
+    this.#any = true;
+    // A claim already stored stays as it is (the insert changed nothing); a new one is kept as written.
+    if (inserted.rowsWritten > 0) {
+      if (this.#kept.size >= KEPT_CLAIMS) this.#kept.delete(this.#kept.keys().next().value ?? key);
       this.#kept.set(key, Object.freeze({ key, shards: [...shards], over_cap: overCap, fate: null }));
     }
   }
@@ -69,6 +76,8 @@ export class ClaimStore {
   read(key: string): ClaimRow | null {
     const kept = this.#kept.get(key);
     if (kept !== undefined) return kept;
+    this.#any ??= this.#sql.exec("SELECT 1 FROM effect_claims LIMIT 1").toArray().length > 0;
+    if (!this.#any) return null;
     const row = this.#sql.exec<Row>("SELECT * FROM effect_claims WHERE key = ?", key).toArray()[0];
     const claim = row
       ? Object.freeze({
@@ -92,6 +101,7 @@ export class ClaimStore {
   /** What memory holds of the claims is dropped: a transaction that failed may have written some. */
   forget(): void {
     this.#kept.clear();
+    this.#any = undefined;
   }
 
   /**

@@ -162,5 +162,13 @@ describe("the ledger's memory of its run's calls", () => {
     expect(again.body.replayed).toBe(true);
     expect(again.body.data).toEqual(first.body.data);
     expect(reads(await replayStatements())).toEqual([]);
+    // A further write's claim is kept as written: its fate is reported without reading the claim back.
+    const claimStatements = await recordStatementsOn(run, "effect_claims");
+    const other = await callTool(run, "create_internal_ticket", { ...call, summary: "Another ticket." });
+    expect(other.body.outcome, JSON.stringify(other.body.error)).toBe("success");
+    const claimReads = reads(await claimStatements()).filter((query) =>
+      /effect_claims WHERE key/.test(query),
+    );
+    expect(claimReads).toEqual([]);
   });
 });
