@@ -33,8 +33,22 @@ interface Row extends Record<string, SqlStorageValue> {
   fate: string;
 }
 
+/** How many keys' claims (or their absence) memory holds: a claim row is a few dozen bytes. */
+const KEPT_CLAIMS = 512;
+
 export class ClaimStore {
   readonly #sql: SqlStorage;
+  /**
+   * Keys' claims as storage holds them (null: none), oldest first. The object is the table's only
+   * writer and each write leaves here what it wrote, so the commit that reports a key's fate reads
+   * no row it already knows.
+   */
+  readonly #kept = new Map<string, ClaimRow | null>();
+  /**
+   * Whether the table holds any claim (undefined: not asked yet). Most runs claim nothing: their
+   * keys' claims are known absent from one statement per instance, not one per key.
+   */
+  #any: boolean | undefined = undefined;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -42,7 +56,7 @@ export class ClaimStore {
 
   /** Records a key's claim; its fate is written by the commit that reports it (`setFate`). */
   insert(key: string, shards: readonly number[], value: ClaimedValue | null, overCap: boolean): void {
-    this.#sql.exec(
+    const inserted = this.#sql.exec(
       `INSERT INTO effect_claims (key, shards, currency, amount, over_cap, fate) VALUES (?, ?, ?, ?, ?, '')
        ON CONFLICT (key) DO NOTHING`,
       key,
@@ -51,21 +65,43 @@ export class ClaimStore {
       value?.amount ?? 0,
       overCap ? 1 : 0,
     );
+    this.#any = true;
+    // A claim already stored stays as it is (the insert changed nothing); a new one is kept as written.
+    if (inserted.rowsWritten > 0) {
+      if (this.#kept.size >= KEPT_CLAIMS) this.#kept.delete(this.#kept.keys().next().value ?? key);
+      this.#kept.set(key, Object.freeze({ key, shards: [...shards], over_cap: overCap, fate: null }));
+    }
   }
 
   read(key: string): ClaimRow | null {
+    const kept = this.#kept.get(key);
+    if (kept !== undefined) return kept;
+    this.#any ??= this.#sql.exec("SELECT 1 FROM effect_claims LIMIT 1").toArray().length > 0;
+    if (!this.#any) return null;
     const row = this.#sql.exec<Row>("SELECT * FROM effect_claims WHERE key = ?", key).toArray()[0];
-    if (!row) return null;
-    return {
-      key: row.key,
-      shards: JSON.parse(row.shards) as number[],
-      over_cap: row.over_cap === 1,
-      fate: row.fate === "" ? null : (row.fate as EffectFate),
-    };
+    const claim = row
+      ? Object.freeze({
+          key: row.key,
+          shards: JSON.parse(row.shards) as number[],
+          over_cap: row.over_cap === 1,
+          fate: row.fate === "" ? null : (row.fate as EffectFate),
+        })
+      : null;
+    if (this.#kept.size >= KEPT_CLAIMS) this.#kept.delete(this.#kept.keys().next().value ?? key);
+    this.#kept.set(key, claim);
+    return claim;
   }
 
   setFate(key: string, fate: EffectFate): void {
     this.#sql.exec("UPDATE effect_claims SET fate = ? WHERE key = ?", fate, key);
+    const kept = this.#kept.get(key);
+    if (kept) this.#kept.set(key, Object.freeze({ ...kept, fate }));
+  }
+
+  /** What memory holds of the claims is dropped: a transaction that failed may have written some. */
+  forget(): void {
+    this.#kept.clear();
+    this.#any = undefined;
   }
 
   /**

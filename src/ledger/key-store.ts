@@ -37,19 +37,38 @@ function frozen<T>(value: T): T {
   return value;
 }
 
-/** How many keys' last reads are kept in memory: the keys of the calls in flight, and a few more. */
-const RECENT_KEYS = 32;
+/**
+ * What memory holds of the keys: at most 256 rows and 512 KiB of their stored text (request and
+ * envelope JSON), which parsed is 1–2 MiB of heap at most. Many runs' objects may share one
+ * isolate's memory (128 MB), so a run keeps little: a hundred busy runs in one isolate hold a small
+ * part of it. A row whose text alone is over 32 KiB is not kept: it is read again when needed.
+ */
+const KEPT_KEYS = 256;
+const KEPT_TEXT = 512 * 1024;
+const KEPT_ROW_TEXT = 32 * 1024;
+
+/** A key as storage holds it (undefined: no row), and its record once a read has built it. */
+interface Kept {
+  row: KeyRow | undefined;
+  record: CallRecord | null | undefined;
+  text: number;
+}
+
+const textOf = (row: KeyRow | undefined): number =>
+  row ? (row.request?.length ?? 0) + (row.envelope?.length ?? 0) : 0;
 
 /** The run's call records, one per idempotency key, in the same database and transactions as its trace. */
 export class KeyStore {
   readonly #sql: SqlStorage;
   /**
-   * The latest keys read, as storage holds them (undefined: no row). The object is the table's only
-   * writer and every write drops its key here, so an entry is what a read would find; a call reads
-   * its key at several stages (intake, its tool limit, the tenant-wide claim, admission), and a
-   * replay's stored envelope is parsed once, not at each.
+   * Keys as storage holds them, least recently used first. The object is the table's only writer
+   * and each write leaves here the row it wrote (or drops the key when the row is not known whole),
+   * so an entry is what a read would find: a call reads its key at several stages (intake, its tool
+   * limit, the tenant-wide claim, admission, the fate it reports), a replay's stored envelope is
+   * parsed once, and a key just settled is not read back.
    */
-  readonly #recent = new Map<string, { row: KeyRow | undefined; record: CallRecord | null }>();
+  readonly #kept = new Map<string, Kept>();
+  #keptText = 0;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -60,24 +79,51 @@ export class KeyStore {
    * request the current call would send (`fallback`), which is what was sent for it then.
    */
   read(key: string, fallback: StoredRequest | null): CallRecord | null {
-    let entry = this.#recent.get(key);
-    if (!entry) {
+    let entry = this.#kept.get(key);
+    if (entry) {
+      // Most recently used last.
+      this.#kept.delete(key);
+      this.#kept.set(key, entry);
+    } else {
       const row = this.#sql
         .exec<KeyRow>(`SELECT ${COLUMNS} FROM idempotency WHERE key = ?`, key)
         .toArray()[0];
-      entry = { row, record: row ? frozen(recordOf(row, null)) : null };
-      if (this.#recent.size >= RECENT_KEYS) this.#recent.delete(this.#recent.keys().next().value ?? key);
-      this.#recent.set(key, entry);
+      entry = this.#keep(key, row);
     }
-    const { row, record } = entry;
+    const { row } = entry;
     if (!row) return null;
     // A record stored without its request takes this call's (`fallback`), so it is built anew.
-    return row.request === null ? recordOf(row, fallback) : record;
+    if (row.request === null) return recordOf(row, fallback);
+    if (entry.record === undefined) entry.record = frozen(recordOf(row, null));
+    return entry.record;
   }
 
   /** What memory holds of the keys is dropped: a transaction that failed may have written some. */
   forget(): void {
-    this.#recent.clear();
+    this.#kept.clear();
+    this.#keptText = 0;
+  }
+
+  /** Keeps `row` as the key's row (undefined: none), within the bounds; a row too large is not kept. */
+  #keep(key: string, row: KeyRow | undefined, record?: CallRecord | null): Kept {
+    this.#unkeep(key);
+    const entry: Kept = { row, record: row ? record : null, text: textOf(row) };
+    if (entry.text > KEPT_ROW_TEXT) return entry;
+    this.#kept.set(key, entry);
+    this.#keptText += entry.text;
+    for (const [oldest, kept] of this.#kept) {
+      if (this.#kept.size <= KEPT_KEYS && this.#keptText <= KEPT_TEXT) break;
+      this.#kept.delete(oldest);
+      this.#keptText -= kept.text;
+    }
+    return entry;
+  }
+
+  #unkeep(key: string): void {
+    const entry = this.#kept.get(key);
+    if (!entry) return;
+    this.#kept.delete(key);
+    this.#keptText -= entry.text;
   }
 
   /** The keys whose request was leaving when last recorded: in flight, or cut off by a restart. */
@@ -90,17 +136,27 @@ export class KeyStore {
 
   /** A key that waits for a human: its request is fixed now, nothing is sent. */
   hold(record: CallRecord, now: number): void {
-    this.#recent.delete(record.key);
+    const request = JSON.stringify(record.request);
+    this.#unkeep(record.key);
     this.#sql.exec(
       `INSERT INTO idempotency (key, tool, side_effect, state, request, envelope, upstream_sends, created_at, updated_at)
        VALUES (?, ?, ?, 'held', ?, NULL, 0, ?, ?)`,
       record.key,
       record.tool,
       record.side_effect,
-      JSON.stringify(record.request),
+      request,
       now,
       now,
     );
+    this.#keep(record.key, {
+      key: record.key,
+      tool: record.tool,
+      side_effect: record.side_effect,
+      state: "held",
+      request,
+      envelope: null,
+      upstream_sends: 0,
+    });
   }
 
   /**
@@ -108,8 +164,10 @@ export class KeyStore {
    * key. Only a held key is removed; one whose request may have left is never forgotten.
    */
   drop(key: string): void {
-    this.#recent.delete(key);
+    const kept = this.#kept.get(key);
+    this.#unkeep(key);
     this.#sql.exec("DELETE FROM idempotency WHERE key = ? AND state = 'held'", key);
+    if (kept) this.#keep(key, kept.row?.state === "held" ? undefined : kept.row, kept.record);
   }
 
   /**
@@ -117,7 +175,9 @@ export class KeyStore {
    * key in doubt. The request is written only when the key is new: a stored one is never replaced.
    */
   send(key: string, tool: string, sideEffect: SideEffect, request: StoredRequest, now: number): void {
-    this.#recent.delete(key);
+    const kept = this.#kept.get(key);
+    this.#unkeep(key);
+    const text = kept?.row ? null : JSON.stringify(request);
     this.#sql.exec(
       `INSERT INTO idempotency (key, tool, side_effect, state, request, envelope, upstream_sends, created_at, updated_at)
        VALUES (?, ?, ?, 'sending', ?, NULL, 1, ?, ?)
@@ -125,21 +185,44 @@ export class KeyStore {
       key,
       tool,
       sideEffect,
-      JSON.stringify(request),
+      text ?? JSON.stringify(request),
       now,
       now,
     );
+    // Without a kept entry whether the row existed is unknown: the next read reads it.
+    if (!kept) return;
+    if (kept.row) {
+      const row = { ...kept.row, state: "sending", upstream_sends: kept.row.upstream_sends + 1 };
+      const record = kept.record
+        ? frozen({ ...kept.record, state: "sending" as const, sends: row.upstream_sends })
+        : undefined;
+      this.#keep(key, row, record);
+    } else {
+      this.#keep(key, {
+        key,
+        tool,
+        side_effect: sideEffect,
+        state: "sending",
+        request: text,
+        envelope: null,
+        upstream_sends: 1,
+      });
+    }
   }
 
   settle(key: string, state: "in_doubt" | "completed", envelope: Envelope | null, now: number): void {
-    this.#recent.delete(key);
+    const kept = this.#kept.get(key);
+    this.#unkeep(key);
+    const text = envelope === null ? null : JSON.stringify(envelope);
     this.#sql.exec(
       "UPDATE idempotency SET state = ?, envelope = ?, updated_at = ? WHERE key = ?",
       state,
-      envelope === null ? null : JSON.stringify(envelope),
+      text,
       now,
       key,
     );
+    // The record is built again by the next read (a replay), from the text just written.
+    if (kept) this.#keep(key, kept.row ? { ...kept.row, state, envelope: text } : undefined);
   }
 }
 

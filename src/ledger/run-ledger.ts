@@ -847,6 +847,7 @@ export class RunLedger extends DurableObject<Env> {
     this.#keeping.results.forget();
     this.#stores.outbox.forget();
     this.#stores.keys.forget();
+    this.#stores.claims.forget();
   }
 
   /** The run this object serves; every event but `open` and the alarm runs on a loaded one. */

@@ -147,4 +147,28 @@ describe("the ledger's memory of its run's calls", () => {
       (await statements()).filter((query) => query.includes("state = 'pending'")).length,
     ).toBeGreaterThan(0);
   });
+
+  it("reads a write's key row once, not after writing it, and replays it without reading storage", async () => {
+    const run = await openRun("acme");
+    const call = { customer_id: "C100", summary: "A ticket written once.", priority: "low" };
+    const keyStatements = await recordStatementsOn(run, "idempotency");
+    const first = await callTool(run, "create_internal_ticket", call);
+    expect(first.body.outcome, JSON.stringify(first.body.error)).toBe("success");
+    const reads = (statements: string[]) => statements.filter((query) => /^\s*SELECT/i.test(query));
+    // Its intake reads the key (there is none); the send and the settlement write it, and nothing reads it back.
+    expect(reads(await keyStatements())).toHaveLength(1);
+    const replayStatements = await recordStatementsOn(run, "idempotency");
+    const again = await callTool(run, "create_internal_ticket", call);
+    expect(again.body.replayed).toBe(true);
+    expect(again.body.data).toEqual(first.body.data);
+    expect(reads(await replayStatements())).toEqual([]);
+    // A further write's claim is kept as written: its fate is reported without reading the claim back.
+    const claimStatements = await recordStatementsOn(run, "effect_claims");
+    const other = await callTool(run, "create_internal_ticket", { ...call, summary: "Another ticket." });
+    expect(other.body.outcome, JSON.stringify(other.body.error)).toBe("success");
+    const claimReads = reads(await claimStatements()).filter((query) =>
+      /effect_claims WHERE key/.test(query),
+    );
+    expect(claimReads).toEqual([]);
+  });
 });
