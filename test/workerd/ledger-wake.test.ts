@@ -43,13 +43,19 @@ const read = async (run: TestRun, orderId: string) => {
   expect(answer.body.outcome, JSON.stringify(answer.body.error)).toBe("success");
 };
 
+/** A run that read `orderId`, its ledger then restarted, with every statement from here on recorded. */
+async function wokenAfterReading(orderId: string): Promise<TestRun> {
+  const run = await openRun("acme", { namespace: "support" });
+  await read(run, orderId);
+  await recordAllStatements(run);
+  await restartDurableObject(ledgerStubOf(run));
+  recording.seen = [];
+  return run;
+}
+
 describe("a woken run ledger", () => {
   it("asks for its schema and version in one statement, and reads no discovery count for a read", async () => {
-    const run = await openRun("acme", { namespace: "support" });
-    await read(run, "A1001");
-    await recordAllStatements(run);
-    await restartDurableObject(ledgerStubOf(run));
-    recording.seen = [];
+    const run = await wokenAfterReading("A1001");
     await read(run, "A1001");
     const seen = recording.seen;
     expect(seen.filter((statement) => statement.includes("sqlite_master"))).toEqual([]);
@@ -67,11 +73,7 @@ describe("a woken run ledger", () => {
   });
 
   it("does not tell the directory again what it told before waking, and tells it what is new", async () => {
-    const run = await openRun("acme", { namespace: "support" });
-    await read(run, "A1001");
-    await recordAllStatements(run);
-    await restartDurableObject(ledgerStubOf(run));
-    recording.seen = [];
+    const run = await wokenAfterReading("A1001");
     // The same tool and subject as before: the directory already has them.
     await read(run, "A1001");
     const outboxWrites = () =>
