@@ -4,7 +4,19 @@ import { type SandboxEnv, storeOf, upstreamKeySet } from "./env";
 import { errorResponse } from "./http";
 import type { Caller } from "./store";
 
-export type AppEnv = { Bindings: SandboxEnv; Variables: { caller: Caller } };
+/**
+ * The credential a verified request presented, and whether the request's own log entry has kept it
+ * (`logged`): the request lifecycle keeps it in the commit that logs the request.
+ */
+export interface PresentedCredential {
+  token: string;
+  logged: boolean;
+}
+
+export type AppEnv = {
+  Bindings: SandboxEnv;
+  Variables: { caller: Caller; credential: PresentedCredential };
+};
 
 const REJECTIONS: Record<CredentialRejection | "missing", string> = {
   missing: "Missing credential: send 'Authorization: Bearer <credential>'.",
@@ -65,10 +77,16 @@ export function requireCredential(tool: string): MiddlewareHandler<AppEnv> {
     const { tenant, run } = verdict.credential;
     const caller = { tenant, run_id: run, tool };
     c.set("caller", caller);
-    // Kept like a leaky upstream's access log would keep it: GET /_admin/credentials replays it. Sent
-    // before the request is served but not awaited, so logging never slows the API it logs.
-    if (token) c.executionCtx.waitUntil(storeOf(c.env).recordCredential(caller, token));
-    await next();
+    // Kept like a leaky upstream's access log would keep it: GET /_admin/credentials replays it. A
+    // request served by the lifecycle keeps it in the commit that logs the request; any other route
+    // (or a request that failed before its log entry) keeps it here, once it is served.
+    const presented: PresentedCredential = { token: token as string, logged: false };
+    c.set("credential", presented);
+    try {
+      await next();
+    } finally {
+      if (!presented.logged) await storeOf(c.env).recordCredential(caller, presented.token);
+    }
   };
 }
 

@@ -97,15 +97,20 @@ async function serve<T, S extends ShapeMode>(
   const store = storeOf(c.env);
   const meta = metaOf(c, caller);
   const key = hasBody ? meta.idempotency_key : null;
+  // The credential goes into the request's log entry, in the commit that writes it.
+  const presented = c.get("credential");
+  const credential = presented.token;
 
   const requested = requestedFault((name) => c.req.header(name), shapes, `${meta.method} ${meta.path}`);
   if (!requested.ok) {
-    await store.finish(meta, null, 400, null);
+    await store.finish(meta, null, 400, null, credential);
+    presented.logged = true;
     return errorResponse(400, "invalid_request", requested.message);
   }
 
   // Faults sit in front of the application, like a gateway or a crashing app server would.
-  const { seq, fault } = await store.admit(meta, shapes, requested.fault);
+  const { seq, fault } = await store.admit(meta, shapes, requested.fault, credential);
+  if (fault) presented.logged = true;
   if (fault && isAnswerMode(fault.mode)) return faultResponse({ ...fault, mode: fault.mode }, meta);
   const hangMs = fault?.mode === "hang" ? (fault.hang_ms ?? DEFAULT_HANG_MS) : 0;
   const shape = shapes.find((s) => s === fault?.mode) ?? null;
@@ -117,7 +122,9 @@ async function serve<T, S extends ShapeMode>(
     headers: Record<string, string> = {},
     remember = false,
   ) => {
-    await store.finish(meta, seq, status, remember && key !== null ? { key, status, body: text } : null);
+    const stored = remember && key !== null ? { key, status, body: text } : null;
+    await store.finish(meta, seq, status, stored, credential);
+    presented.logged = true;
     return deliver(fault, status, text, headers);
   };
   const reject = (status: number, code: string, message: string) =>

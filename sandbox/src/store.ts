@@ -140,6 +140,7 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
     meta: RequestMeta,
     shapes: readonly ShapeMode[],
     requested: FaultPlan | null,
+    credential: string | null = null,
   ): { seq: number | null; fault: FaultPlan | null } {
     return this.#storage.transactionSync(() => {
       const fault =
@@ -149,13 +150,25 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
           : takeFault(this.#sql, meta.run_id, meta.path, (mode) => faultFits(mode, shapes)));
       if (!fault) return { seq: null, fault: null };
       const status = isAnswerMode(fault.mode) ? faultStatus(fault.mode) : null;
+      // A faulted request may never finish (a hang the caller gives up on): its credential is kept now.
+      this.#keepCredential(meta, credential);
       return { seq: logRequest(this.#sql, meta, nowIso(), fault.mode, status), fault };
     });
   }
 
-  /** Records a processed request (updating its `started` row if it has one) and its stored response. */
-  finish(meta: RequestMeta, seq: number | null, status: number, stored: StoredResponse | null): number {
+  /**
+   * Records a processed request (updating its `started` row if it has one), its stored response and
+   * the credential it presented, in one commit.
+   */
+  finish(
+    meta: RequestMeta,
+    seq: number | null,
+    status: number,
+    stored: StoredResponse | null,
+    credential: string | null = null,
+  ): number {
     return this.#storage.transactionSync(() => {
+      this.#keepCredential(meta, credential);
       if (stored && meta.tenant !== null)
         storeResult(this.#sql, meta.tenant, stored.key, stored.status, stored.body);
       if (seq === null) return logRequest(this.#sql, meta, nowIso(), null, status);
@@ -188,6 +201,16 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
    * stands in for an upstream whose logs leak, so tests can replay what an attacker would find.
    */
   recordCredential(caller: Caller, credential: string): void {
+    this.#saveCredential(caller, credential);
+  }
+
+  /** The credential of a logged request, kept with its log entry. */
+  #keepCredential(meta: RequestMeta, credential: string | null): void {
+    if (credential === null || meta.tenant === null || meta.run_id === null || meta.tool === null) return;
+    this.#saveCredential({ tenant: meta.tenant, run_id: meta.run_id, tool: meta.tool }, credential);
+  }
+
+  #saveCredential(caller: Caller, credential: string): void {
     this.#sql.exec(
       `INSERT INTO credentials (run_id, tool, tenant, credential, presented_at) VALUES (?, ?, ?, ?, ?)
         ON CONFLICT (run_id, tool) DO UPDATE SET tenant = excluded.tenant,
