@@ -1,6 +1,8 @@
 // What the benchmark sends: the same order lookup straight to the sandbox and through the proxy, a
-// ticket written through the proxy and its replay, and a hello. Every answer is checked, so a
+// ticket written through the proxy and its replay, the same write's two sandbox requests sent
+// straight to the sandbox, and a hello. Every answer is checked, so a
 // refused call fails the run instead of being timed as a fast one.
+import { createHash } from "node:crypto";
 import { mintUpstreamCredential } from "./credential.mjs";
 import { expectOk, okJson, send } from "./http.mjs";
 
@@ -24,6 +26,14 @@ const ticket = (index, runId) => ({
   priority: "low",
   summary: `Benchmark ticket number ${index} of ${runId} for the ledger.`,
 });
+
+/**
+ * A ticket's body as the proxy sends it (src/pipeline/dispatch.ts, `buildRequest`): canonical JSON,
+ * keys sorted, no whitespace. The credential binds these exact bytes, so a direct request must send
+ * them too; the ticket's values are plain strings, which JSON.stringify writes as canonical JSON does.
+ */
+const ticketBody = (fields) =>
+  JSON.stringify(Object.fromEntries(Object.entries(fields).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
 
 /**
  * The requests of one stack (`startStack`'s URLs and secrets). URLs are read at each request, so
@@ -61,6 +71,12 @@ export async function workloadFor(stack) {
     ),
   );
   const json = { "content-type": "application/json" };
+  /** A credential for one request straight to the sandbox, as the proxy would sign it. */
+  const mintDirect = (tool, request) =>
+    mintUpstreamCredential(
+      { tenant: "initech", run: "bench-direct", tool, exp: Date.now() + 3_600_000, request },
+      secrets.UPSTREAM_SIGNING_KEYS,
+    );
 
   /** A tool call through the proxy; its envelope must be a success (and a replay when `replayed`). */
   async function call(run, tool, args, { replayed = false } = {}) {
@@ -161,6 +177,61 @@ export async function workloadFor(stack) {
           headers: { authorization: `Bearer ${credentials[index % ORDERS]}` },
         }),
       );
+    },
+    /**
+     * `count` first writes of create_internal_ticket straight to the sandbox, as the proxy makes
+     * them: `POST /tickets` with its Idempotency-Key, then the postcondition's `GET /tickets/{id}`.
+     * Each POST's credential is minted here, before any is sent; a GET's needs the ticket id, so it
+     * is minted in this process between the two requests, while workerd waits. Resolves with one
+     * `send()` per write, each checking both answers.
+     */
+    async directWrites(count, offset) {
+      const label = `bench-direct-${Date.now().toString(36)}`;
+      const writes = await Promise.all(
+        Array.from({ length: count }, async (_, index) => {
+          const body = ticketBody(ticket(offset + index, label));
+          // The proxy's key is `idk_` and 64 hex digits (src/core/idempotency-key.ts): the same length here.
+          const key = `idk_${createHash("sha256").update(body).digest("hex")}`;
+          const credential = await mintDirect("create_internal_ticket", {
+            method: "POST",
+            target: "/tickets",
+            body,
+            idempotency_key: key,
+          });
+          return { body, key, credential };
+        }),
+      );
+      return writes.map(({ body, key, credential }) => async () => {
+        const created = okJson(
+          "POST /tickets straight to the sandbox",
+          await send(`${urls.sandbox}/tickets`, {
+            method: "POST",
+            headers: {
+              authorization: `Bearer ${credential}`,
+              accept: "application/json",
+              "idempotency-key": key,
+              ...json,
+            },
+            body,
+          }),
+        );
+        const target = `/tickets/${encodeURIComponent(created.ticket_id)}`;
+        const read = await mintDirect("lookup_ticket", {
+          method: "GET",
+          target,
+          body: null,
+          idempotency_key: null,
+        });
+        const found = okJson(
+          "GET /tickets/{ticket_id} straight to the sandbox",
+          await send(`${urls.sandbox}${target}`, {
+            headers: { authorization: `Bearer ${read}`, accept: "application/json" },
+          }),
+        );
+        if (found.ticket_id !== created.ticket_id) {
+          throw new Error(`bench: the sandbox read ticket ${found.ticket_id} back for ${created.ticket_id}`);
+        }
+      });
     },
     proxiedRead: (run, index) => call(run, "lookup_order", { order_id: orderId(index) }),
     firstWrite: (run, index) => call(run, "create_internal_ticket", ticket(index, run.id)),
