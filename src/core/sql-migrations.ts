@@ -34,40 +34,14 @@ function migrateFrom(sql: SqlStorage, migrations: readonly string[], current: nu
 }
 
 /**
- * Brings a database to the schema `migrations` end at. A fresh one is created at it in one batch:
- * `current`, the tables and indexes every migration together produces, and the version reached,
- * so a new object pays one script instead of replaying its schema's history. An object created by
- * an older deploy applies the migrations it has not seen. `current` must be
- * exactly what the migrations produce; a test compares the two.
- */
-export function createOrMigrate(sql: SqlStorage, migrations: readonly string[], current: string): void {
-  if (hasSchema(sql)) {
-    migrateFromStoredVersion(sql, migrations);
-    return;
-  }
-  createSchema(sql, migrations, current);
-}
-
-/**
- * Creates the schema `migrations` end at (`current`, and the version reached) in one script, in a
- * database the caller already knows is empty (`hasSchema` answered false): what `createOrMigrate`
- * does for a fresh database, without asking again.
+ * Creates the schema `migrations` end at in one script, in a database the caller knows is empty
+ * (`migrateExisting` answered false): `current`, the tables and indexes every migration together
+ * produces, and the version reached, so a new object pays one script instead of replaying its
+ * schema's history. `current` must be exactly what the migrations produce; a test compares the two.
  */
 export function createSchema(sql: SqlStorage, migrations: readonly string[], current: string): void {
   sql.exec(
     `${current}\nCREATE TABLE ${VERSION_TABLE};\nINSERT INTO schema_version (id, version) VALUES (1, ${migrations.length});`,
-  );
-}
-
-/**
- * Whether migrations ever ran here: false for a fresh object, whose storage is still empty. Reading
- * this writes nothing, so an object can answer "nothing here" and leave no storage behind.
- */
-export function hasSchema(sql: SqlStorage): boolean {
-  return (
-    sql
-      .exec("SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
-      .toArray().length > 0
   );
 }
 

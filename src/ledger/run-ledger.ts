@@ -61,10 +61,11 @@ export class RunLedger extends DurableObject<Env> {
   readonly #stores: tables.LedgerStores;
   readonly #keeping: RunKeeping & { results: ResultStore; scenario: ScenarioStore };
   #run: RunMeta | null = null;
-  /** Whether the schema exists (and is current) here; a fresh object has none until it stores something. */
-  #migrated = false;
-  /** Whether storage is known to hold no schema (the constructor found none, or it was deleted). */
-  #empty = false;
+  /**
+   * Whether storage holds the schema, brought up to date: read once when the object wakes, true once
+   * something is stored, false again when retention deleted everything. A fresh object has none.
+   */
+  #schemaHere = false;
   readonly #inflight = new KeysInFlight();
   /** Keys between their tenant-wide claim and the admission's commit, in this instance. */
   readonly #deciding = new KeysDeciding();
@@ -95,11 +96,8 @@ export class RunLedger extends DurableObject<Env> {
     // opened (an MCP session's reserved run before its first call) leaves no storage behind.
     void ctx.blockConcurrencyWhile(async () => {
       // Whether a schema is here and its version, in one statement.
-      if (!this.#stores.run.migrateExisting()) {
-        this.#empty = true;
-        return;
-      }
-      this.#migrated = true;
+      this.#schemaHere = this.#stores.run.migrateExisting();
+      if (!this.#schemaHere) return;
       // The run and what the stores keep in memory of their tables, in one statement.
       const woken = this.#stores.run.readRunAtWake();
       if (woken) {
@@ -115,13 +113,14 @@ export class RunLedger extends DurableObject<Env> {
     });
   }
 
-  /** Brings the schema up to date, creating it in a fresh object; before any storage is read or written. */
+  /**
+   * Creates the schema in an object that has none (a fresh one, or one retention emptied), before
+   * anything is stored; a woken object's was brought up to date when it woke.
+   */
   #schema(): void {
-    if (this.#migrated) return;
-    if (this.#empty) this.#stores.run.create();
-    else this.#stores.run.migrate();
-    this.#empty = false;
-    this.#migrated = true;
+    if (this.#schemaHere) return;
+    this.#stores.run.create();
+    this.#schemaHere = true;
   }
 
   async open(input: OpenRunInput): Promise<OpenRunAnswer> {
@@ -279,7 +278,7 @@ export class RunLedger extends DurableObject<Env> {
    */
   override async alarm(): Promise<void> {
     this.#publisher.alarmRang();
-    if (!this.#migrated) return;
+    if (!this.#schemaHere) return;
     // Read afresh: the alarm is the one event that may follow a change made below this object.
     this.#forgetMemory();
     const run = this.#stores.run.readRun();
@@ -298,9 +297,9 @@ export class RunLedger extends DurableObject<Env> {
     await this.#directory.deliver(run.tenant);
     if (now >= retainUntil(run)) {
       this.#run = null;
-      this.#migrated = false;
+      // The input gate holds every other event until the deletion is done: none sees it half done.
       await this.ctx.storage.deleteAll();
-      this.#empty = true;
+      this.#schemaHere = false;
       this.#forgetMemory();
       return;
     }

@@ -4,7 +4,7 @@ import type { NewTraceEntry, RunMeta, Taint, TraceCompletion } from "../pipeline
 import type { EnvironmentName } from "../wire/envelope";
 import type { RunLimits } from "../wire/run-status";
 import { type TraceEntry, type TraceRow, traceEntryFromRow } from "../wire/trace-entry";
-import { createLedger, migrateExistingLedger, migrateLedger } from "./schema";
+import { createLedger, migrateExistingLedger } from "./schema";
 
 interface RunRow extends Record<string, SqlStorageValue> {
   tenant: string;
@@ -52,10 +52,6 @@ export class RunStore {
   forget(): void {
     this.#repeats.clear();
     this.#discovery = null;
-  }
-
-  migrate(): void {
-    migrateLedger(this.#sql);
   }
 
   /** At wake: brings an existing schema up to date (one statement when current); false when there is none. */

@@ -1,4 +1,4 @@
-import { createOrMigrate, createSchema, migrateExisting } from "../core/sql-migrations";
+import { createSchema, migrateExisting } from "../core/sql-migrations";
 import { APPROVALS_SCHEMA } from "./approval-store";
 import { CLAIMS_SCHEMA } from "./claim-store";
 import { OUTBOX_SCHEMA } from "./outbox";
@@ -283,11 +283,6 @@ CREATE TABLE IF NOT EXISTS task (
   request TEXT NOT NULL
 );
 ${RESULTS_SCHEMA}${SCENARIO_SCHEMA}${OUTBOX_SCHEMA}${CLAIMS_SCHEMA}`;
-
-/** Creates a new run's schema (`LEDGER_SCHEMA`), or brings an older ledger's up to date. */
-export function migrateLedger(sql: SqlStorage): void {
-  createOrMigrate(sql, LEDGER_MIGRATIONS, LEDGER_SCHEMA);
-}
 
 /** Brings a woken ledger's schema up to date in one statement when current; false when it has none. */
 export function migrateExistingLedger(sql: SqlStorage): boolean {

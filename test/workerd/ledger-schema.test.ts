@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { applyMigrations } from "../../src/core/sql-migrations";
 import { RunStore } from "../../src/ledger/run-store";
-import { LEDGER_MIGRATIONS, migrateLedger } from "../../src/ledger/schema";
+import { createLedger, LEDGER_MIGRATIONS, migrateExistingLedger } from "../../src/ledger/schema";
 
 /**
  * A new run's ledger is created from one script (`LEDGER_SCHEMA`), an older one by its migrations:
@@ -58,7 +58,7 @@ function schemaBuiltBy(build: (sql: SqlStorage) => void): Promise<SchemaDump> {
 
 describe("a run ledger's schema", () => {
   it("is created for a new run in one script, exactly as the migrations from the first version make it", async () => {
-    const fresh = await schemaBuiltBy(migrateLedger);
+    const fresh = await schemaBuiltBy(createLedger);
     const stepByStep = await schemaBuiltBy((sql) => applyMigrations(sql, LEDGER_MIGRATIONS));
     expect(fresh.version).toBe(LEDGER_MIGRATIONS.length);
     expect(Object.keys(fresh.objects)).toContain("table run");
@@ -67,7 +67,7 @@ describe("a run ledger's schema", () => {
 
   it("tells the script and the migrations apart when they differ", async () => {
     // What a migration added without its change to LEDGER_SCHEMA would leave: the comparison sees it.
-    const fresh = await schemaBuiltBy(migrateLedger);
+    const fresh = await schemaBuiltBy(createLedger);
     const withColumn = await schemaBuiltBy((sql) =>
       applyMigrations(sql, [...LEDGER_MIGRATIONS.slice(0, -1), "ALTER TABLE trace ADD COLUMN extra TEXT;"]),
     );
@@ -84,11 +84,11 @@ describe("a run ledger's schema", () => {
   });
 
   it("brings a ledger of every older version to the same schema through the migrations it has not seen", async () => {
-    const fresh = await schemaBuiltBy(migrateLedger);
+    const fresh = await schemaBuiltBy(createLedger);
     for (let version = 1; version < LEDGER_MIGRATIONS.length; version++) {
       const migrated = await schemaBuiltBy((sql) => {
         applyMigrations(sql, LEDGER_MIGRATIONS.slice(0, version));
-        migrateLedger(sql);
+        expect(migrateExistingLedger(sql)).toBe(true);
       });
       expect(migrated, `from version ${version}`).toEqual(fresh);
     }
@@ -104,7 +104,7 @@ describe("a run ledger's schema", () => {
            state, created_at, deadline_at) VALUES (1, 'acme', 'run_old', 'support', 'sandbox', 'v1', ?, 3, 'open', 1, 2)`,
         JSON.stringify({ max_calls: 5, max_writes: 1, max_destructive: 0, deadline_s: 60 }),
       );
-      migrateLedger(sql);
+      migrateExistingLedger(sql);
       return new RunStore(sql).readRun();
     });
     expect(run).toMatchObject({

@@ -74,4 +74,35 @@ describe("retention of a run's data", () => {
     expect(await statusCode(run)).toBe(404);
     expect(await alarmOf()).toBeNull();
   });
+
+  it("answers a call that arrives while retention deletes the run, and a call after it, without a schema left half made", async () => {
+    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 60 } });
+    expect((await callTool(run, "lookup_order", { order_id: "A1001" })).body.outcome).toBe("success");
+    await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+      state.storage.sql.exec("UPDATE run SET deadline_at = ?", Date.now() - RETENTION_MS - 1_000);
+    });
+    // The call races the deletion: it is served before it (a success) or after it (the run is gone).
+    const [rang, during] = await Promise.all([
+      runDurableObjectAlarm(ledgerStubOf(run)),
+      callTool(run, "lookup_order", { order_id: "A1002" }),
+    ]);
+    expect(rang).toBe(true);
+    expect(during.body.error?.code ?? "success", JSON.stringify(during.body.error)).toMatch(
+      /^(success|not_found|run_not_found|unauthorized)$/,
+    );
+    const after = await callTool(run, "lookup_order", { order_id: "A1003" });
+    expect(after.body.outcome).toBe("terminal_failure");
+    expect(after.body.error?.code).not.toBe("internal_error");
+    expect(await statusCode(run)).toBe(404);
+    // Whatever the calls left, no run is stored and a later alarm finds nothing to do.
+    const runs = await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+      const tables = state.storage.sql
+        .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run'")
+        .toArray();
+      return tables.length === 0
+        ? 0
+        : Number(state.storage.sql.exec("SELECT COUNT(*) AS n FROM run").one().n);
+    });
+    expect(runs).toBe(0);
+  });
 });
