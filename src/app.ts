@@ -6,6 +6,8 @@ import type { AppEnv } from "./http/app-env";
 import { lazyRoutes } from "./http/lazy";
 import { limitHeaders } from "./http/limits";
 import { respond } from "./http/respond";
+import { secureResponseHeaders } from "./http/secure-headers";
+import { TOOL_CALL_ROUTE } from "./http/tool-call-path";
 import { MCP_PATH, PROTECTED_RESOURCE_PATH } from "./mcp/protected-resource";
 import { OAUTH_PATHS } from "./oauth/paths";
 import { jwks } from "./routes/jwks";
@@ -17,6 +19,10 @@ import { failure, success } from "./wire/envelope";
 import type { Health } from "./wire/health";
 
 export const app = new Hono<AppEnv>();
+
+// The tool call reaches the app without the entry's layer (src/index.ts), so its answers, a refusal
+// to start among them, get the same headers here, before anything else runs.
+app.use(TOOL_CALL_ROUTE, secureResponseHeaders);
 
 app.use(async (c, next) => {
   const { problems, missing_secrets } = startupCheck(c.env);

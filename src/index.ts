@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { app } from "./app";
 import type { Env } from "./env";
 import { secureResponseHeaders } from "./http/secure-headers";
+import { isToolCall } from "./http/tool-call-path";
 import { announceCatalog } from "./ledger/catalog-client";
 import { withOAuth } from "./oauth/entry";
 import { startupCheck } from "./startup";
@@ -36,5 +37,13 @@ entry.all("*", async (c) => {
 });
 
 export default {
-  fetch: (request, env, ctx) => entry.fetch(request, env, ctx),
+  fetch: (request, env, ctx) => {
+    // An agent's tool call skips the OAuth provider's wrapper (its paths are others) and the entry's
+    // layer: the app gives it the same headers itself, and answers a refusal to start the same way.
+    if (isToolCall(request)) {
+      if (startupCheck(env).problems.length === 0) announceCatalog(env, ctx);
+      return app.fetch(request, env, ctx);
+    }
+    return entry.fetch(request, env, ctx);
+  },
 } satisfies ExportedHandler<Env>;

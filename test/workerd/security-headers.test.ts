@@ -21,6 +21,20 @@ function expectBaseline(headers: Headers, what: string) {
   expect(headers.get("cross-origin-opener-policy"), what).toBeNull();
 }
 
+/** A run's tool call and a refused one: the entry sends both straight to the app. */
+async function toolCalls(origin: string, run: { run_id: string; run_token: string }) {
+  const call = (authorization: string) =>
+    get(`${origin}/v1/runs/${run.run_id}/calls`, {
+      method: "POST",
+      headers: { authorization, "content-type": "application/json" },
+      body: JSON.stringify({ tool: "lookup_order", args: { order_id: "A1001" } }),
+    });
+  const answered = await call(`Bearer ${run.run_token}`);
+  const refused = await call("Bearer not-a-run-token");
+  expect([answered.status, refused.status]).toEqual([200, 401]);
+  return { "API: a tool call": answered.headers, "API: a refused tool call": refused.headers };
+}
+
 /** The answers of every part of the Worker, over https. */
 async function everyPart(origin: string) {
   const operator = await signedInOperator("acme");
@@ -49,7 +63,16 @@ async function everyPart(origin: string) {
     })}`,
   );
   expect(consent.status).toBe(200);
+  const opened = await exports.default.fetch(
+    new Request(`${origin}/v1/runs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEYS.acme}`, "content-type": "application/json" },
+      body: JSON.stringify({ namespace: "support" }),
+    }),
+  );
+  const run = ((await opened.json()) as { data: { run_id: string; run_token: string } }).data;
   return {
+    ...(await toolCalls(origin, run)),
     "API: GET /healthz": (await get(`${origin}/healthz`)).headers,
     "API: POST /v1/runs": (
       await get(`${origin}/v1/runs`, {
@@ -92,6 +115,19 @@ describe("security headers on every answer (hono/secure-headers)", () => {
       expectBaseline(headers, path);
       expect(headers.get("strict-transport-security"), path).toBeNull();
     }
+    const origin = "http://127.0.0.1:8787";
+    const opened = await exports.default.fetch(
+      new Request(`${origin}/v1/runs`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEYS.acme}`, "content-type": "application/json" },
+        body: JSON.stringify({ namespace: "support" }),
+      }),
+    );
+    const run = ((await opened.json()) as { data: { run_id: string; run_token: string } }).data;
+    for (const [what, headers] of Object.entries(await toolCalls(origin, run))) {
+      expectBaseline(headers, what);
+      expect(headers.get("strict-transport-security"), what).toBeNull();
+    }
   });
 
   it("keeps the console's policy exactly as strict as before, on every page", async () => {
@@ -124,18 +160,36 @@ describe("security headers on every answer (hono/secure-headers)", () => {
     expect(headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'");
   });
 
-  it("sends them on a refusal to start too", async () => {
+  it("sends them on a refusal to start too, a tool call's among them", async () => {
     const bare: Record<string, unknown> = { ...env };
     delete bare.TENANT_KEYS;
-    const ctx = createExecutionContext();
-    const response = await worker.fetch(
-      new Request("https://proxy.test/healthz") as Request<unknown, IncomingRequestCfProperties>,
-      bare as unknown as typeof env,
-      ctx,
+    const refusal = async (request: Request) => {
+      const ctx = createExecutionContext();
+      const response = await worker.fetch(
+        request as Request<unknown, IncomingRequestCfProperties>,
+        bare as unknown as typeof env,
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      return response;
+    };
+    const health = await refusal(new Request("https://proxy.test/healthz"));
+    expect(health.status).toBe(503);
+    const call = await refusal(
+      new Request("https://proxy.test/v1/runs/run_x/calls", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ tool: "lookup_order", args: {} }),
+      }),
     );
-    await waitOnExecutionContext(ctx);
-    expect(response.status).toBe(503);
-    expectBaseline(response.headers, "a refusal");
-    expect(response.headers.get("strict-transport-security")).not.toBeNull();
+    expect(call.status).toBe(500);
+    expect(((await call.json()) as { error: { code: string } }).error.code).toBe("internal_error");
+    for (const [what, response] of [
+      ["a refusal", health],
+      ["a tool call's refusal", call],
+    ] as const) {
+      expectBaseline(response.headers, what);
+      expect(response.headers.get("strict-transport-security"), what).not.toBeNull();
+    }
   });
 });
