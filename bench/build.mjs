@@ -28,7 +28,7 @@ export function wrangler(args, cwd = root) {
  * before/after comparison, built with its own wrangler.toml and sources) into `outdir` (absolute:
  * wrangler resolves a relative one against the config's folder). Returns each module's path, the
  * proxy's upload form as `wrangler deploy` would send it (which `wrangler check startup --worker`
- * reads), the folder and upload form of the production build (for its size and startup CPU) and the tree it was built from.
+ * reads), the folder and upload form of the production build (for its size, startup CPU and cold start) and the tree it was built from.
  */
 export function buildBundles(outdir, from = root) {
   const proxyDir = join(outdir, "proxy");
@@ -41,7 +41,8 @@ export function buildBundles(outdir, from = root) {
   );
   wrangler([...dryRun, "-c", join(from, "sandbox", "wrangler.toml"), "--outdir", sandboxDir], from);
   // What a production deploy ships (split into a main module and chunks loaded on first use where the
-  // tree's wrangler.toml says so): only measured (size, startup CPU), never served (its upstreams are real URLs).
+  // tree's wrangler.toml says so): measured for its size, startup CPU and cold start (served to its
+  // first /healthz only, with stand-in upstream URLs), never under load.
   const productionDir = join(outdir, "production");
   const productionForm = join(outdir, "production.upload");
   wrangler(

@@ -7,6 +7,25 @@ const ms = fixed(2);
 const finite = (value) => typeof value === "number" && Number.isFinite(value);
 
 /**
+ * Beside the production build's cold start: the sandbox build's, and what the hello script given
+ * each build's bindings takes (the start before either module's code runs). Parts not measured are
+ * left out.
+ */
+function coldStartNote(cold) {
+  const whole = fixed(0);
+  const sandbox = finite(cold.proxy_healthz_ms)
+    ? [`the sandbox build (one module) ${whole(cold.proxy_healthz_ms)} ms`]
+    : [];
+  const bindings = [
+    ["production", cold.production_bindings_only_ms],
+    ["sandbox", cold.bindings_only_ms],
+  ]
+    .filter(([, value]) => finite(value))
+    .map(([build, value]) => `${build} ${whole(value)} ms`);
+  return [...sandbox, ...(bindings.length > 0 ? [`bindings only: ${bindings.join(", ")}`] : [])].join("; ");
+}
+
+/**
  * Each goal: what it measures, how its value and its bound are read from the figures (null when
  * not measured), which side of the bound passes, and how the bound reads.
  */
@@ -108,12 +127,15 @@ export const GOALS = [
   },
   {
     name: "cold_start_ms",
-    what: "cold start, new workerd to first /healthz 200, median (ms)",
-    value: (f) => f.startup.cold_start?.proxy_healthz_ms,
+    what: "cold start of the production build, new workerd to first /healthz 200, median (ms)",
+    // Reports from before the production build was served have only the sandbox build's figure:
+    // not measured, with that figure beside it.
+    value: (f) => f.startup.cold_start?.production_healthz_ms,
     bound: (f) => (f.startup.cold_start ? f.startup.cold_start.hello_ms + 150 : null),
     side: "max",
     goal: (bound, f) =>
       `≤ hello + 150 = ${fixed(0)(bound)} (hello ${fixed(0)(f.startup.cold_start.hello_ms)})`,
+    note: (f) => coldStartNote(f.startup.cold_start),
   },
   {
     name: "bundle_gzip_kib",

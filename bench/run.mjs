@@ -92,7 +92,9 @@ async function startupFigures(bundles, outdir) {
       );
     }
   }
-  step(`cold starts: the proxy alone, its bindings around hello, hello alone (${STARTUP_RUNS} each) ...`);
+  step(
+    `cold starts: the production build and the sandbox build, each build's bindings around hello, hello alone (${STARTUP_RUNS} each) ...`,
+  );
   return {
     check_startup: checked.production,
     check_startup_sandbox: checked.sandbox,

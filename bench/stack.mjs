@@ -8,22 +8,13 @@ import { dirname, join } from "node:path";
 import { Miniflare } from "miniflare";
 import { unstable_getMiniflareWorkerOptions, unstable_readConfig } from "wrangler";
 import { root } from "../scripts/local-stack.mjs";
+import { readDevVars } from "../scripts/production-worker.mjs";
 import { FLOOR_WORKER, floorWorker } from "./floor.mjs";
 import { closeConnections, okJson, send } from "./http.mjs";
 import { BENCH_AGENT_KEY, BENCH_PROFILE, RUN_LIMITS } from "./workload.mjs";
 
 export const HELLO_WORKER = "bench-hello";
 const HELLO_SCRIPT = 'export default { fetch() { return new Response("ok") } }';
-
-/** KEY=value lines of a .dev.vars file. */
-function readDevVars(path) {
-  const vars = {};
-  for (const line of readFileSync(path, "utf8").split("\n")) {
-    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
-    if (match?.[1]) vars[match[1]] = match[2];
-  }
-  return vars;
-}
 
 /**
  * A Worker as wrangler would run its config's sandbox environment (every binding it declares: Durable

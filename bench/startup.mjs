@@ -1,10 +1,17 @@
 // What starting the proxy costs: the CPU its module's top level takes (wrangler check startup's CPU
 // profile), the wall time from a fresh workerd to its first healthy answer, and its size.
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
 import { moduleSizes } from "../scripts/module-sizes.mjs";
+import {
+  productionConfig,
+  productionMainModule,
+  productionSecrets,
+  productionWorker,
+  withStandInUpstreams,
+} from "../scripts/production-worker.mjs";
 import { wrangler } from "./build.mjs";
 import { send } from "./http.mjs";
 import { cpuMs } from "./measure.mjs";
@@ -80,23 +87,55 @@ async function timeToFirstOk(workers, worker, path) {
 }
 
 /**
- * Cold starts, `runs` of each, interleaved: the proxy alone (its service bindings answered by the
- * hello Worker) to its first GET /healthz 200; the hello script given the proxy's bindings (what
- * Miniflare and workerd set up for its Durable Objects, KV and the rest); the hello Worker alone.
- * The proxy's start less the bindings' is what its module adds. Medians, in milliseconds, of the
- * time to the first answer, to Miniflare's ready within it, and of workerd's CPU time until then.
+ * The production build (the split build's modules in `bundles.production`) as production is
+ * configured: the vars, Durable Objects and KV of `[env.production]` in the wrangler.toml of the
+ * tree it was built from, and the secrets of its template with their demo values
+ * (scripts/production-worker.mjs, as scripts/test-production-bundle.mjs boots it). Its upstream URLs
+ * are stand-ins the start-up check accepts, and anything it fetches goes to the hello Worker: a
+ * /healthz calls no upstream, and nothing leaves 127.0.0.1.
+ */
+function productionProxyWorker(bundles) {
+  const config = productionConfig(bundles.root);
+  const bindings = {
+    ...withStandInUpstreams(config.vars, "bench.internal"),
+    ...productionSecrets(bundles.root),
+  };
+  return { ...productionWorker(config, bundles.production, bindings), outboundService: HELLO_WORKER };
+}
+
+/**
+ * Cold starts, `runs` of each, interleaved: the production build (its main module, the chunks
+ * beside it) to its first GET /healthz 200; the sandbox build the bench serves (one module, its
+ * service bindings answered by the hello Worker) to its first; the hello script given each build's
+ * bindings (what Miniflare and workerd set up for its Durable Objects, KV and the rest); the hello
+ * Worker alone. A build's start less its bindings' is what its module adds. Medians, in
+ * milliseconds, of the time to the first answer, to Miniflare's ready within it, and of workerd's
+ * CPU time until then. The sandbox build's figures keep the names they had before the production
+ * build was measured (proxy_*, bindings_only_*), so older reports read the same.
  */
 export async function coldStarts(bundles, runs) {
   const proxy = bindServicesTo(proxyWorker(bundles), HELLO_WORKER);
+  const production = productionProxyWorker(bundles);
   const hello = helloWorker(proxy.compatibilityDate);
-  const starts = { proxy: [], bindings: [], hello: [] };
+  const starts = { production: [], production_bindings: [], proxy: [], bindings: [], hello: [] };
   for (let run = 0; run < runs; run++) {
+    starts.production.push(await timeToFirstOk([production, hello], production.name, "/healthz"));
+    starts.production_bindings.push(
+      await timeToFirstOk([withHelloScript(production), hello], production.name, "/"),
+    );
     starts.proxy.push(await timeToFirstOk([proxy, hello], proxy.name, "/healthz"));
     starts.bindings.push(await timeToFirstOk([withHelloScript(proxy), hello], proxy.name, "/"));
     starts.hello.push(await timeToFirstOk([hello], HELLO_WORKER, "/"));
   }
   const p50 = (name, field) => summarise(starts[name].map((start) => start[field])).p50;
   return {
+    production_healthz_ms: p50("production", "first"),
+    production_ready_ms: p50("production", "ready"),
+    production_workerd_cpu_ms: p50("production", "cpu"),
+    production_bindings_only_ms: p50("production_bindings", "first"),
+    production_bindings_only_workerd_cpu_ms: p50("production_bindings", "cpu"),
+    production_added_by_module_ms: p50("production", "first") - p50("production_bindings", "first"),
+    production_cpu_added_by_module_ms: p50("production", "cpu") - p50("production_bindings", "cpu"),
     proxy_healthz_ms: p50("proxy", "first"),
     proxy_ready_ms: p50("proxy", "ready"),
     bindings_only_ms: p50("bindings", "first"),
@@ -115,13 +154,9 @@ export function bundleSizes(bundles) {
     const bytes = readFileSync(path);
     return { kib: bytes.length / 1024, gzip_kib: gzipSync(bytes).length / 1024 };
   };
-  // The production build's main module: split builds write index.mjs beside their chunks, a single
-  // bundle (an older tree) index.js. What an isolate evaluates at startup is the main module and its
-  // static imports; the chunks loaded on first use are counted in `total` only.
-  const main = ["index.mjs", "index.js"].find((name) => existsSync(join(bundles.production, name)));
-  if (!main)
-    throw new Error(`bench: the production build in ${bundles.production} has no index.mjs or index.js`);
-  const { startup, total } = moduleSizes(bundles.production, main);
+  // What an isolate evaluates at startup is the main module and its static imports; the chunks
+  // loaded on first use are counted in `total` only.
+  const { startup, total } = moduleSizes(bundles.production, productionMainModule(bundles.production));
   const kib = (sizes) => ({ modules: sizes.modules, kib: sizes.raw / 1024, gzip_kib: sizes.gzip / 1024 });
   return {
     proxy: kib(startup),

@@ -1,6 +1,6 @@
 // Tests the artifact a production deploy ships, not the source: builds it the way
-// `wrangler deploy --env production` would (a dry run to dist/production), then boots exactly that
-// file in Miniflare, the pinned one (package.json), from Node. The proxy gets only what production
+// `wrangler deploy --env production` would (a dry run to dist/production), then boots exactly those
+// modules in Miniflare, the pinned one (package.json), from Node. The proxy gets only what production
 // gives it: the vars, Durable Objects and KV of `[env.production]` in wrangler.toml, and the secrets
 // the template of docs/deploying.md (secrets.production.example.json) names, filled with the demo values of
 // .dev.vars.example. Its URL upstreams (wrangler.toml's placeholders replaced by stand-in URLs) are
@@ -16,7 +16,7 @@
 // the API, and the sandbox's admin API shows the refund, once; without a secret, and with the
 // shipped placeholder upstream URLs, it answers 503 naming what to set.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Miniflare } from "miniflare";
@@ -24,6 +24,15 @@ import { unstable_readConfig as readConfig } from "wrangler";
 import { root } from "./local-stack.mjs";
 import { moduleSizes } from "./module-sizes.mjs";
 import { offlineEnv } from "./offline-env.mjs";
+import {
+  durableObjectsOf,
+  productionConfig,
+  productionSecrets,
+  productionWorker,
+  readDevVars,
+  urlVarsOf,
+  withStandInUpstreams,
+} from "./production-worker.mjs";
 
 // A budget, not a platform limit (Workers allow megabytes): what the isolate evaluates when it
 // starts, the main module and the chunks it imports statically (scripts/module-sizes.mjs), gzipped
@@ -43,7 +52,6 @@ const OUTDIR = join(root, "dist", "production");
 // The main module scripts/build-worker.mjs writes; the dry run copies it and its chunks to OUTDIR.
 const MAIN_MODULE = "index.mjs";
 const SANDBOX_BUNDLE = join(root, "dist", "sandbox", "index.js");
-const SECRETS_TEMPLATE = join(root, "secrets.production.example.json");
 // Demo credentials of .dev.vars.example (README.md, Quick start); valid only here.
 const TENANT_KEY = "acme-demo-key";
 const OPERATOR_KEY = "acme-operator-key";
@@ -76,16 +84,6 @@ function run(command, args) {
   return result.stdout;
 }
 
-/** KEY=value lines of a .dev.vars file. */
-function readDevVars(path) {
-  const vars = {};
-  for (const line of readFileSync(path, "utf8").split("\n")) {
-    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
-    if (match) vars[match[1]] = match[2];
-  }
-  return vars;
-}
-
 // 1. The artifact: wrangler's own bundler, minified as configured, no network.
 if (!opts["skip-build"]) {
   // The dry run adds to its outdir: an earlier build's modules would be counted as uploaded.
@@ -107,36 +105,13 @@ check(
 );
 
 // 2. What production gives the Worker, read from wrangler.toml by the pinned wrangler.
-const config = readConfig({ config: join(root, "wrangler.toml"), env: "production" }, { hideWarnings: true });
-/** Miniflare's Durable Objects for a config: its bindings, SQLite-backed where its migrations say so. */
-function durableObjectsOf(workerConfig) {
-  const sqlite = new Set(workerConfig.migrations.flatMap((migration) => migration.new_sqlite_classes ?? []));
-  return Object.fromEntries(
-    workerConfig.durable_objects.bindings.map((binding) => [
-      binding.name,
-      { className: binding.class_name, useSQLite: sqlite.has(binding.class_name) },
-    ]),
-  );
-}
-const durableObjects = durableObjectsOf(config);
-const kvNamespaces = Object.fromEntries(config.kv_namespaces.map((kv) => [kv.binding, kv.id]));
+const config = productionConfig();
 const vars = config.vars;
 if (vars.ENVIRONMENT !== "production") fatal('[env.production.vars] must set ENVIRONMENT = "production"');
-// The tools' upstreams: the vars holding an https URL. wrangler.toml ships placeholders there
-// (https://orders.api.example.com, ...), which the proxy refuses to start with; a deployer sets the
-// real APIs' URLs, which here are stand-ins on a private-use name (.internal), answered below.
-const urlVars = Object.entries(vars).filter(
-  ([, value]) => typeof value === "string" && /^https:\/\//.test(value),
-);
-const deployedVars = {
-  ...vars,
-  ...Object.fromEntries(
-    urlVars.map(([name]) => [
-      name,
-      `https://${name.toLowerCase().replaceAll("_", "-")}.bundle-test.internal`,
-    ]),
-  ),
-};
+// The tools' upstreams, the vars holding an https URL, set to stand-ins as a deployer sets the real
+// APIs' URLs (scripts/production-worker.mjs), answered below.
+const urlVars = urlVarsOf(vars);
+const deployedVars = withStandInUpstreams(vars, "bundle-test.internal");
 const apiHosts = new Set(
   Object.values(deployedVars)
     .filter((value) => typeof value === "string" && /^https:\/\//.test(value))
@@ -152,13 +127,11 @@ const upstreamConfig = readConfig(
 const SANDBOX_WORKER = upstreamConfig.name;
 
 // 3. Only the secrets docs/deploying.md tells an operator to set, with demo values.
-const template = JSON.parse(readFileSync(SECRETS_TEMPLATE, "utf8"));
-const demo = readDevVars(join(root, ".dev.vars.example"));
-const secrets = {};
-for (const name of Object.keys(template)) {
-  if (demo[name] === undefined)
-    fatal(`secrets.production.example.json names ${name}, which .dev.vars.example gives no demo value`);
-  secrets[name] = demo[name];
+let secrets;
+try {
+  secrets = productionSecrets();
+} catch (error) {
+  fatal(error instanceof Error ? error.message : String(error));
 }
 
 // 4. The artifact and its upstream in one Miniflare, on loopback.
@@ -170,14 +143,7 @@ const options = (proxySecrets, proxyVars = deployedVars) => ({
   cf: false,
   workers: [
     {
-      name: config.name,
-      modules: true,
-      scriptPath: bundlePath,
-      compatibilityDate: config.compatibility_date,
-      compatibilityFlags: config.compatibility_flags,
-      bindings: { ...proxyVars, ...proxySecrets },
-      durableObjects,
-      kvNamespaces,
+      ...productionWorker(config, OUTDIR, { ...proxyVars, ...proxySecrets }),
       // Every fetch the Worker makes: the API hosts reach the sandbox, anything else is refused.
       outboundService: async (request) => {
         const url = new URL(request.url);

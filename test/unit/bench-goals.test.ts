@@ -42,7 +42,16 @@ function figures(over: Record<string, unknown> = {}) {
     run_open: { latency_ms: summary(3), cpu_ms_per_open: 1.5, opens_per_s: 500, concurrency: 16 },
     first_write: { cpu_ms_per_write: 3.5, writes: 100 },
     idle_run: { added_p50_ms: 1.2, floor_added_p50_ms: 0.5 },
-    startup: { check_startup: { cpu_ms: 30 }, cold_start: { proxy_healthz_ms: 300, hello_ms: 200 } },
+    startup: {
+      check_startup: { cpu_ms: 30 },
+      cold_start: {
+        production_healthz_ms: 280,
+        production_bindings_only_ms: 240,
+        proxy_healthz_ms: 300,
+        bindings_only_ms: 250,
+        hello_ms: 200,
+      },
+    },
     bundle: { proxy: { kib: 700, gzip_kib: 199 } },
     trace: { p50_ms: 3, fill_calls_per_s_by_thousand: [300, 290, 280] },
     ...over,
@@ -73,7 +82,7 @@ describe("the bench's goals", () => {
     expect(goals.many_runs_over_one_run?.note).toContain("direct 900/s at 0.950 ms CPU/request");
     expect(goals.replay_over_floor_p50?.value).toBeCloseTo(0.7 / 0.6);
     expect(goals.replay_over_floor_p50?.meets).toBe(true);
-    expect(goals.cold_start_ms).toMatchObject({ value: 300, bound: 350, meets: true });
+    expect(goals.cold_start_ms).toMatchObject({ value: 280, bound: 350, meets: true });
     expect(goals.idle_run_added_ms).toMatchObject({ value: 1.2, bound: 1.5, meets: true });
     expect(goals.trace_fill_rate_kept?.value).toBeCloseTo(280 / 300);
   });
@@ -120,6 +129,56 @@ describe("the bench's goals", () => {
     // A report from before the direct batch: the note stops at the latency.
     const older = byName(evaluateGoals(figures())).first_write_cpu_ms;
     expect(older).toMatchObject({ value: 3.5, meets: true, note: "p50 4.00 ms, p99 8.00 ms" });
+  });
+
+  it("holds the production build's cold start to hello + 150 ms, the sandbox build's and both bindings-only starts beside it", () => {
+    const goals = byName(evaluateGoals(figures()));
+    expect(goals.cold_start_ms).toMatchObject({
+      what: "cold start of the production build, new workerd to first /healthz 200, median (ms)",
+      value: 280,
+      bound: 350,
+      goal: "≤ hello + 150 = 350 (hello 200)",
+      meets: true,
+      note: "the sandbox build (one module) 300 ms; bindings only: production 240 ms, sandbox 250 ms",
+    });
+    // The production build over the bound fails the goal, however fast the sandbox build starts.
+    const slow = byName(
+      evaluateGoals(
+        figures({
+          startup: {
+            check_startup: { cpu_ms: 30 },
+            cold_start: { production_healthz_ms: 351, proxy_healthz_ms: 300, hello_ms: 200 },
+          },
+        }),
+      ),
+    );
+    expect(slow.cold_start_ms).toMatchObject({ value: 351, meets: false });
+  });
+
+  it("reads an older report's cold start, of the sandbox build only, as not measured with that figure beside it", () => {
+    const older = byName(
+      evaluateGoals(
+        figures({
+          startup: {
+            check_startup: { cpu_ms: 30 },
+            cold_start: { proxy_healthz_ms: 300, bindings_only_ms: 250, hello_ms: 200 },
+          },
+        }),
+      ),
+    );
+    expect(older.cold_start_ms).toMatchObject({
+      value: null,
+      bound: 350,
+      meets: null,
+      note: "the sandbox build (one module) 300 ms; bindings only: sandbox 250 ms",
+    });
+    expect(
+      goalsTable(Object.values(older))
+        .split("\n")
+        .find((line) => line.includes("cold start")),
+    ).toBe(
+      "| cold start of the production build, new workerd to first /healthz 200, median (ms) | - | ≤ hello + 150 = 350 (hello 200) | not measured | the sandbox build (one module) 300 ms; bindings only: sandbox 250 ms |",
+    );
   });
 
   it("fails a goal just over its bound and passes one at it", () => {
