@@ -13,8 +13,12 @@ export interface LeaseSource {
 /** The most tokens one lease takes: enough that a busy run asks rarely, few enough to strand little. */
 export const MAX_LEASE = 32;
 
-/** A run that spends a whole lease within this long after it was granted gets twice as many next time. */
-export const GROW_WITHIN_MS = 1_000;
+/**
+ * A run that spends a whole lease within this share of its term gets twice as many next time: a
+ * steady run grows its lease until one lasts about a term, so it asks the tenant's object about once
+ * a term and holds about one term's worth of its own calls.
+ */
+export const GROW_WITHIN_TERM = 0.5;
 
 /**
  * A lease is spent only until this long before its term ends, so clocks a little apart never spend
@@ -31,17 +35,17 @@ export function leaseSize(limit: number): number {
 }
 
 /**
- * The size of a run's next lease, from how its last one went: a lease spent within GROW_WITHIN_MS
- * doubles; one whose term ended with tokens left shrinks to what the run spent in it (at least 1);
- * otherwise it stays. Never more than `leaseSize` of the limit.
+ * The size of a run's next lease, from how its last one went: a lease spent within
+ * GROW_WITHIN_TERM of its term doubles; one whose term ended with tokens left shrinks to what the
+ * run spent in it (at least 1); otherwise it stays. Never more than `leaseSize` of the limit.
  */
 export function nextLeaseSize(
   size: number,
-  last: { granted: number; unused: number; held_ms: number; expired: boolean },
+  last: { granted: number; unused: number; held_ms: number; term_ms: number; expired: boolean },
   cap: number,
 ): number {
   let next = size;
-  if (last.unused === 0 && last.held_ms <= GROW_WITHIN_MS) next = size * 2;
+  if (last.unused === 0 && last.held_ms <= last.term_ms * GROW_WITHIN_TERM) next = size * 2;
   else if (last.expired && last.unused > 0) next = Math.max(1, last.granted - last.unused);
   return Math.max(1, Math.min(cap, next));
 }
@@ -57,7 +61,7 @@ export function nextLeaseSize(
  *   per lease instead of one per call, so it no longer caps a tenant's fleet at one object's
  *   throughput, and most calls of a busy run pay no round trip to wherever it lives.
  *
- * A run's first lease is one token; each lease spent within GROW_WITHIN_MS doubles the next, up to
+ * A run's first lease is one token; each lease spent within GROW_WITHIN_TERM of its term doubles the next, up to
  * `leaseSize` of the limit, so a run that makes one call holds one token. Unused tokens go back
  * with the next lease request, at the run's end (`release`), or, if the run never says (its object
  * was evicted), when the lease's term passes at the bucket (lease-bucket.ts).
@@ -78,6 +82,8 @@ export class RunRateGate {
   #granted = 0;
   #leasedAt = 0;
   #leaseExpiresAt = 0;
+  /** The live lease's term as the tenant's object granted it. */
+  #term = 0;
   /** Tokens the next lease asks for. */
   #size = 1;
   #leasing: Promise<FailureSpec | null> | null = null;
@@ -151,7 +157,7 @@ export class RunRateGate {
     if (previous !== null) {
       this.#size = nextLeaseSize(
         this.#size,
-        { granted: this.#granted, unused, held_ms: sentAt - this.#leasedAt, expired },
+        { granted: this.#granted, unused, held_ms: sentAt - this.#leasedAt, term_ms: this.#term, expired },
         leaseSize(tenant.limit),
       );
     }
@@ -177,6 +183,7 @@ export class RunRateGate {
     this.#tokens = answer.granted;
     this.#granted = answer.granted;
     this.#leasedAt = sentAt;
+    this.#term = answer.term_ms;
     this.#leaseExpiresAt = sentAt + answer.term_ms - Math.min(TERM_MARGIN_MS, answer.term_ms / 4);
     return null;
   }

@@ -129,11 +129,34 @@ describe("a tenant's lease bucket", () => {
     expect(bucket.lease(limit, { holder: "run_b", lease: null, unused: 0, want: 1 }, 35_000).granted).toBe(1);
   });
 
+  it("lets a steady run of a call every 800 ms ask the tenant's object about once a term, holding a few tokens", async () => {
+    const { clock, gate, source, standing } = tenant(DEFAULT_RATE_LIMITS);
+    let leases = 0;
+    const lease = source.lease.bind(source);
+    source.lease = (asked, request) => {
+      leases++;
+      return lease(asked, request);
+    };
+    const run = gate("run_steady");
+    for (let call = 0; call < 30; call++) {
+      expect(await run.take()).toBeNull();
+      clock.now += 800;
+    }
+    // Leases of 1, 2, 4, then 4 at a time (4 calls take 3.2 s, more than half a term): 9 for 30
+    // calls, where growing only within a second (1, 2, 2, ...) asked 16 times.
+    expect(leases).toBe(9);
+    expect(standing().held).toBeLessThanOrEqual(4);
+  });
+
   it("sizes a run's next lease by how it spent the last", () => {
-    const last = { granted: 8, unused: 0, held_ms: 200, expired: false };
+    const last = { granted: 8, unused: 0, held_ms: 200, term_ms: 5_000, expired: false };
     expect(nextLeaseSize(8, last, 32)).toBe(16);
     expect(nextLeaseSize(8, last, 12)).toBe(12);
+    // Spent within half its term, it doubles; in more, it stays: a steady run's lease lasts about a term.
+    expect(nextLeaseSize(8, { ...last, held_ms: 2_500 }, 32)).toBe(16);
     expect(nextLeaseSize(8, { ...last, held_ms: 3_000 }, 32)).toBe(8);
+    // A shorter term (a window under 5 s) halves with it.
+    expect(nextLeaseSize(8, { ...last, held_ms: 1_500, term_ms: 2_000 }, 32)).toBe(8);
     expect(nextLeaseSize(8, { ...last, unused: 6, held_ms: 6_000, expired: true }, 32)).toBe(2);
     expect(nextLeaseSize(8, { ...last, unused: 8, held_ms: 6_000, expired: true }, 32)).toBe(1);
     expect(leaseSize(5)).toBe(1);
