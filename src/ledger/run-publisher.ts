@@ -54,7 +54,7 @@ export class RunPublisher {
    * still leaves an alarm that delivers what the commit owes the directory.
    */
   guardDelivery(): void {
-    if (this.owesDirectory()) this.#ctx.waitUntil(this.scheduleAlarm());
+    if (this.owesDirectory()) this.#ctx.waitUntil(this.scheduleAlarm(true));
   }
 
   /** The alarm rang: the runtime cleared it, and nothing is set until the handler sets it again. */
@@ -87,16 +87,20 @@ export class RunPublisher {
   /**
    * Sets the alarm to what comes first, unless it is set there already. Its reads and the
    * `setAlarm` run synchronously, so called right after a commit the alarm is stored with it.
+   * `guard`: it is the guard of a delivery about to start, which only needs the alarm to ring by
+   * then; one set to ring sooner stays, and the delivery sets the alarm again once it is done.
    */
-  async scheduleAlarm(): Promise<void> {
+  async scheduleAlarm(guard = false): Promise<void> {
     const run = this.#run();
     if (!run) return;
-    const reconcileAt = this.#sendsInFlight() > 0 ? Date.now() + RECONCILE_AFTER_MS : null;
+    const now = Date.now();
+    const reconcileAt = this.#sendsInFlight() > 0 ? now + RECONCILE_AFTER_MS : null;
     const { approvals } = this.#stores;
     // A run without a pending approval (a new one, most) reads none here: the store counts them.
     const due = nextAlarmAt(run, approvals.nextExpiry(), reconcileAt, approvals.nextEscalation());
     const at = Math.min(due, this.#directory.nextAttemptAt() ?? due);
     if (at === this.#alarmAt) return;
+    if (guard && this.#alarmAt !== null && this.#alarmAt > now && this.#alarmAt < at) return;
     this.#alarmAt = at;
     try {
       await this.#ctx.storage.setAlarm(at);
