@@ -14,6 +14,13 @@ const batch = (per_s: number, cpu: number | null = 1) => ({
 });
 
 /** Figures of a bench run, with `over` replacing parts of them. */
+/** The goals of figures whose startup has only these cold starts. */
+function goalsWithColdStart(coldStart: Record<string, number>) {
+  return byName(
+    evaluateGoals(figures({ startup: { check_startup: { cpu_ms: 30 }, cold_start: coldStart } })),
+  );
+}
+
 function figures(over: Record<string, unknown> = {}) {
   return {
     latency_ms: {
@@ -142,30 +149,12 @@ describe("the bench's goals", () => {
       note: "the sandbox build (one module) 300 ms; bindings only: production 240 ms, sandbox 250 ms",
     });
     // The production build over the bound fails the goal, however fast the sandbox build starts.
-    const slow = byName(
-      evaluateGoals(
-        figures({
-          startup: {
-            check_startup: { cpu_ms: 30 },
-            cold_start: { production_healthz_ms: 351, proxy_healthz_ms: 300, hello_ms: 200 },
-          },
-        }),
-      ),
-    );
+    const slow = goalsWithColdStart({ production_healthz_ms: 351, proxy_healthz_ms: 300, hello_ms: 200 });
     expect(slow.cold_start_ms).toMatchObject({ value: 351, meets: false });
   });
 
   it("reads an older report's cold start, of the sandbox build only, as not measured with that figure beside it", () => {
-    const older = byName(
-      evaluateGoals(
-        figures({
-          startup: {
-            check_startup: { cpu_ms: 30 },
-            cold_start: { proxy_healthz_ms: 300, bindings_only_ms: 250, hello_ms: 200 },
-          },
-        }),
-      ),
-    );
+    const older = goalsWithColdStart({ proxy_healthz_ms: 300, bindings_only_ms: 250, hello_ms: 200 });
     expect(older.cold_start_ms).toMatchObject({
       value: null,
       bound: 350,

@@ -21,8 +21,16 @@ function expectBaseline(headers: Headers, what: string) {
   expect(headers.get("cross-origin-opener-policy"), what).toBeNull();
 }
 
-/** A run's tool call and a refused one: the entry sends both straight to the app. */
-async function toolCalls(origin: string, run: { run_id: string; run_token: string }) {
+/** A new run's tool call and a refused one: the entry sends both straight to the app. */
+async function toolCalls(origin: string) {
+  const opened = await exports.default.fetch(
+    new Request(`${origin}/v1/runs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEYS.acme}`, "content-type": "application/json" },
+      body: JSON.stringify({ namespace: "support" }),
+    }),
+  );
+  const run = ((await opened.json()) as { data: { run_id: string; run_token: string } }).data;
   const call = (authorization: string) =>
     get(`${origin}/v1/runs/${run.run_id}/calls`, {
       method: "POST",
@@ -63,16 +71,8 @@ async function everyPart(origin: string) {
     })}`,
   );
   expect(consent.status).toBe(200);
-  const opened = await exports.default.fetch(
-    new Request(`${origin}/v1/runs`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${KEYS.acme}`, "content-type": "application/json" },
-      body: JSON.stringify({ namespace: "support" }),
-    }),
-  );
-  const run = ((await opened.json()) as { data: { run_id: string; run_token: string } }).data;
   return {
-    ...(await toolCalls(origin, run)),
+    ...(await toolCalls(origin)),
     "API: GET /healthz": (await get(`${origin}/healthz`)).headers,
     "API: POST /v1/runs": (
       await get(`${origin}/v1/runs`, {
@@ -115,16 +115,7 @@ describe("security headers on every answer (hono/secure-headers)", () => {
       expectBaseline(headers, path);
       expect(headers.get("strict-transport-security"), path).toBeNull();
     }
-    const origin = "http://127.0.0.1:8787";
-    const opened = await exports.default.fetch(
-      new Request(`${origin}/v1/runs`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${KEYS.acme}`, "content-type": "application/json" },
-        body: JSON.stringify({ namespace: "support" }),
-      }),
-    );
-    const run = ((await opened.json()) as { data: { run_id: string; run_token: string } }).data;
-    for (const [what, headers] of Object.entries(await toolCalls(origin, run))) {
+    for (const [what, headers] of Object.entries(await toolCalls("http://127.0.0.1:8787"))) {
       expectBaseline(headers, what);
       expect(headers.get("strict-transport-security"), what).toBeNull();
     }
