@@ -23,12 +23,16 @@ import {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits (in short steps) until the sandbox's log shows a request of the run that `matches`. */
+/**
+ * Waits (in short steps) until the sandbox's log shows a request of the run that `matches`. Up to
+ * 4 s, so a loaded machine is given time: the faults these tests arm hold their answer longer than
+ * that after the request is logged, so the wait ends well before the answer could arrive.
+ */
 async function untilSandboxSaw(
   run: TestRun,
   matches: (entry: Awaited<ReturnType<typeof sandboxRequests>>[number]) => boolean,
 ) {
-  for (let wait = 0; wait < 80; wait++) {
+  for (let wait = 0; wait < 160; wait++) {
     if ((await sandboxRequests(run.id)).some(matches)) return;
     await sleep(25);
   }
