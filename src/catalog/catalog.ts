@@ -369,7 +369,7 @@ export class Catalog {
 
   /** `value` once the catalog has loaded: a catalog that breaks a rule throws here, as at every use. */
   #loadThen(value: string): Promise<string> {
-    this.#loaded ??= this.#load();
+    this.#byNamespace;
     return Promise.resolve(value);
   }
 }
@@ -474,10 +474,15 @@ export function loadCatalog(
   rule: TimeoutRule = TIMEOUT_RULE,
   rules: CatalogRules = "all",
 ): Catalog {
+  return new Catalog(checkedTools(specs, rule, rules));
+}
+
+/** The tools grouped by namespace, or the CatalogError of the first rule one of them breaks. */
+function checkedTools(specs: readonly ToolSpec[], rule: TimeoutRule, rules: CatalogRules): ByNamespace {
   const { problems, byNamespace } = catalogProblems(specs, rule, rules);
   const [first] = problems;
   if (first) throw new CatalogError(first.message);
-  return new Catalog(byNamespace);
+  return byNamespace;
 }
 
 /**
@@ -492,10 +497,5 @@ export function lazyCatalog(
   rules: CatalogRules = "all",
   version?: string,
 ): Catalog {
-  return new Catalog(() => {
-    const { problems, byNamespace } = catalogProblems(specs(), rule, rules);
-    const [first] = problems;
-    if (first) throw new CatalogError(first.message);
-    return byNamespace;
-  }, version);
+  return new Catalog(() => checkedTools(specs(), rule, rules), version);
 }

@@ -12,15 +12,7 @@ const VERSION_TABLE = "schema_version (id INTEGER PRIMARY KEY CHECK (id = 1), ve
  */
 export function applyMigrations(sql: SqlStorage, migrations: readonly string[]): void {
   sql.exec(`CREATE TABLE IF NOT EXISTS ${VERSION_TABLE}`);
-  migrateFromStoredVersion(sql, migrations);
-}
-
-/** Applies the migrations past the version `schema_version` records (the table exists). */
-function migrateFromStoredVersion(sql: SqlStorage, migrations: readonly string[]): void {
-  const current =
-    sql.exec<{ version: number }>("SELECT version FROM schema_version WHERE id = 1").toArray()[0]?.version ??
-    0;
-  migrateFrom(sql, migrations, current);
+  migrateExisting(sql, migrations);
 }
 
 function migrateFrom(sql: SqlStorage, migrations: readonly string[], current: number): void {

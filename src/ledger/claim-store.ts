@@ -68,8 +68,7 @@ export class ClaimStore {
     this.#any = true;
     // A claim already stored stays as it is (the insert changed nothing); a new one is kept as written.
     if (inserted.rowsWritten > 0) {
-      if (this.#kept.size >= KEPT_CLAIMS) this.#kept.delete(this.#kept.keys().next().value ?? key);
-      this.#kept.set(key, Object.freeze({ key, shards: [...shards], over_cap: overCap, fate: null }));
+      this.#keep(key, Object.freeze({ key, shards: [...shards], over_cap: overCap, fate: null }));
     }
   }
 
@@ -87,9 +86,14 @@ export class ClaimStore {
           fate: row.fate === "" ? null : (row.fate as EffectFate),
         })
       : null;
+    this.#keep(key, claim);
+    return claim;
+  }
+
+  /** Keeps a key's claim (null: none), the oldest dropped past KEPT_CLAIMS. */
+  #keep(key: string, claim: ClaimRow | null): void {
     if (this.#kept.size >= KEPT_CLAIMS) this.#kept.delete(this.#kept.keys().next().value ?? key);
     this.#kept.set(key, claim);
-    return claim;
   }
 
   setFate(key: string, fate: EffectFate): void {
