@@ -354,7 +354,8 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     specs.push(readResultPage(file.namespace));
     compiled.push(file);
   }
-  for (const problem of catalogProblems(specs).problems) problems.push(locate(problem, located));
+  const checked = catalogProblems(specs);
+  for (const problem of checked.problems) problems.push(locate(problem, located));
   problems.push(
     ...deployment.problems,
     ...repeatEffectsProblems(deployment.tenants, classes),
@@ -364,7 +365,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
   );
   if (problems.length > 0) return { problems, compiled: [], outputs: null };
   // The served catalog's version, hashed here as the Worker's Catalog.version() would hash it.
-  const served = new Catalog(catalogProblems(specs).byNamespace).all();
+  const served = new Catalog(checked.byNamespace).all();
   const version = catalogVersionOfDigest(createHash("sha256").update(catalogContract(served)).digest("hex"));
   return {
     problems,
