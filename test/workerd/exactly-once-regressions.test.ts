@@ -198,7 +198,8 @@ describe("2. no dead ends: approval_required is only answered when the approval 
 
 describe("3. nothing executes after the run's deadline or end", () => {
   it("cannot approve a pending approval once its run passed the deadline: 409, no refund, and the approval is expired", async () => {
-    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 2 } });
+    // A minute, which passDeadline passes by rewinding the run's stored clock.
+    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 60 } });
     const asked = await callTool(run, "issue_refund", refund("A1003", 300));
     expect(asked.body.error?.code).toBe("approval_required");
     const id = asked.body.approval?.id ?? "";
