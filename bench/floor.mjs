@@ -6,13 +6,18 @@ export const FLOOR_WORKER = "bench-floor";
 const FLOOR_SCRIPT = `
 import { DurableObject } from "cloudflare:workers";
 export class Floor extends DurableObject {
+  #woken = true;
   constructor(ctx, env) {
     super(ctx, env);
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS hits (id INTEGER PRIMARY KEY, at INTEGER NOT NULL)");
   }
   hit() {
     this.ctx.storage.sql.exec("INSERT INTO hits (at) VALUES (?)", Date.now());
-    return "ok";
+    // The first hit since the object was constructed says so: the idle phase checks that its
+    // objects really left memory.
+    const answer = this.#woken ? "woken" : "ok";
+    this.#woken = false;
+    return answer;
   }
 }
 export default {

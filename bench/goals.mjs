@@ -112,6 +112,7 @@ export const GOALS = [
     side: "max",
     goal: (bound, f) =>
       `≤ evicted floor object + 1 = ${ms(bound)} (floor object evicted − warm = ${ms(f.idle_run.floor_added_p50_ms)})`,
+    note: (f) => idleRunNote(f),
   },
   {
     name: "startup_cpu_ms",
@@ -218,4 +219,16 @@ export function evaluateGoals(figures, goals = GOALS) {
       note: noteText,
     };
   });
+}
+
+/**
+ * Beside the idle run's figure: the same calls after a restart, which also recover each object's
+ * write-ahead log. Reports from before the eviction phase measured only that.
+ */
+function idleRunNote(f) {
+  const restart = f.idle_run_after_restart;
+  if (restart) {
+    return `after a restart (each object recovers its write-ahead log on open): ${ms(restart.added_p50_ms)} over a warm read, floor object ${ms(restart.floor_added_p50_ms)}`;
+  }
+  return f.idle_run?.how?.includes("restarted") ? "measured after a restart" : "";
 }

@@ -170,44 +170,71 @@ export async function throughputPhase(workload, { concurrency, seconds, rounds, 
 }
 
 /**
- * The next call of a run whose object was evicted: `count` runs (and as many floor worker objects)
- * each take one call, workerd restarts on the same storage (every object leaves memory), the
- * isolates are warmed on other runs and objects, and then each round times a warm read, the idle
- * run's next read, a warm floor hit and the evicted floor object's next hit. Both timed reads name
- * an order their run has read already (the idle run the one it read before the restart, the warm
- * run one of its warmup's), so they differ only in whether the run's object is in memory. The
- * first `warmup` rounds are not counted.
+ * workerd evicts a Durable Object after 10 s without a request (production after 70–140 s); the
+ * idle phase leaves its objects alone this long, with a margin, before their next call.
  */
-export async function idleRunPhase(workload, stack, { count, warmup }) {
+const EVICTION_WAIT_MS = 13_000;
+
+/**
+ * The next call of a run whose object left memory: `count` runs (and as many floor worker objects)
+ * each take one call, then leave memory, and each round times a warm read, the idle run's next
+ * read, a warm floor hit and the idle floor object's next hit. `leave` says how they leave:
+ * `"eviction"`, as an idle object does (the isolates, a warm run and a warm floor object stay busy
+ * while the idle objects go untouched past workerd's eviction timeout; each idle floor object must
+ * answer that it was constructed anew, or the phase fails), or `"restart"`, as after a crash or a
+ * redeploy (workerd restarts on the same storage, so each object also recovers its write-ahead log
+ * on its first open; the isolates are warmed again on other runs and objects). Both timed reads
+ * name an order their run has read already (the idle run the one it read before, the warm run one
+ * of its warmup's), so they differ only in whether the run's object is in memory. The first
+ * `warmup` rounds are not counted.
+ */
+export async function idleRunPhase(workload, stack, { count, warmup, leave }) {
   const idleRuns = [];
   for (let index = 0; index < count; index++) {
     const run = await workload.openRun();
     await workload.proxiedRead(run, index);
-    await workload.floor(`idle-${index}`);
+    await workload.floor(`idle-${leave}-${index}`);
     idleRuns.push(run);
   }
-  await stack.restart();
+  if (leave === "restart") await stack.restart();
   const warmRun = await workload.openRun();
-  for (let index = 0; index < WARM_ORDERS; index++) {
-    await workload.directRead(index);
-    await workload.proxiedRead(warmRun, index);
+  const warmRound = async (index) => {
+    await workload.directRead(index % WARM_ORDERS);
+    await workload.proxiedRead(warmRun, index % WARM_ORDERS);
     await workload.floor();
+  };
+  for (let index = 0; index < WARM_ORDERS; index++) await warmRound(index);
+  if (leave === "eviction") {
+    const until = performance.now() + EVICTION_WAIT_MS;
+    for (let index = 0; performance.now() < until; index++) {
+      await warmRound(index);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
   const timings = { warm_read: [], idle_run_read: [], floor_warm: [], floor_evicted: [] };
   const timed = async (name, index, send) => {
     const started = performance.now();
-    await send();
+    const answer = await send();
     if (index >= warmup) timings[name].push(performance.now() - started);
+    return answer;
   };
   for (let index = 0; index < count; index++) {
     await timed("warm_read", index, () => workload.proxiedRead(warmRun, index % WARM_ORDERS));
     await timed("idle_run_read", index, () => workload.proxiedRead(idleRuns[index], index));
     await timed("floor_warm", index, () => workload.floor());
-    await timed("floor_evicted", index, () => workload.floor(`idle-${index}`));
+    const woken = await timed("floor_evicted", index, () => workload.floor(`idle-${leave}-${index}`));
+    if (!woken) {
+      throw new Error(
+        `bench: idle floor object ${index} was still in memory after ${leave === "eviction" ? `${EVICTION_WAIT_MS} ms without a request` : "the restart"}; the idle-run figures would time warm objects`,
+      );
+    }
   }
   const p50 = (name) => summarise(timings[name]).p50;
   return {
-    how: "runs and floor objects each called once, workerd restarted on the same storage, isolates warmed on other runs and objects, then each one's next call; each timed read names an order its run has read already",
+    how:
+      leave === "eviction"
+        ? `runs and floor objects each called once, then left without a request for ${EVICTION_WAIT_MS / 1000} s (workerd evicts an object after 10 s) while other runs and objects stay busy, then each one's next call; each timed read names an order its run has read already`
+        : "runs and floor objects each called once, workerd restarted on the same storage, isolates warmed on other runs and objects, then each one's next call; each timed read names an order its run has read already",
     samples: count - warmup,
     latency_ms: Object.fromEntries(Object.entries(timings).map(([name, list]) => [name, summarise(list)])),
     added_p50_ms: p50("idle_run_read") - p50("warm_read"),

@@ -131,14 +131,23 @@ async function measure(bundles, outdir, { trace, persistRoot }) {
       );
       traceFigures = await tracePhase(workload, { samples: TRACE_SAMPLES });
     }
-    step("idle runs: 35 runs called once, workerd restarted on the same storage, then their next call ...");
-    const idleRun = await idleRunPhase(workload, stack, { count: 35, warmup: 5 });
+    step("idle runs: 35 runs called once, left 13 s without a request (evicted), then their next call ...");
+    const idleRun = await idleRunPhase(workload, stack, { count: 35, warmup: 5, leave: "eviction" });
+    step(
+      "idle runs after a restart: 35 runs called once, workerd restarted on the same storage, then their next call ...",
+    );
+    const idleRunAfterRestart = await idleRunPhase(workload, stack, {
+      count: 35,
+      warmup: 5,
+      leave: "restart",
+    });
     return {
       ...latency,
       run_open: runOpen.figures,
       first_write: firstWrite,
       throughput,
       idle_run: idleRun,
+      idle_run_after_restart: idleRunAfterRestart,
       startup,
       bundle: bundleSizes(bundles),
       trace: traceFigures,

@@ -116,10 +116,15 @@ export async function workloadFor(stack) {
   }
 
   return {
-    /** The floor worker: one object hop and one INSERT, into object `object` (default "floor"). */
+    /**
+     * The floor worker: one object hop and one INSERT, into object `object` (default "floor").
+     * Resolves with whether the object was constructed for this hit (it had left memory, or was new).
+     */
     floor: async (object) => {
       const query = object === undefined ? "" : `?object=${encodeURIComponent(object)}`;
-      expectOk("the floor worker", await send(`${urls.floor}/${query}`));
+      return (
+        expectOk("the floor worker", await send(`${urls.floor}/${query}`)).body.toString("utf8") === "woken"
+      );
     },
     /**
      * An MCP 2025-06-18 session of the bench agent (initialize answers its Mcp-Session-Id; its first
