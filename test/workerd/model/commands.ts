@@ -409,6 +409,8 @@ export class DecideCommand implements ModelCommand {
     const executable =
       run.lifecycle === "open" && approval.state === "pending" && !effectBudgetSpent(run, approval.tool);
     const seen = (await upstreamRequestsOf(run.handle)).length;
+    // After an I/O, so every decision made before this one carries an earlier time.
+    const decisionStarted = Date.now();
     const { racing, steps } = decisionsOf(run.tenant, this.kind);
     const verbs = steps.map(({ verb }) => verb);
     // An edit lowers a refund by 7 cents: an amount no generated call asks for, so the edited
@@ -457,8 +459,11 @@ export class DecideCommand implements ModelCommand {
     );
     // Rule 9: an approval that listed another run's effect on the same thing executes only once
     // the operator confirms the duplicate.
+    // Approving what was approved before is answered 200 and does nothing: it is no such approval.
     if (verbs[0] === "approve" && approval.earlierEffects > 0) {
-      const approved = decisions.find(({ status }) => status === 200);
+      const approved = decisions.find(
+        (decision) => decision.status === 200 && !repeatsEarlierApproval(decision, decisionStarted),
+      );
       if (approved && this.confirms) count(world.stats, "approved as a confirmed duplicate");
       else if (approved) {
         violated(
@@ -624,6 +629,18 @@ function learnEdit(key: KeyModel, decisions: readonly Decision[], world: RealWor
     key.key = decided.idempotency_key ?? key.key;
     count(world.stats, "approved with edit");
   }
+}
+
+/**
+ * Whether a 200 answers an approval that an earlier decision had approved already (the same
+ * decision again is a no-op): the approval it shows was approved before `since`.
+ */
+function repeatsEarlierApproval({ envelope }: Decision, since: number): boolean {
+  const shown = (envelope.data as { approval?: { state?: string; decided_at?: string | null } } | null)
+    ?.approval;
+  if (shown?.state !== "approved" && shown?.state !== "executed") return false;
+  const decidedAt = typeof shown.decided_at === "string" ? Date.parse(shown.decided_at) : Number.NaN;
+  return decidedAt < since;
 }
 
 /** What the approve/reject answer tells about the key: executed, sent in doubt, or unknown. */
