@@ -14,7 +14,9 @@
 //                    unchanged, changed (with the differences) or vanished; exits 1 unless all unchanged
 //   compile          writes src/tools/catalog.generated.ts (what the Worker imports: declarations as
 //                    data, schemas as zod code, so no YAML is parsed, no JSON Schema converted and
-//                    nothing fetched when it starts) and catalog/schema.json
+//                    nothing fetched when it starts), catalog/schema.json and
+//                    src/config/tenants.generated.ts (each environment's TENANTS as parsed, so an
+//                    isolate given that table builds no schema of it)
 //   compile --check  fails when either file is not what compile would write (`npm run lint`)
 //   import openapi <file> --namespace <ns> [--operations a,b]
 //                    drafts catalog/<ns>.yaml from an OpenAPI document (scripts/tools/import-openapi.mjs)
@@ -26,7 +28,8 @@
 //                    declaration's pin (scripts/tools/mcp-pin.ts)
 //   enable <ns> --tenant <id> [--env sandbox|production]
 //                    gives a tenant the namespace in wrangler.toml and lists its upstreams' secrets
-//                    in secrets.production.example.json (scripts/tools/enable.mjs)
+//                    in secrets.production.example.json (scripts/tools/enable.mjs), then compiles
+//                    (the TENANTS it changed)
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tsImport } from "tsx/esm/api";
@@ -36,6 +39,7 @@ const [command, ...rest] = process.argv.slice(2);
 const OUTPUTS = {
   compiled: join(root, "src", "tools", "catalog.generated.ts"),
   schema: join(root, "catalog", "schema.json"),
+  tenants: join(root, "src", "config", "tenants.generated.ts"),
 };
 
 // The rules are the Worker's own TypeScript modules, loaded through tsx rather than copied.
@@ -72,6 +76,16 @@ function envOption(args) {
 
 const read = (path) => (existsSync(path) ? readFileSync(path, "utf8") : null);
 
+/** Writes what a passed check compiled (only the files that change), and says so. */
+function writeOutputs(result) {
+  for (const [name, text] of Object.entries(result.files)) {
+    if (read(OUTPUTS[name]) !== text) writeFileSync(OUTPUTS[name], text);
+  }
+  console.log(
+    `catalog: ${result.count} declared namespace${result.count === 1 ? "" : "s"} checked and compiled`,
+  );
+}
+
 switch (command) {
   case "check":
   case "compile": {
@@ -100,12 +114,7 @@ switch (command) {
       }
       process.exit(stale.length > 0 ? 1 : 0);
     }
-    for (const [name, text] of Object.entries(result.files)) {
-      if (read(OUTPUTS[name]) !== text) writeFileSync(OUTPUTS[name], text);
-    }
-    console.log(
-      `catalog: ${result.count} declared namespace${result.count === 1 ? "" : "s"} checked and compiled`,
-    );
+    writeOutputs(result);
     break;
   }
   case "import": {
@@ -126,6 +135,16 @@ switch (command) {
   case "enable": {
     const { runEnable } = await import("./tools/enable.mjs");
     process.exitCode = runEnable(root, rest);
+    // wrangler.toml's TENANTS changed: compile it again, so the Worker takes it as compiled. The
+    // enable itself is done either way; a catalog with problems is compiled once they are fixed.
+    if (process.exitCode === 0) {
+      const result = await check();
+      if (result.ok) writeOutputs(result);
+      else
+        console.error(
+          "wrangler.toml is changed; run `npm run tools -- compile` once the problems above are fixed",
+        );
+    }
     break;
   }
   default:

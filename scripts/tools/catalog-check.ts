@@ -43,19 +43,22 @@ import {
   repeatEffectsProblems,
   toolLimitsProblems,
 } from "./tenants-check";
+import { compiledTenantsModule } from "./tenants-module";
 import { SchemaError } from "./zod-source";
 
 /** What the deployment offers a declaration: tenants, bindings and secrets, per environment. */
 interface Deployment {
   /** The tenants that parse; the others are `problems`. */
   tenants: DeployedTenant[];
+  /** Each environment's `TENANTS` as the Worker is given it. */
+  tables: Record<(typeof ENVIRONMENTS)[number], unknown>;
   bindings: Record<(typeof ENVIRONMENTS)[number], Set<string>>;
   secrets: Set<string>;
   problems: string[];
 }
 
 function readDeployment(root: string): Deployment {
-  const { tenants, problems } = readTenants(root);
+  const { tenants, tables, problems } = readTenants(root);
   const bindings = { sandbox: new Set<string>(), production: new Set<string>() };
   for (const environment of ENVIRONMENTS) {
     const config = readConfig(
@@ -69,7 +72,7 @@ function readDeployment(root: string): Deployment {
   }
   const template = JSON.parse(readFileSync(join(root, "secrets.production.example.json"), "utf8")) as object;
   const secrets = new Set<string>([...Object.keys(template), ...REQUIRED_SECRETS, ...OPTIONAL_SECRETS]);
-  return { tenants, bindings, secrets, problems };
+  return { tenants, tables, bindings, secrets, problems };
 }
 
 /** The importer's marks of what a human must still decide: refused until they are gone. */
@@ -268,7 +271,7 @@ export interface CatalogCheck {
   /** The validated declarations, by namespace: what `compile` writes. */
   compiled: CatalogFile[];
   /** What `compile` writes when nothing is wrong: the Worker's module and the editors' schema. */
-  outputs: { compiled: string; schema: string } | null;
+  outputs: { compiled: string; schema: string; tenants: string } | null;
 }
 
 /** Checks every `*.yaml` of `catalogDir` (relative to `root`, or absolute) and returns every problem found. */
@@ -370,7 +373,11 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
   return {
     problems,
     compiled,
-    outputs: { compiled: compiledCatalogModule(compiled, version), schema: catalogJsonSchema() },
+    outputs: {
+      compiled: compiledCatalogModule(compiled, version),
+      schema: catalogJsonSchema(),
+      tenants: compiledTenantsModule(deployment.tables),
+    },
   };
 }
 

@@ -9,7 +9,7 @@ import { approverProblems } from "../../src/approvals/approver-check";
 import { operatorsOf, parseOperatorKeys } from "../../src/auth/operator-keys";
 import type { SideEffect, ToolSpec } from "../../src/catalog/define-tool";
 import { profileToolsProblems } from "../../src/catalog/profile-tools";
-import { type TenantConfig, TenantsSchema } from "../../src/config/tenants";
+import { type TenantConfig, tenantsSchema } from "../../src/config/tenants";
 import { formatPath } from "./located";
 
 export const ENVIRONMENTS = ["sandbox", "production"] as const;
@@ -50,7 +50,7 @@ export function parseEnvironmentTenants(
   const tenants: DeployedTenant[] = [];
   const problems: string[] = [];
   for (const [id, entry] of Object.entries(table)) {
-    const parsed = TenantsSchema.safeParse({ [id]: entry });
+    const parsed = tenantsSchema().safeParse({ [id]: entry });
     if (parsed.success) {
       const tenant = parsed.data[id];
       if (tenant) tenants.push({ environment, id, tenant });
@@ -63,20 +63,29 @@ export function parseEnvironmentTenants(
   return { tenants, problems };
 }
 
-/** Every environment's tenants in `root`'s wrangler.toml, read with wrangler's own parser. */
-export function readTenants(root: string): { tenants: DeployedTenant[]; problems: string[] } {
+/**
+ * Every environment's tenants in `root`'s wrangler.toml, read with wrangler's own parser, and each
+ * environment's `TENANTS` as read (what the Worker is given, for the compiled module).
+ */
+export function readTenants(root: string): {
+  tenants: DeployedTenant[];
+  tables: Record<Environment, unknown>;
+  problems: string[];
+} {
   const tenants: DeployedTenant[] = [];
   const problems: string[] = [];
+  const tables: Record<Environment, unknown> = { sandbox: undefined, production: undefined };
   for (const environment of ENVIRONMENTS) {
     const config = readConfig(
       { config: join(root, "wrangler.toml"), env: environment },
       { hideWarnings: true },
     );
+    tables[environment] = config.vars.TENANTS;
     const parsed = parseEnvironmentTenants(environment, config.vars.TENANTS);
     tenants.push(...parsed.tenants);
     problems.push(...parsed.problems);
   }
-  return { tenants, problems };
+  return { tenants, tables, problems };
 }
 
 /**

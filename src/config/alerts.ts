@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { lazily } from "../core/lazily";
 
 /**
  * The rates a tenant may set an alert on, one row each: the counter counted (`part`) over the
@@ -41,26 +42,28 @@ function isAlertRate(name: string): name is AlertRate {
 const got = (input: unknown) => JSON.stringify(input) ?? "nothing";
 
 /** One alert: the threshold a rate must not cross over a window, judged once the window holds enough. */
-export const AlertSchema = z.strictObject({
-  /** A share from 0 to 1: above it (below it, for task_success) the alert fires. */
-  threshold: z
-    .number({ error: (issue) => `must be a rate from 0 to 1 (got ${got(issue.input)})` })
-    .min(0, { error: (issue) => `must be a rate from 0 to 1 (got ${got(issue.input)})` })
-    .max(1, { error: (issue) => `must be a rate from 0 to 1 (got ${got(issue.input)})` }),
-  /** Windows are whole minutes aligned to the epoch (60 = each clock hour); one webhook per window at most. */
-  window_minutes: z
-    .number({ error: (issue) => windowError(issue.input) })
-    .int({ error: (issue) => windowError(issue.input) })
-    .min(1, { error: (issue) => windowError(issue.input) })
-    .max(MAX_WINDOW_MINUTES, { error: (issue) => windowError(issue.input) }),
-  /** The rate is judged only once the window holds this many of its `whole` (calls): a few calls prove little. */
-  min_sample: z
-    .number({ error: (issue) => sampleError(issue.input) })
-    .int({ error: (issue) => sampleError(issue.input) })
-    .min(1, { error: (issue) => sampleError(issue.input) })
-    .default(10),
-});
-export type Alert = z.infer<typeof AlertSchema>;
+export const alertSchema = lazily(() =>
+  z.strictObject({
+    /** A share from 0 to 1: above it (below it, for task_success) the alert fires. */
+    threshold: z
+      .number({ error: (issue) => `must be a rate from 0 to 1 (got ${got(issue.input)})` })
+      .min(0, { error: (issue) => `must be a rate from 0 to 1 (got ${got(issue.input)})` })
+      .max(1, { error: (issue) => `must be a rate from 0 to 1 (got ${got(issue.input)})` }),
+    /** Windows are whole minutes aligned to the epoch (60 = each clock hour); one webhook per window at most. */
+    window_minutes: z
+      .number({ error: (issue) => windowError(issue.input) })
+      .int({ error: (issue) => windowError(issue.input) })
+      .min(1, { error: (issue) => windowError(issue.input) })
+      .max(MAX_WINDOW_MINUTES, { error: (issue) => windowError(issue.input) }),
+    /** The rate is judged only once the window holds this many of its `whole` (calls): a few calls prove little. */
+    min_sample: z
+      .number({ error: (issue) => sampleError(issue.input) })
+      .int({ error: (issue) => sampleError(issue.input) })
+      .min(1, { error: (issue) => sampleError(issue.input) })
+      .default(10),
+  }),
+);
+export type Alert = z.infer<ReturnType<typeof alertSchema>>;
 
 function windowError(input: unknown): string {
   return `must be a whole number of minutes from 1 to ${MAX_WINDOW_MINUTES} (got ${got(input)})`;
@@ -71,11 +74,13 @@ function sampleError(input: unknown): string {
 }
 
 /** A tenant's alerts: rate name → alert. A rate not listed has none. */
-export const AlertsSchema = z
-  .record(z.string().refine(isAlertRate), AlertSchema, {
-    error: (issue) =>
-      issue.code === "invalid_key"
-        ? `${got(issue.input)} is not a rate alerts can watch: ${ALERT_RATE_NAMES.join(", ")}`
-        : undefined,
-  })
-  .transform((alerts) => alerts as Partial<Record<AlertRate, Alert>>);
+export const alertsSchema = lazily(() =>
+  z
+    .record(z.string().refine(isAlertRate), alertSchema(), {
+      error: (issue) =>
+        issue.code === "invalid_key"
+          ? `${got(issue.input)} is not a rate alerts can watch: ${ALERT_RATE_NAMES.join(", ")}`
+          : undefined,
+    })
+    .transform((alerts) => alerts as Partial<Record<AlertRate, Alert>>),
+);

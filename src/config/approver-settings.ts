@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { RoleSchema } from "../auth/operator-keys";
+import { lazily } from "../core/lazily";
 
 /**
  * A tenant's rules on who approves a tool's calls, beyond the roles the tool's declaration names:
@@ -16,16 +17,21 @@ function amount() {
   return z.number({ error }).int({ error }).min(0, { error });
 }
 
-/** Above `above`, only an operator holding `role` decides (it replaces the tool's own roles). */
-const RaiseRuleSchema = z.strictObject({ above: amount(), role: RoleSchema });
+/**
+ * One tool's rules. Built on first use, like every schema of `TENANTS` (`tenants.ts`), and only
+ * inside `approversSchema`, which keeps it.
+ */
+const toolApproversSchema = () =>
+  z.strictObject({
+    /** Above `above`, only an operator holding `role` decides (it replaces the tool's own roles). */
+    rules: z.array(z.strictObject({ above: amount(), role: RoleSchema })).default([]),
+    /** Above this amount two distinct operators must approve; a single rejection still ends it. */
+    two_person_above: amount().optional(),
+  });
 
-const ToolApproversSchema = z.strictObject({
-  rules: z.array(RaiseRuleSchema).default([]),
-  /** Above this amount two distinct operators must approve; a single rejection still ends it. */
-  two_person_above: amount().optional(),
-});
-
-export const ApproversSchema = z
-  .record(z.string(), z.record(z.string(), ToolApproversSchema))
-  .default({})
-  .describe("Who approves each tool's calls above amounts: namespace → tool → rules.");
+export const approversSchema = lazily(() =>
+  z
+    .record(z.string(), z.record(z.string(), toolApproversSchema()))
+    .default({})
+    .describe("Who approves each tool's calls above amounts: namespace → tool → rules."),
+);

@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { lazily } from "../core/lazily";
 
 /** The jurisdictions Durable Objects can be restricted to (`DurableObjectNamespace.jurisdiction`). */
 export const JURISDICTIONS = ["eu", "fedramp", "fedramp-high"] as const;
@@ -21,35 +22,37 @@ const HINTS_IN: Record<Jurisdiction, readonly LocationHint[]> = {
  * are created and stored only inside it); a location hint is a preference for where an object is
  * first created. Both absent: wherever Cloudflare places an object, as before.
  */
-export const ResidencySchema = z
-  .strictObject({
-    jurisdiction: z
-      .enum(JURISDICTIONS, {
-        error: (issue) =>
-          `${JSON.stringify(issue.input)} is not a jurisdiction: one of ${JURISDICTIONS.join(", ")}`,
-      })
-      .optional(),
-    location_hint: z
-      .enum(LOCATION_HINTS, {
-        error: (issue) =>
-          `${JSON.stringify(issue.input)} is not a location hint: one of ${LOCATION_HINTS.join(", ")}`,
-      })
-      .optional(),
-  })
-  .superRefine((residency, ctx) => {
-    const { jurisdiction, location_hint } = residency;
-    if (!jurisdiction || !location_hint) return;
-    const inside = HINTS_IN[jurisdiction];
-    if (!inside.includes(location_hint)) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["location_hint"],
-        message: `"${location_hint}" lies outside the jurisdiction "${jurisdiction}" (inside it: ${inside.join(", ")})`,
-      });
-    }
-  })
-  .prefault({});
-export type Residency = z.infer<typeof ResidencySchema>;
+export const residencySchema = lazily(() =>
+  z
+    .strictObject({
+      jurisdiction: z
+        .enum(JURISDICTIONS, {
+          error: (issue) =>
+            `${JSON.stringify(issue.input)} is not a jurisdiction: one of ${JURISDICTIONS.join(", ")}`,
+        })
+        .optional(),
+      location_hint: z
+        .enum(LOCATION_HINTS, {
+          error: (issue) =>
+            `${JSON.stringify(issue.input)} is not a location hint: one of ${LOCATION_HINTS.join(", ")}`,
+        })
+        .optional(),
+    })
+    .superRefine((residency, ctx) => {
+      const { jurisdiction, location_hint } = residency;
+      if (!jurisdiction || !location_hint) return;
+      const inside = HINTS_IN[jurisdiction];
+      if (!inside.includes(location_hint)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["location_hint"],
+          message: `"${location_hint}" lies outside the jurisdiction "${jurisdiction}" (inside it: ${inside.join(", ")})`,
+        });
+      }
+    })
+    .prefault({}),
+);
+export type Residency = z.infer<ReturnType<typeof residencySchema>>;
 
 /**
  * How the runtime honours a jurisdiction. `cloudflare` (the default, and the only one production

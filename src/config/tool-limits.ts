@@ -1,4 +1,5 @@
 import * as z from "zod";
+import { lazily } from "../core/lazily";
 
 /**
  * A tenant's limits on single tools, across all its runs: namespace → tool → limit. Each is a token
@@ -13,27 +14,32 @@ function integer(min: number, max: number) {
   return z.number({ error }).int({ error }).min(min, { error }).max(max, { error });
 }
 
-export const ToolLimitSchema = z.strictObject({
-  calls: integer(1, 1_000_000).describe("Calls of the tool per window, all the tenant's runs together."),
-  window_s: integer(1, 60)
-    .default(60)
-    .describe("The window in seconds (at most 60, as for every rate limit: the buckets live in memory)."),
-  per: z
-    .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
-      error: (issue) =>
-        `${JSON.stringify(issue.input)} is not an argument name: letters, digits and _, such as customer_id`,
-    })
-    .optional()
-    .describe("A top-level argument of the tool: each of its values gets a bucket of its own."),
-});
-export type ToolLimit = z.infer<typeof ToolLimitSchema>;
+const toolLimitSchema = lazily(() =>
+  z.strictObject({
+    calls: integer(1, 1_000_000).describe("Calls of the tool per window, all the tenant's runs together."),
+    window_s: integer(1, 60)
+      .default(60)
+      .describe("The window in seconds (at most 60, as for every rate limit: the buckets live in memory)."),
+    per: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, {
+        error: (issue) =>
+          `${JSON.stringify(issue.input)} is not an argument name: letters, digits and _, such as customer_id`,
+      })
+      .optional()
+      .describe("A top-level argument of the tool: each of its values gets a bucket of its own."),
+  }),
+);
+export type ToolLimit = z.infer<ReturnType<typeof toolLimitSchema>>;
 
-export const ToolLimitsSchema = z
-  .record(z.string(), z.record(z.string(), ToolLimitSchema))
-  .default({})
-  .describe("Per-tool rate limits: namespace → tool → limit.");
-export type ToolLimits = z.infer<typeof ToolLimitsSchema>;
+/** Built on first use, like every schema of `TENANTS` (`tenants.ts`). */
+export const toolLimitsSchema = lazily(() =>
+  z
+    .record(z.string(), z.record(z.string(), toolLimitSchema()))
+    .default({})
+    .describe("Per-tool rate limits: namespace → tool → limit."),
+);
+export type ToolLimits = z.infer<ReturnType<typeof toolLimitsSchema>>;
 
 /** A tool limit must name one of the tenant's namespaces: any other would never apply. */
 export function toolLimitNamespaceIssues(tenant: {

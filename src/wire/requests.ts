@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { lazily } from "../core/lazily";
-import { RunLimitsSchema } from "./run-status";
+import { runLimitsSchema } from "./run-status";
 import { scenarioSchema } from "./scenario";
 
 /**
@@ -13,22 +13,24 @@ import { scenarioSchema } from "./scenario";
 export const MAX_CALL_BODY_BYTES = 64 * 1024;
 
 /** A subset of tools as a run or an agent profile names it: tool names, or `namespace.tool`. */
-export const RunToolsSubsetSchema = z
-  .array(
-    z
-      .string()
-      .regex(
-        /^(?:[a-z][a-z0-9_]*\.)?[a-z][a-z0-9_]*$/,
-        "a tool name such as lookup_order, or namespace.tool such as shipping.lookup_shipment",
-      ),
-  )
-  .min(1, "name at least one tool, or leave tools out for the whole namespace")
-  .max(30, "at most 30 tools; find_tools reaches the rest");
+export const runToolsSubsetSchema = lazily(() =>
+  z
+    .array(
+      z
+        .string()
+        .regex(
+          /^(?:[a-z][a-z0-9_]*\.)?[a-z][a-z0-9_]*$/,
+          "a tool name such as lookup_order, or namespace.tool such as shipping.lookup_shipment",
+        ),
+    )
+    .min(1, "name at least one tool, or leave tools out for the whole namespace")
+    .max(30, "at most 30 tools; find_tools reaches the rest"),
+);
 
 /** `POST /v1/runs/{run_id}/tools`: granted tools a REST caller adds to its run. */
 export const addRunToolsBodySchema = lazily(() =>
   z.strictObject({
-    tools: RunToolsSubsetSchema.describe(
+    tools: runToolsSubsetSchema().describe(
       "Tools to add to the run, as find_tools names them: they are listed by GET /v1/tools and callable directly from now on.",
     ),
   }),
@@ -43,13 +45,16 @@ export const openRunBodySchema = lazily(() =>
       .describe(
         "The tool namespace the run may use, such as support. Required with a tenant key; an agent key's profile names it.",
       ),
-    limits: RunLimitsSchema.partial()
+    limits: runLimitsSchema()
+      .partial()
       .optional()
       .describe("Budgets for this run, within the tenant's ceilings."),
     scenario: scenarioSchema().optional(),
-    tools: RunToolsSubsetSchema.optional().describe(
-      'Open the run with only these tools, such as ["lookup_order", "shipping.lookup_shipment"]: names of tools the tenant grants, qualified as namespace.tool when two namespaces share a name. The run lists only them, plus find_tools and use_tool to reach the rest of its grants. Omit for the namespace\'s tools.',
-    ),
+    tools: runToolsSubsetSchema()
+      .optional()
+      .describe(
+        'Open the run with only these tools, such as ["lookup_order", "shipping.lookup_shipment"]: names of tools the tenant grants, qualified as namespace.tool when two namespaces share a name. The run lists only them, plus find_tools and use_tool to reach the rest of its grants. Omit for the namespace\'s tools.',
+      ),
     task_key: z
       .string()
       .min(1)

@@ -3,13 +3,15 @@ import { lazily } from "../core/lazily";
 import { budgetSchema, EnvironmentSchema } from "./envelope";
 
 /** Run limits: what a run may spend. A tenant's ceilings bound what any of its runs may ask for. */
-export const RunLimitsSchema = z.strictObject({
-  max_calls: z.number().int().min(1).max(10_000),
-  max_writes: z.number().int().min(0).max(1_000),
-  max_destructive: z.number().int().min(0).max(100),
-  deadline_s: z.number().int().min(1).max(86_400),
-});
-export type RunLimits = z.infer<typeof RunLimitsSchema>;
+export const runLimitsSchema = lazily(() =>
+  z.strictObject({
+    max_calls: z.number().int().min(1).max(10_000),
+    max_writes: z.number().int().min(0).max(1_000),
+    max_destructive: z.number().int().min(0).max(100),
+    deadline_s: z.number().int().min(1).max(86_400),
+  }),
+);
+export type RunLimits = z.infer<ReturnType<typeof runLimitsSchema>>;
 
 /** Which call first brought third-party text into the run. */
 export const taintSchema = lazily(() =>
@@ -49,7 +51,7 @@ export const runStatusSchema = lazily(() =>
     deadline_at: z.iso.datetime(),
     ended_at: z.iso.datetime().nullable(),
     catalog_version: z.string(),
-    limits: RunLimitsSchema,
+    limits: runLimitsSchema(),
     used: countersSchema(),
     budget: budgetSchema(),
     tainted_by: taintSchema()

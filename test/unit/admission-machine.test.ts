@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { APPROVAL_POLL_MS, APPROVAL_TTL_MS, type ApprovalRecord } from "../../src/approvals/model";
 import type { ToolSpec } from "../../src/catalog/define-tool";
-import { DEFAULT_LIMITS, TenantConfigSchema } from "../../src/config/tenants";
+import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
 import { canonicalJson } from "../../src/core/canonical-json";
 import { type AgentCall, admitCall, type CallStep, type CallView } from "../../src/pipeline/admit";
 import { context, knownEffect } from "../../src/pipeline/answers";
@@ -47,7 +47,7 @@ const OLD_POLICY = "pol_previous";
 const ZERO: Counters = { calls_used: 0, writes_used: 0, destructive_used: 0 };
 
 /** Every refund above 10.00 waits for a human; smaller ones are auto-approved. */
-const TENANT = TenantConfigSchema.parse({
+const TENANT = tenantConfigSchema().parse({
   namespaces: ["support"],
   ceilings: DEFAULT_LIMITS,
   max_refund_cents: 100_000,

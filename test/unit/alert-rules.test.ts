@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ALERT_RATES, type Alert, AlertSchema } from "../../src/config/alerts";
+import { ALERT_RATES, type Alert, alertSchema } from "../../src/config/alerts";
 import {
   alertWebhookId,
   judge,
@@ -12,7 +12,7 @@ import {
 import { zeroCounts } from "../../src/metrics/events";
 
 const alert = (threshold: number, min_sample = 4): Alert =>
-  AlertSchema.parse({ threshold, window_minutes: 60, min_sample });
+  alertSchema().parse({ threshold, window_minutes: 60, min_sample });
 const counts = (extra: Partial<ReturnType<typeof zeroCounts>>) => ({ ...zeroCounts(), ...extra });
 
 describe("an alert's window", () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { policyVersion } from "../../src/approvals/policy-version";
-import { DEFAULT_LIMITS, TenantConfigSchema } from "../../src/config/tenants";
+import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
 
 const tenant = (maxRefundCents: number) =>
-  TenantConfigSchema.parse({
+  tenantConfigSchema().parse({
     namespaces: ["support"],
     ceilings: DEFAULT_LIMITS,
     max_refund_cents: maxRefundCents,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { ApprovalRecord } from "../../src/approvals/model";
 import type { SignedInOperator } from "../../src/auth/principal";
-import { TenantConfigSchema } from "../../src/config/tenants";
+import { tenantConfigSchema } from "../../src/config/tenants";
 import { ApprovalPage } from "../../src/console/views/approval-page";
 import type { PreparedCall } from "../../src/pipeline/prepare";
 import { withTaint } from "../../src/pipeline/taint";
@@ -23,7 +23,7 @@ const prepared = (name: string, args: Record<string, unknown> = { x: 1 }): Prepa
   approval: { required: false, reasons: [] },
 });
 const tenant = (tainted_runs?: unknown) =>
-  TenantConfigSchema.parse({
+  tenantConfigSchema().parse({
     namespaces: ["support"],
     ceilings: { max_calls: 10, max_writes: 5, max_destructive: 1, deadline_s: 60 },
     max_refund_cents: 100,

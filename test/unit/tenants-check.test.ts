@@ -6,12 +6,14 @@ import { describe, expect, it } from "vitest";
 import {
   approversProblems,
   type DeployedTenant,
+  ENVIRONMENTS,
   profileToolsOfDeployment,
   readTenants,
   repeatEffectsProblems,
 } from "../../scripts/tools/tenants-check";
 import type { SideEffect } from "../../src/catalog/define-tool";
-import { DEFAULT_LIMITS, parseTenants, type TenantConfig } from "../../src/config/tenants";
+import { DEFAULT_LIMITS, parseTenants, type TenantConfig, tenantsSchema } from "../../src/config/tenants";
+import { compiledTenants } from "../../src/config/tenants.generated";
 import { catalog } from "../../src/tools";
 
 const fixture = fileURLToPath(new URL("./fixtures/tenants", import.meta.url));
@@ -128,6 +130,53 @@ describe("parseTenants, as the Worker reads TENANTS", () => {
 
   it("says when TENANTS is not JSON at all", () => {
     expect(() => parseTenants("{acme:")).toThrow(/^TENANTS is not JSON: /);
+  });
+});
+
+describe("parseTenants given the TENANTS a deploy ships, compiled by npm run tools -- compile", () => {
+  const { tables } = readTenants(fileURLToPath(new URL("../..", import.meta.url)));
+  /** The table in another key order and as a JSON string: the same table to the Worker. */
+  const reordered = (table: unknown) =>
+    JSON.stringify(
+      Object.fromEntries(
+        Object.entries(table as Record<string, Record<string, unknown>>)
+          .reverse()
+          .map(([id, tenant]) => [id, Object.fromEntries(Object.entries(tenant).reverse())]),
+      ),
+    );
+
+  it.each(ENVIRONMENTS)(
+    "takes the %s table as compile parsed it: what the schema makes of it",
+    (environment) => {
+      const table = tables[environment];
+      const compiled = compiledTenants.find((entry) => entry.environment === environment);
+      expect(compiled?.tenants).toEqual(tenantsSchema().parse(table));
+      // The compiled value itself, not a second parse: whatever the form it comes in.
+      expect(parseTenants(table)).toBe(compiled?.tenants);
+      expect(parseTenants(structuredClone(table))).toBe(compiled?.tenants);
+      expect(parseTenants(reordered(table))).toBe(compiled?.tenants);
+    },
+  );
+
+  it("parses a table changed since it was compiled, defaults and refusals included", () => {
+    const table = structuredClone(tables.sandbox) as Record<string, Record<string, unknown>>;
+    const compiled = parseTenants(tables.sandbox);
+    table.acme = { ...table.acme, repeat_threshold: 7 };
+    const edited = parseTenants(table);
+    expect(edited).not.toBe(compiled);
+    expect(edited.acme?.repeat_threshold).toBe(7);
+    expect(edited.acme?.rate_limits).toEqual(compiled.acme?.rate_limits);
+    expect(edited.globex).toEqual(compiled.globex);
+    table.acme = { ...table.acme, effect_shards: 0 };
+    expect(() => parseTenants(table)).toThrow(
+      'TENANTS is invalid at "acme.effect_shards": must be an integer from 1 to 64 (got 0)',
+    );
+  });
+
+  it("parses, and refuses, a value canonical JSON cannot write", () => {
+    expect(() => parseTenants({ t: { namespaces: ["support"], max_refund_cents: Number.NaN } })).toThrow(
+      /TENANTS is invalid at "t\.ceilings"/,
+    );
   });
 });
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { profileToolsProblems } from "../../src/catalog/profile-tools";
 import { rankTools } from "../../src/catalog/search";
 import { findGranted, resolveSubset, toolRef } from "../../src/catalog/subset";
-import { DEFAULT_LIMITS, TenantConfigSchema } from "../../src/config/tenants";
+import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
 import { grantedTools, MAX_DISCOVERY_CALLS, runTools } from "../../src/pipeline/grants";
 import { type CallScope, prepareCall } from "../../src/pipeline/prepare";
 import { catalog, discoveryTools } from "../../src/tools";
@@ -27,7 +27,7 @@ const written = fc.oneof(
 const namespaces = fc.subarray(ALL_NAMESPACES, { minLength: 1 });
 
 function tenantOf(granted: string[]) {
-  return TenantConfigSchema.parse({
+  return tenantConfigSchema().parse({
     namespaces: granted,
     ceilings: DEFAULT_LIMITS,
     max_refund_cents: 100_000,
@@ -149,7 +149,7 @@ describe("an agent profile's tools", () => {
   });
 
   it("are refused by the tenant schema when malformed", () => {
-    const parsed = TenantConfigSchema.safeParse({
+    const parsed = tenantConfigSchema().safeParse({
       namespaces: ["support"],
       ceilings: DEFAULT_LIMITS,
       max_refund_cents: 1,

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { approverRequirement, holdsRole, samePerson } from "../../src/approvals/approvers";
 import { APPROVAL_TTL_MS, type ApprovalRecord } from "../../src/approvals/model";
-import { DEFAULT_LIMITS, TenantConfigSchema } from "../../src/config/tenants";
+import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
 import { type DecideStep, decideApproval } from "../../src/pipeline/decide";
 import { buildRequest } from "../../src/pipeline/dispatch";
 import { alarmRings } from "../../src/pipeline/run-events";
@@ -26,7 +26,7 @@ const TOOL = catalog.find("support", "issue_refund");
 if (!TOOL) throw new Error("the demo catalog has no issue_refund");
 const REFUND = TOOL;
 
-const TENANT = TenantConfigSchema.parse({
+const TENANT = tenantConfigSchema().parse({
   namespaces: ["support"],
   ceilings: DEFAULT_LIMITS,
   max_refund_cents: 100_000,
