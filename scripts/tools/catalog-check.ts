@@ -50,7 +50,7 @@ import { SchemaError } from "./zod-source";
 interface Deployment {
   /** The tenants that parse; the others are `problems`. */
   tenants: DeployedTenant[];
-  /** Each environment's `TENANTS` as the Worker is given it. */
+  /** Each environment's `TENANTS`, decoded: what the Worker is given. */
   tables: Record<(typeof ENVIRONMENTS)[number], unknown>;
   bindings: Record<(typeof ENVIRONMENTS)[number], Set<string>>;
   secrets: Set<string>;

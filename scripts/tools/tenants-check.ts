@@ -26,24 +26,26 @@ const tenantsAt = (environment: Environment) => `wrangler.toml: env.${environmen
 
 /**
  * One environment's tenants: each tenant parsed on its own, so one broken tenant is reported and
- * the others are still checked (and serve the catalog's checks).
+ * the others are still checked (and serve the catalog's checks). `table` is `TENANTS` decoded
+ * (undefined when it is not JSON), for the compiled module.
  */
 export function parseEnvironmentTenants(
   environment: Environment,
   raw: unknown,
-): { tenants: DeployedTenant[]; problems: string[] } {
+): { tenants: DeployedTenant[]; table: unknown; problems: string[] } {
   const at = tenantsAt(environment);
   let table = raw;
   if (typeof raw === "string") {
     try {
       table = JSON.parse(raw);
     } catch (error) {
-      return { tenants: [], problems: [`${at}: not JSON: ${(error as Error).message}`] };
+      return { tenants: [], table: undefined, problems: [`${at}: not JSON: ${(error as Error).message}`] };
     }
   }
   if (typeof table !== "object" || table === null || Array.isArray(table)) {
     return {
       tenants: [],
+      table,
       problems: [`${at}: must be a table of tenants, such as [env.${environment}.vars.TENANTS.acme]`],
     };
   }
@@ -60,12 +62,12 @@ export function parseEnvironmentTenants(
       }
     }
   }
-  return { tenants, problems };
+  return { tenants, table, problems };
 }
 
 /**
  * Every environment's tenants in `root`'s wrangler.toml, read with wrangler's own parser, and each
- * environment's `TENANTS` as read (what the Worker is given, for the compiled module).
+ * environment's `TENANTS` decoded (what the Worker is given, for the compiled module).
  */
 export function readTenants(root: string): {
   tenants: DeployedTenant[];
@@ -80,8 +82,8 @@ export function readTenants(root: string): {
       { config: join(root, "wrangler.toml"), env: environment },
       { hideWarnings: true },
     );
-    tables[environment] = config.vars.TENANTS;
     const parsed = parseEnvironmentTenants(environment, config.vars.TENANTS);
+    tables[environment] = parsed.table;
     tenants.push(...parsed.tenants);
     problems.push(...parsed.problems);
   }

@@ -16,14 +16,13 @@ import type { CompiledTenants } from "./tenants";
 export const compiledTenants: readonly CompiledTenants[] = `;
 
 /**
- * The module text: stable for the same tables, so the lint's staleness check does not flap. Throws
+ * The module text, from each environment's decoded `TENANTS` (`readTenants`): stable for the same tables, so the lint's staleness check does not flap. Throws
  * on a table the schema refuses (compile runs it only once every check passed).
  */
 export function compiledTenantsModule(tables: Record<Environment, unknown>): string {
   const entries = ENVIRONMENTS.map((environment) => {
-    const raw = tables[environment];
-    const value = typeof raw === "string" ? (JSON.parse(raw) as unknown) : raw;
-    return { environment, input: canonicalJson(value), tenants: tenantsSchema().parse(value) };
+    const table = tables[environment];
+    return { environment, input: canonicalJson(table), tenants: tenantsSchema().parse(table) };
   });
   return `${HEADER}${JSON.stringify(entries, null, 2)};\n`;
 }

@@ -102,7 +102,7 @@ export const tenantConfigSchema = lazily(() =>
         destructive: z.enum(TAINTED_RUN_ACTIONS).default("require_approval"),
       })
       .prefault({}),
-    /** Value caps per currency (ISO 4217 code → caps); see `ValueCapsSchema`. */
+    /** Value caps per currency (ISO 4217 code → caps); see `valueCapsSchema`. */
     value_caps: z
       .record(z.string().regex(/^[A-Z]{3}$/), valueCapsSchema(), {
         error: (issue) =>
@@ -127,7 +127,7 @@ export const tenantConfigSchema = lazily(() =>
     /** Thresholds on the health page's rates over a window: rate name → alert (see config/alerts.ts). */
     alerts: alertsSchema().default({}),
     ...approvalEscalationSettings(),
-    /** Roles above amounts and the two-person rule, per tool: see `ApproversSchema`. */
+    /** Roles above amounts and the two-person rule, per tool: see `approversSchema`. */
     approvers: approversSchema(),
   }),
 );
