@@ -3,7 +3,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import devVarsExample from "../../.dev.vars.example?raw";
 import { app } from "../../src/app";
+import { loadConfig } from "../../src/config/load";
 import { missingSecrets, OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../../src/config/secrets";
+import { compiledTenants } from "../../src/config/tenants.generated";
 import worker from "../../src/index";
 import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
 
@@ -110,5 +112,23 @@ describe("start-up check: secrets", () => {
     const body = envelopeSchema().parse(await response.json());
     expect(body.error?.message).toContain("OPERATOR_KEYS must be a JSON object");
     expect(body.error?.details).toBeNull();
+  });
+});
+
+describe("start-up: the TENANTS a deploy ships", () => {
+  it("is taken as npm run tools -- compile parsed it, from the binding wrangler.toml gives the Worker", () => {
+    const compiled = compiledTenants.find((entry) => entry.environment === "sandbox");
+    // The very value compile wrote: no schema built, no second parse.
+    expect(loadConfig(env).tenants).toBe(compiled?.tenants);
+  });
+
+  it("is parsed, and a bad value refused at start-up, once it differs from the compiled table", async () => {
+    const tenants = structuredClone(env.TENANTS) as Record<string, Record<string, unknown>>;
+    tenants.acme = { ...tenants.acme, effect_shards: 0 };
+    const { status, body } = await serve("/healthz", { ...env, TENANTS: tenants } as typeof env);
+    expect(status).toBe(503);
+    expect(body?.error?.message).toContain(
+      'TENANTS is invalid at "acme.effect_shards": must be an integer from 1 to 64 (got 0)',
+    );
   });
 });
