@@ -34,8 +34,12 @@ function listed(args: Record<string, z.ZodType>): string {
   return names.length === 0 ? "it takes no arguments" : `its arguments are ${names.join(", ")}`;
 }
 
-/** Every rule of a tool's effect identity and value that it breaks. */
-export function checkEffect(spec: ToolSpec, report: Report): void {
+/**
+ * Every rule of a tool's effect identity and value that it breaks. `withArguments`: whether to
+ * check the arguments they name against the input schema, which builds it (a catalog compile
+ * checked with them may load without).
+ */
+export function checkEffect(spec: ToolSpec, report: Report, withArguments = true): void {
   const name = spec.name;
   const writes = spec.side_effect === "write" || spec.side_effect === "destructive";
   const { effect, value } = spec;
@@ -56,7 +60,7 @@ export function checkEffect(spec: ToolSpec, report: Report): void {
   }
   if (!effect && !value) return;
   // Read only here: a tool's input schema may be built on first use (declared tools).
-  const args = argumentsOf(spec);
+  const args = withArguments ? argumentsOf(spec) : null;
   if (effect) checkIdentity(name, effect, args, report);
   if (value) checkValue(name, value, args, report);
 }
@@ -64,7 +68,7 @@ export function checkEffect(spec: ToolSpec, report: Report): void {
 function checkIdentity(
   name: string,
   effect: NonNullable<ToolSpec["effect"]>,
-  args: Record<string, z.ZodType>,
+  args: Record<string, z.ZodType> | null,
   report: Report,
 ): void {
   if (effect.fields !== null) {
@@ -76,7 +80,7 @@ function checkIdentity(
     }
     effect.fields.forEach((field, index) => {
       const at = `effect.identity[${index}]`;
-      if (!Object.hasOwn(args, field)) {
+      if (args !== null && !Object.hasOwn(args, field)) {
         report(at, `tool "${name}": effect identity "${field}" is not an argument; ${listed(args)}`);
       } else if (effect.fields?.indexOf(field) !== index) {
         report(at, `tool "${name}": effect identity names "${field}" twice`);
@@ -95,31 +99,37 @@ function checkIdentity(
 function checkValue(
   name: string,
   value: NonNullable<ToolSpec["value"]>,
-  args: Record<string, z.ZodType>,
+  args: Record<string, z.ZodType> | null,
   report: Report,
 ): void {
-  const amount = args[value.field];
-  if (!amount) {
-    report("value.field", `tool "${name}": value field "${value.field}" is not an argument; ${listed(args)}`);
-  } else if (!(unwrap(amount) instanceof z.ZodNumber && (unwrap(amount) as z.ZodNumber).isInt)) {
-    report(
-      "value.field",
-      `tool "${name}": value field "${value.field}" must be an integer argument (a currency's minor unit, such as cents); it is ${argumentKind(amount)}`,
-    );
-  }
+  if (args !== null) checkAmount(name, value.field, args, report);
   if (!/^[A-Z]{3}$/.test(value.currency)) {
     report(
       "value.currency",
       `tool "${name}": value currency must be an ISO 4217 code such as USD; got ${JSON.stringify(value.currency)}`,
     );
   }
-  if (value.subject === null) return;
-  const subject = args[value.subject];
-  if (!subject) {
+  if (args !== null && value.subject !== null) checkSubject(name, value.subject, args, report);
+}
+
+/** The value's amount is an integer argument: a currency's minor unit. */
+function checkAmount(name: string, field: string, args: Record<string, z.ZodType>, report: Report): void {
+  const amount = args[field];
+  if (!amount) {
+    report("value.field", `tool "${name}": value field "${field}" is not an argument; ${listed(args)}`);
+  } else if (!(unwrap(amount) instanceof z.ZodNumber && (unwrap(amount) as z.ZodNumber).isInt)) {
     report(
-      "value.subject",
-      `tool "${name}": value subject "${value.subject}" is not an argument; ${listed(args)}`,
+      "value.field",
+      `tool "${name}": value field "${field}" must be an integer argument (a currency's minor unit, such as cents); it is ${argumentKind(amount)}`,
     );
+  }
+}
+
+/** The value's subject, whom per-subject caps count for, is a string or integer argument. */
+function checkSubject(name: string, field: string, args: Record<string, z.ZodType>, report: Report): void {
+  const subject = args[field];
+  if (!subject) {
+    report("value.subject", `tool "${name}": value subject "${field}" is not an argument; ${listed(args)}`);
     return;
   }
   const inner = unwrap(subject);
@@ -130,7 +140,7 @@ function checkValue(
   if (!names) {
     report(
       "value.subject",
-      `tool "${name}": value subject "${value.subject}" must be a string or integer argument; it is ${argumentKind(subject)}`,
+      `tool "${name}": value subject "${field}" must be a string or integer argument; it is ${argumentKind(subject)}`,
     );
   }
 }

@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { type BuiltinHandler, defineBuiltinTool, type ToolSpec } from "../catalog/define-tool";
+import { lazily } from "../core/lazily";
 
 export const ResultPageSchema = z.object({
   handle: z.string(),
@@ -34,6 +35,22 @@ const servePage: BuiltinHandler = (args, pages) => {
   };
 };
 
+/** read_result_page's arguments: the same in every namespace, so built once, on the catalog's first load. */
+const pageInput = lazily(() =>
+  z.strictObject({
+    handle: z
+      .string()
+      .regex(/^res_[0-9a-f]{24}$/, "a handle looks like res_ followed by 24 hex digits")
+      .describe("The handle from the earlier result, such as res_0123456789abcdef01234567."),
+    cursor: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("Which page, from 0; use the next_cursor of the previous page. Defaults to 0."),
+  }),
+);
+
 /** A built-in read tool in every namespace: pages through a result too large to return inline. */
 export function readResultPage(namespace: string): ToolSpec {
   return defineBuiltinTool(
@@ -50,18 +67,7 @@ export function readResultPage(namespace: string): ToolSpec {
           "The data you need is already in the summary's first items. Do not page through everything by habit.",
         side_effects: "None. Pages are kept with the run and disappear when its data expires.",
       },
-      input: z.strictObject({
-        handle: z
-          .string()
-          .regex(/^res_[0-9a-f]{24}$/, "a handle looks like res_ followed by 24 hex digits")
-          .describe("The handle from the earlier result, such as res_0123456789abcdef01234567."),
-        cursor: z
-          .number()
-          .int()
-          .min(0)
-          .optional()
-          .describe("Which page, from 0; use the next_cursor of the previous page. Defaults to 0."),
-      }),
+      input: pageInput(),
       output: ResultPageSchema,
       timeout_ms: 1_000,
       // A page may hold another tool's third-party text (fenced when it was stored): not a closed world.

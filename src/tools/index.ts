@@ -13,7 +13,8 @@ import { findTools, useTool } from "./discovery";
  * CatalogError at every use, and the proxy refuses all traffic naming it (src/startup.ts).
  *
  * Loading runs the structural rules only (names, classes, timeouts, upstreams, postconditions,
- * namespaces), not the walks over each tool's zod schemas, which would build every schema: the
+ * namespaces), not the walks over each tool's zod schemas (the arguments an effect identity or
+ * value names among them), which would build every schema: the
  * generated module is written only after `catalogProblems` with every rule passed over the very
  * same zod source (scripts/tools/catalog-check.ts evaluates the text it then writes) and over these
  * built-in tools, and `npm run lint` fails when the module is not what compile would write now.

@@ -383,4 +383,43 @@ describe("a catalog loaded on first use", () => {
     lazyCatalog(() => [counted], undefined, "structure").all();
     expect(reads).toBe(0);
   });
+
+  it("leaves the arguments an effect identity and value name to compile: checking them builds the input", () => {
+    let reads = 0;
+    /** `overrides` of the widget tool, whose input counts its reads. */
+    const counted = (overrides: Record<string, unknown>): ToolSpec =>
+      Object.defineProperty(broken(overrides), "input", {
+        get() {
+          reads += 1;
+          return validTool.input;
+        },
+      });
+    const refund = {
+      name: "refund_widget",
+      side_effect: "write",
+      no_postcondition: "A test write: its rules of effect are what is checked here.",
+      effect: { fields: ["order"], window_ms: 60_000 },
+      value: { field: "cents", currency: "USD", subject: "customer" },
+    };
+    const fieldsOf = (spec: ToolSpec, rules?: "structure") =>
+      catalogProblems([spec], undefined, rules).problems.map((problem) => problem.field);
+    // All rules refuse the names that are not arguments, reading the input to know its fields...
+    expect(fieldsOf(counted(refund))).toEqual(["effect.identity[0]", "value.field", "value.subject"]);
+    expect(reads).toBeGreaterThan(0);
+    // ...and a catalog compile checked with all of them loads without building the tool's input.
+    reads = 0;
+    const loaded = lazyCatalog(() => [counted(refund)], undefined, "structure");
+    expect(loaded.find("widgets", "refund_widget")).toBeDefined();
+    // The rules that name no argument still hold at load: a currency, a window, a read with an effect.
+    const misdeclared = counted({
+      ...refund,
+      effect: { fields: ["order"], window_ms: 1_500 },
+      value: { field: "cents", currency: "usd", subject: null },
+    });
+    expect(fieldsOf(misdeclared, "structure")).toEqual(["effect.window_s", "value.currency"]);
+    expect(fieldsOf(counted({ effect: { fields: null, window_ms: 60_000 } }), "structure")).toEqual([
+      "effect",
+    ]);
+    expect(reads).toBe(0);
+  });
 });

@@ -22,6 +22,14 @@ describe("the served catalog", () => {
   it("passes every rule, the schema walks too, that the Worker leaves to compile", () => {
     expect(catalogProblems(catalog.all()).problems).toEqual([]);
   });
+
+  it("gives read_result_page one input schema in every namespace, built once", () => {
+    const inputs = catalog
+      .namespaces()
+      .map((namespace) => catalog.find(namespace, "read_result_page")?.input);
+    expect(inputs.length).toBeGreaterThan(1);
+    for (const input of inputs) expect(input).toBe(inputs[0]);
+  });
 });
 
 describe("the demo support namespace", () => {
