@@ -55,8 +55,17 @@ export const GOALS = [
     side: "min",
     goal: (bound) => `≥ ${bound}`,
     note: (f) => {
-      const { one_run: one, many_runs: many, direct_read: direct } = f.throughput.batches;
-      return `one run ${Math.round(one.per_s)}/s, 200 runs ${Math.round(many.per_s)}/s; direct ${Math.round(direct.per_s)}/s at ${fixed(3)(direct.cpu_ms_per_request ?? Number.NaN)} ms CPU/request`;
+      const {
+        one_run: one,
+        many_runs: many,
+        direct_read: direct,
+        floor,
+        many_floor_objects: floors,
+      } = f.throughput.batches;
+      const bare = floors
+        ? `; the floor worker over 200 objects, over one object: ${fixed(2)(floors.per_s / floor.per_s)}`
+        : "";
+      return `one run ${Math.round(one.per_s)}/s, 200 runs ${Math.round(many.per_s)}/s${bare}; direct ${Math.round(direct.per_s)}/s at ${fixed(3)(direct.cpu_ms_per_request ?? Number.NaN)} ms CPU/request`;
     },
   },
   {
@@ -79,7 +88,10 @@ export const GOALS = [
       `p50 ${ms(f.run_open.latency_ms.p50)} ms at c=1; ${Math.round(f.run_open.opens_per_s)} opens/s at c=${f.run_open.concurrency}` +
       (f.run_open.new_floor_object_cpu_ms === undefined
         ? ""
-        : `; a new floor object (one table, one INSERT) ${ms(f.run_open.new_floor_object_cpu_ms)} ms CPU, p50 ${ms(f.run_open.new_floor_object_p50_ms)} ms`),
+        : `; a new floor object (one table, one INSERT) ${ms(f.run_open.new_floor_object_cpu_ms)} ms CPU, p50 ${ms(f.run_open.new_floor_object_p50_ms)} ms` +
+          (f.run_open.new_floor_objects_per_s === undefined
+            ? ""
+            : `, ${Math.round(f.run_open.new_floor_objects_per_s)}/s at c=${f.run_open.concurrency}`)),
   },
   {
     name: "first_write_cpu_ms",

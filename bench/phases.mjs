@@ -72,7 +72,9 @@ export async function latencyPhase(workload, { warmup, samples }) {
 /**
  * Run open: `samples` opens one after another (latency, and workerd's CPU per open), as many new
  * floor objects one after another (what a new object costs here, beside it), then `batch` opens at
- * `concurrency` (opens/s). Resolves with the figures and the runs the batch opened.
+ * `concurrency` (opens/s) and as many new floor objects at the same concurrency. Resolves with the
+ * figures, the runs the batch opened and the floor objects it created (the throughput phase spreads
+ * reads over the runs and floor worker hits over the objects).
  */
 export async function runOpenPhase(workload, { samples, batch, concurrency, pid }) {
   const serial = await serialBatch(() => workload.openRun(), { count: samples, pid: pid() });
@@ -91,6 +93,11 @@ export async function runOpenPhase(workload, { samples, batch, concurrency, pid 
     },
     { concurrency, count: batch },
   );
+  const floorObjects = Array.from({ length: batch }, (_, index) => `many-${stamp}-${index}`);
+  const floorWall = await drive((index) => workload.floor(floorObjects[index]), {
+    concurrency,
+    count: batch,
+  });
   return {
     figures: {
       latency_ms: summarise(serial.timings),
@@ -98,11 +105,13 @@ export async function runOpenPhase(workload, { samples, batch, concurrency, pid 
       new_floor_object_cpu_ms: newObjects.cpu_ms_per_request,
       new_floor_object_p50_ms: summarise(newObjects.timings).p50,
       opens_per_s: (batch * 1000) / wall,
+      new_floor_objects_per_s: (batch * 1000) / floorWall,
       concurrency,
       samples,
       batch,
     },
     runs,
+    floorObjects,
   };
 }
 
@@ -131,11 +140,16 @@ export async function firstWritePhase(workload, { count, pid }) {
 
 /**
  * Throughput at `concurrency`, batches interleaved round-robin over `rounds` rounds of `seconds`:
- * hello, the floor worker, direct reads, proxied reads of one run shared by every caller (a fresh
- * run each round), of `manyRuns` runs (request i to run i mod 200), and replays of one run (a fresh
- * run and its 100 tickets each round, written before the round's clock starts).
+ * hello, the floor worker in one object and spread over `manyFloorObjects` (hit i to object i mod
+ * 200: what spreading requests over 200 objects costs a bare object, beside what it costs the
+ * proxy's runs), direct reads, proxied reads of one run shared by every caller (a fresh run each
+ * round), of `manyRuns` runs (request i to run i mod 200), and replays of one run (a fresh run and
+ * its 100 tickets each round, written before the round's clock starts).
  */
-export async function throughputPhase(workload, { concurrency, seconds, rounds, pid, manyRuns }) {
+export async function throughputPhase(
+  workload,
+  { concurrency, seconds, rounds, pid, manyRuns, manyFloorObjects },
+) {
   const tickets = 100;
   return {
     concurrency,
@@ -145,6 +159,9 @@ export async function throughputPhase(workload, { concurrency, seconds, rounds, 
       {
         hello: { send: () => workload.hello() },
         floor: { send: () => workload.floor() },
+        many_floor_objects: {
+          send: (_, __, index) => workload.floor(manyFloorObjects[index % manyFloorObjects.length]),
+        },
         direct_read: { send: (_, __, index) => workload.directRead(index) },
         one_run: {
           prepare: () => workload.openRun(),

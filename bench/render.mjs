@@ -40,6 +40,7 @@ const LATENCY_NAMES = {
 const BATCH_NAMES = {
   hello: "hello",
   floor: "floor worker",
+  many_floor_objects: "floor worker, 200 objects",
   direct_read: "read, direct",
   one_run: "read, proxy, one run",
   many_runs: "read, proxy, 200 runs",

@@ -112,7 +112,7 @@ async function measure(bundles, outdir, { trace, persistRoot }) {
     const pid = () => stack.workerdPid;
     step(`latency at c=1 (${SAMPLES} rounds, ${WARMUP} warmup; direct and proxied paired per round) ...`);
     const latency = await latencyPhase(workload, { warmup: WARMUP, samples: SAMPLES });
-    step(`run open: 100 one after another, then ${MANY_RUNS} at c=16 ...`);
+    step(`run open: 100 one after another, then ${MANY_RUNS} at c=16 (and as many new floor objects) ...`);
     const runOpen = await runOpenPhase(workload, { samples: 100, batch: MANY_RUNS, concurrency: 16, pid });
     step("first write: workerd CPU over 100 writes one after another ...");
     const firstWrite = await firstWritePhase(workload, { count: 100, pid });
@@ -123,6 +123,7 @@ async function measure(bundles, outdir, { trace, persistRoot }) {
       rounds: ROUNDS,
       pid,
       manyRuns: runOpen.runs,
+      manyFloorObjects: runOpen.floorObjects,
     });
     let traceFigures = null;
     if (trace) {

@@ -140,6 +140,42 @@ describe("the bench's goals", () => {
       "a new floor object (one table, one INSERT) 1.20 ms CPU",
     );
     expect(byName(evaluateGoals(figures())).run_open_cpu_ms?.note).not.toContain("floor object");
+    const withRate = byName(
+      evaluateGoals(
+        figures({
+          run_open: {
+            latency_ms: summary(3),
+            cpu_ms_per_open: 1.5,
+            opens_per_s: 500,
+            concurrency: 16,
+            new_floor_object_cpu_ms: 1.2,
+            new_floor_object_p50_ms: 2,
+            new_floor_objects_per_s: 700,
+          },
+        }),
+      ),
+    );
+    expect(withRate.run_open_cpu_ms?.note).toContain("p50 2.00 ms, 700/s at c=16");
+  });
+
+  it("puts the floor worker's own ratio over 200 objects beside the 200 runs' ratio, when measured", () => {
+    const base = figures();
+    const measured = byName(
+      evaluateGoals(
+        figures({
+          throughput: {
+            ...base.throughput,
+            batches: { ...base.throughput.batches, many_floor_objects: batch(1500) },
+          },
+        }),
+      ),
+    );
+    // The goal is still the proxy's own ratio; the bare object's (1500 / 2000) sits beside it.
+    expect(measured.many_runs_over_one_run).toMatchObject({ value: 0.9, meets: true });
+    expect(measured.many_runs_over_one_run?.note).toContain(
+      "200 runs 360/s; the floor worker over 200 objects, over one object: 0.75; direct",
+    );
+    expect(byName(evaluateGoals(base)).many_runs_over_one_run?.note).not.toContain("floor worker");
   });
 
   it("puts the sandbox's own share beside a first write's CPU, when the direct batch was measured", () => {
