@@ -147,9 +147,10 @@ export class RunLedger extends DurableObject<Env> {
     }
     this.#run = run;
     this.#stores.approvals.opened();
+    // The run's entry waits in the outbox for the run's first call: that call's commit rewrites it
+    // (the tool it named, its subjects), and one delivery carries both. The alarm, stored with the
+    // open, delivers it within a second (the outbox's first retry) to a run that is not called by then.
     await this.#publisher.scheduleAlarm();
-    // The run's entry is not waited for: the agent's answer does not depend on the operators' index.
-    this.ctx.waitUntil(this.#publisher.deliver());
     return { kind: "opened", status: runStatus(run, now) };
   }
 
@@ -595,8 +596,9 @@ export class RunLedger extends DurableObject<Env> {
     // What a keyed send's admission wrote to the outbox (its effect's fate "sent" for the tenant's
     // shards, news for the run's entry) waits for the send: the settle's commit replaces it with the
     // send's outcome, and one delivery carries both. It is stored, with the alarm set, so a send that
-    // never settles still has it delivered; an approval change is never held back.
-    if (step.kind !== "send" || step.key === null || changed.length > 0)
+    // never settles still has it delivered; an approval change is never held back. A read's
+    // admission committed nothing: what the outbox holds (a new run's entry) goes with its outcome's.
+    if (!spent && (step.kind !== "send" || step.key === null || changed.length > 0))
       await this.#publisher.publish(changed);
     // The key's approval as the admission read it: no admission approves or executes one, and a
     // send leaves its own key's approval as it was (the sweep expires only pending ones, and a key

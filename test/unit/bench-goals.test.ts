@@ -151,11 +151,15 @@ describe("the bench's goals", () => {
             new_floor_object_cpu_ms: 1.2,
             new_floor_object_p50_ms: 2,
             new_floor_objects_per_s: 700,
+            open_and_first_read_cpu_ms: 2.5,
           },
         }),
       ),
     );
     expect(withRate.run_open_cpu_ms?.note).toContain("p50 2.00 ms, 700/s at c=16");
+    expect(withRate.run_open_cpu_ms?.note).toContain(
+      "500 opens/s at c=16; an open and its first read 2.50 ms CPU;",
+    );
   });
 
   it("puts the floor worker's own ratio over 200 objects beside the 200 runs' ratio, when measured", () => {

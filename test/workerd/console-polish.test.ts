@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from "vitest";
 import { plural } from "../../src/console/plural";
 import { zeroCounts } from "../../src/metrics/events";
 import { type ConsoleClient, signedInOperator } from "./console-client";
-import { armFault, callTool, namespacesOf, openRun, type TestRun } from "./helpers";
+import { armFault, callTool, deliverUncalledRun, namespacesOf, openRun, type TestRun } from "./helpers";
 import { json, pkcePair, REDIRECT_URI } from "./oauth-client";
 
 /** The `<li>` of a run page's timeline for one call, by its sequence number. */
@@ -146,6 +146,7 @@ describe("the console writes counts with the right plural", () => {
       },
     ]);
     const run = await openRun("initech", { namespace });
+    await deliverUncalledRun(run);
     const operator = await signedInOperator("initech");
     const health = (await operator.get("/console/health")).html;
     expect(health).toContain("1 answer served from the ledger, 1 effect not done twice");

@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { storeOf } from "../../sandbox/src/env";
@@ -249,6 +249,14 @@ export function ledgerStubOf(run: TestRun) {
     run.tenant,
     `${run.tenant}/${run.id}`,
   ) as DurableObjectStub<RunLedger>;
+}
+
+/**
+ * A run's entry in the tenant's directory waits in its ledger's outbox for the run's first call; a
+ * run not called has it delivered by its alarm within a second. This rings that alarm now.
+ */
+export async function deliverUncalledRun(run: TestRun): Promise<void> {
+  expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
 }
 
 const RESTART_REASON = "test: restart this Durable Object";

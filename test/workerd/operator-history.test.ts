@@ -10,6 +10,7 @@ import {
   asOperator,
   callTool,
   decide,
+  deliverUncalledRun,
   KEYS,
   ledgerStubOf,
   openRun,
@@ -226,6 +227,7 @@ describe("GET /v1/runs: the runs index", () => {
     expect((await indexedRun(closed, (entry) => entry.state === "closed")).ended_at).toEqual(
       expect.any(String),
     );
+    await deliverUncalledRun(expired);
     await indexedRun(expired);
     await passDeadline(expired);
 

@@ -3,12 +3,22 @@ import { describe, expect, it, vi } from "vitest";
 import { taskRunId } from "../../src/core/ids";
 import { type DirectoryMessage, Outbox } from "../../src/ledger/outbox";
 import { RETENTION_MS } from "../../src/ledger/run-ledger";
-import { ledgerStubOf, openRun, request, type TestRun } from "./helpers";
+import type { RunSummary } from "../../src/wire/run-summary";
+import {
+  asOperator,
+  callTool,
+  deliverUncalledRun,
+  ledgerStubOf,
+  openRun,
+  request,
+  type TestRun,
+} from "./helpers";
 
 /**
  * What opening a run costs its new ledger, counted in SQL statements: a fresh object asks once
- * whether it holds a schema, creates it in one script, writes the run and its directory entry, and
- * after the entry is delivered deletes it; the outbox's state is known without reading it back.
+ * whether it holds a schema, creates it in one script, and writes the run and its directory entry,
+ * which its first call's delivery carries (or its alarm's, when no call comes); the outbox's state
+ * is known without reading it back.
  */
 
 /** The test's own look at the outbox, left out of what `recordStatements` reports. */
@@ -37,35 +47,55 @@ const outboxRows = (run: TestRun) =>
   runInDurableObject(ledgerStubOf(run), (_instance, state) => state.storage.sql.exec(PROBE).one().n);
 
 describe("opening a run", () => {
-  it("creates the schema without asking twice, and reads nothing of the outbox it just wrote", async () => {
+  it("creates the schema without asking twice, and leaves its directory entry for the first call to carry", async () => {
     const taskKey = "open-work-1";
     // The run's id follows from its task key, so its ledger can be watched before it is opened.
     const planned: TestRun = { id: await taskRunId("acme", taskKey), token: "", tenant: "acme", data: {} };
     const statements = await recordStatements(planned);
+    const opened = Date.now();
     const run = await openRun("acme", {
       namespace: "support",
       task_key: taskKey,
       limits: { deadline_s: 60 },
     });
     expect(run.id).toBe(planned.id);
-    await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
-    const seen = await statements();
-    const kinds = seen.map((statement) => statement.slice(0, 30));
-    expect(kinds).toEqual([
+    const kinds = async () => (await statements()).map((statement) => statement.slice(0, 30));
+    // The open writes the run and its entry, and delivers nothing: the entry waits in the outbox.
+    expect(await kinds()).toEqual([
       "CREATE TABLE IF NOT EXISTS run",
       "INSERT INTO run (id, tenant, r",
       "INSERT INTO task (id, task_key",
       "INSERT INTO outbox (topic, seq",
-      "SELECT topic, seq, message, at",
-      "DELETE FROM outbox WHERE topic",
     ]);
+    expect(await outboxRows(run)).toBe(1);
+    // Stored with it, the alarm that delivers the entry if no call comes: the outbox's first retry.
+    const alarmOf = () =>
+      runInDurableObject(ledgerStubOf(run), (_instance, state) => state.storage.getAlarm());
+    expect(await alarmOf()).toBeGreaterThanOrEqual(opened);
+    expect(await alarmOf()).toBeLessThanOrEqual(Date.now() + 1_000);
+
+    // The first call rewrites the entry (the tool it named, its subject), and one delivery carries both.
+    const call = await callTool(run, "lookup_order", { order_id: "A1002" });
+    expect(call.body.outcome, JSON.stringify(call.body.error)).toBe("success");
+    await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
+    const seen = await statements();
+    expect(seen.filter((statement) => statement.startsWith("INSERT INTO outbox"))).toHaveLength(2);
+    expect(seen.filter((statement) => statement.startsWith("SELECT topic, seq, message"))).toHaveLength(1);
+    expect(seen.filter((statement) => statement.startsWith("DELETE FROM outbox"))).toHaveLength(1);
+    const { body } = await asOperator("/v1/runs?state=all&limit=100");
+    expect((body.data as { runs: RunSummary[] }).runs.find((entry) => entry.run_id === run.id)).toMatchObject(
+      {
+        tools: ["lookup_order"],
+        subjects: ["order_id=A1002"],
+      },
+    );
     // Once the entry is delivered, the one alarm left is the run's deletion.
-    const alarm = await runInDurableObject(ledgerStubOf(run), (_instance, state) => state.storage.getAlarm());
-    expect(alarm).toBe(Date.parse(String(run.data.deadline_at)) + RETENTION_MS);
+    expect(await alarmOf()).toBe(Date.parse(String(run.data.deadline_at)) + RETENTION_MS);
   });
 
   it("enqueues a delivered run's next entry without reading its outbox back", async () => {
     const run = await openRun("acme", { namespace: "support", task_key: "open-work-2" });
+    await deliverUncalledRun(run);
     await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
     const statements = await recordStatements(run);
     // Ending the run enqueues its entry again; the outbox, emptied by the delivery, is known empty.
@@ -88,6 +118,7 @@ const entryOf = (id: string, tools: string[]): DirectoryMessage =>
 describe("what the outbox knows without reading itself", () => {
   it("knows it is empty only when a delivery removed every message it read and none came since", async () => {
     const run = await openRun("acme");
+    await deliverUncalledRun(run);
     await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
     const answers = await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
       // An outbox of its own over the ledger's table, as a fresh instance would have (knowing nothing).

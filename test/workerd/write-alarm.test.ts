@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { RETENTION_MS } from "../../src/ledger/run-ledger";
-import { callTool, ledgerStubOf, openRun, type TestRun } from "./helpers";
+import { callTool, deliverUncalledRun, ledgerStubOf, openRun, type TestRun } from "./helpers";
 
 /**
  * A write's alarm: set before its send leaves (so a send a restart cuts off is still reconciled, and
@@ -50,6 +50,8 @@ describe("the alarm of a run's write", () => {
         { timeout: 5_000, interval: 20 },
       );
     };
+    // The run's entry, waiting for a first call, delivered by the alarm: the writes start from a run at rest.
+    await deliverUncalledRun(run);
     await settled();
     const sets = await countAlarmSets(run);
     for (const summary of ["The first ticket of a row of writes.", "The second ticket of the row."]) {
