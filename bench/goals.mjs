@@ -86,6 +86,9 @@ export const GOALS = [
     goal: (bound) => `≤ ${ms(bound)}`,
     note: (f) =>
       `p50 ${ms(f.run_open.latency_ms.p50)} ms at c=1; ${Math.round(f.run_open.opens_per_s)} opens/s at c=${f.run_open.concurrency}` +
+      (f.run_open.open_and_first_read_cpu_ms === undefined
+        ? ""
+        : `; an open and its first read ${ms(f.run_open.open_and_first_read_cpu_ms)} ms CPU`) +
       (f.run_open.new_floor_object_cpu_ms === undefined
         ? ""
         : `; a new floor object (one table, one INSERT) ${ms(f.run_open.new_floor_object_cpu_ms)} ms CPU, p50 ${ms(f.run_open.new_floor_object_p50_ms)} ms` +

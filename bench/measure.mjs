@@ -94,8 +94,11 @@ export async function drive(send, { concurrency, count }) {
   return performance.now() - started;
 }
 
-/** `count` sends one after another, each timed; with workerd's CPU per send over the whole batch. */
-export async function serialBatch(send, { count, pid }) {
+/**
+ * `count` sends one after another, each timed; with workerd's CPU per send over the whole batch,
+ * and over `settleMs` after it (work the sends left for later, such as an alarm they set, counts).
+ */
+export async function serialBatch(send, { count, pid, settleMs = 0 }) {
   const timings = [];
   const cpuBefore = cpuMs(pid);
   for (let index = 0; index < count; index++) {
@@ -103,5 +106,6 @@ export async function serialBatch(send, { count, pid }) {
     await send(index);
     timings.push(performance.now() - started);
   }
+  if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
   return { timings, cpu_ms_per_request: (cpuMs(pid) - cpuBefore) / count };
 }
