@@ -128,12 +128,15 @@ export class Outbox {
     this.#nextAt = nextAt;
   }
 
-  /** Adds a message; call it inside the `transactionSync` of the change it reports. */
-  enqueue(message: DirectoryMessage, now: number): void {
+  /**
+   * Adds a message; call it inside the `transactionSync` of the change it reports. `dueAt`: when the
+   * alarm delivers it if no delivery does sooner; by default, the first retry after the commit.
+   */
+  enqueue(message: DirectoryMessage, now: number, dueAt = now + FIRST_RETRY_MS): void {
     const wasEmpty = this.#empty;
     this.#empty = false;
     this.#enqueued++;
-    this.#nextAt = wasEmpty ? now + FIRST_RETRY_MS : undefined;
+    this.#nextAt = wasEmpty ? dueAt : undefined;
     const topic = topicOf(message);
     // An empty outbox holds no older message of the topic to merge with.
     const older = wasEmpty
@@ -148,7 +151,7 @@ export class Outbox {
          next_attempt_at = excluded.next_attempt_at`,
       topic,
       JSON.stringify(merged),
-      now + FIRST_RETRY_MS,
+      dueAt,
     );
   }
 

@@ -11,6 +11,13 @@ import { reportEffect } from "./effects-client";
 import type { DirectoryMessage, Outbox } from "./outbox";
 
 /**
+ * How long a new run's entry waits in the outbox for the run's first call before the alarm delivers
+ * it: long enough for an agent's model to choose that call, so one delivery carries the run and
+ * what its first call named; a run not called by then is listed when it passes.
+ */
+export const OPENED_ENTRY_WAIT_MS = 10_000;
+
+/**
  * What a run's ledger has told the tenant's directory about the run, kept in memory so the
  * directory hears of each tool and each subject once, not once per call, and of the run's end once.
  * The sets are stored with the run (`told`, written in the commit that enqueues the entry) and read
@@ -132,7 +139,10 @@ export class RunDirectory {
   enqueueRun(run: RunMeta, now: number, opened = false): void {
     const ended = this.#index.learnEnded(run, now);
     if (!opened && !ended && !this.#untold) return;
-    this.#outbox.enqueue({ kind: "run", entry: this.#index.entry(run, now) }, now);
+    const entry: DirectoryMessage = { kind: "run", entry: this.#index.entry(run, now) };
+    // A new run's entry waits for its first call, whose commit rewrites it and is delivered at once.
+    if (opened) this.#outbox.enqueue(entry, now, now + OPENED_ENTRY_WAIT_MS);
+    else this.#outbox.enqueue(entry, now);
     if (this.#untold) this.#keepTold(this.#index.told());
     this.#untold = false;
   }

@@ -149,7 +149,7 @@ export class RunLedger extends DurableObject<Env> {
     this.#stores.approvals.opened();
     // The run's entry waits in the outbox for the run's first call: that call's commit rewrites it
     // (the tool it named, its subjects), and one delivery carries both. The alarm, stored with the
-    // open, delivers it within a second (the outbox's first retry) to a run that is not called by then.
+    // open, delivers it to a run not called within OPENED_ENTRY_WAIT_MS (run-index.ts).
     await this.#publisher.scheduleAlarm();
     return { kind: "opened", status: runStatus(run, now) };
   }

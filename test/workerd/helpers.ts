@@ -253,7 +253,8 @@ export function ledgerStubOf(run: TestRun) {
 
 /**
  * A run's entry in the tenant's directory waits in its ledger's outbox for the run's first call; a
- * run not called has it delivered by its alarm within a second. This rings that alarm now.
+ * run not called has it delivered by its alarm (OPENED_ENTRY_WAIT_MS after the open). This rings
+ * that alarm now.
  */
 export async function deliverUncalledRun(run: TestRun): Promise<void> {
   expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
