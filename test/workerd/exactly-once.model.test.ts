@@ -18,8 +18,9 @@ import { openRunsOf, type ReferenceModel, TIMEOUT_MS } from "./model/reference";
  * (test/workerd/model/world-checks.ts); once the sequence is quiet, the operators' lists are held to
  * the ledgers (test/workerd/model/derived-views.ts).
  *
- * CI runs a seeded, bounded share. `npm run soak` sets SOAK_RUNS: that many sequences, longer, with
- * a random seed that the summary line prints; `SOAK_SEED=<seed> npm run soak` replays one.
+ * CI runs a seeded, bounded share. `npm run soak` (scripts/soak.mjs) sets SOAK_RUNS and SOAK_SEED:
+ * that many sequences, longer, in chunks with seeds it prints; `SOAK_SEED=<seed> SOAK_RUNS=<n>
+ * npm run soak` replays one chunk.
  */
 
 const soakRuns = Number.parseInt(env.SOAK_RUNS ?? "", 10);
