@@ -122,40 +122,29 @@ describe("the bench's goals", () => {
   });
 
   it("puts a new floor object's cost beside run open, when it was measured", () => {
-    const measured = byName(
-      evaluateGoals(
-        figures({
-          run_open: {
-            latency_ms: summary(3),
-            cpu_ms_per_open: 1.5,
-            opens_per_s: 500,
-            concurrency: 16,
-            new_floor_object_cpu_ms: 1.2,
-            new_floor_object_p50_ms: 2,
-          },
-        }),
-      ),
-    );
+    /** Goals of figures whose run open measured a new floor object, and `more` beside it. */
+    const withFloorObject = (more: Record<string, number> = {}) =>
+      byName(
+        evaluateGoals(
+          figures({
+            run_open: {
+              latency_ms: summary(3),
+              cpu_ms_per_open: 1.5,
+              opens_per_s: 500,
+              concurrency: 16,
+              new_floor_object_cpu_ms: 1.2,
+              new_floor_object_p50_ms: 2,
+              ...more,
+            },
+          }),
+        ),
+      );
+    const measured = withFloorObject();
     expect(measured.run_open_cpu_ms?.note).toContain(
       "a new floor object (one table, one INSERT) 1.20 ms CPU",
     );
     expect(byName(evaluateGoals(figures())).run_open_cpu_ms?.note).not.toContain("floor object");
-    const withRate = byName(
-      evaluateGoals(
-        figures({
-          run_open: {
-            latency_ms: summary(3),
-            cpu_ms_per_open: 1.5,
-            opens_per_s: 500,
-            concurrency: 16,
-            new_floor_object_cpu_ms: 1.2,
-            new_floor_object_p50_ms: 2,
-            new_floor_objects_per_s: 700,
-            open_and_first_read_cpu_ms: 2.5,
-          },
-        }),
-      ),
-    );
+    const withRate = withFloorObject({ new_floor_objects_per_s: 700, open_and_first_read_cpu_ms: 2.5 });
     expect(withRate.run_open_cpu_ms?.note).toContain("p50 2.00 ms, 700/s at c=16");
     expect(withRate.run_open_cpu_ms?.note).toContain(
       "500 opens/s at c=16; an open and its first read 2.50 ms CPU;",
