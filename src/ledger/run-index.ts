@@ -139,10 +139,9 @@ export class RunDirectory {
   enqueueRun(run: RunMeta, now: number, opened = false): void {
     const ended = this.#index.learnEnded(run, now);
     if (!opened && !ended && !this.#untold) return;
-    const entry: DirectoryMessage = { kind: "run", entry: this.#index.entry(run, now) };
     // A new run's entry waits for its first call, whose commit rewrites it and is delivered at once.
-    if (opened) this.#outbox.enqueue(entry, now, now + OPENED_ENTRY_WAIT_MS);
-    else this.#outbox.enqueue(entry, now);
+    const dueAt = opened ? now + OPENED_ENTRY_WAIT_MS : undefined;
+    this.#outbox.enqueue({ kind: "run", entry: this.#index.entry(run, now) }, now, dueAt);
     if (this.#untold) this.#keepTold(this.#index.told());
     this.#untold = false;
   }
