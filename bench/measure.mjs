@@ -2,6 +2,7 @@
 // a batch divided by its requests; batches interleaved round-robin; and serial batches for CPU.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { dropIdleConnections, resent } from "./http.mjs";
 import { combineRounds, roundRobin } from "./stats.mjs";
 
@@ -106,6 +107,6 @@ export async function serialBatch(send, { count, pid, settleMs = 0 }) {
     await send(index);
     timings.push(performance.now() - started);
   }
-  if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
+  if (settleMs > 0) await sleep(settleMs);
   return { timings, cpu_ms_per_request: (cpuMs(pid) - cpuBefore) / count };
 }

@@ -1,4 +1,5 @@
 // The measured phases of `npm run bench`, each against a running stack's workload.
+import { setTimeout as sleep } from "node:timers/promises";
 import { drive, interleavedThroughput, serialBatch } from "./measure.mjs";
 import { pairedDifference, pairOrder, summarise } from "./stats.mjs";
 import { RUN_LIMITS } from "./workload.mjs";
@@ -119,7 +120,7 @@ export async function runOpenPhase(workload, { samples, batch, concurrency, pid 
   });
   // The batch's runs are not called until the throughput phase: their alarms deliver their entries
   // now, not in the middle of the next phase's CPU.
-  await new Promise((resolve) => setTimeout(resolve, ALARM_SETTLE_MS));
+  await sleep(ALARM_SETTLE_MS);
   return {
     figures: {
       latency_ms: summarise(serial.timings),
@@ -248,7 +249,7 @@ export async function idleRunPhase(workload, stack, { count, warmup, leave }) {
     const until = performance.now() + EVICTION_WAIT_MS;
     for (let index = 0; performance.now() < until; index++) {
       await warmRound(index);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
   }
   const timings = { warm_read: [], idle_run_read: [], floor_warm: [], floor_evicted: [] };
