@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run soak`: the model-based test's long share (test/workerd/exactly-once.model.test.ts),
-// SOAK_RUNS sequences (default 60) in chunks of at most SOAK_CHUNK (default 25), each chunk a vitest
+// SOAK_RUNS sequences (default 60) in chunks of at most SOAK_CHUNK (default 10), each chunk a vitest
 // process of its own with its own seed. A chunk is a fresh workerd: the test harness
 // (@cloudflare/vitest-pool-workers up to 0.23.0) wraps a Durable Object class's prototype in one more
 // Proxy at every construction of an instance, so property reads grow deeper with every object the
@@ -16,7 +16,7 @@ function positive(name, fallback) {
 }
 
 const total = positive("SOAK_RUNS", 60);
-const chunk = positive("SOAK_CHUNK", 25);
+const chunk = positive("SOAK_CHUNK", 10);
 const replay = positive("SOAK_SEED", 0);
 
 /** Runs `runs` sequences seeded `seed` in their own vitest process; true when they all held. */
