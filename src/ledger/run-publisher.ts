@@ -4,7 +4,15 @@ import { nextAlarmAt, RECONCILE_AFTER_MS } from "../pipeline/run-events";
 import type { RunMeta } from "../pipeline/run-state";
 import { announceApprovals } from "./approval-store";
 import type { LedgerStores } from "./commit";
-import type { RunDirectory } from "./run-index";
+import { OPENED_ENTRY_WAIT_MS, type RunDirectory } from "./run-index";
+
+/**
+ * How much later than the outbox's own retry a delivery's guard may leave an alarm that is already
+ * set: a delivery that a restart cuts off then reaches its object at most this much later, the wait
+ * a new run's entry already has. A run's first call finds the open's alarm within it, and sets no
+ * alarm before its delivery, only the one after.
+ */
+export const GUARD_SLACK_MS = OPENED_ENTRY_WAIT_MS;
 
 /**
  * What a run's ledger does after a commit, and the one alarm it keeps: announce approval changes on
@@ -87,8 +95,9 @@ export class RunPublisher {
   /**
    * Sets the alarm to what comes first, unless it is set there already. Its reads and the
    * `setAlarm` run synchronously, so called right after a commit the alarm is stored with it.
-   * `guard`: it is the guard of a delivery about to start, which only needs the alarm to ring by
-   * then; one set to ring sooner stays, and the delivery sets the alarm again once it is done.
+   * `guard`: it is the guard of a delivery about to start, which only needs an alarm to ring
+   * should the delivery not finish; one set to ring sooner, or up to `GUARD_SLACK_MS` later, stays,
+   * and the delivery sets the alarm again once it is done.
    */
   async scheduleAlarm(guard = false): Promise<void> {
     const run = this.#run();
@@ -100,7 +109,8 @@ export class RunPublisher {
     const due = nextAlarmAt(run, approvals.nextExpiry(), reconcileAt, approvals.nextEscalation());
     const at = Math.min(due, this.#directory.nextAttemptAt() ?? due);
     if (at === this.#alarmAt) return;
-    if (guard && this.#alarmAt !== null && this.#alarmAt > now && this.#alarmAt < at) return;
+    const set = this.#alarmAt;
+    if (guard && set !== null && set > now && set <= at + GUARD_SLACK_MS) return;
     this.#alarmAt = at;
     try {
       await this.#ctx.storage.setAlarm(at);

@@ -252,6 +252,25 @@ export function ledgerStubOf(run: TestRun) {
 }
 
 /**
+ * Records the `setAlarm` calls of the run's ledger from now on (until its object is restarted);
+ * the function returned reads them back, each as the epoch ms it set.
+ */
+export async function recordAlarmSets(run: TestRun): Promise<() => Promise<number[]>> {
+  type Recording = DurableObjectStorage & { alarmSets?: number[] };
+  await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+    const storage = state.storage as Recording;
+    const setAlarm = storage.setAlarm.bind(storage);
+    storage.alarmSets = [];
+    storage.setAlarm = ((at: number | Date, options?: DurableObjectSetAlarmOptions) => {
+      storage.alarmSets?.push(Number(at));
+      return setAlarm(at, options);
+    }) as typeof storage.setAlarm;
+  });
+  return () =>
+    runInDurableObject(ledgerStubOf(run), (_instance, state) => (state.storage as Recording).alarmSets ?? []);
+}
+
+/**
  * A run's entry in the tenant's directory waits in its ledger's outbox for the run's first call; a
  * run not called has it delivered by its alarm (OPENED_ENTRY_WAIT_MS after the open). This rings
  * that alarm now.

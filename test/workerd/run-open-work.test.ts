@@ -11,6 +11,7 @@ import {
   deliverUncalledRun,
   ledgerStubOf,
   openRun,
+  recordAlarmSets,
   request,
   type TestRun,
 } from "./helpers";
@@ -74,6 +75,7 @@ describe("opening a run", () => {
     expect(await alarmOf()).toBe(Date.parse(String(run.data.created_at)) + OPENED_ENTRY_WAIT_MS);
 
     // The first call rewrites the entry (the tool it named, its subject), and one delivery carries both.
+    const alarmSets = await recordAlarmSets(run);
     const call = await callTool(run, "lookup_order", { order_id: "A1002" });
     expect(call.body.outcome, JSON.stringify(call.body.error)).toBe("success");
     await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
@@ -88,8 +90,11 @@ describe("opening a run", () => {
         subjects: ["order_id=A1002"],
       },
     );
-    // Once the entry is delivered, the one alarm left is the run's deletion.
-    expect(await alarmOf()).toBe(Date.parse(String(run.data.deadline_at)) + RETENTION_MS);
+    // Once the entry is delivered, the one alarm left is the run's deletion. The open's alarm, due
+    // within GUARD_SLACK_MS of the delivery's retry, guarded the delivery: the call set no other.
+    const deletion = Date.parse(String(run.data.deadline_at)) + RETENTION_MS;
+    expect(await alarmOf()).toBe(deletion);
+    expect(await alarmSets()).toEqual([deletion]);
   });
 
   it("enqueues a delivered run's next entry without reading its outbox back", async () => {

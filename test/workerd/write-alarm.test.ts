@@ -1,7 +1,14 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { RETENTION_MS } from "../../src/ledger/run-ledger";
-import { callTool, deliverUncalledRun, ledgerStubOf, openRun, type TestRun } from "./helpers";
+import {
+  callTool,
+  deliverUncalledRun,
+  ledgerStubOf,
+  openRun,
+  recordAlarmSets,
+  type TestRun,
+} from "./helpers";
 
 /**
  * A write's alarm: set before its send leaves (so a send a restart cuts off is still reconciled, and
@@ -9,25 +16,6 @@ import { callTool, deliverUncalledRun, ledgerStubOf, openRun, type TestRun } fro
  * the run's deletion once the outcome is delivered. The guard of that delivery finds the alarm
  * already set to ring soon enough and leaves it: two alarm writes per write, not three.
  */
-
-/** Counts the ledger's `setAlarm` calls from now on. */
-async function countAlarmSets(run: TestRun): Promise<() => Promise<number[]>> {
-  await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
-    const storage = state.storage as DurableObjectStorage & { alarmSets?: number[] };
-    const setAlarm = storage.setAlarm.bind(storage);
-    storage.alarmSets = [];
-    storage.setAlarm = ((at: number | Date, options?: DurableObjectSetAlarmOptions) => {
-      storage.alarmSets?.push(Number(at));
-      return setAlarm(at, options);
-    }) as typeof storage.setAlarm;
-  });
-  return () =>
-    runInDurableObject(
-      ledgerStubOf(run),
-      (_instance, state) =>
-        (state.storage as DurableObjectStorage & { alarmSets?: number[] }).alarmSets ?? [],
-    );
-}
 
 const alarmOf = (run: TestRun) =>
   runInDurableObject(ledgerStubOf(run), (_instance, state) => state.storage.getAlarm());
@@ -53,7 +41,7 @@ describe("the alarm of a run's write", () => {
     // The run's entry, waiting for a first call, delivered by the alarm: the writes start from a run at rest.
     await deliverUncalledRun(run);
     await settled();
-    const sets = await countAlarmSets(run);
+    const sets = await recordAlarmSets(run);
     for (const summary of ["The first ticket of a row of writes.", "The second ticket of the row."]) {
       const before = Date.now();
       const answer = await callTool(run, "create_internal_ticket", {
