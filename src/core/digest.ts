@@ -7,6 +7,6 @@ const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(
 export async function sha256Hex(text: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
   let hex = "";
-  for (const byte of digest) hex += HEX[byte];
+  for (let index = 0; index < digest.length; index++) hex += HEX[digest[index] as number];
   return hex;
 }

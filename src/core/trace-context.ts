@@ -57,9 +57,14 @@ export function hexId(text: string, length: number): string {
   let out = "";
   let salt = 0;
   while (out.length < length) {
-    for (const char of `${salt}:${text}`) {
+    const salted = `${salt}:${text}`;
+    // By index rather than `for…of`, whose iterator allocates a string per character on every call.
+    for (let index = 0; index < salted.length; index++) {
+      const point = salted.codePointAt(index) ?? 0;
+      // A pair of surrogates is one code point, hashed once.
+      if (point > 0xffff) index++;
       // A code point is below 2^21: the XOR touches the low half only.
-      lo = (lo ^ (char.codePointAt(0) ?? 0)) >>> 0;
+      lo = (lo ^ point) >>> 0;
       // hash * (2^40 + 0x1b3) mod 2^64: lo * 0x1b3 carries into hi; hash << 40 adds lo << 8 to hi.
       const low = lo * FNV_PRIME_LO;
       const carry = Math.floor(low / TWO_32);
@@ -72,8 +77,14 @@ export function hexId(text: string, length: number): string {
   return out.slice(0, length);
 }
 
+/** The last run's trace id: a run's calls ask for it over and over, one run per ledger. */
+let lastTrace: { runId: string; traceId: string } | null = null;
+
 /** The run's own trace id: the trace of every call that came without a traceparent. */
-export const runTraceId = (runId: string) => hexId(runId, 32);
+export function runTraceId(runId: string): string {
+  if (lastTrace?.runId !== runId) lastTrace = { runId, traceId: hexId(runId, 32) };
+  return lastTrace.traceId;
+}
 
 /** The span id of a call's `execute_tool` span: new for every call, and the parent of its upstream requests. */
 export const callSpanId = (callId: string) => hexId(callId, 16);

@@ -56,6 +56,9 @@ export async function sendAttempt(input: AttemptInput): Promise<UpstreamResult> 
   }
 }
 
+/** One decoder for every body: `decode` without `stream` keeps no state between calls. */
+const utf8 = new TextDecoder();
+
 /** The body as text, or null when it is larger than `limit` bytes. */
 async function readCapped(response: Response, limit: number): Promise<string | null> {
   const declared = Number(response.headers.get("content-length") ?? "0");
@@ -77,11 +80,13 @@ async function readCapped(response: Response, limit: number): Promise<string | n
     }
     chunks.push(value);
   }
+  // Most bodies arrive in one chunk: decoded as it is, without a copy.
+  if (chunks.length === 1) return utf8.decode(chunks[0]);
   const joined = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
     joined.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return new TextDecoder().decode(joined);
+  return utf8.decode(joined);
 }
