@@ -46,6 +46,12 @@ export const GOALS = [
     bound: () => 2,
     side: "max",
     goal: (bound) => `≤ ${ms(bound)}`,
+    note: (f) => {
+      const floor = f.paired_ms?.floor_minus_hello;
+      return floor
+        ? `the floor worker over hello, paired: p50 ${ms(floor.p50)} ms, p99 ${ms(floor.p99)} ms`
+        : "";
+    },
   },
   {
     name: "many_runs_over_one_run",

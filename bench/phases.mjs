@@ -71,6 +71,8 @@ export async function latencyPhase(workload, { warmup, samples }) {
     latency_ms: Object.fromEntries(Object.entries(timings).map(([name, list]) => [name, summarise(list)])),
     paired_ms: {
       proxied_minus_direct: pairedDifference(timings.direct_read, timings.proxied_read),
+      // What one DO hop and one commit add over hello in the same round: the tail a commit has here.
+      floor_minus_hello: pairedDifference(timings.hello, timings.floor),
       mcp_minus_rest: pairedDifference(timings.proxied_read, timings.mcp_session_call),
     },
   };

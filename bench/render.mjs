@@ -61,6 +61,12 @@ export function latencyTable(figures) {
       num(paired.proxied_minus_direct.p50),
       num(paired.proxied_minus_direct.p99),
     ]);
+  if (paired.floor_minus_hello)
+    rows.push([
+      "floor worker − hello, same round",
+      num(paired.floor_minus_hello.p50),
+      num(paired.floor_minus_hello.p99),
+    ]);
   if (paired.mcp_minus_rest)
     rows.push([
       "MCP − REST read, same round",
