@@ -77,14 +77,8 @@ export function hexId(text: string, length: number): string {
   return out.slice(0, length);
 }
 
-/** The last run's trace id: a run's calls ask for it over and over, one run per ledger. */
-let lastTrace: { runId: string; traceId: string } | null = null;
-
 /** The run's own trace id: the trace of every call that came without a traceparent. */
-export function runTraceId(runId: string): string {
-  if (lastTrace?.runId !== runId) lastTrace = { runId, traceId: hexId(runId, 32) };
-  return lastTrace.traceId;
-}
+export const runTraceId = (runId: string) => hexId(runId, 32);
 
 /** The span id of a call's `execute_tool` span: new for every call, and the parent of its upstream requests. */
 export const callSpanId = (callId: string) => hexId(callId, 16);

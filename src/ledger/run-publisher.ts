@@ -12,7 +12,7 @@ import { OPENED_ENTRY_WAIT_MS, type RunDirectory } from "./run-index";
  * a new run's entry already has. A run's first call finds the open's alarm within it, and sets no
  * alarm before its delivery, only the one after.
  */
-export const GUARD_SLACK_MS = OPENED_ENTRY_WAIT_MS;
+const GUARD_SLACK_MS = OPENED_ENTRY_WAIT_MS;
 
 /**
  * What a run's ledger does after a commit, and the one alarm it keeps: announce approval changes on
