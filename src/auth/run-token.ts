@@ -1,5 +1,19 @@
 import * as z from "zod";
+import { runLimitsSchema } from "../wire/run-status";
 import { signToken, type TokenVerification, verifyToken } from "./signed-token";
+
+/** An open that stored nothing, as a run's credential carries it (`runs/pending-open.ts`). */
+export const PendingOpenClaimsSchema = z.object({
+  /** When it was opened (epoch ms): its wall clock runs from here, not from its first request. */
+  at: z.number(),
+  limits: z.lazy(runLimitsSchema),
+  repeat_threshold: z.number(),
+  /** The catalog version it was opened under, which its tool list showed. */
+  catalog_version: z.string(),
+  /** The namespaces its tools may come from. */
+  reach: z.array(z.string()),
+});
+export type PendingOpenClaims = z.infer<typeof PendingOpenClaimsSchema>;
 
 /** What a run token lets its holder do: call tools of one namespace in one run of one tenant. */
 export const RunTokenClaimsSchema = z.object({
@@ -9,6 +23,11 @@ export const RunTokenClaimsSchema = z.object({
   exp: z.number(),
   /** The tools the run was opened with (`namespace.tool`), when it was opened with a subset. */
   tools: z.array(z.string()).optional(),
+  /**
+   * An open not stored yet: what the run's ledger is created from on the run's first request. An
+   * open stores nothing, so a run that is never called costs no object, no alarm and no entry.
+   */
+  open: PendingOpenClaimsSchema.optional(),
 });
 export type RunTokenClaims = z.infer<typeof RunTokenClaimsSchema>;
 

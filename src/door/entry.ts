@@ -4,7 +4,7 @@ import { newCallId } from "../core/ids";
 import { parseTraceparent } from "../core/trace-context";
 import type { Env } from "../env";
 import { ledgerFor } from "../ledger/client";
-import type { SessionState } from "../ledger/ledger-api";
+import type { PendingOpen, SessionState } from "../ledger/ledger-api";
 import { recordCall } from "../metrics/record";
 import { limitCall } from "../pipeline/limit";
 import type { CallRequest } from "../pipeline/prepare";
@@ -22,6 +22,8 @@ export interface Caller {
   run: string;
   /** The run's namespace, as its token names it. */
   namespace: string;
+  /** The open its token carries when that open stored nothing: the ledger creates the run from it. */
+  open?: PendingOpen | undefined;
 }
 
 /** Reads a request header by name, whatever the door's request object is. */
@@ -94,6 +96,7 @@ async function answerToolCall(
     const input = {
       call_id: callId,
       tenant: caller.tenant,
+      ...(caller.open === undefined ? {} : { open: caller.open }),
       request,
       intent: header("x-call-intent")?.trim() || null,
       fault: checked.fault,

@@ -14,6 +14,7 @@ import type {
   DecideResult,
   OpenRunAnswer,
   OpenRunInput,
+  PendingOpen,
   SessionCallAnswer,
   SessionState,
 } from "./ledger-api";
@@ -21,6 +22,8 @@ import type {
 /** The RunLedger's RPC surface as the worker uses it. */
 export interface LedgerClient {
   open(input: OpenRunInput): Promise<OpenRunAnswer>;
+  /** Creates the run an open stored nothing of, unless it is here; whether the run is here now. */
+  openPending(tenant: string, pending: PendingOpen): Promise<boolean>;
   status(tenant: string): Promise<RunStatus | null>;
   end(tenant: string): Promise<RunStatus | null>;
   touchSession(tenant: string, now: number, idleMs: number): Promise<SessionState>;

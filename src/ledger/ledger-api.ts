@@ -48,6 +48,25 @@ export type SessionCallAnswer =
 export interface CallInput extends AgentCallInput {
   /** From the verified run token; the ledger refuses a caller of another tenant. */
   tenant: string;
+  /** The open its run token carries when that open stored nothing: the run is created from it. */
+  open?: PendingOpen | undefined;
+}
+
+/**
+ * An open that stored nothing (`RunTokenClaims.open`): the run its first request creates, as the
+ * open would have created it then.
+ */
+export interface PendingOpen {
+  run_id: string;
+  namespace: string;
+  limits: RunLimits;
+  repeat_threshold: number;
+  tools: string[] | null;
+  reach: string[];
+  /** When it was opened (epoch ms): the run's clock starts here. */
+  opened_at: number;
+  /** The catalog version the open's tool list was built from. */
+  catalog_version: string;
 }
 
 export interface DecideInput {

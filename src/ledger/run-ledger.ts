@@ -40,6 +40,7 @@ import type {
   DecideResult,
   OpenRunAnswer,
   OpenRunInput,
+  PendingOpen,
   SessionCallAnswer,
   SessionState,
 } from "./ledger-api";
@@ -128,9 +129,33 @@ export class RunLedger extends DurableObject<Env> {
     // so concurrent opens of one task's run find one run.
     const catalogVersion = await catalog.version();
     if (this.#run) return this.#reopen(this.#run, input);
-    this.#schema();
     const now = Date.now();
-    const run = newRun(input, loadConfig(this.env).environment, catalogVersion, now);
+    const run = this.#create(input, catalogVersion, now, now);
+    await this.#publisher.scheduleAlarm();
+    return { kind: "opened", status: runStatus(run, now) };
+  }
+
+  /**
+   * Creates the run an open stored nothing of (`PendingOpen`), on its first request, as that open
+   * would have: its wall clock from the open, under the catalog version its tool list showed. Past
+   * its deadline nothing is created (a run there may be one retention deleted), and its requests
+   * find no run. Whether the run is here now.
+   */
+  async openPending(tenant: string, pending: PendingOpen): Promise<boolean> {
+    if (this.#run) return this.#run.tenant === tenant;
+    if (Date.now() >= pending.opened_at + pending.limits.deadline_s * 1000) return false;
+    this.#create({ tenant, ...pending }, pending.catalog_version, pending.opened_at, Date.now());
+    await this.#publisher.scheduleAlarm();
+    return true;
+  }
+
+  /**
+   * Stores a new run, its task, its scenario and its directory entry in one commit. The alarm is
+   * the caller's to set, right after.
+   */
+  #create(input: OpenRunInput, catalogVersion: string, openedAt: number, now: number): RunMeta {
+    this.#schema();
+    const run = newRun(input, loadConfig(this.env).environment, catalogVersion, openedAt);
     // A new run's outbox holds nothing: its entry is written without looking for an older one, and
     // when the alarm must ring for it is known without a statement.
     this.#stores.outbox.opened();
@@ -150,8 +175,7 @@ export class RunLedger extends DurableObject<Env> {
     // The run's entry waits in the outbox for the run's first call: that call's commit rewrites it
     // (the tool it named, its subjects), and one delivery carries both. The alarm, stored with the
     // open, delivers it to a run not called within OPENED_ENTRY_WAIT_MS (run-index.ts).
-    await this.#publisher.scheduleAlarm();
-    return { kind: "opened", status: runStatus(run, now) };
+    return run;
   }
 
   /**
@@ -336,6 +360,7 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   async #callOnce(input: CallInput): Promise<Envelope> {
+    if (!this.#run && input.open) await this.openPending(input.tenant, input.open);
     const limited = await this.#rateLimited(input);
     if (limited) return this.#rateRefusal(input, limited);
     const taken = this.#edited(

@@ -5,6 +5,7 @@ import { type Caller, type HeaderReader, handleToolCall } from "../door/entry";
 import type { Env } from "../env";
 import { requestContext } from "../http/respond";
 import { agentToolRefs } from "../runs/open-run";
+import { callerOf, type RunClaims } from "../runs/pending-open";
 import { runSpecs } from "../specs/tool-specs";
 import { failure } from "../wire/envelope";
 import { openRunBodySchema } from "../wire/requests";
@@ -28,9 +29,7 @@ import { withMetaTraceparent } from "./trace-meta";
  */
 
 /** Who is calling: a run token is its run; an agent names a run per call with a run handle. */
-export type CurrentCaller =
-  | { kind: "run"; claims: { tenant: string; run: string; ns: string; tools?: string[] | undefined } }
-  | { kind: "agent"; agent: AgentPrincipal };
+export type CurrentCaller = { kind: "run"; claims: RunClaims } | { kind: "agent"; agent: AgentPrincipal };
 
 export interface CurrentContext {
   env: Env;
@@ -172,10 +171,7 @@ async function runOfCall(
 ): Promise<NamedRun> {
   const { caller, env } = ctx;
   if (caller.kind === "run") {
-    return {
-      caller: { tenant: caller.claims.tenant, run: caller.claims.run, namespace: caller.claims.ns },
-      args,
-    };
+    return { caller: callerOf(caller.claims), args };
   }
   if (tool === START_TASK) return { result: await startTask(env, caller.agent, args) };
   const taken = await takeRunHandle(env, caller.agent, args);
@@ -186,7 +182,7 @@ async function runOfCall(
     };
   }
   const { claims } = taken;
-  return { caller: { tenant: claims.tenant, run: claims.run, namespace: claims.ns }, args: taken.args };
+  return { caller: callerOf(claims), args: taken.args };
 }
 
 const StartTaskArgsSchema = openRunBodySchema().pick({ task_key: true }).strict();

@@ -1,10 +1,10 @@
 import { Server } from "@modelcontextprotocol/server";
-import type { RunTokenClaims } from "../auth/run-token";
 import { readCallBody } from "../door/call-body";
 import { type Caller, type HeaderReader, handleToolCall } from "../door/entry";
 import { MAX_WAIT_S } from "../door/prefer-wait";
 import type { Env } from "../env";
 import type { CallRequest } from "../pipeline/prepare";
+import { callerOf, type RunClaims } from "../runs/pending-open";
 import { runSpecs } from "../specs/tool-specs";
 import type { Envelope } from "../wire/envelope";
 import { toCallToolResult } from "./call-result";
@@ -14,7 +14,7 @@ import { withMetaTraceparent } from "./trace-meta";
 export interface RunServerContext {
   env: Env;
   /** From a verified run token, or from an agent's verified session id (whose run the session is). */
-  claims: Pick<RunTokenClaims, "tenant" | "run" | "ns" | "tools">;
+  claims: RunClaims;
   /** The HTTP request's headers: the orchestrator's `X-Call-Intent` and `X-Sandbox-Fault`, as on REST. */
   header: HeaderReader;
   catalogVersion: string;
@@ -56,7 +56,7 @@ export function createRunServer(ctx: RunServerContext): Server {
   server.setRequestHandler("tools/call", async (request, call) => {
     const refused = (await ctx.openRun?.()) ?? null;
     if (refused) return toCallToolResult(refused);
-    const caller = { tenant: ctx.claims.tenant, run: ctx.claims.run, namespace: ctx.claims.ns };
+    const caller = callerOf(ctx.claims);
     const body = readCallBody({ tool: request.params.name, args: request.params.arguments ?? {} });
     const header = withMetaTraceparent(ctx.header, request.params._meta);
     const callTool = ctx.callTool ?? ((...args) => handleToolCall(ctx.env, ...args));

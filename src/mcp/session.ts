@@ -1,5 +1,6 @@
 import * as z from "zod";
 import type { AgentPrincipal } from "../auth/agent-keys";
+import { PendingOpenClaimsSchema } from "../auth/run-token";
 import { signToken, verifyToken } from "../auth/signed-token";
 import { loadConfig } from "../config/load";
 import { newRunId } from "../core/ids";
@@ -40,6 +41,8 @@ export const SessionClaimsSchema = z.strictObject({
   exp: z.number(),
   /** The tools its run was opened with, when its profile names a subset. */
   tools: z.array(z.string()).optional(),
+  /** The open that stored nothing, which the run's first request creates it from (`runs/pending-open.ts`). */
+  open: PendingOpenClaimsSchema.optional(),
 });
 export type SessionClaims = z.infer<typeof SessionClaimsSchema>;
 
@@ -103,6 +106,7 @@ export async function openAgentRun(
     // As long as the run's token would live: past the deadline the ledger refuses (and closes) it.
     exp: Date.parse(opened.opened.expires_at),
     ...(opened.tools === null ? {} : { tools: opened.tools }),
+    ...(opened.pending === null ? {} : { open: opened.pending }),
   };
   return { ok: true, claims, reused: opened.reused, opened: opened.opened };
 }

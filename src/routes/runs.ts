@@ -10,6 +10,7 @@ import { tooLarge } from "../http/too-large";
 import { jsonBody, validated } from "../http/validation-hook";
 import { ledgerFor } from "../ledger/client";
 import { openRunFor } from "../runs/open-run";
+import { askRun, callerOf } from "../runs/pending-open";
 import { runSpecs } from "../specs/tool-specs";
 import { failure, success } from "../wire/envelope";
 import {
@@ -22,6 +23,9 @@ import {
 import { ndjsonExport, otlpExport } from "./trace-export";
 
 export const runs = new Hono<AppEnv>();
+
+/** Whether the run's ledger found the run: an answer of a ledger without one is null. */
+const found = (answer: unknown) => answer !== null;
 
 /** The call body `limitJsonBody` already parsed; undefined when it was not JSON (then parsed here, to say why). */
 function parsedOnce(parsed: { value: unknown } | undefined) {
@@ -44,7 +48,8 @@ runs.post(
 );
 
 runs.get("/:run_id", requireRunToken, async (c) => {
-  const status = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).status(c.get("tenant"));
+  const tenant = c.get("tenant");
+  const status = await askRun(c.env, c.get("claims"), (ledger) => ledger.status(tenant), found);
   const ctx = requestContext(c.env);
   if (!status)
     return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));
@@ -59,7 +64,7 @@ runs.post(
   async (c) => {
     const envelope = await handleToolCall(
       c.env,
-      { tenant: c.get("tenant"), run: c.get("claims").run, namespace: c.get("claims").ns },
+      callerOf(c.get("claims")),
       parsedOnce(c.get("json_body")) ?? parseCallBody(await c.req.text()),
       (name) => c.req.header(name),
     );
@@ -73,7 +78,12 @@ runs.get("/:run_id/trace", requireRunToken, validated("query", traceQuerySchema)
   const query = c.req.valid("query");
   const ledger = ledgerFor(c.env, tenant, runId);
   const ctx = requestContext(c.env);
-  const page = await ledger.readTracePage(tenant, Number(query.cursor), query.limit);
+  const page = await askRun(
+    c.env,
+    c.get("claims"),
+    (asked) => asked.readTracePage(tenant, Number(query.cursor), query.limit),
+    found,
+  );
   if (!page) return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));
   // Exports stream the whole trace from the ledger a page at a time; the Worker never holds it all.
   if (query.format === "otlp") {
@@ -123,9 +133,12 @@ runs.post(
   async (c) => {
     const tenant = c.get("tenant");
     const ctx = requestContext(c.env);
-    const added = await ledgerFor(c.env, tenant, c.req.param("run_id")).addTools(
-      tenant,
-      c.req.valid("json").tools,
+    const tools = c.req.valid("json").tools;
+    const added = await askRun(
+      c.env,
+      c.get("claims"),
+      (ledger) => ledger.addTools(tenant, tools),
+      (answer) => answer.kind !== "not_found",
     );
     switch (added.kind) {
       case "not_found":
@@ -151,7 +164,8 @@ runs.post(
 );
 
 runs.post("/:run_id/end", requireRunToken, async (c) => {
-  const status = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).end(c.get("tenant"));
+  const tenant = c.get("tenant");
+  const status = await askRun(c.env, c.get("claims"), (ledger) => ledger.end(tenant), found);
   const ctx = requestContext(c.env);
   if (!status)
     return respond(c, failure(ctx, { code: "not_found", message: "This run's data has expired." }));

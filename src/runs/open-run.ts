@@ -1,5 +1,5 @@
 import type { AgentPrincipal } from "../auth/agent-keys";
-import { issueRunToken } from "../auth/run-token";
+import { issueRunToken, type PendingOpenClaims } from "../auth/run-token";
 import { resolveSubset } from "../catalog/subset";
 import { loadConfig } from "../config/load";
 import { resolveRunLimits } from "../config/tenants";
@@ -7,14 +7,17 @@ import { newRunId, taskRunId } from "../core/ids";
 import type { Env } from "../env";
 import { requestContext } from "../http/respond";
 import { ledgerFor } from "../ledger/client";
+import type { OpenRunAnswer, PendingOpen } from "../ledger/ledger-api";
 import { RETENTION_MS } from "../ledger/run-ledger";
 import { grantedTools } from "../pipeline/grants";
+import { newRun } from "../pipeline/run-state";
+import { runStatus } from "../pipeline/run-status";
 import { admitRunOpen } from "../ratelimit/admission";
 import { acceptScenario } from "../scenarios/accept";
 import type { ScenarioStep } from "../scenarios/scenario";
 import { toolSpecsFor } from "../specs/tool-specs";
 import { catalog } from "../tools";
-import { type Envelope, failure, type Problem, success } from "../wire/envelope";
+import { type Envelope, type EnvironmentName, failure, type Problem, success } from "../wire/envelope";
 import type { RunOpened } from "../wire/run-open";
 import type { RunLimits } from "../wire/run-status";
 import type { ScenarioStepInput } from "../wire/scenario";
@@ -43,6 +46,8 @@ export type OpenRunResult =
       reused: boolean;
       /** The subset it was opened with, as refs; null: its whole namespace. */
       tools: string[] | null;
+      /** The open its run's credential carries when it stored nothing (see `pending-open.ts`). */
+      pending: PendingOpenClaims | null;
     }
   | { ok: false; envelope: Envelope };
 
@@ -197,31 +202,40 @@ export async function openRunFor(
     if (limited && !(reusable && (await ledger.status(tenantId)) !== null))
       return refuse(failure(ctx, limited));
   }
-  const answer = await ledger.open({
+  const input = {
     tenant: tenantId,
     run_id: runId,
     namespace,
     limits,
     repeat_threshold: plan.repeat_threshold,
-    scenario: plan.scenario,
     tools: refs,
     reach: plan.reach,
-    ...(reserved === undefined ? {} : { reserved: true }),
-    ...(request.task_key === undefined
-      ? {}
-      : {
-          task: {
-            key: request.task_key,
-            // As asked, so a retry of the same body matches whatever the ceilings became since.
-            request: {
-              namespace,
-              limits: request.limits ?? null,
-              scenario: request.scenario ?? null,
-              ...(refs === null ? {} : { tools: refs }),
+  };
+  // An open with nothing to keep before the run's first request (no task to answer again, no
+  // session's reserved id, no scenario) stores nothing: its token carries the open (pending-open.ts).
+  const pending =
+    !reusable && plan.scenario.length === 0 ? await pendingOpen(input, config.environment) : null;
+  const answer =
+    pending?.answer ??
+    (await ledger.open({
+      ...input,
+      scenario: plan.scenario,
+      ...(reserved === undefined ? {} : { reserved: true }),
+      ...(request.task_key === undefined
+        ? {}
+        : {
+            task: {
+              key: request.task_key,
+              // As asked, so a retry of the same body matches whatever the ceilings became since.
+              request: {
+                namespace,
+                limits: request.limits ?? null,
+                scenario: request.scenario ?? null,
+                ...(refs === null ? {} : { tools: refs }),
+              },
             },
-          },
-        }),
-  });
+          }),
+    }));
   if (answer.kind === "conflict") {
     return refuse(
       failure(ctx, {
@@ -245,6 +259,7 @@ export async function openRunFor(
       ns: namespace,
       exp: expiresAt,
       ...(refs === null ? {} : { tools: refs }),
+      ...(pending === null ? {} : { open: pending.claim }),
     },
     config.runTokenKeys,
   );
@@ -261,7 +276,37 @@ export async function openRunFor(
       : { task_key: request.task_key, reused: answer.kind === "reused" }),
     tools: await toolSpecsFor({ namespace, tools: refs, reach: plan.reach }),
   };
-  return { ok: true, envelope: success(ctx, opened), opened, reused: answer.kind === "reused", tools: refs };
+  return {
+    ok: true,
+    envelope: success(ctx, opened),
+    opened,
+    reused: answer.kind === "reused",
+    tools: refs,
+    pending: pending?.claim ?? null,
+  };
+}
+
+/**
+ * An open that stores nothing: the status it answers, as the run's ledger would have answered it,
+ * and what its token carries for the ledger to create the run from on its first request.
+ */
+async function pendingOpen(
+  input: Omit<PendingOpen, "opened_at" | "catalog_version"> & { tenant: string },
+  environment: EnvironmentName,
+): Promise<{ answer: OpenRunAnswer; claim: PendingOpenClaims }> {
+  const now = Date.now();
+  const catalogVersion = await catalog.version();
+  const run = newRun(input, environment, catalogVersion, now);
+  return {
+    answer: { kind: "opened", status: runStatus(run, now) },
+    claim: {
+      at: now,
+      limits: input.limits,
+      repeat_threshold: input.repeat_threshold,
+      catalog_version: catalogVersion,
+      reach: input.reach,
+    },
+  };
 }
 
 /** The limits, with the deadline moved in so the run ends no later than `endsBy` (at least 1 s from now). */

@@ -271,11 +271,25 @@ export async function recordAlarmSets(run: TestRun): Promise<() => Promise<numbe
 }
 
 /**
+ * An open without a task key stores nothing: the run's ledger is created by the run's first request
+ * (`src/runs/pending-open.ts`). A test that looks into the ledger, or moves its stored clock, before
+ * any call makes that request here: the run's status.
+ */
+export async function storeRun(run: TestRun): Promise<void> {
+  const { status, body } = await request(`/v1/runs/${run.id}`, {
+    headers: { authorization: `Bearer ${run.token}` },
+  });
+  expect(status, JSON.stringify(body.error)).toBe(200);
+}
+
+/**
  * A run's entry in the tenant's directory waits in its ledger's outbox for the run's first call; a
- * run not called has it delivered by its alarm (OPENED_ENTRY_WAIT_MS after the open). This rings
- * that alarm now.
+ * run whose ledger exists but that is not called has it delivered by its alarm
+ * (OPENED_ENTRY_WAIT_MS after the ledger was created). This creates the ledger (`storeRun`) and
+ * rings that alarm now.
  */
 export async function deliverUncalledRun(run: TestRun): Promise<void> {
+  await storeRun(run);
   expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
 }
 
@@ -309,6 +323,7 @@ export async function refundSentThenLost(
   run: TestRun,
   args: { order_id: string; amount_cents: number; reason: string },
 ): Promise<{ key: string; refundId: string }> {
+  await storeRun(run);
   const key = await deriveIdempotencyKey({ tenant: run.tenant, runId: run.id, tool: "issue_refund", args });
   const refund = catalog.find("support", "issue_refund") as ToolSpec;
   const stored = buildRequest(refund, args, { key, callId: "call_lost" });

@@ -126,7 +126,10 @@ describe("rotation through the worker (configured lists in .dev.vars.example)", 
   it("accept a run token signed with the retired key for status and tool calls", async () => {
     const run = await openRun("acme");
     const retired = runTokenKeys()[1] as string;
-    const token = await issueRunToken(claims(run.id), [retired]);
+    // The run's own claims (its open among them), signed with the retired key.
+    const opened = await verifyRunToken(run.token, runTokenKeys());
+    if (!opened.ok) throw new Error("the run's token does not verify");
+    const token = await issueRunToken(opened.payload, [retired]);
     const status = await request(`/v1/runs/${run.id}`, { headers: { authorization: `Bearer ${token}` } });
     expect(status.status).toBe(200);
     const call = await callWith(run, token);

@@ -6,7 +6,9 @@ import {
   decide,
   ledgerStubOf,
   openRun,
+  request,
   sandboxRequests,
+  storeRun,
   type TestRun,
   traceOf,
 } from "./helpers";
@@ -35,8 +37,27 @@ async function countCommits(run: TestRun): Promise<() => Promise<number>> {
 }
 
 describe("what a call commits", () => {
+  it("creates a run its open stored nothing of in one commit of its first call, before the call's own", async () => {
+    const run = await openRun("initech");
+    const commits = await countCommits(run);
+    const read = await callTool(run, "lookup_order", { order_id: "I3001" });
+    expect(read.body.outcome, JSON.stringify(read.body.error)).toBe("success");
+    expect(await commits()).toBe(2);
+    const again = await callTool(run, "lookup_order", { order_id: "I3002" });
+    expect(again.body.outcome, JSON.stringify(again.body.error)).toBe("success");
+    expect(await commits()).toBe(3);
+    // The run's clock started at the open, not at its first call.
+    const status = await request(`/v1/runs/${run.id}`, { headers: { authorization: `Bearer ${run.token}` } });
+    expect(status.body.data).toMatchObject({
+      created_at: run.data.created_at,
+      deadline_at: run.data.deadline_at,
+      used: { calls_used: 2 },
+    });
+  });
+
   it("commits a read once, after the upstream answered, with its trace entry and the calls it spent", async () => {
     const run = await openRun("initech");
+    await storeRun(run);
     const commits = await countCommits(run);
     const read = await callTool(run, "lookup_order", { order_id: "I3001" });
     expect(read.body.outcome, JSON.stringify(read.body.error)).toBe("success");
@@ -48,6 +69,7 @@ describe("what a call commits", () => {
 
   it("commits a write's reservation before it leaves and its outcome after, and a replay once", async () => {
     const run = await openRun("initech");
+    await storeRun(run);
     const commits = await countCommits(run);
     const args = {
       customer_id: "C301",
@@ -64,6 +86,7 @@ describe("what a call commits", () => {
 
   it("commits a refusal once and keeps counting concurrent identical reads for the repeat breaker", async () => {
     const run = await openRun("acme");
+    await storeRun(run);
     const commits = await countCommits(run);
     const refused = await callTool(run, "lookup_order", { order_id: "B2001" });
     expect(refused.body.outcome).toBe("terminal_failure");
@@ -98,6 +121,7 @@ describe("what a call commits", () => {
 
   it("answers read_result_page from the run's own pages, sending nothing upstream and committing once", async () => {
     const run = await openRun("initech");
+    await storeRun(run);
     const commits = await countCommits(run);
     const page = await callTool(run, "read_result_page", { handle: `res_${"0".repeat(24)}`, cursor: 0 });
     expect(page.body.error?.code).toBe("not_found");

@@ -151,8 +151,8 @@ describe("both revisions on one endpoint", () => {
       },
     );
     expect(noName.json?.error).toMatchObject({ code: -32020 });
-    // Nothing ran: the run's counters are untouched.
-    expect((await ledgerStubOf(run).status("acme"))?.used.calls_used).toBe(0);
+    // Nothing ran: no call reached the run, which is not even stored (its open stored nothing).
+    expect(await ledgerStubOf(run).status("acme")).toBeNull();
   });
 
   it("answers an unsupported revision with -32022 naming the supported one", async () => {
@@ -300,13 +300,17 @@ describe("an agent's runs without sessions", () => {
       expect(envelope.error?.code).toBe(code);
       expect(envelope.error?.message).toMatch(/run_handle/);
     }
-    expect((await ledgerStubOf(runOf("acme", mine.run_id)).status("acme"))?.used.calls_used).toBe(0);
-    expect((await ledgerStubOf(runOf("globex", globex.run_id)).status("globex"))?.used.calls_used).toBe(0);
+    // No call reached either run: neither is even stored (start_task's open stores nothing).
+    expect(await ledgerStubOf(runOf("acme", mine.run_id)).status("acme")).toBeNull();
+    expect(await ledgerStubOf(runOf("globex", globex.run_id)).status("globex")).toBeNull();
     expect(await refundsOf("A1004")).toHaveLength(before);
   });
 
   it("a handle of an ended run is refused by its ledger", async () => {
     const started = await startTask();
+    // Its first call creates the run (start_task stores nothing); then it ends.
+    const first = await call(AGENT, "lookup_order", { order_id: "A1001", run_handle: started.run_handle });
+    expect(envelopeOf(first).outcome).toBe("success");
     await ledgerStubOf(runOf("acme", started.run_id)).end("acme");
     const result = await call(AGENT, "lookup_order", { order_id: "A1001", run_handle: started.run_handle });
     expect(envelopeOf(result).error?.code).toBe("run_closed");

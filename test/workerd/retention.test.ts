@@ -1,5 +1,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { parseKeyList } from "../../src/auth/keys";
+import { issueRunToken, verifyRunToken } from "../../src/auth/run-token";
 import { OPENED_ENTRY_WAIT_MS } from "../../src/ledger/run-index";
 import { RETENTION_MS } from "../../src/ledger/run-ledger";
 import {
@@ -11,6 +14,14 @@ import {
   request,
   type TestRun,
 } from "./helpers";
+
+/**
+ * A task's run, stored at its open (its token carries no open to create it from): these tests move
+ * the stored clock past retention, which a token's own clock does not follow. A run whose open
+ * stored nothing is created only before the deadline its token carries (the last test).
+ */
+const openStoredRun = (limits: Record<string, number> = {}) =>
+  openRun("acme", { namespace: "support", limits, task_key: `retention-${crypto.randomUUID()}` });
 
 const statusCode = async (run: TestRun) =>
   (await request(`/v1/runs/${run.id}`, { headers: { authorization: `Bearer ${run.token}` } })).status;
@@ -32,7 +43,7 @@ describe("retention of a run's data", () => {
   });
 
   it("deletes keys, results and trace once the window has passed", async () => {
-    const run = await openRun("acme");
+    const run = await openStoredRun();
     await callTool(run, "create_internal_ticket", {
       customer_id: "C100",
       priority: "low",
@@ -57,7 +68,7 @@ describe("retention of a run's data", () => {
   });
 
   it("lists a run that never calls, keeps it until a day after its deadline, then deletes it", async () => {
-    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 60 } });
+    const run = await openStoredRun({ deadline_s: 60 });
     const deadline = Date.parse(String(run.data.deadline_at));
     const alarmOf = () =>
       runInDurableObject(ledgerStubOf(run), (_instance, state) => state.storage.getAlarm());
@@ -85,7 +96,7 @@ describe("retention of a run's data", () => {
   });
 
   it("answers a call that arrives while retention deletes the run, and a call after it, without a schema left half made", async () => {
-    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 60 } });
+    const run = await openStoredRun({ deadline_s: 60 });
     expect((await callTool(run, "lookup_order", { order_id: "A1001" })).body.outcome).toBe("success");
     await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
       state.storage.sql.exec("UPDATE run SET deadline_at = ?", Date.now() - RETENTION_MS - 1_000);
@@ -114,5 +125,30 @@ describe("retention of a run's data", () => {
         : Number(state.storage.sql.exec("SELECT COUNT(*) AS n FROM run").one().n);
     });
     expect(runs).toBe(0);
+  });
+
+  it("creates no run from a token whose open stored nothing once its deadline has passed", async () => {
+    const keys = parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS);
+    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 60 } });
+    const opened = await verifyRunToken(run.token, keys);
+    if (!opened.ok || opened.payload.open === undefined) throw new Error("the open stored its run");
+    // The same open, made 61 s ago: its deadline has passed, and a run it named may have been
+    // ended and deleted since. Its token still lives (the grace after the deadline).
+    const open = { ...opened.payload.open, at: Date.now() - 61_000 };
+    const late = { ...run, token: await issueRunToken({ ...opened.payload, open }, keys) };
+    expect(await statusCode(late)).toBe(404);
+    const call = await callTool(late, "lookup_order", { order_id: "A1001" });
+    expect(call.body.outcome).toBe("terminal_failure");
+    expect(call.body.error?.code).not.toBe("internal_error");
+    const stored = await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+      const sql = state.storage.sql;
+      const schema = sql
+        .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run'")
+        .toArray();
+      return schema.length === 0 ? 0 : Number(sql.exec("SELECT COUNT(*) AS n FROM run").one().n);
+    });
+    expect(stored).toBe(0);
+    // Before its deadline the same run is created by its first request, at its open's time.
+    expect(await statusCode(run)).toBe(200);
   });
 });

@@ -49,6 +49,39 @@ const outboxRows = (run: TestRun) =>
   runInDurableObject(ledgerStubOf(run), (_instance, state) => state.storage.sql.exec(PROBE).one().n);
 
 describe("opening a run", () => {
+  it("stores nothing for an open without a task key: its first call creates the run, its entry and its alarm", async () => {
+    const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 60 } });
+    const storage = () =>
+      runInDurableObject(ledgerStubOf(run), async (_instance, state) => ({
+        tables: state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray(),
+        alarm: await state.storage.getAlarm(),
+      }));
+    // Opened: no table, no alarm, and the directory does not know the run.
+    expect(await storage()).toEqual({ tables: [], alarm: null });
+    const listed = async () => {
+      const { body } = await asOperator("/v1/runs?state=all&limit=100");
+      return (body.data as { runs: RunSummary[] }).runs.find((entry) => entry.run_id === run.id);
+    };
+    expect(await listed()).toBeUndefined();
+    // Its first call creates it as the open would have, and one delivery carries its entry.
+    const statements = await recordStatements(run);
+    const call = await callTool(run, "lookup_order", { order_id: "A1002" });
+    expect(call.body.outcome, JSON.stringify(call.body.error)).toBe("success");
+    await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
+    const seen = await statements();
+    expect(seen.filter((statement) => statement.startsWith("CREATE TABLE IF NOT EXISTS run"))).toHaveLength(
+      1,
+    );
+    expect(seen.filter((statement) => statement.startsWith("DELETE FROM outbox"))).toHaveLength(1);
+    expect(await listed()).toMatchObject({
+      created_at: run.data.created_at,
+      deadline_at: run.data.deadline_at,
+      tools: ["lookup_order"],
+      subjects: ["order_id=A1002"],
+    });
+    expect((await storage()).alarm).toBe(Date.parse(String(run.data.deadline_at)) + RETENTION_MS);
+  });
+
   it("creates the schema without asking twice, and leaves its directory entry for the first call to carry", async () => {
     const taskKey = "open-work-1";
     // The run's id follows from its task key, so its ledger can be watched before it is opened.

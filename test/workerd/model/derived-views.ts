@@ -60,6 +60,8 @@ export async function ringLedgerAlarm(run: RunModel): Promise<void> {
 }
 
 interface LedgerTruth {
+  /** Whether the ledger holds the run: an open stores nothing, and the run's first request creates it. */
+  stored: boolean;
   approvals: Record<string, string>;
   closed: boolean;
 }
@@ -68,9 +70,12 @@ interface LedgerTruth {
 async function ledgerTruthOf(run: RunModel): Promise<LedgerTruth> {
   return runInDurableObject(ledgerStubOf(run.handle), (_instance, state) => {
     const sql = state.storage.sql;
+    const schema = sql.exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run'").toArray();
+    if (schema.length === 0) return { stored: false, approvals: {}, closed: false };
     const rows = sql.exec<{ id: string; state: string }>("SELECT id, state FROM approvals").toArray();
     const runRow = sql.exec<{ state: string }>("SELECT state FROM run").toArray()[0];
     return {
+      stored: runRow !== undefined,
       approvals: Object.fromEntries(rows.map((row) => [row.id, row.state])),
       closed: runRow?.state === "closed",
     };
@@ -98,7 +103,8 @@ async function listedRunOf(run: RunModel): Promise<RunSummary | undefined> {
 /**
  * Rule 8, once the run is quiet (nothing in flight, its directory up, its alarm rung): every
  * approval its ledger holds is listed in the state the ledger holds, none is listed that it does
- * not hold, and a run its ledger closed is listed as closed.
+ * not hold, a run its ledger holds is listed (closed when it closed it), and one it does not hold
+ * (no request reached it) is not.
  */
 export async function checkViewsConverge(run: RunModel): Promise<void> {
   const [truth, listed, listedRun] = await Promise.all([
@@ -113,6 +119,11 @@ export async function checkViewsConverge(run: RunModel): Promise<void> {
       ledger: truth.approvals,
       listed,
     });
+  }
+  // A run no request reached is stored nowhere, and listed nowhere; any other is listed.
+  if (!truth.stored) {
+    if (listedRun) violated("8", `the operators' run list shows a ${run.tenant} run its ledger never stored`);
+    return;
   }
   if (!listedRun) violated("8", `the operators' run list never heard of the ${run.tenant} run`);
   if (truth.closed && listedRun.state !== "closed") {
