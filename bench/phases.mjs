@@ -12,9 +12,11 @@ const FILL_CONCURRENCY = 16;
 /** How many orders the idle-run phase's warm run reads before the timed rounds. */
 const WARM_ORDERS = 20;
 /**
- * How long after a batch of opens its CPU is still counted: a run not called has its directory
- * entry delivered by its alarm, 10 s after the open (OPENED_ENTRY_WAIT_MS, src/ledger/run-index.ts),
- * counted with a margin.
+ * How long after a batch of opens its CPU is still counted: a run whose ledger exists but is not
+ * called has its directory entry delivered by its alarm, 10 s after the ledger was created
+ * (OPENED_ENTRY_WAIT_MS, src/ledger/run-index.ts), counted with a margin. The bench's opens have no
+ * task key and store nothing, so they set no alarm; the wait keeps any work an open leaves for
+ * later in its figure.
  */
 const ALARM_SETTLE_MS = 11_500;
 /** How many runs the many-runs batch spreads its reads over. */
@@ -79,22 +81,23 @@ export async function latencyPhase(workload, { warmup, samples }) {
 }
 
 /**
- * Run open: `samples` opens one after another (latency, and workerd's CPU per open, the alarm that
- * delivers an uncalled run's directory entry included), as many opens each followed by its first
- * read (CPU per pair), as many new floor objects one after another (what a new object costs here,
+ * Run open: `samples` opens one after another (latency, and workerd's CPU per open, any work it
+ * leaves for later included), as many opens each followed by its first read, which creates the
+ * run's ledger (CPU per pair), as many new floor objects one after another (what a new object costs here,
  * beside it), then `batch` opens at `concurrency` (opens/s) and as many new floor objects at the
  * same concurrency. Resolves with the figures, the runs the batch opened and the floor objects it
  * created (the throughput phase spreads reads over the runs and floor worker hits over the objects).
  */
 export async function runOpenPhase(workload, { samples, batch, concurrency, pid }) {
-  // A run's directory entry waits for its first call; a run not called has it delivered by its
-  // alarm 10 s after the open, which the opens' CPU includes.
+  // An open without a task key stores nothing (src/runs/pending-open.ts); whatever an open left
+  // for later (an alarm) would ring within the settle, and the opens' CPU includes it.
   const serial = await serialBatch(() => workload.openRun(), {
     count: samples,
     pid: pid(),
     settleMs: ALARM_SETTLE_MS,
   });
-  // What an agent's run start costs: the open and its first read, whose commit carries the entry.
+  // What an agent's run start costs: the open and its first read, which creates the run's ledger
+  // and whose commit carries its directory entry.
   const withRead = await serialBatch(async (index) => workload.proxiedRead(await workload.openRun(), index), {
     count: samples,
     pid: pid(),
@@ -120,8 +123,8 @@ export async function runOpenPhase(workload, { samples, batch, concurrency, pid 
     concurrency,
     count: batch,
   });
-  // The batch's runs are not called until the throughput phase: their alarms deliver their entries
-  // now, not in the middle of the next phase's CPU.
+  // The batch's runs are not called until the throughput phase: whatever the opens left for later
+  // runs now, not in the middle of the next phase's CPU.
   await sleep(ALARM_SETTLE_MS);
   return {
     figures: {
