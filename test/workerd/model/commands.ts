@@ -1,7 +1,14 @@
 import { abortAllDurableObjects, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import type fc from "fast-check";
 import { type Envelope, envelopeSchema } from "../../../src/wire/envelope";
-import { ACME_OPERATORS, armFault, ledgerStubOf, OPERATOR_KEYS, restartDurableObject } from "../helpers";
+import {
+  ACME_OPERATORS,
+  armFault,
+  ledgerStubOf,
+  OPERATOR_KEYS,
+  restartDurableObject,
+  storeRun,
+} from "../helpers";
 import { fleetOrdersFor, nameRun, spendFleetDayElsewhere } from "./across-runs";
 import { callContext, checkAnswers } from "./answer-checks";
 import { directoryRefusesWrites, forgetRefusingDirectories, restoreEveryDirectory } from "./derived-views";
@@ -743,6 +750,8 @@ export class PassDeadlineCommand implements ModelCommand {
   async run(model: ReferenceModel, world: RealWorld): Promise<void> {
     world.stats.commands++;
     const run = runOf(model, this.runName);
+    // A run no request reached yet has no ledger to move the clock of: its status creates it.
+    await storeRun(run.handle);
     const stub = ledgerStubOf(run.handle);
     const alarmDue = await runInDurableObject(stub, async (_instance, state) => {
       const { deadline_at } = state.storage.sql
