@@ -123,8 +123,11 @@ export async function runOpenPhase(workload, { samples, batch, concurrency, pid 
     concurrency,
     count: batch,
   });
-  // The batch's runs are not called until the throughput phase: whatever the opens left for later
-  // runs now, not in the middle of the next phase's CPU.
+  // The throughput phase spreads reads over these runs as it spreads hits over the floor objects
+  // created above, so their objects exist before its clock starts too: an open stores nothing, and
+  // each run's first read creates its ledger here.
+  await drive((index) => workload.proxiedRead(runs[index], index), { concurrency, count: batch });
+  // Whatever the opens and first reads left for later runs now, not in the next phase's CPU.
   await sleep(ALARM_SETTLE_MS);
   return {
     figures: {
