@@ -12,6 +12,7 @@ import type { Env } from "../env";
 import { recordHighRisk } from "../metrics/record";
 import { type AgentCall, admitCall, type CallStep } from "../pipeline/admit";
 import { context, knownEffect } from "../pipeline/answers";
+import { canChargeCall } from "../pipeline/budget";
 import { decideApproval, withdrawApproval } from "../pipeline/decide";
 import { asEditedCall, type EditPlan, prepareEdit } from "../pipeline/edit";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
@@ -343,7 +344,6 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   async #call(input: CallInput): Promise<Envelope> {
-    this.#schema();
     const envelope = await this.#callOnce(input);
     const wait = input.wait_ms ?? 0;
     const approval = envelope.approval;
@@ -360,7 +360,9 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   async #callOnce(input: CallInput): Promise<Envelope> {
-    if (!this.#run && input.open) await this.openPending(input.tenant, input.open);
+    if (!this.#run && input.open && !(await this.openPending(input.tenant, input.open))) {
+      return this.#pastPendingDeadline(input, input.open);
+    }
     const limited = await this.#rateLimited(input);
     if (limited) return this.#rateRefusal(input, limited);
     const taken = this.#edited(
@@ -526,6 +528,21 @@ export class RunLedger extends DurableObject<Env> {
       // Not returned now, the lease's tokens come back when its term ends at the tenant's bucket.
       console.error("rate limiter unavailable", error);
     }
+  }
+
+  /**
+   * A call to a run its open stored nothing of, past that open's deadline: no run is created, and
+   * the call is refused as the run would have refused it, naming the deadline.
+   */
+  #pastPendingDeadline(input: CallInput, pending: PendingOpen): Envelope {
+    const counters = { calls_used: 0, writes_used: 0, destructive_used: 0 };
+    const deadlineAt = pending.opened_at + pending.limits.deadline_s * 1000;
+    const charge = canChargeCall(pending.limits, counters, deadlineAt, Date.now());
+    const message = charge.ok ? "The run's deadline has passed." : charge.message;
+    return failure(
+      { call_id: input.call_id, environment: loadConfig(this.env).environment, tool: input.request.tool },
+      { code: "budget_exhausted", message, details: { limit: "deadline" } },
+    );
   }
 
   /**

@@ -137,17 +137,17 @@ describe("retention of a run's data", () => {
     const open = { ...opened.payload.open, at: Date.now() - 61_000 };
     const late = { ...run, token: await issueRunToken({ ...opened.payload, open }, keys) };
     expect(await statusCode(late)).toBe(404);
+    // Refused as the run would refuse a call past its deadline, naming it.
     const call = await callTool(late, "lookup_order", { order_id: "A1001" });
     expect(call.body.outcome).toBe("terminal_failure");
-    expect(call.body.error?.code).not.toBe("internal_error");
-    const stored = await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
-      const sql = state.storage.sql;
-      const schema = sql
-        .exec("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'run'")
-        .toArray();
-      return schema.length === 0 ? 0 : Number(sql.exec("SELECT COUNT(*) AS n FROM run").one().n);
-    });
-    expect(stored).toBe(0);
+    expect(call.body.error).toMatchObject({ code: "budget_exhausted", details: { limit: "deadline" } });
+    expect(call.body.error?.message).toContain("60s deadline");
+    // Nothing is left behind: not a run, not an empty schema, not an alarm.
+    const stored = await runInDurableObject(ledgerStubOf(run), async (_instance, state) => ({
+      tables: state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray(),
+      alarm: await state.storage.getAlarm(),
+    }));
+    expect(stored).toEqual({ tables: [], alarm: null });
     // Before its deadline the same run is created by its first request, at its open's time.
     expect(await statusCode(run)).toBe(200);
   });
