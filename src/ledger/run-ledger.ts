@@ -12,7 +12,7 @@ import type { Env } from "../env";
 import { recordHighRisk } from "../metrics/record";
 import { type AgentCall, admitCall, type CallStep } from "../pipeline/admit";
 import { context, knownEffect } from "../pipeline/answers";
-import { canChargeCall } from "../pipeline/budget";
+import { type Charge, canChargeCall } from "../pipeline/budget";
 import { decideApproval, withdrawApproval } from "../pipeline/decide";
 import { asEditedCall, type EditPlan, prepareEdit } from "../pipeline/edit";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
@@ -144,7 +144,7 @@ export class RunLedger extends DurableObject<Env> {
    */
   async openPending(tenant: string, pending: PendingOpen): Promise<boolean> {
     if (this.#run) return this.#run.tenant === tenant;
-    if (Date.now() >= pending.opened_at + pending.limits.deadline_s * 1000) return false;
+    if (pastPendingDeadline(pending, Date.now())) return false;
     this.#create({ tenant, ...pending }, pending.catalog_version, pending.opened_at, Date.now());
     await this.#publisher.scheduleAlarm();
     return true;
@@ -360,8 +360,16 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   async #callOnce(input: CallInput): Promise<Envelope> {
-    if (!this.#run && input.open && !(await this.openPending(input.tenant, input.open))) {
-      return this.#pastPendingDeadline(input, input.open);
+    if (!this.#run && input.open) {
+      // Past its deadline the run is not created, and the call is refused as the run would refuse it.
+      const late = pastPendingDeadline(input.open, Date.now());
+      if (late) {
+        return failure(
+          { call_id: input.call_id, environment: loadConfig(this.env).environment, tool: input.request.tool },
+          { code: "budget_exhausted", message: late.message, details: { limit: late.limit } },
+        );
+      }
+      await this.openPending(input.tenant, input.open);
     }
     const limited = await this.#rateLimited(input);
     if (limited) return this.#rateRefusal(input, limited);
@@ -528,21 +536,6 @@ export class RunLedger extends DurableObject<Env> {
       // Not returned now, the lease's tokens come back when its term ends at the tenant's bucket.
       console.error("rate limiter unavailable", error);
     }
-  }
-
-  /**
-   * A call to a run its open stored nothing of, past that open's deadline: no run is created, and
-   * the call is refused as the run would have refused it, naming the deadline.
-   */
-  #pastPendingDeadline(input: CallInput, pending: PendingOpen): Envelope {
-    const counters = { calls_used: 0, writes_used: 0, destructive_used: 0 };
-    const deadlineAt = pending.opened_at + pending.limits.deadline_s * 1000;
-    const charge = canChargeCall(pending.limits, counters, deadlineAt, Date.now());
-    const message = charge.ok ? "The run's deadline has passed." : charge.message;
-    return failure(
-      { call_id: input.call_id, environment: loadConfig(this.env).environment, tool: input.request.tool },
-      { code: "budget_exhausted", message, details: { limit: "deadline" } },
-    );
   }
 
   /**
@@ -902,4 +895,19 @@ export class RunLedger extends DurableObject<Env> {
   #ownRun(tenant: string): RunMeta | null {
     return this.#run?.tenant === tenant ? this.#run : null;
   }
+}
+
+/**
+ * Why a run its open stored nothing of may no longer be created: its deadline, counted from the
+ * open, has passed (a run there may be one retention deleted). Null while it may.
+ */
+function pastPendingDeadline(pending: PendingOpen, now: number): Exclude<Charge, { ok: true }> | null {
+  const unspent = { calls_used: 0, writes_used: 0, destructive_used: 0 };
+  const charge = canChargeCall(
+    pending.limits,
+    unspent,
+    pending.opened_at + pending.limits.deadline_s * 1000,
+    now,
+  );
+  return charge.ok ? null : charge;
 }
