@@ -3,6 +3,8 @@ import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { storeOf } from "../../sandbox/src/env";
 import type { RequestLogEntry } from "../../sandbox/src/model";
+import { parseKeyList } from "../../src/auth/keys";
+import { issueRunToken, type PendingOpenClaims, verifyRunToken } from "../../src/auth/run-token";
 import type { ToolSpec } from "../../src/catalog/define-tool";
 import { tenantObject } from "../../src/config/placement";
 import { parseTenants } from "../../src/config/tenants";
@@ -280,6 +282,18 @@ export async function storeRun(run: TestRun): Promise<void> {
     headers: { authorization: `Bearer ${run.token}` },
   });
   expect(status, JSON.stringify(body.error)).toBe(200);
+}
+
+/**
+ * The run as a token would name it whose open (stored nothing, `RunTokenClaims.open`) differs by
+ * `change`: signed with the configured run-token key, like the token the open answered with.
+ */
+export async function withPendingOpen(run: TestRun, change: Partial<PendingOpenClaims>): Promise<TestRun> {
+  const keys = parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS);
+  const opened = await verifyRunToken(run.token, keys);
+  if (!opened.ok || opened.payload.open === undefined) throw new Error("the open stored its run");
+  const open = { ...opened.payload.open, ...change };
+  return { ...run, token: await issueRunToken({ ...opened.payload, open }, keys) };
 }
 
 /**

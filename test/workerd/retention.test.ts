@@ -1,8 +1,5 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { parseKeyList } from "../../src/auth/keys";
-import { issueRunToken, verifyRunToken } from "../../src/auth/run-token";
 import { OPENED_ENTRY_WAIT_MS } from "../../src/ledger/run-index";
 import { RETENTION_MS } from "../../src/ledger/run-ledger";
 import {
@@ -13,6 +10,7 @@ import {
   openRun,
   request,
   type TestRun,
+  withPendingOpen,
 } from "./helpers";
 
 /**
@@ -128,14 +126,10 @@ describe("retention of a run's data", () => {
   });
 
   it("creates no run from a token whose open stored nothing once its deadline has passed", async () => {
-    const keys = parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS);
     const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 60 } });
-    const opened = await verifyRunToken(run.token, keys);
-    if (!opened.ok || opened.payload.open === undefined) throw new Error("the open stored its run");
     // The same open, made 61 s ago: its deadline has passed, and a run it named may have been
     // ended and deleted since. Its token still lives (the grace after the deadline).
-    const open = { ...opened.payload.open, at: Date.now() - 61_000 };
-    const late = { ...run, token: await issueRunToken({ ...opened.payload, open }, keys) };
+    const late = await withPendingOpen(run, { at: Date.now() - 61_000 });
     expect(await statusCode(late)).toBe(404);
     // Refused as the run would refuse a call past its deadline, naming it.
     const call = await callTool(late, "lookup_order", { order_id: "A1001" });

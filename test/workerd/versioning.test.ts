@@ -1,12 +1,18 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { parseKeyList } from "../../src/auth/keys";
-import { issueRunToken, verifyRunToken } from "../../src/auth/run-token";
 import { computeCatalogVersion } from "../../src/catalog/catalog";
 import { catalog } from "../../src/tools";
 import { servedCatalogVersion } from "../../src/tools/catalog.generated";
-import { callTool, ledgerStubOf, openRun, request, restartDurableObject, storeRun, traceOf } from "./helpers";
+import {
+  callTool,
+  ledgerStubOf,
+  openRun,
+  request,
+  restartDurableObject,
+  storeRun,
+  traceOf,
+  withPendingOpen,
+} from "./helpers";
 
 describe("catalog versions", () => {
   it("serves the version compile computed, which is the one its tools' contracts hash to here", async () => {
@@ -50,13 +56,9 @@ describe("catalog versions", () => {
   });
 
   it("pins a run its open stored nothing of to the version its open showed, not the one of its first call", async () => {
-    const keys = parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS);
     const run = await openRun("acme");
-    const opened = await verifyRunToken(run.token, keys);
-    if (!opened.ok || opened.payload.open === undefined) throw new Error("the open stored its run");
     // As if the open was answered by the deploy before this one.
-    const open = { ...opened.payload.open, catalog_version: "cat_0000000000000000" };
-    const earlier = { ...run, token: await issueRunToken({ ...opened.payload, open }, keys) };
+    const earlier = await withPendingOpen(run, { catalog_version: "cat_0000000000000000" });
     const { status, body } = await callTool(earlier, "lookup_order", { order_id: "A1001" });
     expect(status).toBe(409);
     expect(body.error).toMatchObject({
