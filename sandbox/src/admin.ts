@@ -34,6 +34,22 @@ admin.get("/requests", async (c) =>
   c.json({ requests: await storeOf(c.env).listRequests(c.req.query("run_id") ?? null) }),
 );
 
+/**
+ * The answer stored under one tenant's Idempotency-Key, whole even when its delivery was cut off:
+ * what a test holds a lost answer to. A refusal before the request ran (a key reused for another
+ * request, a malformed body) stores nothing, so it reads as `unknown`.
+ */
+admin.get("/idempotency-keys/:key", async (c) => {
+  const tenant = c.req.query("tenant");
+  if (!tenant) return errorResponse(400, "invalid_request", "Give the tenant: ?tenant=<tenant id>.");
+  const answer = await storeOf(c.env).answerOfIdempotencyKey(tenant, c.req.param("key"));
+  return c.json(
+    answer.state === "answered"
+      ? { state: answer.state, status: answer.status, body: JSON.parse(answer.body) as unknown }
+      : { state: answer.state },
+  );
+});
+
 /** The last credential each tool of a run presented: what a leaky upstream's logs would hold. */
 admin.get("/credentials", async (c) => {
   const runId = c.req.query("run_id");

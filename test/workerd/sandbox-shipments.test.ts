@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import committedDocument from "../../sandbox/openapi/shipments.json";
 import { issueUpstreamCredential } from "../../src/upstream/credential";
-import { armFault, sandbox, sandboxRequests } from "./helpers";
+import { armFault, SANDBOX_ADMIN, sandbox, sandboxRequests } from "./helpers";
 import { configuredSigningKeys } from "./upstream-credentials";
 
 /**
@@ -228,6 +228,48 @@ describe("POST /orders/{order_id}/shipment/reroute", () => {
     });
     expect(malformed.status).toBe(400);
     expect((await shipmentsAtSource("initech")).get("I3004")).toEqual(before);
+  });
+
+  it("keeps a refusal cut off on the way whole in its records, and nothing for a key refused before it ran", async () => {
+    const initech = client("initech");
+    const key = `cut-${initech.runId}`;
+    const abroad = elsewhereInAustin("11 Downing St");
+    abroad.destination.country = "GB";
+    const cut = await initech.call("POST", "/orders/I3004/shipment/reroute", {
+      body: abroad,
+      key,
+      headers: { "x-sandbox-fault": "truncated" },
+    });
+    expect(cut.status).toBe(422);
+    const text = await cut.text();
+    expect(() => JSON.parse(text)).toThrow();
+
+    const stored = await sandbox(`/_admin/idempotency-keys/${key}?tenant=initech`);
+    expect(stored).toMatchObject({
+      state: "answered",
+      status: 422,
+      body: { error: { code: "destination_not_serviceable" } },
+    });
+    // The key is the tenant's: another tenant's records hold nothing under it.
+    expect(await sandbox(`/_admin/idempotency-keys/${key}?tenant=acme`)).toEqual({ state: "unknown" });
+    // A key reused for another request is refused before it runs, so the first answer stays.
+    const reused = await initech.call("POST", "/orders/I3004/shipment/reroute", {
+      body: elsewhereInAustin("12 Main St"),
+      key,
+    });
+    expect(reused.status).toBe(422);
+    expect(await reused.json()).toMatchObject({ error: { code: "idempotency_key_reused" } });
+    expect(await sandbox(`/_admin/idempotency-keys/${key}?tenant=initech`)).toMatchObject({
+      body: { error: { code: "destination_not_serviceable" } },
+    });
+
+    const untold = await env.ORDERS_API.fetch(`https://sandbox.test/_admin/idempotency-keys/${key}`, {
+      headers: { "x-sandbox-admin": SANDBOX_ADMIN },
+    });
+    expect(untold.status).toBe(400);
+    expect(await untold.json()).toMatchObject({
+      error: { code: "invalid_request", message: expect.stringContaining("?tenant=") },
+    });
   });
 
   it("reroutes only the tenant's own orders", async () => {

@@ -11,6 +11,7 @@ import {
   type RunModel,
   SIDE_EFFECT,
 } from "./reference";
+import { storedErrorCode } from "./system";
 import { shown, violated } from "./violation";
 
 /**
@@ -59,10 +60,10 @@ function sameOutcome(a: Envelope, b: Envelope): boolean {
  * Checks every answer to one agent call (several for a burst). Runs after the model learned from
  * the answers, so `ctx` holds what was known before and the run model what is known now.
  */
-export function checkAnswers(ctx: CallContext, answers: readonly Envelope[]): void {
+export async function checkAnswers(ctx: CallContext, answers: readonly Envelope[]): Promise<void> {
   for (const answer of answers) {
     checkKeyNaming(ctx, answer, answers);
-    checkValidationHolds(ctx, answer);
+    checkValidationHolds(ctx, answer, await upstreamCodeOf(ctx, answer));
     checkWaitIsNoDeadEnd(ctx, answer);
     checkRefusedWhenBudgetSpent(ctx, answer);
     checkClosedRunRefuses(ctx, answer);
@@ -92,10 +93,22 @@ function checkKeyNaming(ctx: CallContext, answer: Envelope, all: readonly Envelo
   }
 }
 
+/**
+ * The upstream's error code behind an answer: the one the answer names or, when the upstream's
+ * refusal reached the proxy cut off (a `truncated` fault leaves a status and half a body), the one
+ * the upstream stored under the key.
+ */
+async function upstreamCodeOf(ctx: CallContext, answer: Envelope): Promise<unknown> {
+  const details = answer.error?.details;
+  if (details?.upstream_code !== undefined || details?.upstream_status === undefined)
+    return details?.upstream_code;
+  if (ctx.call.fault?.mode !== "truncated" || answer.idempotency_key === null) return undefined;
+  return (await storedErrorCode(ctx.run.tenant, answer.idempotency_key)) ?? undefined;
+}
+
 /** Rule 1: a resend sends the same bytes, so nothing that passed validation fails it later. */
-function checkValidationHolds(ctx: CallContext, answer: Envelope): void {
+function checkValidationHolds(ctx: CallContext, answer: Envelope, upstreamCode: unknown): void {
   if (answer.error?.code !== "validation_error") return;
-  const upstreamCode = answer.error.details?.upstream_code;
   if (upstreamCode === "idempotency_key_reused") {
     violated(
       "1",

@@ -161,7 +161,8 @@ const faultChoice = fc.oneof(
 
 /**
  * What a resend meets: mostly nothing, sometimes a 429 (answered before the application, so it says
- * nothing about an earlier attempt) or a success whose body is cut off.
+ * nothing about an earlier attempt) or the application's answer with its body cut off (a success,
+ * or the upstream's own refusal whose code only its records still hold).
  */
 const resendFault: fc.Arbitrary<HeaderFault | null> = fc.oneof(
   { weight: 5, arbitrary: fc.constant(null) },

@@ -186,7 +186,7 @@ export async function makeCall(
   const answers = await Promise.all(doors.map((door) => sendCall(run.handle, { ...call, door })));
   countHolds(world.stats, answers);
   learnFromAnswers(run, call, answers);
-  checkAnswers(ctx, answers);
+  await checkAnswers(ctx, answers);
   await checkWorld([run], [{ run, call, answers }]);
 }
 
@@ -216,7 +216,7 @@ export class ResendLastCallCommand implements ModelCommand {
     const ctx = callContext(run, call);
     const answers = [await sendCall(run.handle, call)];
     learnFromAnswers(run, call, answers);
-    checkAnswers(ctx, answers);
+    await checkAnswers(ctx, answers);
     await checkWorld([run], [{ run, call, answers }]);
   }
 
@@ -258,7 +258,7 @@ export class CallAcrossRestartCommand implements ModelCommand {
     }
     const answers = [await pending];
     learnFromAnswers(run, call, answers);
-    checkAnswers(ctx, answers);
+    await checkAnswers(ctx, answers);
     await checkWorld(openRunsOf(model), [{ run, call, answers }]);
   }
 

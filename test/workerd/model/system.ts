@@ -235,6 +235,19 @@ interface TicketRow {
   run_id: string | null;
 }
 
+/**
+ * The error code the upstream stored under a key, read whole from its records: what an answer
+ * whose delivery was cut off said. Null when nothing is stored (a request refused before it ran,
+ * such as a key reused for another request, stores no answer) or the answer was no error.
+ */
+export async function storedErrorCode(tenant: TenantName, key: string): Promise<string | null> {
+  const stored = await sandbox<{ state: string; body?: { error?: { code?: unknown } } }>(
+    `/_admin/idempotency-keys/${encodeURIComponent(key)}?tenant=${tenant}`,
+  );
+  const code = stored.body?.error?.code;
+  return stored.state === "answered" && typeof code === "string" ? code : null;
+}
+
 /** The refunds and tickets that exist upstream for this run: the truth every answer is held to. */
 export async function effectsOf(run: TestRun): Promise<Effect[]> {
   const [{ refunds }, { tickets }] = await Promise.all([
