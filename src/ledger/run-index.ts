@@ -174,19 +174,37 @@ export class RunDirectory {
     }
   }
 
+  /**
+   * Sends every message due at once: each is about its own topic and applied idempotently, so none
+   * waits for another (a run's entry for its effect's fate, the directory for a shard, any of them
+   * for a slow webhook receiver). What came back is then acknowledged or postponed in one
+   * synchronous turn, which the runtime commits as one write rather than one per message.
+   */
   async #deliverOnce(tenant: string): Promise<void> {
     const directory = tenantObject(this.#env, this.#env.APPROVAL_DIRECTORY, tenant, tenant);
-    for (const row of this.#outbox.undelivered()) {
-      // A webhook receiver is someone else's server: once it failed, it is tried again when its
-      // backoff is due (the alarm rings then), not after every commit of the run.
-      if (row.message.kind === "escalation" && row.attempts > 0 && row.next_attempt_at > Date.now()) continue;
-      try {
-        await deliverMessage(this.#env, directory, tenant, row.message);
+    const now = Date.now();
+    // A webhook receiver is someone else's server: once it failed, it is tried again when its
+    // backoff is due (the alarm rings then), not after every commit of the run.
+    const due = this.#outbox
+      .undelivered()
+      .filter((row) => row.message.kind !== "escalation" || row.attempts === 0 || row.next_attempt_at <= now);
+    const sent = await Promise.all(
+      due.map(async (row) => {
+        try {
+          await deliverMessage(this.#env, directory, tenant, row.message);
+          return { row, error: null, delivered: true };
+        } catch (error) {
+          return { row, error, delivered: false };
+        }
+      }),
+    );
+    for (const { row, error, delivered } of sent) {
+      if (delivered) {
         this.#outbox.acknowledge(row);
-      } catch (error) {
-        console.error(`directory delivery of ${row.topic} failed; the alarm retries it`, error);
-        this.#outbox.postpone(row, Date.now());
+        continue;
       }
+      console.error(`directory delivery of ${row.topic} failed; the alarm retries it`, error);
+      this.#outbox.postpone(row, Date.now());
     }
   }
 }
