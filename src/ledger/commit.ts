@@ -6,7 +6,7 @@ import type { AgentCall, CallView } from "../pipeline/admit";
 import { knownEffect } from "../pipeline/answers";
 import type { DecisionView } from "../pipeline/decide";
 import { toolOfRun } from "../pipeline/grants";
-import type { InterruptedView } from "../pipeline/run-events";
+import { type InterruptedView, RECONCILE_AFTER_MS } from "../pipeline/run-events";
 import type { RunMeta, TraceCompletion } from "../pipeline/run-state";
 import type { Settlement } from "../pipeline/settle";
 import type { Write } from "../pipeline/writes";
@@ -293,6 +293,8 @@ function reportFates(stores: LedgerStores, writes: readonly Write[], now: number
     if (fate === claim.fate) continue;
     stores.claims.setFate(key, fate);
     const known = knownEffect(record);
+    // "sent" waits for the send's outcome, which replaces it and is delivered at once; should the
+    // send never settle, the alarm that reconciles it delivers this too, so it asks for no sooner one.
     stores.outbox.enqueue(
       {
         kind: "effect",
@@ -305,6 +307,7 @@ function reportFates(stores: LedgerStores, writes: readonly Write[], now: number
         },
       },
       now,
+      fate === "sent" ? now + RECONCILE_AFTER_MS : undefined,
     );
   }
 }

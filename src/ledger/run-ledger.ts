@@ -820,7 +820,11 @@ export class RunLedger extends DurableObject<Env> {
       });
       // The outcome is durable now: identical calls get it without waiting for the directory.
       inflight?.resolve(settled.envelope);
-      await this.#publisher.publish(changed);
+      // A keyed send's answer waits for its delivery: when the agent has it, the tenant's effect
+      // shards hold the effect's fate (another run's identical call meets it confirmed, not in
+      // doubt), and nothing the send owes the directory is left to run beside the agent's next call.
+      // A read's delivery (a run entry, at most) goes on in the background.
+      await this.#publisher.publish(changed, changed.length > 0 || key !== null);
       return settled.envelope;
     } catch (error) {
       // A version this call saw counted as the newest at once: it may never be stored now.

@@ -33,6 +33,11 @@ export class RunPublisher {
    * instance, or one whose alarm just rang. Setting the same alarm again is skipped.
    */
   #alarmAt: number | null = null;
+  /**
+   * When the alarm looks for sends a restart cut off, as the first send in flight asked for it,
+   * until the alarm rings (null: no send asked since).
+   */
+  #reconcileAt: number | null = null;
 
   constructor(
     env: Env,
@@ -68,12 +73,14 @@ export class RunPublisher {
   /** The alarm rang: the runtime cleared it, and nothing is set until the handler sets it again. */
   alarmRang(): void {
     this.#alarmAt = null;
+    this.#reconcileAt = null;
   }
 
   /**
    * After a commit: announces its approval changes on the webhook and delivers what it wrote to the
    * outbox. An approval change (or a republished approval) is waited for, so the operators' list
-   * shows it when the answer arrives; a run entry alone is delivered in the background.
+   * shows it when the answer arrives, and so is a keyed send's outcome (`awaitDelivery`); a run
+   * entry alone is delivered in the background.
    */
   async publish(summaries: ApprovalSummary[], awaitDelivery = summaries.length > 0): Promise<void> {
     const run = this.#run();
@@ -95,22 +102,31 @@ export class RunPublisher {
   /**
    * Sets the alarm to what comes first, unless it is set there already. Its reads and the
    * `setAlarm` run synchronously, so called right after a commit the alarm is stored with it.
+   *
+   * A send's reconciliation is asked for once, by the first send in flight, and kept until the
+   * alarm rings: a write after it, sent before that ring, is covered by it too (the ring looks for
+   * sends cut off, and asks again while any is in flight). So a run writing steadily sets its alarm
+   * about once per `RECONCILE_AFTER_MS`, instead of moving it twice per write, to the write's own
+   * reconciliation and back to the run's deletion.
    * `guard`: it is the guard of a delivery about to start, which only needs an alarm to ring
-   * should the delivery not finish; one set to ring sooner, or up to `GUARD_SLACK_MS` later, stays,
-   * and the delivery sets the alarm again once it is done.
+   * should the delivery not finish; one set to ring sooner, or up to `GUARD_SLACK_MS` later (up to
+   * `RECONCILE_AFTER_MS` when it is that reconciliation, which delivers the outbox too), stays, and
+   * the delivery sets the alarm again once it is done.
    */
   async scheduleAlarm(guard = false): Promise<void> {
     const run = this.#run();
     if (!run) return;
     const now = Date.now();
-    const reconcileAt = this.#sendsInFlight() > 0 ? now + RECONCILE_AFTER_MS : null;
+    if (this.#reconcileAt !== null && this.#reconcileAt <= now) this.#reconcileAt = null;
+    if (this.#sendsInFlight() > 0) this.#reconcileAt ??= now + RECONCILE_AFTER_MS;
     const { approvals } = this.#stores;
     // A run without a pending approval (a new one, most) reads none here: the store counts them.
-    const due = nextAlarmAt(run, approvals.nextExpiry(), reconcileAt, approvals.nextEscalation());
+    const due = nextAlarmAt(run, approvals.nextExpiry(), this.#reconcileAt, approvals.nextEscalation());
     const at = Math.min(due, this.#directory.nextAttemptAt() ?? due);
     if (at === this.#alarmAt) return;
     const set = this.#alarmAt;
-    if (guard && set !== null && set > now && set <= at + GUARD_SLACK_MS) return;
+    const slack = set === this.#reconcileAt ? RECONCILE_AFTER_MS : GUARD_SLACK_MS;
+    if (guard && set !== null && set > now && set <= at + slack) return;
     this.#alarmAt = at;
     try {
       await this.#ctx.storage.setAlarm(at);

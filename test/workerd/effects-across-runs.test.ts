@@ -1,4 +1,4 @@
-import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { EffectShard, ShardVerdict } from "../../src/ledger/effect-shard";
 import {
@@ -63,6 +63,38 @@ describe("the same effect from another run", () => {
     ]);
     expect(again.body.error?.message).toMatch(/another run already acted on the same order_id H0001/);
     expect(await refundsOf("H0001")).toHaveLength(1);
+  });
+
+  it("answers a write once the tenant's shards hold its fate, so the next run meets it confirmed however slow the shard", async () => {
+    // Every shard of this isolate applies a fate 150 ms late: an answer given before the delivery
+    // would leave the next run's claim to find the first effect still "sent".
+    const probe = env.EFFECT_SHARD.get(env.EFFECT_SHARD.idFromName(`slow-apply-${crypto.randomUUID()}`));
+    type Apply = EffectShard["apply"];
+    const prototype: { apply: Apply } = await runInDurableObject(probe, (instance) =>
+      Object.getPrototypeOf(instance),
+    );
+    const apply = prototype.apply;
+    prototype.apply = async function (this: EffectShard, update: Parameters<Apply>[0]) {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return apply.call(this, update);
+    };
+    try {
+      const first = await openRun("hooli");
+      const second = await openRun("hooli");
+      const done = await refundIn(first, "H0199", 600);
+      expect(done.body.outcome, JSON.stringify(done.body.error)).toBe("success");
+      const again = await refundIn(second, "H0199", 600);
+      expect(again.body.error?.code).toBe("approval_required");
+      expect(detailsOf(again.body).earlier_effects).toEqual([
+        expect.objectContaining({
+          run_id: first.id,
+          outcome: "confirmed",
+          external_id: (done.body.data as { refund_id: string }).refund_id,
+        }),
+      ]);
+    } finally {
+      prototype.apply = apply;
+    }
   });
 
   it("counts another reason or one cent less as the same effect", async () => {

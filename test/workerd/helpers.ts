@@ -269,7 +269,10 @@ export async function recordAlarmSets(run: TestRun): Promise<() => Promise<numbe
     }) as typeof storage.setAlarm;
   });
   return () =>
-    runInDurableObject(ledgerStubOf(run), (_instance, state) => (state.storage as Recording).alarmSets ?? []);
+    // A copy: the object's own list keeps growing, and a test compares what it read at different times.
+    runInDurableObject(ledgerStubOf(run), (_instance, state) => [
+      ...((state.storage as Recording).alarmSets ?? []),
+    ]);
 }
 
 /**

@@ -1,6 +1,7 @@
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { RETENTION_MS } from "../../src/ledger/run-ledger";
+import { RECONCILE_AFTER_MS } from "../../src/pipeline/run-events";
 import {
   callTool,
   deliverUncalledRun,
@@ -11,10 +12,12 @@ import {
 } from "./helpers";
 
 /**
- * A write's alarm: set before its send leaves (so a send a restart cuts off is still reconciled, and
- * the fate its admission stored for the tenant's effect shards is still delivered), and set back to
- * the run's deletion once the outcome is delivered. The guard of that delivery finds the alarm
- * already set to ring soon enough and leaves it: two alarm writes per write, not three.
+ * A write's alarm: set before its send leaves, so a send a restart cuts off is still reconciled
+ * (and the fate its admission stored for the tenant's effect shards is still delivered). The first
+ * send in flight asks for that reconciliation, and the alarm keeps it until it rings: a write sent
+ * before then is covered by it, so a row of writes moves the alarm for its first write only (twice
+ * when that write is news for the run's entry, whose delivery asks for an alarm of its own), not
+ * twice per write. The ring finds nothing cut off and sets the run's deletion.
  */
 
 const alarmOf = (run: TestRun) =>
@@ -25,38 +28,45 @@ const outboxRows = (run: TestRun) =>
     Number(state.storage.sql.exec("SELECT COUNT(*) AS n FROM outbox").one().n),
   );
 
-describe("the alarm of a run's write", () => {
-  it("is set before the send and back to the run's deletion after its delivery: twice per write", async () => {
+describe("the alarm of a run's writes", () => {
+  it("is set once for a row of writes, to the first send's reconciliation, whose ring sets the run's deletion", async () => {
     const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 600 } });
     const deletion = Date.parse(String(run.data.deadline_at)) + RETENTION_MS;
-    const settled = async () => {
-      await vi.waitFor(
-        async () => {
-          expect(await outboxRows(run)).toBe(0);
-          expect(await alarmOf(run)).toBe(deletion);
-        },
-        { timeout: 5_000, interval: 20 },
-      );
-    };
     // The run's entry, waiting for a first call, delivered by the alarm: the writes start from a run at rest.
     await deliverUncalledRun(run);
-    await settled();
+    await vi.waitFor(
+      async () => {
+        expect(await outboxRows(run)).toBe(0);
+        expect(await alarmOf(run)).toBe(deletion);
+      },
+      { timeout: 5_000, interval: 20 },
+    );
     const sets = await recordAlarmSets(run);
-    for (const summary of ["The first ticket of a row of writes.", "The second ticket of the row."]) {
-      const before = Date.now();
+    const write = async (summary: string) => {
       const answer = await callTool(run, "create_internal_ticket", {
         customer_id: "C100",
         priority: "low",
         summary,
       });
       expect(answer.body.outcome, JSON.stringify(answer.body.error)).toBe("success");
-      await settled();
-      const set = await sets();
-      // The send's alarm rang soon after it left; the last one is the run's deletion again.
-      expect(set.at(-2) as number).toBeGreaterThanOrEqual(before);
-      expect(set.at(-2) as number).toBeLessThan(before + 60_000);
-      expect(set.at(-1)).toBe(deletion);
-    }
-    expect(await sets()).toHaveLength(4);
+      // A write's answer waits for its delivery: its effect's fate is with the shards already.
+      expect(await outboxRows(run)).toBe(0);
+    };
+    const before = Date.now();
+    await write("The first ticket of a row of writes.");
+    const afterFirst = await sets();
+    const reconcile = afterFirst.at(-1) as number;
+    expect(reconcile).toBeGreaterThanOrEqual(before + RECONCILE_AFTER_MS);
+    expect(reconcile).toBeLessThanOrEqual(Date.now() + RECONCILE_AFTER_MS);
+    // The second write, sent before that ring, is covered by it: the alarm is not moved at all.
+    await write("The second ticket of the row.");
+    await write("The third ticket of the row.");
+    expect(await sets()).toEqual(afterFirst);
+    expect(await alarmOf(run)).toBe(reconcile);
+
+    // The reconciliation rings (now, early): nothing was cut off, and the one alarm left is the deletion.
+    expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
+    expect(await alarmOf(run)).toBe(deletion);
+    expect(await sets()).toEqual([...afterFirst, deletion]);
   });
 });
