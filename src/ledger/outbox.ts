@@ -138,10 +138,12 @@ export class Outbox {
     this.#enqueued++;
     this.#nextAt = wasEmpty ? dueAt : undefined;
     const topic = topicOf(message);
-    // An empty outbox holds no older message of the topic to merge with.
-    const older = wasEmpty
-      ? undefined
-      : this.#sql.exec<Row>("SELECT message FROM outbox WHERE topic = ?", topic).toArray()[0];
+    // An empty outbox holds no older message of the topic to merge with, and only a run's entry
+    // merges with its older one (`coalesce`): any other message replaces it unread.
+    const older =
+      wasEmpty || message.kind !== "run"
+        ? undefined
+        : this.#sql.exec<Row>("SELECT message FROM outbox WHERE topic = ?", topic).toArray()[0];
     const merged = older ? coalesce(JSON.parse(older.message) as DirectoryMessage, message) : message;
     // A fresh change is worth trying at once: the backoff of a failing topic restarts from its
     // attempts so far, not from zero, when the directory still fails.

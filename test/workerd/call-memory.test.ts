@@ -171,4 +171,27 @@ describe("the ledger's memory of its run's calls", () => {
     );
     expect(claimReads).toEqual([]);
   });
+
+  it("replaces a write's fate in its outbox without reading the one it replaces, and delivers it before answering", async () => {
+    const run = await openRun("acme");
+    const ticket = (summary: string) => ({ customer_id: "C100", summary, priority: "low" });
+    // The run's entry learns the tool and the customer here: the write below is news for the shards alone.
+    const named = await callTool(run, "create_internal_ticket", ticket("The write that names the customer."));
+    expect(named.body.outcome, JSON.stringify(named.body.error)).toBe("success");
+    const outbox = await recordStatementsOn(run, "outbox");
+    const write = await callTool(run, "create_internal_ticket", ticket("The write whose outbox is watched."));
+    expect(write.body.outcome, JSON.stringify(write.body.error)).toBe("success");
+    const kinds = (await outbox()).map((query) =>
+      query.replace(/\s+/g, " ").trim().split(" ").slice(0, 2).join(" "),
+    );
+    expect(kinds).toEqual([
+      // The admission's "sent", then the outcome's "confirmed" over it, written unread.
+      "INSERT INTO",
+      "INSERT INTO",
+      // The delivery, done before the answer came: when the next message is due, what is owed, its acknowledgement.
+      "SELECT MIN(next_attempt_at)",
+      "SELECT topic,",
+      "DELETE FROM",
+    ]);
+  });
 });
