@@ -41,16 +41,23 @@ async function refundIn(run: TestRun, order: string, amount: number, reason?: st
   return callTool(run, "issue_refund", refund(order, amount, reason));
 }
 
+/**
+ * One auto-approved refund in a hooli run, then the same refund in a second run, which waits for a
+ * human: the first run, its refund's id and the second run's answer.
+ */
+async function sameRefundInTwoRuns(order: string, amount: number) {
+  const first = await openRun("hooli");
+  const second = await openRun("hooli");
+  const done = await refundIn(first, order, amount);
+  expect(done.body.outcome, JSON.stringify(done.body.error)).toBe("success");
+  const again = await refundIn(second, order, amount);
+  expect(again.body.error?.code).toBe("approval_required");
+  return { first, refundId: (done.body.data as { refund_id: string }).refund_id, again };
+}
+
 describe("the same effect from another run", () => {
   it("sends a second run's auto-approved refund of the same order to a human, naming the first", async () => {
-    const first = await openRun("hooli");
-    const second = await openRun("hooli");
-    const done = await refundIn(first, "H0001", 700);
-    expect(done.body.outcome, JSON.stringify(done.body.error)).toBe("success");
-    const refundId = (done.body.data as { refund_id: string }).refund_id;
-
-    const again = await refundIn(second, "H0001", 700);
-    expect(again.body.error?.code).toBe("approval_required");
+    const { first, refundId, again } = await sameRefundInTwoRuns("H0001", 700);
     expect(detailsOf(again.body).earlier_effects).toEqual([
       expect.objectContaining({
         run_id: first.id,
@@ -79,18 +86,9 @@ describe("the same effect from another run", () => {
       return apply.call(this, update);
     };
     try {
-      const first = await openRun("hooli");
-      const second = await openRun("hooli");
-      const done = await refundIn(first, "H0199", 600);
-      expect(done.body.outcome, JSON.stringify(done.body.error)).toBe("success");
-      const again = await refundIn(second, "H0199", 600);
-      expect(again.body.error?.code).toBe("approval_required");
+      const { first, refundId, again } = await sameRefundInTwoRuns("H0199", 600);
       expect(detailsOf(again.body).earlier_effects).toEqual([
-        expect.objectContaining({
-          run_id: first.id,
-          outcome: "confirmed",
-          external_id: (done.body.data as { refund_id: string }).refund_id,
-        }),
+        expect.objectContaining({ run_id: first.id, outcome: "confirmed", external_id: refundId }),
       ]);
     } finally {
       prototype.apply = apply;
