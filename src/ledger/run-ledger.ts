@@ -145,9 +145,14 @@ export class RunLedger extends DurableObject<Env> {
   async openPending(tenant: string, pending: PendingOpen): Promise<boolean> {
     if (this.#run) return this.#run.tenant === tenant;
     if (pastPendingDeadline(pending, Date.now())) return false;
+    await this.#createPending(tenant, pending);
+    return true;
+  }
+
+  /** Creates the run of a pending open its caller found absent and not past its deadline, and sets its alarm. */
+  async #createPending(tenant: string, pending: PendingOpen): Promise<void> {
     this.#create({ tenant, ...pending }, pending.catalog_version, pending.opened_at, Date.now());
     await this.#publisher.scheduleAlarm();
-    return true;
   }
 
   /**
@@ -369,7 +374,7 @@ export class RunLedger extends DurableObject<Env> {
           { code: "budget_exhausted", message: late.message, details: { limit: late.limit } },
         );
       }
-      await this.openPending(input.tenant, input.open);
+      await this.#createPending(input.tenant, input.open);
     }
     const limited = await this.#rateLimited(input);
     if (limited) return this.#rateRefusal(input, limited);
