@@ -99,7 +99,9 @@ function checkKeyNaming(ctx: CallContext, answer: Envelope, all: readonly Envelo
  * the upstream stored under the key.
  */
 async function upstreamCodeOf(ctx: CallContext, answer: Envelope): Promise<unknown> {
-  const details = answer.error?.details;
+  // Only a validation_error is held to its code (rule 1): no other answer sends the harness to the records.
+  if (answer.error?.code !== "validation_error") return undefined;
+  const details = answer.error.details;
   if (details?.upstream_code !== undefined || details?.upstream_status === undefined)
     return details?.upstream_code;
   if (ctx.call.fault?.mode !== "truncated" || answer.idempotency_key === null) return undefined;
