@@ -46,6 +46,13 @@ export interface OutboxRow {
   next_attempt_at: number;
 }
 
+/**
+ * How long a delivered message's row may wait for the next commit to delete it before it is deleted
+ * on its own. A call's answer never waits for that deletion: it rides on the run's next commit, or
+ * goes on its own this much later, off every answer's path.
+ */
+export const ACKNOWLEDGED_DELETE_AFTER_MS = 250;
+
 /** How long after its commit a message waits for the alarm if the delivery right after the commit never returned. */
 const FIRST_RETRY_MS = 1_000;
 const MAX_RETRY_MS = 5 * 60_000;
@@ -111,6 +118,14 @@ export class Outbox {
   /** Messages enqueued so far, and what the delivery under way read: whether it emptied the outbox. */
   #enqueued = 0;
   #reading: { enqueued: number; left: number } | null = null;
+  /**
+   * Rows delivered and not deleted yet: topic → the `seq` delivered. Their objects have them, so they
+   * are no longer owed; the deletion waits for the next commit (`deleteAcknowledged`). A crash
+   * before it leaves the rows, which are then delivered again, and applied as the no-op a repeated
+   * message is.
+   */
+  readonly #acknowledged = new Map<string, number>();
+  #deleteTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -162,8 +177,9 @@ export class Outbox {
     const rows = this.#sql
       .exec<Row>("SELECT topic, seq, message, attempts, next_attempt_at FROM outbox ORDER BY rowid")
       .toArray();
-    this.#reading = { enqueued: this.#enqueued, left: rows.length };
-    return rows.map((row) => ({
+    const owed = rows.filter((row) => this.#acknowledged.get(row.topic) !== row.seq);
+    this.#reading = { enqueued: this.#enqueued, left: owed.length };
+    return owed.map((row) => ({
       topic: row.topic,
       seq: row.seq,
       message: JSON.parse(row.message) as DirectoryMessage,
@@ -172,12 +188,37 @@ export class Outbox {
     }));
   }
 
-  /** The directory has it: the row goes, unless a newer change of the topic replaced it meanwhile. */
-  acknowledge(row: OutboxRow): void {
-    const deleted = this.#sql.exec("DELETE FROM outbox WHERE topic = ? AND seq = ?", row.topic, row.seq);
+  /**
+   * Its object has it: the row goes, unless a newer change of the topic replaced it meanwhile.
+   * `later`: a call's answer waits for this delivery, so the row is deleted with the run's next
+   * commit (`deleteAcknowledged`) rather than in a commit of its own the answer would wait for too.
+   * An escalation's row (a webhook to someone else's server, which a crash would make send again)
+   * is always deleted at once.
+   */
+  acknowledge(row: OutboxRow, later = false): void {
     this.#nextAt = undefined;
+    let current = true;
+    if (!later || row.message.kind === "escalation") {
+      const deleted = this.#sql.exec("DELETE FROM outbox WHERE topic = ? AND seq = ?", row.topic, row.seq);
+      current = deleted.rowsWritten === 1;
+    } else {
+      // A newer change of the topic, enqueued since the delivery read it, raised its seq: that one
+      // is still owed (`undelivered` reads it), and the deletion below leaves it.
+      this.#acknowledged.set(row.topic, row.seq);
+      this.#deleteTimer ??= setTimeout(() => {
+        this.#deleteTimer = null;
+        try {
+          this.deleteAcknowledged();
+        } catch (error) {
+          // The rows stay, owed again: the next delivery sends them once more, changing nothing.
+          this.#acknowledged.clear();
+          this.forget();
+          console.error("deleting delivered outbox rows failed; they will be delivered again", error);
+        }
+      }, ACKNOWLEDGED_DELETE_AFTER_MS);
+    }
     const reading = this.#reading;
-    if (!reading || deleted.rowsWritten !== 1) return;
+    if (!reading || !current) return;
     reading.left--;
     // Every message the delivery read is gone and none came since: the outbox is empty.
     if (reading.left === 0 && reading.enqueued === this.#enqueued) {
@@ -201,19 +242,60 @@ export class Outbox {
     );
   }
 
+  /**
+   * Deletes the rows delivered since the last call: inside a commit's `transactionSync` (the run's
+   * next commit carries them), or on their own once `ACKNOWLEDGED_DELETE_AFTER_MS` passed without one.
+   */
+  deleteAcknowledged(): void {
+    if (this.#deleteTimer !== null) clearTimeout(this.#deleteTimer);
+    this.#deleteTimer = null;
+    if (this.#acknowledged.size === 0) return;
+    for (const [topic, seq] of this.#acknowledged) {
+      this.#sql.exec("DELETE FROM outbox WHERE topic = ? AND seq = ?", topic, seq);
+    }
+    this.#acknowledged.clear();
+  }
+
+  /** The run's storage was deleted: no row is left to delete. */
+  storageDeleted(): void {
+    if (this.#deleteTimer !== null) clearTimeout(this.#deleteTimer);
+    this.#deleteTimer = null;
+    this.#acknowledged.clear();
+    this.forget();
+  }
+
   /** When the alarm must ring to retry the first message due, or null when nothing is owed. */
   nextAttemptAt(): number | null {
     if (this.#empty) return null;
     if (this.#nextAt !== undefined) return this.#nextAt;
-    const { next } = this.#sql
-      .exec<{ next: number | null }>("SELECT MIN(next_attempt_at) AS next FROM outbox")
-      .one();
+    const next = this.#acknowledged.size === 0 ? this.#firstDue() : this.#firstOwed();
     this.#empty = next === null;
     this.#nextAt = next;
     return next;
   }
 
-  /** What memory knows of the outbox is dropped (a rolled-back transaction may have changed it). */
+  /** When the first row is due. */
+  #firstDue(): number | null {
+    const { next } = this.#sql
+      .exec<{ next: number | null }>("SELECT MIN(next_attempt_at) AS next FROM outbox")
+      .one();
+    return next;
+  }
+
+  /** When the first row still owed is due, rows delivered and not deleted yet aside. */
+  #firstOwed(): number | null {
+    let first: number | null = null;
+    for (const row of this.#sql.exec<Row>("SELECT topic, seq, next_attempt_at FROM outbox")) {
+      if (this.#acknowledged.get(row.topic) === row.seq) continue;
+      if (first === null || row.next_attempt_at < first) first = row.next_attempt_at;
+    }
+    return first;
+  }
+
+  /**
+   * What memory knows of the outbox is dropped (a rolled-back transaction may have changed it). A
+   * rolled-back deletion of delivered rows leaves them owed: delivered again, they change nothing.
+   */
   forget(): void {
     this.#empty = false;
     this.#nextAt = undefined;

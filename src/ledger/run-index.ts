@@ -112,6 +112,7 @@ export class RunDirectory {
   /** The delivery under way, if any: one at a time, so two never race to acknowledge one row. */
   #delivering: Promise<void> | null = null;
   #deliverAgain = false;
+  #answerWaits = false;
 
   readonly #keepTold: (told: string) => void;
 
@@ -156,8 +157,10 @@ export class RunDirectory {
    * failure leaves the message for the alarm, backing off. A call while a delivery runs joins it,
    * and the running one goes round once more for what was committed since it read the outbox.
    */
-  deliver(tenant: string): Promise<void> {
+  deliver(tenant: string, answerWaits = false): Promise<void> {
     this.#deliverAgain = true;
+    // A call's answer waits for this delivery: what it acknowledges is deleted with the next commit.
+    if (answerWaits) this.#answerWaits = true;
     this.#delivering ??= this.#deliverWhileOwed(tenant);
     return this.#delivering;
   }
@@ -167,7 +170,9 @@ export class RunDirectory {
       // The first pass always awaits, so `#delivering` is set before this can clear it.
       while (this.#deliverAgain) {
         this.#deliverAgain = false;
-        await this.#deliverOnce(tenant);
+        const answerWaits = this.#answerWaits;
+        this.#answerWaits = false;
+        await this.#deliverOnce(tenant, answerWaits);
       }
     } finally {
       this.#delivering = null;
@@ -180,7 +185,7 @@ export class RunDirectory {
    * for a slow webhook receiver). What came back is then acknowledged or postponed in one
    * synchronous turn, which the runtime commits as one write rather than one per message.
    */
-  async #deliverOnce(tenant: string): Promise<void> {
+  async #deliverOnce(tenant: string, answerWaits: boolean): Promise<void> {
     const directory = tenantObject(this.#env, this.#env.APPROVAL_DIRECTORY, tenant, tenant);
     const now = Date.now();
     // A webhook receiver is someone else's server: once it failed, it is tried again when its
@@ -200,7 +205,7 @@ export class RunDirectory {
     );
     for (const { row, error, delivered } of sent) {
       if (delivered) {
-        this.#outbox.acknowledge(row);
+        this.#outbox.acknowledge(row, answerWaits);
         continue;
       }
       console.error(`directory delivery of ${row.topic} failed; the alarm retries it`, error);

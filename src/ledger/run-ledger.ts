@@ -326,12 +326,15 @@ export class RunLedger extends DurableObject<Env> {
     ]);
     // Whatever the directory is still owed, retried here (the alarm rings for it) until retention ends.
     await this.#directory.deliver(run.tenant);
+    // No answer waits for the alarm: what its deliveries acknowledged is deleted now.
+    this.#stores.outbox.deleteAcknowledged();
     if (now >= retainUntil(run)) {
       this.#run = null;
       // The input gate holds every other event until the deletion is done: none sees it half done.
       await this.ctx.storage.deleteAll();
       this.#schemaHere = false;
       this.#forgetMemory();
+      this.#stores.outbox.storageDeleted();
       return;
     }
     await this.#publisher.scheduleAlarm();
@@ -851,6 +854,8 @@ export class RunLedger extends DurableObject<Env> {
     let committed: { result: T; changed: ApprovalSummary[] };
     try {
       committed = this.ctx.storage.transactionSync(() => {
+        // What the last delivery acknowledged is deleted with this commit, not in one of its own.
+        this.#stores.outbox.deleteAcknowledged();
         const result = event();
         const committed = tables.commitWrites(this.#stores, this.#loaded(), result.writes, republish);
         // Every way a run ends (end, an idle or late session, the alarm past the deadline) commits here.

@@ -87,15 +87,18 @@ export class RunPublisher {
     if (!run) return;
     announceApprovals(this.#env, (promise) => this.#ctx.waitUntil(promise), run.tenant, summaries);
     if (!this.owesDirectory()) return;
-    if (awaitDelivery) await this.deliver();
+    if (awaitDelivery) await this.deliver(true);
     else this.#ctx.waitUntil(this.deliver());
   }
 
-  /** Delivers the outbox to the tenant's directory, then sets the alarm for what is left of it. */
-  async deliver(): Promise<void> {
+  /**
+   * Delivers the outbox to the tenant's directory, then sets the alarm for what is left of it.
+   * `answerWaits`: a call's answer waits for it (`Outbox.acknowledge`).
+   */
+  async deliver(answerWaits = false): Promise<void> {
     const run = this.#run();
     if (!run) return;
-    await this.#directory.deliver(run.tenant);
+    await this.#directory.deliver(run.tenant, answerWaits);
     await this.scheduleAlarm();
   }
 

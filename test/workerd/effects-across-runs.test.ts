@@ -1,6 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { EffectShard, ShardVerdict } from "../../src/ledger/effect-shard";
+import { ACKNOWLEDGED_DELETE_AFTER_MS } from "../../src/ledger/outbox";
 import {
   asOperator,
   callTool,
@@ -8,6 +9,7 @@ import {
   ledgerStubOf,
   openRun,
   refundsOf,
+  restartDurableObject,
   sandbox,
   type TestRun,
 } from "./helpers";
@@ -93,6 +95,44 @@ describe("the same effect from another run", () => {
     } finally {
       prototype.apply = apply;
     }
+  });
+
+  it("deletes a delivered fate with the run's next commit or on its own, and a restart before that only delivers it again", async () => {
+    const outboxOf = (run: TestRun) =>
+      runInDurableObject(ledgerStubOf(run), (_instance, state) =>
+        state.storage.sql
+          .exec<{ topic: string }>("SELECT topic FROM outbox")
+          .toArray()
+          .map((row) => row.topic),
+      );
+    // Left alone, the delivered row goes within ACKNOWLEDGED_DELETE_AFTER_MS of the delivery.
+    const quiet = await openRun("hooli");
+    const kept = await refundIn(quiet, "H0197", 300);
+    expect(kept.body.outcome, JSON.stringify(kept.body.error)).toBe("success");
+    expect(await outboxOf(quiet)).toContain(`effect:${kept.body.idempotency_key}`);
+    await vi.waitFor(async () => expect(await outboxOf(quiet)).toEqual([]), {
+      timeout: ACKNOWLEDGED_DELETE_AFTER_MS * 4,
+      interval: 20,
+    });
+
+    // A restart before the deletion: the woken ledger delivers the fate again, which changes nothing.
+    const first = await openRun("hooli");
+    const done = await refundIn(first, "H0198", 400);
+    expect(done.body.outcome, JSON.stringify(done.body.error)).toBe("success");
+    expect(await outboxOf(first)).toContain(`effect:${done.body.idempotency_key}`);
+    await restartDurableObject(ledgerStubOf(first));
+    await vi.waitFor(async () => expect(await outboxOf(first)).toEqual([]), { timeout: 2_000, interval: 20 });
+    const second = await openRun("hooli");
+    const again = await refundIn(second, "H0198", 400);
+    expect(again.body.error?.code).toBe("approval_required");
+    expect(detailsOf(again.body).earlier_effects).toEqual([
+      expect.objectContaining({
+        run_id: first.id,
+        outcome: "confirmed",
+        external_id: (done.body.data as { refund_id: string }).refund_id,
+      }),
+    ]);
+    expect(await refundsOf("H0198")).toHaveLength(1);
   });
 
   it("counts another reason or one cent less as the same effect", async () => {

@@ -28,6 +28,14 @@ const outboxRows = (run: TestRun) =>
     Number(state.storage.sql.exec("SELECT COUNT(*) AS n FROM outbox").one().n),
   );
 
+const outboxTopics = (run: TestRun) =>
+  runInDurableObject(ledgerStubOf(run), (_instance, state) =>
+    state.storage.sql
+      .exec<{ topic: string }>("SELECT topic FROM outbox ORDER BY topic")
+      .toArray()
+      .map((row) => row.topic),
+  );
+
 describe("the alarm of a run's writes", () => {
   it("is set once for a row of writes, to the first send's reconciliation, whose ring sets the run's deletion", async () => {
     const run = await openRun("acme", { namespace: "support", limits: { deadline_s: 600 } });
@@ -49,8 +57,13 @@ describe("the alarm of a run's writes", () => {
         summary,
       });
       expect(answer.body.outcome, JSON.stringify(answer.body.error)).toBe("success");
-      // A write's answer waits for its delivery: its effect's fate is with the shards already.
-      expect(await outboxRows(run)).toBe(0);
+      // A write's answer waits for its delivery: its effect's fate is with the shards already. Its
+      // row is deleted with the run's next commit, and the write before it's went with this one's.
+      const topics = await outboxTopics(run);
+      expect(topics).toContain(`effect:${answer.body.idempotency_key}`);
+      expect(topics.filter((topic) => topic !== `run:${run.id}`)).toEqual([
+        `effect:${answer.body.idempotency_key}`,
+      ]);
     };
     const before = Date.now();
     await write("The first ticket of a row of writes.");
@@ -66,6 +79,7 @@ describe("the alarm of a run's writes", () => {
 
     // The reconciliation rings (now, early): nothing was cut off, and the one alarm left is the deletion.
     expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
+    expect(await outboxRows(run)).toBe(0);
     expect(await alarmOf(run)).toBe(deletion);
     expect(await sets()).toEqual([...afterFirst, deletion]);
   });
