@@ -242,12 +242,13 @@ export class RunStore {
     this.#counted(entry, completion);
   }
 
+  /** Completes an open entry, found through the index of open entries (`trace_open_by_call`). */
   completeTrace(callId: string, completion: TraceCompletion): void {
     // An entry that counted as a repeat while open would stop counting: its digest is not at hand.
     if (completion.error_code === "approval_required") this.#repeats.clear();
     this.#sql.exec(
       `UPDATE trace SET ended_at = ?, outcome = ?, error_code = ?, upstream_status = ?, replayed = ?, attempts = ?,
-         latency_ms = ? - started_at, result = ? WHERE call_id = ?`,
+         latency_ms = ? - started_at, result = ? WHERE call_id = ? AND ended_at IS NULL`,
       completion.ended_at,
       completion.outcome,
       completion.error_code,
@@ -262,12 +263,13 @@ export class RunStore {
 
   /**
    * Entries opened and never closed: calls being sent now, or cut off by a restart. Read by the
-   * alarm only, so a scan of the trace is paid when it rings, never per call.
+   * alarm only, through the index of open entries: the closed ones, however many, are not read.
    */
   readOpenEntries(): OpenEntry[] {
     return this.#sql
       .exec<{ call_id: string; tool: string | null; idempotency_key: string | null }>(
-        "SELECT call_id, tool, idempotency_key FROM trace WHERE ended_at IS NULL ORDER BY seq",
+        // Named, so SQLite does not prefer a scan in the table's own order (which spares it a sort).
+        "SELECT call_id, tool, idempotency_key FROM trace INDEXED BY trace_open_by_call WHERE ended_at IS NULL ORDER BY seq",
       )
       .toArray();
   }

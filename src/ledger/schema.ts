@@ -163,6 +163,16 @@ const V16_RUN_TOLD = `
 ALTER TABLE run ADD COLUMN told TEXT;
 `;
 
+/**
+ * Trace entries are completed by their call id only while open (a send under way, or one a restart
+ * cut off): the index holds those few, not every call of the run. A call written whole (a read, a
+ * replay, a refusal) adds nothing to it, and the alarm finds the open entries without a scan.
+ */
+const V17_OPEN_TRACE_BY_CALL = `
+DROP INDEX IF EXISTS trace_by_call;
+CREATE INDEX IF NOT EXISTS trace_open_by_call ON trace (call_id) WHERE ended_at IS NULL;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -180,6 +190,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V14_POLLS,
   V15_TRACE_CONTEXT,
   V16_RUN_TOLD,
+  V17_OPEN_TRACE_BY_CALL,
 ];
 
 /**
@@ -249,7 +260,7 @@ CREATE TABLE IF NOT EXISTS trace (
   traceparent TEXT
 );
 CREATE INDEX IF NOT EXISTS trace_by_digest ON trace (call_digest);
-CREATE UNIQUE INDEX IF NOT EXISTS trace_by_call ON trace (call_id);
+CREATE INDEX IF NOT EXISTS trace_open_by_call ON trace (call_id) WHERE ended_at IS NULL;
 CREATE TABLE IF NOT EXISTS approvals (
   id TEXT PRIMARY KEY,
   idempotency_key TEXT NOT NULL UNIQUE,

@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { armFault, callTool, ledgerStubOf, openRun, restartDurableObject, type TestRun } from "./helpers";
 
@@ -86,6 +86,37 @@ describe("the ledger's memory of its run's calls", () => {
     const late = await countRowsRead(run);
     await read();
     expect(await late()).toBeLessThanOrEqual(rowsEarly);
+  });
+
+  it("finds a run's open trace entries at its alarm without reading its closed ones", async () => {
+    /** The rows the alarm of a run of `calls` reads looking for entries a restart cut off. */
+    const readAtAlarm = async (calls: number) => {
+      const run = await openRun("initech", { namespace: "support", limits: { max_calls: 100 } });
+      for (let call = 0; call < calls; call++) {
+        const answer = await callTool(run, "lookup_order", { order_id: `I30${10 + (call % 10)}` });
+        expect(answer.body.outcome, JSON.stringify(answer.body.error)).toBe("success");
+      }
+      type Watched = SqlStorage & { open?: SqlStorageCursor<Record<string, SqlStorageValue>>[] };
+      await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+        const sql = state.storage.sql as Watched;
+        const exec = sql.exec.bind(sql);
+        sql.open = [];
+        sql.exec = ((query: string, ...bindings: SqlStorageValue[]) => {
+          const cursor = exec(query, ...bindings);
+          if (/FROM trace .*WHERE ended_at IS NULL/.test(query)) sql.open?.push(cursor);
+          return cursor;
+        }) as typeof sql.exec;
+      });
+      expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
+      return runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+        const open = (state.storage.sql as Watched).open ?? [];
+        return { statements: open.length, rows: open.reduce((rows, cursor) => rows + cursor.rowsRead, 0) };
+      });
+    };
+    const short = await readAtAlarm(3);
+    expect(short.statements).toBe(1);
+    // Ten times the closed entries, the same rows read: none of them.
+    expect(await readAtAlarm(30)).toEqual(short);
   });
 
   it("keeps the repeat count and the newest version seen across restarts of the ledger", async () => {
