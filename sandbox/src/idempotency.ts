@@ -23,6 +23,12 @@ export const HEARTBEAT_MS = 1_000;
 
 export const MAX_KEY_LENGTH = 255;
 
+/** What a request is told when its key is held by another request, or was used for a different one. */
+export const RESERVATION_REFUSALS = {
+  in_use: "A request with this Idempotency-Key is still being processed. Retry later.",
+  reused: "This Idempotency-Key was already used with a different request.",
+} as const;
+
 /** Fingerprint of the request: the same key on another endpoint counts as a different request. */
 export async function requestFingerprint(method: string, path: string, body: string): Promise<string> {
   const data = new TextEncoder().encode(`${method} ${path}\n${body}`);

@@ -1,11 +1,18 @@
 import type { Context } from "hono";
 import type * as z from "zod";
 import type { AppEnv } from "./auth";
+import type { EffectWork, KeyedEffect } from "./effects";
 import { storeOf } from "./env";
 import { withFailedItem } from "./fault-shapes";
 import { DEFAULT_HANG_MS, faultResponse, isAnswerMode, requestedFault, truncate } from "./faults";
 import { errorBody, errorResponse, jsonResponse, jsonText } from "./http";
-import { HEARTBEAT_MS, IDEMPOTENCY_LEASE_MS, MAX_KEY_LENGTH, requestFingerprint } from "./idempotency";
+import {
+  HEARTBEAT_MS,
+  IDEMPOTENCY_LEASE_MS,
+  MAX_KEY_LENGTH,
+  RESERVATION_REFUSALS,
+  requestFingerprint,
+} from "./idempotency";
 import type { RequestMeta } from "./journal";
 import type { FailedItem, FaultPlan, Outcome, ShapeMode } from "./model";
 import type { Caller } from "./store";
@@ -50,26 +57,38 @@ export function serveWrite<T>(
 }
 
 const EFFECT_SHAPES = ["partial_success", "silent_failure"] as const;
+type EffectShape = (typeof EFFECT_SHAPES)[number];
 
 /**
- * A POST with an effect. `silent_failure` runs it unrecorded (`record` false), `partial_success`
- * runs it and reports `failedItem` as the part that did not go through.
+ * A POST with an effect, which the store runs by name (`effects.ts`). `silent_failure` runs it
+ * unrecorded, `partial_success` runs it and reports `failedItem` as the part that did not go
+ * through. Under its Idempotency-Key and held up by no hang, the key's reservation, the effect and
+ * the log entry are one commit of the store.
  */
 export function serveEffect<T>(
   c: Context<AppEnv>,
   schema: z.ZodType<T>,
   failedItem: FailedItem,
-  work: (caller: Caller, input: T, record: boolean) => Promise<Outcome<unknown>>,
+  effect: (input: T) => EffectWork,
 ): Promise<Response> {
-  return serve(
+  const parse = (raw: string): Parsed<EffectWork> => {
+    const parsed = parseBody(schema, raw);
+    return parsed.ok ? { ok: true, value: effect(parsed.value) } : parsed;
+  };
+  const store = storeOf(c.env);
+  return serve<EffectWork, EffectShape>(
     c,
-    (raw) => parseBody(schema, raw),
+    parse,
     true,
     EFFECT_SHAPES,
-    async (caller, input, shape) => {
-      const outcome = await work(caller, input, shape !== "silent_failure");
+    async (caller, work, shape) => {
+      const outcome = await store.effect(caller, work, shape !== "silent_failure");
       return shape === "partial_success" ? withFailedItem(outcome, failedItem) : outcome;
     },
+    (shape) => ({
+      record: shape !== "silent_failure",
+      failed_item: shape === "partial_success" ? failedItem : null,
+    }),
   );
 }
 
@@ -86,12 +105,16 @@ export function metaOf(c: Context<AppEnv>, caller: Caller): RequestMeta {
   };
 }
 
+/** How a keyed effect's shape fault changes what the store does, for its one-commit path. */
+type OneCommit<S extends ShapeMode> = (shape: S | null) => Pick<KeyedEffect, "record" | "failed_item">;
+
 async function serve<T, S extends ShapeMode>(
   c: Context<AppEnv>,
   parse: (raw: string) => Parsed<T>,
   hasBody: boolean,
   shapes: readonly S[],
   work: Work<T, S>,
+  oneCommit?: OneCommit<S>,
 ): Promise<Response> {
   const caller = c.get("caller");
   const store = storeOf(c.env);
@@ -136,6 +159,22 @@ async function serve<T, S extends ShapeMode>(
       return reject(400, "invalid_request", `Idempotency-Key must be 1-${MAX_KEY_LENGTH} characters.`);
     }
     const fingerprint = await requestFingerprint(meta.method, meta.path, raw);
+    if (oneCommit && hangMs === 0) {
+      const served = await store.serveKeyedEffect({
+        meta,
+        seq,
+        credential,
+        caller,
+        key,
+        fingerprint,
+        lease_ms: IDEMPOTENCY_LEASE_MS,
+        // Only an effect's parse is given here, so T is EffectWork.
+        work: parse(raw) as Parsed<EffectWork>,
+        ...oneCommit(shape),
+      });
+      presented.logged = true;
+      return deliver(fault, served.status, served.text, served.headers);
+    }
     // Reserved before the hang: a slow request holds its key for as long as it runs.
     const reservation = await store.reserveIdempotency(caller.tenant, key, fingerprint, IDEMPOTENCY_LEASE_MS);
     if (reservation.state !== "reserved") {
@@ -144,17 +183,9 @@ async function serve<T, S extends ShapeMode>(
         case "replay":
           return finish(reservation.status, reservation.body, { "Idempotent-Replayed": "true" });
         case "in_use":
-          return reject(
-            409,
-            "idempotency_key_in_use",
-            "A request with this Idempotency-Key is still being processed. Retry later.",
-          );
+          return reject(409, "idempotency_key_in_use", RESERVATION_REFUSALS.in_use);
         case "reused":
-          return reject(
-            422,
-            "idempotency_key_reused",
-            "This Idempotency-Key was already used with a different request.",
-          );
+          return reject(422, "idempotency_key_reused", RESERVATION_REFUSALS.reused);
       }
     }
   }

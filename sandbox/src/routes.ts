@@ -60,9 +60,11 @@ app.get("/orders/:order_id/shipment", requireCredential("lookup_shipment"), (c) 
 );
 
 app.post("/orders/:order_id/shipment/reroute", requireCredential("reroute_shipment"), (c) =>
-  serveEffect(c, RerouteBody, FAILED_ITEMS.reroute, (caller, input, record) =>
-    storeOf(c.env).rerouteShipment(caller, c.req.param("order_id"), input, record),
-  ),
+  serveEffect(c, RerouteBody, FAILED_ITEMS.reroute, (input) => ({
+    op: "reroute",
+    order_id: c.req.param("order_id"),
+    input,
+  })),
 );
 
 app.get("/customers/:customer_id", requireCredential("get_customer_profile"), (c) =>
@@ -148,9 +150,7 @@ app.get("/emails/idempotency-keys/:key", requireCredential("send_customer_email"
 app.get("/shipments/idempotency-keys/:key", requireCredential("reroute_shipment"), answerOfKey);
 
 app.post("/tickets", requireCredential("create_internal_ticket"), (c) =>
-  serveEffect(c, TicketBody, FAILED_ITEMS.ticket, (caller, input, record) =>
-    storeOf(c.env).createTicket(caller, input, record),
-  ),
+  serveEffect(c, TicketBody, FAILED_ITEMS.ticket, (input) => ({ op: "ticket", input })),
 );
 
 // The read create_internal_ticket's postcondition makes: only the caller's tenant's tickets exist.
@@ -165,15 +165,11 @@ app.get("/tickets/:ticket_id", requireCredential("lookup_ticket"), (c) =>
 );
 
 app.post("/refunds", requireCredential("issue_refund"), (c) =>
-  serveEffect(c, RefundBody, FAILED_ITEMS.refund, (caller, input, record) =>
-    storeOf(c.env).createRefund(caller, input, record),
-  ),
+  serveEffect(c, RefundBody, FAILED_ITEMS.refund, (input) => ({ op: "refund", input })),
 );
 
 app.post("/emails", requireCredential("send_customer_email"), (c) =>
-  serveEffect(c, EmailBody, FAILED_ITEMS.email, (caller, input, record) =>
-    storeOf(c.env).queueEmail(caller, input, record),
-  ),
+  serveEffect(c, EmailBody, FAILED_ITEMS.email, (input) => ({ op: "email", input })),
 );
 
 app.get("/emails/:email_id", requireCredential("lookup_email"), (c) =>

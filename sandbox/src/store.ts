@@ -1,5 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
 import type * as z from "zod";
+import {
+  type EffectStore,
+  type EffectWork,
+  type KeyedEffect,
+  type ServedAnswer,
+  serveKeyedEffect,
+} from "./effects";
 import type { SandboxEnv } from "./env";
 import { faultFits, faultStatus, isAnswerMode } from "./faults";
 import { addDrift, clearDrift, type DriftBody, type DriftChange, driftsOf } from "./helpdesk/drift";
@@ -167,14 +174,51 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
     stored: StoredResponse | null,
     credential: string | null = null,
   ): number {
-    return this.#storage.transactionSync(() => {
-      this.#keepCredential(meta, credential);
-      if (stored && meta.tenant !== null)
-        storeResult(this.#sql, meta.tenant, stored.key, stored.status, stored.body);
-      if (seq === null) return logRequest(this.#sql, meta, nowIso(), null, status);
-      completeRequest(this.#sql, seq, status);
-      return seq;
-    });
+    return this.#storage.transactionSync(() => this.#finish(meta, seq, status, stored, credential));
+  }
+
+  #finish(
+    meta: RequestMeta,
+    seq: number | null,
+    status: number,
+    stored: StoredResponse | null,
+    credential: string | null,
+  ): number {
+    this.#keepCredential(meta, credential);
+    if (stored && meta.tenant !== null)
+      storeResult(this.#sql, meta.tenant, stored.key, stored.status, stored.body);
+    if (seq === null) return logRequest(this.#sql, meta, nowIso(), null, status);
+    completeRequest(this.#sql, seq, status);
+    return seq;
+  }
+
+  /**
+   * A keyed effect nothing holds up, in one commit: its key's reservation, the effect, its stored
+   * answer and its log entry (`effects.ts`).
+   */
+  serveKeyedEffect(request: KeyedEffect): ServedAnswer {
+    const store: EffectStore = {
+      sql: this.#sql,
+      finish: (meta, seq, status, stored, credential) => {
+        this.#finish(meta, seq, status, stored, credential);
+      },
+      effect: (caller, work, record) => this.effect(caller, work, record),
+    };
+    return this.#storage.transactionSync(() => serveKeyedEffect(store, request, Date.now()));
+  }
+
+  /** One of the effects the business endpoints serve, by name; `record: false` keeps nothing. */
+  effect(caller: Caller, work: EffectWork, record = true): Outcome<unknown> {
+    switch (work.op) {
+      case "ticket":
+        return this.createTicket(caller, work.input, record);
+      case "refund":
+        return this.createRefund(caller, work.input, record);
+      case "email":
+        return this.queueEmail(caller, work.input, record);
+      case "reroute":
+        return this.rerouteShipment(caller, work.order_id, work.input, record);
+    }
   }
 
   reserveIdempotency(tenant: string, key: string, fingerprint: string, leaseMs: number): Reservation {

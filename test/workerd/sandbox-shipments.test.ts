@@ -183,6 +183,26 @@ describe("POST /orders/{order_id}/shipment/reroute", () => {
     expect(await byKey.json()).toEqual(answer);
   });
 
+  it("serves a keyed reroute in one step: identical requests sent at once all get its one answer, none a 409", async () => {
+    const initech = client("initech");
+    const before = (await shipmentsAtSource("initech")).get("I3010");
+    const request = elsewhereInAustin("900 Lavaca St");
+    const key = `at-once-${initech.runId}`;
+    // Were the key reserved in one step and answered in another, those in between would find it in use.
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        initech.call("POST", "/orders/I3010/shipment/reroute", { body: request, key }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+    expect(answers.filter((answer) => answer.headers.get("idempotent-replayed") === "true")).toHaveLength(3);
+    const bodies = await Promise.all(answers.map((answer) => answer.json()));
+    expect(new Set(bodies.map((body) => JSON.stringify(body))).size).toBe(1);
+    const after = (await shipmentsAtSource("initech")).get("I3010");
+    expect(after?.version).toBe((before?.version ?? 0) + 1);
+    expect(after?.events).toHaveLength((before?.events.length ?? 0) + 1);
+  });
+
   it("refuses another body under a used key, and knows no answer for an unused one", async () => {
     const initech = client("initech");
     const key = `reuse-${initech.runId}`;

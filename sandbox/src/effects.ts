@@ -1,0 +1,106 @@
+import type * as z from "zod";
+import { withFailedItem } from "./fault-shapes";
+import { errorBody, jsonText } from "./http";
+import { RESERVATION_REFUSALS, release, reserve } from "./idempotency";
+import type { RequestMeta } from "./journal";
+import type { FailedItem, Outcome } from "./model";
+import type { Caller, StoredResponse } from "./store";
+import type { EmailBody, Parsed, RefundBody, RerouteBody, TicketBody } from "./validation";
+
+/**
+ * An effect the sandbox serves, named rather than passed as a function, so the store runs it itself:
+ * on its own (`SandboxStore.effect`), or with its key's reservation and its log entry in one commit
+ * (`serveKeyedEffect`).
+ */
+export type EffectWork =
+  | { op: "ticket"; input: z.infer<typeof TicketBody> }
+  | { op: "refund"; input: z.infer<typeof RefundBody> }
+  | { op: "email"; input: z.infer<typeof EmailBody> }
+  | { op: "reroute"; order_id: string; input: z.infer<typeof RerouteBody> };
+
+/** A keyed effect nothing holds up (no hang), as the request lifecycle hands it to the store. */
+export interface KeyedEffect {
+  meta: RequestMeta;
+  /** Its log entry, when its fault already wrote one. */
+  seq: number | null;
+  credential: string | null;
+  caller: Caller;
+  key: string;
+  fingerprint: string;
+  lease_ms: number;
+  /** The body read as the effect, or why it could not be: a key's replay or refusal comes first. */
+  work: Parsed<EffectWork>;
+  /** False under `silent_failure`: answered as usual, kept nowhere. */
+  record: boolean;
+  /** Under `partial_success`, the part reported as not gone through. */
+  failed_item: FailedItem | null;
+}
+
+/** What the store answered, for the lifecycle to deliver (faults of delivery apply there). */
+export interface ServedAnswer {
+  status: number;
+  text: string;
+  headers: Record<string, string>;
+}
+
+/** What `serveKeyedEffect` needs of the store, all synchronous, inside its one transaction. */
+export interface EffectStore {
+  sql: SqlStorage;
+  /** Logs the request as processed, with the answer to keep under its key when there is one. */
+  finish(
+    meta: RequestMeta,
+    seq: number | null,
+    status: number,
+    stored: StoredResponse | null,
+    credential: string | null,
+  ): void;
+  effect(caller: Caller, work: EffectWork, record: boolean): Outcome<unknown>;
+}
+
+/**
+ * A keyed effect in one synchronous step: the key's reservation, then the effect and its stored
+ * answer, and the request's log entry. What the key already holds (an answer to replay, another
+ * request under it) or a body that does not parse is answered and logged the same way, the
+ * reservation given back for the latter. Call it inside one `transactionSync`: a concurrent request
+ * under the same key then finds the answer, never a key reserved with nothing done yet.
+ */
+export function serveKeyedEffect(store: EffectStore, request: KeyedEffect, now: number): ServedAnswer {
+  const { meta, caller, key } = request;
+  const answer = (status: number, text: string, headers: Record<string, string> = {}, remember = false) => {
+    store.finish(
+      meta,
+      request.seq,
+      status,
+      remember ? { key, status, body: text } : null,
+      request.credential,
+    );
+    return { status, text, headers };
+  };
+  const refuse = (status: number, code: string, message: string) =>
+    answer(status, jsonText(errorBody(code, message)));
+  const reservation = reserve(
+    store.sql,
+    caller.tenant,
+    key,
+    request.fingerprint,
+    now + request.lease_ms,
+    now,
+  );
+  switch (reservation.state) {
+    case "replay":
+      return answer(reservation.status, reservation.body, { "Idempotent-Replayed": "true" });
+    case "in_use":
+      return refuse(409, "idempotency_key_in_use", RESERVATION_REFUSALS.in_use);
+    case "reused":
+      return refuse(422, "idempotency_key_reused", RESERVATION_REFUSALS.reused);
+    case "reserved":
+      break;
+  }
+  if (!request.work.ok) {
+    release(store.sql, caller.tenant, key);
+    return refuse(400, "invalid_request", request.work.message);
+  }
+  const outcome = store.effect(caller, request.work.value, request.record);
+  const shaped = request.failed_item ? withFailedItem(outcome, request.failed_item) : outcome;
+  return answer(shaped.status, jsonText(shaped.body), {}, true);
+}
