@@ -1,7 +1,7 @@
 import type * as z from "zod";
 import { withFailedItem } from "./fault-shapes";
 import { errorBody, jsonText } from "./http";
-import { RESERVATION_REFUSALS, release, reserve } from "./idempotency";
+import { type AnswerText, release, reservationAnswer, reserve } from "./idempotency";
 import type { RequestMeta } from "./journal";
 import type { FailedItem, Outcome } from "./model";
 import type { Caller, StoredResponse } from "./store";
@@ -36,13 +36,6 @@ export interface KeyedEffect {
   failed_item: FailedItem | null;
 }
 
-/** What the store answered, for the lifecycle to deliver (faults of delivery apply there). */
-export interface ServedAnswer {
-  status: number;
-  text: string;
-  headers: Record<string, string>;
-}
-
 /** What `serveKeyedEffect` needs of the store, all synchronous, inside its one transaction. */
 export interface EffectStore {
   sql: SqlStorage;
@@ -64,7 +57,7 @@ export interface EffectStore {
  * reservation given back for the latter. Call it inside one `transactionSync`: a concurrent request
  * under the same key then finds the answer, never a key reserved with nothing done yet.
  */
-export function serveKeyedEffect(store: EffectStore, request: KeyedEffect, now: number): ServedAnswer {
+export function serveKeyedEffect(store: EffectStore, request: KeyedEffect, now: number): AnswerText {
   const { meta, caller, key } = request;
   const answer = (status: number, text: string, headers: Record<string, string> = {}, remember = false) => {
     store.finish(
@@ -76,8 +69,6 @@ export function serveKeyedEffect(store: EffectStore, request: KeyedEffect, now: 
     );
     return { status, text, headers };
   };
-  const refuse = (status: number, code: string, message: string) =>
-    answer(status, jsonText(errorBody(code, message)));
   const reservation = reserve(
     store.sql,
     caller.tenant,
@@ -86,19 +77,11 @@ export function serveKeyedEffect(store: EffectStore, request: KeyedEffect, now: 
     now + request.lease_ms,
     now,
   );
-  switch (reservation.state) {
-    case "replay":
-      return answer(reservation.status, reservation.body, { "Idempotent-Replayed": "true" });
-    case "in_use":
-      return refuse(409, "idempotency_key_in_use", RESERVATION_REFUSALS.in_use);
-    case "reused":
-      return refuse(422, "idempotency_key_reused", RESERVATION_REFUSALS.reused);
-    case "reserved":
-      break;
-  }
+  const taken = reservationAnswer(reservation);
+  if (taken) return answer(taken.status, taken.text, taken.headers);
   if (!request.work.ok) {
     release(store.sql, caller.tenant, key);
-    return refuse(400, "invalid_request", request.work.message);
+    return answer(400, jsonText(errorBody("invalid_request", request.work.message)));
   }
   const outcome = store.effect(caller, request.work.value, request.record);
   const shaped = request.failed_item ? withFailedItem(outcome, request.failed_item) : outcome;

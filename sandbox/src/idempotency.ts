@@ -1,3 +1,4 @@
+import { errorBody, jsonText } from "./http";
 import type { IdempotencyRow } from "./rows";
 
 /**
@@ -23,11 +24,47 @@ export const HEARTBEAT_MS = 1_000;
 
 export const MAX_KEY_LENGTH = 255;
 
-/** What a request is told when its key is held by another request, or was used for a different one. */
-export const RESERVATION_REFUSALS = {
-  in_use: "A request with this Idempotency-Key is still being processed. Retry later.",
-  reused: "This Idempotency-Key was already used with a different request.",
-} as const;
+/** An answer as the sandbox sends it: status, body text, and headers beside the content type. */
+export interface AnswerText {
+  status: number;
+  text: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * What a request is answered when the key's reservation is not its own: the stored answer replayed,
+ * or why the key cannot serve it (another request holds it, or it was used for a different one).
+ * Null when the request reserved the key and runs.
+ */
+export function reservationAnswer(reservation: Reservation): AnswerText | null {
+  const refused = (status: number, code: string, message: string) => ({
+    status,
+    text: jsonText(errorBody(code, message)),
+    headers: {},
+  });
+  switch (reservation.state) {
+    case "reserved":
+      return null;
+    case "replay":
+      return {
+        status: reservation.status,
+        text: reservation.body,
+        headers: { "Idempotent-Replayed": "true" },
+      };
+    case "in_use":
+      return refused(
+        409,
+        "idempotency_key_in_use",
+        "A request with this Idempotency-Key is still being processed. Retry later.",
+      );
+    case "reused":
+      return refused(
+        422,
+        "idempotency_key_reused",
+        "This Idempotency-Key was already used with a different request.",
+      );
+  }
+}
 
 /** Fingerprint of the request: the same key on another endpoint counts as a different request. */
 export async function requestFingerprint(method: string, path: string, body: string): Promise<string> {

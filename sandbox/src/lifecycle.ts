@@ -10,8 +10,8 @@ import {
   HEARTBEAT_MS,
   IDEMPOTENCY_LEASE_MS,
   MAX_KEY_LENGTH,
-  RESERVATION_REFUSALS,
   requestFingerprint,
+  reservationAnswer,
 } from "./idempotency";
 import type { RequestMeta } from "./journal";
 import type { FailedItem, FaultPlan, Outcome, ShapeMode } from "./model";
@@ -177,16 +177,10 @@ async function serve<T, S extends ShapeMode>(
     }
     // Reserved before the hang: a slow request holds its key for as long as it runs.
     const reservation = await store.reserveIdempotency(caller.tenant, key, fingerprint, IDEMPOTENCY_LEASE_MS);
-    if (reservation.state !== "reserved") {
+    const taken = reservationAnswer(reservation);
+    if (taken) {
       await hang(hangMs, null);
-      switch (reservation.state) {
-        case "replay":
-          return finish(reservation.status, reservation.body, { "Idempotent-Replayed": "true" });
-        case "in_use":
-          return reject(409, "idempotency_key_in_use", RESERVATION_REFUSALS.in_use);
-        case "reused":
-          return reject(422, "idempotency_key_reused", RESERVATION_REFUSALS.reused);
-      }
+      return finish(taken.status, taken.text, taken.headers);
     }
   }
 

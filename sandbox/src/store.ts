@@ -1,12 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type * as z from "zod";
-import {
-  type EffectStore,
-  type EffectWork,
-  type KeyedEffect,
-  type ServedAnswer,
-  serveKeyedEffect,
-} from "./effects";
+import { type EffectStore, type EffectWork, type KeyedEffect, serveKeyedEffect } from "./effects";
 import type { SandboxEnv } from "./env";
 import { faultFits, faultStatus, isAnswerMode } from "./faults";
 import { addDrift, clearDrift, type DriftBody, type DriftChange, driftsOf } from "./helpdesk/drift";
@@ -32,6 +26,7 @@ import {
 } from "./helpdesk/records";
 import { forgetSessions, isSessionKnown, openSession } from "./helpdesk/sessions";
 import {
+  type AnswerText,
   type Reservation,
   release,
   renew,
@@ -196,7 +191,7 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
    * A keyed effect nothing holds up, in one commit: its key's reservation, the effect, its stored
    * answer and its log entry (`effects.ts`).
    */
-  serveKeyedEffect(request: KeyedEffect): ServedAnswer {
+  serveKeyedEffect(request: KeyedEffect): AnswerText {
     const store: EffectStore = {
       sql: this.#sql,
       finish: (meta, seq, status, stored, credential) => {

@@ -1,6 +1,14 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { armFault, callTool, ledgerStubOf, openRun, restartDurableObject, type TestRun } from "./helpers";
+import {
+  armFault,
+  callTool,
+  ledgerStubOf,
+  openRun,
+  outboxTopicsOf,
+  restartDurableObject,
+  type TestRun,
+} from "./helpers";
 
 /**
  * What the run ledger keeps in memory of its run's calls (repeat counts, the newest version seen of
@@ -226,17 +234,16 @@ describe("the ledger's memory of its run's calls", () => {
       "SELECT MIN(next_attempt_at)",
       "SELECT topic,",
     ]);
-    const stored = () =>
-      runInDurableObject(ledgerStubOf(run), (_instance, state) =>
-        state.storage.sql.exec<{ topic: string }>("SELECT topic FROM outbox").toArray(),
-      );
     // Delivered, its row waits for the next commit, and nothing is owed: the alarm is not moved for it.
-    expect(await stored()).toEqual([{ topic: `effect:${write.body.idempotency_key}` }]);
+    expect(await outboxTopicsOf(run)).toEqual([`effect:${write.body.idempotency_key}`]);
     const nextStatements = await recordStatementsOn(run, "outbox");
     const next = await callTool(run, "lookup_order", { order_id: "A1001" });
     expect(next.body.outcome, JSON.stringify(next.body.error)).toBe("success");
     // The next call's commit deletes it; that call's own news goes out in the background.
     expect((await kinds(nextStatements))[0]).toBe("DELETE FROM");
-    await vi.waitFor(async () => expect(await stored()).toEqual([]), { timeout: 2_000, interval: 20 });
+    await vi.waitFor(async () => expect(await outboxTopicsOf(run)).toEqual([]), {
+      timeout: 2_000,
+      interval: 20,
+    });
   });
 });

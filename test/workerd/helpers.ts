@@ -300,6 +300,19 @@ export async function withPendingOpen(run: TestRun, change: Partial<PendingOpenC
 }
 
 /**
+ * The topics in a run's outbox, as stored: what it owes its tenant's shared objects, and what it
+ * delivered for a call's answer and deletes with its next commit.
+ */
+export function outboxTopicsOf(run: TestRun): Promise<string[]> {
+  return runInDurableObject(ledgerStubOf(run), (_instance, state) =>
+    state.storage.sql
+      .exec<{ topic: string }>("SELECT topic FROM outbox ORDER BY topic")
+      .toArray()
+      .map((row) => row.topic),
+  );
+}
+
+/**
  * A run's entry in the tenant's directory waits in its ledger's outbox for the run's first call; a
  * run whose ledger exists but that is not called has it delivered by its alarm
  * (OPENED_ENTRY_WAIT_MS after the ledger was created). This creates the ledger (`storeRun`) and

@@ -7,6 +7,7 @@ import {
   deliverUncalledRun,
   ledgerStubOf,
   openRun,
+  outboxTopicsOf,
   recordAlarmSets,
   type TestRun,
 } from "./helpers";
@@ -26,14 +27,6 @@ const alarmOf = (run: TestRun) =>
 const outboxRows = (run: TestRun) =>
   runInDurableObject(ledgerStubOf(run), (_instance, state) =>
     Number(state.storage.sql.exec("SELECT COUNT(*) AS n FROM outbox").one().n),
-  );
-
-const outboxTopics = (run: TestRun) =>
-  runInDurableObject(ledgerStubOf(run), (_instance, state) =>
-    state.storage.sql
-      .exec<{ topic: string }>("SELECT topic FROM outbox ORDER BY topic")
-      .toArray()
-      .map((row) => row.topic),
   );
 
 describe("the alarm of a run's writes", () => {
@@ -59,7 +52,7 @@ describe("the alarm of a run's writes", () => {
       expect(answer.body.outcome, JSON.stringify(answer.body.error)).toBe("success");
       // A write's answer waits for its delivery: its effect's fate is with the shards already. Its
       // row is deleted with the run's next commit, and the write before it's went with this one's.
-      const topics = await outboxTopics(run);
+      const topics = await outboxTopicsOf(run);
       expect(topics).toContain(`effect:${answer.body.idempotency_key}`);
       expect(topics.filter((topic) => topic !== `run:${run.id}`)).toEqual([
         `effect:${answer.body.idempotency_key}`,
