@@ -188,4 +188,34 @@ describe("what the outbox knows without reading itself", () => {
     expect(answers.afterAll).toBeNull();
     expect(answers.stored).toBe(0);
   });
+
+  it("leaves rows delivered for an answer to the next commit, owing only what came since", async () => {
+    const run = await openRun("acme");
+    await deliverUncalledRun(run);
+    await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
+    const answers = await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+      const outbox = new Outbox(state.storage.sql);
+      const now = Date.now();
+      outbox.enqueue(entryOf("a", ["x"]), now);
+      outbox.enqueue(entryOf("b", ["y"]), now);
+      const read = outbox.undelivered();
+      // While the delivery is under way, a's topic changes again: its newer message is still owed.
+      outbox.enqueue(entryOf("a", ["z"]), now);
+      for (const row of read) outbox.acknowledge(row, true);
+      const owedAfter = outbox.nextAttemptAt();
+      const owed = outbox.undelivered().map((row) => row.message);
+      const storedBefore = state.storage.sql.exec(PROBE).one().n;
+      // The next commit's deletion takes b (delivered), and leaves a, whose delivered message was replaced.
+      outbox.deleteAcknowledged();
+      const topics = state.storage.sql
+        .exec<{ topic: string }>("SELECT topic FROM outbox ORDER BY topic")
+        .toArray()
+        .map((row) => row.topic);
+      return { owedAfter, owed, storedBefore, topics };
+    });
+    expect(answers.owedAfter).not.toBeNull();
+    expect(answers.owed).toEqual([entryOf("a", ["x", "z"])]);
+    expect(answers.storedBefore).toBe(2);
+    expect(answers.topics).toEqual(["run:a"]);
+  });
 });
