@@ -152,14 +152,22 @@ describe("opening a run", () => {
 const entryOf = (id: string, tools: string[]): DirectoryMessage =>
   ({ kind: "run", entry: { run_id: id, tools, subjects: [] } }) as unknown as DirectoryMessage;
 
+/**
+ * Runs `use` on an outbox of its own over an emptied ledger's table, as a fresh instance would have
+ * it (knowing nothing), with that table's SQL.
+ */
+async function onEmptiedOutbox<T>(use: (outbox: Outbox, sql: SqlStorage) => T): Promise<T> {
+  const run = await openRun("acme");
+  await deliverUncalledRun(run);
+  await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
+  return runInDurableObject(ledgerStubOf(run), (_instance, state) =>
+    use(new Outbox(state.storage.sql), state.storage.sql),
+  );
+}
+
 describe("what the outbox knows without reading itself", () => {
   it("knows it is empty only when a delivery removed every message it read and none came since", async () => {
-    const run = await openRun("acme");
-    await deliverUncalledRun(run);
-    await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
-    const answers = await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
-      // An outbox of its own over the ledger's table, as a fresh instance would have (knowing nothing).
-      const outbox = new Outbox(state.storage.sql);
+    const answers = await onEmptiedOutbox((outbox, sql) => {
       const now = Date.now();
       outbox.enqueue(entryOf("a", ["x"]), now);
       const first = outbox.undelivered();
@@ -179,7 +187,7 @@ describe("what the outbox knows without reading itself", () => {
         afterSameTopic,
         left: left.map((row) => row.message),
         afterAll: outbox.nextAttemptAt(),
-        stored: state.storage.sql.exec(PROBE).one().n,
+        stored: sql.exec(PROBE).one().n,
       };
     });
     expect(answers.afterNewTopic).not.toBeNull();
@@ -190,11 +198,7 @@ describe("what the outbox knows without reading itself", () => {
   });
 
   it("leaves rows delivered for an answer to the next commit, owing only what came since", async () => {
-    const run = await openRun("acme");
-    await deliverUncalledRun(run);
-    await vi.waitFor(async () => expect(await outboxRows(run)).toBe(0), { timeout: 5_000, interval: 20 });
-    const answers = await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
-      const outbox = new Outbox(state.storage.sql);
+    const answers = await onEmptiedOutbox((outbox, sql) => {
       const now = Date.now();
       outbox.enqueue(entryOf("a", ["x"]), now);
       outbox.enqueue(entryOf("b", ["y"]), now);
@@ -204,10 +208,10 @@ describe("what the outbox knows without reading itself", () => {
       for (const row of read) outbox.acknowledge(row, true);
       const owedAfter = outbox.nextAttemptAt();
       const owed = outbox.undelivered().map((row) => row.message);
-      const storedBefore = state.storage.sql.exec(PROBE).one().n;
+      const storedBefore = sql.exec(PROBE).one().n;
       // The next commit's deletion takes b (delivered), and leaves a, whose delivered message was replaced.
       outbox.deleteAcknowledged();
-      const topics = state.storage.sql
+      const topics = sql
         .exec<{ topic: string }>("SELECT topic FROM outbox ORDER BY topic")
         .toArray()
         .map((row) => row.topic);
