@@ -85,7 +85,8 @@ export function serveEffect<T>(
       const outcome = await store.effect(caller, work, shape !== "silent_failure");
       return shape === "partial_success" ? withFailedItem(outcome, failedItem) : outcome;
     },
-    (shape) => ({
+    (shape, raw) => ({
+      work: parse(raw),
       record: shape !== "silent_failure",
       failed_item: shape === "partial_success" ? failedItem : null,
     }),
@@ -105,8 +106,14 @@ export function metaOf(c: Context<AppEnv>, caller: Caller): RequestMeta {
   };
 }
 
-/** How a keyed effect's shape fault changes what the store does, for its one-commit path. */
-type OneCommit<S extends ShapeMode> = (shape: S | null) => Pick<KeyedEffect, "record" | "failed_item">;
+/**
+ * A keyed effect's one-commit path: the effect its body names, and how its shape fault changes what
+ * the store does.
+ */
+type OneCommit<S extends ShapeMode> = (
+  shape: S | null,
+  raw: string,
+) => Pick<KeyedEffect, "work" | "record" | "failed_item">;
 
 async function serve<T, S extends ShapeMode>(
   c: Context<AppEnv>,
@@ -168,9 +175,7 @@ async function serve<T, S extends ShapeMode>(
         key,
         fingerprint,
         lease_ms: IDEMPOTENCY_LEASE_MS,
-        // Only an effect's parse is given here, so T is EffectWork.
-        work: parse(raw) as Parsed<EffectWork>,
-        ...oneCommit(shape),
+        ...oneCommit(shape, raw),
       });
       presented.logged = true;
       return deliver(fault, served.status, served.text, served.headers);

@@ -247,8 +247,7 @@ export class Outbox {
    * next commit carries them), or on their own once `ACKNOWLEDGED_DELETE_AFTER_MS` passed without one.
    */
   deleteAcknowledged(): void {
-    if (this.#deleteTimer !== null) clearTimeout(this.#deleteTimer);
-    this.#deleteTimer = null;
+    this.#cancelDeletion();
     if (this.#acknowledged.size === 0) return;
     for (const [topic, seq] of this.#acknowledged) {
       this.#sql.exec("DELETE FROM outbox WHERE topic = ? AND seq = ?", topic, seq);
@@ -258,10 +257,14 @@ export class Outbox {
 
   /** The run's storage was deleted: no row is left to delete. */
   storageDeleted(): void {
-    if (this.#deleteTimer !== null) clearTimeout(this.#deleteTimer);
-    this.#deleteTimer = null;
+    this.#cancelDeletion();
     this.#acknowledged.clear();
     this.forget();
+  }
+
+  #cancelDeletion(): void {
+    if (this.#deleteTimer !== null) clearTimeout(this.#deleteTimer);
+    this.#deleteTimer = null;
   }
 
   /** When the alarm must ring to retry the first message due, or null when nothing is owed. */
