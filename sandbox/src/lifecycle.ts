@@ -15,6 +15,7 @@ import {
 } from "./idempotency";
 import type { RequestMeta } from "./journal";
 import type { FailedItem, FaultPlan, Outcome, ShapeMode } from "./model";
+import { type ReadWork, readShapes } from "./read-work";
 import type { Caller } from "./store";
 import { type Parsed, parseBody } from "./validation";
 
@@ -26,19 +27,44 @@ import { type Parsed, parseBody } from "./validation";
 /** `shape` is the shape fault this request suffers, one of those its endpoint declared. */
 type Work<T, S extends ShapeMode> = (caller: Caller, input: T, shape: S | null) => Promise<Outcome<unknown>>;
 
-/** Reads have no body and no idempotency: GETs are safe to repeat by definition. */
-export function serveRead<S extends ShapeMode>(
-  c: Context<AppEnv>,
-  shapes: readonly S[],
-  work: (caller: Caller, shape: S | null) => Promise<Outcome<unknown>>,
-): Promise<Response> {
-  return serve(
-    c,
-    () => ({ ok: true, value: undefined }),
-    false,
-    shapes,
-    (caller, _, shape) => work(caller, shape),
+/**
+ * A GET: no body and no idempotency (GETs are safe to repeat by definition). The store serves it,
+ * its fault pick, the read and its log entry, in one call and one commit (`SandboxStore.serveRead`);
+ * a fault that answers instead, or holds the request up, is played here.
+ */
+export async function serveRead(c: Context<AppEnv>, work: ReadWork): Promise<Response> {
+  const caller = c.get("caller");
+  const store = storeOf(c.env);
+  const meta = metaOf(c, caller);
+  const presented = c.get("credential");
+  const credential = presented.token;
+  const requested = requestedFault(
+    (name) => c.req.header(name),
+    readShapes(work),
+    `${meta.method} ${meta.path}`,
   );
+  if (!requested.ok) {
+    await store.finish(meta, null, 400, null, credential);
+    presented.logged = true;
+    return errorResponse(400, "invalid_request", requested.message);
+  }
+  const { seq, fault, answer } = await store.serveRead({
+    meta,
+    credential,
+    caller,
+    requested: requested.fault,
+    work,
+  });
+  if (fault || answer) presented.logged = true;
+  if (answer) return deliver(fault, answer.status, answer.text, {});
+  if (!fault) throw new Error("the store served a read with neither an answer nor a fault");
+  if (isAnswerMode(fault.mode)) return faultResponse({ ...fault, mode: fault.mode }, meta);
+  // Held up by `hang`: if the caller gives up meanwhile, the runtime cancels this request and its
+  // log entry stays `started`.
+  await hang(fault.hang_ms ?? DEFAULT_HANG_MS, null);
+  const late = await store.read(caller, work);
+  await store.finish(meta, seq, late.status, null, credential);
+  return deliver(fault, late.status, late.text, {});
 }
 
 /** A POST that changes nothing (a rendered draft): no shape fault has anything to spoil. */
@@ -50,7 +76,6 @@ export function serveWrite<T>(
   return serve(
     c,
     (raw) => parseBody(schema, raw),
-    true,
     [],
     (caller, input) => work(caller, input),
   );
@@ -79,7 +104,6 @@ export function serveEffect<T>(
   return serve<EffectWork, EffectShape>(
     c,
     parse,
-    true,
     EFFECT_SHAPES,
     async (caller, work, shape) => {
       const outcome = await store.effect(caller, work, shape !== "silent_failure");
@@ -118,7 +142,6 @@ type OneCommit<S extends ShapeMode> = (
 async function serve<T, S extends ShapeMode>(
   c: Context<AppEnv>,
   parse: (raw: string) => Parsed<T>,
-  hasBody: boolean,
   shapes: readonly S[],
   work: Work<T, S>,
   oneCommit?: OneCommit<S>,
@@ -126,7 +149,7 @@ async function serve<T, S extends ShapeMode>(
   const caller = c.get("caller");
   const store = storeOf(c.env);
   const meta = metaOf(c, caller);
-  const key = hasBody ? meta.idempotency_key : null;
+  const key = meta.idempotency_key;
   // The credential goes into the request's log entry, in the commit that writes it.
   const presented = c.get("credential");
   const credential = presented.token;
@@ -160,7 +183,7 @@ async function serve<T, S extends ShapeMode>(
   const reject = (status: number, code: string, message: string) =>
     finish(status, jsonText(errorBody(code, message)));
 
-  const raw = hasBody ? await c.req.text() : "";
+  const raw = await c.req.text();
   if (key !== null) {
     if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
       return reject(400, "invalid_request", `Idempotency-Key must be 1-${MAX_KEY_LENGTH} characters.`);

@@ -4,7 +4,7 @@ import { admin } from "./admin";
 import { type AppEnv, requireAdmin, requireCredential } from "./auth";
 import { draftEmail } from "./drafts";
 import { storeOf } from "./env";
-import { FAILED_ITEMS, shapeCustomer, shapeOrder, shapePolicies, shapeShipment } from "./fault-shapes";
+import { FAILED_ITEMS } from "./fault-shapes";
 import { helpdeskMcp } from "./helpdesk/route";
 import { receiveApprovalHook } from "./hooks";
 import { errorResponse } from "./http";
@@ -40,23 +40,11 @@ app.route("/_admin", admin);
 app.route("/", helpdeskMcp);
 
 app.get("/orders/:order_id", requireCredential("lookup_order"), (c) =>
-  serveRead(c, ["stale", "injection"], async (caller, shape) => {
-    const orderId = c.req.param("order_id");
-    const order = await storeOf(c.env).getOrder(caller.tenant, orderId);
-    return order
-      ? { status: 200, body: shapeOrder(order, shape) }
-      : failure(404, "not_found", `No order with id '${orderId}'.`);
-  }),
+  serveRead(c, { op: "order", order_id: c.req.param("order_id") }),
 );
 
 app.get("/orders/:order_id/shipment", requireCredential("lookup_shipment"), (c) =>
-  serveRead(c, ["stale"], async (caller, shape) => {
-    const orderId = c.req.param("order_id");
-    const shipment = await storeOf(c.env).getShipment(caller.tenant, orderId);
-    return shipment
-      ? { status: 200, body: shapeShipment(shipment, shape) }
-      : failure(404, "not_found", `No shipment for order '${orderId}'.`);
-  }),
+  serveRead(c, { op: "shipment", order_id: c.req.param("order_id") }),
 );
 
 app.post("/orders/:order_id/shipment/reroute", requireCredential("reroute_shipment"), (c) =>
@@ -68,20 +56,11 @@ app.post("/orders/:order_id/shipment/reroute", requireCredential("reroute_shipme
 );
 
 app.get("/customers/:customer_id", requireCredential("get_customer_profile"), (c) =>
-  serveRead(c, ["stale", "injection"], async (caller, shape) => {
-    const customerId = c.req.param("customer_id");
-    const customer = await storeOf(c.env).getCustomer(caller.tenant, customerId);
-    return customer
-      ? { status: 200, body: shapeCustomer(customer, shape) }
-      : failure(404, "not_found", `No customer with id '${customerId}'.`);
-  }),
+  serveRead(c, { op: "customer", customer_id: c.req.param("customer_id") }),
 );
 
 app.get("/refund-policies", requireCredential("search_refund_policy"), (c) =>
-  serveRead(c, ["injection", "large"], async (_, shape) => ({
-    status: 200,
-    body: shapePolicies(await storeOf(c.env).searchPolicies(c.req.query("q") ?? ""), shape),
-  })),
+  serveRead(c, { op: "policies", query: c.req.query("q") ?? "" }),
 );
 
 app.post("/email-drafts", requireCredential("draft_customer_email"), (c) =>
@@ -103,13 +82,7 @@ app.post("/email-drafts", requireCredential("draft_customer_email"), (c) =>
 );
 
 app.get("/email-drafts/:draft_id", requireCredential("draft_customer_email"), (c) =>
-  serveRead(c, [], async (caller) => {
-    const draftId = c.req.param("draft_id");
-    const draft = await storeOf(c.env).getDraft(caller.tenant, draftId);
-    return draft
-      ? { status: 200, body: draft }
-      : failure(404, "not_found", `No email draft with id '${draftId}'.`);
-  }),
+  serveRead(c, { op: "draft", draft_id: c.req.param("draft_id") }),
 );
 
 // A human edits a draft (in the CRM's UI in real life): the text changes and `version` goes up.
@@ -121,27 +94,11 @@ app.put("/email-drafts/:draft_id", requireCredential("draft_customer_email"), (c
 
 /**
  * The answer a write's Idempotency-Key got, for a caller that lost it on the way (a body cut off, a
- * connection dropped): read with the write tool's own credential, it never runs the write. The
- * stored status and body as they were answered · 404 `idempotency_key_unknown` (never sent, or
- * abandoned before it ran) · 409 `idempotency_key_in_use` while the request still runs.
+ * connection dropped): read with the write tool's own credential, it never runs the write
+ * (`read-work.ts` gives its answers).
  */
 function answerOfKey(c: Context<AppEnv>): Promise<Response> {
-  return serveRead(c, [], async (caller) => {
-    const key = c.req.param("key") ?? "";
-    const answer = await storeOf(c.env).answerOfIdempotencyKey(caller.tenant, key);
-    switch (answer.state) {
-      case "answered":
-        return { status: answer.status, body: JSON.parse(answer.body) as unknown };
-      case "running":
-        return failure(
-          409,
-          "idempotency_key_in_use",
-          "The request with this Idempotency-Key is still running.",
-        );
-      case "unknown":
-        return failure(404, "idempotency_key_unknown", "No answer is stored under this Idempotency-Key.");
-    }
-  });
+  return serveRead(c, { op: "key_answer", key: c.req.param("key") ?? "" });
 }
 
 app.get("/tickets/idempotency-keys/:key", requireCredential("create_internal_ticket"), answerOfKey);
@@ -155,13 +112,7 @@ app.post("/tickets", requireCredential("create_internal_ticket"), (c) =>
 
 // The read create_internal_ticket's postcondition makes: only the caller's tenant's tickets exist.
 app.get("/tickets/:ticket_id", requireCredential("lookup_ticket"), (c) =>
-  serveRead(c, [], async (caller) => {
-    const ticketId = c.req.param("ticket_id");
-    const ticket = await storeOf(c.env).getTicket(caller.tenant, ticketId);
-    return ticket
-      ? { status: 200, body: ticket }
-      : failure(404, "not_found", `No ticket with id '${ticketId}'.`);
-  }),
+  serveRead(c, { op: "ticket", ticket_id: c.req.param("ticket_id") }),
 );
 
 app.post("/refunds", requireCredential("issue_refund"), (c) =>
@@ -173,11 +124,7 @@ app.post("/emails", requireCredential("send_customer_email"), (c) =>
 );
 
 app.get("/emails/:email_id", requireCredential("lookup_email"), (c) =>
-  serveRead(c, [], async (caller) => {
-    const emailId = c.req.param("email_id");
-    const email = await storeOf(c.env).getEmail(caller.tenant, emailId);
-    return email ? { status: 200, body: email } : failure(404, "not_found", `No email with id '${emailId}'.`);
-  }),
+  serveRead(c, { op: "email", email_id: c.req.param("email_id") }),
 );
 
 app.notFound(notFound);

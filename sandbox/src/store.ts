@@ -73,6 +73,14 @@ import type {
   WebhookFailure,
   WebhookRejection,
 } from "./model";
+import {
+  type ReadAnswer,
+  type ReadRequest,
+  type ReadWork,
+  readAnswer,
+  readShapes,
+  type ServedRead,
+} from "./read-work";
 import { readCustomer, readOrder, readTicket, writeOrderNote } from "./reads";
 import {
   type EmailRow,
@@ -144,18 +152,46 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
     requested: FaultPlan | null,
     credential: string | null = null,
   ): { seq: number | null; fault: FaultPlan | null } {
+    return this.#storage.transactionSync(() => this.#admit(meta, shapes, requested, credential));
+  }
+
+  #admit(
+    meta: RequestMeta,
+    shapes: readonly ShapeMode[],
+    requested: FaultPlan | null,
+    credential: string | null,
+  ): { seq: number | null; fault: FaultPlan | null } {
+    const fault =
+      requested ??
+      (meta.run_id === null
+        ? null
+        : takeFault(this.#sql, meta.run_id, meta.path, (mode) => faultFits(mode, shapes)));
+    if (!fault) return { seq: null, fault: null };
+    const status = isAnswerMode(fault.mode) ? faultStatus(fault.mode) : null;
+    // A faulted request may never finish (a hang the caller gives up on): its credential is kept now.
+    this.#keepCredential(meta, credential);
+    return { seq: logRequest(this.#sql, meta, nowIso(), fault.mode, status), fault };
+  }
+
+  /**
+   * A read request in one commit: its fault pick, the read and its log entry. A fault that answers
+   * instead of the application, or holds the request up (`hang`), comes back unplayed, with the
+   * request admitted and logged `started`: the lifecycle plays it out and reads afterwards (`read`).
+   */
+  serveRead(request: ReadRequest): ServedRead {
+    const { meta, caller, work } = request;
     return this.#storage.transactionSync(() => {
-      const fault =
-        requested ??
-        (meta.run_id === null
-          ? null
-          : takeFault(this.#sql, meta.run_id, meta.path, (mode) => faultFits(mode, shapes)));
-      if (!fault) return { seq: null, fault: null };
-      const status = isAnswerMode(fault.mode) ? faultStatus(fault.mode) : null;
-      // A faulted request may never finish (a hang the caller gives up on): its credential is kept now.
-      this.#keepCredential(meta, credential);
-      return { seq: logRequest(this.#sql, meta, nowIso(), fault.mode, status), fault };
+      const { seq, fault } = this.#admit(meta, readShapes(work), request.requested, request.credential);
+      if (fault && (isAnswerMode(fault.mode) || fault.mode === "hang")) return { seq, fault, answer: null };
+      const answer = readAnswer(this, caller.tenant, work, fault?.mode ?? null);
+      this.#finish(meta, seq, answer.status, null, request.credential);
+      return { seq, fault, answer };
     });
+  }
+
+  /** A read on its own, after the hang its request suffered. */
+  read(caller: Caller, work: ReadWork): ReadAnswer {
+    return readAnswer(this, caller.tenant, work, null);
   }
 
   /**

@@ -341,6 +341,38 @@ describe("faults asked for by header", () => {
     expect(await runRefunds("I3018", p.runId)).toHaveLength(1);
   });
 
+  it("play out on a read as on a write: answered instead, held up, spoiled in shape or in delivery, each logged once", async () => {
+    const p = await probe();
+    const hang = { "x-sandbox-fault": "hang", "x-sandbox-fault-hang-ms": "300" };
+    const started = Date.now();
+    const held = await p.call("GET", "/orders/I3019", { headers: hang });
+    expect(held.status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    const order = (await held.json()) as { order_id: string; version: number; customer_note?: string };
+    expect(order.order_id).toBe("I3019");
+
+    const stale = await p.call("GET", "/orders/I3019", { headers: { "x-sandbox-fault": "stale" } });
+    expect(((await stale.json()) as { version: number }).version).toBe(Math.max(0, order.version - 1));
+    const cut = await p.call("GET", "/orders/I3019", { headers: { "x-sandbox-fault": "truncated" } });
+    expect(cut.status).toBe(200);
+    const cutText = await cut.text();
+    expect(() => JSON.parse(cutText)).toThrow();
+    expect(JSON.stringify(order).startsWith(cutText)).toBe(true);
+    expect(cutText.length).toBeLessThan(JSON.stringify(order).length);
+    const refused = await p.call("GET", "/orders/I3019", { headers: { "x-sandbox-fault": "error_500" } });
+    expect(refused.status).toBe(500);
+    const missing = await p.call("GET", "/orders/I9999", { headers: hang });
+    expect(missing.status).toBe(404);
+
+    expect((await sandboxRequests(p.runId)).map((r) => [r.fault, r.status])).toEqual([
+      ["hang", 200],
+      ["stale", 200],
+      ["truncated", 200],
+      ["error_500", 500],
+      ["hang", 404],
+    ]);
+  });
+
   it("refuse an unknown mode, or one the endpoint cannot suffer, with 400 invalid_request", async () => {
     const p = await probe();
     for (const [path, mode] of [
