@@ -26,28 +26,7 @@ import {
   withHelloScript,
   workerdChildren,
 } from "./stack.mjs";
-import { summarise } from "./stats.mjs";
-
-/**
- * CPU time a V8 CPU profile spent outside `(idle)`, in milliseconds. A sample lasts until the next
- * one (as DevTools counts it); the wait before the first sample belongs to no one.
- */
-export function busyMs(profile) {
-  const idle = new Set(
-    profile.nodes.filter((node) => node.callFrame.functionName === "(idle)").map((node) => node.id),
-  );
-  let at = profile.startTime;
-  const times = profile.timeDeltas.map((delta) => {
-    at += delta;
-    return at;
-  });
-  let busy = 0;
-  profile.samples.forEach((node, index) => {
-    const end = times[index + 1] ?? profile.endTime;
-    if (!idle.has(node)) busy += end - (times[index] ?? end);
-  });
-  return busy / 1000;
-}
+import { busyMs, summarise } from "./stats.mjs";
 
 /**
  * `wrangler check startup` on the built upload form, `runs` times: it evaluates the module in a

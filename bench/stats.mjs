@@ -71,3 +71,33 @@ export function combineRounds(rounds) {
     cpu_ms_per_request: cpu === null || requests === 0 ? null : cpu / requests,
   };
 }
+
+/**
+ * CPU time a V8 CPU profile spent outside `(idle)`, in milliseconds. A sample lasts until the next
+ * one (as DevTools counts it); the wait before the first sample belongs to no one. The last sample
+ * has no next one, and what follows it until the profile's end is the profiler being stopped: in
+ * `wrangler check startup`, the answer of its wrapper (whose `new Response` is often that sample)
+ * going back to wrangler and wrangler's stop command coming in, while the isolate does nothing and
+ * the sampler records nothing. It counts as one typical interval (the median of the others), not
+ * as the whole tail.
+ */
+export function busyMs(profile) {
+  const idle = new Set(
+    profile.nodes.filter((node) => node.callFrame.functionName === "(idle)").map((node) => node.id),
+  );
+  let at = profile.startTime;
+  const times = profile.timeDeltas.map((delta) => {
+    at += delta;
+    return at;
+  });
+  const intervals = times.slice(1).map((time, index) => time - (times[index] ?? time));
+  const typical = intervals.length > 0 ? summarise(intervals).p50 : 0;
+  let busy = 0;
+  profile.samples.forEach((node, index) => {
+    const next = times[index + 1];
+    const start = times[index] ?? profile.endTime;
+    const lasted = next === undefined ? Math.min(profile.endTime - start, typical) : next - start;
+    if (!idle.has(node)) busy += lasted;
+  });
+  return busy / 1000;
+}

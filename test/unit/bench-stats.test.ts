@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { combineRounds, pairedDifference, pairOrder, percentile, roundRobin } from "../../bench/stats.mjs";
+import {
+  busyMs,
+  type CpuProfile,
+  combineRounds,
+  pairedDifference,
+  pairOrder,
+  percentile,
+  roundRobin,
+} from "../../bench/stats.mjs";
 
 describe("the bench's paired difference", () => {
   it("takes the p99 of per-round differences, where the difference of p99s hides the proxied spikes", () => {
@@ -73,5 +81,33 @@ describe("the bench's round-robin throughput schedule", () => {
     expect(batch.cpu_ms_per_request).toBe(2);
     expect([batch.per_s_min, batch.per_s_max]).toEqual([100, 300]);
     expect(combineRounds([{ requests: 10, seconds: 1 }]).cpu_ms_per_request).toBeNull();
+  });
+});
+
+/**
+ * A profile as `wrangler check startup` writes it, in microseconds: an idle wait, then a sample
+ * every `interval` in the given frames, then nothing until the profile's end, `tail` later.
+ */
+function startupProfile(frames: string[], interval: number, tail: number): CpuProfile {
+  const names = ["(idle)", ...new Set(frames)];
+  const nodes = names.map((functionName, index) => ({ id: index + 1, callFrame: { functionName } }));
+  const idOf = (name: string) => names.indexOf(name) + 1;
+  const samples = [idOf("(idle)"), ...frames.map(idOf)];
+  // The idle wait lasts 4 ms; each sample after it, `interval`.
+  const timeDeltas = [0, 4_000, ...frames.slice(1).map(() => interval)];
+  const startTime = 1_000_000;
+  const last = startTime + timeDeltas.reduce((sum, delta) => sum + delta, 0);
+  return { nodes, startTime, endTime: last + tail, samples, timeDeltas };
+}
+
+describe("the bench's startup CPU", () => {
+  it("counts each sample until the next, and neither the idle wait nor the profiler's stop after the last", () => {
+    const frames = ["evaluate", "zod", "zod", "Response"];
+    // The stop came 30 ms after the last sample: that sample counts as one interval, 1 ms.
+    expect(busyMs(startupProfile(frames, 1_000, 30_000))).toBe(4);
+    // A stop sooner than one interval counts as it came.
+    expect(busyMs(startupProfile(frames, 1_000, 400))).toBe(3.4);
+    // A last sample that is idle counts nothing, however long the tail.
+    expect(busyMs(startupProfile([...frames, "(idle)"], 1_000, 30_000))).toBe(4);
   });
 });
