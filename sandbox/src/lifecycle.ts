@@ -38,16 +38,8 @@ export async function serveRead(c: Context<AppEnv>, work: ReadWork): Promise<Res
   const meta = metaOf(c, caller);
   const presented = c.get("credential");
   const credential = presented.token;
-  const requested = requestedFault(
-    (name) => c.req.header(name),
-    readShapes(work),
-    `${meta.method} ${meta.path}`,
-  );
-  if (!requested.ok) {
-    await store.finish(meta, null, 400, null, credential);
-    presented.logged = true;
-    return errorResponse(400, "invalid_request", requested.message);
-  }
+  const requested = await askedFault(c, meta, readShapes(work));
+  if ("refused" in requested) return requested.refused;
   const { seq, fault, answer } = await store.serveRead({
     meta,
     credential,
@@ -56,7 +48,7 @@ export async function serveRead(c: Context<AppEnv>, work: ReadWork): Promise<Res
     work,
   });
   if (fault || answer) presented.logged = true;
-  if (answer) return deliver(fault, answer.status, answer.text, {});
+  if (answer) return deliver(fault, answer.status, answer.text, answer.headers);
   if (!fault) throw new Error("the store served a read with neither an answer nor a fault");
   if (isAnswerMode(fault.mode)) return faultResponse({ ...fault, mode: fault.mode }, meta);
   // Held up by `hang`: if the caller gives up meanwhile, the runtime cancels this request and its
@@ -64,7 +56,7 @@ export async function serveRead(c: Context<AppEnv>, work: ReadWork): Promise<Res
   await hang(fault.hang_ms ?? DEFAULT_HANG_MS, null);
   const late = await store.read(caller, work);
   await store.finish(meta, seq, late.status, null, credential);
-  return deliver(fault, late.status, late.text, {});
+  return deliver(fault, late.status, late.text, late.headers);
 }
 
 /** A POST that changes nothing (a rendered draft): no shape fault has anything to spoil. */
@@ -117,6 +109,23 @@ export function serveEffect<T>(
   );
 }
 
+/**
+ * The fault the request's headers ask for (null for none), or the 400 refusing headers the endpoint
+ * cannot suffer, logged with the credential the request presented.
+ */
+async function askedFault(
+  c: Context<AppEnv>,
+  meta: RequestMeta,
+  shapes: readonly ShapeMode[],
+): Promise<{ fault: FaultPlan | null } | { refused: Response }> {
+  const requested = requestedFault((name) => c.req.header(name), shapes, `${meta.method} ${meta.path}`);
+  if (requested.ok) return { fault: requested.fault };
+  const presented = c.get("credential");
+  await storeOf(c.env).finish(meta, null, 400, null, presented.token);
+  presented.logged = true;
+  return { refused: errorResponse(400, "invalid_request", requested.message) };
+}
+
 /** What the request log keeps of a request, for any route that serves the proxy's calls. */
 export function metaOf(c: Context<AppEnv>, caller: Caller): RequestMeta {
   return {
@@ -154,12 +163,8 @@ async function serve<T, S extends ShapeMode>(
   const presented = c.get("credential");
   const credential = presented.token;
 
-  const requested = requestedFault((name) => c.req.header(name), shapes, `${meta.method} ${meta.path}`);
-  if (!requested.ok) {
-    await store.finish(meta, null, 400, null, credential);
-    presented.logged = true;
-    return errorResponse(400, "invalid_request", requested.message);
-  }
+  const requested = await askedFault(c, meta, shapes);
+  if ("refused" in requested) return requested.refused;
 
   // Faults sit in front of the application, like a gateway or a crashing app server would.
   const { seq, fault } = await store.admit(meta, shapes, requested.fault, credential);

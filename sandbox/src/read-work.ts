@@ -1,6 +1,6 @@
 import { shapeCustomer, shapeOrder, shapePolicies, shapeShipment } from "./fault-shapes";
 import { jsonText } from "./http";
-import type { StoredAnswer } from "./idempotency";
+import type { AnswerText, StoredAnswer } from "./idempotency";
 import type { RequestMeta } from "./journal";
 import {
   type Customer,
@@ -50,13 +50,7 @@ export interface ReadRequest {
 export interface ServedRead {
   seq: number | null;
   fault: FaultPlan | null;
-  answer: ReadAnswer | null;
-}
-
-/** A read's answer as it is sent: its status and JSON text. */
-export interface ReadAnswer {
-  status: number;
-  text: string;
+  answer: AnswerText | null;
 }
 
 /** What a read needs of the store: its rows, scoped to the caller's tenant. */
@@ -72,7 +66,7 @@ export interface ReadSource {
 }
 
 /** The shape faults each read declares: a shape fault spoils only an answer that has that part. */
-const SHAPES: { [op in ReadWork["op"]]: readonly ShapeMode[] } = {
+const SHAPES = {
   order: ["stale", "injection"],
   shipment: ["stale"],
   customer: ["stale", "injection"],
@@ -81,7 +75,7 @@ const SHAPES: { [op in ReadWork["op"]]: readonly ShapeMode[] } = {
   ticket: [],
   email: [],
   key_answer: [],
-};
+} as const satisfies { [op in ReadWork["op"]]: readonly ShapeMode[] };
 
 export function readShapes(work: ReadWork): readonly ShapeMode[] {
   return SHAPES[work.op];
@@ -98,9 +92,9 @@ export function readAnswer(
   tenant: string,
   work: ReadWork,
   fault: FaultMode | null,
-): ReadAnswer {
+): AnswerText {
   const outcome = readOutcome(source, tenant, work, fault);
-  return { status: outcome.status, text: jsonText(outcome.body) };
+  return { status: outcome.status, text: jsonText(outcome.body), headers: {} };
 }
 
 function readOutcome(
@@ -113,25 +107,25 @@ function readOutcome(
     case "order": {
       const order = source.getOrder(tenant, work.order_id);
       return order
-        ? { status: 200, body: shapeOrder(order, pick(shape, ["stale", "injection"])) }
+        ? { status: 200, body: shapeOrder(order, pick(shape, SHAPES.order)) }
         : failure(404, "not_found", `No order with id '${work.order_id}'.`);
     }
     case "shipment": {
       const shipment = source.getShipment(tenant, work.order_id);
       return shipment
-        ? { status: 200, body: shapeShipment(shipment, pick(shape, ["stale"])) }
+        ? { status: 200, body: shapeShipment(shipment, pick(shape, SHAPES.shipment)) }
         : failure(404, "not_found", `No shipment for order '${work.order_id}'.`);
     }
     case "customer": {
       const customer = source.getCustomer(tenant, work.customer_id);
       return customer
-        ? { status: 200, body: shapeCustomer(customer, pick(shape, ["stale", "injection"])) }
+        ? { status: 200, body: shapeCustomer(customer, pick(shape, SHAPES.customer)) }
         : failure(404, "not_found", `No customer with id '${work.customer_id}'.`);
     }
     case "policies":
       return {
         status: 200,
-        body: shapePolicies(source.searchPolicies(work.query), pick(shape, ["injection", "large"])),
+        body: shapePolicies(source.searchPolicies(work.query), pick(shape, SHAPES.policies)),
       };
     case "draft": {
       const draft = source.getDraft(tenant, work.draft_id);

@@ -73,14 +73,7 @@ import type {
   WebhookFailure,
   WebhookRejection,
 } from "./model";
-import {
-  type ReadAnswer,
-  type ReadRequest,
-  type ReadWork,
-  readAnswer,
-  readShapes,
-  type ServedRead,
-} from "./read-work";
+import { type ReadRequest, type ReadWork, readAnswer, readShapes, type ServedRead } from "./read-work";
 import { readCustomer, readOrder, readTicket, writeOrderNote } from "./reads";
 import {
   type EmailRow,
@@ -190,7 +183,7 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
   }
 
   /** A read on its own, after the hang its request suffered. */
-  read(caller: Caller, work: ReadWork): ReadAnswer {
+  read(caller: Caller, work: ReadWork): AnswerText {
     return readAnswer(this, caller.tenant, work, null);
   }
 
