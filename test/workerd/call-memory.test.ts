@@ -1,12 +1,16 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
+import { ACKNOWLEDGED_DELETE_AFTER_MS } from "../../src/ledger/outbox";
 import {
   armFault,
   callTool,
+  holdTimers,
   ledgerStubOf,
   openRun,
   outboxTopicsOf,
+  releaseTimers,
   restartDurableObject,
+  runLedgerTimers,
   type TestRun,
 } from "./helpers";
 
@@ -210,36 +214,57 @@ describe("the ledger's memory of its run's calls", () => {
   it("replaces a write's fate in its outbox without reading the one it replaces, delivers it before answering, and deletes it with the next commit", async () => {
     const run = await openRun("acme");
     const ticket = (summary: string) => ({ customer_id: "C100", summary, priority: "low" });
-    // The run's entry learns the tool and the customer here: the write below is news for the shards alone.
-    const named = await callTool(run, "create_internal_ticket", ticket("The write that names the customer."));
-    expect(named.body.outcome, JSON.stringify(named.body.error)).toBe("success");
-    const outbox = await recordStatementsOn(run, "outbox");
-    const write = await callTool(run, "create_internal_ticket", ticket("The write whose outbox is watched."));
-    expect(write.body.outcome, JSON.stringify(write.body.error)).toBe("success");
-    const kinds = async (statements: () => Promise<string[]>) =>
-      (await statements()).map((query) => query.replace(/\s+/g, " ").trim().split(" ").slice(0, 2).join(" "));
-    expect(await kinds(outbox)).toEqual([
-      // The first write's rows, delivered before its answer, go with this write's first commit.
-      "DELETE FROM",
-      "DELETE FROM",
-      // The admission's "sent", then the outcome's "confirmed" over it, written unread.
-      "INSERT INTO",
-      "INSERT INTO",
-      // The delivery, done before the answer came: when the next message is due, and what is owed.
-      // The answer waits for no commit deleting what was delivered.
-      "SELECT MIN(next_attempt_at)",
-      "SELECT topic,",
-    ]);
-    // Delivered, its row waits for the next commit, and nothing is owed: the alarm is not moved for it.
-    expect(await outboxTopicsOf(run)).toEqual([`effect:${write.body.idempotency_key}`]);
-    const nextStatements = await recordStatementsOn(run, "outbox");
-    const next = await callTool(run, "lookup_order", { order_id: "A1001" });
-    expect(next.body.outcome, JSON.stringify(next.body.error)).toBe("success");
-    // The next call's commit deletes it; that call's own news goes out in the background.
-    expect((await kinds(nextStatements))[0]).toBe("DELETE FROM");
-    await vi.waitFor(async () => expect(await outboxTopicsOf(run)).toEqual([]), {
-      timeout: 2_000,
-      interval: 20,
-    });
+    // Held, a delivered row's own deletion (ACKNOWLEDGED_DELETE_AFTER_MS later) cannot race the
+    // statements watched: the next commit is what deletes it.
+    holdTimers();
+    try {
+      // The run's entry learns the tool and the customer here: the write below is news for the shards alone.
+      const named = await callTool(
+        run,
+        "create_internal_ticket",
+        ticket("The write that names the customer."),
+      );
+      expect(named.body.outcome, JSON.stringify(named.body.error)).toBe("success");
+      const outbox = await recordStatementsOn(run, "outbox");
+      const write = await callTool(
+        run,
+        "create_internal_ticket",
+        ticket("The write whose outbox is watched."),
+      );
+      expect(write.body.outcome, JSON.stringify(write.body.error)).toBe("success");
+      const kinds = async (statements: () => Promise<string[]>) =>
+        (await statements()).map((query) =>
+          query.replace(/\s+/g, " ").trim().split(" ").slice(0, 2).join(" "),
+        );
+      expect(await kinds(outbox)).toEqual([
+        // The first write's rows, delivered before its answer, go with this write's first commit.
+        "DELETE FROM",
+        "DELETE FROM",
+        // The admission's "sent", then the outcome's "confirmed" over it, written unread.
+        "INSERT INTO",
+        "INSERT INTO",
+        // The delivery, done before the answer came: when the next message is due, and what is owed.
+        // The answer waits for no commit deleting what was delivered.
+        "SELECT MIN(next_attempt_at)",
+        "SELECT topic,",
+      ]);
+      // Delivered, its row waits for the next commit, and nothing is owed: the alarm is not moved for it.
+      expect(await outboxTopicsOf(run)).toEqual([`effect:${write.body.idempotency_key}`]);
+      const nextStatements = await recordStatementsOn(run, "outbox");
+      const next = await callTool(run, "lookup_order", { order_id: "A1001" });
+      expect(next.body.outcome, JSON.stringify(next.body.error)).toBe("success");
+      // The next call's commit deletes it; that call's own news goes out in the background, and its
+      // row goes on its own once its deletion's timer runs.
+      expect((await kinds(nextStatements))[0]).toBe("DELETE FROM");
+      await vi.waitFor(
+        async () => {
+          await runLedgerTimers(run, ACKNOWLEDGED_DELETE_AFTER_MS);
+          expect(await outboxTopicsOf(run)).toEqual([]);
+        },
+        { timeout: 2_000, interval: 20 },
+      );
+    } finally {
+      releaseTimers();
+    }
   });
 });

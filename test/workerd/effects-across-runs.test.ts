@@ -6,11 +6,14 @@ import {
   asOperator,
   callTool,
   decide,
+  holdTimers,
   ledgerStubOf,
   openRun,
   outboxTopicsOf,
   refundsOf,
+  releaseTimers,
   restartDurableObject,
+  runLedgerTimers,
   sandbox,
   type TestRun,
 } from "./helpers";
@@ -99,37 +102,47 @@ describe("the same effect from another run", () => {
   });
 
   it("deletes a delivered fate with the run's next commit or on its own, and a restart before that only delivers it again", async () => {
-    // Left alone, the delivered row goes within ACKNOWLEDGED_DELETE_AFTER_MS of the delivery.
-    const quiet = await openRun("hooli");
-    const kept = await refundIn(quiet, "H0197", 300);
-    expect(kept.body.outcome, JSON.stringify(kept.body.error)).toBe("success");
-    expect(await outboxTopicsOf(quiet)).toContain(`effect:${kept.body.idempotency_key}`);
-    await vi.waitFor(async () => expect(await outboxTopicsOf(quiet)).toEqual([]), {
-      timeout: ACKNOWLEDGED_DELETE_AFTER_MS * 4,
-      interval: 20,
-    });
+    // The timers are held: the delivered row's own deletion runs when the test says, not when a slow
+    // machine lets it.
+    holdTimers();
+    try {
+      // Left alone, the delivered row goes ACKNOWLEDGED_DELETE_AFTER_MS after its delivery.
+      const quiet = await openRun("hooli");
+      const kept = await refundIn(quiet, "H0197", 300);
+      expect(kept.body.outcome, JSON.stringify(kept.body.error)).toBe("success");
+      const effect = `effect:${kept.body.idempotency_key}`;
+      expect(await outboxTopicsOf(quiet)).toContain(effect);
+      await runLedgerTimers(quiet, ACKNOWLEDGED_DELETE_AFTER_MS - 1);
+      expect(await outboxTopicsOf(quiet)).toContain(effect);
+      await runLedgerTimers(quiet, 1);
+      expect(await outboxTopicsOf(quiet)).toEqual([]);
 
-    // A restart before the deletion: the woken ledger delivers the fate again, which changes nothing.
-    const first = await openRun("hooli");
-    const done = await refundIn(first, "H0198", 400);
-    expect(done.body.outcome, JSON.stringify(done.body.error)).toBe("success");
-    expect(await outboxTopicsOf(first)).toContain(`effect:${done.body.idempotency_key}`);
-    await restartDurableObject(ledgerStubOf(first));
-    await vi.waitFor(async () => expect(await outboxTopicsOf(first)).toEqual([]), {
-      timeout: 2_000,
-      interval: 20,
-    });
-    const second = await openRun("hooli");
-    const again = await refundIn(second, "H0198", 400);
-    expect(again.body.error?.code).toBe("approval_required");
-    expect(detailsOf(again.body).earlier_effects).toEqual([
-      expect.objectContaining({
-        run_id: first.id,
-        outcome: "confirmed",
-        external_id: (done.body.data as { refund_id: string }).refund_id,
-      }),
-    ]);
-    expect(await refundsOf("H0198")).toHaveLength(1);
+      // A restart before the deletion: the woken ledger delivers the fate again, which changes nothing.
+      const first = await openRun("hooli");
+      const done = await refundIn(first, "H0198", 400);
+      expect(done.body.outcome, JSON.stringify(done.body.error)).toBe("success");
+      expect(await outboxTopicsOf(first)).toContain(`effect:${done.body.idempotency_key}`);
+      await restartDurableObject(ledgerStubOf(first));
+      // The restarted ledger's timer is dropped with its instance; the woken one runs on real timers.
+      releaseTimers();
+      await vi.waitFor(async () => expect(await outboxTopicsOf(first)).toEqual([]), {
+        timeout: 2_000,
+        interval: 20,
+      });
+      const second = await openRun("hooli");
+      const again = await refundIn(second, "H0198", 400);
+      expect(again.body.error?.code).toBe("approval_required");
+      expect(detailsOf(again.body).earlier_effects).toEqual([
+        expect.objectContaining({
+          run_id: first.id,
+          outcome: "confirmed",
+          external_id: (done.body.data as { refund_id: string }).refund_id,
+        }),
+      ]);
+      expect(await refundsOf("H0198")).toHaveLength(1);
+    } finally {
+      releaseTimers();
+    }
   });
 
   it("counts another reason or one cent less as the same effect", async () => {

@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import { storeOf } from "../../sandbox/src/env";
 import type { RequestLogEntry } from "../../sandbox/src/model";
 import { parseKeyList } from "../../src/auth/keys";
@@ -310,6 +310,31 @@ export function outboxTopicsOf(run: TestRun): Promise<string[]> {
       .toArray()
       .map((row) => row.topic),
   );
+}
+
+/**
+ * Holds the timers of the tests' isolate, which the Durable Objects under test share, so a test
+ * decides when a ledger's delayed work runs instead of racing it: a delivered outbox row deleted
+ * `ACKNOWLEDGED_DELETE_AFTER_MS` after its delivery stays until `runLedgerTimers` runs that timer,
+ * however slow the machine. Dates are not held. `releaseTimers` brings the real timers back and drops
+ * what is still held (a held deletion then rides on the ledger's next commit, as it would anyway).
+ */
+export function holdTimers(): void {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+}
+
+export function releaseTimers(): void {
+  vi.useRealTimers();
+}
+
+/**
+ * Moves the held timers on by `ms` inside the run's ledger, whose timers only work there (its
+ * storage belongs to its own request context), and runs those due by then.
+ */
+export function runLedgerTimers(run: TestRun, ms: number): Promise<void> {
+  return runInDurableObject(ledgerStubOf(run), () => {
+    vi.advanceTimersByTime(ms);
+  });
 }
 
 /**

@@ -5,10 +5,12 @@ import { RECONCILE_AFTER_MS } from "../../src/pipeline/run-events";
 import {
   callTool,
   deliverUncalledRun,
+  holdTimers,
   ledgerStubOf,
   openRun,
   outboxTopicsOf,
   recordAlarmSets,
+  releaseTimers,
   type TestRun,
 } from "./helpers";
 
@@ -51,29 +53,36 @@ describe("the alarm of a run's writes", () => {
       });
       expect(answer.body.outcome, JSON.stringify(answer.body.error)).toBe("success");
       // A write's answer waits for its delivery: its effect's fate is with the shards already. Its
-      // row is deleted with the run's next commit, and the write before it's went with this one's.
+      // row is deleted with the run's next commit (with the timers held, nothing else deletes it),
+      // and the write before it's went with this one's.
       const topics = await outboxTopicsOf(run);
       expect(topics).toContain(`effect:${answer.body.idempotency_key}`);
       expect(topics.filter((topic) => topic !== `run:${run.id}`)).toEqual([
         `effect:${answer.body.idempotency_key}`,
       ]);
     };
-    const before = Date.now();
-    await write("The first ticket of a row of writes.");
-    const afterFirst = await sets();
-    const reconcile = afterFirst.at(-1) as number;
-    expect(reconcile).toBeGreaterThanOrEqual(before + RECONCILE_AFTER_MS);
-    expect(reconcile).toBeLessThanOrEqual(Date.now() + RECONCILE_AFTER_MS);
-    // The second write, sent before that ring, is covered by it: the alarm is not moved at all.
-    await write("The second ticket of the row.");
-    await write("The third ticket of the row.");
-    expect(await sets()).toEqual(afterFirst);
-    expect(await alarmOf(run)).toBe(reconcile);
+    // Held, a delivered row's own deletion (ACKNOWLEDGED_DELETE_AFTER_MS later) cannot race the checks.
+    holdTimers();
+    try {
+      const before = Date.now();
+      await write("The first ticket of a row of writes.");
+      const afterFirst = await sets();
+      const reconcile = afterFirst.at(-1) as number;
+      expect(reconcile).toBeGreaterThanOrEqual(before + RECONCILE_AFTER_MS);
+      expect(reconcile).toBeLessThanOrEqual(Date.now() + RECONCILE_AFTER_MS);
+      // The second write, sent before that ring, is covered by it: the alarm is not moved at all.
+      await write("The second ticket of the row.");
+      await write("The third ticket of the row.");
+      expect(await sets()).toEqual(afterFirst);
+      expect(await alarmOf(run)).toBe(reconcile);
 
-    // The reconciliation rings (now, early): nothing was cut off, and the one alarm left is the deletion.
-    expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
-    expect(await outboxRows(run)).toBe(0);
-    expect(await alarmOf(run)).toBe(deletion);
-    expect(await sets()).toEqual([...afterFirst, deletion]);
+      // The reconciliation rings (now, early): nothing was cut off, and the one alarm left is the deletion.
+      expect(await runDurableObjectAlarm(ledgerStubOf(run))).toBe(true);
+      expect(await outboxRows(run)).toBe(0);
+      expect(await alarmOf(run)).toBe(deletion);
+      expect(await sets()).toEqual([...afterFirst, deletion]);
+    } finally {
+      releaseTimers();
+    }
   });
 });
