@@ -132,6 +132,7 @@ export class EffectShard extends DurableObject<Env> {
       this.ctx.storage.kv.put("tenant", request.tenant);
     const day = request.per_day !== null && claim.value ? request.per_day : null;
     const except = request.replaces ?? "";
+    let toppedUp = false;
     // Two tries: a concurrent claim may have spent what the first top-up brought.
     for (let tries = 0; day !== null && claim.value && tries < 2; tries++) {
       const lacking =
@@ -140,8 +141,10 @@ export class EffectShard extends DurableObject<Env> {
         this.#lease(claim).granted;
       if (lacking <= 0) break;
       await this.#topUp(request, day, lacking);
+      toppedUp = true;
     }
-    const raced = this.#live(claim.key);
+    // Only an await lets another claim of the key in: one that awaited nothing has read it above.
+    const raced = toppedUp ? this.#live(claim.key) : null;
     if (raced) return raced;
     const verdict: ShardVerdict = {
       earlier: request.identity && !claim.repeatable ? this.#earlier(claim) : [],
@@ -178,7 +181,12 @@ export class EffectShard extends DurableObject<Env> {
 
   /** How far a committed key's effect got. Applied only forwards, so a late or repeated report changes nothing. */
   apply(update: EffectUpdate): void {
-    const row = this.#row(update.key);
+    const row = this.#sql
+      .exec<{ fate: string; value_state: string }>(
+        "SELECT fate, value_state FROM effects WHERE key = ?",
+        update.key,
+      )
+      .toArray()[0];
     if (!row) return;
     const fate = advanceFate(row.fate as EffectFate, update.fate);
     const valueState =
@@ -237,14 +245,12 @@ export class EffectShard extends DurableObject<Env> {
     await this.#scheduleAlarm(true);
   }
 
-  #row(key: string): EffectRow | undefined {
-    return this.#sql.exec<EffectRow>("SELECT * FROM effects WHERE key = ?", key).toArray()[0];
-  }
-
   /** The verdict of a key claimed before and not released: a retry of the same call. */
   #live(key: string): ShardVerdict | null {
-    const row = this.#row(key);
-    return row && row.fate !== "released" ? (JSON.parse(row.verdict) as ShardVerdict) : null;
+    const row = this.#sql
+      .exec<{ verdict: string }>("SELECT verdict FROM effects WHERE key = ? AND fate != 'released'", key)
+      .toArray()[0];
+    return row ? (JSON.parse(row.verdict) as ShardVerdict) : null;
   }
 
   #earlier(claim: EffectClaim): EarlierEffect[] {
