@@ -96,15 +96,25 @@ export class ScenarioStore {
       }));
   }
 
-  /** The fault for this request, spending one use of the first step that matches; null when none does. */
-  take(target: UpstreamTarget): FaultPlan | null {
+  /** Whether a step has uses left: a request of a run without one needs no target to match. */
+  armed(): boolean {
+    return this.#left() > 0;
+  }
+
+  #left(): number {
     this.#remaining ??=
       this.#sql.exec<{ left: number | null }>("SELECT SUM(remaining) AS left FROM scenario").one().left ?? 0;
-    if (this.#remaining === 0) return null;
+    return this.#remaining;
+  }
+
+  /** The fault for this request, spending one use of the first step that matches; null when none does. */
+  take(target: UpstreamTarget): FaultPlan | null {
+    const left = this.#left();
+    if (left === 0) return null;
     const step = this.list().find((candidate) => candidate.remaining > 0 && matches(candidate, target));
     if (!step) return null;
     this.#sql.exec("UPDATE scenario SET remaining = remaining - 1 WHERE step = ?", step.step);
-    this.#remaining--;
+    this.#remaining = left - 1;
     return { mode: step.mode, hang_ms: step.hang_ms, retry_after_s: step.retry_after_s };
   }
 }

@@ -23,13 +23,16 @@ export function injectFaults(upstream: Upstream, source: FaultSource): Upstream 
   let callFault = source.callFault;
   return {
     fetch: (request) => {
+      // The request's path is parsed only for a run whose scenario still has steps to spend.
       const fault =
         callFault ??
-        source.scenario.take({
-          tool: source.tool,
-          side_effect: source.side_effect,
-          path: new URL(request.url).pathname,
-        });
+        (source.scenario.armed()
+          ? source.scenario.take({
+              tool: source.tool,
+              side_effect: source.side_effect,
+              path: new URL(request.url).pathname,
+            })
+          : null);
       callFault = null;
       if (!fault) return upstream.fetch(request);
       const headers = new Headers(request.headers);
