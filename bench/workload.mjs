@@ -7,7 +7,7 @@ import { mintUpstreamCredential } from "./credential.mjs";
 import { expectOk, okJson, send } from "./http.mjs";
 
 // initech is the load-test tenant (wrangler.toml): ceilings of 10,000 calls and 1,000 writes a run,
-// rate limits a benchmark does not reach. Its orders are I3001-I3020, its customers C300-C305
+// rate limits a benchmark does not reach. Its orders are I3001-I3300, its customers C300-C305
 // (sandbox/src/seed.ts).
 const TENANT_KEY = "initech-demo-key";
 // The agent key of initech's `bench` profile, which the bench adds to the proxy's configuration
@@ -15,10 +15,16 @@ const TENANT_KEY = "initech-demo-key";
 export const BENCH_AGENT_KEY = "initech-bench-agent-key";
 export const BENCH_PROFILE = "bench";
 const MCP_VERSION = "2025-06-18";
-const ORDERS = 20;
+/**
+ * The orders the reads name, in turn. More than the proxy keeps recently signed upstream
+ * credentials for (RECENT_CREDENTIALS_MAX in src/pipeline/execute.ts), so a read never reuses the
+ * credential a read of the same order signed a moment before: every proxied read signs its own, as
+ * a production read of a new request does, in one run as over many.
+ */
+export const READ_ORDERS = 300;
 export const RUN_LIMITS = { max_calls: 10_000, max_writes: 1_000, deadline_s: 3_600 };
 
-const orderId = (index) => `I${3001 + (index % ORDERS)}`;
+const orderId = (index) => `I${3001 + (index % READ_ORDERS)}`;
 // Each run's tickets are its own: the same ticket from another run is the same effect, which the
 // proxy holds for a human (docs/guarantees.md, "Effects across runs"), so a run's first write is a new effect.
 const ticket = (index, runId) => ({
@@ -57,7 +63,7 @@ export async function workloadFor(stack) {
   };
   // A credential is good for one request, so each order's lookup has its own, minted before timing.
   const credentials = await Promise.all(
-    Array.from({ length: ORDERS }, (_, index) =>
+    Array.from({ length: READ_ORDERS }, (_, index) =>
       mintUpstreamCredential(
         {
           tenant: "initech",
@@ -179,7 +185,7 @@ export async function workloadFor(stack) {
       expectOk(
         "lookup_order straight to the sandbox",
         await send(`${urls.sandbox}/orders/${orderId(index)}`, {
-          headers: { authorization: `Bearer ${credentials[index % ORDERS]}` },
+          headers: { authorization: `Bearer ${credentials[index % READ_ORDERS]}` },
         }),
       );
     },

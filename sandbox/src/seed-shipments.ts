@@ -3,7 +3,7 @@ import type { Destination, Shipment, ShipmentEvent, ShipmentStatus } from "./mod
 /**
  * Seed shipments: one per order of acme (A1001-A1005) and globex (B2001-B2005), and for initech,
  * the load-test tenant, I3001-I3010 (its tests reroute those and leave the demo tenants' data as
- * seeded); I3011-I3020 have none, so they answer 404 as an order without a shipment does.
+ * seeded); I3011 onward have none, so they answer 404 as an order without a shipment does.
  * Delivered: A1001, A1003, A1005, B2001, B2004, B2005 and I3001, which refuse a reroute. Event notes are free text typed by
  * drivers, depot staff and customers: A1002's holds a sentence written to steer whoever reads it
  * into a reroute, as a customer with a grudge or a compromised carrier portal would.

@@ -6,7 +6,7 @@ import type { Order, OrderItem, RefundPolicy } from "./model";
  * stripping are only testable against data that has them.
  *
  * acme: orders A1001-A1005, customers C100-C105. globex: orders B2001-B2005, customers C200-C205.
- * initech, the load-test tenant: orders I3001-I3020 with large balances, customers C300-C305.
+ * initech, the load-test tenant: orders I3001-I3300 with large balances, customers C300-C305.
  * hooli, the fleet tenant: orders H0001-H0200 of 120.00 each, customers C500-C509.
  * Orders with a refund already: A1003, A1005 (cancelled, fully refunded), B2001, B2004 (cancelled,
  * fully refunded). Totals are always the sum of the items.
@@ -20,6 +20,13 @@ export interface SeedOrder extends Omit<Order, "total_cents" | "refundable_cents
 function item(sku: string, name: string, quantity: number, unit_price_cents: number): OrderItem {
   return { sku, name, quantity, unit_price_cents };
 }
+
+/**
+ * How many orders initech has (I3001 onward): enough that a benchmark's reads can name more
+ * distinct requests than the proxy keeps signed upstream credentials for, so each read signs its
+ * own, as a production read of a new request does (`bench/workload.mjs`, READ_ORDERS).
+ */
+export const LOAD_TEST_ORDERS = 300;
 
 export const SEED_ORDERS: readonly SeedOrder[] = [
   {
@@ -212,7 +219,7 @@ export const SEED_ORDERS: readonly SeedOrder[] = [
 
 /** Bulk orders for benchmarks and concurrency tests: enough balance for thousands of small refunds. */
 function loadTestOrders(): SeedOrder[] {
-  return Array.from({ length: 20 }, (_, index) => ({
+  return Array.from({ length: LOAD_TEST_ORDERS }, (_, index) => ({
     tenant: "initech",
     order_id: `I${3001 + index}`,
     customer_id: `C30${index % 6}`,

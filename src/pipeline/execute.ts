@@ -189,7 +189,7 @@ function contextOf(plan: ExecutionPlan, extra: Partial<EnvelopeContext> = {}): E
  * the margin: a second at most. Bounded, since one isolate can host many runs.
  */
 const recentCredentials = new Map<string, { token: string; exp: number }>();
-const RECENT_CREDENTIALS_MAX = 256;
+export const RECENT_CREDENTIALS_MAX = 256;
 
 /**
  * A credential for one request: the declared static key, or the proxy's JWT naming the run, the
