@@ -261,7 +261,7 @@ describe("the ledger's memory of its run's calls", () => {
           await runLedgerTimers(run, ACKNOWLEDGED_DELETE_AFTER_MS);
           expect(await outboxTopicsOf(run)).toEqual([]);
         },
-        { timeout: 2_000, interval: 20 },
+        { timeout: 5_000, interval: 20 },
       );
     } finally {
       releaseTimers();

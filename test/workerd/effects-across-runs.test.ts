@@ -126,7 +126,7 @@ describe("the same effect from another run", () => {
       // The restarted ledger's timer is dropped with its instance; the woken one runs on real timers.
       releaseTimers();
       await vi.waitFor(async () => expect(await outboxTopicsOf(first)).toEqual([]), {
-        timeout: 2_000,
+        timeout: 5_000,
         interval: 20,
       });
       const second = await openRun("hooli");
