@@ -129,14 +129,15 @@ function signingKeyOf(key: UpstreamSigningKey): Promise<CryptoKey> {
 const seconds = (ms: number) => Math.floor(ms / 1_000);
 
 /** The base64url SHA-256 of a request's body bytes; a request without a body hashes the empty string. */
-export function bodyDigest(body: string | null): Promise<string> {
-  // Every GET's is the empty string's: hashed once per isolate, for the signer and the verifier alike.
+export async function bodyDigest(body: string | null): Promise<string> {
   if (body !== null && body !== "") return sha256Base64url(body);
-  emptyBodyDigest ??= sha256Base64url("");
+  // Every GET's is the empty string's: hashed once per isolate, for the signer and the verifier
+  // alike. The value is kept, not the promise, so no request awaits a promise another one made.
+  emptyBodyDigest ??= await sha256Base64url("");
   return emptyBodyDigest;
 }
 
-let emptyBodyDigest: Promise<string> | undefined;
+let emptyBodyDigest: string | undefined;
 
 async function sha256Base64url(text: string): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
