@@ -4,14 +4,13 @@ import { ACKNOWLEDGED_DELETE_AFTER_MS } from "../../src/ledger/outbox";
 import {
   armFault,
   callTool,
-  holdTimers,
   ledgerStubOf,
   openRun,
   outboxTopicsOf,
-  releaseTimers,
   restartDurableObject,
   runLedgerTimers,
   type TestRun,
+  withHeldTimers,
 } from "./helpers";
 
 /**
@@ -216,8 +215,7 @@ describe("the ledger's memory of its run's calls", () => {
     const ticket = (summary: string) => ({ customer_id: "C100", summary, priority: "low" });
     // Held, a delivered row's own deletion (ACKNOWLEDGED_DELETE_AFTER_MS later) cannot race the
     // statements watched: the next commit is what deletes it.
-    holdTimers();
-    try {
+    await withHeldTimers(async () => {
       // The run's entry learns the tool and the customer here: the write below is news for the shards alone.
       const named = await callTool(
         run,
@@ -263,8 +261,6 @@ describe("the ledger's memory of its run's calls", () => {
         },
         { timeout: 5_000, interval: 20 },
       );
-    } finally {
-      releaseTimers();
-    }
+    });
   });
 });

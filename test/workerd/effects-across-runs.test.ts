@@ -6,16 +6,15 @@ import {
   asOperator,
   callTool,
   decide,
-  holdTimers,
   ledgerStubOf,
   openRun,
   outboxTopicsOf,
   refundsOf,
-  releaseTimers,
   restartDurableObject,
   runLedgerTimers,
   sandbox,
   type TestRun,
+  withHeldTimers,
 } from "./helpers";
 
 /**
@@ -104,8 +103,7 @@ describe("the same effect from another run", () => {
   it("deletes a delivered fate with the run's next commit or on its own, and a restart before that only delivers it again", async () => {
     // The timers are held: the delivered row's own deletion runs when the test says, not when a slow
     // machine lets it.
-    holdTimers();
-    try {
+    const { first, done } = await withHeldTimers(async () => {
       // Left alone, the delivered row goes ACKNOWLEDGED_DELETE_AFTER_MS after its delivery.
       const quiet = await openRun("hooli");
       const kept = await refundIn(quiet, "H0197", 300);
@@ -123,26 +121,24 @@ describe("the same effect from another run", () => {
       expect(done.body.outcome, JSON.stringify(done.body.error)).toBe("success");
       expect(await outboxTopicsOf(first)).toContain(`effect:${done.body.idempotency_key}`);
       await restartDurableObject(ledgerStubOf(first));
-      // The restarted ledger's timer is dropped with its instance; the woken one runs on real timers.
-      releaseTimers();
-      await vi.waitFor(async () => expect(await outboxTopicsOf(first)).toEqual([]), {
-        timeout: 5_000,
-        interval: 20,
-      });
-      const second = await openRun("hooli");
-      const again = await refundIn(second, "H0198", 400);
-      expect(again.body.error?.code).toBe("approval_required");
-      expect(detailsOf(again.body).earlier_effects).toEqual([
-        expect.objectContaining({
-          run_id: first.id,
-          outcome: "confirmed",
-          external_id: (done.body.data as { refund_id: string }).refund_id,
-        }),
-      ]);
-      expect(await refundsOf("H0198")).toHaveLength(1);
-    } finally {
-      releaseTimers();
-    }
+      return { first, done };
+    });
+    // The restarted ledger's held timer went with its instance; the woken one runs on real timers.
+    await vi.waitFor(async () => expect(await outboxTopicsOf(first)).toEqual([]), {
+      timeout: 5_000,
+      interval: 20,
+    });
+    const second = await openRun("hooli");
+    const again = await refundIn(second, "H0198", 400);
+    expect(again.body.error?.code).toBe("approval_required");
+    expect(detailsOf(again.body).earlier_effects).toEqual([
+      expect.objectContaining({
+        run_id: first.id,
+        outcome: "confirmed",
+        external_id: (done.body.data as { refund_id: string }).refund_id,
+      }),
+    ]);
+    expect(await refundsOf("H0198")).toHaveLength(1);
   });
 
   it("counts another reason or one cent less as the same effect", async () => {

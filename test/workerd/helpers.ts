@@ -313,18 +313,20 @@ export function outboxTopicsOf(run: TestRun): Promise<string[]> {
 }
 
 /**
- * Holds the timers of the tests' isolate, which the Durable Objects under test share, so a test
- * decides when a ledger's delayed work runs instead of racing it: a delivered outbox row deleted
- * `ACKNOWLEDGED_DELETE_AFTER_MS` after its delivery stays until `runLedgerTimers` runs that timer,
- * however slow the machine. Dates are not held. `releaseTimers` brings the real timers back and drops
- * what is still held (a held deletion then rides on the ledger's next commit, as it would anyway).
+ * Runs `work` with the timers of the tests' isolate held (the Durable Objects under test share it),
+ * so a test decides when a ledger's delayed work runs instead of racing it: a delivered outbox row
+ * deleted `ACKNOWLEDGED_DELETE_AFTER_MS` after its delivery stays until `runLedgerTimers` runs that
+ * timer, however slow the machine. Dates are not held. Once `work` settles, the real timers come
+ * back and what is still held is dropped (a held deletion then rides on the ledger's next commit,
+ * as it would anyway; a restarted ledger's goes with its instance).
  */
-export function holdTimers(): void {
+export async function withHeldTimers<T>(work: () => Promise<T>): Promise<T> {
   vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
-}
-
-export function releaseTimers(): void {
-  vi.useRealTimers();
+  try {
+    return await work();
+  } finally {
+    vi.useRealTimers();
+  }
 }
 
 /**

@@ -5,13 +5,12 @@ import { RECONCILE_AFTER_MS } from "../../src/pipeline/run-events";
 import {
   callTool,
   deliverUncalledRun,
-  holdTimers,
   ledgerStubOf,
   openRun,
   outboxTopicsOf,
   recordAlarmSets,
-  releaseTimers,
   type TestRun,
+  withHeldTimers,
 } from "./helpers";
 
 /**
@@ -62,8 +61,7 @@ describe("the alarm of a run's writes", () => {
       ]);
     };
     // Held, a delivered row's own deletion (ACKNOWLEDGED_DELETE_AFTER_MS later) cannot race the checks.
-    holdTimers();
-    try {
+    await withHeldTimers(async () => {
       const before = Date.now();
       await write("The first ticket of a row of writes.");
       const afterFirst = await sets();
@@ -81,8 +79,6 @@ describe("the alarm of a run's writes", () => {
       expect(await outboxRows(run)).toBe(0);
       expect(await alarmOf(run)).toBe(deletion);
       expect(await sets()).toEqual([...afterFirst, deletion]);
-    } finally {
-      releaseTimers();
-    }
+    });
   });
 });
