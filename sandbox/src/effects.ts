@@ -3,7 +3,7 @@ import { withFailedItem } from "./fault-shapes";
 import { errorBody, jsonText } from "./http";
 import { type AnswerText, release, reservationAnswer, reserve } from "./idempotency";
 import type { RequestMeta } from "./journal";
-import type { FailedItem, Outcome } from "./model";
+import type { FailedItem, FaultPlan, Outcome } from "./model";
 import type { Caller, StoredResponse } from "./store";
 import type { EmailBody, Parsed, RefundBody, RerouteBody, TicketBody } from "./validation";
 
@@ -18,11 +18,17 @@ export type EffectWork =
   | { op: "email"; input: z.infer<typeof EmailBody> }
   | { op: "reroute"; order_id: string; input: z.infer<typeof RerouteBody> };
 
-/** A keyed effect nothing holds up (no hang), as the request lifecycle hands it to the store. */
-export interface KeyedEffect {
+/** The shape faults an effect can suffer: how each changes what the store does is `keyedEffectOf`'s. */
+export const EFFECT_SHAPES = ["partial_success", "silent_failure"] as const;
+export type EffectShape = (typeof EFFECT_SHAPES)[number];
+
+/**
+ * A keyed effect request as the request lifecycle hands it to the store, before its fault is picked
+ * (`SandboxStore.serveEffect`): its fault pick and, unless that fault answers or holds it up, the
+ * effect itself are one commit.
+ */
+export interface EffectRequest {
   meta: RequestMeta;
-  /** Its log entry, when its fault already wrote one. */
-  seq: number | null;
   credential: string | null;
   caller: Caller;
   key: string;
@@ -30,10 +36,35 @@ export interface KeyedEffect {
   lease_ms: number;
   /** The body read as the effect, or why it could not be: a key's replay or refusal comes first. */
   work: Parsed<EffectWork>;
+  /** The fault the request's headers asked for; null lets the store pick an armed one. */
+  requested: FaultPlan | null;
+  /** The part `partial_success` reports as not gone through. */
+  partial_item: FailedItem;
+}
+
+/** A keyed effect nothing holds up (no hang), with its fault picked. */
+export interface KeyedEffect extends Omit<EffectRequest, "requested" | "partial_item"> {
+  /** Its log entry, when its fault wrote one. */
+  seq: number | null;
   /** False under `silent_failure`: answered as usual, kept nowhere. */
   record: boolean;
   /** Under `partial_success`, the part reported as not gone through. */
   failed_item: FailedItem | null;
+}
+
+/** `request` under the shape fault it suffers (null for none), logged at `seq`. */
+export function keyedEffectOf(
+  request: EffectRequest,
+  seq: number | null,
+  shape: EffectShape | null,
+): KeyedEffect {
+  const { requested: _requested, partial_item, ...effect } = request;
+  return {
+    ...effect,
+    seq,
+    record: shape !== "silent_failure",
+    failed_item: shape === "partial_success" ? partial_item : null,
+  };
 }
 
 /** What `serveKeyedEffect` needs of the store, all synchronous, inside its one transaction. */

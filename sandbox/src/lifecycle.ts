@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type * as z from "zod";
 import type { AppEnv } from "./auth";
-import type { EffectWork, KeyedEffect } from "./effects";
+import { EFFECT_SHAPES, type EffectRequest, type EffectShape, type EffectWork } from "./effects";
 import { storeOf } from "./env";
 import { withFailedItem } from "./fault-shapes";
 import { DEFAULT_HANG_MS, faultResponse, isAnswerMode, requestedFault, truncate } from "./faults";
@@ -73,14 +73,11 @@ export function serveWrite<T>(
   );
 }
 
-const EFFECT_SHAPES = ["partial_success", "silent_failure"] as const;
-type EffectShape = (typeof EFFECT_SHAPES)[number];
-
 /**
  * A POST with an effect, which the store runs by name (`effects.ts`). `silent_failure` runs it
  * unrecorded, `partial_success` runs it and reports `failedItem` as the part that did not go
- * through. Under its Idempotency-Key and held up by no hang, the key's reservation, the effect and
- * the log entry are one commit of the store.
+ * through. Under its Idempotency-Key and held up by no hang, the fault pick, the key's reservation,
+ * the effect and the log entry are one commit of the store.
  */
 export function serveEffect<T>(
   c: Context<AppEnv>,
@@ -101,11 +98,7 @@ export function serveEffect<T>(
       const outcome = await store.effect(caller, work, shape !== "silent_failure");
       return shape === "partial_success" ? withFailedItem(outcome, failedItem) : outcome;
     },
-    (shape, raw) => ({
-      work: parse(raw),
-      record: shape !== "silent_failure",
-      failed_item: shape === "partial_success" ? failedItem : null,
-    }),
+    (raw) => ({ work: parse(raw), partial_item: failedItem }),
   );
 }
 
@@ -139,26 +132,21 @@ export function metaOf(c: Context<AppEnv>, caller: Caller): RequestMeta {
   };
 }
 
-/**
- * A keyed effect's one-commit path: the effect its body names, and how its shape fault changes what
- * the store does.
- */
-type OneCommit<S extends ShapeMode> = (
-  shape: S | null,
-  raw: string,
-) => Pick<KeyedEffect, "work" | "record" | "failed_item">;
+/** A keyed effect's one-commit path: the effect its body names, and what `partial_success` reports. */
+type OneCommit = (raw: string) => Pick<EffectRequest, "work" | "partial_item">;
 
 async function serve<T, S extends ShapeMode>(
   c: Context<AppEnv>,
   parse: (raw: string) => Parsed<T>,
   shapes: readonly S[],
   work: Work<T, S>,
-  oneCommit?: OneCommit<S>,
+  oneCommit?: OneCommit,
 ): Promise<Response> {
   const caller = c.get("caller");
   const store = storeOf(c.env);
   const meta = metaOf(c, caller);
   const key = meta.idempotency_key;
+  const keyValid = key !== null && key.length > 0 && key.length <= MAX_KEY_LENGTH;
   // The credential goes into the request's log entry, in the commit that writes it.
   const presented = c.get("credential");
   const credential = presented.token;
@@ -166,8 +154,29 @@ async function serve<T, S extends ShapeMode>(
   const requested = await askedFault(c, meta, shapes);
   if ("refused" in requested) return requested.refused;
 
-  // Faults sit in front of the application, like a gateway or a crashing app server would.
-  const { seq, fault } = await store.admit(meta, shapes, requested.fault, credential);
+  const raw = await c.req.text();
+  const fingerprint = keyValid ? await requestFingerprint(meta.method, meta.path, raw) : null;
+  // Faults sit in front of the application, like a gateway or a crashing app server would. A keyed
+  // effect's fault is picked in the commit that serves it, unless that fault answers or hangs.
+  let admitted: { seq: number | null; fault: FaultPlan | null };
+  if (oneCommit && key !== null && fingerprint !== null) {
+    const served = await store.serveEffect({
+      meta,
+      credential,
+      caller,
+      key,
+      fingerprint,
+      lease_ms: IDEMPOTENCY_LEASE_MS,
+      requested: requested.fault,
+      ...oneCommit(raw),
+    });
+    if (served.answer) {
+      presented.logged = true;
+      return deliver(served.fault, served.answer.status, served.answer.text, served.answer.headers);
+    }
+    admitted = served;
+  } else admitted = await store.admit(meta, shapes, requested.fault, credential);
+  const { seq, fault } = admitted;
   if (fault) presented.logged = true;
   if (fault && isAnswerMode(fault.mode)) return faultResponse({ ...fault, mode: fault.mode }, meta);
   const hangMs = fault?.mode === "hang" ? (fault.hang_ms ?? DEFAULT_HANG_MS) : 0;
@@ -188,25 +197,9 @@ async function serve<T, S extends ShapeMode>(
   const reject = (status: number, code: string, message: string) =>
     finish(status, jsonText(errorBody(code, message)));
 
-  const raw = await c.req.text();
   if (key !== null) {
-    if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
+    if (fingerprint === null) {
       return reject(400, "invalid_request", `Idempotency-Key must be 1-${MAX_KEY_LENGTH} characters.`);
-    }
-    const fingerprint = await requestFingerprint(meta.method, meta.path, raw);
-    if (oneCommit && hangMs === 0) {
-      const served = await store.serveKeyedEffect({
-        meta,
-        seq,
-        credential,
-        caller,
-        key,
-        fingerprint,
-        lease_ms: IDEMPOTENCY_LEASE_MS,
-        ...oneCommit(shape, raw),
-      });
-      presented.logged = true;
-      return deliver(fault, served.status, served.text, served.headers);
     }
     // Reserved before the hang: a slow request holds its key for as long as it runs.
     const reservation = await store.reserveIdempotency(caller.tenant, key, fingerprint, IDEMPOTENCY_LEASE_MS);

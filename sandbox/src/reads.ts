@@ -40,6 +40,14 @@ export function writeOrderNote(sql: SqlStorage, tenant: string, orderId: string,
   return true;
 }
 
+/** Whether the tenant has this customer, without reading the customer's messages. */
+export function hasCustomer(sql: SqlStorage, tenant: string, customerId: string): boolean {
+  return (
+    sql.exec("SELECT 1 FROM customers WHERE tenant = ? AND customer_id = ?", tenant, customerId).toArray()
+      .length > 0
+  );
+}
+
 export function readCustomer(sql: SqlStorage, tenant: string, customerId: string): Customer | null {
   const row = sql
     .exec<CustomerRow>("SELECT * FROM customers WHERE tenant = ? AND customer_id = ?", tenant, customerId)

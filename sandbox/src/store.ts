@@ -1,6 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
 import type * as z from "zod";
-import { type EffectStore, type EffectWork, type KeyedEffect, serveKeyedEffect } from "./effects";
+import {
+  EFFECT_SHAPES,
+  type EffectRequest,
+  type EffectStore,
+  type EffectWork,
+  keyedEffectOf,
+  serveKeyedEffect,
+} from "./effects";
 import type { SandboxEnv } from "./env";
 import { faultFits, faultStatus, isAnswerMode } from "./faults";
 import { addDrift, clearDrift, type DriftBody, type DriftChange, driftsOf } from "./helpdesk/drift";
@@ -103,6 +110,13 @@ export interface Caller {
   tenant: string;
   run_id: string;
   tool: string;
+}
+
+/** What `serveEffect` did: the answer, or the fault it left for the lifecycle to play. */
+export interface ServedEffect {
+  seq: number | null;
+  fault: FaultPlan | null;
+  answer: AnswerText | null;
 }
 
 /** A finished response to remember under an Idempotency-Key. */
@@ -217,10 +231,12 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
   }
 
   /**
-   * A keyed effect nothing holds up, in one commit: its key's reservation, the effect, its stored
-   * answer and its log entry (`effects.ts`).
+   * A keyed effect request in one commit: its fault pick, then its key's reservation, the effect,
+   * its stored answer and its log entry (`effects.ts`). A fault that answers instead of the
+   * application, or holds the request up (`hang`), comes back unplayed, with the request admitted
+   * and logged `started`: the lifecycle plays it out and runs the effect afterwards.
    */
-  serveKeyedEffect(request: KeyedEffect): AnswerText {
+  serveEffect(request: EffectRequest): ServedEffect {
     const store: EffectStore = {
       sql: this.#sql,
       finish: (meta, seq, status, stored, credential) => {
@@ -228,7 +244,13 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
       },
       effect: (caller, work, record) => this.effect(caller, work, record),
     };
-    return this.#storage.transactionSync(() => serveKeyedEffect(store, request, Date.now()));
+    return this.#storage.transactionSync(() => {
+      const { seq, fault } = this.#admit(request.meta, EFFECT_SHAPES, request.requested, request.credential);
+      if (fault && (isAnswerMode(fault.mode) || fault.mode === "hang")) return { seq, fault, answer: null };
+      const shape = EFFECT_SHAPES.find((mode) => mode === fault?.mode) ?? null;
+      const answer = serveKeyedEffect(store, keyedEffectOf(request, seq, shape), Date.now());
+      return { seq, fault, answer };
+    });
   }
 
   /** One of the effects the business endpoints serve, by name; `record: false` keeps nothing. */

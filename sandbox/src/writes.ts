@@ -8,7 +8,7 @@ import {
   type Ticket,
   type TicketPriority,
 } from "./model";
-import { readCustomer, readOrder } from "./reads";
+import { hasCustomer, readCustomer, readOrder } from "./reads";
 import {
   type EmailDraftRow,
   type EmailRow,
@@ -76,7 +76,7 @@ export function insertTicket(
   caller: Caller,
   input: { customer_id: string; priority: TicketPriority; summary: string },
 ): Outcome<Ticket> {
-  if (!readCustomer(sql, caller.tenant, input.customer_id)) {
+  if (!hasCustomer(sql, caller.tenant, input.customer_id)) {
     return failure(404, "not_found", `No customer with id '${input.customer_id}'.`);
   }
   const row = sql
