@@ -176,6 +176,36 @@ describe("armed fault modes", () => {
     expect(tickets.filter((t) => t.run_id === p.runId).map((t) => t.ticket_id)).toEqual([body.ticket_id]);
   });
 
+  it("partial_success on a keyed ticket: picked in the commit that creates it, and its resend replays the spoiled answer", async () => {
+    const p = await probe();
+    expect((await p.call("GET", "/customers/C301")).status).toBe(200);
+    await armFault(p.runId, { mode: "partial_success", path_prefix: "/tickets" });
+    const send = () =>
+      p.call("POST", "/tickets", {
+        body: { customer_id: "C301", priority: "low", summary: "Armed after the first request." },
+        headers: { "idempotency-key": `${p.runId}:ticket` },
+      });
+    const answer = await send();
+    expect(answer.status).toBe(201);
+    const body = await json<{ ticket_id: string; failed_items: unknown[] }>(answer);
+    expect(body.failed_items).toEqual([
+      { id: "notify:on-call:sms", code: "delivery_failed", message: expect.any(String) },
+    ]);
+    // The resend under the same key gets the stored answer, spoiled part and all; nothing runs twice.
+    const again = await send();
+    expect(again.status).toBe(201);
+    expect(await json(again)).toEqual(body);
+    const { tickets } = await sandbox<{ tickets: Array<{ ticket_id: string; run_id: string }> }>(
+      "/_admin/tickets?tenant=initech",
+    );
+    expect(tickets.filter((t) => t.run_id === p.runId).map((t) => t.ticket_id)).toEqual([body.ticket_id]);
+    expect((await sandboxRequests(p.runId)).map((r) => [r.fault, r.status, r.phase])).toEqual([
+      [null, 200, "completed"],
+      ["partial_success", 201, "completed"],
+      [null, 201, "completed"],
+    ]);
+  });
+
   it("partial_success on a refund: issued, with the receipt listed as failed", async () => {
     const p = await probe();
     await armFault(p.runId, { mode: "partial_success", path_prefix: "/refunds" });
