@@ -43,14 +43,14 @@ import {
 } from "./phases.mjs";
 import { printReport, removeReport, writeReport } from "./report.mjs";
 import { onStack } from "./stack.mjs";
-import { bundleSizes, checkStartup, coldStarts } from "./startup.mjs";
+import { bundleSizes, checkStartups, coldStarts } from "./startup.mjs";
 import { workloadFor } from "./workload.mjs";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
 const WARMUP = 50;
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const STARTUP_RUNS = 3;
+const STARTUP_RUNS = 5;
 const CONCURRENCY = 64;
 for (const [name, value] of Object.entries({
   BENCH_SAMPLES: SAMPLES,
@@ -78,17 +78,16 @@ async function startupFigures(bundles, outdir) {
   // The goal is held by what production starts (its split build's main module and static imports);
   // the sandbox build the bench serves, one module with everything, is measured beside it.
   const forms = { production: bundles.productionForm, sandbox: bundles.uploadForm };
-  const checked = {};
-  for (const [name, form] of Object.entries(forms)) {
-    step(`wrangler check startup on the ${name} build of the proxy (${STARTUP_RUNS} runs) ...`);
-    try {
-      const profiles = join(outdir, `startup-${name}`);
-      mkdirSync(profiles, { recursive: true });
-      checked[name] = checkStartup(form, profiles, STARTUP_RUNS);
-    } catch (error) {
-      checked[name] = { cpu_ms: null, error: error instanceof Error ? error.message : String(error) };
+  step(
+    `wrangler check startup on the production and sandbox builds of the proxy, in turn (${STARTUP_RUNS} runs each) ...`,
+  );
+  const profiles = join(outdir, "startup");
+  mkdirSync(profiles, { recursive: true });
+  const checked = checkStartups(forms, profiles, STARTUP_RUNS);
+  for (const [name, result] of Object.entries(checked)) {
+    if (result.error) {
       step(
-        `wrangler check startup failed; the cold start below still measures the start:\n${checked[name].error}`,
+        `wrangler check startup failed on the ${name} build; the cold start below still measures the start:\n${result.error}`,
       );
     }
   }

@@ -29,17 +29,35 @@ import {
 import { busyMs, summarise } from "./stats.mjs";
 
 /**
- * `wrangler check startup` on the built upload form, `runs` times: it evaluates the module in a
- * local workerd under V8's profiler and writes the profile, which is summed here.
+ * `wrangler check startup` on each built upload form of `forms` (name to path), `runs` times, the
+ * forms taking turns, so a slow stretch of the machine falls on all of them alike: each run
+ * evaluates the module in a local workerd under V8's profiler and writes the profile, which is
+ * summed here. A form whose check fails gets its error and is not run again; the others go on.
  */
-export function checkStartup(uploadForm, outdir, runs) {
-  const busy = [];
+export function checkStartups(forms, outdir, runs) {
+  const busy = Object.fromEntries(Object.keys(forms).map((name) => [name, []]));
+  const errors = {};
   for (let run = 0; run < runs; run++) {
-    const outfile = join(outdir, `startup-${run}.cpuprofile`);
-    wrangler(["check", "startup", "--worker", uploadForm, "--outfile", outfile]);
-    busy.push(busyMs(JSON.parse(readFileSync(outfile, "utf8"))));
+    for (const [name, form] of Object.entries(forms)) {
+      if (name in errors) continue;
+      const outfile = join(outdir, `startup-${name}-${run}.cpuprofile`);
+      try {
+        wrangler(["check", "startup", "--worker", form, "--outfile", outfile]);
+      } catch (error) {
+        errors[name] = error instanceof Error ? error.message : String(error);
+        continue;
+      }
+      busy[name].push(busyMs(JSON.parse(readFileSync(outfile, "utf8"))));
+    }
   }
-  return { cpu_ms: summarise(busy).p50, runs: busy };
+  return Object.fromEntries(
+    Object.keys(forms).map((name) => [
+      name,
+      name in errors
+        ? { cpu_ms: null, error: errors[name] }
+        : { cpu_ms: summarise(busy[name]).p50, runs: busy[name] },
+    ]),
+  );
 }
 
 /**
