@@ -18,7 +18,7 @@ export type EffectWork =
   | { op: "email"; input: z.infer<typeof EmailBody> }
   | { op: "reroute"; order_id: string; input: z.infer<typeof RerouteBody> };
 
-/** The shape faults an effect can suffer: how each changes what the store does is `keyedEffectOf`'s. */
+/** The shape faults an effect can suffer; `keyedEffectOf` says what each changes in what the store does. */
 export const EFFECT_SHAPES = ["partial_success", "silent_failure"] as const;
 export type EffectShape = (typeof EFFECT_SHAPES)[number];
 
