@@ -1,3 +1,4 @@
+import type { AnswerText } from "./idempotency";
 import type { ArmedFault, FaultMode, FaultPlan, RequestLogEntry } from "./model";
 import { type FaultRow, type RequestRow, toFault, toRequestLogEntry } from "./rows";
 
@@ -16,6 +17,18 @@ export interface RequestMeta {
   idempotency_key: string | null;
   /** The W3C `traceparent` header the request carried, or null: how a test sees the proxy propagate a trace. */
   traceparent: string | null;
+}
+
+/**
+ * What the store did with a request in one commit (`SandboxStore.serveRead`, `serveEffect`): the
+ * answer, logged, with the delivery fault (if any) still to play; or, with `answer` null, a fault
+ * that answers instead of the application or holds the request up, admitted and logged (`seq`),
+ * which the lifecycle plays before the work is done.
+ */
+export interface ServedRequest {
+  seq: number | null;
+  fault: FaultPlan | null;
+  answer: AnswerText | null;
 }
 
 export interface FaultSpec extends FaultPlan {

@@ -43,16 +43,6 @@ export interface ReadRequest {
   work: ReadWork;
 }
 
-/**
- * What `SandboxStore.serveRead` did: the answer, logged, with the delivery fault (if any) still to
- * play; or, with `answer` null, the fault the lifecycle plays before anything is read.
- */
-export interface ServedRead {
-  seq: number | null;
-  fault: FaultPlan | null;
-  answer: AnswerText | null;
-}
-
 /** What a read needs of the store: its rows, scoped to the caller's tenant. */
 export interface ReadSource {
   getOrder(tenant: string, orderId: string): Order | null;

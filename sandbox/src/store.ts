@@ -51,6 +51,7 @@ import {
   listRequests,
   logRequest,
   type RequestMeta,
+  type ServedRequest,
   takeFault,
 } from "./journal";
 import type {
@@ -80,7 +81,7 @@ import type {
   WebhookFailure,
   WebhookRejection,
 } from "./model";
-import { type ReadRequest, type ReadWork, readAnswer, readShapes, type ServedRead } from "./read-work";
+import { type ReadRequest, type ReadWork, readAnswer, readShapes } from "./read-work";
 import { readCustomer, readOrder, readTicket, writeOrderNote } from "./reads";
 import {
   type EmailRow,
@@ -110,13 +111,6 @@ export interface Caller {
   tenant: string;
   run_id: string;
   tool: string;
-}
-
-/** What `serveEffect` did: the answer, or the fault it left for the lifecycle to play. */
-export interface ServedEffect {
-  seq: number | null;
-  fault: FaultPlan | null;
-  answer: AnswerText | null;
 }
 
 /** A finished response to remember under an Idempotency-Key. */
@@ -185,7 +179,7 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
    * instead of the application, or holds the request up (`hang`), comes back unplayed, with the
    * request admitted and logged `started`: the lifecycle plays it out and reads afterwards (`read`).
    */
-  serveRead(request: ReadRequest): ServedRead {
+  serveRead(request: ReadRequest): ServedRequest {
     const { meta, caller, work } = request;
     return this.#storage.transactionSync(() => {
       const { seq, fault } = this.#admit(meta, readShapes(work), request.requested, request.credential);
@@ -236,7 +230,7 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
    * application, or holds the request up (`hang`), comes back unplayed, with the request admitted
    * and logged `started`: the lifecycle plays it out and runs the effect afterwards.
    */
-  serveEffect(request: EffectRequest): ServedEffect {
+  serveEffect(request: EffectRequest): ServedRequest {
     const store: EffectStore = {
       sql: this.#sql,
       finish: (meta, seq, status, stored, credential) => {
