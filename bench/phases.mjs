@@ -30,10 +30,11 @@ async function runsFor(workload, count, perRun) {
 }
 
 /**
- * c=1 latency, in rounds: each round sends hello, the floor worker, the read direct to the sandbox
- * and through the proxy back to back (alternating which goes first), the same read as an MCP
- * session's tools/call, a first write (distinct arguments each time) and its replay. The proxied
- * read's cost is the per-round difference from its direct pair; the MCP call's, from the REST read.
+ * c=1 latency, in rounds: each round sends hello, the floor worker (alone, then with its upstream
+ * hop), the read direct to the sandbox and through the proxy back to back (alternating which goes
+ * first), the same read as an MCP session's tools/call, a first write (distinct arguments each
+ * time) and its replay. The proxied read's cost is the per-round difference from its direct pair;
+ * the MCP call's, from the REST read.
  */
 export async function latencyPhase(workload, { warmup, samples }) {
   const count = warmup + samples;
@@ -47,6 +48,7 @@ export async function latencyPhase(workload, { warmup, samples }) {
   const series = {
     hello: () => workload.hello(),
     floor: () => workload.floor(),
+    floor_upstream: () => workload.floorThroughUpstream(),
     direct_read: (index) => workload.directRead(index),
     proxied_read: (index) => workload.proxiedRead(readRun(index), index),
     mcp_session_call: (index) => mcpCall(index),
@@ -58,6 +60,7 @@ export async function latencyPhase(workload, { warmup, samples }) {
     const order = [
       "hello",
       "floor",
+      "floor_upstream",
       ...pairOrder(index, ["direct_read", "proxied_read"]),
       "mcp_session_call",
       "first_write",
@@ -75,6 +78,9 @@ export async function latencyPhase(workload, { warmup, samples }) {
       proxied_minus_direct: pairedDifference(timings.direct_read, timings.proxied_read),
       // What one DO hop and one commit add over hello in the same round: the tail a commit has here.
       floor_minus_hello: pairedDifference(timings.hello, timings.floor),
+      // The same with one service-binding hop to an upstream before the commit: the least a read
+      // through a run's object can add over a direct read, with none of the proxy's own work.
+      floor_upstream_minus_hello: pairedDifference(timings.hello, timings.floor_upstream),
       mcp_minus_rest: pairedDifference(timings.proxied_read, timings.mcp_session_call),
     },
   };

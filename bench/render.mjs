@@ -30,6 +30,7 @@ export function goalsTable(goals) {
 const LATENCY_NAMES = {
   hello: "hello (the runtime's floor)",
   floor: "floor worker (one DO hop, one SQLite INSERT)",
+  floor_upstream: "floor worker, its object fetching hello first (one service-binding hop more)",
   direct_read: "read, direct to the sandbox",
   proxied_read: "read, through the proxy",
   mcp_session_call: "read, MCP 2025 session `tools/call`",
@@ -66,6 +67,12 @@ export function latencyTable(figures) {
       "floor worker − hello, same round",
       num(paired.floor_minus_hello.p50),
       num(paired.floor_minus_hello.p99),
+    ]);
+  if (paired.floor_upstream_minus_hello)
+    rows.push([
+      "floor worker with its upstream hop − hello, same round",
+      num(paired.floor_upstream_minus_hello.p50),
+      num(paired.floor_upstream_minus_hello.p99),
     ]);
   if (paired.mcp_minus_rest)
     rows.push([

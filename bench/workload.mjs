@@ -133,6 +133,13 @@ export async function workloadFor(stack) {
       );
     },
     /**
+     * The floor worker whose object fetches the hello worker through a service binding before its
+     * INSERT: one object hop, one upstream hop, one commit.
+     */
+    floorThroughUpstream: async () => {
+      expectOk("the floor worker through its upstream", await send(`${urls.floor}/?upstream`));
+    },
+    /**
      * An MCP 2025-06-18 session of the bench agent (initialize answers its Mcp-Session-Id; its first
      * tools/call opens its run). Resolves with `call(index)`, one lookup_order tools/call.
      */

@@ -86,6 +86,21 @@ describe("the bench's goals", () => {
     expect(slower.read_added_p50_ms?.meets).toBe(false);
   });
 
+  it("puts beside the read goal the least a read through a run's object adds, and the proxy's work above it", () => {
+    const { paired_ms } = figures();
+    const goals = byName(
+      evaluateGoals(figures({ paired_ms: { ...paired_ms, floor_upstream_minus_hello: summary(0.5, 1.4) } })),
+    );
+    // floor 0.6 − hello 0.2 = 0.4; with its upstream hop 0.5, so the hop is 0.1; the read adds 0.6.
+    expect(goals.read_added_p50_ms?.note).toBe(
+      "the least a read through a run's object adds, the floor worker fetching hello through a service binding before its commit, over hello, paired: 0.50 ms (its upstream hop 0.10 ms over the floor); the proxy's own work above that: 0.10 ms",
+    );
+    // The goal itself is unchanged by it.
+    expect(goals.read_added_p50_ms?.bound).toBeCloseTo(0.65);
+    // A report measured before the floor worker had its upstream hop says nothing of it.
+    expect(byName(evaluateGoals(figures())).read_added_p50_ms?.note).toBe("");
+  });
+
   it("reads p99 from the paired difference, and every ratio from the figures", () => {
     const goals = byName(evaluateGoals(figures()));
     expect(goals.read_added_p99_ms).toMatchObject({ value: 1.8, meets: true });
