@@ -9,8 +9,16 @@ const CALLS_PER_RUN = RUN_LIMITS.max_calls - 200;
 const WRITES_PER_RUN = RUN_LIMITS.max_writes - 100;
 /** Calls in flight while the trace phase fills its run. */
 const FILL_CONCURRENCY = 16;
-/** How many orders the idle-run phase's warm run reads before the timed rounds. */
+/** How many orders the idle-run phase's warm run keeps reading while the idle objects wait. */
 const WARM_ORDERS = 20;
+/**
+ * The proxy reuses an upstream credential it signed for the same request of the same run only
+ * while the credential has more than the tool's timeout and half its margin left, so at most about
+ * a second after signing it (`credentialFor`, src/pipeline/execute.ts). The idle-run phase's warm
+ * run reads its timed orders this long before their timed reads at least, so each timed read signs
+ * its own credential, as the idle run's read, whose credential expired as its object left memory.
+ */
+const CREDENTIAL_REUSE_GAP_MS = 2_000;
 /**
  * How long after a batch of opens its CPU is still counted: a run whose ledger exists but is not
  * called has its directory entry delivered by its alarm, 10 s after the ledger was created
@@ -240,8 +248,9 @@ const EVICTION_WAIT_MS = 13_000;
  * redeploy (workerd restarts on the same storage, so each object also recovers its write-ahead log
  * on its first open; the isolates are warmed again on other runs and objects). Both timed reads
  * name an order their run has read already (the idle run the one it read before, the warm run one
- * of its warmup's), so they differ only in whether the run's object is in memory. The first
- * `warmup` rounds are not counted.
+ * it read in its warmup, before the orders it keeps reading) and neither reuses an upstream
+ * credential (`CREDENTIAL_REUSE_GAP_MS`), so they differ only in whether the run's object is in
+ * memory. The first `warmup` rounds are not counted.
  */
 export async function idleRunPhase(workload, stack, { count, warmup, leave }) {
   const idleRuns = [];
@@ -258,13 +267,14 @@ export async function idleRunPhase(workload, stack, { count, warmup, leave }) {
     await workload.proxiedRead(warmRun, index % WARM_ORDERS);
     await workload.floor();
   };
+  // The warm run's timed reads name orders after the ones it keeps reading, each read once here.
+  const timedOrder = (index) => WARM_ORDERS + index;
+  for (let index = 0; index < count; index++) await workload.proxiedRead(warmRun, timedOrder(index));
   for (let index = 0; index < WARM_ORDERS; index++) await warmRound(index);
-  if (leave === "eviction") {
-    const until = performance.now() + EVICTION_WAIT_MS;
-    for (let index = 0; performance.now() < until; index++) {
-      await warmRound(index);
-      await sleep(50);
-    }
+  const until = performance.now() + (leave === "eviction" ? EVICTION_WAIT_MS : CREDENTIAL_REUSE_GAP_MS);
+  for (let index = 0; performance.now() < until; index++) {
+    await warmRound(index);
+    await sleep(50);
   }
   const timings = { warm_read: [], idle_run_read: [], floor_warm: [], floor_evicted: [] };
   const timed = async (name, index, send) => {
@@ -274,7 +284,7 @@ export async function idleRunPhase(workload, stack, { count, warmup, leave }) {
     return answer;
   };
   for (let index = 0; index < count; index++) {
-    await timed("warm_read", index, () => workload.proxiedRead(warmRun, index % WARM_ORDERS));
+    await timed("warm_read", index, () => workload.proxiedRead(warmRun, timedOrder(index)));
     await timed("idle_run_read", index, () => workload.proxiedRead(idleRuns[index], index));
     await timed("floor_warm", index, () => workload.floor());
     const woken = await timed("floor_evicted", index, () => workload.floor(`idle-${leave}-${index}`));
