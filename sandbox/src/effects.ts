@@ -18,9 +18,23 @@ export type EffectWork =
   | { op: "email"; input: z.infer<typeof EmailBody> }
   | { op: "reroute"; order_id: string; input: z.infer<typeof RerouteBody> };
 
-/** The shape faults an effect can suffer; `keyedEffectOf` says what each changes in what the store does. */
+/** The shape faults an effect can suffer; `underShape` says what each changes in what the store does. */
 export const EFFECT_SHAPES = ["partial_success", "silent_failure"] as const;
 export type EffectShape = (typeof EFFECT_SHAPES)[number];
+
+/**
+ * What an effect's shape fault (null for none) changes, keyed or not: `silent_failure` keeps
+ * nothing of it, `partial_success` reports `partialItem` as the part that did not go through.
+ */
+export function underShape(
+  shape: EffectShape | null,
+  partialItem: FailedItem,
+): { record: boolean; failed_item: FailedItem | null } {
+  return {
+    record: shape !== "silent_failure",
+    failed_item: shape === "partial_success" ? partialItem : null,
+  };
+}
 
 /**
  * A keyed effect request as the request lifecycle hands it to the store, before its fault is picked
@@ -59,12 +73,7 @@ export function keyedEffectOf(
   shape: EffectShape | null,
 ): KeyedEffect {
   const { requested: _requested, partial_item, ...effect } = request;
-  return {
-    ...effect,
-    seq,
-    record: shape !== "silent_failure",
-    failed_item: shape === "partial_success" ? partial_item : null,
-  };
+  return { ...effect, seq, ...underShape(shape, partial_item) };
 }
 
 /** What `serveKeyedEffect` needs of the store, all synchronous, inside its one transaction. */

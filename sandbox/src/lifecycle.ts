@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type * as z from "zod";
 import type { AppEnv } from "./auth";
-import { EFFECT_SHAPES, type EffectRequest, type EffectShape, type EffectWork } from "./effects";
+import { EFFECT_SHAPES, type EffectRequest, type EffectShape, type EffectWork, underShape } from "./effects";
 import { storeOf } from "./env";
 import { withFailedItem } from "./fault-shapes";
 import { DEFAULT_HANG_MS, faultResponse, isAnswerMode, requestedFault, truncate } from "./faults";
@@ -95,8 +95,9 @@ export function serveEffect<T>(
     parse,
     EFFECT_SHAPES,
     async (caller, work, shape) => {
-      const outcome = await store.effect(caller, work, shape !== "silent_failure");
-      return shape === "partial_success" ? withFailedItem(outcome, failedItem) : outcome;
+      const { record, failed_item } = underShape(shape, failedItem);
+      const outcome = await store.effect(caller, work, record);
+      return failed_item ? withFailedItem(outcome, failed_item) : outcome;
     },
     (raw) => ({ work: parse(raw), partial_item: failedItem }),
   );
