@@ -29,6 +29,8 @@ function workerdPool() {
         SOAK_RUNS: process.env.SOAK_RUNS ?? "",
         // The seed of a soak to replay (`SOAK_SEED=… npm run soak`); empty means a fresh one.
         SOAK_SEED: process.env.SOAK_SEED ?? "",
+        // How many times its CI share each property runs in a soak (test/property-plan.ts).
+        SOAK_FACTOR: process.env.SOAK_FACTOR ?? "",
       },
       // The sandbox's store, so a test can end an idempotency lease instead of waiting it out.
       durableObjects: { SANDBOX_STORE: { className: "SandboxStore", scriptName: SANDBOX_WORKER } },
@@ -75,7 +77,14 @@ const SHORT_TIMEOUT_TESTS = [
   "test/workerd/exactly-once.model.test.ts",
 ];
 
-const WORKERD_TIMEOUTS = { testTimeout: 30_000, hookTimeout: 30_000 };
+/**
+ * A soak of the properties (`npm run soak -- --only properties`) runs each SOAK_FACTOR times its CI
+ * share, so a test's time limit grows with it; the model-based test sets its own from its plan.
+ */
+const SOAK_FACTOR = Math.max(1, Number.parseInt(process.env.SOAK_FACTOR ?? "", 10) || 1);
+const TEST_TIMEOUT_MS = 30_000 * SOAK_FACTOR;
+
+const WORKERD_TIMEOUTS = { testTimeout: TEST_TIMEOUT_MS, hookTimeout: 30_000 };
 
 export default defineConfig({
   test: {
@@ -88,7 +97,12 @@ export default defineConfig({
         // Pure modules: no Worker, no bindings, so plain Node runs them.
         // The seeded property tests run a fixed number of cases; on a busy 2-core machine some take
         // more than vitest's default 5 s, which is a ceiling, not a goal.
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node", testTimeout: 30_000 },
+        test: {
+          name: "unit",
+          include: ["test/unit/**/*.test.ts"],
+          environment: "node",
+          testTimeout: TEST_TIMEOUT_MS,
+        },
       },
       {
         plugins: [workerdPool()],

@@ -13,6 +13,8 @@ declare global {
       SOAK_RUNS?: string;
       /** The seed of a soak to replay; unset means a fresh one. */
       SOAK_SEED?: string;
+      /** How many times its CI share each property runs in a soak (test/property-plan.ts); unset in CI. */
+      SOAK_FACTOR?: string;
     }
     interface GlobalProps {
       mainModule: typeof import("../src/index");

@@ -25,7 +25,10 @@ import { sweepApprovals, type Write, whyCannotExecute } from "../../src/pipeline
 import { catalog } from "../../src/tools";
 import { type Envelope, failure, success } from "../../src/wire/envelope";
 import type { RunLimits } from "../../src/wire/run-status";
+import { propertyPlans } from "../property-plan";
 import { pendingApproval } from "./support/pending-approval";
+
+const plan = propertyPlans(process.env);
 
 /**
  * Unit tests of the admission machine (`src/pipeline/`: `admit.ts`, `decide.ts`, `settle.ts`,
@@ -1924,7 +1927,7 @@ describe("property: random event sequences", () => {
           }
         },
       ),
-      { seed: 20260101, numRuns: 600 },
+      plan({ seed: 20260101, numRuns: 600 }),
     );
     for (const [transition, times] of Object.entries(reached)) {
       expect(times, `the property never reached ${transition}`).toBeGreaterThan(0);

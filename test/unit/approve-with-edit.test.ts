@@ -12,7 +12,10 @@ import { alarmRings } from "../../src/pipeline/run-events";
 import type { CallRecord, RunMeta } from "../../src/pipeline/run-state";
 import type { Write } from "../../src/pipeline/writes";
 import { catalog } from "../../src/tools";
+import { propertyPlans } from "../property-plan";
 import { pendingApproval } from "./support/pending-approval";
+
+const plan = propertyPlans(process.env);
 
 /**
  * Approve with edit as the admission machine applies it (`src/pipeline/edit.ts`, `decide.ts`). The
@@ -285,7 +288,7 @@ describe("property: approve with edit under any interleaving", () => {
             expect(new Set(sentWith?.approvers).size).toBeGreaterThanOrEqual(2);
         },
       ),
-      { seed: 20261202, numRuns: 300 },
+      plan({ seed: 20261202, numRuns: 300 }),
     );
   });
 

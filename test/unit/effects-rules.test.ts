@@ -9,6 +9,9 @@ import { crossRunReasons, effectsToConfirm } from "../../src/effects/reasons";
 import { catalog } from "../../src/tools";
 import type { EarlierEffect } from "../../src/wire/effects";
 import { type Envelope, failure, success } from "../../src/wire/envelope";
+import { propertyPlans } from "../property-plan";
+
+const plan = propertyPlans(process.env);
 
 /**
  * The pure rules of effects across runs (src/effects/): what a call claims, how far a claimed effect
@@ -90,7 +93,7 @@ describe("a call's claim", () => {
         expect(shard).toBeLessThan(shards);
         expect(shardOf(digest, shards)).toBe(shard);
       }),
-      { seed: 20261202, numRuns: 200 },
+      plan({ seed: 20261202, numRuns: 200 }),
     );
   });
 });
@@ -114,7 +117,7 @@ describe("how far a claimed effect got", () => {
           if (before === "confirmed" || before === "released") expect(after).toBe(before);
         }
       }),
-      { seed: 20261202, numRuns: 300 },
+      plan({ seed: 20261202, numRuns: 300 }),
     );
   });
 

@@ -8,6 +8,9 @@ import {
   normalizeUntrusted,
 } from "../../src/shaping/fence";
 import { applyMasks, maskValue } from "../../src/shaping/mask";
+import { propertyPlans } from "../property-plan";
+
+const plan = propertyPlans(process.env);
 
 describe("masking rules", () => {
   it.each([
@@ -129,7 +132,7 @@ describe("size caps", () => {
       fc.property(fc.string({ unit: "binary", maxLength: 200 }), (text) => {
         expect(utf8Length(text)).toBe(encoder.encode(text).byteLength);
       }),
-      { seed: 16_001, numRuns: 300 },
+      plan({ seed: 16_001, numRuns: 300 }),
     );
   });
 
@@ -156,7 +159,7 @@ describe("size caps", () => {
           expect(rebuilt).toEqual(JSON.parse(JSON.stringify(value)));
         }
       }),
-      { seed: 16_002, numRuns: 300 },
+      plan({ seed: 16_002, numRuns: 300 }),
     );
   });
 });

@@ -1,6 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { base64UrlDecode, base64UrlEncode, signToken, verifyToken } from "../../src/auth/signed-token";
+import { propertyPlans } from "../property-plan";
+
+const plan = propertyPlans(process.env);
 
 const KEYS = ["k-current", "k-previous"];
 const parse = (value: unknown) => value as { run: string; exp: number };
@@ -18,7 +21,7 @@ describe("signed tokens", () => {
           if (text.length > 0 && respelled !== text) expect(base64UrlDecode(respelled)).not.toEqual(bytes);
         }
       }),
-      { seed: 20261202, numRuns: 200 },
+      plan({ seed: 20261202, numRuns: 200 }),
     );
   });
 

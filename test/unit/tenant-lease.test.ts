@@ -4,6 +4,9 @@ import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from "../../src/config/ra
 import { LeaseBucket, type LeaseRequest, leaseTerm } from "../../src/ratelimit/lease-bucket";
 import { leaseSize, nextLeaseSize, RunRateGate } from "../../src/ratelimit/run-gate";
 import { type BucketLimit, takeToken } from "../../src/ratelimit/token-bucket";
+import { propertyPlans } from "../property-plan";
+
+const plan = propertyPlans(process.env);
 
 /** One tenant's bucket and its runs' gates on one clock the test moves. */
 function tenant(settings: RateLimitSettings) {
@@ -245,7 +248,7 @@ describe("a tenant's runs leasing its bucket (property)", () => {
           expect(standing()).toEqual({ available: calls_per_tenant, held: 0 });
         },
       ),
-      { seed: 30_001, numRuns: 300 },
+      plan({ seed: 30_001, numRuns: 300 }),
     );
   });
 });

@@ -7,6 +7,9 @@ import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
 import { grantedTools, MAX_DISCOVERY_CALLS, runTools } from "../../src/pipeline/grants";
 import { type CallScope, prepareCall } from "../../src/pipeline/prepare";
 import { catalog, discoveryTools } from "../../src/tools";
+import { propertyPlans } from "../property-plan";
+
+const plan = propertyPlans(process.env);
 
 /**
  * The grants rule, pure: whatever a run is opened with, adds, or asks find_tools and use_tool for,
@@ -50,6 +53,7 @@ describe("the grants rule", () => {
           if (found.ok) expect(tenantNamespaces).toContain(found.tool.namespace);
         }
       }),
+      plan({ seed: 2_026_120_415, numRuns: 100 }),
     );
   });
 
@@ -85,7 +89,7 @@ describe("the grants rule", () => {
           }
         },
       ),
-      { numRuns: 300 },
+      plan({ seed: 2_026_120_402, numRuns: 300 }),
     );
   });
 

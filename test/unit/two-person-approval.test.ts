@@ -9,7 +9,10 @@ import { alarmRings } from "../../src/pipeline/run-events";
 import type { CallRecord, RunMeta } from "../../src/pipeline/run-state";
 import type { Write } from "../../src/pipeline/writes";
 import { catalog } from "../../src/tools";
+import { propertyPlans } from "../property-plan";
 import { pendingApproval } from "./support/pending-approval";
+
+const plan = propertyPlans(process.env);
 
 /**
  * The two-person rule as the admission machine applies it (`src/pipeline/decide.ts`), with the
@@ -278,7 +281,7 @@ describe("property: the two-person rule under any interleaving", () => {
         }
         if (model.sends === 1) expect(model.approval.state).toBe("approved");
       }),
-      { seed: 20261202, numRuns: 400 },
+      plan({ seed: 20261202, numRuns: 400 }),
     );
   });
 
@@ -323,7 +326,7 @@ describe("property: the two-person rule under any interleaving", () => {
           expect(model.approval.approvers.length).toBeLessThanOrEqual(1);
         },
       ),
-      { seed: 20261203, numRuns: 200 },
+      plan({ seed: 20261203, numRuns: 200 }),
     );
   });
 });

@@ -6,7 +6,10 @@ import { sha256Hex } from "../../src/core/digest";
 import { type EffectClaim, utcDay } from "../../src/effects/claim";
 import type { EffectShard, ShardReservation, ShardVerdict } from "../../src/ledger/effect-shard";
 import { claimTenantWide, reportEffect } from "../../src/ledger/effects-client";
+import { propertyPlans } from "../property-plan";
 import { callTool, openRun, restartDurableObject } from "./helpers";
+
+const plan = propertyPlans(env);
 
 /**
  * The effect shards and the cap pool at the Durable Object level, under random concurrent claims,
@@ -229,7 +232,7 @@ describe("effect shards and the cap pool (property)", () => {
           }
         },
       ),
-      { numRuns: 8, seed: 20_260_412 },
+      plan({ seed: 20_260_412, numRuns: 8 }),
     );
   });
 
@@ -275,7 +278,7 @@ describe("effect shards and the cap pool (property)", () => {
           expect(again.over).toBeNull();
         },
       ),
-      { numRuns: 10, seed: 20_260_413 },
+      plan({ seed: 20_260_413, numRuns: 10 }),
     );
   });
 });
@@ -345,7 +348,7 @@ describe("reconciliation of claims (property)", () => {
           );
         },
       ),
-      { numRuns: 8, seed: 20_260_414 },
+      plan({ seed: 20_260_414, numRuns: 8 }),
     );
   });
 });

@@ -20,7 +20,7 @@ import { openRunsOf, type ReferenceModel, TIMEOUT_MS } from "./model/reference";
  *
  * CI runs a seeded, bounded share. `npm run soak` (scripts/soak.mjs) sets SOAK_RUNS and SOAK_SEED:
  * that many sequences, longer, in chunks with seeds it prints; `SOAK_SEED=<seed> SOAK_RUNS=<n>
- * npm run soak` replays one chunk.
+ * npm run soak -- --only model` replays one chunk.
  */
 
 const soakRuns = Number.parseInt(env.SOAK_RUNS ?? "", 10);

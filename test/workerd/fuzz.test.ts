@@ -17,7 +17,10 @@ import {
   problemSchema,
   success,
 } from "../../src/wire/envelope";
+import { propertyPlans } from "../property-plan";
 import { openRun, postRaw } from "./helpers";
+
+const plan = propertyPlans(env);
 
 /**
  * Properties over random and near-miss input. Runs are bounded (30–100 per property) so the file
@@ -167,7 +170,7 @@ describe("validators under random and near-miss arguments", () => {
           const result = validateArguments(tool.input, args);
           if (!result.ok) expectWellFormedProblems(result.problems);
         }),
-        { numRuns: 100 },
+        plan({ seed: 2_026_120_404, numRuns: 100 }),
       );
     },
   );
@@ -184,7 +187,7 @@ describe("validators under random and near-miss arguments", () => {
           expectWellFormedProblems(result.problems);
           if (field) expect(result.problems.map((problem) => problem.field)).toContain(field);
         }),
-        { numRuns: 100 },
+        plan({ seed: 2_026_120_406, numRuns: 100 }),
       );
     },
   );
@@ -218,7 +221,7 @@ describe("validators under random and near-miss arguments", () => {
         const envelope = envelopeOf(call);
         expect(httpStatusFor(envelope) >= 400).toBe(envelope.outcome !== "success");
       }),
-      { numRuns: 100 },
+      plan({ seed: 2_026_120_408, numRuns: 100 }),
     );
   });
 });
@@ -270,7 +273,7 @@ describe("canonical JSON", () => {
         const reparsed = JSON.parse(JSON.stringify(reorderKeys(value, seed), null, indent));
         expect(canonicalJson(reparsed)).toBe(canonicalJson(value));
       }),
-      { numRuns: 100 },
+      plan({ seed: 2_026_120_410, numRuns: 100 }),
     );
   });
 
@@ -279,7 +282,7 @@ describe("canonical JSON", () => {
       fc.property(json, json, (a, b) => {
         expect(canonicalJson(a) === canonicalJson(b)).toBe(jsonEqual(a, b));
       }),
-      { numRuns: 100 },
+      plan({ seed: 2_026_120_412, numRuns: 100 }),
     );
   });
 
@@ -297,7 +300,7 @@ describe("canonical JSON", () => {
           expect(canonicalJson(changed)).not.toBe(canonicalJson(value));
         },
       ),
-      { numRuns: 100 },
+      plan({ seed: 2_026_120_414, numRuns: 100 }),
     );
   });
 
@@ -306,7 +309,7 @@ describe("canonical JSON", () => {
       fc.property(json, (value) => {
         expect(jsonEqual(JSON.parse(canonicalJson(value)), value)).toBe(true);
       }),
-      { numRuns: 100 },
+      plan({ seed: 2_026_120_416, numRuns: 100 }),
     );
   });
 });
@@ -348,7 +351,7 @@ describe("the envelope schema", () => {
           expect(httpStatusFor(envelope)).toBeGreaterThanOrEqual(400);
         },
       ),
-      { numRuns: 100 },
+      plan({ seed: 2_026_120_418, numRuns: 100 }),
     );
   });
 
@@ -359,7 +362,7 @@ describe("the envelope schema", () => {
         expect(envelopeSchema().safeParse(envelope).success).toBe(true);
         expect(httpStatusFor(envelope)).toBe(200);
       }),
-      { numRuns: 50 },
+      plan({ seed: 2_026_120_420, numRuns: 50 }),
     );
   });
 });
@@ -389,7 +392,7 @@ describe("the worker under random bodies", () => {
         expect(status).toBe(httpStatusFor(envelope));
         expect(status >= 400).toBe(envelope.outcome !== "success");
       }),
-      { numRuns: 30 },
+      plan({ seed: 2_026_120_422, numRuns: 30 }),
     );
   });
 });

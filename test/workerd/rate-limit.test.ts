@@ -9,7 +9,10 @@ import { bucketOf, limiterOf } from "../../src/ratelimit/admission";
 import { LeaseBucket, type LeaseRequest } from "../../src/ratelimit/lease-bucket";
 import { leaseSize, RunRateGate } from "../../src/ratelimit/run-gate";
 import { admit, type BucketLimit, fullBuckets, takeToken } from "../../src/ratelimit/token-bucket";
+import { propertyPlans } from "../property-plan";
 import { callTool, openRun, request, sandboxRequests, type TestRun } from "./helpers";
+
+const plan = propertyPlans(env);
 
 /** umbrella's limits in wrangler.toml: 3 calls per run, 5 per tenant, 4 run openings, per 60 s. */
 const UMBRELLA_KEY = "umbrella-demo-key";
@@ -423,7 +426,7 @@ describe("a run's rate gate, leasing the tenant's tokens", () => {
           );
         },
       ),
-      { seed: 16_003, numRuns: 60 },
+      plan({ seed: 16_003, numRuns: 60 }),
     );
   });
 

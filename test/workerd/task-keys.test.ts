@@ -1,7 +1,11 @@
+import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { propertyPlans } from "../property-plan";
 import { callTool, KEYS, request } from "./helpers";
 import { connect, envelopeOf } from "./mcp-client";
+
+const plan = propertyPlans(env);
 
 /**
  * A task key makes opening a run idempotent: the orchestrator's retry after a lost answer, a crash
@@ -186,7 +190,7 @@ describe("task keys", () => {
           }
         },
       ),
-      { numRuns: 15, seed: 20261201 },
+      plan({ seed: 20261201, numRuns: 15 }),
     );
   });
 });

@@ -1,10 +1,14 @@
+import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { catalog } from "../../src/tools";
 import type { Envelope } from "../../src/wire/envelope";
+import { propertyPlans } from "../property-plan";
 import { signedInOperator } from "./console-client";
 import { asOperator, callTool, KEYS, openRun, request, type TestRun, traceOf } from "./helpers";
 import { bearer, connect, envelopeOf, rpc } from "./mcp-client";
+
+const plan = propertyPlans(env);
 
 /**
  * Tools per task: a run opened with a subset lists and calls only it, reaches the rest of its
@@ -362,7 +366,7 @@ describe("the grants invariant, end to end", () => {
           for (const entry of await traceOf(run)) if (entry.tool !== null) seen([entry.tool as string]);
         },
       ),
-      { numRuns: 6 },
+      plan({ seed: 2_026_120_424, numRuns: 6 }),
     );
   });
 });

@@ -1,0 +1,41 @@
+/**
+ * How many cases a fast-check property runs, and from which seed.
+ *
+ * CI runs each property's own share, which its test names: a fixed seed and a bounded count, so every
+ * CI run checks the same cases and a failure there replays as it is. `npm run soak -- --only
+ * properties` (scripts/soak.mjs) sets SOAK_FACTOR and SOAK_SEED: every property then runs SOAK_FACTOR
+ * times its share from the soak's seed, cases CI never reaches. The model-based test has a plan of its
+ * own (test/workerd/exactly-once.model.test.ts).
+ */
+export interface PropertyPlan {
+  seed: number;
+  numRuns: number;
+}
+
+/** What a soak sets: in Node, `process.env`; in workerd, the Worker's env (vitest.config.ts). */
+export interface SoakSettings {
+  SOAK_FACTOR?: string | undefined;
+  SOAK_SEED?: string | undefined;
+}
+
+/** A whole number above zero, or null for anything else (unset, empty, a fraction, a word). */
+function positive(value: string | undefined): number | null {
+  const parsed = Number(value);
+  return value !== undefined && value !== "" && Number.isSafeInteger(parsed) && parsed > 0 ? parsed : null;
+}
+
+/**
+ * The plans of one test file: `plan(share)` is the share itself in CI, and under a soak the share's
+ * count times SOAK_FACTOR from SOAK_SEED (a fresh seed when that is unset; fast-check names the seed
+ * of any failure either way).
+ *
+ * @example
+ * const plan = propertyPlans(process.env);
+ * fc.assert(property, plan({ seed: 20261202, numRuns: 300 }));
+ */
+export function propertyPlans(settings: SoakSettings): (share: PropertyPlan) => PropertyPlan {
+  const factor = positive(settings.SOAK_FACTOR);
+  if (factor === null) return (share) => share;
+  const seed = positive(settings.SOAK_SEED) ?? (Date.now() % 2_147_483_647 || 1);
+  return (share) => ({ seed, numRuns: share.numRuns * factor });
+}
