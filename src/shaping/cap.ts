@@ -73,13 +73,17 @@ function measureList(path: string, items: unknown[]): MeasuredList {
   return { path, items, texts, sizes, bytes };
 }
 
-/** The list to page by: the result itself, or its largest top-level array field. */
+/**
+ * The list to page by: the result itself, or its largest top-level array field. A field named ""
+ * is never one: its path would read as the result itself (`list_path` "" is a top-level list), so
+ * such a result is paged as text.
+ */
 function findList(data: unknown): MeasuredList | null {
   if (Array.isArray(data)) return measureList("", data);
   if (typeof data !== "object" || data === null) return null;
   let best: MeasuredList | null = null;
   for (const [key, value] of Object.entries(data as Record<string, unknown>)) {
-    if (!Array.isArray(value)) continue;
+    if (key === "" || !Array.isArray(value)) continue;
     const measured = measureList(key, value);
     if (!best || measured.bytes > best.bytes) best = measured;
   }

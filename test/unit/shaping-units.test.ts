@@ -126,6 +126,15 @@ describe("size caps", () => {
     expect(JSON.parse(text)).toEqual(data);
   });
 
+  it("pages a field named \"\" as text, since list_path \"\" names a top-level list", () => {
+    const value = { "": [false, null] };
+    const capped = capResult(value, 16);
+    if (capped.kind !== "paged") throw new Error("expected pages");
+    expect(capped.summary.list_path).toBeNull();
+    const text = capped.pages.map((page) => (JSON.parse(page) as { text: string }).text).join("");
+    expect(JSON.parse(text)).toEqual(value);
+  });
+
   it("measures UTF-8 length exactly as the encoder does, lone surrogates included", () => {
     const encoder = new TextEncoder();
     fc.assert(
