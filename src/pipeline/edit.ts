@@ -1,4 +1,4 @@
-import { type ApproverRequirement, editedRequirement } from "../approvals/approvers";
+import { type ApproverRequirement, approverRequirement, editedRequirement } from "../approvals/approvers";
 import type { ApprovalRecord } from "../approvals/model";
 import type { Catalog } from "../catalog/catalog";
 import type { ToolSpec } from "../catalog/define-tool";
@@ -80,12 +80,7 @@ export async function prepareEdit(
       digest: await callDigest(tool.name, args),
       key,
       request: buildRequest(tool, args, { key, callId: approval.requested_call_id }),
-      requirement: editedRequirement(
-        tool,
-        { args: asked, requirement: { roles: approval.approver_roles, approvals: requiredOf(approval) } },
-        args,
-        tenant,
-      ),
+      requirement: editedRequirement(tool, { args: asked, requirement: askedRequirement(input) }, args, tenant),
       policy_reasons: prepared.approval.reasons,
       fields: differingFields(asked, args),
       trace_args: applyMasks(args, tool.sensitive_args),
@@ -93,8 +88,21 @@ export async function prepareEdit(
   };
 }
 
-function requiredOf(approval: Pick<ApprovalRecord, "approvals_required">): 1 | 2 {
-  return approval.approvals_required >= 2 ? 2 : 1;
+/**
+ * Who the call as asked needed. An approval holds it as it opened until an edit replaces it with the
+ * edit's; after that it is worked out again from the asked arguments, under the same tenant
+ * configuration (a changed one changes the policy version, and the approval can no longer be
+ * granted). So a second edit is held to the asked call and itself, never to an edit it replaces: an
+ * amount edited up and back down needs what the asked amount needed.
+ */
+function askedRequirement(input: {
+  tenant: TenantConfig;
+  tool: ToolSpec;
+  approval: ApprovalRecord;
+}): ApproverRequirement {
+  const { tenant, tool, approval } = input;
+  if (approval.edit) return approverRequirement(tool, approval.edit.asked_args, tenant);
+  return { roles: approval.approver_roles, approvals: approval.approvals_required >= 2 ? 2 : 1 };
 }
 
 /**

@@ -201,7 +201,7 @@ async function step(model: Model, event: Event): Promise<void> {
       return;
     default: {
       const operator = OPERATORS[event.who];
-      let plan = null;
+      let editPlan = null;
       if (event.kind === "edit" && model.approval.state === "pending") {
         const prepared = await prepareEdit(catalog, {
           run: RUN,
@@ -214,7 +214,7 @@ async function step(model: Model, event: Event): Promise<void> {
           expect(event.amount).toBeGreaterThan(50_000);
           return;
         }
-        plan = prepared.kind === "edit" ? prepared.plan : null;
+        editPlan = prepared.kind === "edit" ? prepared.plan : null;
       }
       const record = model.records.get(model.approval.idempotency_key) ?? null;
       const decided = decideApproval(
@@ -224,7 +224,9 @@ async function step(model: Model, event: Event): Promise<void> {
           record,
           tool: REFUND,
           pending: model.approval.state === "pending" ? [model.approval] : [],
-          edit: plan ? { record: model.records.get(plan.key) ?? null, check: null, run_over: null } : null,
+          edit: editPlan
+            ? { record: model.records.get(editPlan.key) ?? null, check: null, run_over: null }
+            : null,
         },
         {
           decision: event.kind === "reject" ? "reject" : "approve",
@@ -235,7 +237,7 @@ async function step(model: Model, event: Event): Promise<void> {
           call_id: "call_operator",
           now: model.now,
           policy_version: POLICY,
-          edit: plan,
+          edit: editPlan,
         },
       );
       apply(model, decided.writes);
@@ -301,5 +303,22 @@ describe("property: approve with edit under any interleaving", () => {
     expect(JSON.parse(model.sent[0] ?? "{}")).toMatchObject({ amount_cents: 5_000 });
     for (const who of ["ann", "ben", "cy"] as const) await step(model, { kind: "approve", who });
     expect(model.sent).toHaveLength(1);
+  });
+
+  it("holds a second edit to the call as asked and itself, not to the edit it replaces", async () => {
+    // $9.00 asked; Ben edits it to $500.00, which needs a finance lead and a second person.
+    const model = await initialModel(900);
+    await step(model, { kind: "edit", who: "ben", amount: 50_000 });
+    expect(model.approval).toMatchObject({ approver_roles: ["finance_lead"], approvals_required: 2 });
+    // Cy may not act on it now; Ann, a finance lead only, may not decide the $9.00 asked.
+    await step(model, { kind: "edit", who: "cy", amount: 900 });
+    await step(model, { kind: "edit", who: "ann", amount: 900 });
+    expect(model.approval.args).toMatchObject({ amount_cents: 50_000 });
+    expect(model.sent).toHaveLength(0);
+    // Ben, who holds both roles, edits it back: one support lead, as the asked call needed.
+    await step(model, { kind: "edit", who: "ben", amount: 900 });
+    expect(model.sent).toHaveLength(1);
+    expect(JSON.parse(model.sent[0] ?? "{}")).toMatchObject({ amount_cents: 900 });
+    expect(model.sentWith).toMatchObject({ roles: ["support_lead"], required: 1 });
   });
 });
