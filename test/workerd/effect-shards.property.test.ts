@@ -4,7 +4,12 @@ import { describe, expect, it } from "vitest";
 import { parseTenants, type TenantConfig } from "../../src/config/tenants";
 import { sha256Hex } from "../../src/core/digest";
 import { type EffectClaim, utcDay } from "../../src/effects/claim";
-import type { EffectShard, ShardReservation, ShardVerdict } from "../../src/ledger/effect-shard";
+import {
+  type EffectShard,
+  RECONCILE_AFTER_MS,
+  type ShardReservation,
+  type ShardVerdict,
+} from "../../src/ledger/effect-shard";
 import { claimTenantWide, reportEffect } from "../../src/ledger/effects-client";
 import { propertyPlans } from "../property-plan";
 import { callTool, openRun, restartDurableObject } from "./helpers";
@@ -142,6 +147,14 @@ interface Claimed {
 
 let tenants = 0;
 
+/**
+ * When the first two properties' claims are made: ahead of the clock. No run's ledger committed their
+ * keys, so a shard releases each one RECONCILE_AFTER_MS after its time (the reconciliation property
+ * below holds it to that); claimed at the clock's time, a case slower than that on a busy machine
+ * would see its claims released halfway through.
+ */
+const claimTime = () => Date.now() + 100 * RECONCILE_AFTER_MS;
+
 describe("effect shards and the cap pool (property)", () => {
   it("never count more than the daily or a subject's cap, give a released value back, and claim a key once", async () => {
     await fc.assert(
@@ -153,7 +166,7 @@ describe("effect shards and the cap pool (property)", () => {
         async (shards, perDay, perSubjectDay, steps) => {
           const tenant = `prop-${++tenants}-${crypto.randomUUID().slice(0, 8)}`;
           const config = tenantConfig(shards, perDay, perSubjectDay);
-          const at = Date.now();
+          const at = claimTime();
           const day = utcDay(at);
           const claimed: Claimed[] = [];
           const reserve = async (spec: ClaimSpec) => {
@@ -246,7 +259,7 @@ describe("effect shards and the cap pool (property)", () => {
           const perDay = amounts.reduce((a, b) => a + b, 0);
           // One shard holds the whole day, so the cap is exact, not spread over leases.
           const config = tenantConfig(1, perDay, perDay);
-          const at = Date.now();
+          const at = claimTime();
           const specs = amounts.map((amount, n) => ({ key: `k${n}`, run: n, order: 1, amount }));
           const checks = [];
           for (const spec of specs) {
