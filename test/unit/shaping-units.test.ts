@@ -167,7 +167,7 @@ describe("size caps", () => {
           const items = pages.flatMap((page) => ("items" in page ? page.items : []));
           expect(items).toHaveLength(capped.summary.total_items ?? -1);
           const path = capped.summary.list_path;
-          const rebuilt = path === "" ? items : { ...(value as Record<string, unknown>), [path]: items };
+          const rebuilt = path === "" ? items : { ...(asJson as Record<string, unknown>), [path]: items };
           expect(rebuilt).toEqual(asJson);
         }
       }),
