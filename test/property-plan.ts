@@ -12,6 +12,16 @@ export interface PropertyPlan {
   numRuns: number;
 }
 
+/** A property's CI share, and at most how many cases a soak may give it. */
+export interface PropertyShare extends PropertyPlan {
+  /**
+   * For a property whose every case constructs new Durable Objects: the test harness slows with each
+   * object it constructs (cloudflare/workers-sdk#15092), so past some count the cases stop testing
+   * the product and only wait on the harness.
+   */
+  soakAtMost?: number;
+}
+
 /** What a soak sets: in Node, `process.env`; in workerd, the Worker's env (vitest.config.ts). */
 export interface SoakSettings {
   SOAK_FACTOR?: string | undefined;
@@ -33,9 +43,12 @@ function positive(value: string | undefined): number | null {
  * const plan = propertyPlans(process.env);
  * fc.assert(property, plan({ seed: 20261202, numRuns: 300 }));
  */
-export function propertyPlans(settings: SoakSettings): (share: PropertyPlan) => PropertyPlan {
+export function propertyPlans(settings: SoakSettings): (share: PropertyShare) => PropertyPlan {
   const factor = positive(settings.SOAK_FACTOR);
-  if (factor === null) return (share) => share;
+  if (factor === null) return ({ seed, numRuns }) => ({ seed, numRuns });
   const seed = positive(settings.SOAK_SEED) ?? (Date.now() % 2_147_483_647 || 1);
-  return (share) => ({ seed, numRuns: share.numRuns * factor });
+  return ({ numRuns, soakAtMost }) => ({
+    seed,
+    numRuns: Math.max(numRuns, Math.min(numRuns * factor, soakAtMost ?? Number.POSITIVE_INFINITY)),
+  });
 }

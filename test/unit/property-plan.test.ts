@@ -27,6 +27,13 @@ describe("a property's plan", () => {
     expect([first.numRuns, second.numRuns]).toEqual([60, 10]);
   });
 
+  it("gives a property no more soak cases than it allows, and never fewer than its CI share", () => {
+    const plan = propertyPlans({ SOAK_FACTOR: "20", SOAK_SEED: "77" });
+    expect(plan({ ...share, soakAtMost: 150 })).toEqual({ seed: 77, numRuns: 150 });
+    expect(plan({ ...share, soakAtMost: 10 })).toEqual({ seed: 77, numRuns: 30 });
+    expect(propertyPlans({})({ ...share, soakAtMost: 10 })).toEqual(share);
+  });
+
   it("keeps the CI share when SOAK_FACTOR is not a whole number above zero", () => {
     for (const factor of ["0", "-3", "2.5", "ten", "1e400"]) {
       expect(propertyPlans({ SOAK_FACTOR: factor, SOAK_SEED: "77" })(share)).toEqual(share);
