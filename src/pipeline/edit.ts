@@ -80,7 +80,12 @@ export async function prepareEdit(
       digest: await callDigest(tool.name, args),
       key,
       request: buildRequest(tool, args, { key, callId: approval.requested_call_id }),
-      requirement: editedRequirement(tool, { args: asked, requirement: askedRequirement(input) }, args, tenant),
+      requirement: editedRequirement(
+        tool,
+        { args: asked, requirement: askedRequirement(input) },
+        args,
+        tenant,
+      ),
       policy_reasons: prepared.approval.reasons,
       fields: differingFields(asked, args),
       trace_args: applyMasks(args, tool.sensitive_args),
