@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig, type Plugin } from "vitest/config";
+import { soakFactor } from "./test/property-plan";
 
 /** Reads KEY=value lines of a .dev.vars file; tests use the committed example, never real secrets. */
 function readDevVars(path: string): Record<string, string> {
@@ -81,8 +82,7 @@ const SHORT_TIMEOUT_TESTS = [
  * A soak of the properties (`npm run soak -- --only properties`) runs each SOAK_FACTOR times its CI
  * share, so a test's time limit grows with it; the model-based test sets its own from its plan.
  */
-const SOAK_FACTOR = Math.max(1, Number.parseInt(process.env.SOAK_FACTOR ?? "", 10) || 1);
-const TEST_TIMEOUT_MS = 30_000 * SOAK_FACTOR;
+const TEST_TIMEOUT_MS = 30_000 * (soakFactor(process.env) ?? 1);
 
 const WORKERD_TIMEOUTS = { testTimeout: TEST_TIMEOUT_MS, hookTimeout: 30_000 };
 

@@ -19,7 +19,7 @@
 // A failure prints the command that replays it.
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { root } from "./local-stack.mjs";
 
@@ -95,19 +95,14 @@ function soakModel() {
 
 /** The test files under test/ that plan their properties with test/property-plan.ts. */
 function propertyFiles() {
-  const files = [];
-  const walk = (dir) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith(".test.ts")) {
-        const text = readFileSync(path, "utf8");
-        if (text.includes("propertyPlans(") && text.includes("fc.assert(")) files.push(relative(root, path));
-      }
-    }
-  };
-  walk(join(root, "test"));
-  return files.sort();
+  return readdirSync(join(root, "test"), { recursive: true })
+    .filter((file) => file.endsWith(".test.ts"))
+    .map((file) => join("test", file))
+    .filter((file) => {
+      const text = readFileSync(join(root, file), "utf8");
+      return text.includes("propertyPlans(") && text.includes("fc.assert(");
+    })
+    .sort();
 }
 
 /** Every planned property at SOAK_FACTOR times its CI share, from one seed; false when one failed. */

@@ -35,6 +35,14 @@ function positive(value: string | undefined): number | null {
 }
 
 /**
+ * How many times its CI share each property runs: SOAK_FACTOR, or null outside a soak. vitest.config.ts
+ * scales its time limits by the same reading.
+ */
+export function soakFactor(settings: SoakSettings): number | null {
+  return positive(settings.SOAK_FACTOR);
+}
+
+/**
  * The plans of one test file: `plan(share)` is the share itself in CI, and under a soak the share's
  * count times SOAK_FACTOR from SOAK_SEED (a fresh seed when that is unset; fast-check names the seed
  * of any failure either way).
@@ -44,7 +52,7 @@ function positive(value: string | undefined): number | null {
  * fc.assert(property, plan({ seed: 20261202, numRuns: 300 }));
  */
 export function propertyPlans(settings: SoakSettings): (share: PropertyShare) => PropertyPlan {
-  const factor = positive(settings.SOAK_FACTOR);
+  const factor = soakFactor(settings);
   if (factor === null) return ({ seed, numRuns }) => ({ seed, numRuns });
   const seed = positive(settings.SOAK_SEED) ?? (Date.now() % 2_147_483_647 || 1);
   return ({ numRuns, soakAtMost }) => ({
