@@ -174,6 +174,25 @@ describe("approve with edit", () => {
     expect((await refundsOfRun("A1001", run)).map((made) => made.amount_cents)).toEqual([5_000]);
   });
 
+  it("holds an edit back down to the call as asked, not to the edit it replaces", async () => {
+    const { run, id } = await askRefund("A1002", 900);
+    // Dana raises it above the two-person threshold: the first of two finance leads.
+    const raised = await approveAs("dana", id, refund("A1002", 35_000));
+    expect(raised.status, JSON.stringify(raised.body.error)).toBe(200);
+    expect(await approvalOf(id)).toMatchObject({ approver_roles: ["finance_lead"], approvals_required: 2 });
+    // While it asks for a finance lead, a support lead may not act on it, not even to lower it.
+    expect((await approveAs("riley", id, refund("A1002", 900))).status).toBe(403);
+    // Dana takes it back to $9.00: one support lead, as the call as asked needed; hers is enough.
+    const lowered = await approveAs("dana", id, refund("A1002", 900));
+    expect(lowered.status, JSON.stringify(lowered.body.error)).toBe(200);
+    expect((lowered.body.data as { approval: ApprovalRecord }).approval).toMatchObject({
+      state: "executed",
+      approver_roles: ["support_lead"],
+      approvals_required: 1,
+    });
+    expect((await refundsOfRun("A1002", run)).map((made) => made.amount_cents)).toEqual([900]);
+  });
+
   it("refuses an edit into another call this run already made, and treats its own arguments as a plain approval", async () => {
     const run = await openRun("acme");
     const one = await callTool(run, "issue_refund", refund("A1002", 700));
