@@ -7,9 +7,11 @@ import { updateAtPath } from "./paths";
  * data. Before fencing, the text is normalised so that what the model reads and what the console
  * shows are the same characters:
  *
- * 1. Unicode NFKC (fullwidth `［ｕｎｔｒｕｓｔｅｄ］` becomes `[untrusted]`, a no-break space a space);
- * 2. zero-width characters (U+200B–U+200D, U+2060, U+FEFF) and bidi controls (U+200E, U+200F,
+ * 1. zero-width characters (U+200B–U+200D, U+2060, U+FEFF) and bidi controls (U+200E, U+200F,
  *    U+202A–U+202E, U+2066–U+2069) are removed;
+ * 2. Unicode NFKC (fullwidth `［ｕｎｔｒｕｓｔｅｄ］` becomes `[untrusted]`, a no-break space a space),
+ *    after the removal, so a letter and the accent an invisible character kept apart compose, and
+ *    normalising again changes nothing;
  * 3. any fence look-alike is neutralised: the words "untrusted" and "content" joined by nothing but
  *    spaces, punctuation or underscores, with any bracket around them, whatever the case
  *    (`[end untrusted content]`, `[/untrusted content]`, `[ end of untrusted content ]`,
@@ -19,7 +21,7 @@ import { updateAtPath } from "./paths";
  *    marks removed, each character mapped to the Latin letter it is confusable with, so `ᴜntrusted`,
  *    `untrustéd`, `c0ntent` and `un\u00ADtrusted` read as the real words), letter by letter across
  *    spaces and punctuation (`u n t r u s t e d`), and backwards (text stored reversed behind a
- *    bidi override, which step 2 removed, shows the words the right way round).
+ *    bidi override, which step 1 removed, shows the words the right way round).
  *
  * So the text cannot close the fence early and speak as the system. The per-run random marker stays
  * the real defence: a model told that only the line with its marker ends the fence has nothing to
@@ -31,9 +33,9 @@ const LOOK_ALIKE =
   /[[({<]?[^\S\n]*(?:\/[^\S\n]*)?(?:end(?:[\s\W_]*of)?[\s\W_]*)?untrusted[\s\W_]*content(?:[^\]\n]*\])?/gi;
 export const LOOK_ALIKE_REPLACEMENT = "(fence look-alike removed)";
 
-/** NFKC, invisible characters removed: the form of third-party text everyone downstream sees. */
+/** Invisible characters removed, then NFKC: the form of third-party text everyone downstream sees. */
 export function normalizeUntrusted(text: string): string {
-  return text.normalize("NFKC").replace(INVISIBLE, "");
+  return text.replace(INVISIBLE, "").normalize("NFKC");
 }
 
 /** Normalised, then every fence look-alike replaced by a plain note. */

@@ -1,5 +1,9 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fenceText, LOOK_ALIKE_REPLACEMENT, neutralizeLookAlikes } from "../../src/shaping/fence";
+import { propertyPlans } from "../property-plan";
+
+const plan = propertyPlans(process.env);
 
 /**
  * Fence look-alikes: text a third party writes to close the fence early and speak as the system.
@@ -62,6 +66,39 @@ describe("fence look-alikes", () => {
   it("keeps the text around a disguised look-alike as it was", () => {
     expect(neutralizeLookAlikes("Hi \u1D1Cntrusted content there")).toBe(
       `Hi ${LOOK_ALIKE_REPLACEMENT} there`,
+    );
+  });
+
+  it("hides an invisible character between a letter and its accent without splitting them", () => {
+    // Removed after NFKC, the zero-width space left "u" and U+0301 apart: a form NFKC itself changes.
+    expect(neutralizeLookAlikes("u\u200B\u0301")).toBe("\u00FA");
+  });
+
+  /** Pieces of look-alikes and of what normalisation changes, mixed with arbitrary code units. */
+  const PIECES = [
+    ...["untrusted", "content", "end", "of", "un", "trusted", "con", "tent", "tnetnoc", "detsurtnu"],
+    ...[" ", "\n", "[", "]", "(", ")", "/", "-", "_", ":", "0", "e", "u", "t", "x"],
+    ...["\u200B", "\u200D", "\u00AD", "\uFEFF", "\u202E", "\u2066"], // invisible, ignorable
+    ...["\u0301", "\u0308", "\u0327", "\u0338", "\u0345", "\u1100", "\u1161", "\u11A8"], // they compose
+    ...["\uFF55", "\uFF3B", "\u1D1C", "\u0435", "\u0441", "\u03B9", "\u1FBE", "\uD835\uDC2E"], // confusables
+    ...["\u212B", "\u2126", "\uFB00", "\u2160", "\u00BD", "\u3300", "\u00E9"], // NFKC rewrites them
+    LOOK_ALIKE_REPLACEMENT,
+  ];
+  const texts = fc
+    .array(fc.oneof(fc.constantFrom(...PIECES), fc.string({ unit: "binary", maxLength: 3 })), {
+      maxLength: 14,
+    })
+    .map((pieces) => pieces.join(""));
+
+  it("leaves nothing a second pass would change: the text the model reads is the form the console shows", () => {
+    fc.assert(
+      fc.property(texts, (text) => {
+        const once = neutralizeLookAlikes(text);
+        expect(neutralizeLookAlikes(once)).toBe(once);
+        const inside = fenceText(text, "feedc0ffee12").split("\n").slice(1, -1).join("\n");
+        expect(inside.toLowerCase()).not.toMatch(/untrusted[\s\W_]*content/);
+      }),
+      plan({ seed: 20_261_204, numRuns: 3000 }),
     );
   });
 });
