@@ -5,7 +5,8 @@
 import * as z from "zod";
 import type { CatalogFile, ToolDeclaration } from "../../src/catalog/declaration";
 import type { DeclaredSchemas } from "../../src/catalog/declared-tool";
-import { SchemaError, schemaSource } from "./zod-source";
+import { canonicalJson } from "../../src/core/canonical-json";
+import { CANONICAL_JSON, SchemaError, schemaSource } from "./zod-source";
 
 /** A tool's schemas as zod source code. */
 export interface SchemaSources {
@@ -26,7 +27,8 @@ export function schemaSources(tool: ToolDeclaration, indent = ""): SchemaSources
  * it imports the same source compiled into its bundle).
  */
 export function evaluateSchemas(sources: SchemaSources): DeclaredSchemas {
-  const build = (source: string) => new Function("z", `return ${source};`)(z) as unknown;
+  const build = (source: string) =>
+    new Function("z", CANONICAL_JSON, `return ${source};`)(z, canonicalJson) as unknown;
   const input = build(sources.input);
   const output = build(sources.output);
   if (!(input instanceof z.ZodObject) || !(output instanceof z.ZodType)) {
@@ -67,5 +69,9 @@ export function compiledCatalogModule(files: readonly CatalogFile[], version: st
     const data = JSON.stringify({ ...file, tools }, null, 2).replaceAll("\n", "\n    ");
     return `  {\n    file: ${data},\n    schemas: {\n${schemas.join("")}    },\n  },\n`;
   });
-  return `${HEADER}\nexport const declaredNamespaces: DeclaredNamespace[] = [\n${namespaces.join("")}];\n\n${VERSION_DOC}export const servedCatalogVersion = ${JSON.stringify(version)};\n`;
+  const usesCanonicalJson = namespaces.some((source) => source.includes(`${CANONICAL_JSON}(`));
+  const header = usesCanonicalJson
+    ? `${HEADER}import { ${CANONICAL_JSON} } from "../core/canonical-json";\n`
+    : HEADER;
+  return `${header}\nexport const declaredNamespaces: DeclaredNamespace[] = [\n${namespaces.join("")}];\n\n${VERSION_DOC}export const servedCatalogVersion = ${JSON.stringify(version)};\n`;
 }

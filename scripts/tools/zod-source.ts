@@ -119,16 +119,49 @@ const UNSUPPORTED = [
 
 const literal = (value: unknown) => JSON.stringify(value);
 
+/**
+ * The name generated code calls src/core/canonical-json.ts's canonicalJson by: the compiled module
+ * imports it when a schema uses it, and `evaluateSchemas` hands it in.
+ */
+export const CANONICAL_JSON = "canonicalJson";
+
 function isSchema(value: unknown): value is JsonSchema {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** A regex literal whose `source` is the pattern's, as `new RegExp(pattern)` would have it. */
+/**
+ * A regex literal whose `source` is the pattern's. JSON Schema reads a pattern as an ECMA-262
+ * regular expression over characters, as the `u` flag does (`^.$` matches one emoji, `\p{L}` any
+ * letter), and so do the validators upstreams use. A pattern only the older grammar accepts (an
+ * escaped `_`, an unescaped `{` outside a quantifier) keeps that reading rather than failing.
+ */
 function regexLiteral(pattern: string): string {
-  return `/${new RegExp(pattern).source}/`;
+  try {
+    return `/${new RegExp(pattern, "u").source}/u`;
+  } catch {
+    return `/${new RegExp(pattern).source}/`;
+  }
 }
 
-function enumSource(values: unknown[]): string {
+/**
+ * An enum or const value a literal can hold. zod compares literals by identity, and reads an array
+ * given to `z.literal` as a list of literals, so `enum: [[1]]` would accept `1`: an object or array
+ * value is refused rather than checked wrongly.
+ */
+function literalValue(value: unknown, at: string): string {
+  if (typeof value === "object" && value !== null) {
+    throw new SchemaError(
+      at,
+      `${literal(value)} cannot be an allowed value: enum and const values are strings, numbers, booleans or null`,
+    );
+  }
+  return literal(value);
+}
+
+function enumSource(values: unknown[], at: string): string {
+  values.forEach((value, index) => {
+    literalValue(value, `${at}.enum[${index}]`);
+  });
   if (values.length === 0) return "z.never()";
   if (values.length === 1) return `z.literal(${literal(values[0])})`;
   if (values.every((value) => typeof value === "string")) return `z.enum(${literal(values)})`;
@@ -170,6 +203,15 @@ function objectSource(schema: JsonSchema, direction: SchemaDirection, at: string
   }
   const properties = isSchema(schema.properties) ? schema.properties : {};
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  // An input refuses every field its properties do not declare, so a required one that they do not
+  // declare could never be sent; an output keeps only declared fields, so there it means nothing.
+  const undeclared = [...required].filter((name) => typeof name !== "string" || !(name in properties));
+  if (direction === "input" && undeclared.length > 0) {
+    throw new SchemaError(
+      `${at}.required`,
+      `${undeclared.map((name) => literal(name)).join(", ")} required but not among the properties, so no call could send it`,
+    );
+  }
   const inner = `${indent}  `;
   const fields = Object.entries(properties).map(([name, child]) => {
     const value = schemaSource(child, direction, `${at}.properties.${name}`, inner);
@@ -187,16 +229,19 @@ function arraySource(schema: JsonSchema, direction: SchemaDirection, at: string,
   let source = `z.array(${element})`;
   if (typeof schema.minItems === "number") source += `.min(${schema.minItems})`;
   if (typeof schema.maxItems === "number") source += `.max(${schema.maxItems})`;
-  if (schema.uniqueItems === true) {
-    source += `.refine((items) => new Set(items.map((item) => JSON.stringify(item))).size === items.length, "Array items must be unique")`;
+  // An output's objects lose their undeclared fields before a check could compare them, and a
+  // repeated item harms no one reading the result: only an input's items must be unique.
+  if (schema.uniqueItems === true && direction === "input") {
+    // Equal as JSON Schema compares: objects whatever their key order, 1 and 1.0 alike.
+    source += `.refine((items) => new Set(items.map((item) => ${CANONICAL_JSON}(item))).size === items.length, "Array items must be unique")`;
   }
   return source;
 }
 
 /** The schema of one `type`, without its description or metadata. */
 function baseSource(schema: JsonSchema, direction: SchemaDirection, at: string, indent: string): string {
-  if (Array.isArray(schema.enum)) return enumSource(schema.enum);
-  if (schema.const !== undefined) return `z.literal(${literal(schema.const)})`;
+  if (Array.isArray(schema.enum)) return enumSource(schema.enum, at);
+  if (schema.const !== undefined) return `z.literal(${literalValue(schema.const, `${at}.const`)})`;
   const { type } = schema;
   if (Array.isArray(type)) {
     // `type: [string, "null"]` is how a declaration says nullable (the importer writes OpenAPI 3.0's

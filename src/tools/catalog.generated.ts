@@ -436,11 +436,11 @@ export const declaredNamespaces: DeclaredNamespace[] = [
     schemas: {
       "lookup_shipment": () => ({
         input: z.strictObject({
-          "order_id": z.string().regex(/^[A-Z]\d{4}$/).describe("The order whose shipment to read, such as A1001."),
+          "order_id": z.string().regex(/^[A-Z]\d{4}$/u).describe("The order whose shipment to read, such as A1001."),
         }),
         output: z.object({
-          "shipment_id": z.string().regex(/^shp_[A-Za-z0-9_]+$/),
-          "order_id": z.string().regex(/^[A-Z]\d{4}$/),
+          "shipment_id": z.string().regex(/^shp_[A-Za-z0-9_]+$/u),
+          "order_id": z.string().regex(/^[A-Z]\d{4}$/u),
           "carrier": z.string(),
           "status": z.enum(["label_created","in_transit","out_for_delivery","delivered","rerouted"]),
           "destination": z.object({
@@ -448,10 +448,10 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             "street": z.string(),
             "city": z.string(),
             "postal_code": z.string(),
-            "country": z.string().regex(/^[A-Z]{2}$/),
+            "country": z.string().regex(/^[A-Z]{2}$/u),
           }),
           "events": z.array(z.object({
-            "at": z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/).describe("When, as an ISO 8601 timestamp."),
+            "at": z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/u).describe("When, as an ISO 8601 timestamp."),
             "status": z.enum(["label_created","in_transit","out_for_delivery","delivered","rerouted"]),
             "location": z.string(),
             "note": z.string(),
@@ -461,26 +461,26 @@ export const declaredNamespaces: DeclaredNamespace[] = [
       }),
       "reroute_shipment": () => ({
         input: z.strictObject({
-          "order_id": z.string().regex(/^[A-Z]\d{4}$/).describe("The order whose shipment to reroute, such as A1002."),
+          "order_id": z.string().regex(/^[A-Z]\d{4}$/u).describe("The order whose shipment to reroute, such as A1002."),
           "destination": z.strictObject({
             "name": z.string().min(1).max(200).describe("Recipient's full name."),
             "street": z.string().min(1).max(200).describe("Street and number."),
             "city": z.string().min(1).max(100).describe("City or town."),
-            "postal_code": z.string().regex(/^[A-Za-z0-9][A-Za-z0-9 -]{1,18}$/).describe("The postal code, such as 12345."),
-            "country": z.string().regex(/^[A-Z]{2}$/).describe("ISO 3166-1 alpha-2 country code, such as US; must match the current one."),
+            "postal_code": z.string().regex(/^[A-Za-z0-9][A-Za-z0-9 -]{1,18}$/u).describe("The postal code, such as 12345."),
+            "country": z.string().regex(/^[A-Z]{2}$/u).describe("ISO 3166-1 alpha-2 country code, such as US; must match the current one."),
           }).describe("The new delivery address, in the same country as the current one."),
           "reason": z.string().min(1).max(500).describe("Why the shipment is rerouted, in the customer's or your words."),
         }),
         output: z.object({
-          "shipment_id": z.string().regex(/^shp_[A-Za-z0-9_]+$/),
-          "order_id": z.string().regex(/^[A-Z]\d{4}$/),
+          "shipment_id": z.string().regex(/^shp_[A-Za-z0-9_]+$/u),
+          "order_id": z.string().regex(/^[A-Z]\d{4}$/u),
           "status": z.enum(["label_created","in_transit","out_for_delivery","delivered","rerouted"]),
           "destination": z.object({
             "name": z.string(),
             "street": z.string(),
             "city": z.string(),
             "postal_code": z.string(),
-            "country": z.string().regex(/^[A-Z]{2}$/),
+            "country": z.string().regex(/^[A-Z]{2}$/u),
           }),
           "version": z.number().int(),
         }),
@@ -1058,7 +1058,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
     schemas: {
       "lookup_order": () => ({
         input: z.strictObject({
-          "order_id": z.string().regex(/^[A-Z]\d{4}$/, "an order id is one capital letter and four digits, such as A1001").describe("The order id, one capital letter and four digits, such as A1001."),
+          "order_id": z.string().regex(/^[A-Z]\d{4}$/u, "an order id is one capital letter and four digits, such as A1001").describe("The order id, one capital letter and four digits, such as A1001."),
         }),
         output: z.object({
           "order_id": z.string(),
@@ -1101,7 +1101,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
       }),
       "get_customer_profile": () => ({
         input: z.strictObject({
-          "customer_id": z.string().regex(/^C\d{3}$/, "a customer id is C and three digits, such as C100").describe("The customer id, C and three digits, such as C100. Find it on the order (customer_id)."),
+          "customer_id": z.string().regex(/^C\d{3}$/u, "a customer id is C and three digits, such as C100").describe("The customer id, C and three digits, such as C100. Find it on the order (customer_id)."),
         }),
         output: z.object({
           "customer_id": z.string(),
@@ -1128,9 +1128,9 @@ export const declaredNamespaces: DeclaredNamespace[] = [
       }),
       "draft_customer_email": () => ({
         input: z.strictObject({
-          "customer_id": z.string().regex(/^C\d{3}$/, "a customer id is C and three digits, such as C100").describe("The customer id, C and three digits, such as C100. Find it on the order (customer_id)."),
+          "customer_id": z.string().regex(/^C\d{3}$/u, "a customer id is C and three digits, such as C100").describe("The customer id, C and three digits, such as C100. Find it on the order (customer_id)."),
           "template": z.enum(["refund_confirmation","shipping_delay","apology","general_reply"]).describe("Which template: refund_confirmation after a refund, shipping_delay for late orders, apology for service failures, general_reply otherwise."),
-          "order_id": z.string().regex(/^[A-Z]\d{4}$/, "an order id is one capital letter and four digits, such as A1001").describe("The order the email is about, such as A1001, if any.").optional(),
+          "order_id": z.string().regex(/^[A-Z]\d{4}$/u, "an order id is one capital letter and four digits, such as A1001").describe("The order the email is about, such as A1001, if any.").optional(),
           "notes": z.string().max(500).describe("Facts to include in the draft, in plain words; at most 500 characters.").optional(),
         }),
         output: z.object({
@@ -1144,7 +1144,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
       }),
       "create_internal_ticket": () => ({
         input: z.strictObject({
-          "customer_id": z.string().regex(/^C\d{3}$/, "a customer id is C and three digits, such as C100").describe("The customer id, C and three digits, such as C100. Find it on the order (customer_id)."),
+          "customer_id": z.string().regex(/^C\d{3}$/u, "a customer id is C and three digits, such as C100").describe("The customer id, C and three digits, such as C100. Find it on the order (customer_id)."),
           "priority": z.enum(["low","normal","high","urgent"]).describe("How fast a human must act: urgent for money or safety at risk now, high for today, else normal or low."),
           "summary": z.string().min(10).max(500).describe("What happened and what the human should do, in one or two sentences; 10 to 500 characters."),
         }),
@@ -1172,7 +1172,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
       }),
       "issue_refund": () => ({
         input: z.strictObject({
-          "order_id": z.string().regex(/^[A-Z]\d{4}$/, "an order id is one capital letter and four digits, such as A1001").describe("The order id, one capital letter and four digits, such as A1001."),
+          "order_id": z.string().regex(/^[A-Z]\d{4}$/u, "an order id is one capital letter and four digits, such as A1001").describe("The order id, one capital letter and four digits, such as A1001."),
           "amount_cents": z.number().int().min(1).max(1000000).describe("Amount to refund in cents, a whole number: 1999 means 19.99. At most the order's refundable_cents."),
           "reason": z.enum(["user_cancel","out_of_stock","price_error"]).describe("Why: user_cancel when the customer cancelled, out_of_stock when we could not deliver, price_error when the price was wrong."),
         }),
@@ -1187,7 +1187,7 @@ export const declaredNamespaces: DeclaredNamespace[] = [
       }),
       "send_customer_email": () => ({
         input: z.strictObject({
-          "draft_id": z.string().regex(/^dr_[0-9A-Za-z]{1,60}$/, "a draft id looks like dr_ followed by letters and digits").describe("The draft_id draft_customer_email returned."),
+          "draft_id": z.string().regex(/^dr_[0-9A-Za-z]{1,60}$/u, "a draft id looks like dr_ followed by letters and digits").describe("The draft_id draft_customer_email returned."),
           "draft_version": z.number().int().min(1).describe("The version draft_customer_email returned, such as 1."),
         }),
         output: z.object({
