@@ -61,6 +61,16 @@ export function toCatalogSchema(schema, direction, location, report, ancestors =
   const merged = "allOf" in schema ? mergeAllOf(schema, location, report) : schema;
   if (!merged) return null;
 
+  // A literal compares strings, numbers, booleans and null (scripts/tools/zod-source.ts).
+  const values = [
+    ...(Array.isArray(merged.enum) ? merged.enum : []),
+    ...("const" in merged ? [merged.const] : []),
+  ];
+  if (values.some((value) => typeof value === "object" && value !== null)) {
+    report(location, "an enum or const holding an object or a list is not supported");
+    return null;
+  }
+
   /** @type {Record<string, unknown>} */
   const out = {};
   for (const keyword of KEPT) if (keyword in merged) out[keyword] = merged[keyword];
@@ -72,6 +82,16 @@ export function toCatalogSchema(schema, direction, location, report, ancestors =
       return null;
     }
     const required = Array.isArray(merged.required) ? merged.required : [];
+    // An input refuses undeclared fields, so a required one without a schema could never be sent.
+    const declared = isObject(merged.properties) ? merged.properties : {};
+    const undeclared = required.filter((field) => !(field in declared));
+    if (direction === "input" && undeclared.length > 0) {
+      report(
+        `${location}.required`,
+        `${undeclared.join(", ")} required but not among the properties, so no call could send it`,
+      );
+      return null;
+    }
     /** @type {Record<string, unknown>} */
     const properties = {};
     for (const [field, child] of Object.entries(isObject(merged.properties) ? merged.properties : {})) {
