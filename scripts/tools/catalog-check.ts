@@ -166,11 +166,17 @@ function toolRules(
     }
   }
   const path = "path" in request ? request.path : "";
+  const required = Array.isArray(tool.input.required) ? tool.input.required : [];
   for (const name of placeholders(path)) {
     const type = fields[name]?.type;
     if (!(name in fields)) report(["request", "path"], `{${name}} is not an input field`);
     else if (type !== "string" && type !== "integer" && type !== "number") {
       report(["request", "path"], `{${name}} must be a string or number input field to fill a path`);
+    } else if (!required.includes(name)) {
+      report(
+        ["request", "path"],
+        `{${name}} must be a required input field: left out, it would leave its path segment empty`,
+      );
     }
   }
   const refs = [

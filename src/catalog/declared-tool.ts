@@ -15,7 +15,15 @@ import {
   type Verdict,
 } from "./define-tool";
 import { compilePolicy } from "./policy-vocabulary";
-import { fillPath, fillTemplate, fillText, resolvePointer, valueAtPath } from "./templates";
+import {
+  fillPath,
+  fillTemplate,
+  fillText,
+  pathValueProblem,
+  placeholders,
+  resolvePointer,
+  valueAtPath,
+} from "./templates";
 
 /**
  * Turns a namespace declared as data (catalog/<namespace>.yaml) into ToolSpecs, the same shape
@@ -77,6 +85,21 @@ function requestOf(
     if (headers) request.headers = { ...headers };
     return request;
   };
+}
+
+/**
+ * The input schema, refusing a value that cannot fill its field's placeholder in the request path
+ * (pathValueProblem), as a problem at that field: checked with the arguments, before any stage acts.
+ */
+function withPathFields(input: InputSchema, fields: readonly string[]): InputSchema {
+  if (fields.length === 0) return input;
+  return input.superRefine((args, ctx) => {
+    for (const field of fields) {
+      const problem = pathValueProblem(args[field]);
+      if (problem !== null)
+        ctx.addIssue({ code: "custom", path: [field], message: problem, input: args[field] });
+    }
+  });
 }
 
 function expectedValue(expected: ExpectedValue, args: Args, result: unknown): unknown {
@@ -175,6 +198,8 @@ export function declaredTool(
   schemas: () => DeclaredSchemas,
 ): ToolSpec {
   const built = lazily(schemas);
+  const pathFields = "path" in tool.request ? placeholders(tool.request.path) : [];
+  const input = lazily(() => withPathFields(built().input, pathFields));
   const { namespace } = file;
   const postcondition = tool.postcondition;
   const context = tool.decision_context;
@@ -191,7 +216,7 @@ export function declaredTool(
     side_effect: tool.side_effect,
     description: tool.description,
     get input() {
-      return built().input;
+      return input();
     },
     get output() {
       return built().output;

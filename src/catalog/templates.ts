@@ -57,6 +57,22 @@ export function placeholders(path: string): string[] {
   return [...path.matchAll(/\{([^{}]+)\}/g)].map((match) => match[1] ?? "");
 }
 
+/**
+ * Why `value` cannot fill a path placeholder, or null when it can. fillPath encodes a slash, `?`
+ * and `#`, so a value stays inside its segment; but a segment that is `.` or `..` names the same or
+ * the parent resource once the URL is resolved (`/tickets/..` is `/`), and an empty one another path
+ * (`/orders/` lists what `/orders/{id}` reads one of). No encoding keeps those: the URL standard
+ * reads `%2e` as a dot in a path. So such a value is refused before the call, never sent.
+ */
+export function pathValueProblem(value: unknown): string | null {
+  if (value === undefined || value === null) return "missing required field";
+  const text = String(value);
+  if (text === "" || text === "." || text === "..") {
+    return `${JSON.stringify(text)} cannot fill a URL path: it would name another resource`;
+  }
+  return null;
+}
+
 /** A path template filled with values, each URL-encoded so an argument cannot add a path segment. */
 export function fillPath(path: string, values: Record<string, unknown>): string {
   return path.replace(/\{([^{}]+)\}/g, (_, name: string) => encodeURIComponent(String(values[name] ?? "")));

@@ -23,6 +23,14 @@ describe("npm run tools -- check", () => {
     expectProblem("paths", "tools[1].request.path", "{shipment} is not an input field");
   });
 
+  it("refuses a path placeholder whose input field is optional", () => {
+    expectProblem(
+      "paths",
+      "tools[2].request.path",
+      "{order_id} must be a required input field: left out, it would leave its path segment empty",
+    );
+  });
+
   it("refuses an unclassified free-text output field, with the rule code tools pass", () => {
     expectProblem("trust", "tools[1].output", 'output field "carrier" is free text but not classified');
   });

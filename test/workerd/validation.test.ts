@@ -194,3 +194,39 @@ describe("arguments from OpenAI strict mode", () => {
     });
   });
 });
+
+describe("arguments that fill the upstream's path", () => {
+  it.each([
+    ["..", "the segment above"],
+    [".", "the same segment"],
+  ])("refuses %s as a path argument (it would name %s), and calls nothing", async (value) => {
+    const run = await openRun();
+    const { status, body } = await callTool(run, "lookup_ticket", { ticket_id: value });
+    expect(status).toBe(422);
+    expect(body.error?.code).toBe("validation_error");
+    expect(body.error?.problems).toEqual([
+      {
+        field: "ticket_id",
+        reason: `${JSON.stringify(value)} cannot fill a URL path: it would name another resource`,
+        hint: expect.stringContaining("The ticket id create_internal_ticket returned"),
+      },
+    ]);
+    const trace = await traceOf(run);
+    expect(trace).toEqual([
+      expect.objectContaining({
+        outcome: "terminal_failure",
+        error_code: "validation_error",
+        upstream_status: null,
+      }),
+    ]);
+  });
+
+  it("sends any other text in its one segment, a slash or a dot run included", async () => {
+    const run = await openRun();
+    for (const value of ["../orders", "a/b", "...", "%2e%2e", "?x=1#y"]) {
+      const { body } = await callTool(run, "lookup_ticket", { ticket_id: value });
+      // The sandbox knows no such ticket: the request reached /tickets/<value> and nothing else.
+      expect(body.error?.code, value).toBe("not_found");
+    }
+  });
+});
