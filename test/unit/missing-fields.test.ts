@@ -4,6 +4,7 @@ import * as z from "zod";
 import type { InputSchema } from "../../src/catalog/define-tool";
 import { validateArguments } from "../../src/pipeline/validate";
 import { catalog, discoveryTools } from "../../src/tools";
+import { type SpecSchema, typeOf } from "./support/spec-schema";
 
 /**
  * A model that leaves out a required argument is told exactly that: "missing required field", at
@@ -13,30 +14,8 @@ import { catalog, discoveryTools } from "../../src/tools";
  * catalog serves, from a valid example built from the tool's own input schema.
  */
 
-type JsonSchema = {
-  type?: string | string[];
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  enum?: unknown[];
-  const?: unknown;
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  pattern?: string;
-  format?: string;
-  minLength?: number;
-  minimum?: number;
-  exclusiveMinimum?: number;
-  minItems?: number;
-};
-
-/** A schema's type; a nullable one's other type (`["string", "null"]` is a string). */
-function typeOf(schema: JsonSchema): string | undefined {
-  return Array.isArray(schema.type) ? schema.type.find((type) => type !== "null") : schema.type;
-}
-
 /** One valid value for a JSON Schema: required properties only, at least one item per array. */
-function exampleOf(schema: JsonSchema, at: string): unknown {
+function exampleOf(schema: SpecSchema, at: string): unknown {
   if (schema.const !== undefined) return schema.const;
   if (schema.enum) return schema.enum[0];
   const option = schema.anyOf?.[0] ?? schema.oneOf?.[0];
@@ -84,7 +63,7 @@ interface RequiredField {
 }
 
 /** Every required field, nested ones included, of a JSON Schema object. */
-function requiredFields(schema: JsonSchema, path: (string | number)[] = []): RequiredField[] {
+function requiredFields(schema: SpecSchema, path: (string | number)[] = []): RequiredField[] {
   const fields: RequiredField[] = [];
   // A union's example is its first option; a field all options share with fixed values (a
   // discriminator) allows the values of every option.
@@ -105,7 +84,7 @@ function requiredFields(schema: JsonSchema, path: (string | number)[] = []): Req
   return fields;
 }
 
-function fixedValues(schema: JsonSchema): unknown[] | null {
+function fixedValues(schema: SpecSchema): unknown[] | null {
   if (schema.enum) return schema.enum;
   if (schema.const !== undefined) return [schema.const];
   const options = schema.anyOf ?? schema.oneOf;
@@ -130,7 +109,7 @@ function without(value: unknown, path: readonly (string | number)[]): unknown {
 }
 
 function missingFieldCases(name: string, input: InputSchema) {
-  const json = z.toJSONSchema(input, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  const json = z.toJSONSchema(input, { io: "input", unrepresentable: "any" }) as SpecSchema;
   const example = exampleOf(json, "args");
   return { name, input, example, fields: requiredFields(json) };
 }

@@ -5,6 +5,7 @@ import { omitNullOptionals, validateArguments } from "../../src/pipeline/validat
 import { inputJsonSchema, withoutDialect } from "../../src/specs/json-schema";
 import { catalog } from "../../src/tools";
 import { propertyPlans } from "../property-plan";
+import { type SpecSchema, typeOf } from "./support/spec-schema";
 
 /**
  * What a model is told a tool takes (the JSON Schema every spec format is built from) and what the
@@ -18,25 +19,6 @@ import { propertyPlans } from "../property-plan";
 
 const plan = propertyPlans(process.env);
 
-type JsonSchema = {
-  type?: string | string[];
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  enum?: unknown[];
-  const?: unknown;
-  anyOf?: JsonSchema[];
-  pattern?: string;
-  format?: string;
-  minLength?: number;
-  maxLength?: number;
-  maxItems?: number;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
-};
-
 /** Values of a format: ones both validators must accept, and ones both must refuse. */
 const FORMAT_VALUES: Record<string, string[]> = {
   "date-time": ["2026-07-01T12:00:00Z", "2026-07-01T12:00:00+02:00", "2026-07-01", "yesterday"],
@@ -46,11 +28,8 @@ const FORMAT_VALUES: Record<string, string[]> = {
 const NOISE = fc.constantFrom<unknown>(null, 0, -1, 1.5, "", "x", "😀", true, [], {});
 const CHARACTERS = fc.constantFrom("a", "Z", "1", " ", "-", "é", "😀", "\n");
 
-const typeOf = (schema: JsonSchema) =>
-  Array.isArray(schema.type) ? schema.type.find((type) => type !== "null") : schema.type;
-
 /** Arguments for `schema`: mostly valid, each part sometimes just outside a bound, sometimes noise. */
-function argumentsFor(schema: JsonSchema): fc.Arbitrary<unknown> {
+function argumentsFor(schema: SpecSchema): fc.Arbitrary<unknown> {
   return fc.oneof(
     { weight: 12, arbitrary: shaped(schema) },
     {
@@ -61,7 +40,7 @@ function argumentsFor(schema: JsonSchema): fc.Arbitrary<unknown> {
   );
 }
 
-function shaped(schema: JsonSchema): fc.Arbitrary<unknown> {
+function shaped(schema: SpecSchema): fc.Arbitrary<unknown> {
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (schema.enum) return fc.constantFrom(...schema.enum, "not_a_member");
   if (schema.anyOf) return fc.oneof(...schema.anyOf.map(argumentsFor));
@@ -120,7 +99,7 @@ describe("tool specs and the proxy's validation", () => {
       const schema = inputJsonSchema(tool);
       const spec = ajv.compile(withoutDialect(schema));
       fc.assert(
-        fc.property(argumentsFor(schema as JsonSchema), (args) => {
+        fc.property(argumentsFor(schema as SpecSchema), (args) => {
           const accepted = validateArguments(tool.input, args).ok;
           expect(spec(omitNullOptionals(tool.input, args)), JSON.stringify(args)).toBe(accepted);
         }),
