@@ -23,6 +23,18 @@ function schemaAt(schema: unknown, path: string): JsonSchema | undefined {
   return isSchema(current) ? current : undefined;
 }
 
+/** Whether every field along a dotted path is required, so a valid value always holds the last. */
+function requiredAlong(schema: unknown, path: string): boolean {
+  let current: unknown = schema;
+  for (const name of path === "" ? [] : path.split(".")) {
+    if (!isSchema(current) || !isSchema(current.properties)) return false;
+    const required = Array.isArray(current.required) ? current.required : [];
+    if (!required.includes(name)) return false;
+    current = current.properties[name];
+  }
+  return true;
+}
+
 /** `{name}` placeholders a text may use: fixed names, or `args.…`/`result.…` paths of the tool. */
 function checkText(
   text: string | undefined,
@@ -79,7 +91,20 @@ export function referenceRules(file: CatalogFile, tool: ToolDeclaration, report:
   const postcondition = tool.postcondition;
   if (postcondition) {
     const at = ["postcondition"];
-    for (const [name, ref] of Object.entries(postcondition.args)) resultRef(ref, [...at, "args", name]);
+    for (const [name, ref] of Object.entries(postcondition.args)) {
+      resultRef(ref, [...at, "args", name]);
+      // A check argument left empty would read another resource (`/tickets/` for `/tickets/{id}`),
+      // and its "not found" would be taken for the effect's absence.
+      const [source, schema, pointer] =
+        "arg" in ref ? ["input", tool.input, ref.arg] : ["output", tool.output.schema, ref.result];
+      const path = pointerPath(pointer);
+      if (schemaAt(schema, path) && !requiredAlong(schema, path)) {
+        report(
+          [...at, "args", name],
+          `${pointer} must be a required field of this tool's ${source}: without it, the check would read another resource`,
+        );
+      }
+    }
     for (const [path, expected] of Object.entries(postcondition.expect)) {
       observed(postcondition.tool, path, [...at, "expect", path]);
       if (!("contains" in expected)) {
@@ -105,6 +130,15 @@ export function referenceRules(file: CatalogFile, tool: ToolDeclaration, report:
   const context = tool.decision_context;
   if (context) {
     const at = ["decision_context"];
+    for (const [name, ref] of Object.entries(context.args)) {
+      const path = pointerPath(ref.arg);
+      if (schemaAt(tool.input, path) && !requiredAlong(tool.input, path)) {
+        report(
+          [...at, "args", name],
+          `${ref.arg} must be a required field of this tool's input: without it, the read would name another resource`,
+        );
+      }
+    }
     if (context.money) observed(context.tool, context.money.currency, [...at, "money", "currency"]);
     for (const [index, fact] of context.facts.entries()) {
       const here = [...at, "facts", index];

@@ -111,6 +111,25 @@ describe("npm run tools -- check", () => {
     );
   });
 
+  it("refuses a check or a decision read filled from an optional field, which could name another resource", () => {
+    const why = "without it, the check would read another resource";
+    expectProblem(
+      "references",
+      "tools[1].postcondition.args.event_id",
+      `/event_id must be a required field of this tool's output: ${why}`,
+    );
+    expectProblem(
+      "references",
+      "tools[1].postcondition.args.note",
+      `/note must be a required field of this tool's input: ${why}`,
+    );
+    expectProblem(
+      "references",
+      "tools[1].decision_context.args.note",
+      "/note must be a required field of this tool's input: without it, the read would name another resource",
+    );
+  });
+
   it("refuses a postcondition message naming an argument or result field that does not exist", () => {
     expectProblem("references", "tools[1].postcondition.on_missing.message", "{result.parcel} names nothing");
     expectProblem(
