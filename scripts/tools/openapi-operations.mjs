@@ -165,6 +165,11 @@ function addParameters(op, input, request, context) {
       unsupported("parameters serialised by content are not supported");
       continue;
     }
+    // OpenAPI tells parameters apart by name and location; a declaration's inputs by name alone.
+    if (parameter.name in input.properties) {
+      unsupported(`another parameter is named ${parameter.name} too; not supported`);
+      continue;
+    }
     const schema = toCatalogSchema(
       parameter.schema ?? { type: "string" },
       "input",
