@@ -1,6 +1,7 @@
 // OpenAPI schema objects (3.0 or 3.1, `$ref`s already resolved) to the JSON Schema a catalog
 // declaration holds. What the catalog cannot express is reported with its location and left out,
 // never passed through for the compiler to choke on or dropped without a word.
+import { patternRegExp } from "./pattern.mjs";
 
 /** Keywords a declaration keeps; everything else (examples, xml, discriminator, x-*) is documentation. */
 const KEPT = [
@@ -22,6 +23,8 @@ const KEPT = [
   "uniqueItems",
   "default",
 ];
+
+const JSON_TYPES = ["string", "number", "integer", "boolean", "null", "object", "array"];
 
 /** Alternatives and conditions: a strict input or an output whitelist cannot hold either branch. */
 const UNSUPPORTED = ["oneOf", "anyOf", "not", "if", "patternProperties", "prefixItems"];
@@ -68,6 +71,17 @@ export function toCatalogSchema(schema, direction, location, report, ancestors =
   ];
   if (values.some((value) => typeof value === "object" && value !== null)) {
     report(location, "an enum or const holding an object or a list is not supported");
+    return null;
+  }
+
+  const types = merged.type === undefined ? [] : Array.isArray(merged.type) ? merged.type : [merged.type];
+  const unknownType = types.find((type) => !JSON_TYPES.includes(type));
+  if (unknownType !== undefined) {
+    report(location, `type ${JSON.stringify(unknownType)} is not a JSON Schema type`);
+    return null;
+  }
+  if (typeof merged.pattern === "string" && patternRegExp(merged.pattern) === null) {
+    report(location, `the pattern ${JSON.stringify(merged.pattern)} is not a regular expression`);
     return null;
   }
 

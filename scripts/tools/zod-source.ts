@@ -10,6 +10,8 @@
 // every depth (an unknown field is refused with a did-you-mean); outputs are whitelists (unknown
 // fields are stripped).
 
+import { patternRegExp } from "./pattern.mjs";
+
 type JsonSchema = Record<string, unknown>;
 
 /** A keyword the catalog cannot express, and where in the tool's declaration it sits. */
@@ -129,18 +131,12 @@ function isSchema(value: unknown): value is JsonSchema {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/**
- * A regex literal whose `source` is the pattern's. JSON Schema reads a pattern as an ECMA-262
- * regular expression over characters, as the `u` flag does (`^.$` matches one emoji, `\p{L}` any
- * letter), and so do the validators upstreams use. A pattern only the older grammar accepts (an
- * escaped `_`, an unescaped `{` outside a quantifier) keeps that reading rather than failing.
- */
-function regexLiteral(pattern: string): string {
-  try {
-    return `/${new RegExp(pattern, "u").source}/u`;
-  } catch {
-    return `/${new RegExp(pattern).source}/`;
-  }
+/** The pattern as a regex literal, read as JSON Schema reads it (pattern.mjs); refused, located, when it is none. */
+function regexLiteral(pattern: string, at: string): string {
+  const regex = patternRegExp(pattern);
+  if (regex === null)
+    throw new SchemaError(`${at}.pattern`, `${literal(pattern)} is not a regular expression`);
+  return `/${regex.source}/${regex.flags}`;
 }
 
 /**
@@ -168,7 +164,7 @@ function enumSource(values: unknown[], at: string): string {
   return `z.union([${values.map((value) => `z.literal(${literal(value)})`).join(", ")}])`;
 }
 
-function stringSource(schema: JsonSchema): string {
+function stringSource(schema: JsonSchema, at: string): string {
   let source = "z.string()";
   const format = typeof schema.format === "string" ? FORMATS[schema.format] : undefined;
   if (format) source += `.check(${format})`;
@@ -178,7 +174,7 @@ function stringSource(schema: JsonSchema): string {
     // JSON Schema has no word for what a mismatch means; the model reads this one instead of the regex.
     const message = schema["x-pattern-message"];
     const said = typeof message === "string" && message !== "" ? `, ${literal(message)}` : "";
-    source += `.regex(${regexLiteral(schema.pattern)}${said})`;
+    source += `.regex(${regexLiteral(schema.pattern, at)}${said})`;
   }
   return source;
 }
@@ -259,7 +255,7 @@ function baseSource(schema: JsonSchema, direction: SchemaDirection, at: string, 
     case undefined:
       return "z.any()";
     case "string":
-      return stringSource(schema);
+      return stringSource(schema, at);
     case "number":
     case "integer":
       return numberSource(schema, type === "integer");

@@ -180,6 +180,12 @@ describe("declared schemas against JSON Schema", () => {
     ).toBe(true);
   });
 
+  it("refuses a pattern that is no regular expression, at its location", () => {
+    expect(() => schemaSource({ type: "string", pattern: "(" }, "input", "input.properties.code")).toThrow(
+      new SchemaError("input.properties.code.pattern", '"(" is not a regular expression'),
+    );
+  });
+
   it("refuses an object or a list as an allowed value, which a literal cannot compare", () => {
     expect(() => schemaSource({ enum: ["a", [1]] }, "input", "input.properties.kind")).toThrow(
       new SchemaError(
