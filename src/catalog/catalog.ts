@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { sha256Hex } from "../core/digest";
+import { RESERVED_KEYS } from "../core/reserved-keys";
 import { SIDE_EFFECTS } from "../wire/side-effect";
 import type { ToolSpec } from "./define-tool";
 import { checkEffect } from "./effect-rules";
@@ -59,6 +60,12 @@ function checkInputSchema(tool: string, schema: z.ZodType, path: string, report:
   }
   for (const [field, fieldSchema] of Object.entries(inner.shape)) {
     const fieldPath = path === "" ? field : `${path}.${field}`;
+    if (RESERVED_KEYS.has(field)) {
+      report(
+        "input",
+        `tool "${tool}": field "${fieldPath}" has a reserved name; every call's arguments are refused holding it, so rename it`,
+      );
+    }
     const description = describedAs(fieldSchema as z.ZodType);
     if (!description || description.trim().length === 0) {
       report(

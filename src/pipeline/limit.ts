@@ -1,3 +1,4 @@
+import { RESERVED_KEYS } from "../core/reserved-keys";
 import type { FailureSpec, Problem } from "../wire/envelope";
 import type { CallRequest } from "./prepare";
 
@@ -44,12 +45,6 @@ export const INPUT_LIMITS = {
   /** OpenAI's limit on function names, so no tool an agent can be offered has a longer name. */
   tool_name_chars: 64,
 } as const;
-
-/**
- * Names that reach an object's prototype rather than its own fields when copied: `{"__proto__":
- * {...}}` would hand a validator inherited arguments that the digest and the key never saw.
- */
-const RESERVED_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
 
 /** A body with thousands of violations gets the first few; the agent must fix those anyway. */
 const MAX_PROBLEMS = 20;

@@ -73,6 +73,18 @@ describe("catalog loading", () => {
     expect(loadError([broken({ input })])).toMatch(/object at "filter" is not strict/);
   });
 
+  it.each(["constructor", "prototype"])(
+    "refuses an input field named %s, which every call would be refused for",
+    (name) => {
+      const input = z.strictObject({
+        filter: z.strictObject({ [name]: z.string().describe("A name.") }).describe("Filter by attributes."),
+      });
+      expect(loadError([broken({ input })])).toMatch(
+        `field "filter.${name}" has a reserved name; every call's arguments are refused holding it`,
+      );
+    },
+  );
+
   it("refuses an input field without a description", () => {
     const input = z.strictObject({ widget_id: z.string() });
     expect(loadError([broken({ input })])).toMatch(/field "widget_id" has no description/);
