@@ -24,7 +24,7 @@ import {
 import { declaredTool } from "../../src/catalog/declared-tool";
 import type { SideEffect, ToolSpec } from "../../src/catalog/define-tool";
 import { tenantSetting } from "../../src/catalog/policy-vocabulary";
-import { placeholders } from "../../src/catalog/templates";
+import { placeholders, pointerTokens } from "../../src/catalog/templates";
 import { OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../../src/config/secrets";
 import type { TenantConfig } from "../../src/config/tenants";
 import { readResultPage } from "../../src/tools/builtins";
@@ -157,7 +157,11 @@ function toolRules(
     );
   } else if (upstream.kind === "mcp") {
     for (const [index, carrier] of upstream.idempotency.carriers.entries()) {
-      if (typeof carrier === "object" && tool.side_effect !== "read" && !(carrier.argument in fields)) {
+      if (
+        typeof carrier === "object" &&
+        tool.side_effect !== "read" &&
+        !Object.hasOwn(fields, carrier.argument)
+      ) {
         report(
           ["request", "upstream"],
           `${request.upstream}'s idempotency.carriers[${index}] puts the key in argument "${carrier.argument}", which is not an input field of this ${tool.side_effect} tool`,
@@ -169,7 +173,7 @@ function toolRules(
   const required = Array.isArray(tool.input.required) ? tool.input.required : [];
   for (const name of placeholders(path)) {
     const type = fields[name]?.type;
-    if (!(name in fields)) report(["request", "path"], `{${name}} is not an input field`);
+    if (!Object.hasOwn(fields, name)) report(["request", "path"], `{${name}} is not an input field`);
     else if (type !== "string" && type !== "integer" && type !== "number") {
       report(["request", "path"], `{${name}} must be a string or number input field to fill a path`);
     } else if (!required.includes(name)) {
@@ -187,8 +191,8 @@ function toolRules(
     ...argRefs(tool.decision_context?.args ?? {}, ["decision_context", "args"]),
   ];
   for (const ref of refs) {
-    const field = ref.pointer.split("/")[1] ?? "";
-    if (!(field in fields)) report(ref.path, `${ref.pointer} names no input field`);
+    const field = pointerTokens(ref.pointer)[0] ?? "";
+    if (!Object.hasOwn(fields, field)) report(ref.path, `${ref.pointer} names no input field`);
   }
   // Every tenant that has the namespace must configure what its policies read; a namespace no
   // tenant has yet needs it in at least one tenant, so a typo is still caught.
@@ -213,7 +217,7 @@ function toolRules(
     const at = ["policies", index];
     const [kind, rule] = Object.entries(policy)[0] ?? [];
     const field = typeof rule === "string" ? rule : (rule as { field: string }).field;
-    if (!(field in fields)) report([...at, String(kind)], `"${field}" is not an input field`);
+    if (!Object.hasOwn(fields, field)) report([...at, String(kind)], `"${field}" is not an input field`);
     if ("owned_by_tenant" in policy) {
       configured(
         [...at, "owned_by_tenant"],

@@ -3,7 +3,7 @@
 // policies and postcondition write, result pointers, and the paths its postcondition and decision
 // context read in the observing tool's output (when that tool is declared in the same file).
 import type { CatalogFile, ToolDeclaration } from "../../src/catalog/declaration";
-import { placeholders } from "../../src/catalog/templates";
+import { placeholders, pointerTokens } from "../../src/catalog/templates";
 
 type Report = (path: PropertyKey[], problem: string) => void;
 type JsonSchema = Record<string, unknown>;
@@ -56,7 +56,7 @@ function checkText(
   }
 }
 
-const pointerPath = (pointer: string) => pointer.split("/").slice(1).join(".");
+const pointerPath = (pointer: string) => pointerTokens(pointer).join(".");
 
 export function referenceRules(file: CatalogFile, tool: ToolDeclaration, report: Report): void {
   const observer = (name: string) => file.tools.find((candidate) => candidate.name === name);

@@ -1,7 +1,13 @@
 // One OpenAPI operation to one draft tool declaration (the catalog format of catalog/schema.json).
 // What a machine can read off the document is filled in; what only a human knows is proposed
 // behind a draft marker (`side_effect: { draft, why }`, `TODO(review): ...`) that `check` refuses.
-import { describeInputFields, freeTextPaths, isObject, toCatalogSchema } from "./openapi-schema.mjs";
+import {
+  describeInputFields,
+  freeTextPaths,
+  isObject,
+  setField,
+  toCatalogSchema,
+} from "./openapi-schema.mjs";
 
 export const REVIEW = "TODO(review):";
 export const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
@@ -136,6 +142,11 @@ function derivedName(op) {
   return snakeCase([op.method, ...words].join("_"));
 }
 
+/** The JSON pointer to a top-level argument, its name escaped (RFC 6901: `~` is `~0`, `/` is `~1`). */
+function pointerTo(field) {
+  return `/${field.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+}
+
 /**
  * Path and query parameters become input fields (the query mapped back by pointer); the
  * idempotency header is the upstream's; header and cookie parameters cannot be sent by a
@@ -166,7 +177,7 @@ function addParameters(op, input, request, context) {
       continue;
     }
     // OpenAPI tells parameters apart by name and location; a declaration's inputs by name alone.
-    if (parameter.name in input.properties) {
+    if (Object.hasOwn(input.properties, parameter.name)) {
       unsupported(`another parameter is named ${parameter.name} too; not supported`);
       continue;
     }
@@ -185,10 +196,10 @@ function addParameters(op, input, request, context) {
       continue;
     }
     if (typeof parameter.description === "string") schema.description = parameter.description;
-    input.properties[parameter.name] = schema;
+    setField(input.properties, parameter.name, schema);
     if (parameter.in === "path" || parameter.required) input.required.push(parameter.name);
     if (parameter.in === "query")
-      request.query = { ...request.query, [parameter.name]: { arg: `/${parameter.name}` } };
+      request.query = { ...request.query, [parameter.name]: { arg: pointerTo(parameter.name) } };
   }
   return ok;
 }
@@ -217,15 +228,15 @@ function addBody(requestBody, at, input, request, report) {
   }
   request.body = {};
   for (const [field, fieldSchema] of Object.entries(schema.properties)) {
-    if (field in input.properties) {
+    if (Object.hasOwn(input.properties, field)) {
       report(
         `${at}.properties.${field}`,
         `the body field ${field} has the name of a parameter; not supported`,
       );
       return false;
     }
-    input.properties[field] = fieldSchema;
-    request.body[field] = { arg: `/${field}` };
+    setField(input.properties, field, fieldSchema);
+    request.body[field] = { arg: pointerTo(field) };
   }
   input.required.push(...(schema.required ?? []));
   return true;

@@ -35,6 +35,18 @@ const UNSUPPORTED = ["oneOf", "anyOf", "not", "if", "patternProperties", "prefix
  */
 
 /**
+ * Sets `object[field]` as an own field, whatever its name: assigned, `__proto__` would set the
+ * object's prototype instead, and the field would vanish from the draft.
+ *
+ * @param {Record<string, unknown>} object
+ * @param {string} field
+ * @param {unknown} value
+ */
+export function setField(object, field, value) {
+  Object.defineProperty(object, field, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/**
  * The catalog's form of `schema`, or null when it cannot be expressed (reported at `location`).
  * Input drops `readOnly` fields (the server sets them), output drops `writeOnly` ones. An
  * unexpressible optional property is left out of its object; a required input one sinks the object.
@@ -98,7 +110,7 @@ export function toCatalogSchema(schema, direction, location, report, ancestors =
     const required = Array.isArray(merged.required) ? merged.required : [];
     // An input refuses undeclared fields, so a required one without a schema could never be sent.
     const declared = isObject(merged.properties) ? merged.properties : {};
-    const undeclared = required.filter((field) => !(field in declared));
+    const undeclared = required.filter((field) => !Object.hasOwn(declared, field));
     if (direction === "input" && undeclared.length > 0) {
       report(
         `${location}.required`,
@@ -113,17 +125,24 @@ export function toCatalogSchema(schema, direction, location, report, ancestors =
       /** @type {[string, string][]} */
       const reasons = [];
       const at = `${location}.properties.${field}`;
-      const converted = toCatalogSchema(child, direction, at, (...reason) => reasons.push(reason), inner);
+      // An output field is named by dotted paths (`events[].note`) in trust and masks: a dot or a
+      // bracket in its own name would read as the path's.
+      const unnamed = direction === "output" && /[.[\]]/.test(field);
+      if (unnamed)
+        reasons.push([at, "a field name with a dot or a bracket cannot be named in the catalog's paths"]);
+      const converted = unnamed
+        ? null
+        : toCatalogSchema(child, direction, at, (...reason) => reasons.push(reason), inner);
       const sinks = !converted && direction === "input" && required.includes(field);
       // An optional field or an output one is left out, and says so where it says why.
       const suffix = converted || sinks ? "" : "; left out of the draft";
       for (const [where, message] of reasons) report(where, `${message}${suffix}`);
       if (sinks) return null;
-      if (converted) properties[field] = converted;
+      if (converted) setField(properties, field, converted);
     }
     out.type = "object";
     out.properties = properties;
-    const kept = required.filter((field) => field in properties);
+    const kept = required.filter((field) => Object.hasOwn(properties, field));
     if (kept.length > 0) out.required = kept;
   } else if (out.type === "array" || "items" in merged) {
     const items = toCatalogSchema(merged.items ?? {}, direction, `${location}.items`, report, inner);

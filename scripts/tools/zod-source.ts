@@ -201,7 +201,9 @@ function objectSource(schema: JsonSchema, direction: SchemaDirection, at: string
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   // An input refuses every field its properties do not declare, so a required one that they do not
   // declare could never be sent; an output keeps only declared fields, so there it means nothing.
-  const undeclared = [...required].filter((name) => typeof name !== "string" || !(name in properties));
+  const undeclared = [...required].filter(
+    (name) => typeof name !== "string" || !Object.hasOwn(properties, name),
+  );
   if (direction === "input" && undeclared.length > 0) {
     throw new SchemaError(
       `${at}.required`,

@@ -5,12 +5,19 @@
  * tool's request is a function of its arguments exactly as a code tool's is.
  */
 
+/** A JSON pointer's reference tokens, unescaped (RFC 6901: `~1` is `/`, `~0` is `~`). */
+export function pointerTokens(pointer: string): string[] {
+  if (pointer === "") return [];
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((raw) => raw.replaceAll("~1", "/").replaceAll("~0", "~"));
+}
+
 /** The value at an RFC 6901 JSON pointer, or undefined where there is none. */
 export function resolvePointer(value: unknown, pointer: string): unknown {
-  if (pointer === "") return value;
   let current: unknown = value;
-  for (const raw of pointer.slice(1).split("/")) {
-    const token = raw.replaceAll("~1", "/").replaceAll("~0", "~");
+  for (const token of pointerTokens(pointer)) {
     if (typeof current !== "object" || current === null || !Object.hasOwn(current, token)) return undefined;
     current = (current as Record<string, unknown>)[token];
   }

@@ -206,6 +206,10 @@ describe("declared schemas against JSON Schema", () => {
         '"b" required but not among the properties, so no call could send it',
       ),
     );
+    // A name every object inherits is not a declared property.
+    expect(() => schemaSource({ ...schema, required: ["a", "toString"] }, "input", "input")).toThrow(
+      /"toString" required but not among the properties/,
+    );
     // An output keeps only its declared fields, so the undeclared one is simply not kept.
     expect(compiled(schema, "output").safeParse({ a: "x" }).success).toBe(true);
   });

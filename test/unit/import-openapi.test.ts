@@ -263,6 +263,26 @@ describe("a document with every unsupported construct", () => {
   });
 });
 
+describe("names a path language or a prototype could misread", () => {
+  it("escapes an argument's pointer, leaves out an output field its paths cannot name, and takes prototype names as names", async () => {
+    const draft = await importOpenApi(fixture("names.yaml"), { namespace: "names" });
+    expect(draft.problems.map((problem) => `${problem.location}: ${problem.message}`)).toEqual([
+      "paths./items/{item-id}.get.responses.200.properties.a.b: a field name with a dot or a bracket cannot be named in the catalog's paths; left out of the draft",
+      "paths./items/{item-id}.get.responses.200.properties.list[]: a field name with a dot or a bracket cannot be named in the catalog's paths; left out of the draft",
+    ]);
+    const get = toolNamed(draft.declaration.tools, "get_item");
+    expect(get.request.query).toEqual({
+      "a/b": { arg: "/a~1b" },
+      "x~y": { arg: "/x~0y" },
+      toString: { arg: "/toString" },
+    });
+    expect(Object.keys(get.output.schema.properties)).toEqual(["name"]);
+    const create = toolNamed(draft.declaration.tools, "create_item");
+    expect(Object.keys(create.input.properties)).toEqual(["label", "hasOwnProperty"]);
+    expect(create.input.required).toEqual(["label", "hasOwnProperty"]);
+  });
+});
+
 describe("the sandbox's shipments document", () => {
   it("drafts lookup_shipment and reroute_shipment, both behind draft markers", async () => {
     const draft = await importOpenApi(SHIPMENTS, {
