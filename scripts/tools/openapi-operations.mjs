@@ -236,7 +236,7 @@ function addBody(requestBody, at, input, request, report) {
       return false;
     }
     setField(input.properties, field, fieldSchema);
-    request.body[field] = { arg: pointerTo(field) };
+    setField(request.body, field, { arg: pointerTo(field) });
   }
   input.required.push(...(schema.required ?? []));
   return true;
