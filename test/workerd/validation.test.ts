@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { callTool, openRun, postRaw, request, traceOf } from "./helpers";
+import { callTool, openRun, postRaw, request, sandboxRequests, traceOf } from "./helpers";
 
 describe("structural validation of tool arguments", () => {
   it("names a missing field and hints with its description", async () => {
@@ -219,14 +219,17 @@ describe("arguments that fill the upstream's path", () => {
         upstream_status: null,
       }),
     ]);
+    expect(await sandboxRequests(run.id)).toEqual([]);
   });
 
   it("sends any other text in its one segment, a slash or a dot run included", async () => {
     const run = await openRun();
-    for (const value of ["../orders", "a/b", "...", "%2e%2e", "?x=1#y"]) {
+    const values = ["../orders", "a/b", "...", "%2e%2e", "?x=1#y"];
+    for (const value of values) {
       const { body } = await callTool(run, "lookup_ticket", { ticket_id: value });
-      // The sandbox knows no such ticket: the request reached /tickets/<value> and nothing else.
       expect(body.error?.code, value).toBe("not_found");
     }
+    const paths = (await sandboxRequests(run.id)).map((request) => request.path);
+    expect([...new Set(paths)]).toEqual(values.map((value) => `/tickets/${encodeURIComponent(value)}`));
   });
 });
