@@ -61,6 +61,15 @@ mcp.post(MCP_PATH, async (c) => {
   // to the current revision's handler, which answers it (its "body-too-large" and
   // "unreadable-body" steps).
   const read = await readMessage(c.req.raw);
+  if (read.kind === "json" && holdsPrototypeKey(read.body)) {
+    // The SDK's own parse would drop the field without a word, where the REST door refuses it.
+    return rpcError(
+      200,
+      -32602,
+      'Invalid params: "__proto__" is not accepted as a field name anywhere in a message. Rename or remove the field.',
+      requestIdOf(read.body),
+    );
+  }
   const legacy =
     read.kind === "json"
       ? await isLegacyRequest(c.req.raw, read.body, { maxRequestBodySize: MAX_CALL_BODY_BYTES })
@@ -441,6 +450,20 @@ function methodNotAllowed(c: McpContext) {
 type JsonRpcId = string | number | null;
 
 /** The id of a single JSON-RPC request, so its error answers it; null for a batch or a notification. */
+/**
+ * Whether a parsed message has a field named `__proto__` at any depth. JSON.parse keeps one as an
+ * ordinary field; every parse after it (the SDK's schemas among them) sets it as a prototype instead.
+ */
+function holdsPrototypeKey(message: unknown): boolean {
+  const pending: unknown[] = [message];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    if (typeof node !== "object" || node === null) continue;
+    if (!Array.isArray(node) && Object.hasOwn(node, "__proto__")) return true;
+    pending.push(...Object.values(node));
+  }
+  return false;
+}
+
 function requestIdOf(body: unknown): JsonRpcId {
   if (typeof body !== "object" || body === null || Array.isArray(body) || !("id" in body)) return null;
   return typeof body.id === "string" || typeof body.id === "number" ? body.id : null;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MAX_CALL_BODY_BYTES } from "../../src/wire/requests";
-import { openRun } from "./helpers";
+import { openRun, traceOf } from "./helpers";
 import { bearer, INITIALIZE, MCP_URL, rpc, workerFetch } from "./mcp-client";
 
 /**
@@ -64,6 +64,36 @@ describe("an MCP request's body, read once", () => {
         expect(await response.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32700 }, id: null });
       }
     }
+  });
+
+  it("refuses a field named __proto__ in a call of either revision, as the REST door does, and runs nothing", async () => {
+    const run = await openRun();
+    const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"${VERSION}","io.modelcontextprotocol/clientCapabilities":{}}`;
+    // Written by hand: in an object literal "__proto__" sets the prototype, so JSON.stringify would drop it.
+    const call = (args: string, envelope: string) =>
+      `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"lookup_order","arguments":${args}${envelope}}}`;
+    const current = { ...currentHeaders, "mcp-method": "tools/call", "mcp-name": "lookup_order" };
+    for (const args of ['{"order_id":"A1001","__proto__":{"x":1}}', '{"__proto__":{"order_id":"A1001"}}']) {
+      for (const [headers, envelope] of [
+        [current, `,${meta}`],
+        [{}, ""],
+      ] as const) {
+        const response = await workerFetch(
+          MCP_URL,
+          framed({ ...bearer(run.token), ...headers }, call(args, envelope)),
+        );
+        expect(await response.json()).toEqual({
+          jsonrpc: "2.0",
+          id: 9,
+          error: {
+            code: -32602,
+            message:
+              'Invalid params: "__proto__" is not accepted as a field name anywhere in a message. Rename or remove the field.',
+          },
+        });
+      }
+    }
+    expect(await traceOf(run)).toEqual([]);
   });
 
   it("refuses a current-revision body over the call limit, framed or streamed (413)", async () => {
