@@ -76,9 +76,22 @@ export function draftNamespace(document, { namespace, operations = null, source 
   const tools = [];
   /** @type {DraftedTool[]} */
   const drafted = [];
+  /** The operation each tool name was drafted from: two operations may give one name. */
+  const owners = new Map();
   for (const op of chosen) {
     const draft = draftTool(op, context);
     if (!draft) continue;
+    const name = String(draft.tool.name);
+    const operationId = op.operation.operationId ?? `${op.method} ${op.path}`;
+    const owner = owners.get(name);
+    if (owner !== undefined) {
+      report(
+        `paths.${op.path}.${op.method}`,
+        `its tool name becomes ${name}, as ${owner}'s does; operation ${operationId} not drafted (import one with --operations)`,
+      );
+      continue;
+    }
+    owners.set(name, operationId);
     tools.push(draft.tool);
     drafted.push({
       name: String(draft.tool.name),
@@ -114,7 +127,7 @@ function proposeReadBacks(tools) {
       (tool) =>
         tool.side_effect.draft === "read" &&
         write.request.path.startsWith(`${tool.request.path}/`) &&
-        (tool.input.required ?? []).every((field) => field in write.input.properties),
+        (tool.input.required ?? []).every((field) => Object.hasOwn(write.input.properties, field)),
     );
     if (!read) continue;
     const args = (read.input.required ?? []).map((field) => `${field}: {arg: /${field}}`).join(", ");

@@ -264,12 +264,14 @@ describe("a document with every unsupported construct", () => {
 });
 
 describe("names a path language or a prototype could misread", () => {
-  it("escapes an argument's pointer, leaves out an output field its paths cannot name, and takes prototype names as names", async () => {
+  it("escapes an argument's pointer, leaves out an output field its paths cannot name, takes prototype names as names, and drafts one tool per name", async () => {
     const draft = await importOpenApi(fixture("names.yaml"), { namespace: "names" });
     expect(draft.problems.map((problem) => `${problem.location}: ${problem.message}`)).toEqual([
       "paths./items/{item-id}.get.responses.200.properties.a.b: a field name with a dot or a bracket cannot be named in the catalog's paths; left out of the draft",
       "paths./items/{item-id}.get.responses.200.properties.list[]: a field name with a dot or a bracket cannot be named in the catalog's paths; left out of the draft",
+      "paths./items/{item-id}/copy.get: its tool name becomes get_item, as getItem's does; operation get_item not drafted (import one with --operations)",
     ]);
+    expect(draft.declaration.tools.map((tool) => tool.name)).toEqual(["get_item", "create_item"]);
     const get = toolNamed(draft.declaration.tools, "get_item");
     expect(get.request.query).toEqual({
       "a/b": { arg: "/a~1b" },
