@@ -23,14 +23,17 @@ export function schemaSources(tool: ToolDeclaration, indent = ""): SchemaSources
 }
 
 /**
- * The schemas a source builds, run here in Node (the Worker never evaluates code at run time:
+ * What one schema's source builds, run here in Node (the Worker never evaluates code at run time:
  * it imports the same source compiled into its bundle).
  */
+export function evaluateSchema(source: string): unknown {
+  return new Function("z", CANONICAL_JSON, `return ${source};`)(z, canonicalJson);
+}
+
+/** The schemas a tool's sources build (evaluateSchema), checked to be zod. */
 export function evaluateSchemas(sources: SchemaSources): DeclaredSchemas {
-  const build = (source: string) =>
-    new Function("z", CANONICAL_JSON, `return ${source};`)(z, canonicalJson) as unknown;
-  const input = build(sources.input);
-  const output = build(sources.output);
+  const input = evaluateSchema(sources.input);
+  const output = evaluateSchema(sources.output);
   if (!(input instanceof z.ZodObject) || !(output instanceof z.ZodType)) {
     throw new Error("the generated schemas are not zod schemas");
   }

@@ -66,6 +66,15 @@ export function referenceRules(file: CatalogFile, tool: ToolDeclaration, report:
       report(at, `"${path}" is not a field of ${name}'s output`);
     }
   };
+  // A read's argument left empty names another resource (`/tickets/` for `/tickets/{id}`): it must
+  // come from a field the call's input or its result always holds.
+  const alwaysHeld = (pointer: string, source: "input" | "output", at: PropertyKey[], effect: string) => {
+    const schema = source === "input" ? tool.input : tool.output.schema;
+    const path = pointerPath(pointer);
+    if (schemaAt(schema, path) && !requiredAlong(schema, path)) {
+      report(at, `${pointer} must be a required field of this tool's ${source}: without it, ${effect}`);
+    }
+  };
   const resultRef = (value: unknown, at: PropertyKey[]) => {
     if (
       isSchema(value) &&
@@ -93,17 +102,9 @@ export function referenceRules(file: CatalogFile, tool: ToolDeclaration, report:
     const at = ["postcondition"];
     for (const [name, ref] of Object.entries(postcondition.args)) {
       resultRef(ref, [...at, "args", name]);
-      // A check argument left empty would read another resource (`/tickets/` for `/tickets/{id}`),
-      // and its "not found" would be taken for the effect's absence.
-      const [source, schema, pointer] =
-        "arg" in ref ? ["input", tool.input, ref.arg] : ["output", tool.output.schema, ref.result];
-      const path = pointerPath(pointer);
-      if (schemaAt(schema, path) && !requiredAlong(schema, path)) {
-        report(
-          [...at, "args", name],
-          `${pointer} must be a required field of this tool's ${source}: without it, the check would read another resource`,
-        );
-      }
+      // Whose "not found" would be taken for the effect's absence.
+      const [pointer, source] = "arg" in ref ? [ref.arg, "input" as const] : [ref.result, "output" as const];
+      alwaysHeld(pointer, source, [...at, "args", name], "the check would read another resource");
     }
     for (const [path, expected] of Object.entries(postcondition.expect)) {
       observed(postcondition.tool, path, [...at, "expect", path]);
@@ -131,13 +132,7 @@ export function referenceRules(file: CatalogFile, tool: ToolDeclaration, report:
   if (context) {
     const at = ["decision_context"];
     for (const [name, ref] of Object.entries(context.args)) {
-      const path = pointerPath(ref.arg);
-      if (schemaAt(tool.input, path) && !requiredAlong(tool.input, path)) {
-        report(
-          [...at, "args", name],
-          `${ref.arg} must be a required field of this tool's input: without it, the read would name another resource`,
-        );
-      }
+      alwaysHeld(ref.arg, "input", [...at, "args", name], "the read would name another resource");
     }
     if (context.money) observed(context.tool, context.money.currency, [...at, "money", "currency"]);
     for (const [index, fact] of context.facts.entries()) {

@@ -1,7 +1,7 @@
 // OpenAPI schema objects (3.0 or 3.1, `$ref`s already resolved) to the JSON Schema a catalog
 // declaration holds. What the catalog cannot express is reported with its location and left out,
 // never passed through for the compiler to choke on or dropped without a word.
-import { patternRegExp } from "./pattern.mjs";
+import { isLiteralValue, patternRegExp, undeclaredRequired } from "./schema-rules.mjs";
 
 /** Keywords a declaration keeps; everything else (examples, xml, discriminator, x-*) is documentation. */
 const KEPT = [
@@ -76,12 +76,12 @@ export function toCatalogSchema(schema, direction, location, report, ancestors =
   const merged = "allOf" in schema ? mergeAllOf(schema, location, report) : schema;
   if (!merged) return null;
 
-  // A literal compares strings, numbers, booleans and null (scripts/tools/zod-source.ts).
+  // A literal compares strings, numbers, booleans and null (schema-rules.mjs).
   const values = [
     ...(Array.isArray(merged.enum) ? merged.enum : []),
     ...("const" in merged ? [merged.const] : []),
   ];
-  if (values.some((value) => typeof value === "object" && value !== null)) {
+  if (!values.every(isLiteralValue)) {
     report(location, "an enum or const holding an object or a list is not supported");
     return null;
   }
@@ -109,8 +109,7 @@ export function toCatalogSchema(schema, direction, location, report, ancestors =
     }
     const required = Array.isArray(merged.required) ? merged.required : [];
     // An input refuses undeclared fields, so a required one without a schema could never be sent.
-    const declared = isObject(merged.properties) ? merged.properties : {};
-    const undeclared = required.filter((field) => !Object.hasOwn(declared, field));
+    const undeclared = undeclaredRequired(merged);
     if (direction === "input" && undeclared.length > 0) {
       report(
         `${location}.required`,

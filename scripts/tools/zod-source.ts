@@ -10,7 +10,7 @@
 // every depth (an unknown field is refused with a did-you-mean); outputs are whitelists (unknown
 // fields are stripped).
 
-import { patternRegExp } from "./pattern.mjs";
+import { isLiteralValue, patternRegExp, undeclaredRequired } from "./schema-rules.mjs";
 
 type JsonSchema = Record<string, unknown>;
 
@@ -131,7 +131,7 @@ function isSchema(value: unknown): value is JsonSchema {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The pattern as a regex literal, read as JSON Schema reads it (pattern.mjs); refused, located, when it is none. */
+/** The pattern as a regex literal, read as JSON Schema reads it (schema-rules.mjs); refused, located, when it is none. */
 function regexLiteral(pattern: string, at: string): string {
   const regex = patternRegExp(pattern);
   if (regex === null)
@@ -139,13 +139,9 @@ function regexLiteral(pattern: string, at: string): string {
   return `/${regex.source}/${regex.flags}`;
 }
 
-/**
- * An enum or const value a literal can hold. zod compares literals by identity, and reads an array
- * given to `z.literal` as a list of literals, so `enum: [[1]]` would accept `1`: an object or array
- * value is refused rather than checked wrongly.
- */
+/** An enum or const value as literal source; an object or a list is refused (schema-rules.mjs). */
 function literalValue(value: unknown, at: string): string {
-  if (typeof value === "object" && value !== null) {
+  if (!isLiteralValue(value)) {
     throw new SchemaError(
       at,
       `${literal(value)} cannot be an allowed value: enum and const values are strings, numbers, booleans or null`,
@@ -155,13 +151,11 @@ function literalValue(value: unknown, at: string): string {
 }
 
 function enumSource(values: unknown[], at: string): string {
-  values.forEach((value, index) => {
-    literalValue(value, `${at}.enum[${index}]`);
-  });
-  if (values.length === 0) return "z.never()";
-  if (values.length === 1) return `z.literal(${literal(values[0])})`;
-  if (values.every((value) => typeof value === "string")) return `z.enum(${literal(values)})`;
-  return `z.union([${values.map((value) => `z.literal(${literal(value)})`).join(", ")}])`;
+  const literals = values.map((value, index) => literalValue(value, `${at}.enum[${index}]`));
+  if (literals.length === 0) return "z.never()";
+  if (literals.length === 1) return `z.literal(${literals[0]})`;
+  if (values.every((value) => typeof value === "string")) return `z.enum([${literals.join(",")}])`;
+  return `z.union([${literals.map((value) => `z.literal(${value})`).join(", ")}])`;
 }
 
 function stringSource(schema: JsonSchema, at: string): string {
@@ -201,9 +195,7 @@ function objectSource(schema: JsonSchema, direction: SchemaDirection, at: string
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   // An input refuses every field its properties do not declare, so a required one that they do not
   // declare could never be sent; an output keeps only declared fields, so there it means nothing.
-  const undeclared = [...required].filter(
-    (name) => typeof name !== "string" || !Object.hasOwn(properties, name),
-  );
+  const undeclared = undeclaredRequired(schema);
   if (direction === "input" && undeclared.length > 0) {
     throw new SchemaError(
       `${at}.required`,
