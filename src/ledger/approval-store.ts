@@ -282,10 +282,18 @@ export class ApprovalStore {
         result: row.result === null ? null : (JSON.parse(row.result) as Envelope),
         ...crossRunOf(row.cross_run),
         ...approversOf(row.approvers),
-        edit: row.edit ? (JSON.parse(row.edit) as ApprovalEdit) : null,
+        edit: row.edit ? editOf(row.edit) : null,
       }))
       .map((approval) => ({ ...approval, overdue: isOverdue(approval, now) }));
   }
+}
+
+/**
+ * A stored edit. One stored before edits kept the asked call's cap reads as having none: a later
+ * edit over a cap is then refused, as it was when that edit was made.
+ */
+function editOf(stored: string): ApprovalEdit {
+  return { asked_limit: null, ...(JSON.parse(stored) as Partial<ApprovalEdit>) } as ApprovalEdit;
 }
 
 function isoOrNull(ms: number | null): string | null {

@@ -214,6 +214,9 @@ function approveEdited(
   }
   const earlier = edit.check ? effectsToConfirm(edit.check) : [];
   const limit = edit.run_over ?? edit.check?.over ?? null;
+  // What the call as asked exceeded, not the edit this one replaces: an edit back under the cap
+  // must not narrow what a later edit may do, nor make its refusal say the asked call fit.
+  const askedLimit = approval.edit ? approval.edit.asked_limit : approval.limit;
   const unseenEarlier = earlier.length > 0 && !sameIdentity(approval, earlier[0]?.identity);
   if (unseenEarlier && !decision.confirm_duplicate) {
     const [first] = earlier;
@@ -223,7 +226,7 @@ function approveEdited(
       message: `The edited call acts on a business thing another run already acted on (${first?.tool} in run ${first?.run_id} at ${first?.at}, ${first?.outcome.replace("_", " ")}). Check the runs, then approve the edit with confirm_duplicate: true if that is what you mean.`,
     });
   }
-  if (limit && !approval.limit) {
+  if (limit && !askedLimit) {
     const subject = limit.subject ? ` for ${limit.subject}` : "";
     return refused({
       code: "conflict_error",
@@ -247,6 +250,7 @@ function approveEdited(
     edit: {
       asked_args: approval.edit?.asked_args ?? approval.args,
       asked_key: approval.edit?.asked_key ?? approval.idempotency_key,
+      asked_limit: askedLimit,
       fields: plan.fields,
       by: decision.operator,
       by_name: decision.operator_name,

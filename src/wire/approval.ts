@@ -20,6 +20,9 @@ export const ApprovalEditSchema = z.strictObject({
   asked_key: z
     .string()
     .describe("The idempotency key of the call as asked: a resend of it is answered with the edited call."),
+  asked_limit: CapLimitSchema.nullable().describe(
+    "The value cap the call as asked would have exceeded, as its approval showed it, or null. An edit may go over a cap only when the call as asked did; later edits keep this from the first.",
+  ),
   fields: z.array(z.string()).describe("The top-level arguments the edit changed, sorted."),
   by: z.string().describe('The editing operator\'s id ("operator:<key fingerprint>").'),
   by_name: z.string().nullable().describe("Their display name as configured with their key, or null."),

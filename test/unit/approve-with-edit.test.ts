@@ -12,6 +12,7 @@ import { alarmRings } from "../../src/pipeline/run-events";
 import type { CallRecord, RunMeta } from "../../src/pipeline/run-state";
 import type { Write } from "../../src/pipeline/writes";
 import { catalog } from "../../src/tools";
+import type { CapLimit } from "../../src/wire/effects";
 import { propertyPlans } from "../property-plan";
 import { pendingApproval } from "./support/pending-approval";
 
@@ -23,7 +24,8 @@ const plan = propertyPlans(process.env);
  * fewer people, to the policy's limit and beyond), rejections, restarts and expiries, and checks:
  * at most one request leaves; it is the approval's arguments at that moment, under their own key;
  * once edited, the call as asked is never the one sent unless an operator edited it back; who
- * approves never falls below what the call as asked needed; and one key only is ever held.
+ * approves never falls below what the call as asked needed; one key only is ever held; and an
+ * edit goes over the run's value cap only when the call as asked did (however it was edited since).
  */
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -66,9 +68,26 @@ const RUN: RunMeta = {
   tainted_by: null,
 };
 
+/** The run's USD cap a call over `cap` shows on its approval, or null when it fits. */
+function overCap(amount: number, cap: number): CapLimit | null {
+  if (amount <= cap) return null;
+  return {
+    cap: "per_run",
+    currency: "USD",
+    subject: null,
+    limit: cap,
+    used: 0,
+    reserved: 0,
+    remaining: cap,
+    amount,
+  };
+}
+
 const refundArgs = (amount: number) => ({ order_id: "A1004", amount_cents: amount, reason: "user_cancel" });
 
 interface Model {
+  /** The run's USD cap (Infinity: none). */
+  cap: number;
   approval: ApprovalRecord;
   stored: string;
   records: Map<string, CallRecord>;
@@ -79,13 +98,15 @@ interface Model {
   sentArgs: string[];
   /** The approvers and requirement when the call was sent. */
   sentWith: { approvers: string[]; required: number; roles: string[] } | null;
+  /** The amounts of the edits refused as going over a cap the call as asked did not. */
+  refusedOverCap: number[];
 }
 
-async function initialModel(amount: number): Promise<Model> {
+async function initialModel(amount: number, cap = Number.POSITIVE_INFINITY): Promise<Model> {
   const args = refundArgs(amount);
   const key = await deriveIdempotencyKey({ tenant: "acme", runId: RUN.run_id, tool: REFUND.name, args });
   const requirement = approverRequirement(REFUND, args, TENANT);
-  const approval = pendingApproval({
+  const pending = pendingApproval({
     tool: REFUND,
     run_id: RUN.run_id,
     key,
@@ -95,6 +116,7 @@ async function initialModel(amount: number): Promise<Model> {
     requirement,
     t0: T0,
   });
+  const approval = { ...pending, limit: overCap(amount, cap) };
   const record: CallRecord = {
     key,
     tool: REFUND.name,
@@ -105,6 +127,7 @@ async function initialModel(amount: number): Promise<Model> {
     sends: 0,
   };
   return {
+    cap,
     approval,
     stored: JSON.stringify(approval),
     records: new Map([[key, record]]),
@@ -112,6 +135,7 @@ async function initialModel(amount: number): Promise<Model> {
     sent: [],
     sentArgs: [],
     sentWith: null,
+    refusedOverCap: [],
   };
 }
 
@@ -202,6 +226,7 @@ async function step(model: Model, event: Event): Promise<void> {
     default: {
       const operator = OPERATORS[event.who];
       let editPlan = null;
+      const amount = event.kind === "edit" ? event.amount : 0;
       if (event.kind === "edit" && model.approval.state === "pending") {
         const prepared = await prepareEdit(catalog, {
           run: RUN,
@@ -225,7 +250,11 @@ async function step(model: Model, event: Event): Promise<void> {
           tool: REFUND,
           pending: model.approval.state === "pending" ? [model.approval] : [],
           edit: editPlan
-            ? { record: model.records.get(editPlan.key) ?? null, check: null, run_over: null }
+            ? {
+                record: model.records.get(editPlan.key) ?? null,
+                check: null,
+                run_over: overCap(amount, model.cap),
+              }
             : null,
         },
         {
@@ -241,6 +270,9 @@ async function step(model: Model, event: Event): Promise<void> {
         },
       );
       apply(model, decided.writes);
+      if (decided.kind === "done" && decided.refusal?.code !== "permission_error") {
+        if (decided.refusal?.reason === "edit_over_cap") model.refusedOverCap.push(amount);
+      }
     }
   }
 }
@@ -250,9 +282,10 @@ describe("property: approve with edit under any interleaving", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(900, 15_000, 25_000, 35_000),
+        fc.constantFrom(Number.POSITIVE_INFINITY, 30_000, 40_000),
         fc.array(EVENT, { minLength: 1, maxLength: 25 }),
-        async (amount, events) => {
-          const model = await initialModel(amount);
+        async (amount, cap, events) => {
+          const model = await initialModel(amount, cap);
           const asked = {
             args: refundArgs(amount),
             requirement: approverRequirement(REFUND, refundArgs(amount), TENANT),
@@ -261,6 +294,11 @@ describe("property: approve with edit under any interleaving", () => {
           for (const event of events) {
             await step(model, event);
             expect(model.sent.length).toBeLessThanOrEqual(1);
+            // Refused as over a cap exactly when the asked call fit it and the edit does not.
+            for (const refused of model.refusedOverCap) {
+              expect(amount).toBeLessThanOrEqual(cap);
+              expect(refused).toBeGreaterThan(cap);
+            }
             // One key is held while the approval waits: the one it binds.
             const held = [...model.records.values()].filter((record) => record.state === "held");
             if (model.approval.state === "pending") {
@@ -288,6 +326,8 @@ describe("property: approve with edit under any interleaving", () => {
           expect(sentWith?.roles).toEqual(floor.roles);
           if ((sentWith?.required ?? 1) > 1)
             expect(new Set(sentWith?.approvers).size).toBeGreaterThanOrEqual(2);
+          // Over the cap only when the call as asked was: an edit back under it changes nothing.
+          if (Number(sentArgs.amount_cents) > cap) expect(amount).toBeGreaterThan(cap);
         },
       ),
       plan({ seed: 20261202, numRuns: 300 }),
@@ -320,5 +360,28 @@ describe("property: approve with edit under any interleaving", () => {
     expect(model.sent).toHaveLength(1);
     expect(JSON.parse(model.sent[0] ?? "{}")).toMatchObject({ amount_cents: 900 });
     expect(model.sentWith).toMatchObject({ roles: ["support_lead"], required: 1 });
+  });
+
+  it("lets a later edit go over a cap the call as asked went over, after an edit back under it", async () => {
+    // $350.00 asked, over the run's $300.00 cap and needing two people; Ben edits it to $9.00.
+    const model = await initialModel(35_000, 30_000);
+    await step(model, { kind: "edit", who: "ben", amount: 900 });
+    expect(model.approval).toMatchObject({ state: "pending", limit: null, approvals_required: 2 });
+    expect(model.approval.edit?.asked_limit).toMatchObject({ cap: "per_run", amount: 35_000 });
+    // Ann edits it to $500.00: over the cap again, as the call as asked was, so it stands.
+    await step(model, { kind: "edit", who: "ann", amount: 50_000 });
+    expect(model.refusedOverCap).toEqual([]);
+    expect(model.approval).toMatchObject({ args: { amount_cents: 50_000 }, limit: { amount: 50_000 } });
+    expect(model.approval.edit?.asked_limit).toMatchObject({ amount: 35_000 });
+    await step(model, { kind: "approve", who: "ben" });
+    expect(JSON.parse(model.sent[0] ?? "{}")).toMatchObject({ amount_cents: 50_000 });
+  });
+
+  it("refuses an edit over a cap the call as asked fitted, and keeps the approval waiting", async () => {
+    const model = await initialModel(25_000, 30_000);
+    await step(model, { kind: "edit", who: "ben", amount: 35_000 });
+    expect(model.refusedOverCap).toEqual([35_000]);
+    expect(model.approval).toMatchObject({ state: "pending", args: { amount_cents: 25_000 }, edit: null });
+    expect(model.sent).toEqual([]);
   });
 });

@@ -36,10 +36,11 @@ function approveAs(who: Operator, id: string, args: unknown, extra: Record<strin
   });
 }
 
-async function approvalOf(id: string): Promise<ApprovalRecord> {
-  const { body } = await request(`/v1/approvals/${id}`, {
-    headers: { authorization: `Bearer ${ACME_OPERATORS.riley}` },
-  });
+async function approvalOf(id: string, tenant: "acme" | "hooli" = "acme"): Promise<ApprovalRecord> {
+  const { body } =
+    tenant === "acme"
+      ? await request(`/v1/approvals/${id}`, { headers: { authorization: `Bearer ${ACME_OPERATORS.riley}` } })
+      : await asOperator(`/v1/approvals/${id}`, {}, "hooli");
   return (body.data as { approval: ApprovalRecord }).approval;
 }
 
@@ -236,6 +237,33 @@ describe("approve with edit, across runs", () => {
     // The run's cap (4000) now holds 2000: the asked 2400 was given back, so 1000 more is auto-approved.
     const next = await callTool(run, "issue_refund", refund("H0182", 1000));
     expect(next.body.outcome, JSON.stringify(next.body.error)).toBe("success");
+  });
+
+  it("lets an edit stay over a cap the call as asked went over, and refuses one over a cap it fitted", async () => {
+    const run = await openRun("hooli", { namespace: "support", limits: { max_destructive: 10 } });
+    // 2600 on one order is over its 2500 a day: the approval shows it, so an edit to 2550 may stand.
+    const over = await callTool(run, "issue_refund", refund("H0171", 2600));
+    const overId = over.body.approval?.id ?? "";
+    expect((await approvalOf(overId, "hooli")).limit).toMatchObject({ cap: "per_subject_day", amount: 2600 });
+    const edited = await hooliApprove(overId, refund("H0171", 2550), false);
+    expect(edited.status, JSON.stringify(edited.body.error)).toBe(200);
+    expect((edited.body.data as { approval: ApprovalRecord }).approval).toMatchObject({
+      state: "executed",
+      limit: { cap: "per_subject_day", amount: 2550 },
+      edit: { asked_limit: { cap: "per_subject_day", amount: 2600 }, fields: ["amount_cents"] },
+    });
+    expect((await refundsOfRun("H0171", run)).map((made) => made.amount_cents)).toEqual([2550]);
+
+    // In a run of its own, 2000 on another order fits; an edit to 2600 would not, which the operator
+    // was never shown.
+    const fits = await callTool(await openRun("hooli"), "issue_refund", refund("H0172", 2000));
+    const fitsId = fits.body.approval?.id ?? "";
+    const refused = await hooliApprove(fitsId, refund("H0172", 2600), false);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error?.details).toMatchObject({ reason: "edit_over_cap" });
+    expect(refused.body.error?.message).toContain("which the call as asked did not");
+    expect(await approvalOf(fitsId, "hooli")).toMatchObject({ state: "pending", edit: null, limit: null });
+    expect(await refundsOf("H0172")).toEqual([]);
   });
 
   it("asks for confirmation when the edit moves the call onto a thing another run acted on", async () => {
