@@ -4,6 +4,7 @@ import { loadConfig } from "../config/load";
 import { newContextCallId } from "../core/ids";
 import type { Env } from "../env";
 import { buildRequest, executeRequest } from "../pipeline/dispatch";
+import { validateArguments } from "../pipeline/validate";
 import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
 import { resolveUpstream } from "../upstream/bindings";
@@ -41,13 +42,23 @@ export async function readDecisionContext(
   const context = tool?.decision_context;
   if (!context) return null;
   const reader = catalog.find(namespace, context.tool);
-  const upstream = reader?.upstream ? resolveUpstream(env, reader.upstream, environmentOf(env)) : null;
   const unreadable = (problem: string): DecisionContextView => ({ source: context.tool, facts: [], problem });
-  if (!reader || !upstream) return unreadable(`${context.tool} is not reachable from here.`);
+  if (!reader) return unreadable(`${context.tool} is not reachable from here.`);
+  // Checked as an agent's call of the read tool would be: a value the write accepts but the read
+  // refuses (an empty or "." segment of its path) must not make the page read another resource.
+  const args = validateArguments(reader.input, context.args(approval.args));
+  if (!args.ok) {
+    const fields = [...new Set(args.problems.map((problem) => problem.field))].join(", ");
+    return unreadable(
+      `${context.tool} cannot be asked about this call: its arguments do not fit ${context.tool} (${fields}). Judge the call without it.`,
+    );
+  }
+  const upstream = reader.upstream ? resolveUpstream(env, reader.upstream, environmentOf(env)) : null;
+  if (!upstream) return unreadable(`${context.tool} is not reachable from here.`);
   try {
     const now = Date.now();
     const timeout = Math.min(reader.timeout_ms, CONTEXT_TIMEOUT_MS);
-    const request = buildRequest(reader, context.args(approval.args), {
+    const request = buildRequest(reader, args.args, {
       key: null,
       callId: newContextCallId(),
     });

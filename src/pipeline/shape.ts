@@ -7,6 +7,7 @@ import { applyMasks } from "../shaping/mask";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord, Execution } from "./dispatch";
 import type { Taint } from "./run-state";
+import { validateArguments } from "./validate";
 
 /** A storage write the shaping stage needs, committed with the rest of the call. */
 export type Recorder = () => void;
@@ -87,8 +88,22 @@ export async function shapeResult(
   };
 
   const observer = tool.observe ? ctx.findTool(tool.observe.tool) : undefined;
-  if (tool.observe && observer) {
-    const observation = await ctx.observe(observer, tool.observe.args(args, claimed));
+  // The read's arguments come from the call and the upstream's answer, so they are checked as an
+  // agent's call of the read tool would be: an answer naming its new thing "" or ".." must not make
+  // the check read another resource, and take that one's 404 for the effect's absence. Only the
+  // fields are named: the values are the upstream's, not text to pass on unfenced.
+  const built =
+    tool.observe && observer ? validateArguments(observer.input, tool.observe.args(args, claimed)) : null;
+  if (observer && built && !built.ok) {
+    observed.postcondition = {
+      tool: observer.name,
+      verified: null,
+      error: "validation_error",
+      fields: [...new Set(built.problems.map((problem) => problem.field))],
+    };
+  }
+  if (tool.observe && observer && built?.ok) {
+    const observation = await ctx.observe(observer, built.args);
     // The read checks the effect; it is not another attempt at it, and the trace says so.
     attempts.push(...observation.attempts.map((attempt) => ({ ...attempt, purpose: "check" as const })));
     // A read answering "no such thing" has observed something: that the claimed effect is absent.
