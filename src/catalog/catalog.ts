@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { sha256Hex } from "../core/digest";
+import { ARGUMENTS_LEVEL, INPUT_LIMITS } from "../core/input-limits";
 import { RESERVED_KEYS } from "../core/reserved-keys";
 import { SIDE_EFFECTS } from "../wire/side-effect";
 import type { ToolSpec } from "./define-tool";
@@ -43,19 +44,54 @@ export interface CatalogProblem {
 
 type Report = (field: string, message: string) => void;
 
-/** Every object in the input, at any depth, must be strict and every field described. */
-function checkInputSchema(tool: string, schema: z.ZodType, path: string, report: Report): void {
+/**
+ * Every object in the input, at any depth, must be strict and every field described, and nothing in
+ * it may need what the edge refuses in every body (core/input-limits.ts): such a field could never
+ * be sent. `level` is the schema's own nesting, the arguments being 0.
+ */
+function checkInputSchema(tool: string, schema: z.ZodType, path: string, report: Report, level = 0): void {
   const inner = unwrap(schema);
-  if (inner instanceof z.ZodArray) {
-    checkInputSchema(tool, inner.element as z.ZodType, `${path}[]`, report);
+  const named = path === "" ? "its input schema" : `"${path}"`;
+  if (inner instanceof z.ZodString && (inner.minLength ?? 0) > INPUT_LIMITS.string_chars) {
+    report(
+      "input",
+      `tool "${tool}": field ${named} needs at least ${inner.minLength} characters; the edge refuses strings over ${INPUT_LIMITS.string_chars}, so it could never be sent`,
+    );
+  }
+  if (!(inner instanceof z.ZodArray || inner instanceof z.ZodObject)) return;
+  if (ARGUMENTS_LEVEL + level > INPUT_LIMITS.depth) {
+    report(
+      "input",
+      `tool "${tool}": field ${named} nests ${level} levels into the arguments; a call carries at most ${INPUT_LIMITS.depth - ARGUMENTS_LEVEL} (bodies nest at most ${INPUT_LIMITS.depth} levels), so it could never be sent`,
+    );
     return;
   }
-  if (!(inner instanceof z.ZodObject)) return;
+  if (inner instanceof z.ZodArray) {
+    const least = minItems(inner);
+    if (least > INPUT_LIMITS.array_items) {
+      report(
+        "input",
+        `tool "${tool}": field ${named} needs at least ${least} items; the edge refuses arrays over ${INPUT_LIMITS.array_items}, so it could never be sent`,
+      );
+    }
+    checkInputSchema(tool, inner.element as z.ZodType, `${path}[]`, report, level + 1);
+    return;
+  }
   const where = path === "" ? "its input schema" : `the object at "${path}"`;
   if (!isStrictObject(inner)) {
     report(
       "input",
       `tool "${tool}": ${where} is not strict; use z.strictObject(...) or .strict() so unknown fields are refused`,
+    );
+  }
+  // An optional or defaulted field may be left out (zod marks it `optin`); the rest must be sent.
+  const required = Object.values(inner.shape).filter(
+    (field) => (field as z.ZodType)._zod.optin === undefined,
+  ).length;
+  if (required > INPUT_LIMITS.object_keys) {
+    report(
+      "input",
+      `tool "${tool}": ${where} requires ${required} fields; the edge refuses objects of more than ${INPUT_LIMITS.object_keys}, so it could never be sent`,
     );
   }
   for (const [field, fieldSchema] of Object.entries(inner.shape)) {
@@ -66,6 +102,12 @@ function checkInputSchema(tool: string, schema: z.ZodType, path: string, report:
         `tool "${tool}": field "${fieldPath}" has a reserved name; every call's arguments are refused holding it, so rename it`,
       );
     }
+    if (field.length > INPUT_LIMITS.key_chars) {
+      report(
+        "input",
+        `tool "${tool}": field "${fieldPath}" has a name of ${field.length} characters; the edge refuses names over ${INPUT_LIMITS.key_chars}, so rename it`,
+      );
+    }
     const description = describedAs(fieldSchema as z.ZodType);
     if (!description || description.trim().length === 0) {
       report(
@@ -73,8 +115,21 @@ function checkInputSchema(tool: string, schema: z.ZodType, path: string, report:
         `tool "${tool}": field "${fieldPath}" has no description; a model fills fields from their descriptions`,
       );
     }
-    checkInputSchema(tool, fieldSchema as z.ZodType, fieldPath, report);
+    checkInputSchema(tool, fieldSchema as z.ZodType, fieldPath, report, level + 1);
   }
+}
+
+/** The fewest items an array schema accepts (its `.min(n)` or `.length(n)`). */
+function minItems(schema: z.ZodArray): number {
+  const checks = (schema._zod.def.checks ?? []) as {
+    _zod: { def: { check?: string; minimum?: number; length?: number } };
+  }[];
+  let least = 0;
+  for (const { _zod } of checks) {
+    if (_zod.def.check === "min_length") least = Math.max(least, _zod.def.minimum ?? 0);
+    if (_zod.def.check === "length_equals") least = Math.max(least, _zod.def.length ?? 0);
+  }
+  return least;
 }
 
 /** Whether a string schema is pinned to a pattern: a `.regex(...)` or a format such as `z.iso.datetime()`. */

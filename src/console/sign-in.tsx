@@ -4,7 +4,7 @@ import { getCookie } from "hono/cookie";
 import { authenticate } from "../auth/authenticate";
 import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
-import { INPUT_LIMITS } from "../pipeline/limit";
+import { INPUT_LIMITS } from "../core/input-limits";
 import type { ConsoleEnv } from "./console-env";
 import { clearCookie, SESSION_COOKIE, SIGN_IN_COOKIE, setSessionCookie, setSignInCookie } from "./cookies";
 import { csrfMatches } from "./csrf";

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { INPUT_LIMITS, structuralProblems } from "../pipeline/limit";
+import { INPUT_LIMITS } from "../core/input-limits";
+import { structuralProblems } from "../pipeline/limit";
 import { failure, type Problem } from "../wire/envelope";
 import type { AppEnv } from "./app-env";
 import { requestContext, respond } from "./respond";

@@ -1,3 +1,4 @@
+import { INPUT_LIMITS } from "../core/input-limits";
 import { RESERVED_KEYS } from "../core/reserved-keys";
 import type { FailureSpec, Problem } from "../wire/envelope";
 import type { CallRequest } from "./prepare";
@@ -18,33 +19,6 @@ export function limitCall(request: CallRequest): FailureSpec | null {
     side_effect_confirmed: false,
   };
 }
-
-/**
- * Limits on everything a caller controls, checked at the edge before any parsing that could be made
- * to work hard: a hostile header is refused before it is hashed or verified, a hostile body before
- * zod, the ledger or canonical JSON recurse through it. Body size (64 KiB, 413) is hono's bodyLimit
- * on each route; these are the rest. They are generous for any real tool call: a tool's own schema
- * is what tells an agent its arguments are too long, these only stop payloads no tool accepts.
- *
- * Refusals here happen before the run's ledger, like a 413: they spend no budget and are not
- * traced. The rate limit, checked before them, bounds how often a caller can send one.
- */
-export const INPUT_LIMITS = {
-  /** A run token is about 250 bytes; a tenant key far less. */
-  authorization_bytes: 1_024,
-  /** An orchestrator's intent nonce, hashed into idempotency keys. */
-  intent_bytes: 256,
-  /** All header names and values together. */
-  header_bytes: 16 * 1_024,
-  /** Objects and arrays nested in a body, the body itself being level 1. */
-  depth: 10,
-  string_chars: 10_000,
-  array_items: 100,
-  object_keys: 50,
-  key_chars: 128,
-  /** OpenAI's limit on function names, so no tool an agent can be offered has a longer name. */
-  tool_name_chars: 64,
-} as const;
 
 /** A body with thousands of violations gets the first few; the agent must fix those anyway. */
 const MAX_PROBLEMS = 20;
