@@ -173,6 +173,9 @@ export class KeyStore {
   /**
    * Records that the key's request is about to leave: first send, an approval's, or a resend of a
    * key in doubt. The request is written only when the key is new: a stored one is never replaced.
+   * A key still `sending` was left so by a send a restart cut off, which may have acted: the answer
+   * kept from before it no longer speaks for every send, so it is cleared, and the history this
+   * send settles against says "may have acted" (pipeline/certainty.ts), never an older "not done".
    */
   send(key: string, tool: string, sideEffect: SideEffect, request: StoredRequest, now: number): void {
     const kept = this.#kept.get(key);
@@ -181,7 +184,9 @@ export class KeyStore {
     this.#sql.exec(
       `INSERT INTO idempotency (key, tool, side_effect, state, request, envelope, upstream_sends, created_at, updated_at)
        VALUES (?, ?, ?, 'sending', ?, NULL, 1, ?, ?)
-       ON CONFLICT (key) DO UPDATE SET state = 'sending', upstream_sends = upstream_sends + 1, updated_at = excluded.updated_at`,
+       ON CONFLICT (key) DO UPDATE SET state = 'sending', upstream_sends = upstream_sends + 1,
+         envelope = CASE WHEN idempotency.state = 'sending' THEN NULL ELSE idempotency.envelope END,
+         updated_at = excluded.updated_at`,
       key,
       tool,
       sideEffect,
@@ -192,9 +197,16 @@ export class KeyStore {
     // Without a kept entry whether the row existed is unknown: the next read reads it.
     if (!kept) return;
     if (kept.row) {
-      const row = { ...kept.row, state: "sending", upstream_sends: kept.row.upstream_sends + 1 };
+      const cutOff = kept.row.state === "sending";
+      const envelope = cutOff ? null : kept.row.envelope;
+      const row = { ...kept.row, state: "sending", envelope, upstream_sends: kept.row.upstream_sends + 1 };
       const record = kept.record
-        ? frozen({ ...kept.record, state: "sending" as const, sends: row.upstream_sends })
+        ? frozen({
+            ...kept.record,
+            state: "sending" as const,
+            sends: row.upstream_sends,
+            envelope: cutOff ? null : kept.record.envelope,
+          })
         : undefined;
       this.#keep(key, row, record);
     } else {

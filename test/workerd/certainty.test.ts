@@ -76,6 +76,35 @@ describe("certainty only moves up (F1)", () => {
   });
 });
 
+describe("certainty only moves up past an earlier answer (F1)", () => {
+  it("a 429, then a resend that acted and was cut off by a restart, then a 429 again: unknown, never false", async () => {
+    // hooli auto-approves refunds up to 1000 cents, and its loose repeat breaker lets a key be resent.
+    const run = await openRun("hooli");
+    const args = { order_id: "H0161", amount_cents: 140, reason: "user_cancel" };
+    await armFault(run.id, { mode: "rate_limited", path_prefix: "/refunds", retry_after_s: 0 });
+    const first = await callTool(run, "issue_refund", args);
+    // Known not done: the upstream's rate limiter answered before the application.
+    expect(first.body.error?.side_effect_confirmed).toBe(false);
+
+    // The resend leaves and acts, and the ledger restarts before its answer is recorded: the key
+    // still holds the first answer, which no longer speaks for every send made under it.
+    const { refundId } = await refundSentThenLost(run, args);
+    await restartDurableObject(ledgerStubOf(run));
+
+    await armFault(run.id, { mode: "rate_limited", path_prefix: "/refunds", retry_after_s: 0 });
+    const limited = await callTool(run, "issue_refund", args);
+    expect(limited.body.error?.code).toBe("rate_limited");
+    // Before: false, from the first 429, although the refund exists at the source.
+    expect(limited.body.error?.side_effect_confirmed).toBeNull();
+    expect(limited.body.error?.details).toMatchObject({ earlier_attempt_may_have_acted: true });
+
+    const settled = await callTool(run, "issue_refund", args);
+    expect(settled.body.outcome, JSON.stringify(settled.body.error)).toBe("success");
+    expect((settled.body.data as { refund_id: string }).refund_id).toBe(refundId);
+    expect(await refundsOfRun("H0161", run)).toHaveLength(1);
+  });
+});
+
 describe("a success whose answer was lost is read back and settled (F9)", () => {
   it("a ticket created under a truncated 201 is read back by its key, verified, and answered as the ticket the CRM holds", async () => {
     const run = await openRun("acme");
