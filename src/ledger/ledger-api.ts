@@ -35,7 +35,9 @@ export interface OpenRunInput {
 export type OpenRunAnswer =
   | { kind: "opened"; status: RunStatus }
   | { kind: "reused"; status: RunStatus }
-  | { kind: "conflict"; fields: string[] };
+  | { kind: "conflict"; fields: string[] }
+  /** The run's id was taken by a run retention deleted (ledger/retired-run.ts): nothing is opened. */
+  | { kind: "retired"; run_id: string; deleted_at: number };
 
 /** What an MCP session's request finds of its run: live, ended, or none (not opened, or gone). */
 export type SessionState = "live" | "ended" | "none";

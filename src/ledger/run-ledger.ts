@@ -46,6 +46,7 @@ import type {
   SessionState,
 } from "./ledger-api";
 import { ResultStore } from "./result-store";
+import { retire, retiredRun } from "./retired-run";
 import { RunDirectory } from "./run-index";
 import { RunPublisher } from "./run-publisher";
 import { ScenarioStore } from "./scenario-store";
@@ -130,6 +131,8 @@ export class RunLedger extends DurableObject<Env> {
     // so concurrent opens of one task's run find one run.
     const catalogVersion = await catalog.version();
     if (this.#run) return this.#reopen(this.#run, input);
+    const retired = this.#schemaHere ? null : retiredRun(this.ctx.storage.kv);
+    if (retired) return { kind: "retired", run_id: retired.run_id, deleted_at: retired.deleted_at };
     const now = Date.now();
     const run = this.#create(input, catalogVersion, now, now);
     await this.#publisher.scheduleAlarm();
@@ -309,7 +312,12 @@ export class RunLedger extends DurableObject<Env> {
    */
   override async alarm(): Promise<void> {
     this.#publisher.alarmRang();
-    if (!this.#schemaHere) return;
+    if (!this.#schemaHere) {
+      // An object retention emptied keeps only its run's mark, until no shard holds the run's effects.
+      const retired = retiredRun(this.ctx.storage.kv);
+      if (retired && Date.now() >= retired.until) await this.ctx.storage.deleteAll();
+      return;
+    }
     // Read afresh: the alarm is the one event that may follow a change made below this object.
     this.#forgetMemory();
     const run = this.#stores.run.readRun();
@@ -335,6 +343,8 @@ export class RunLedger extends DurableObject<Env> {
       this.#schemaHere = false;
       this.#forgetMemory();
       this.#stores.outbox.storageDeleted();
+      const { until } = retire(this.ctx.storage.kv, run, now);
+      await this.ctx.storage.setAlarm(until);
       return;
     }
     await this.#publisher.scheduleAlarm();

@@ -250,6 +250,24 @@ export async function openRunFor(
       }),
     );
   }
+  if (answer.kind === "retired") {
+    const deleted = new Date(answer.deleted_at).toISOString();
+    const named = request.task_key === undefined ? "This open" : `Task key "${request.task_key}"`;
+    return refuse(
+      failure(ctx, {
+        code: "conflict_error",
+        message: `${named} names run ${answer.run_id}, which ended and whose records were deleted at ${deleted}, when its retention passed. A task key names one run: open the task again under a new task_key.`,
+        problems: [
+          {
+            field: "task_key",
+            reason: "its run's records were deleted when its retention passed",
+            hint: "Send a new task_key for a new run of this task.",
+          },
+        ],
+        details: { task_key: request.task_key ?? null, run_id: answer.run_id, deleted_at: deleted },
+      }),
+    );
+  }
   const { status } = answer;
   const expiresAt = Date.parse(status.deadline_at) + TOKEN_GRACE_MS;
   const token = await issueRunToken(

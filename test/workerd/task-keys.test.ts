@@ -1,8 +1,11 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { EFFECT_WINDOW_MS } from "../../src/catalog/effect-rules";
+import { RETENTION_MS } from "../../src/ledger/run-ledger";
 import { propertyPlans } from "../property-plan";
-import { callTool, KEYS, request } from "./helpers";
+import { callTool, KEYS, ledgerStubOf, openRun, refundsOf, request } from "./helpers";
 import { connect, envelopeOf } from "./mcp-client";
 
 const plan = propertyPlans(env);
@@ -98,6 +101,61 @@ describe("task keys", () => {
     });
     const again = await open({ namespace: "support", task_key });
     expect(dataOf(again.body)).toMatchObject({ run_id: first.run_id, state: "closed", reused: true });
+  });
+
+  it("refuse a task whose run retention deleted while the tenant's shards still hold its effects, then let the key go", async () => {
+    const task_key = freshKey();
+    const first = await openRun("hooli", { namespace: "support", task_key });
+    const refund = { order_id: "H0162", amount_cents: 1000, reason: "user_cancel" };
+    expect((await callTool(first, "issue_refund", refund)).body.outcome).toBe("success");
+    await request(`/v1/runs/${first.id}/end`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${first.token}` },
+    });
+    // The run ended more than a day ago: its alarm deletes it.
+    await runInDurableObject(ledgerStubOf(first), (_instance, state) => {
+      state.storage.sql.exec("UPDATE run SET ended_at = ?", Date.now() - RETENTION_MS - 1_000);
+    });
+    expect(await runDurableObjectAlarm(ledgerStubOf(first))).toBe(true);
+
+    // Before: a new run under the old id, whose refund of H0162 the shards took for the old run's
+    // own, so it went out with no human, as a repeat within the window never may.
+    const again = await open({ namespace: "support", task_key }, "hooli");
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({
+      code: "conflict_error",
+      problems: [{ field: "task_key" }],
+      details: { task_key, run_id: first.id },
+    });
+    expect(await refundsOf("H0162")).toHaveLength(1);
+    // Another task's run meets the old refund as a repeat.
+    const other = await openRun("hooli", { namespace: "support", task_key: freshKey() });
+    expect((await callTool(other, "issue_refund", { ...refund, amount_cents: 900 })).body.error?.code).toBe(
+      "approval_required",
+    );
+
+    // Kept for the longest effect window, then nothing of the run is left, and the key opens anew.
+    const mark = await runInDurableObject(ledgerStubOf(first), async (_instance, state) => {
+      const kept = state.storage.kv.get<{ until: number }>("retired_run");
+      return { alarm: await state.storage.getAlarm(), until: kept?.until };
+    });
+    expect(mark.alarm).toBe(mark.until);
+    expect(mark.until).toBeGreaterThanOrEqual(Date.now() + EFFECT_WINDOW_MS.max - 60_000);
+    await runInDurableObject(ledgerStubOf(first), (_instance, state) => {
+      state.storage.kv.put("retired_run", {
+        tenant: "hooli",
+        run_id: first.id,
+        deleted_at: 0,
+        until: Date.now() - 1,
+      });
+    });
+    expect(await runDurableObjectAlarm(ledgerStubOf(first))).toBe(true);
+    expect(
+      await runInDurableObject(ledgerStubOf(first), (_instance, state) =>
+        state.storage.kv.get("retired_run"),
+      ),
+    ).toBeUndefined();
+    expect((await open({ namespace: "support", task_key }, "hooli")).status).toBe(201);
   });
 
   it("belong to their tenant: one key in two tenants opens two runs", async () => {
