@@ -20,6 +20,7 @@ import { type Envelope, failure, httpStatusFor } from "../wire/envelope";
 import { MAX_CALL_BODY_BYTES, openRunBodySchema } from "../wire/requests";
 import { toCallToolResult } from "./call-result";
 import { serveCurrent } from "./current";
+import { ownOriginOnly } from "./origin";
 import {
   challenge,
   MCP_PATH,
@@ -49,6 +50,8 @@ const metadata = (c: { req: { url: string } }) => protectedResourceMetadata(new 
 // Clients try the path-suffixed document first (RFC 9728 section 3.1), then the bare one.
 mcp.get(PROTECTED_RESOURCE_PATH, (c) => c.json(metadata(c)));
 mcp.get(`${PROTECTED_RESOURCE_PATH}${MCP_PATH}`, (c) => c.json(metadata(c)));
+
+mcp.use(MCP_PATH, ownOriginOnly);
 
 mcp.post(MCP_PATH, async (c) => {
   const principal = await authenticated(c);

@@ -169,3 +169,42 @@ describe("an MCP request's body, read once", () => {
     expect(plain.json).toEqual(served.json);
   });
 });
+
+describe("an MCP request's Origin", () => {
+  it("refuses a request from another origin with 403, running nothing, and serves its own origin and none", async () => {
+    const run = await openRun();
+    const lookup = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 4,
+      method: "tools/call",
+      params: {
+        name: "lookup_order",
+        arguments: { order_id: "A1001" },
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": VERSION,
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    });
+    const headers = {
+      ...bearer(run.token),
+      "mcp-protocol-version": VERSION,
+      "mcp-method": "tools/call",
+      "mcp-name": "lookup_order",
+    };
+    const call = (origin: Record<string, string>) =>
+      workerFetch(MCP_URL, framed({ ...headers, ...origin }, lookup));
+    for (const origin of ["https://rebound.example", "null", `${new URL(MCP_URL).origin}.evil.example`]) {
+      const refused = await call({ origin });
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
+    }
+    expect(await traceOf(run)).toEqual([]);
+    for (const origin of [{ origin: new URL(MCP_URL).origin }, {}]) {
+      const served = await call(origin);
+      expect(served.status).toBe(200);
+      expect(await served.json()).toMatchObject({ id: 4, result: { isError: false } });
+    }
+    expect(await traceOf(run)).toHaveLength(2);
+  });
+});
