@@ -200,7 +200,8 @@ describe("an MCP request's Origin", () => {
       expect(await refused.json()).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
     }
     expect(await traceOf(run)).toEqual([]);
-    for (const origin of [{ origin: new URL(MCP_URL).origin }, {}]) {
+    const allowed: Record<string, string>[] = [{ origin: new URL(MCP_URL).origin }, {}];
+    for (const origin of allowed) {
       const served = await call(origin);
       expect(served.status).toBe(200);
       expect(await served.json()).toMatchObject({ id: 4, result: { isError: false } });
