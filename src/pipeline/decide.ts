@@ -226,12 +226,14 @@ function approveEdited(
       message: `The edited call acts on a business thing another run already acted on (${first?.tool} in run ${first?.run_id} at ${first?.at}, ${first?.outcome.replace("_", " ")}). Check the runs, then approve the edit with confirm_duplicate: true if that is what you mean.`,
     });
   }
-  if (limit && !askedLimit) {
+  // Over a cap only where the approval showed the call as asked over that same cap: another cap, or
+  // the same cap of another subject, is one no operator was shown.
+  if (limit && !(askedLimit && sameCap(askedLimit, limit))) {
     const subject = limit.subject ? ` for ${limit.subject}` : "";
     return refused({
       code: "conflict_error",
       reason: "edit_over_cap",
-      message: `The edited call would exceed the ${limit.cap} ${limit.currency} cap${subject} (${limit.used} used and ${limit.reserved} reserved of ${limit.limit}; it moves ${limit.amount}), which the call as asked did not. Lower the amount, or reject.`,
+      message: `The edited call would exceed the ${limit.cap} ${limit.currency} cap${subject} (${limit.used} used and ${limit.reserved} reserved of ${limit.limit}; it moves ${limit.amount}), which the approval did not show the call as asked exceeding. Lower the amount, or reject.`,
     });
   }
   const required = plan.requirement.approvals;
@@ -284,6 +286,11 @@ function approveEdited(
   if (approvers.length < required) return { kind: "done", writes, refusal: null };
   const step = approve(view, { ...approval, ...edited }, held, tool, decision, decided);
   return { ...step, writes: [...writes, ...step.writes] };
+}
+
+/** Whether two cap verdicts name one cap: its kind, currency and subject. */
+function sameCap(shown: CapLimit, now: CapLimit): boolean {
+  return shown.cap === now.cap && shown.currency === now.currency && shown.subject === now.subject;
 }
 
 /** Whether the approval already showed earlier effects on this identity (the edit kept the business thing). */

@@ -261,9 +261,26 @@ describe("approve with edit, across runs", () => {
     const refused = await hooliApprove(fitsId, refund("H0172", 2600), false);
     expect(refused.status).toBe(409);
     expect(refused.body.error?.details).toMatchObject({ reason: "edit_over_cap" });
-    expect(refused.body.error?.message).toContain("which the call as asked did not");
+    expect(refused.body.error?.message).toContain(
+      "which the approval did not show the call as asked exceeding",
+    );
     expect(await approvalOf(fitsId, "hooli")).toMatchObject({ state: "pending", edit: null, limit: null });
     expect(await refundsOf("H0172")).toEqual([]);
+
+    // 2600 on a third order is over its day's 2500, not over the run's 4000: an edit to 4500 is over
+    // the run's cap, which the approval never showed, so it is refused too.
+    const dayOnly = await callTool(
+      await openRun("hooli", { namespace: "support", limits: { max_destructive: 10 } }),
+      "issue_refund",
+      refund("H0173", 2600),
+    );
+    const dayOnlyId = dayOnly.body.approval?.id ?? "";
+    expect((await approvalOf(dayOnlyId, "hooli")).limit).toMatchObject({ cap: "per_subject_day" });
+    const otherCap = await hooliApprove(dayOnlyId, refund("H0173", 4500), false);
+    expect(otherCap.status).toBe(409);
+    expect(otherCap.body.error?.details).toMatchObject({ reason: "edit_over_cap" });
+    expect(otherCap.body.error?.message).toContain("per_run");
+    expect(await refundsOf("H0173")).toEqual([]);
   });
 
   it("asks for confirmation when the edit moves the call onto a thing another run acted on", async () => {
