@@ -100,6 +100,13 @@ export const SEED_CUSTOMERS: readonly SeedCustomer[] = [
       },
     ),
   ),
+  // umbrella, the rate-limit tenant, has one customer, so a write of its runs can act.
+  customer("umbrella", "C401", "Umbrella Buyer", "buyer@umbrella.example", "+12025550101", "standard", {
+    line1: "1 Raccoon Way",
+    city: "Denver",
+    postal_code: "80202",
+    country: "US",
+  }),
   ...[0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((index) =>
     customer(
       "hooli",

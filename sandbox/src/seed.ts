@@ -8,6 +8,7 @@ import type { Order, OrderItem, RefundPolicy } from "./model";
  * acme: orders A1001-A1005, customers C100-C105. globex: orders B2001-B2005, customers C200-C205.
  * initech, the load-test tenant: orders I3001-I3300 with large balances, customers C300-C305.
  * hooli, the fleet tenant: orders H0001-H0200 of 120.00 each, customers C500-C509.
+ * umbrella, the rate-limit tenant: customer C401 only.
  * Orders with a refund already: A1003, A1005 (cancelled, fully refunded), B2001, B2004 (cancelled,
  * fully refunded). Totals are always the sum of the items.
  */

@@ -569,11 +569,15 @@ export class RunLedger extends DurableObject<Env> {
       { call_id: input.call_id, environment: run.environment, tool: input.request.tool },
       spec,
     );
-    const tool = input.request.tool === null ? null : catalog.find(run.namespace, input.request.tool);
-    if (!tool || tool.side_effect === "read") return plain;
+    const named = input.request.tool;
+    // A read named directly cannot have acted. Anything else goes through intake, which alone
+    // resolves `use_tool`'s tool (named in its arguments) and a subset's tools of other namespaces.
+    if (named === null || toolOfRun(catalog, run, named)?.side_effect === "read") return plain;
     const taken = this.#edited(await intakeCall(this.env, run, input, this.#stores.keys));
-    const key = taken.kind === "ready" ? taken.call.key : null;
-    if (key === null) return plain;
+    if (taken.kind !== "ready" || taken.call.key === null || taken.call.prepared.refusal !== null)
+      return plain;
+    const { key } = taken.call;
+    const { tool } = taken.call.prepared;
     const inflight = this.#inflight.has(key);
     const record = this.#stores.keys.read(key, null);
     if (!inflight && !record) return plain;
