@@ -110,7 +110,10 @@ export function admitCall(view: CallView, call: AgentCall): CallStep {
   if (runRefusal) return runRefusal;
   const turn = { ...opened, counters: { ...opened.counters, calls_used: opened.counters.calls_used + 1 } };
   const { prepared } = call;
-  if (prepared.refusal !== null) return answerWith(turn, prepared.refusal);
+  // A refusal with a key (the run's taint refusing a valid write) says what that key already made.
+  if (prepared.refusal !== null) {
+    return answerWith(turn, prepared.refusal, call.key === null ? {} : { record: turn.view.record });
+  }
   return refuseRepeat(turn) ?? admitValid(turn, prepared);
 }
 

@@ -72,18 +72,17 @@ export async function intakeCall(
     );
   }
   const tenant = tenantOf(env, run);
-  const prepared = withTaint(
-    prepareCall(catalog, callScope(run, tenant, discoveryUsed), input.request, {
-      tenantId: run.tenant,
-      tenant,
-    }),
-    run.tainted_by,
-    tenant.tainted_runs,
-  );
+  const validated = prepareCall(catalog, callScope(run, tenant, discoveryUsed), input.request, {
+    tenantId: run.tenant,
+    tenant,
+  });
+  const prepared = withTaint(validated, run.tainted_by, tenant.tainted_runs);
   // The digest and the key are both computed from the validated arguments, so whatever the agent
   // sent that validation dropped or normalised cannot make "the same call" look different to one of them.
   const digest = await callDigest(prepared.toolName ?? "", prepared.args ?? prepared.rawArgs);
-  const valid = prepared.refusal === null ? prepared : null;
+  // The key is the validated call's, even when the run's taint refuses it: that refusal may meet
+  // the resend of a call made before the taint, and must say what its key made (admit.ts).
+  const valid = validated.refusal === null ? validated : null;
   const key =
     valid && valid.tool.side_effect !== "read"
       ? await deriveIdempotencyKey({
@@ -119,7 +118,7 @@ export async function intakeCall(
     key,
     // A built-in tool is answered from the run's own storage: it has no upstream request.
     request:
-      valid && valid.tool.upstream !== null
+      prepared.refusal === null && valid && valid.tool.upstream !== null
         ? buildRequest(valid.tool, valid.args, { key, callId: input.call_id })
         : null,
     // Every keyed call is judged under the current policy: a held key's approval asked under another
