@@ -48,9 +48,11 @@ export class CapPool extends DurableObject<Env> {
    * Raises a shard's part towards `want` (the total it would like to hold: what it lacks plus a part
    * of the cap to spare), or only to `need` (what it lacks now) once granting the spare would leave
    * less than a part for each other shard: near the cap, parts go where calls are, so little of the
-   * cap sits unspent in idle shards. Totals, not increments, so a shard that asks again after losing
-   * an answer gets nothing twice. Synchronous up to the alarm, so two shards can never both take
-   * the cap's last unit.
+   * cap sits unspent in idle shards. A shard whose `need` the room left cannot meet gets nothing: its
+   * call waits for a human whatever it is granted, and a part, never taken back, would only keep
+   * the room from calls in other shards that fit. Totals, not increments, so a shard that asks again
+   * after losing an answer gets nothing twice. Synchronous up to the alarm, so two shards can never
+   * both take the cap's last unit.
    */
   async lease(shard: number, ask: LeaseRequest): Promise<LeaseAnswer> {
     const held =
@@ -62,7 +64,7 @@ export class CapPool extends DurableObject<Env> {
     const room = ask.cap - leased;
     const spare = (ask.shards - 1) * leasePart(ask.cap, ask.shards);
     const target = room - (ask.want - held) >= spare ? ask.want : ask.need;
-    const grant = Math.max(0, Math.min(target - held, room));
+    const grant = ask.need - held > room ? 0 : Math.max(0, Math.min(target - held, room));
     if (grant > 0) {
       this.#sql.exec(
         "INSERT INTO leases (shard, granted) VALUES (?, ?) ON CONFLICT (shard) DO UPDATE SET granted = excluded.granted",

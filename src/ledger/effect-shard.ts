@@ -133,8 +133,11 @@ export class EffectShard extends DurableObject<Env> {
     const day = request.per_day !== null && claim.value ? request.per_day : null;
     const except = request.replaces ?? "";
     let toppedUp = false;
+    // A claim its subject's cap already holds waits for a human whatever this shard leases: a part
+    // taken for it, never given back, would only keep the day's room from calls that fit.
+    const heldBySubject = this.#subjectOver(request, except) !== null;
     // Two tries: a concurrent claim may have spent what the first top-up brought.
-    for (let tries = 0; day !== null && claim.value && tries < 2; tries++) {
+    for (let tries = 0; day !== null && claim.value && !heldBySubject && tries < 2; tries++) {
       const lacking =
         this.#dayCounted(claim.value.currency, claim.day, except) +
         claim.value.amount -
