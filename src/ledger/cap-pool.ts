@@ -55,16 +55,45 @@ export class CapPool extends DurableObject<Env> {
    * both take the cap's last unit.
    */
   async lease(shard: number, ask: LeaseRequest): Promise<LeaseAnswer> {
+    const { held, leased } = this.#parts(shard);
+    const room = ask.cap - leased;
+    const spare = (ask.shards - 1) * leasePart(ask.cap, ask.shards);
+    const target = room - (ask.want - held) >= spare ? ask.want : ask.need;
+    const grant = ask.need - held > room ? 0 : Math.max(0, Math.min(target - held, room));
+    return this.#grant(shard, held, leased, grant, ask.day);
+  }
+
+  /**
+   * Raises a shard's part towards `total`, what it holds once an operator sent a value beyond the
+   * cap, as far as the room left allows: the approved value counts as used, so no other shard leases
+   * that room again. Never past the cap: parts leased to other shards are theirs, and what the room
+   * cannot cover stays the shard's own to hold (its next claims wait until its total falls back
+   * within its part).
+   */
+  async cover(shard: number, ask: { total: number; cap: number; day: string }): Promise<LeaseAnswer> {
+    const { held, leased } = this.#parts(shard);
+    const grant = Math.max(0, Math.min(ask.total - held, ask.cap - leased));
+    return this.#grant(shard, held, leased, grant, ask.day);
+  }
+
+  /** What a shard holds, and what all shards hold together. */
+  #parts(shard: number): { held: number; leased: number } {
     const held =
       this.#sql.exec<{ granted: number }>("SELECT granted FROM leases WHERE shard = ?", shard).toArray()[0]
         ?.granted ?? 0;
     const leased = this.#sql
       .exec<{ total: number }>("SELECT COALESCE(SUM(granted), 0) AS total FROM leases")
       .one().total;
-    const room = ask.cap - leased;
-    const spare = (ask.shards - 1) * leasePart(ask.cap, ask.shards);
-    const target = room - (ask.want - held) >= spare ? ask.want : ask.need;
-    const grant = ask.need - held > room ? 0 : Math.max(0, Math.min(target - held, room));
+    return { held, leased };
+  }
+
+  async #grant(
+    shard: number,
+    held: number,
+    leased: number,
+    grant: number,
+    day: string,
+  ): Promise<LeaseAnswer> {
     if (grant > 0) {
       this.#sql.exec(
         "INSERT INTO leases (shard, granted) VALUES (?, ?) ON CONFLICT (shard) DO UPDATE SET granted = excluded.granted",
@@ -73,7 +102,7 @@ export class CapPool extends DurableObject<Env> {
       );
     }
     if ((await this.ctx.storage.getAlarm()) === null) {
-      await this.ctx.storage.setAlarm(Date.parse(`${ask.day}T00:00:00Z`) + KEEP_MS);
+      await this.ctx.storage.setAlarm(Date.parse(`${day}T00:00:00Z`) + KEEP_MS);
     }
     return { granted: held + grant, leased: leased + grant };
   }

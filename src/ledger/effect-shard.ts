@@ -6,6 +6,7 @@ import type { EffectClaim } from "../effects/claim";
 import { advanceFate, type EffectFate, earlierOutcome } from "../effects/fate";
 import type { Env } from "../env";
 import type { CapLimit, EarlierEffect, ValueUsage } from "../wire/effects";
+import type { CapPool, LeaseAnswer } from "./cap-pool";
 import { ledgerFor } from "./client";
 
 const V1 = `
@@ -41,6 +42,9 @@ CREATE TABLE IF NOT EXISTS leases (
   PRIMARY KEY (currency, day)
 );
 `;
+
+/** The daily cap a claim was decided against, which an operator's approval beyond it is charged to. */
+const V2 = "ALTER TABLE effects ADD COLUMN day_cap INTEGER;";
 
 /**
  * How long a claim whose key no ledger has committed waits before the shard asks the run's ledger
@@ -114,7 +118,7 @@ export class EffectShard extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    void ctx.blockConcurrencyWhile(async () => applyMigrations(this.#sql, [V1]));
+    void ctx.blockConcurrencyWhile(async () => applyMigrations(this.#sql, [V1, V2]));
   }
 
   /**
@@ -127,9 +131,12 @@ export class EffectShard extends DurableObject<Env> {
     const { claim } = request;
     const known = this.#live(claim.key);
     if (known) return known;
-    // Named once: a shard serves one tenant (its name says which), and every claim need not rewrite it.
+    // Named once: a shard serves one tenant and is one of its shards (its name says which), and
+    // every claim need not rewrite them.
     if (this.ctx.storage.kv.get<string>("tenant") === undefined)
       this.ctx.storage.kv.put("tenant", request.tenant);
+    if (this.ctx.storage.kv.get<number>("shard") === undefined)
+      this.ctx.storage.kv.put("shard", request.shard);
     const day = request.per_day !== null && claim.value ? request.per_day : null;
     const except = request.replaces ?? "";
     let toppedUp = false;
@@ -139,9 +146,9 @@ export class EffectShard extends DurableObject<Env> {
     // Two tries: a concurrent claim may have spent what the first top-up brought.
     for (let tries = 0; day !== null && claim.value && !heldBySubject && tries < 2; tries++) {
       const lacking =
-        this.#dayCounted(claim.value.currency, claim.day, except) +
+        this.#dayHeld(claim.value.currency, claim.day, except) +
         claim.value.amount -
-        this.#lease(claim).granted;
+        this.#lease(claim.value.currency, claim.day).granted;
       if (lacking <= 0) break;
       await this.#topUp(request, day, lacking);
       toppedUp = true;
@@ -157,10 +164,11 @@ export class EffectShard extends DurableObject<Env> {
     const valueState: ValueState = !valued ? "none" : verdict.over ? "over" : "counted";
     this.#sql.exec(
       `INSERT INTO effects (key, run_id, tool, identity_digest, identity, args, at, until, fate, generation,
-         currency, amount, day, subject, day_role, subject_role, value_state, verdict)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?, ?, ?)
+         currency, amount, day, subject, day_role, subject_role, value_state, verdict, day_cap)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET fate = 'pending', generation = effects.generation + 1, at = excluded.at,
-         until = excluded.until, value_state = excluded.value_state, verdict = excluded.verdict`,
+         until = excluded.until, value_state = excluded.value_state, verdict = excluded.verdict,
+         day_cap = excluded.day_cap`,
       claim.key,
       claim.run_id,
       claim.tool,
@@ -177,18 +185,26 @@ export class EffectShard extends DurableObject<Env> {
       request.per_subject_day !== null ? 1 : 0,
       valueState,
       JSON.stringify(verdict),
+      day,
     );
     await this.#scheduleAlarm();
     return verdict;
   }
 
-  /** How far a committed key's effect got. Applied only forwards, so a late or repeated report changes nothing. */
-  apply(update: EffectUpdate): void {
+  /**
+   * How far a committed key's effect got. Applied only forwards, so a late or repeated report
+   * changes nothing. A value sent beyond the daily cap by an operator's approval is then charged to
+   * the cap's pool; should the pool be out of reach, the report fails and is delivered again.
+   */
+  async apply(update: EffectUpdate): Promise<void> {
     const row = this.#sql
-      .exec<{ fate: string; value_state: string }>(
-        "SELECT fate, value_state FROM effects WHERE key = ?",
-        update.key,
-      )
+      .exec<{
+        fate: string;
+        value_state: string;
+        currency: string | null;
+        day: string;
+        day_cap: number | null;
+      }>("SELECT fate, value_state, currency, day, day_cap FROM effects WHERE key = ?", update.key)
       .toArray()[0];
     if (!row) return;
     const fate = advanceFate(row.fate as EffectFate, update.fate);
@@ -203,6 +219,8 @@ export class EffectShard extends DurableObject<Env> {
       valueState,
       update.key,
     );
+    if (valueState === "override" && row.currency !== null && row.day_cap !== null)
+      await this.#chargeOverrides(row.currency, row.day, row.day_cap);
   }
 
   /** This shard's share of a currency's day: what its claims used, reserved and moved beyond a cap. */
@@ -292,9 +310,12 @@ export class EffectShard extends DurableObject<Env> {
     return { used: row.used, reserved: row.reserved };
   }
 
-  /** What this shard's claims hold of its lease of a day: everything counted and live, but `except`'s. */
-  #dayCounted(currency: string, day: string, except: string): number {
-    return this.#daySum("counted", currency, day, except);
+  /**
+   * What this shard's claims hold of its lease of a day, but `except`'s: everything counted and
+   * live, and what operators approved beyond a cap, which counts as used.
+   */
+  #dayHeld(currency: string, day: string, except: string): number {
+    return this.#daySum("counted", currency, day, except) + this.#daySum("override", currency, day, except);
   }
 
   /** The live value of this shard's claims on a day's cap in one value state, but `except`'s. */
@@ -311,13 +332,13 @@ export class EffectShard extends DurableObject<Env> {
       .one().total;
   }
 
-  #lease(claim: EffectClaim): { granted: number; leased: number } {
+  #lease(currency: string, day: string): LeaseAnswer {
     return (
       this.#sql
         .exec<{ granted: number; leased: number }>(
           "SELECT granted, leased FROM leases WHERE currency = ? AND day = ?",
-          claim.value?.currency ?? "",
-          claim.day,
+          currency,
+          day,
         )
         .toArray()[0] ?? { granted: 0, leased: 0 }
     );
@@ -326,20 +347,43 @@ export class EffectShard extends DurableObject<Env> {
   async #topUp(request: ShardReservation, cap: number, lacking: number): Promise<void> {
     const { claim, tenant } = request;
     const currency = claim.value?.currency ?? "";
-    const held = this.#lease(claim).granted;
-    const pool = tenantObject(this.env, this.env.CAP_POOL, tenant, `${tenant}/${currency}/${claim.day}`);
-    const answer = await pool.lease(request.shard, {
+    const held = this.#lease(currency, claim.day).granted;
+    const answer = await this.#pool(tenant, currency, claim.day).lease(request.shard, {
       want: held + leaseWant(lacking, cap, request.shards),
       need: held + lacking,
       cap,
       shards: request.shards,
       day: claim.day,
     });
+    this.#keepLease(currency, claim.day, answer);
+  }
+
+  /**
+   * Overrides count as used across shards: what this shard holds of a day past its part (value an
+   * operator sent beyond the cap) is taken from the room the pool has left, so no other shard leases
+   * it again. Parts already leased to other shards stay theirs; what the room cannot cover holds this
+   * shard's next claims until its own claims fall back within its part.
+   */
+  async #chargeOverrides(currency: string, day: string, cap: number): Promise<void> {
+    const tenant = this.ctx.storage.kv.get<string>("tenant");
+    const shard = this.ctx.storage.kv.get<number>("shard");
+    const held = this.#dayHeld(currency, day, "");
+    if (tenant === undefined || shard === undefined || held <= this.#lease(currency, day).granted) return;
+    const answer = await this.#pool(tenant, currency, day).cover(shard, { total: held, cap, day });
+    this.#keepLease(currency, day, answer);
+  }
+
+  #pool(tenant: string, currency: string, day: string): DurableObjectStub<CapPool> {
+    return tenantObject(this.env, this.env.CAP_POOL, tenant, `${tenant}/${currency}/${day}`);
+  }
+
+  /** A pool's answer, kept: a part only grows, whatever order answers arrive in. */
+  #keepLease(currency: string, day: string, answer: LeaseAnswer): void {
     this.#sql.exec(
       `INSERT INTO leases (currency, day, granted, leased) VALUES (?, ?, ?, ?)
        ON CONFLICT (currency, day) DO UPDATE SET granted = MAX(leases.granted, excluded.granted), leased = excluded.leased`,
       currency,
-      claim.day,
+      day,
       answer.granted,
       answer.leased,
     );
@@ -364,8 +408,8 @@ export class EffectShard extends DurableObject<Env> {
    */
   #dayOver(claim: EffectClaim, cap: number, except: string): CapLimit | null {
     if (!claim.value) return null;
-    const lease = this.#lease(claim);
-    if (this.#dayCounted(claim.value.currency, claim.day, except) + claim.value.amount <= lease.granted)
+    const lease = this.#lease(claim.value.currency, claim.day);
+    if (this.#dayHeld(claim.value.currency, claim.day, except) + claim.value.amount <= lease.granted)
       return null;
     const own = this.#totals(
       "day_role = 1 AND currency = ? AND day = ?",

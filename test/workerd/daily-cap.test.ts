@@ -4,7 +4,7 @@ import { parseTenants, type TenantConfig } from "../../src/config/tenants";
 import { sha256Hex } from "../../src/core/digest";
 import { type EffectClaim, shardOf, subjectDigest, utcDay } from "../../src/effects/claim";
 import { RECONCILE_AFTER_MS } from "../../src/ledger/effect-shard";
-import { claimTenantWide } from "../../src/ledger/effects-client";
+import { claimTenantWide, reportEffect } from "../../src/ledger/effects-client";
 
 /**
  * The tenant's daily value cap as its effect shards and its cap pool keep it, through the step a
@@ -93,4 +93,59 @@ describe("the daily cap's room", () => {
     const elsewhere = await claimTenantWide(env, tenant, config, await refund("elsewhere", second, 300));
     expect(elsewhere.over).toBeNull();
   });
+});
+
+/** Where three orders' refunds live, by shard; a tenant of one shard keeps them all in shard 0. */
+const PLACEMENTS = [
+  { name: "all in one shard", shards: 1, places: [0, 0, 0] },
+  { name: "each in a shard of its own", shards: 4, places: [0, 1, 2] },
+  { name: "the next one in the override's shard", shards: 4, places: [0, 1, 1] },
+  { name: "the next one in the first one's shard", shards: 4, places: [0, 1, 0] },
+];
+
+/** The refund's fate as its run's ledger reports it: sent, then confirmed, with whether an operator approved it beyond a cap. */
+async function confirm(tenant: string, shards: readonly number[], key: string, override: boolean) {
+  for (const fate of ["sent", "confirmed"] as const)
+    await reportEffect(env, tenant, shards, { key, fate, external_id: `re_${key}`, override });
+}
+
+describe("an operator's approval beyond the daily cap", () => {
+  it.each(PLACEMENTS)(
+    "counts as used: the next claim that would pass the cap waits ($name)",
+    async ({ shards, places }) => {
+      const { tenant, config } = tenantWith(shards, { per_day: 1000 });
+      const [a, b, c] = await Promise.all(places.map((shard, n) => orderIn(shard, shards, `O${n}-`)));
+      const first = await claimTenantWide(env, tenant, config, await refund("first", a as string, 800));
+      expect(first.over).toBeNull();
+      await confirm(tenant, first.shards, "first", false);
+      const approved = await claimTenantWide(env, tenant, config, await refund("approved", b as string, 500));
+      expect(approved.over).toMatchObject({ cap: "per_day", amount: 500 });
+      await confirm(tenant, approved.shards, "approved", true);
+      const next = await claimTenantWide(env, tenant, config, await refund("next", c as string, 200));
+      expect(next.over).toMatchObject({ cap: "per_day", limit: 1000, remaining: 0, amount: 200 });
+    },
+  );
+
+  it.each(PLACEMENTS)(
+    "takes its value from the day's room and no more: what is left still fits ($name)",
+    async ({ shards, places }) => {
+      // Held for its order's cap, not the day's: approved, its 600 leave 100 of the day for the next claims.
+      const { tenant, config } = tenantWith(shards, { per_day: 1000, per_subject_day: 500 });
+      const [a, b, c] = await Promise.all(places.map((shard, n) => orderIn(shard, shards, `R${n}-`)));
+      const first = await claimTenantWide(env, tenant, config, await refund("first", a as string, 300));
+      expect(first.over).toBeNull();
+      await confirm(tenant, first.shards, "first", false);
+      const approved = await claimTenantWide(env, tenant, config, await refund("approved", b as string, 600));
+      expect(approved.over).toMatchObject({ cap: "per_subject_day", subject: b });
+      await confirm(tenant, approved.shards, "approved", true);
+      // Reported again, as an outbox may: charged once.
+      await confirm(tenant, approved.shards, "approved", true);
+      const parts = Object.values(await partsOf(tenant));
+      expect(parts.reduce((sum, part) => sum + part, 0)).toBeLessThanOrEqual(1000);
+      const tooMuch = await claimTenantWide(env, tenant, config, await refund("too-much", c as string, 101));
+      expect(tooMuch.over).toMatchObject({ cap: "per_day", amount: 101 });
+      const fits = await claimTenantWide(env, tenant, config, await refund("fits", c as string, 100));
+      expect(fits.over).toBeNull();
+    },
+  );
 });

@@ -18,9 +18,10 @@ const plan = propertyPlans(env);
 
 /**
  * The effect shards and the cap pool at the Durable Object level, under random concurrent claims,
- * fates and restarts: the daily and per-subject caps hold as reserved at the source (each shard's
- * own rows), a released claim gives its value back, a key is claimed once however often it is
- * reserved, and reconciliation releases exactly the claims no run's ledger committed.
+ * fates (an operator's approval beyond a cap among them) and restarts: the daily and per-subject
+ * caps hold as reserved at the source (each shard's own rows), an approval beyond a cap counts as
+ * used, a released claim gives its value back, a key is claimed once however often it is reserved,
+ * and reconciliation releases exactly the claims no run's ledger committed.
  */
 
 const CURRENCY = "USD";
@@ -68,22 +69,38 @@ async function claimOfSpec(spec: ClaimSpec, at: number): Promise<EffectClaim> {
   };
 }
 
-/** What every shard of the tenant counts of the day, read from its own rows. */
+/**
+ * What every shard of the tenant counts of the day, read from its own rows: everything live, what
+ * of it no operator approved beyond a cap, and what the day holds of the cap (each shard's part, or
+ * what its claims count when an approval beyond the cap took them past it).
+ */
 async function countedAtSource(tenant: string, shards: number, day: string) {
   let day_total = 0;
+  let day_counted = 0;
+  let day_held = 0;
   const subjects = new Map<string, number>();
   for (let n = 0; n < shards; n++) {
     const rows = await runInDurableObject(shardStub(`${tenant}/${n}`), (_instance, state) => {
       const sql = state.storage.sql;
       const live =
         "fate != 'released' AND value_state IN ('counted', 'override') AND currency = ? AND day = ?";
-      const total = sql
-        .exec<{ total: number }>(
-          `SELECT COALESCE(SUM(amount), 0) AS total FROM effects WHERE day_role = 1 AND ${live}`,
+      const { total, counted } = sql
+        .exec<{ total: number; counted: number }>(
+          `SELECT COALESCE(SUM(amount), 0) AS total,
+             COALESCE(SUM(CASE WHEN value_state = 'counted' THEN amount ELSE 0 END), 0) AS counted
+           FROM effects WHERE day_role = 1 AND ${live}`,
           CURRENCY,
           day,
         )
-        .one().total;
+        .one();
+      const part =
+        sql
+          .exec<{ granted: number }>(
+            "SELECT granted FROM leases WHERE currency = ? AND day = ?",
+            CURRENCY,
+            day,
+          )
+          .toArray()[0]?.granted ?? 0;
       const perSubject = sql
         .exec<{ subject: string; total: number }>(
           `SELECT subject, SUM(amount) AS total FROM effects WHERE subject_role = 1 AND ${live} GROUP BY subject`,
@@ -91,19 +108,23 @@ async function countedAtSource(tenant: string, shards: number, day: string) {
           day,
         )
         .toArray();
-      return { total, perSubject };
+      return { total, counted, part, perSubject };
     });
     day_total += rows.total;
+    day_counted += rows.counted;
+    day_held += Math.max(rows.total, rows.part);
     for (const { subject, total } of rows.perSubject)
       subjects.set(subject, (subjects.get(subject) ?? 0) + total);
   }
-  return { day_total, subjects };
+  return { day_total, day_counted, day_held, subjects };
 }
 
 type Step =
   | { kind: "reserve"; claims: Array<{ run: number; order: number; amount: number; twice: boolean }> }
   | { kind: "again"; pick: number }
   | { kind: "fate"; pick: number; fate: "released" | "confirmed" | "sent" }
+  /** An operator approves a claim held for a cap: sent and confirmed beyond it. */
+  | { kind: "approve"; pick: number }
   | { kind: "restart_shard"; shard: number }
   | { kind: "restart_pool" };
 
@@ -132,6 +153,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       fate: fc.constantFrom("released" as const, "confirmed" as const, "sent" as const),
     }),
   },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("approve" as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("restart_shard" as const), shard: fc.nat(3) }) },
   { weight: 1, arbitrary: fc.constant({ kind: "restart_pool" as const }) },
 );
@@ -156,7 +178,7 @@ let tenants = 0;
 const claimTime = () => Date.now() + 100 * RECONCILE_AFTER_MS;
 
 describe("effect shards and the cap pool (property)", () => {
-  it("never count more than the daily or a subject's cap, give a released value back, and claim a key once", async () => {
+  it("never count more than the daily or a subject's cap, an approval beyond it counting as used; give a released value back, and claim a key once", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 4 }),
@@ -169,11 +191,13 @@ describe("effect shards and the cap pool (property)", () => {
           const at = claimTime();
           const day = utcDay(at);
           const claimed: Claimed[] = [];
+          let before = await countedAtSource(tenant, shards, day);
           const reserve = async (spec: ClaimSpec) => {
             const claim = await claimOfSpec(spec, at);
             return { claim, check: await claimTenantWide(env, tenant, config, claim) };
           };
           for (const s of steps) {
+            let approvedBeyond = false;
             switch (s.kind) {
               case "reserve": {
                 const specs = s.claims.map((c) => ({
@@ -210,14 +234,33 @@ describe("effect shards and the cap pool (property)", () => {
               case "fate": {
                 const target = claimed[s.pick % Math.max(1, claimed.length)];
                 if (!target) break;
+                // As a run's ledger reports it: a claim over a cap is sent only once an operator approved it.
+                const override = target.verdict.over !== null;
+                approvedBeyond = override && s.fate !== "released";
                 await reportEffect(env, tenant, target.shards, {
                   key: target.spec.key,
                   fate: s.fate,
                   external_id: null,
-                  override: false,
+                  override,
                 });
                 if (!target.ended && s.fate === "released") target.released = true;
                 if (s.fate !== "sent") target.ended = true;
+                break;
+              }
+              case "approve": {
+                const held = claimed.filter((c) => c.verdict.over !== null && !c.ended);
+                const target = held[s.pick % Math.max(1, held.length)];
+                if (!target) break;
+                approvedBeyond = true;
+                for (const fate of ["sent", "confirmed"] as const) {
+                  await reportEffect(env, tenant, target.shards, {
+                    key: target.spec.key,
+                    fate,
+                    external_id: `re_${target.spec.key}`,
+                    override: true,
+                  });
+                }
+                target.ended = true;
                 break;
               }
               case "restart_shard":
@@ -231,17 +274,33 @@ describe("effect shards and the cap pool (property)", () => {
             const live = claimed.filter((c) => !c.released);
             const fitted = live.filter((c) => c.verdict.over === null);
             const sum = (list: readonly Claimed[]) => list.reduce((total, c) => total + c.spec.amount, 0);
-            expect(source.day_total, "the day's counted value within its cap").toBeLessThanOrEqual(perDay);
+            expect(
+              source.day_counted,
+              "the day's value no operator approved within its cap",
+            ).toBeLessThanOrEqual(perDay);
+            // Overrides count as used: past the cap, only an operator's approval adds to what the day
+            // holds (no claim fits, no shard leases more), so nothing approved makes room for the next call.
+            if (!approvedBeyond) {
+              expect(source.day_held, "the day past its cap only by approvals").toBeLessThanOrEqual(
+                Math.max(perDay, before.day_held),
+              );
+            }
             // Every claim told it fits is counted, and nothing released or never claimed is.
             expect(source.day_total).toBeGreaterThanOrEqual(sum(fitted));
             expect(source.day_total).toBeLessThanOrEqual(sum(live));
             for (const [subject, total] of source.subjects) {
-              expect(total, `subject ${subject} within its cap`).toBeLessThanOrEqual(perSubjectDay);
+              const earlier = before.subjects.get(subject) ?? 0;
+              if (!approvedBeyond) {
+                expect(total, `subject ${subject} past its cap only by approvals`).toBeLessThanOrEqual(
+                  Math.max(perSubjectDay, earlier),
+                );
+              }
               const ofSubject = (list: readonly Claimed[]) =>
                 list.filter((c) => c.claim.value?.subject === subject);
               expect(total).toBeGreaterThanOrEqual(sum(ofSubject(fitted)));
               expect(total).toBeLessThanOrEqual(sum(ofSubject(live)));
             }
+            before = source;
           }
         },
       ),
