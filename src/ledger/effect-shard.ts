@@ -162,13 +162,16 @@ export class EffectShard extends DurableObject<Env> {
     };
     const valued = claim.value !== null && (day !== null || request.per_subject_day !== null);
     const valueState: ValueState = !valued ? "none" : verdict.over ? "over" : "counted";
+    // A released claim made again (its key never committed) is the claim as made now: it counts in
+    // the day it was decided for (past midnight, the next one), against the caps this shard holds now.
     this.#sql.exec(
       `INSERT INTO effects (key, run_id, tool, identity_digest, identity, args, at, until, fate, generation,
          currency, amount, day, subject, day_role, subject_role, value_state, verdict, day_cap)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET fate = 'pending', generation = effects.generation + 1, at = excluded.at,
-         until = excluded.until, value_state = excluded.value_state, verdict = excluded.verdict,
-         day_cap = excluded.day_cap`,
+         until = excluded.until, identity_digest = excluded.identity_digest, day = excluded.day,
+         day_role = excluded.day_role, subject_role = excluded.subject_role, value_state = excluded.value_state,
+         verdict = excluded.verdict, day_cap = excluded.day_cap`,
       claim.key,
       claim.run_id,
       claim.tool,

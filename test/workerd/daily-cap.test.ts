@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parseTenants, type TenantConfig } from "../../src/config/tenants";
 import { sha256Hex } from "../../src/core/digest";
 import { type EffectClaim, shardOf, subjectDigest, utcDay } from "../../src/effects/claim";
-import { RECONCILE_AFTER_MS } from "../../src/ledger/effect-shard";
+import { type EffectShard, RECONCILE_AFTER_MS } from "../../src/ledger/effect-shard";
 import { claimTenantWide, reportEffect } from "../../src/ledger/effects-client";
 
 /**
@@ -148,4 +148,53 @@ describe("an operator's approval beyond the daily cap", () => {
       expect(fits.over).toBeNull();
     },
   );
+});
+
+describe("a claim made again on a later day", () => {
+  it("counts in the day it is made again, for the daily and the subject's cap", async () => {
+    const { tenant, config } = tenantWith(1, { per_day: 1000, per_subject_day: 1000 });
+    const midnight = Date.parse(`${utcDay(AT + DAY_MS)}T00:00:00Z`);
+    const [yesterday, today] = [utcDay(midnight - 1), utcDay(midnight)];
+    const late = await claimTenantWide(env, tenant, config, await refund("late", "P", 800, midnight - 2_000));
+    expect(late.over).toBeNull();
+    // No ledger committed it (its run stopped before the commit): released, as reconciliation does.
+    await reportEffect(env, tenant, late.shards, {
+      key: "late",
+      fate: "released",
+      external_id: null,
+      override: false,
+    });
+    const again = await claimTenantWide(
+      env,
+      tenant,
+      config,
+      await refund("late", "P", 800, midnight + 1_000),
+    );
+    expect(again.over).toBeNull();
+
+    const otherOrder = await claimTenantWide(
+      env,
+      tenant,
+      config,
+      await refund("other", "Q", 300, midnight + 2_000),
+    );
+    expect(otherOrder.over).toMatchObject({ cap: "per_day", reserved: 800, amount: 300 });
+    const sameOrder = await claimTenantWide(
+      env,
+      tenant,
+      config,
+      await refund("same", "P", 300, midnight + 3_000),
+    );
+    expect(sameOrder.over).toMatchObject({
+      cap: "per_subject_day",
+      subject: "P",
+      reserved: 800,
+      amount: 300,
+    });
+    const shard = env.EFFECT_SHARD.get(
+      env.EFFECT_SHARD.idFromName(`${tenant}/0`),
+    ) as DurableObjectStub<EffectShard>;
+    expect(await shard.usage(CURRENCY, today)).toMatchObject({ used: 0, reserved: 800 });
+    expect(await shard.usage(CURRENCY, yesterday)).toMatchObject({ used: 0, reserved: 0 });
+  });
 });
