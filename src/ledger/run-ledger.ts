@@ -1,9 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { holdsRole } from "../approvals/approvers";
 import { type ApprovalRecord, type ApprovalSummary, approvalBlock } from "../approvals/model";
+import type { ToolSpec } from "../catalog/define-tool";
 import { resolveSubset, toolRef } from "../catalog/subset";
 import { loadConfig } from "../config/load";
-import { differingFields } from "../core/canonical-json";
+import { canonicalJson, differingFields } from "../core/canonical-json";
 import { newCallId } from "../core/ids";
 import { claimOf } from "../effects/claim";
 import { type EffectFate, fateOfKey } from "../effects/fate";
@@ -22,6 +23,7 @@ import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../pipeli
 import { type CallRecord, newRun, type RunMeta, type StoredRequest } from "../pipeline/run-state";
 import { runStatus } from "../pipeline/run-status";
 import { joinedAnswer, settleSend } from "../pipeline/settle";
+import { validateArguments } from "../pipeline/validate";
 import type { Write } from "../pipeline/writes";
 import { type RunRateGate, runRateGate } from "../ratelimit/run-gate";
 import { takeToolToken } from "../ratelimit/tool-limits";
@@ -725,6 +727,30 @@ export class RunLedger extends DurableObject<Env> {
    * committed (the caller releases it), as an agent's call's key is. Anything the machine decides
    * anyway (no such approval, no longer pending, a role not held) is left to it.
    */
+  /**
+   * An edit that arrives once the approval was approved (by a plain approval it raced, say): with
+   * the arguments that were approved it is that decision again; with others it is refused, since
+   * answering it as done would tell its operator that their arguments went out.
+   */
+  #lateEdit(
+    approval: ApprovalRecord,
+    tool: ToolSpec,
+    args: unknown,
+  ): { kind: "refused"; result: DecideResult } | null {
+    if (approval.state !== "approved" && approval.state !== "executed") return null;
+    const edited = validateArguments(tool.input, args);
+    if (edited.ok && canonicalJson(edited.args) === canonicalJson(approval.args)) return null;
+    return {
+      kind: "refused",
+      result: {
+        ok: false,
+        code: "conflict_error",
+        message: `This approval is already ${approval.state} with other arguments than your edit's; your edit was not applied. Look at the approval to see what was approved.`,
+        approval,
+      },
+    };
+  }
+
   async #prepareEdit(
     run: RunMeta,
     input: DecideInput,
@@ -741,8 +767,9 @@ export class RunLedger extends DurableObject<Env> {
     const approval = this.#stores.approvals.byId(input.approval_id);
     const tool = approval ? toolOfRun(catalog, run, approval.tool) : undefined;
     const tenant = loadConfig(this.env).tenants[run.tenant];
-    if (approval?.state !== "pending" || !tool || !tenant) return none;
-    if (!holdsRole(approval.approver_roles, input.operator_roles)) return none;
+    if (!approval || !tool || !tenant || !holdsRole(approval.approver_roles, input.operator_roles))
+      return none;
+    if (approval.state !== "pending") return this.#lateEdit(approval, tool, input.args) ?? none;
     const prepared = await prepareEdit(catalog, { run, tenant, tool, approval, args: input.args });
     if (prepared.kind === "unchanged") return none;
     if (prepared.kind === "refused") {

@@ -194,6 +194,20 @@ describe("approve with edit", () => {
     expect((await refundsOfRun("A1002", run)).map((made) => made.amount_cents)).toEqual([900]);
   });
 
+  it("refuses an edit of an approval another operator already approved as asked, and sends nothing more", async () => {
+    const { run, id } = await askRefund("A1004", 800);
+    expect((await approveAs("riley", id, refund("A1004", 800))).status).toBe(200);
+    // Sent a moment later, as a race with the plain approval: the edit is not what went out.
+    const late = await approveAs("dana", id, refund("A1004", 500));
+    expect(late.status).toBe(409);
+    expect(late.body.error?.code).toBe("conflict_error");
+    expect(late.body.error?.message).toContain("your edit was not applied");
+    expect(await approvalOf(id)).toMatchObject({ state: "executed", args: refund("A1004", 800), edit: null });
+    expect((await refundsOfRun("A1004", run)).map((made) => made.amount_cents)).toEqual([800]);
+    // The same arguments again are the same decision: nothing to refuse.
+    expect((await approveAs("dana", id, refund("A1004", 800))).status).toBe(200);
+  });
+
   it("refuses an edit into another call this run already made, and treats its own arguments as a plain approval", async () => {
     const run = await openRun("acme");
     const one = await callTool(run, "issue_refund", refund("A1002", 700));
