@@ -9,6 +9,7 @@ import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
 import type {
   AddToolsAnswer,
+  ApprovalWithCall,
   CallInput,
   DecideInput,
   DecideResult,
@@ -33,6 +34,8 @@ export interface LedgerClient {
   readTracePage(tenant: string, cursor: number, limit: number): Promise<RunTrace | null>;
   call(input: CallInput): Promise<Envelope>;
   approval(tenant: string, approvalId: string): Promise<ApprovalRecord | null>;
+  /** The approval with its call's key state and stored answer, for a task that waits on it. */
+  approvalWithCall(tenant: string, approvalId: string): Promise<ApprovalWithCall | null>;
   decide(input: DecideInput): Promise<DecideResult>;
   /** Expires a pending approval at the agent's request; the approval as it stands after, or null. */
   withdrawApproval(tenant: string, approvalId: string, reason: string | null): Promise<ApprovalRecord | null>;

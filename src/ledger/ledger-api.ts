@@ -1,6 +1,7 @@
 import type { ApprovalRecord } from "../approvals/model";
 import type { RunToolSet } from "../pipeline/grants";
 import type { AgentCallInput } from "../pipeline/intake";
+import type { KeyState } from "../pipeline/run-state";
 import type { ScenarioStep } from "../scenarios/scenario";
 import type { Envelope, FailureSpec, Problem } from "../wire/envelope";
 import type { RunLimits, RunStatus } from "../wire/run-status";
@@ -113,6 +114,16 @@ export type DecideResult =
       roles: string[];
       approval: ApprovalRecord | null;
     };
+
+/**
+ * An approval and how far its call got: its key's state and the answer stored for it (null when
+ * the key has no record). An approved call whose send ended in doubt stays `approved`, and only its
+ * key tells that the send is over.
+ */
+export interface ApprovalWithCall {
+  approval: ApprovalRecord;
+  call: { state: KeyState; envelope: Envelope | null } | null;
+}
 
 /** What adding tools to a run answers: its tool set now, or why nothing was added. */
 export type AddToolsAnswer =

@@ -38,6 +38,7 @@ import { claimTenantWide } from "./effects-client";
 import { type Inflight, KeysDeciding, KeysInFlight } from "./key-store";
 import type {
   AddToolsAnswer,
+  ApprovalWithCall,
   CallInput,
   DecideInput,
   DecideResult,
@@ -300,6 +301,13 @@ export class RunLedger extends DurableObject<Env> {
 
   approval(tenant: string, approvalId: string): ApprovalRecord | null {
     return this.#ownRun(tenant) ? this.#stores.approvals.byId(approvalId) : null;
+  }
+
+  approvalWithCall(tenant: string, approvalId: string): ApprovalWithCall | null {
+    const approval = this.approval(tenant, approvalId);
+    if (!approval) return null;
+    const record = this.#stores.keys.read(approval.idempotency_key, null);
+    return { approval, call: record ? { state: record.state, envelope: record.envelope } : null };
   }
 
   /** One page of a large result of this run; null when the handle is unknown or the run's data expired. */

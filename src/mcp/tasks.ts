@@ -13,6 +13,7 @@ import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { requestContext } from "../http/respond";
 import { ledgerFor } from "../ledger/client";
+import type { ApprovalWithCall } from "../ledger/ledger-api";
 import { APPROVAL_END_NEXT, expiredSpec, expiryOf, rejectedSpec } from "../pipeline/answers";
 import { WITHDRAWN_PREFIX } from "../pipeline/decide";
 import { type Envelope, failure } from "../wire/envelope";
@@ -131,9 +132,12 @@ const CancelParamsSchema = z.looseObject({ taskId: z.string(), reason: z.string(
 export function registerTaskHandlers(server: Server, env: Env, owner: TaskOwner): void {
   server.setRequestHandler("tasks/get", { params: TaskParamsSchema }, async (params, ctx) => {
     const claims = await ownTask(env, owner, params.taskId, ctx);
-    const approval = await ledgerFor(env, claims.tenant, claims.run).approval(claims.tenant, claims.approval);
-    if (!approval) throw unknownTask();
-    return { ...taskOf(env, params.taskId, approval) };
+    const read = await ledgerFor(env, claims.tenant, claims.run).approvalWithCall(
+      claims.tenant,
+      claims.approval,
+    );
+    if (!read) throw unknownTask();
+    return { ...taskOf(env, params.taskId, read.approval, read.call) };
   });
   server.setRequestHandler("tasks/cancel", { params: CancelParamsSchema }, async (params, ctx) => {
     const claims = await ownTask(env, owner, params.taskId, ctx);
@@ -146,7 +150,7 @@ export function registerTaskHandlers(server: Server, env: Env, owner: TaskOwner)
         `This task can no longer be cancelled: an operator approved approval ${approval.id} and the call ${approval.state === "executed" ? "was executed" : "is executing"}. Read its result with tasks/get.`,
       );
     }
-    return { ...taskOf(env, params.taskId, approval) };
+    return { ...taskOf(env, params.taskId, approval, null) };
   });
 }
 
@@ -187,8 +191,18 @@ function unknownTask(): ProtocolError {
   );
 }
 
-/** A task from its approval's state: waiting, completed with the call's result, or cancelled. */
-function taskOf(env: Env, taskId: string, approval: ApprovalRecord): TaskView {
+/**
+ * A task from its approval's state and its call's key: waiting, completed with the call's result,
+ * or cancelled. An approved call whose send ended without executing it (in doubt: the key is no
+ * longer sending) is completed too, with that send's answer and the way on: the agent's identical
+ * call resends it under the same key. Reading a task never sends anything.
+ */
+function taskOf(
+  env: Env,
+  taskId: string,
+  approval: ApprovalRecord,
+  call: ApprovalWithCall["call"],
+): TaskView {
   const base = {
     taskId,
     createdAt: approval.created_at,
@@ -203,12 +217,23 @@ function taskOf(env: Env, taskId: string, approval: ApprovalRecord): TaskView {
         status: "working",
         statusMessage: waitingMessage(approval),
       };
-    case "approved":
+    case "approved": {
+      const settled = call && call.state !== "sending" ? call.envelope : null;
+      if (!settled)
+        return {
+          ...base,
+          status: "working",
+          statusMessage: `Approval ${approval.id} was granted; the call is executing.`,
+        };
+      const text = `Approval ${approval.id} was granted, but the ${approval.tool} call it executed did not finish: whether it took effect is unknown, and nothing sends it again by itself. Call ${approval.tool} again with the same arguments: it is sent again under the same idempotency key, so it cannot take effect twice.`;
+      const result = toCallToolResult(settled);
       return {
         ...base,
-        status: "working",
-        statusMessage: `Approval ${approval.id} was granted; the call is executing.`,
+        status: "completed",
+        statusMessage: text,
+        result: { ...result, content: [{ type: "text", text }, ...result.content] },
       };
+    }
     case "executed": {
       const result = approval.result;
       if (!result)

@@ -4,7 +4,18 @@ import { describe, expect, it } from "vitest";
 import { signToken } from "../../src/auth/signed-token";
 import { catalog } from "../../src/tools";
 import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
-import { asOperator, decide, ledgerStubOf, openRun, refund, refundsOf, type TestRun } from "./helpers";
+import {
+  armFault,
+  asOperator,
+  decide,
+  ledgerStubOf,
+  openRun,
+  refund,
+  refundsOf,
+  refundsOfRun,
+  sandboxRequests,
+  type TestRun,
+} from "./helpers";
 import { bearer, MCP_URL, rpc } from "./mcp-client";
 
 /**
@@ -469,6 +480,51 @@ describe("approval waits as tasks", () => {
       /^support\.issue_refund succeeded|issue_refund succeeded/,
     );
     expect(await refundsOf("A1002")).toHaveLength(before + 1);
+  });
+
+  it("an approved call whose send failed completes as an error saying to call again; that call executes it once", async () => {
+    const run = await openRun("acme");
+    await armFault(run.id, { mode: "bad_gateway", path_prefix: "/refunds", times: 1 });
+    const args = refund("A1002", 2);
+    const task = (await call(run.token, "issue_refund", args, {
+      capabilities: TASKS,
+    })) as unknown as TaskResult;
+    const approvalId = /approval (\S+?):/.exec(task.statusMessage)?.[1] ?? "";
+    // Other tests of this file refund A1002 in other runs: the operator confirms having seen them.
+    const approved = await decide(approvalId, "approve", "checked", "acme", { confirm_duplicate: true });
+    expect(approved.body.data).toMatchObject({ approval: { state: "approved", result: null } });
+
+    // The send got a 502: nothing will send it again by itself, and reading the task sends nothing.
+    for (let poll = 0; poll < 2; poll += 1) {
+      const failed = (await resultOf(getTask(task.taskId, run.token))) as unknown as TaskResult;
+      expect(failed.status).toBe("completed");
+      expect(failed.result?.isError).toBe(true);
+      expect(failed.result?.content?.[0]?.text).toMatch(
+        /did not finish: whether it took effect is unknown.*Call issue_refund again with the same arguments: it is sent again under the same idempotency key, so it cannot take effect twice\./,
+      );
+      expect(envelopeOf(failed.result as Result)).toMatchObject({
+        outcome: "retryable_failure",
+        approval: { id: approvalId, state: "approved" },
+      });
+    }
+    const sentOnce = (await sandboxRequests(run.id)).filter((entry) => entry.path === "/refunds");
+    expect(sentOnce.map((entry) => entry.status)).toEqual([502]);
+
+    const resent = await call(run.token, "issue_refund", args, { capabilities: TASKS });
+    expect(resent.resultType).toBe("complete");
+    expect(envelopeOf(resent).outcome).toBe("success");
+    const sent = (await sandboxRequests(run.id)).filter((entry) => entry.path === "/refunds");
+    expect(sent.map((entry) => entry.status)).toEqual([502, 201]);
+    expect(new Set(sent.map((entry) => entry.idempotency_key)).size).toBe(1);
+    expect(await refundsOfRun("A1002", run)).toHaveLength(1);
+
+    const done = (await resultOf(getTask(task.taskId, run.token))) as unknown as TaskResult;
+    expect(done.status).toBe("completed");
+    expect(done.result?.isError).toBe(false);
+    expect(envelopeOf(done.result as Result)).toMatchObject({
+      outcome: "success",
+      approval: { id: approvalId, state: "executed" },
+    });
   });
 
   it("a rejected wait completes as an error saying nothing was executed", async () => {
