@@ -16,6 +16,7 @@ import { ledgerFor } from "../ledger/client";
 import type { ApprovalWithCall } from "../ledger/ledger-api";
 import { APPROVAL_END_NEXT, expiredSpec, expiryOf, rejectedSpec } from "../pipeline/answers";
 import { WITHDRAWN_PREFIX } from "../pipeline/decide";
+import { RETENTION_MS } from "../pipeline/run-events";
 import { type Envelope, failure } from "../wire/envelope";
 import { toCallToolResult } from "./call-result";
 
@@ -68,8 +69,18 @@ export function declaresTasks(handlerContext: unknown): boolean {
 }
 
 /**
- * The task for a call answered `approval_required`, or null for any other answer. Its id lives as
- * long as the approval can still be granted; the poll interval is the envelope's own retry hint.
+ * When a task's id stops being answered: its approval's expiry plus the run's retention, so a task
+ * that ran (or ended) is read after its approval window closes, for as long as the run's data is
+ * kept. The run's data may go sooner (its retention counts from the run's end): then the ledger no
+ * longer holds the approval, and the task's records are gone all the same.
+ */
+function taskExpiry(approval: { expires_at: string }): number {
+  return Date.parse(approval.expires_at) + RETENTION_MS;
+}
+
+/**
+ * The task for a call answered `approval_required`, or null for any other answer. Its id lives
+ * past the approval's window (`taskExpiry`); the poll interval is the envelope's own retry hint.
  */
 export async function taskForWait(
   env: Env,
@@ -84,7 +95,7 @@ export async function taskForWait(
     run,
     approval: approval.id,
     principal: owner.principal,
-    exp: Date.parse(approval.expires_at),
+    exp: taskExpiry(approval),
   };
   const [taskId, record] = await Promise.all([
     signToken(PREFIX, claims, loadConfig(env).runTokenKeys),
@@ -126,8 +137,8 @@ const CancelParamsSchema = z.looseObject({ taskId: z.string(), reason: z.string(
 /**
  * `tasks/get` (free: it reads the approval and spends no budget) and `tasks/cancel` (withdraws the
  * approval request, so no later decision can execute it). Only a client that declared the
- * extension may use them; a task id that is forged, expired, another principal's or another
- * tenant's is answered alike, and nothing changes.
+ * extension may use them; a task id that is forged, another principal's or another tenant's is
+ * answered alike, one whose records are gone says so, and nothing changes.
  */
 export function registerTaskHandlers(server: Server, env: Env, owner: TaskOwner): void {
   server.setRequestHandler("tasks/get", { params: TaskParamsSchema }, async (params, ctx) => {
@@ -136,14 +147,14 @@ export function registerTaskHandlers(server: Server, env: Env, owner: TaskOwner)
       claims.tenant,
       claims.approval,
     );
-    if (!read) throw unknownTask();
+    if (!read) throw recordsGone();
     return { ...taskOf(env, params.taskId, read.approval, read.call) };
   });
   server.setRequestHandler("tasks/cancel", { params: CancelParamsSchema }, async (params, ctx) => {
     const claims = await ownTask(env, owner, params.taskId, ctx);
     const ledger = ledgerFor(env, claims.tenant, claims.run);
     const approval = await ledger.withdrawApproval(claims.tenant, claims.approval, params.reason ?? null);
-    if (!approval) throw unknownTask();
+    if (!approval) throw recordsGone();
     if (approval.state === "executed" || approval.state === "approved") {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
@@ -166,22 +177,34 @@ async function ownTask(
       `tasks/* needs the ${TASKS_EXTENSION} extension declared in the request's client capabilities.`,
     );
   }
-  const verified = await verifyToken(PREFIX, taskId, loadConfig(env).runTokenKeys, (value) => {
-    const parsed = TaskClaimsSchema.safeParse(value);
-    return parsed.success ? parsed.data : null;
-  });
-  if (!verified.ok) {
-    if (verified.reason === "expired") {
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        "This task has expired with its approval window; its approval can no longer execute.",
-      );
-    }
-    throw unknownTask();
-  }
+  // Expiry is checked below, once the id is known to be this caller's: another's is unknown, expired or not.
+  const verified = await verifyToken(
+    PREFIX,
+    taskId,
+    loadConfig(env).runTokenKeys,
+    (value) => {
+      const parsed = TaskClaimsSchema.safeParse(value);
+      return parsed.success ? parsed.data : null;
+    },
+    Number.NEGATIVE_INFINITY,
+  );
+  if (!verified.ok) throw unknownTask();
   const claims = verified.payload;
   if (claims.tenant !== owner.tenant || claims.principal !== owner.principal) throw unknownTask();
+  if (claims.exp <= Date.now()) throw recordsGone();
   return claims;
+}
+
+/**
+ * A task this caller was handed whose records are no longer kept: its id has expired, or the run's
+ * data was deleted. What the call did is not said here, whatever it was.
+ */
+function recordsGone(): ProtocolError {
+  const hours = RETENTION_MS / 3_600_000;
+  return new ProtocolError(
+    ProtocolErrorCode.InvalidParams,
+    `This task's records are gone: a task is kept for ${hours} h after its approval's expiry or its run's end, whichever comes first, and then deleted with the run's data. Nothing of it can be read or changed any more.`,
+  );
 }
 
 function unknownTask(): ProtocolError {
@@ -207,7 +230,7 @@ function taskOf(
     taskId,
     createdAt: approval.created_at,
     lastUpdatedAt: approval.decided_at ?? approval.created_at,
-    ttlMs: Math.max(0, Date.parse(approval.expires_at) - Date.now()),
+    ttlMs: Math.max(0, taskExpiry(approval) - Date.now()),
     pollIntervalMs: APPROVAL_POLL_MS,
   };
   switch (approval.state) {

@@ -1,7 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { signToken } from "../../src/auth/signed-token";
+import { RETENTION_MS } from "../../src/ledger/run-ledger";
 import { catalog } from "../../src/tools";
 import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
 import {
@@ -424,6 +425,10 @@ async function approvalIdOf(taskId: string): Promise<string> {
 }
 
 describe("approval waits as tasks", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   it("returns a working task that names the approval, who decides and when it expires", async () => {
     const { task, started } = await askRefund("A1001", 130);
     expect(task).toMatchObject({ resultType: "task", status: "working", pollIntervalMs: 30_000 });
@@ -431,8 +436,9 @@ describe("approval waits as tasks", () => {
     expect(task.statusMessage).toMatch(
       /approval apr_\S+: an operator of acme holding support_lead must approve or reject it/,
     );
-    expect(task.ttlMs).toBeGreaterThan(0);
-    expect(task.ttlMs).toBeLessThanOrEqual(24 * 60 * 60 * 1000);
+    // The approval's window, then the run's retention.
+    expect(task.ttlMs).toBeGreaterThan(RETENTION_MS);
+    expect(task.ttlMs).toBeLessThanOrEqual(2 * RETENTION_MS);
     const before = (await ledgerStubOf(runOf("acme", started.run_id)).status("acme"))?.used.calls_used;
     const polled = (await resultOf(getTask(task.taskId))) as unknown as TaskResult;
     expect(polled).toMatchObject({ taskId: task.taskId, status: "working", resultType: "complete" });
@@ -630,33 +636,77 @@ describe("approval waits as tasks", () => {
     const approvalId = await approvalIdOf(task.taskId);
     const run = await openRun("acme");
     const [prefix, body = "", mac = ""] = task.taskId.split(".");
-    const unknown = await signToken(
-      "tk1",
-      {
-        tenant: "acme",
-        run: run.id,
-        approval: "apr_nope",
-        principal: `run:${run.id}`,
-        exp: Date.now() + 60_000,
-      },
-      KEYS,
-    );
+    const claims = { tenant: "acme", run: run.id, approval: "apr_nope", principal: `run:${run.id}` };
+    const expiredOfAnother = await signToken("tk1", { ...claims, exp: Date.now() - 60_000 }, KEYS);
     const attempts = [
       cancelTask(task.taskId, run.token),
       getTask(task.taskId, run.token),
       cancelTask(task.taskId, "globex-agent-key"),
       cancelTask(`${prefix}.${body}.${mac.startsWith("A") ? "B" : "A"}${mac.slice(1)}`),
       cancelTask("tk1.nothing.here"),
-      getTask(unknown, run.token),
+      getTask(expiredOfAnother),
     ];
     for (const answer of await Promise.all(attempts)) {
       expect(answer.json?.error, answer.text).toMatchObject({ code: -32602 });
       expect((answer.json?.error as { message?: string } | undefined)?.message).toMatch(/Unknown task/);
     }
+    // A signed id is one the proxy handed out: an approval its ledger does not hold is one deleted.
+    const deleted = await signToken("tk1", { ...claims, exp: Date.now() + 60_000 }, KEYS);
+    expect((await getTask(deleted, run.token)).json?.error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/^This task's records are gone/),
+    });
     const detail = (await asOperator(`/v1/approvals/${approvalId}`)).body.data as {
       approval: { state: string };
     };
     expect(detail.approval.state).toBe("pending");
+  });
+
+  it("a task that ran is read after its approval's window, until its records are gone", async () => {
+    const { task, started } = await askRefund("A1003", 155);
+    const approvalId = await approvalIdOf(task.taskId);
+    const approved = await decide(approvalId, "approve", "checked", "acme", { confirm_duplicate: true });
+    expect(approved.status).toBe(200);
+    const expiresAt = Date.parse(
+      (approved.body.data as { approval: { expires_at: string } }).approval.expires_at,
+    );
+    const real = Date.now.bind(Date);
+    const clockAt = (at: number) => {
+      const offset = at - real();
+      vi.spyOn(Date, "now").mockImplementation(() => real() + offset);
+    };
+    const gone = {
+      code: -32602,
+      message: expect.stringMatching(
+        /^This task's records are gone: a task is kept for 24 h after its approval's expiry or its run's end, whichever comes first/,
+      ),
+    };
+
+    // The approval's window has closed: the refund it executed is still what the task says.
+    clockAt(expiresAt + 60_000);
+    const late = (await resultOf(getTask(task.taskId))) as unknown as TaskResult;
+    expect(late.status).toBe("completed");
+    expect(envelopeOf(late.result as Result)).toMatchObject({
+      outcome: "success",
+      approval: { id: approvalId, state: "executed" },
+    });
+
+    // A day after it: the id has expired with the run's retention.
+    clockAt(expiresAt + RETENTION_MS + 60_000);
+    for (const answer of [await getTask(task.taskId), await cancelTask(task.taskId)]) {
+      expect(answer.json?.error, answer.text).toMatchObject(gone);
+      expect(answer.text).not.toMatch(/can no longer execute/);
+    }
+    vi.restoreAllMocks();
+
+    // Within the id's life, the run's data deleted (its retention counts from its end) answers the same.
+    const ledger = ledgerStubOf(runOf("acme", started.run_id));
+    await ledger.end("acme");
+    await runInDurableObject(ledger, (_instance, state) => {
+      state.storage.sql.exec("UPDATE run SET ended_at = ?", Date.now() - RETENTION_MS - 1_000);
+    });
+    expect(await runDurableObjectAlarm(ledger)).toBe(true);
+    expect((await getTask(task.taskId)).json?.error).toMatchObject(gone);
   });
 
   it("a run token's wait is a task too, bound to that run", async () => {
