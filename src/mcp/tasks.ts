@@ -79,8 +79,10 @@ function taskExpiry(approval: { expires_at: string }): number {
 }
 
 /**
- * The task for a call answered `approval_required`, or null for any other answer. Its id lives
- * past the approval's window (`taskExpiry`); the poll interval is the envelope's own retry hint.
+ * The task for a call answered `approval_required`, or null for any other answer. It is the task
+ * `tasks/get` reads, from the approval where it is kept (so that read resolves before the id is
+ * handed out; an approval not found there makes no task); its id lives past the approval's window
+ * (`taskExpiry`), and its poll interval is the envelope's own retry hint.
  */
 export async function taskForWait(
   env: Env,
@@ -97,22 +99,14 @@ export async function taskForWait(
     principal: owner.principal,
     exp: taskExpiry(approval),
   };
-  const [taskId, record] = await Promise.all([
+  const [taskId, read] = await Promise.all([
     signToken(PREFIX, claims, loadConfig(env).runTokenKeys),
-    // Who decides (roles, how many people) is the approval's own, read where it is kept.
-    ledgerFor(env, owner.tenant, run).approval(owner.tenant, approval.id),
+    ledgerFor(env, owner.tenant, run).approvalWithCall(owner.tenant, approval.id),
   ]);
-  const now = new Date().toISOString();
+  if (!read) return null;
   return {
     resultType: "task",
-    taskId,
-    status: "working",
-    statusMessage: record
-      ? waitingMessage(record)
-      : `Waiting for approval ${approval.id}: an operator of ${owner.tenant} must approve or reject it before ${approval.expires_at}, when it expires unexecuted.`,
-    createdAt: now,
-    lastUpdatedAt: now,
-    ttlMs: Math.max(0, claims.exp - Date.now()),
+    ...taskOf(env, taskId, read.approval, read.call),
     pollIntervalMs: envelope.error.retry_after_ms ?? APPROVAL_POLL_MS,
   };
 }
@@ -226,11 +220,12 @@ function taskOf(
   approval: ApprovalRecord,
   call: ApprovalWithCall["call"],
 ): TaskView {
+  // The task is created with its approval, and ttlMs counts from then: the same on every read.
   const base = {
     taskId,
     createdAt: approval.created_at,
     lastUpdatedAt: approval.decided_at ?? approval.created_at,
-    ttlMs: Math.max(0, taskExpiry(approval) - Date.now()),
+    ttlMs: taskExpiry(approval) - Date.parse(approval.created_at),
     pollIntervalMs: APPROVAL_POLL_MS,
   };
   switch (approval.state) {

@@ -5,6 +5,7 @@ import { signToken } from "../../src/auth/signed-token";
 import { RETENTION_MS } from "../../src/ledger/run-ledger";
 import { catalog } from "../../src/tools";
 import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
+import { rewindRun } from "./clock";
 import {
   armFault,
   asOperator,
@@ -397,6 +398,7 @@ interface TaskResult {
   taskId: string;
   status: string;
   statusMessage: string;
+  createdAt: string;
   ttlMs: number;
   pollIntervalMs: number;
   result?: Result;
@@ -444,6 +446,29 @@ describe("approval waits as tasks", () => {
     expect(polled).toMatchObject({ taskId: task.taskId, status: "working", resultType: "complete" });
     // Polling costs nothing.
     expect((await ledgerStubOf(runOf("acme", started.run_id)).status("acme"))?.used.calls_used).toBe(before);
+  });
+
+  it("counts ttlMs from the approval's creation: the same when created and on every read, as time passes", async () => {
+    const { task, started } = await askRefund("A1004", 135);
+    const approvalId = await approvalIdOf(task.taskId);
+    const stored = async () =>
+      (
+        (await asOperator(`/v1/approvals/${approvalId}`)).body.data as {
+          approval: { created_at: string; expires_at: string };
+        }
+      ).approval;
+    const asked = await stored();
+    expect(task.createdAt).toBe(asked.created_at);
+    expect(task.ttlMs).toBe(Date.parse(asked.expires_at) + RETENTION_MS - Date.parse(asked.created_at));
+
+    // Half the approval's window passes (its stored clock moves back).
+    const half = Math.floor((Date.parse(asked.expires_at) - Date.now()) / 2);
+    await rewindRun(runOf("acme", started.run_id), half);
+    const later = (await resultOf(getTask(task.taskId))) as unknown as TaskResult;
+    expect(later.status).toBe("working");
+    expect(later.createdAt).toBe((await stored()).created_at);
+    expect(Date.parse(later.createdAt)).toBe(Date.parse(asked.created_at) - half);
+    expect(later.ttlMs).toBe(task.ttlMs);
   });
 
   it("names two people and the roles above acme's two-person threshold, counts the first, and says when it is overdue", async () => {
