@@ -46,7 +46,7 @@ type TaskClaims = z.infer<typeof TaskClaimsSchema>;
 
 type TaskStatus = "working" | "completed" | "cancelled";
 
-/** A task as `tools/call`, `tasks/get` and `tasks/cancel` describe it. */
+/** A task as `tools/call` and `tasks/get` describe it. */
 export interface TaskView {
   taskId: string;
   status: TaskStatus;
@@ -129,8 +129,9 @@ const TaskParamsSchema = z.looseObject({ taskId: z.string() });
 const CancelParamsSchema = z.looseObject({ taskId: z.string(), reason: z.string().max(500).optional() });
 
 /**
- * `tasks/get` (free: it reads the approval and spends no budget) and `tasks/cancel` (withdraws the
- * approval request, so no later decision can execute it). Only a client that declared the
+ * `tasks/get` (free: it reads the approval and spends no budget) and `tasks/cancel` (withdraws a
+ * pending approval request, so no later decision can execute it, and answers with the empty
+ * acknowledgement the extension asks for, whatever the approval's state). Only a client that declared the
  * extension may use them; a task id that is forged, another principal's or another tenant's is
  * answered alike, one whose records are gone says so, and nothing changes.
  */
@@ -147,15 +148,10 @@ export function registerTaskHandlers(server: Server, env: Env, owner: TaskOwner)
   server.setRequestHandler("tasks/cancel", { params: CancelParamsSchema }, async (params, ctx) => {
     const claims = await ownTask(env, owner, params.taskId, ctx);
     const ledger = ledgerFor(env, claims.tenant, claims.run);
+    // A pending approval is withdrawn; one already decided stands, and tasks/get says how it ended.
     const approval = await ledger.withdrawApproval(claims.tenant, claims.approval, params.reason ?? null);
     if (!approval) throw recordsGone();
-    if (approval.state === "executed" || approval.state === "approved") {
-      throw new ProtocolError(
-        ProtocolErrorCode.InvalidParams,
-        `This task can no longer be cancelled: an operator approved approval ${approval.id} and the call ${approval.state === "executed" ? "was executed" : "is executing"}. Read its result with tasks/get.`,
-      );
-    }
-    return { ...taskOf(env, params.taskId, approval, null) };
+    return {};
   });
 }
 

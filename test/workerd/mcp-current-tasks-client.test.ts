@@ -41,7 +41,7 @@ const ToolResultSchema = z.looseObject({
   isError: z.boolean().optional(),
 });
 
-/** A task as `tools/call` (once it waits), `tasks/get` and `tasks/cancel` describe it. */
+/** A task as `tools/call` (once it waits) and `tasks/get` describe it. */
 const TaskSchema = z.looseObject({
   taskId: z.string(),
   status: z.enum(["working", "input_required", "completed", "failed", "cancelled"]),
@@ -53,6 +53,12 @@ const TaskSchema = z.looseObject({
   result: ToolResultSchema.optional(),
 });
 type Task = z.infer<typeof TaskSchema>;
+
+/**
+ * What `tasks/cancel` answers: an empty result. The SDK reads its `resultType` off the wire; only
+ * the `_meta` every result carries (the server's info) is left.
+ */
+const AcknowledgementSchema = z.strictObject({ _meta: z.record(z.string(), z.unknown()).optional() });
 
 /** `tools/call` answered with a task instead of the tool's result. */
 const CreateTaskResultSchema = TaskSchema.extend({ resultType: z.literal("task") });
@@ -106,8 +112,8 @@ class TasksClient extends Client {
     return this.request({ method: "tasks/get", params: { taskId } }, TaskSchema);
   }
 
-  cancelTask(taskId: string, reason: string): Promise<Task> {
-    return this.request({ method: "tasks/cancel", params: { taskId, reason } }, TaskSchema);
+  cancelTask(taskId: string, reason: string): Promise<z.infer<typeof AcknowledgementSchema>> {
+    return this.request({ method: "tasks/cancel", params: { taskId, reason } }, AcknowledgementSchema);
   }
 }
 
@@ -191,7 +197,9 @@ describe("the SDK client on 2026-07-28 with the tasks extension", () => {
     const client = await connected();
     const before = (await refundsOf("A1004")).length;
     const { task, approvalId } = await askRefund(client, "A1004", 191);
-    const cancelled = await client.cancelTask(task.taskId, "the customer changed their mind");
+    const acknowledged = await client.cancelTask(task.taskId, "the customer changed their mind");
+    expect(Object.keys(acknowledged).filter((key) => key !== "_meta")).toEqual([]);
+    const cancelled = await client.getTask(task.taskId);
     expect(cancelled.status).toBe("cancelled");
     expect(textOf(cancelled.result ?? {})).toMatch(/^Nothing was executed/);
     expect((await decide(approvalId, "approve", "too late")).status).toBe(409);

@@ -183,11 +183,13 @@ describe("both revisions on one endpoint", () => {
   });
 
   it("answers tasks/* from a client without the tasks extension with -32021", async () => {
-    const answer = await current(AGENT, "tasks/get", { taskId: "tk1.x.y" });
-    expect(answer.json?.error).toMatchObject({
-      code: -32021,
-      data: { requiredCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } },
-    });
+    for (const method of ["tasks/get", "tasks/cancel"]) {
+      const answer = await current(AGENT, method, { taskId: "tk1.x.y" });
+      expect(answer.json?.error, method).toMatchObject({
+        code: -32021,
+        data: { requiredCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } } },
+      });
+    }
   });
 
   it("answers with one JSON message, no log notification, even when _meta asks for a log level", async () => {
@@ -421,6 +423,11 @@ const cancelTask = (taskId: string, key = AGENT) =>
     { capabilities: TASKS },
   );
 
+/** An empty result: nothing but what every 2026-07-28 result carries (its type, the server's info). */
+const acknowledged = (result: Result): boolean =>
+  result.resultType === "complete" &&
+  Object.keys(result).every((key) => ["resultType", "_meta"].includes(key));
+
 async function approvalIdOf(taskId: string): Promise<string> {
   const task = (await resultOf(getTask(taskId))) as unknown as TaskResult;
   return /approval (\S+?):/.exec(task.statusMessage)?.[1] ?? "";
@@ -573,11 +580,12 @@ describe("approval waits as tasks", () => {
     expect(await refundsOf("A1003")).toHaveLength(before);
   });
 
-  it("tasks/cancel withdraws the request: no operator can execute it later", async () => {
+  it("tasks/cancel withdraws the request with an empty acknowledgement: no operator can execute it later", async () => {
     const before = (await refundsOf("A1004")).length;
     const { task } = await askRefund("A1004", 160);
     const approvalId = await approvalIdOf(task.taskId);
-    const cancelled = (await resultOf(cancelTask(task.taskId))) as unknown as TaskResult;
+    expect(acknowledged(await resultOf(cancelTask(task.taskId)))).toBe(true);
+    const cancelled = (await resultOf(getTask(task.taskId))) as unknown as TaskResult;
     expect(cancelled.status).toBe("cancelled");
     expect(cancelled.result?.content?.[0]?.text).toMatch(/^Nothing was executed/);
     const detail = (await asOperator(`/v1/approvals/${approvalId}`)).body.data as {
@@ -586,8 +594,27 @@ describe("approval waits as tasks", () => {
     expect(JSON.stringify(detail)).toContain("withdrawn by the agent: the customer changed their mind");
     expect((await decide(approvalId, "approve", "too late")).status).toBe(409);
     expect(await refundsOf("A1004")).toHaveLength(before);
-    // Cancelling again answers the same.
-    expect(((await resultOf(cancelTask(task.taskId))) as unknown as TaskResult).status).toBe("cancelled");
+    // Cancelling again is acknowledged the same.
+    expect(acknowledged(await resultOf(cancelTask(task.taskId)))).toBe(true);
+  });
+
+  it("tasks/cancel after an operator approved is acknowledged, and the call runs as approved", async () => {
+    const before = (await refundsOf("A1001")).length;
+    const { task } = await askRefund("A1001", 165);
+    const approvalId = await approvalIdOf(task.taskId);
+    // Other tests of this file refund A1001 in other runs: the operator confirms having seen them.
+    const approved = await decide(approvalId, "approve", "checked", "acme", { confirm_duplicate: true });
+    expect(approved.status).toBe(200);
+    const answer = await cancelTask(task.taskId);
+    expect(answer.json?.error, answer.text).toBeUndefined();
+    expect(acknowledged(answer.json?.result as Result)).toBe(true);
+    const done = (await resultOf(getTask(task.taskId))) as unknown as TaskResult;
+    expect(done.status).toBe("completed");
+    expect(envelopeOf(done.result as Result)).toMatchObject({
+      outcome: "success",
+      approval: { id: approvalId, state: "executed" },
+    });
+    expect(await refundsOf("A1001")).toHaveLength(before + 1);
   });
 
   it("a dropped connection cancels the request, never the approval held in the ledger", async () => {
