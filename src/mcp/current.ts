@@ -24,7 +24,7 @@ import { withMetaTraceparent } from "./trace-meta";
  * unsupported versions (-32022), `resultType`, `ttlMs`/`cacheScope` and the server info on results.
  * `subscriptions/listen` is the SDK's listen router too, fed by the catalog watch (./catalog-watch.ts).
  * Built here: which run a call belongs to (a run token, or an agent's signed run handle minted by
- * `start_task`), approval waits as tasks, and `tasks/get`/`tasks/cancel` (the SDK has no runtime
+ * `start_task`), approval waits as tasks, and `tasks/get`/`tasks/update`/`tasks/cancel` (the SDK has no runtime
  * for the tasks extension), and where tool changes come from (a catalog going live, never a call).
  */
 

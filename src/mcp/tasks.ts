@@ -25,7 +25,7 @@ import { toCallToolResult } from "./call-result";
  * (2026-07-28). The task holds no state of its own: its id is a signed token naming the tenant, run
  * and approval and the principal it was handed to, and the approval in the run's ledger (the run's
  * single writer) is its state, so any isolate answers `tasks/get` and nothing is kept twice. The
- * SDK has no tasks runtime: the two methods are registered by hand with explicit schemas.
+ * SDK has no tasks runtime: the three methods are registered by hand with explicit schemas.
  */
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
@@ -127,11 +127,16 @@ function waitingMessage(approval: ApprovalRecord): string {
 
 const TaskParamsSchema = z.looseObject({ taskId: z.string() });
 const CancelParamsSchema = z.looseObject({ taskId: z.string(), reason: z.string().max(500).optional() });
+const UpdateParamsSchema = z.looseObject({
+  taskId: z.string(),
+  inputResponses: z.record(z.string(), z.unknown()).optional(),
+});
 
 /**
- * `tasks/get` (free: it reads the approval and spends no budget) and `tasks/cancel` (withdraws a
- * pending approval request, so no later decision can execute it, and answers with the empty
- * acknowledgement the extension asks for, whatever the approval's state). Only a client that declared the
+ * `tasks/get` (free: it reads the approval and spends no budget), `tasks/cancel` (withdraws a
+ * pending approval request, so no later decision can execute it) and `tasks/update` (nothing to
+ * update: our tasks never ask for input); the last two answer with the empty acknowledgement the
+ * extension asks for, whatever the approval's state. Only a client that declared the
  * extension may use them; a task id that is forged, another principal's or another tenant's is
  * answered alike, one whose records are gone says so, and nothing changes.
  */
@@ -151,6 +156,14 @@ export function registerTaskHandlers(server: Server, env: Env, owner: TaskOwner)
     // A pending approval is withdrawn; one already decided stands, and tasks/get says how it ended.
     const approval = await ledger.withdrawApproval(claims.tenant, claims.approval, params.reason ?? null);
     if (!approval) throw recordsGone();
+    return {};
+  });
+  server.setRequestHandler("tasks/update", { params: UpdateParamsSchema }, async (params, ctx) => {
+    const claims = await ownTask(env, owner, params.taskId, ctx);
+    const approval = await ledgerFor(env, claims.tenant, claims.run).approval(claims.tenant, claims.approval);
+    if (!approval) throw recordsGone();
+    // A wait for a human never asks the client for input: no key is outstanding, so every response
+    // is ignored, as the extension says a server should for keys it is not waiting on.
     return {};
   });
 }

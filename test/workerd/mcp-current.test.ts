@@ -183,7 +183,7 @@ describe("both revisions on one endpoint", () => {
   });
 
   it("answers tasks/* from a client without the tasks extension with -32021", async () => {
-    for (const method of ["tasks/get", "tasks/cancel"]) {
+    for (const method of ["tasks/get", "tasks/update", "tasks/cancel"]) {
       const answer = await current(AGENT, method, { taskId: "tk1.x.y" });
       expect(answer.json?.error, method).toMatchObject({
         code: -32021,
@@ -596,6 +596,32 @@ describe("approval waits as tasks", () => {
     expect(await refundsOf("A1004")).toHaveLength(before);
     // Cancelling again is acknowledged the same.
     expect(acknowledged(await resultOf(cancelTask(task.taskId)))).toBe(true);
+  });
+
+  it("tasks/update is acknowledged and changes nothing: the wait asks for no input", async () => {
+    const { task } = await askRefund("A1004", 175);
+    const approvalId = await approvalIdOf(task.taskId);
+    const update = (taskId: string) =>
+      current(
+        AGENT,
+        "tasks/update",
+        { taskId, inputResponses: { approve: { action: "accept", content: { approved: true } } } },
+        { capabilities: TASKS },
+      );
+    expect(acknowledged(await resultOf(update(task.taskId)))).toBe(true);
+    const after = (await resultOf(getTask(task.taskId))) as unknown as TaskResult;
+    expect(after.status).toBe("working");
+    const detail = (await asOperator(`/v1/approvals/${approvalId}`)).body.data as {
+      approval: { state: string };
+    };
+    expect(detail.approval.state).toBe("pending");
+    for (const taskId of ["tk1.nothing.here", `${task.taskId}x`]) {
+      const refused = await update(taskId);
+      expect(refused.json?.error, refused.text).toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(/^Unknown task/),
+      });
+    }
   });
 
   it("tasks/cancel after an operator approved is acknowledged, and the call runs as approved", async () => {
