@@ -11,6 +11,7 @@ import { failure } from "../wire/envelope";
 import { openRunBodySchema } from "../wire/requests";
 import { toCallToolResult } from "./call-result";
 import { canListen, catalogWatch, MAX_LISTENERS } from "./catalog-watch";
+import { type JsonRpcId, requestIdOf, rpcError } from "./json-rpc";
 import { RUN_HANDLE_ARG, signRunHandle, takeRunHandle } from "./run-handle";
 import { INSTRUCTIONS } from "./server";
 import { openAgentRun } from "./session";
@@ -50,7 +51,9 @@ export async function serveCurrent(
   parsedBody?: unknown,
 ): Promise<Response> {
   // The SDK checks that Mcp-Method names the body's method (-32020), so the header can be trusted here.
-  if (request.headers.get("mcp-method") === "subscriptions/listen" && !canListen()) return listenRefused();
+  if (request.headers.get("mcp-method") === "subscriptions/listen" && !canListen()) {
+    return listenRefused(requestIdOf(parsedBody));
+  }
   // "auto" answers with one JSON body unless a handler emits a message before its result, and ours
   // emit none; "json" would say so with a warning on every request. A listen stream is always SSE.
   const handler = createMcpHandler(() => createCurrentServer(ctx), {
@@ -62,9 +65,10 @@ export async function serveCurrent(
   return handler.fetch(request, parsedBody === undefined ? undefined : { parsedBody });
 }
 
-function listenRefused(): Response {
+/** A listen this isolate has no room for, answered to its request (an unread body answers to none). */
+function listenRefused(id: JsonRpcId): Response {
   const message = `Subscription limit reached: this isolate holds ${MAX_LISTENERS} listen streams. Listen again later, or list the tools again after tools/list's ttlMs.`;
-  return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32603, message } }, { status: 200 });
+  return rpcError(200, -32603, message, id);
 }
 
 const START_TASK = "start_task";

@@ -20,6 +20,7 @@ import { type Envelope, failure, httpStatusFor } from "../wire/envelope";
 import { MAX_CALL_BODY_BYTES, openRunBodySchema } from "../wire/requests";
 import { toCallToolResult } from "./call-result";
 import { serveCurrent } from "./current";
+import { type JsonRpcId, requestIdOf, rpcError } from "./json-rpc";
 import { ownOriginOnly } from "./origin";
 import {
   challenge,
@@ -450,9 +451,6 @@ function methodNotAllowed(c: McpContext) {
   );
 }
 
-type JsonRpcId = string | number | null;
-
-/** The id of a single JSON-RPC request, so its error answers it; null for a batch or a notification. */
 /**
  * Whether a parsed message has a field named `__proto__` at any depth. JSON.parse keeps one as an
  * ordinary field; every parse after it (the SDK's schemas among them) sets it as a prototype instead.
@@ -465,14 +463,4 @@ function holdsPrototypeKey(message: unknown): boolean {
     pending.push(...Object.values(node));
   }
   return false;
-}
-
-function requestIdOf(body: unknown): JsonRpcId {
-  if (typeof body !== "object" || body === null || Array.isArray(body) || !("id" in body)) return null;
-  return typeof body.id === "string" || typeof body.id === "number" ? body.id : null;
-}
-
-function rpcError(status: number, code: number, message: string, id: JsonRpcId, data?: unknown): Response {
-  const error = data === undefined ? { code, message } : { code, message, data };
-  return Response.json({ jsonrpc: "2.0", error, id }, { status });
 }

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { Client } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
+import { catalogWatch, MAX_LISTENERS } from "../../src/mcp/catalog-watch";
 import { catalog } from "../../src/tools";
 import { bearer, connect, MCP_URL, rpc, workerFetch } from "./mcp-client";
 
@@ -168,6 +169,30 @@ describe("subscriptions/listen", () => {
       params: { notifications: { toolsListChanged: true }, _meta: meta },
     });
     expect(refused.status).toBe(401);
+  });
+
+  it("a listen the isolate has no room for is refused with -32603, answering that request's id", async () => {
+    // The isolate's other streams, held here: the proxy runs in the tests' isolate, so these count
+    // against its limit. They ask the beacon only every 10 minutes, long after the test is over.
+    const slow = { ...env, CATALOG_WATCH_MS: "600000" };
+    const bus = catalogWatch(slow, await catalog.version());
+    const held = Array.from({ length: MAX_LISTENERS }, () => bus.subscribe(() => {}));
+    try {
+      const refused = await rpc(headersFor(AGENT, "subscriptions/listen"), {
+        jsonrpc: "2.0",
+        id: "listen-full",
+        method: "subscriptions/listen",
+        params: { notifications: { toolsListChanged: true }, _meta: meta },
+      });
+      expect(refused.status).toBe(200);
+      expect(refused.json).toEqual({
+        jsonrpc: "2.0",
+        id: "listen-full",
+        error: { code: -32603, message: expect.stringMatching(/^Subscription limit reached/) },
+      });
+    } finally {
+      for (const stop of held) stop();
+    }
   });
 
   it("the SDK client on 2026-07-28 listens by itself and hears of a new catalog", async () => {
