@@ -66,9 +66,11 @@ mcp.post(MCP_PATH, async (c) => {
   // "unreadable-body" steps).
   const read = await readMessage(c.req.raw);
   if (read.kind === "json" && holdsPrototypeKey(read.body)) {
-    // The SDK's own parse would drop the field without a word, where the REST door refuses it.
+    // The SDK's own parse would drop the field without a word, where the REST door refuses it. A
+    // request is answered with the error (200); input holding no request (a notification) has no
+    // answer to carry it, and Streamable HTTP says input the server cannot accept is an HTTP error.
     return rpcError(
-      200,
+      holdsRequest(read.body) ? 200 : 400,
       -32602,
       'Invalid params: "__proto__" is not accepted as a field name anywhere in a message. Rename or remove the field.',
       requestIdOf(read.body),
@@ -449,6 +451,13 @@ function methodNotAllowed(c: McpContext) {
     { jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed: use POST." }, id: null },
     405,
   );
+}
+
+/** Whether a message is a request, or a batch holds one: something an answer's body can answer. */
+function holdsRequest(body: unknown): boolean {
+  const one = (message: unknown) =>
+    typeof message === "object" && message !== null && "method" in message && "id" in message;
+  return Array.isArray(body) ? body.some(one) : one(body);
 }
 
 /**

@@ -82,6 +82,7 @@ describe("an MCP request's body, read once", () => {
           MCP_URL,
           framed({ ...bearer(run.token), ...headers }, call(args, envelope)),
         );
+        expect(response.status).toBe(200);
         expect(await response.json()).toEqual({
           jsonrpc: "2.0",
           id: 9,
@@ -92,6 +93,34 @@ describe("an MCP request's body, read once", () => {
           },
         });
       }
+    }
+    expect(await traceOf(run)).toEqual([]);
+  });
+
+  it("refuses a notification holding __proto__ with 400 on either revision: it has no answer to carry the error", async () => {
+    const run = await openRun();
+    const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"${VERSION}","io.modelcontextprotocol/clientCapabilities":{}}`;
+    // Written by hand: in an object literal "__proto__" sets the prototype, so JSON.stringify would drop it.
+    const notification = (method: string, envelope: string) =>
+      `{"jsonrpc":"2.0","method":"${method}","params":{"__proto__":{"x":1}${envelope}}}`;
+    for (const [headers, body] of [
+      [
+        { ...currentHeaders, "mcp-method": "notifications/cancelled" },
+        notification("notifications/cancelled", `,${meta}`),
+      ],
+      [{}, notification("notifications/initialized", "")],
+    ] as const) {
+      const response = await workerFetch(MCP_URL, framed({ ...bearer(run.token), ...headers }, body));
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({
+        jsonrpc: "2.0",
+        id: null,
+        error: {
+          code: -32602,
+          message:
+            'Invalid params: "__proto__" is not accepted as a field name anywhere in a message. Rename or remove the field.',
+        },
+      });
     }
     expect(await traceOf(run)).toEqual([]);
   });
