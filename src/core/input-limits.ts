@@ -7,7 +7,8 @@
  * is what tells an agent its arguments are too long, these only stop payloads no tool accepts.
  *
  * Refusals (pipeline/limit.ts, http/limits.ts) happen before the run's ledger, like a 413: they
- * spend no budget and are not traced. The rate limit, checked before them, bounds how often a caller can send one.
+ * spend no budget and are not traced. The rate limit, checked before them, bounds how often a
+ * caller can send one.
  */
 export const INPUT_LIMITS = {
   /** A run token is about 250 bytes; a tenant key far less. */

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/app-env";
+import { rpcError } from "./json-rpc";
 
 /**
  * Streamable HTTP: a server MUST validate a request's `Origin` and answer one present and invalid
@@ -11,5 +12,5 @@ export const ownOriginOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
   const origin = c.req.header("origin");
   if (origin === undefined || origin === new URL(c.req.url).origin) return next();
   const message = `Forbidden: requests from the origin ${JSON.stringify(origin.slice(0, 200))} are not accepted. Call /mcp from a server or agent runtime (no Origin), or from this proxy's own origin.`;
-  return c.json({ jsonrpc: "2.0", id: null, error: { code: -32600, message } }, 403);
+  return rpcError(403, -32600, message, null);
 };
