@@ -4,7 +4,7 @@ import { loadConfig } from "../config/load";
 import { newContextCallId } from "../core/ids";
 import type { Env } from "../env";
 import { buildRequest, executeRequest } from "../pipeline/dispatch";
-import { validateArguments } from "../pipeline/validate";
+import { problemFields, validateArguments } from "../pipeline/validate";
 import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
 import { resolveUpstream } from "../upstream/bindings";
@@ -48,7 +48,7 @@ export async function readDecisionContext(
   // refuses (an empty or "." segment of its path) must not make the page read another resource.
   const args = validateArguments(reader.input, context.args(approval.args));
   if (!args.ok) {
-    const fields = [...new Set(args.problems.map((problem) => problem.field))].join(", ");
+    const fields = problemFields(args.problems).join(", ");
     return unreadable(
       `${context.tool} cannot be asked about this call: its arguments do not fit ${context.tool} (${fields}). Judge the call without it.`,
     );

@@ -7,7 +7,7 @@ import { applyMasks } from "../shaping/mask";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord, Execution } from "./dispatch";
 import type { Taint } from "./run-state";
-import { validateArguments } from "./validate";
+import { problemFields, validateArguments } from "./validate";
 
 /** A storage write the shaping stage needs, committed with the rest of the call. */
 export type Recorder = () => void;
@@ -99,7 +99,7 @@ export async function shapeResult(
       tool: observer.name,
       verified: null,
       error: "validation_error",
-      fields: [...new Set(built.problems.map((problem) => problem.field))],
+      fields: problemFields(built.problems),
     };
   }
   if (tool.observe && observer && built?.ok) {

@@ -98,6 +98,11 @@ export function omitNullOptionals(schema: z.ZodType, value: unknown): unknown {
   return out;
 }
 
+/** The fields a list of problems names, each once, in their order: a field may have several problems. */
+export function problemFields(problems: readonly Problem[]): string[] {
+  return [...new Set(problems.map((problem) => problem.field))];
+}
+
 function dedupe(problems: Problem[]): Problem[] {
   const seen = new Set<string>();
   return problems.filter((problem) => {
