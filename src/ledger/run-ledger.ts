@@ -729,13 +729,6 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   /**
-   * Approve with edit, before the decision commits: the edited arguments are checked like a call
-   * (`pipeline/edit.ts`), and the edited call, a new effect, takes its tenant-wide step, replacing
-   * the asked call's claim. The edited key is "deciding" from its claim until the decision
-   * committed (the caller releases it), as an agent's call's key is. Anything the machine decides
-   * anyway (no such approval, no longer pending, a role not held) is left to it.
-   */
-  /**
    * An edit that arrives once the approval was approved (by a plain approval it raced, say): with
    * the arguments that were approved it is that decision again; with others it is refused, since
    * answering it as done would tell its operator that their arguments went out.
@@ -759,6 +752,13 @@ export class RunLedger extends DurableObject<Env> {
     };
   }
 
+  /**
+   * Approve with edit, before the decision commits: the edited arguments are checked like a call
+   * (`pipeline/edit.ts`), and the edited call, a new effect, takes its tenant-wide step, replacing
+   * the asked call's claim. The edited key is "deciding" from its claim until the decision
+   * committed (the caller releases it), as an agent's call's key is. Anything the machine decides
+   * anyway (no such approval, no longer pending, a role not held) is left to it.
+   */
   async #prepareEdit(
     run: RunMeta,
     input: DecideInput,
