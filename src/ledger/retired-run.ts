@@ -10,7 +10,6 @@ import type { RunMeta } from "../pipeline/run-state";
  * an open of it is refused (`RunLedger.open`); then the mark goes too.
  */
 export interface RetiredRun {
-  tenant: string;
   run_id: string;
   deleted_at: number;
   /** When the mark is deleted: no shard holds an effect of the run any longer. */
@@ -22,7 +21,6 @@ const RETIRED_KEY = "retired_run";
 /** Marks the deleted run's id as taken, in the emptied object's storage; when the mark goes. */
 export function retire(kv: SyncKvStorage, run: RunMeta, now: number): RetiredRun {
   const retired = {
-    tenant: run.tenant,
     run_id: run.run_id,
     deleted_at: now,
     until: now + EFFECT_WINDOW_MS.max,

@@ -143,7 +143,6 @@ describe("task keys", () => {
     expect(mark.until).toBeGreaterThanOrEqual(Date.now() + EFFECT_WINDOW_MS.max - 60_000);
     await runInDurableObject(ledgerStubOf(first), (_instance, state) => {
       state.storage.kv.put("retired_run", {
-        tenant: "hooli",
         run_id: first.id,
         deleted_at: 0,
         until: Date.now() - 1,
