@@ -39,6 +39,20 @@ const currentList = JSON.stringify({
   },
 });
 const currentHeaders = { "mcp-protocol-version": VERSION, "mcp-method": "tools/list" };
+const currentCallHeaders = { ...currentHeaders, "mcp-method": "tools/call", "mcp-name": "lookup_order" };
+/** The current revision's `_meta` envelope, as JSON text to put into a params object. */
+const CURRENT_META = `"_meta":{"io.modelcontextprotocol/protocolVersion":"${VERSION}","io.modelcontextprotocol/clientCapabilities":{}}`;
+/**
+ * A `tools/call` of lookup_order with `args` (JSON text), and `envelope` after them in its params.
+ * Written by hand: in an object literal "__proto__" sets the prototype, so JSON.stringify would drop it.
+ */
+const lookupCall = (id: number, args: string, envelope: string) =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"lookup_order","arguments":${args}${envelope}}}`;
+const PROTOTYPE_REFUSAL = {
+  code: -32602,
+  message:
+    'Invalid params: "__proto__" is not accepted as a field name anywhere in a message. Rename or remove the field.',
+};
 
 describe("an MCP request's body, read once", () => {
   it("serves a current-revision request whether its body is framed or streamed", async () => {
@@ -68,30 +82,17 @@ describe("an MCP request's body, read once", () => {
 
   it("refuses a field named __proto__ in a call of either revision, as the REST door does, and runs nothing", async () => {
     const run = await openRun();
-    const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"${VERSION}","io.modelcontextprotocol/clientCapabilities":{}}`;
-    // Written by hand: in an object literal "__proto__" sets the prototype, so JSON.stringify would drop it.
-    const call = (args: string, envelope: string) =>
-      `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"lookup_order","arguments":${args}${envelope}}}`;
-    const current = { ...currentHeaders, "mcp-method": "tools/call", "mcp-name": "lookup_order" };
     for (const args of ['{"order_id":"A1001","__proto__":{"x":1}}', '{"__proto__":{"order_id":"A1001"}}']) {
       for (const [headers, envelope] of [
-        [current, `,${meta}`],
+        [currentCallHeaders, `,${CURRENT_META}`],
         [{}, ""],
       ] as const) {
         const response = await workerFetch(
           MCP_URL,
-          framed({ ...bearer(run.token), ...headers }, call(args, envelope)),
+          framed({ ...bearer(run.token), ...headers }, lookupCall(9, args, envelope)),
         );
         expect(response.status).toBe(200);
-        expect(await response.json()).toEqual({
-          jsonrpc: "2.0",
-          id: 9,
-          error: {
-            code: -32602,
-            message:
-              'Invalid params: "__proto__" is not accepted as a field name anywhere in a message. Rename or remove the field.',
-          },
-        });
+        expect(await response.json()).toEqual({ jsonrpc: "2.0", id: 9, error: PROTOTYPE_REFUSAL });
       }
     }
     expect(await traceOf(run)).toEqual([]);
@@ -99,28 +100,19 @@ describe("an MCP request's body, read once", () => {
 
   it("refuses a notification holding __proto__ with 400 on either revision: it has no answer to carry the error", async () => {
     const run = await openRun();
-    const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"${VERSION}","io.modelcontextprotocol/clientCapabilities":{}}`;
-    // Written by hand: in an object literal "__proto__" sets the prototype, so JSON.stringify would drop it.
+    // Written by hand, as lookupCall is.
     const notification = (method: string, envelope: string) =>
       `{"jsonrpc":"2.0","method":"${method}","params":{"__proto__":{"x":1}${envelope}}}`;
     for (const [headers, body] of [
       [
         { ...currentHeaders, "mcp-method": "notifications/cancelled" },
-        notification("notifications/cancelled", `,${meta}`),
+        notification("notifications/cancelled", `,${CURRENT_META}`),
       ],
       [{}, notification("notifications/initialized", "")],
     ] as const) {
       const response = await workerFetch(MCP_URL, framed({ ...bearer(run.token), ...headers }, body));
       expect(response.status).toBe(400);
-      expect(await response.json()).toEqual({
-        jsonrpc: "2.0",
-        id: null,
-        error: {
-          code: -32602,
-          message:
-            'Invalid params: "__proto__" is not accepted as a field name anywhere in a message. Rename or remove the field.',
-        },
-      });
+      expect(await response.json()).toEqual({ jsonrpc: "2.0", id: null, error: PROTOTYPE_REFUSAL });
     }
     expect(await traceOf(run)).toEqual([]);
   });
@@ -202,25 +194,8 @@ describe("an MCP request's body, read once", () => {
 describe("an MCP request's Origin", () => {
   it("refuses a request from another origin with 403, running nothing, and serves its own origin and none", async () => {
     const run = await openRun();
-    const lookup = JSON.stringify({
-      jsonrpc: "2.0",
-      id: 4,
-      method: "tools/call",
-      params: {
-        name: "lookup_order",
-        arguments: { order_id: "A1001" },
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": VERSION,
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    });
-    const headers = {
-      ...bearer(run.token),
-      "mcp-protocol-version": VERSION,
-      "mcp-method": "tools/call",
-      "mcp-name": "lookup_order",
-    };
+    const lookup = lookupCall(4, '{"order_id":"A1001"}', `,${CURRENT_META}`);
+    const headers = { ...bearer(run.token), ...currentCallHeaders };
     const call = (origin: Record<string, string>) =>
       workerFetch(MCP_URL, framed({ ...headers, ...origin }, lookup));
     for (const origin of ["https://rebound.example", "null", `${new URL(MCP_URL).origin}.evil.example`]) {
