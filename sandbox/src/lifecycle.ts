@@ -14,7 +14,8 @@ import {
   reservationAnswer,
 } from "./idempotency";
 import type { RequestMeta } from "./journal";
-import type { FailedItem, FaultPlan, Outcome, ShapeMode } from "./model";
+import { type FailedItem, type FaultPlan, isOversizedMode, type Outcome, type ShapeMode } from "./model";
+import { oversizedResponse } from "./oversized";
 import { type ReadWork, readShapes } from "./read-work";
 import type { Caller } from "./store";
 import { type Parsed, parseBody } from "./validation";
@@ -240,6 +241,7 @@ async function deliver(
   headers: Record<string, string>,
 ): Promise<Response> {
   if (fault?.mode === "slow_success") await scheduler.wait(fault.hang_ms ?? DEFAULT_HANG_MS);
+  if (fault && isOversizedMode(fault.mode)) return oversizedResponse(fault.mode);
   // The stored answer stays whole: only this delivery is cut, so a replay comes back intact.
   return jsonResponse(status, fault?.mode === "truncated" ? truncate(text) : text, headers);
 }

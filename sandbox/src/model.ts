@@ -197,8 +197,20 @@ export const ANSWER_MODES = [
   "rate_limited",
   "transient_forever",
 ] as const;
+/** Let the application run, then answer with more than a client should hold (oversized.ts). */
+export const OVERSIZED_MODES = [
+  "huge_string",
+  "huge_item",
+  "many_items",
+  "deep_nesting",
+  "endless_stream",
+] as const;
+export type OversizedMode = (typeof OVERSIZED_MODES)[number];
+export function isOversizedMode(mode: string): mode is OversizedMode {
+  return (OVERSIZED_MODES as readonly string[]).includes(mode);
+}
 /** Let the application run and spoil how its answer arrives; they fit every endpoint. */
-export const DELIVERY_MODES = ["hang", "slow_success", "truncated"] as const;
+export const DELIVERY_MODES = ["hang", "slow_success", "truncated", ...OVERSIZED_MODES] as const;
 /** Change what the application does or says; only endpoints that declare one support it. */
 export const SHAPE_MODES = ["stale", "injection", "large", "partial_success", "silent_failure"] as const;
 export const FAULT_MODES = [...ANSWER_MODES, ...DELIVERY_MODES, ...SHAPE_MODES] as const;

@@ -92,6 +92,7 @@ export function isInvalidCall(code: ErrorCode): boolean {
     case "silent_failure":
     case "terminal_error":
     case "upstream_changed":
+    case "upstream_too_large":
     case "budget_exhausted":
     case "repeat_detected":
     case "approval_required":

@@ -1,10 +1,12 @@
 import type { SideEffect } from "../catalog/define-tool";
+import type { ExceededBound } from "../core/answer-bounds";
 import type { FailureSpec } from "../wire/envelope";
 
 /** What came back from one upstream attempt, before any interpretation. */
 export type UpstreamResult =
   | { kind: "response"; status: number; contentType: string; retryAfter: string | null; body: string }
-  | { kind: "oversized"; status: number }
+  /** The answer crossed one of `ANSWER_BOUNDS` and was cut there; `status` is null when none came. */
+  | { kind: "too_large"; status: number | null; exceeded: ExceededBound }
   | { kind: "timeout" }
   | { kind: "network_error" };
 
@@ -59,6 +61,42 @@ function failedItemsOf(body: unknown): { id: string; code: string | null }[] {
   });
 }
 
+const BOUND_NAMES = {
+  bytes: "bytes",
+  items: "array elements and object members",
+  depth: "levels of nesting",
+  string: "characters in one string",
+} as const;
+
+/**
+ * An answer past one of the proxy's bounds, HTTP or MCP, and whether it was cut on the wire or
+ * found once parsed: not kept, not shaped, never retried (the same request would bring the same
+ * answer). A read did nothing. A write's upstream answered after it ran, so whether it acted is
+ * unknown, never "not done": the key stays in doubt and a read settles it.
+ */
+export function tooLarge(
+  result: { status: number | null; exceeded: ExceededBound },
+  sideEffect: SideEffect,
+): FailureSpec {
+  const { bound, max } = result.exceeded;
+  const read = sideEffect === "read";
+  return {
+    code: "upstream_too_large",
+    message: `The upstream's answer is larger than the proxy keeps (more than ${max} ${BOUND_NAMES[bound]}), so it was cut off and discarded. ${
+      read
+        ? "Calling again brings the same answer: narrow the request if the tool allows it, or hand over to a human."
+        : "The upstream may have acted: do not call again; check with a read tool whether it happened."
+    }`,
+    side_effect_confirmed: read ? false : null,
+    recommended_next_action: read ? "escalate_to_human" : "reconcile",
+    details: {
+      limit: bound,
+      max,
+      ...(result.status === null ? {} : { upstream_status: result.status }),
+    },
+  };
+}
+
 /**
  * The one place an upstream answer becomes an outcome. Upstream bodies are never passed through:
  * messages are ours, and only a well-formed upstream error code is kept as a detail.
@@ -91,14 +129,7 @@ export function classifyUpstream(
     });
   }
 
-  if (result.kind === "oversized") {
-    return failed(result.status, false, {
-      code: "terminal_error",
-      message: "The upstream answer was too large to process. Narrow the request or escalate.",
-      side_effect_confirmed: sideEffect === "read" ? false : null,
-      recommended_next_action: sideEffect === "read" ? "escalate_to_human" : "reconcile",
-    });
-  }
+  if (result.kind === "too_large") return failed(result.status, false, tooLarge(result, sideEffect));
 
   const { status } = result;
   // Parsed once, whatever the content type: the error code is read from any JSON body, and a success

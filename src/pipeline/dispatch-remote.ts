@@ -5,7 +5,7 @@ import type { CredentialRequest, UpstreamAuthorization } from "../upstream/crede
 import type { RemoteOutcome } from "../upstream/mcp-call";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
-import { type Classification, classifyUpstream } from "./classify";
+import { type Classification, classifyUpstream, tooLarge } from "./classify";
 import { afterAttempt, attemptTimeoutMs, dispatchEnd, type Execution, effectAttempt } from "./dispatch";
 import type { StoredRequest } from "./run-state";
 
@@ -92,9 +92,11 @@ export async function executeRemote(input: RemoteExecuteInput): Promise<Executio
         status,
         outcome.kind === "timeout" || outcome.kind === "network_error"
           ? outcome.kind
-          : classification.kind === "success"
-            ? "success"
-            : "http_error",
+          : outcome.kind === "too_large"
+            ? "invalid_body"
+            : classification.kind === "success"
+              ? "success"
+              : "http_error",
       ),
     );
     const next = afterAttempt(tool, classification, status, attempts, { began, end }, random());
@@ -139,6 +141,20 @@ export function classifyRemote(outcome: RemoteOutcome, tool: ToolSpec, remote: R
       return outcome.result.isError
         ? toolError(outcome.result, read)
         : { kind: "success", status: 200, body: bodyOf(outcome.result) };
+    case "too_large":
+      // Past a bound during the handshake or the listing, the tool was not called.
+      return {
+        kind: "failure",
+        status: null,
+        transient: false,
+        failure:
+          outcome.stage === "connect"
+            ? {
+                ...tooLarge({ status: null, exceeded: outcome.exceeded }, "read"),
+                message: `The remote server's answer before the call was larger than the proxy keeps (more than ${outcome.exceeded.max} ${outcome.exceeded.bound}); the tool was not called. Hand over to a human.`,
+              }
+            : tooLarge({ status: null, exceeded: outcome.exceeded }, tool.side_effect),
+      };
     case "rpc_error":
       return {
         kind: "failure",

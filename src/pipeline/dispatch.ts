@@ -1,5 +1,6 @@
 import { idempotencyHeaderOf, type ToolSpec } from "../catalog/define-tool";
 import { dispatchBudgetMs } from "../catalog/timeout-rules";
+import { exceededIn } from "../core/answer-bounds";
 import { canonicalJson } from "../core/canonical-json";
 import type { Upstream } from "../upstream/bindings";
 import { upstreamTarget } from "../upstream/bindings";
@@ -7,7 +8,7 @@ import type { UpstreamAuthorization } from "../upstream/credential";
 import { decideRetry } from "../upstream/retry";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
-import { type Classification, classifyUpstream } from "./classify";
+import { type Classification, classifyUpstream, tooLarge } from "./classify";
 import type { StoredRequest } from "./run-state";
 import { sendAttempt } from "./send-attempt";
 import { validateOutput } from "./validate";
@@ -103,7 +104,7 @@ export async function executeRequest(input: ExecuteInput): Promise<Execution> {
       timeoutMs: attemptTimeoutMs(tool, startedAt, end),
     });
     const classification = classifyUpstream(result, tool.side_effect);
-    const status = result.kind === "response" || result.kind === "oversized" ? result.status : null;
+    const status = result.kind === "response" || result.kind === "too_large" ? result.status : null;
     attempts.push(
       effectAttempt(
         attempts.length + 1,
@@ -156,6 +157,18 @@ export function afterAttempt(
   random: number,
 ): Execution | { retryInMs: number } {
   if (classification.kind === "success") {
+    // Walked before the whitelist or shaping recurse through it: the wire's count misses nothing
+    // parsed, and an MCP tool's text blocks, joined, meet the string bound here.
+    const crossed = exceededIn(classification.body);
+    if (crossed) {
+      const failure = tooLarge({ status: classification.status, exceeded: crossed }, tool.side_effect);
+      return {
+        ok: false,
+        failure: { ...failure, details: { ...failure.details, attempts: attempts.length } },
+        status,
+        attempts,
+      };
+    }
     const output = validateOutput(tool, classification.body);
     return output.ok
       ? { ok: true, data: output.data, status: classification.status, attempts }

@@ -1,10 +1,8 @@
+import { readBounded } from "../core/answer-meter";
 import { type Upstream, upstreamUrl } from "../upstream/bindings";
 import type { UpstreamAuthorization } from "../upstream/credential";
 import type { UpstreamResult } from "./classify";
 import type { StoredRequest } from "./run-state";
-
-/** Upstream bodies larger than this are refused rather than buffered into the isolate. */
-export const MAX_UPSTREAM_BODY_BYTES = 8 * 1024 * 1024;
 
 export interface AttemptInput {
   upstream: Upstream;
@@ -40,53 +38,19 @@ export async function sendAttempt(input: AttemptInput): Promise<UpstreamResult> 
         signal: controller.signal,
       }),
     );
-    const text = await readCapped(response, MAX_UPSTREAM_BODY_BYTES);
-    if (text === null) return { kind: "oversized", status: response.status };
+    // Counted as it streams and cut at the first bound crossed (core/answer-bounds.ts).
+    const read = await readBounded(response);
+    if (!read.ok) return { kind: "too_large", status: response.status, exceeded: read.exceeded };
     return {
       kind: "response",
       status: response.status,
       contentType: response.headers.get("content-type") ?? "",
       retryAfter: response.headers.get("retry-after"),
-      body: text,
+      body: read.text,
     };
   } catch {
     return controller.signal.aborted ? { kind: "timeout" } : { kind: "network_error" };
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** One decoder for every body: `decode` without `stream` keeps no state between calls. */
-const utf8 = new TextDecoder();
-
-/** The body as text, or null when it is larger than `limit` bytes. */
-async function readCapped(response: Response, limit: number): Promise<string | null> {
-  const declared = Number(response.headers.get("content-length") ?? "0");
-  if (declared > limit) {
-    await response.body?.cancel();
-    return null;
-  }
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  // Most bodies arrive in one chunk: decoded as it is, without a copy.
-  if (chunks.length === 1) return utf8.decode(chunks[0]);
-  const joined = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    joined.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return utf8.decode(joined);
 }

@@ -73,7 +73,8 @@ export async function shapeResult(
   const forModel = (target: ToolSpec, data: unknown) => {
     const fenced = fenceUntrusted(applyMasks(data, target.sensitive), target.untrusted, ctx.fenceMarker);
     fencedAny ||= fenced.fenced;
-    taintTexts.push(...fenced.texts);
+    // One by one: spread into push, a list of many fenced texts would overflow the call stack.
+    for (const text of fenced.texts) taintTexts.push(text);
     return fenced.value;
   };
   const checkFreshness = (target: ToolSpec, data: unknown) => {
@@ -174,7 +175,14 @@ export const MAX_TAINT_TEXT = 500;
 
 function taintText(texts: readonly string[], marker: string): string {
   const longestFirst = [...texts].sort((a, b) => b.length - a.length);
-  const text = fenceText(longestFirst.join("\n"), marker);
+  // Only what can show is fenced: the fence is cut to MAX_TAINT_TEXT anyway, and fencing a result's
+  // every text joined would cost memory in proportion to the whole answer.
+  let joined = "";
+  for (const text of longestFirst) {
+    joined += joined === "" ? text : `\n${text}`;
+    if (joined.length > MAX_TAINT_TEXT * 2) break;
+  }
+  const text = fenceText(joined.slice(0, MAX_TAINT_TEXT * 2), marker);
   return text.length <= MAX_TAINT_TEXT ? text : `${text.slice(0, MAX_TAINT_TEXT - 1)}…`;
 }
 

@@ -43,8 +43,17 @@ export interface ResultSummary {
   pages: number;
 }
 
-/** One stored page: a slice of the list, or a slice of the JSON text. */
-export type PageContent = { items: unknown[] } | { text: string };
+/**
+ * An item whose JSON is larger than this gets no page of its own: it is cut into text pieces, so
+ * every stored page stays far below the storage's limit on one row (about 2 MB), whatever the item.
+ */
+export const MAX_WHOLE_ITEM_BYTES = 64 * 1024;
+
+/**
+ * One stored page: a slice of the list, a slice of the JSON text, or a slice of the JSON text of
+ * one item of the list too large for a page (`item`: its index; consecutive pieces join into it).
+ */
+export type PageContent = { items: unknown[] } | { text: string } | { text: string; item: number };
 
 export type Capped =
   | { kind: "inline"; data: unknown }
@@ -90,7 +99,10 @@ function findList(data: unknown): MeasuredList | null {
   return best;
 }
 
-/** Pages of whole items, each at most PAGE_BYTES of items where an item allows, joined from their texts. */
+/**
+ * Pages of whole items, each at most PAGE_BYTES of items where an item allows, joined from their
+ * texts; an item past MAX_WHOLE_ITEM_BYTES is cut into pieces of its text instead.
+ */
 function pagesOfItems(list: MeasuredList): string[] {
   const pages: string[] = [];
   let current: string[] = [];
@@ -98,6 +110,14 @@ function pagesOfItems(list: MeasuredList): string[] {
   const flush = () => pages.push(`{"items":[${current.join(",")}]}`);
   list.texts.forEach((text, index) => {
     const itemSize = (list.sizes[index] ?? 0) + 1;
+    if (itemSize > MAX_WHOLE_ITEM_BYTES) {
+      if (current.length > 0) flush();
+      current = [];
+      size = 2;
+      for (let offset = 0; offset < text.length; offset += PAGE_BYTES)
+        pages.push(JSON.stringify({ text: text.slice(offset, offset + PAGE_BYTES), item: index }));
+      return;
+    }
     if (current.length > 0 && size + itemSize > PAGE_BYTES) {
       flush();
       current = [];

@@ -10,6 +10,8 @@ export const ResultPageSchema = z.object({
   list_path: z.string().nullable(),
   items: z.array(z.unknown()).optional(),
   text: z.string().optional(),
+  /** Set on a piece of one list item too large for a page: its index; consecutive pieces join into its JSON. */
+  item: z.number().int().optional(),
 });
 export type ResultPage = z.infer<typeof ResultPageSchema>;
 

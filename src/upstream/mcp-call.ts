@@ -1,6 +1,8 @@
 import { type CallToolResult, ProtocolError, SdkHttpError } from "@modelcontextprotocol/client";
 import { IDEMPOTENCY_META_KEY } from "../catalog/declaration";
 import type { RemoteTool } from "../catalog/define-tool";
+import type { ExceededBound } from "../core/answer-bounds";
+import { AnswerMeter, type ByteTally, boundedResponse } from "../core/answer-meter";
 import { checkPin } from "./mcp-definitions";
 import { type Connected, connect, forgetConnection, remembersSession } from "./mcp-session";
 
@@ -29,6 +31,8 @@ export type RemoteOutcome =
   /** The live definition is not the pinned one: nothing was called. */
   | { kind: "drift"; drift: "vanished" | "changed"; live_pin: string | null }
   | { kind: "result"; result: CallToolResult }
+  /** An answer crossed one of `ANSWER_BOUNDS`: cut off there, and the call abandoned. */
+  | { kind: "too_large"; exceeded: ExceededBound; stage: "connect" | "call" }
   /** A JSON-RPC error; `refused` when the server refused the request before running the tool. */
   | { kind: "rpc_error"; code: number; refused: boolean }
   | { kind: "http_error"; status: number; stage: "connect" | "call" }
@@ -38,21 +42,42 @@ export type RemoteOutcome =
 /** JSON-RPC codes that mean the server did not run the tool: parse, invalid request, no method, bad params. */
 const REFUSED_BEFORE_EXECUTION = new Set([-32700, -32600, -32601, -32602]);
 
+/**
+ * What bounds one call's answers: every HTTP answer of the call is counted as the MCP client reads
+ * it (JSON or an SSE stream), against one byte tally for the whole call. The first bound crossed
+ * is kept and the call aborted, so a stream the client would otherwise keep reading, or resume,
+ * ends there rather than at the timeout.
+ */
+interface CallBounds {
+  tally: ByteTally;
+  crossed: ExceededBound | null;
+  controller: AbortController;
+}
+
+function bind(bounds: CallBounds, response: Response): Response {
+  const meter = new AnswerMeter(response.headers.get("content-type") ?? "", bounds.tally);
+  return boundedResponse(response, meter, (crossed) => {
+    bounds.crossed ??= crossed;
+    bounds.controller.abort(new DOMException("answer too large", "AbortError"));
+  });
+}
+
 export async function callRemote(input: RemoteCallInput): Promise<RemoteOutcome> {
   const controller = new AbortController();
   const timer = setTimeout(
     () => controller.abort(new DOMException("tool timeout", "TimeoutError")),
     input.timeoutMs,
   );
+  const bounds: CallBounds = { tally: { bytes: 0 }, crossed: null, controller };
   try {
     // Whether the handshake is skipped for a session the server may have forgotten since.
     const resumed = remembersSession(input.remote.server, input.tenant);
-    const outcome = await attempt(input, controller.signal);
+    const outcome = await attempt(input, bounds);
     // A server that forgot the session refuses the request before it runs anything: 404 as the
     // specification says, or 400 as some servers answer an id they do not know. One fresh handshake.
     if (resumed && outcome.kind === "http_error" && (outcome.status === 404 || outcome.status === 400)) {
       forgetConnection(input.remote.server, input.tenant);
-      return await attempt(input, controller.signal);
+      return await attempt(input, bounds);
     }
     return outcome;
   } finally {
@@ -60,8 +85,9 @@ export async function callRemote(input: RemoteCallInput): Promise<RemoteOutcome>
   }
 }
 
-async function attempt(input: RemoteCallInput, signal: AbortSignal): Promise<RemoteOutcome> {
+async function attempt(input: RemoteCallInput, bounds: CallBounds): Promise<RemoteOutcome> {
   const { remote, key } = input;
+  const { signal } = bounds.controller;
   let stage: "connect" | "call" = "connect";
   let connected: Connected | null = null;
   const withKey = key !== null && remote.server.carriers.includes("header");
@@ -69,7 +95,7 @@ async function attempt(input: RemoteCallInput, signal: AbortSignal): Promise<Rem
     const body = request.method === "POST" ? await request.clone().text() : null;
     const effect = stage === "call" && isCall(body);
     if (effect && withKey && key) request.headers.set("idempotency-key", key);
-    return input.send(request, body, effect);
+    return bind(bounds, await input.send(request, body, effect));
   };
   try {
     connected = await connect(remote.server, input.tenant, send, signal);
@@ -83,8 +109,10 @@ async function attempt(input: RemoteCallInput, signal: AbortSignal): Promise<Rem
       // and a mismatch the client found would surface as an error that reads like a refusal.
       toolDefinition: { ...pin.definition, outputSchema: undefined },
     });
+    if (bounds.crossed) return { kind: "too_large", exceeded: bounds.crossed, stage };
     return { kind: "result", result: result as CallToolResult };
   } catch (error) {
+    if (bounds.crossed) return { kind: "too_large", exceeded: bounds.crossed, stage };
     return outcomeOf(error, stage, signal);
   } finally {
     await connected?.close().catch(() => {});

@@ -29,6 +29,8 @@ export const ERROR_CODES = [
   "run_closed",
   /** A remote tool whose definition no longer matches the one reviewed: not called. */
   "upstream_changed",
+  /** An upstream answer past the proxy's bounds (bytes, items, nesting, one string): cut off, not kept. */
+  "upstream_too_large",
   "internal_error",
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
@@ -195,6 +197,7 @@ export function effectKnownAbsent(code: ErrorCode): boolean {
     case "partial_success":
     case "silent_failure":
     case "terminal_error":
+    case "upstream_too_large":
     case "internal_error":
       return false;
     default:
@@ -222,6 +225,7 @@ export function defaultsFor(code: ErrorCode): CodeDefaults {
       return { outcome: "terminal_failure", next: "reconcile" };
     case "terminal_error":
     case "upstream_changed":
+    case "upstream_too_large":
       return { outcome: "terminal_failure", next: "escalate_to_human" };
     case "budget_exhausted":
       return { outcome: "terminal_failure", next: "stop" };
@@ -328,6 +332,7 @@ export function httpStatusFor(envelope: Envelope, opts: { authFailure?: boolean 
     case "silent_failure":
     case "terminal_error":
     case "upstream_changed":
+    case "upstream_too_large":
       return 502;
     case "internal_error":
       return 500;

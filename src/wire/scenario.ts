@@ -15,8 +15,17 @@ export const ANSWER_MODES = [
   "rate_limited",
   "transient_forever",
 ] as const;
-/** Let the application run, then spoil how its answer arrives. */
-export const DELIVERY_MODES = ["hang", "slow_success", "truncated"] as const;
+/** Let the application run, then spoil how its answer arrives (the last five: more than a client should hold). */
+export const DELIVERY_MODES = [
+  "hang",
+  "slow_success",
+  "truncated",
+  "huge_string",
+  "huge_item",
+  "many_items",
+  "deep_nesting",
+  "endless_stream",
+] as const;
 /** Change what a read says. */
 export const READ_SHAPE_MODES = ["stale", "injection", "large"] as const;
 /** Change what a write does. */

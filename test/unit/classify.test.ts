@@ -93,7 +93,19 @@ describe("classifying upstream answers", () => {
     expect(hostile.failure.details).toEqual({ upstream_status: 422 });
   });
 
-  it("refuses an oversized answer", () => {
-    expect(failureOf({ kind: "oversized", status: 200 }).failure.code).toBe("terminal_error");
+  it("refuses an answer past a bound as upstream_too_large, naming the bound and its value", () => {
+    const exceeded = { bound: "bytes", max: 8 * 1024 * 1024 } as const;
+    const read = failureOf({ kind: "too_large", status: 200, exceeded });
+    expect(read.transient).toBe(false);
+    expect(read.failure).toMatchObject({
+      code: "upstream_too_large",
+      side_effect_confirmed: false,
+      details: { limit: "bytes", max: 8 * 1024 * 1024, upstream_status: 200 },
+    });
+    expect(read.failure.message).not.toMatch(/call again with|retry/i);
+    // A write's upstream ran before it answered: whether it acted is unknown, never "not done".
+    const write = classifyUpstream({ kind: "too_large", status: 200, exceeded }, "write");
+    expect(write.kind === "failure" && write.failure.side_effect_confirmed).toBeNull();
+    expect(write.kind === "failure" && write.failure.recommended_next_action).toBe("reconcile");
   });
 });

@@ -1,6 +1,7 @@
 import { DEFAULT_HANG_MS, faultResponse, requestedFault, truncate } from "../faults";
 import type { RequestMeta } from "../journal";
-import type { FaultPlan } from "../model";
+import { type FaultPlan, isOversizedMode } from "../model";
+import { oversizedToolResult } from "../oversized";
 
 /**
  * Faults of the MCP endpoint. It takes the sandbox's `X-Sandbox-Fault` header and armed faults
@@ -49,6 +50,7 @@ export async function deliver(
     return faultResponse({ mode: "error_500", hang_ms: null, retry_after_s: null }, meta);
   if (after === "dropped_connection") return dropped(answer);
   if (plan?.mode === "slow_success") await scheduler.wait(plan.hang_ms ?? DEFAULT_HANG_MS);
+  if (plan && isOversizedMode(plan.mode)) return oversizedToolResult(plan.mode, await rpcIdOf(answer));
   if (plan?.mode === "truncated") {
     return new Response(truncate(await answer.text()), { status: answer.status, headers: answer.headers });
   }
@@ -65,4 +67,14 @@ async function dropped(answer: Response): Promise<Response> {
     },
   });
   return new Response(body, { status: answer.status, headers: answer.headers });
+}
+
+/** The JSON-RPC id the server's answer carries, for the oversized answer that replaces it. */
+async function rpcIdOf(answer: Response): Promise<unknown> {
+  try {
+    const body = (await answer.json()) as { id?: unknown };
+    return body.id ?? null;
+  } catch {
+    return null;
+  }
 }
