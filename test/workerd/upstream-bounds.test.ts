@@ -1,6 +1,9 @@
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { ANSWER_BOUNDS } from "../../src/core/answer-bounds";
-import { callTool, openRun, sandbox, sandboxRequests, type TestRun, traceOf } from "./helpers";
+import { ResultStore } from "../../src/ledger/result-store";
+import { capResult } from "../../src/shaping/cap";
+import { callTool, ledgerStubOf, openRun, sandbox, sandboxRequests, type TestRun, traceOf } from "./helpers";
 
 /**
  * Every upstream answer is bounded before it is held: an HTTP API or a remote MCP server that
@@ -124,3 +127,31 @@ async function streaming(run: TestRun): Promise<void> {
   }
   throw new Error("the hostile call never reached the sandbox");
 }
+
+describe("a kept result with an item of 5 MB", () => {
+  it("is stored across pages the run's storage accepts, and read back whole, a piece at a time", async () => {
+    const run = await openRun("acme");
+    // Within every bound (no string over 1 MiB), and far over SQLite's 2 MB per row in one item.
+    const item = { id: "big", parts: Array.from({ length: 10 }, (_, index) => `${index}`.repeat(500_000)) };
+    const capped = capResult({ results: [{ id: "a" }, item] }, 16 * 1024);
+    if (capped.kind !== "paged") throw new Error("expected pages");
+    const handle = "res_0123456789abcdef01234567";
+    // A call first, so the run's ledger has its storage.
+    expect((await callTool(run, "lookup_order", { order_id: "A1001" })).body.outcome).toBe("success");
+    const pieces = await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
+      const store = new ResultStore(state.storage.sql);
+      store.savePages(handle, "search_refund_policy", capped.summary, capped.pages);
+      const texts: string[] = [];
+      for (let cursor = 0; cursor < capped.pages.length; cursor++) {
+        const page = store.page(handle, cursor);
+        if (page?.item === 1 && page.text !== undefined) texts.push(page.text);
+      }
+      return texts;
+    });
+    // And the agent reads a piece like any page.
+    const { body } = await callTool(run, "read_result_page", { handle, cursor: 1 });
+    expect(body.outcome, JSON.stringify(body.error)).toBe("success");
+    expect(body.data).toMatchObject({ item: 1, text: pieces[0], next_cursor: 2 });
+    expect(JSON.parse(pieces.join(""))).toEqual(item);
+  });
+});
