@@ -1224,4 +1224,4 @@ export const declaredNamespaces: DeclaredNamespace[] = [
  * The version of the catalog these namespaces and the built-in tools make (Catalog.version()),
  * computed by compile over the very same tools, so no isolate builds every schema to know it.
  */
-export const servedCatalogVersion = "cat_9a9e7118d38629b0";
+export const servedCatalogVersion = "cat_af1e3d45ce96ed2d";
