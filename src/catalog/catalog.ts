@@ -3,7 +3,7 @@ import { sha256Hex } from "../core/digest";
 import { ARGUMENTS_LEVEL, INPUT_LIMITS } from "../core/input-limits";
 import { RESERVED_KEYS } from "../core/reserved-keys";
 import { SIDE_EFFECTS } from "../wire/side-effect";
-import type { ToolSpec } from "./define-tool";
+import { MAX_INLINE_RESULT_BYTES, type ToolSpec } from "./define-tool";
 import { checkEffect } from "./effect-rules";
 import { unwrap } from "./schema-fields";
 import { TIMEOUT_RULE, type TimeoutRule, timeoutProblem } from "./timeout-rules";
@@ -245,6 +245,16 @@ export function toolSpecProblems(
     // A built-in tool is answered from the run's own storage: no upstream to wait for or retry.
     const problem = timeoutProblem(name, spec.side_effect, spec.timeout_ms, rule);
     if (problem) report("timeout_ms", problem);
+  }
+  if (
+    !Number.isInteger(spec.max_result_bytes) ||
+    spec.max_result_bytes < 1 ||
+    spec.max_result_bytes > MAX_INLINE_RESULT_BYTES
+  ) {
+    report(
+      "max_result_bytes",
+      `tool "${name}": max_result_bytes must be a whole number of bytes between 1 and ${MAX_INLINE_RESULT_BYTES}; a larger result is paged behind a handle`,
+    );
   }
   checkUpstream(name, spec, report);
   if (typeof spec.version !== "string" || spec.version.length === 0) {

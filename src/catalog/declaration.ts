@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { SIDE_EFFECTS } from "../wire/side-effect";
+import { MAX_INLINE_RESULT_BYTES } from "./define-tool";
 import { EFFECT_WINDOW_MS } from "./effect-rules";
 
 /**
@@ -152,7 +153,7 @@ const OutputSchema = z.strictObject({
   untrusted: z.array(z.string()).optional(),
   trusted_text: z.record(z.string(), z.string()).optional(),
   sensitive: z.record(z.string(), MaskRuleSchema).optional(),
-  max_result_bytes: z.number().int().positive().optional(),
+  max_result_bytes: z.number().int().positive().max(MAX_INLINE_RESULT_BYTES).optional(),
 });
 
 const FieldSettingSchema = z.strictObject({ field: z.string(), setting: z.string() });

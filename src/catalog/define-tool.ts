@@ -365,6 +365,13 @@ export function defaultEffect(sideEffect: SideEffect): EffectIdentity | null {
 export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024;
 
 /**
+ * The most a tool may return inline. An inline result is kept in the call's record under its key
+ * and sent in one envelope: past this, a kept row nears what the run's storage takes and a model's
+ * context fills with one answer, so a larger result is paged behind a handle instead.
+ */
+export const MAX_INLINE_RESULT_BYTES = 256 * 1024;
+
+/**
  * Declares a tool. Types flow from the input schema into the request mapping and policies;
  * the rules that types cannot express are enforced when the catalog loads.
  *

@@ -98,6 +98,15 @@ describe("catalog loading", () => {
     expect(loadError([broken({ timeout_ms: 120_000 })])).toMatch(/timeout_ms must be a number between 1 and/);
   });
 
+  it("refuses an inline result larger than one kept row may hold, or not a whole positive size", () => {
+    expect(loadError([broken({ max_result_bytes: 8 * 1024 * 1024 })])).toMatch(
+      /max_result_bytes must be a whole number of bytes between 1 and 262144/,
+    );
+    expect(loadError([broken({ max_result_bytes: 0 })])).toMatch(/max_result_bytes must be/);
+    expect(loadError([broken({ max_result_bytes: 1.5 })])).toMatch(/max_result_bytes must be/);
+    expect(catalogProblems([broken({ max_result_bytes: 256 * 1024 })]).problems).toEqual([]);
+  });
+
   it("refuses a tool without an upstream binding", () => {
     expect(loadError([broken({ upstream: { request: () => ({ method: "GET", path: "/" }) } })])).toMatch(
       /upstream.binding must name the wrangler.toml binding/,
