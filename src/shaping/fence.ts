@@ -50,11 +50,26 @@ const IGNORABLE = /^[\p{Default_Ignorable_Code_Point}\p{M}]$/u;
 const FORWARD = "untrustedcontent";
 const BACKWARD = [...FORWARD].reverse().join("");
 
-/** The text's skeleton letters, each with the span of the text it came from and whether a word starts there. */
-function skeletonLetters(text: string): { letters: string; spans: [number, number][]; wordStart: boolean[] } {
-  let letters = "";
-  const spans: [number, number][] = [];
-  const wordStart: boolean[] = [];
+/**
+ * The text's skeleton letters, each with the span of the text it came from and whether a word
+ * starts there. Kept in typed arrays grown by doubling: an untrusted string may be up to the answer
+ * bound (1 MiB), and a tuple and a cons-string node per letter would cost tens of megabytes of an
+ * isolate's 128 MB for one call.
+ */
+interface Skeleton {
+  letters: string;
+  starts: Int32Array;
+  ends: Int32Array;
+  wordStart: Uint8Array;
+}
+
+function skeletonLetters(text: string): Skeleton {
+  let capacity = Math.max(16, text.length);
+  let codes = new Uint8Array(capacity);
+  let starts = new Int32Array(capacity);
+  let ends = new Int32Array(capacity);
+  let wordStart = new Uint8Array(capacity);
+  let count = 0;
   let index = 0;
   let afterLetter = false;
   for (const char of text) {
@@ -63,25 +78,49 @@ function skeletonLetters(text: string): { letters: string; spans: [number, numbe
     for (const part of char.normalize("NFD")) {
       if (IGNORABLE.test(part)) continue;
       const prototype = CONFUSABLE[part] ?? part.toLowerCase();
-      if (/^[a-z]$/.test(prototype)) {
-        letters += prototype;
-        spans.push([start, index]);
-        wordStart.push(!afterLetter);
-        afterLetter = true;
-      } else {
+      const code = prototype.length === 1 ? prototype.charCodeAt(0) : 0;
+      if (code < 0x61 || code > 0x7a) {
         afterLetter = false;
+        continue;
       }
+      if (count === capacity) {
+        // A character whose decomposition holds more than one letter: rare, so grow by doubling.
+        capacity *= 2;
+        codes = grown(codes, new Uint8Array(capacity));
+        starts = grown(starts, new Int32Array(capacity));
+        ends = grown(ends, new Int32Array(capacity));
+        wordStart = grown(wordStart, new Uint8Array(capacity));
+      }
+      codes[count] = code;
+      starts[count] = start;
+      ends[count] = index;
+      wordStart[count] = afterLetter ? 0 : 1;
+      count += 1;
+      afterLetter = true;
     }
   }
-  return { letters, spans, wordStart };
+  return {
+    letters: ASCII.decode(codes.subarray(0, count)),
+    starts: starts.subarray(0, count),
+    ends: ends.subarray(0, count),
+    wordStart: wordStart.subarray(0, count),
+  };
+}
+
+const ASCII = new TextDecoder();
+
+function grown<T extends Uint8Array | Int32Array>(from: T, to: T): T {
+  to.set(from);
+  return to;
 }
 
 /** Where a match may begin: at a word's start, or right after a word-initial `end`, `of` or `end of`. */
-function startsAWord(skeleton: ReturnType<typeof skeletonLetters>, at: number): number | null {
-  if (at === 0 || skeleton.wordStart[at]) return at;
+function startsAWord(skeleton: Skeleton, at: number): number | null {
+  if (at === 0 || skeleton.wordStart[at] === 1) return at;
   for (const prefix of ["endof", "end", "of"]) {
     const from = at - prefix.length;
-    if (from >= 0 && skeleton.letters.slice(from, at) === prefix && skeleton.wordStart[from]) return from;
+    if (from >= 0 && skeleton.letters.slice(from, at) === prefix && skeleton.wordStart[from] === 1)
+      return from;
   }
   return null;
 }
@@ -101,15 +140,15 @@ function neutralizeSkeletonLookAlikes(text: string): string {
   ) {
     // Reversed, the word boundary that matters is after the last letter (the reversed "u").
     const end = at + BACKWARD.length;
-    if (end === skeleton.letters.length || skeleton.wordStart[end]) found.push([at, end - 1]);
+    if (end === skeleton.letters.length || skeleton.wordStart[end] === 1) found.push([at, end - 1]);
   }
   if (found.length === 0) return text;
   found.sort((a, b) => a[0] - b[0]);
   let out = "";
   let kept = 0;
   for (const [first, last] of found) {
-    const start = (skeleton.spans[first] as [number, number])[0];
-    const end = (skeleton.spans[last] as [number, number])[1];
+    const start = skeleton.starts[first] as number;
+    const end = skeleton.ends[last] as number;
     if (start < kept) continue;
     out += text.slice(kept, start) + LOOK_ALIKE_REPLACEMENT;
     kept = end;
