@@ -104,10 +104,21 @@ export interface ByteTally {
   bytes: number;
 }
 
+/**
+ * Below this many bytes an answer is not scanned as it streams: so little JSON cannot hold more
+ * members than the items bound (two bytes at least each) or a string past its bound, and a deep one
+ * parses without recursion and meets the depth bound in `exceededIn` after. Most answers are this
+ * small, and the byte scan would cost them twice what parsing them does.
+ */
+export const UNSCANNED_BYTES = 64 * 1024;
+
 /** The answer's meter, by its content type. */
 export class AnswerMeter {
   readonly #tally: ByteTally;
   readonly #scan: JsonScan | EventStreamScan | null;
+  /** This answer's own bytes so far, and the chunks not scanned yet while they are few. */
+  #bytes = 0;
+  #unscanned: Uint8Array[] = [];
 
   constructor(contentType: string, tally: ByteTally = { bytes: 0 }) {
     this.#tally = tally;
@@ -125,17 +136,32 @@ export class AnswerMeter {
     if (this.#tally.bytes > ANSWER_BOUNDS.bytes) return exceeded("bytes");
     const scan = this.#scan;
     if (!scan) return null;
-    for (const b of chunk) {
-      const crossed = scan.byte(b);
+    this.#bytes += chunk.byteLength;
+    if (this.#bytes <= UNSCANNED_BYTES) {
+      this.#unscanned.push(chunk);
+      return null;
+    }
+    const pending = this.#unscanned;
+    this.#unscanned = [];
+    for (const earlier of pending) {
+      const crossed = scanned(scan, earlier);
       if (crossed) return crossed;
     }
-    return null;
+    return scanned(scan, chunk);
   }
 
   /** Counts bytes a declared length says are coming, before any arrives. */
   announced(length: number): ExceededBound | null {
     return this.#tally.bytes + length > ANSWER_BOUNDS.bytes ? exceeded("bytes") : null;
   }
+}
+
+function scanned(scan: JsonScan | EventStreamScan, chunk: Uint8Array): ExceededBound | null {
+  for (const b of chunk) {
+    const crossed = scan.byte(b);
+    if (crossed) return crossed;
+  }
+  return null;
 }
 
 /** One decoder for every body: `decode` without `stream` keeps no state between calls. */

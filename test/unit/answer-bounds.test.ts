@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ToolSpec } from "../../src/catalog/define-tool";
 import { ANSWER_BOUNDS, exceededIn } from "../../src/core/answer-bounds";
-import { AnswerMeter, readBounded } from "../../src/core/answer-meter";
+import { AnswerMeter, readBounded, UNSCANNED_BYTES } from "../../src/core/answer-meter";
 import { type ResultKeeper, shapeResult } from "../../src/pipeline/shape";
 import { capResult, MAX_WHOLE_ITEM_BYTES, type PageContent, utf8Length } from "../../src/shaping/cap";
 import { catalog } from "../../src/tools";
@@ -11,10 +11,16 @@ import { propertyPlans } from "../property-plan";
 const plan = propertyPlans(process.env);
 const encoder = new TextEncoder();
 
-/** The meter's verdict on a text fed in chunks of `size` bytes. */
+/**
+ * The meter's verdict on a text fed in chunks of `size` bytes, after padding that the format
+ * ignores (whitespace before JSON, a comment line before events): a short answer is scanned only
+ * once the answer passes UNSCANNED_BYTES, so the padding makes the scan see the whole text.
+ */
 function metered(text: string, contentType = "application/json", size = 4096) {
   const meter = new AnswerMeter(contentType);
-  const bytes = encoder.encode(text);
+  const padding =
+    contentType === "text/event-stream" ? `:${" ".repeat(UNSCANNED_BYTES)}\n` : " ".repeat(UNSCANNED_BYTES);
+  const bytes = encoder.encode(padding + text);
   for (let offset = 0; offset < bytes.length; offset += size) {
     const crossed = meter.feed(bytes.subarray(offset, offset + size));
     if (crossed) return crossed;
@@ -37,7 +43,10 @@ describe("the meter of an answer as it streams", () => {
     expect(metered(`{"a":{},"b":[],"c":{"d":1}}`)).toBeNull();
     expect(metered(`"${"x".repeat(ANSWER_BOUNDS.string)}"`)).toBeNull();
     expect(metered(`"${"x".repeat(ANSWER_BOUNDS.string + 1)}"`)?.bound).toBe("string");
-    expect(metered(" ".repeat(ANSWER_BOUNDS.bytes + 1), "text/plain", 1 << 20)?.bound).toBe("bytes");
+    expect(metered(" ".repeat(ANSWER_BOUNDS.bytes + 1 - UNSCANNED_BYTES), "text/plain", 1 << 20)?.bound).toBe(
+      "bytes",
+    );
+    expect(metered(" ".repeat(ANSWER_BOUNDS.bytes - UNSCANNED_BYTES), "text/plain", 1 << 20)).toBeNull();
   });
 
   it("reads brackets, commas and escaped quotes inside a string as text", () => {
@@ -75,7 +84,14 @@ describe("the meter of an answer as it streams", () => {
     });
     const read = await readBounded(new Response(body, { headers: { "content-type": "application/json" } }));
     expect(read).toEqual({ ok: false, exceeded: { bound: "depth", max: ANSWER_BOUNDS.depth } });
-    expect(pulled).toBeLessThanOrEqual(2);
+    // Read until the answer is long enough to be scanned, then cut within the chunk that crossed.
+    expect(pulled).toBeLessThanOrEqual(UNSCANNED_BYTES / 1024 + 2);
+  });
+
+  it("leaves a short answer unscanned, for the walk of its parsed value to judge", () => {
+    const deep = `${"[".repeat(ANSWER_BOUNDS.depth + 1)}${"]".repeat(ANSWER_BOUNDS.depth + 1)}`;
+    expect(new AnswerMeter("application/json").feed(encoder.encode(deep))).toBeNull();
+    expect(exceededIn(JSON.parse(deep))).toEqual({ bound: "depth", max: ANSWER_BOUNDS.depth });
   });
 });
 
