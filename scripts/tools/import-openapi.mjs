@@ -13,6 +13,7 @@ import { draftTool, operationsOf, snakeCase } from "./openapi-operations.mjs";
 import { IMPORT_LIMITS, ImportError, readOpenApi } from "./openapi-read.mjs";
 import { draftBudget } from "./openapi-schema.mjs";
 import { draftUpstream } from "./openapi-upstream.mjs";
+import { proxyOriginsOfProject } from "./upstream-hosts.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const NAMESPACE = /^[a-z][a-z0-9_]*$/;
@@ -24,6 +25,7 @@ const USAGE =
 export { ImportError };
 
 /**
+ * @typedef {import("./upstream-hosts.ts").ProxyOrigins} ProxyOrigins
  * @typedef {{ location: string, message: string }} Problem
  * @typedef {{ name: string, operationId: string, method: string, path: string, review: string[] }} DraftedTool
  * @typedef {{ declaration: Record<string, any>, text: string, tools: DraftedTool[], problems: Problem[], notes: string[] }} Draft
@@ -33,7 +35,7 @@ export { ImportError };
  * The draft of a document read from `file` (JSON or YAML, `$ref`s to files under its folder resolved).
  *
  * @param {string} file
- * @param {{ namespace: string, operations?: string[] | null }} options
+ * @param {{ namespace: string, operations?: string[] | null, own?: ProxyOrigins }} options
  * @returns {Promise<Draft>}
  */
 export async function importOpenApi(file, options) {
@@ -50,10 +52,14 @@ export async function importOpenApi(file, options) {
  * The draft declaration of a dereferenced OpenAPI 3.x document.
  *
  * @param {Record<string, any>} document
- * @param {{ namespace: string, operations?: string[] | null, source?: string }} options
+ * @param {{ namespace: string, operations?: string[] | null, source?: string, own?: ProxyOrigins }} options the
+ *   proxy's own origins (`own`, `npm start`'s when not given) are never proposed as a base
  * @returns {Draft}
  */
-export function draftNamespace(document, { namespace, operations = null, source = "the document" }) {
+export function draftNamespace(
+  document,
+  { namespace, operations = null, source = "the document", own = undefined },
+) {
   if (!NAMESPACE.test(namespace)) {
     throw new ImportError(
       `--namespace ${namespace}: use lower case letters, digits and _, starting with a letter`,
@@ -63,7 +69,7 @@ export function draftNamespace(document, { namespace, operations = null, source 
   const problems = [];
   const report = (location, message) => problems.push({ location, message });
   const binding = `${namespace.toUpperCase()}_API`;
-  const context = { binding, report, idempotencyHeaders: new Set(), budget: draftBudget() };
+  const context = { binding, report, idempotencyHeaders: new Set(), budget: draftBudget(), own };
 
   const chosen = chooseOperations(operationsOf(document), operations);
   const tools = [];
@@ -217,7 +223,7 @@ export async function runImportOpenApi(args) {
     if (existsSync(target) && !options.force) {
       throw new ImportError(`${shown} exists; pass --force to overwrite it`);
     }
-    const draft = await importOpenApi(options.file, options);
+    const draft = await importOpenApi(options.file, { ...options, own: await proxyOriginsOfProject(ROOT) });
     if (draft.tools.length === 0) {
       printProblems(draft.problems);
       throw new ImportError(`${options.file}: no operation could be drafted; nothing written`);

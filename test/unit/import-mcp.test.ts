@@ -352,6 +352,30 @@ describe("import mcp", () => {
     ]);
   });
 
+  it.each([
+    ["https://169.254.169.254/mcp", "production", "a link-local address"],
+    ["https://metadata.google.internal/mcp", "production", "a link-local address"],
+    ["http://10.0.0.5:9000/mcp", "sandbox", "an address of a private network"],
+    ["https://2130706433/mcp", "production", "an address written to hide which it is"],
+    ["http://[::ffff:127.0.0.1]:9000/mcp", "sandbox", "an address written to hide which it is"],
+    ["http://0.0.0.0:9000/mcp", "sandbox", "the unspecified address"],
+    ["http://127.0.0.1:8787/mcp", "sandbox", "this proxy's own address"],
+    ["https://edge-tool-proxy.acme.workers.dev/mcp", "production", "this proxy's own address"],
+  ])("marks a server at %s for review instead of taking it as base.%s", (url, environment, reason) => {
+    const draft = draftRemoteNamespace([GET_TICKET], {
+      namespace: "notes",
+      url,
+      headers: {},
+      only: null,
+      own: { hosts: ["edge-tool-proxy.*.workers.dev"], localPort: "8787" },
+    });
+    const base = (draft.declaration.upstreams.NOTES_MCP as { base: Record<string, string> }).base;
+    expect(Object.keys(base)).toEqual([environment]);
+    expect(base[environment]).toMatch(/^TODO\(review\): /);
+    expect(base[environment]).toContain(reason);
+    expect(draft.notes).toContainEqual(expect.stringContaining(`not adopted as base.${environment}`));
+  });
+
   it("reports a $ref to another document by location, and leaves that tool out", () => {
     const outside = {
       ...GET_TICKET,

@@ -9,7 +9,9 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { checkCatalog } from "../../scripts/tools/catalog-check";
 import { importOpenApi, runImportOpenApi } from "../../scripts/tools/import-openapi.mjs";
 
 /**
@@ -18,6 +20,7 @@ import { importOpenApi, runImportOpenApi } from "../../scripts/tools/import-open
  * in words that name the limit, instead of running until the machine gives out.
  */
 
+const repository = fileURLToPath(new URL("../..", import.meta.url));
 const SECRET = "SECRET_SIGNING_KEY=never-in-a-draft-5f1c";
 let dir: string;
 let docs: string;
@@ -184,5 +187,58 @@ describe("a document that multiplies itself is refused, naming the limit", () =>
     writeFileSync(file, "");
     truncateSync(file, 9 * 1024 * 1024);
     expect(await refusal(file)).toContain("past 8388608 bytes (the importer's limit");
+  });
+});
+
+describe("a server no public upstream has becomes a draft marker, never a base", () => {
+  const own = { hosts: ["edge-tool-proxy.*.workers.dev"], localPort: "8787" };
+  const baseOf = async (url: string, description = "") => {
+    const file = documentWith("servers.json", "Lists.", { servers: [{ url, description }] });
+    const draft = await importOpenApi(file, { namespace: "widgets", own });
+    return (draft.declaration.upstreams.WIDGETS_API as { base?: Record<string, string> }).base ?? {};
+  };
+
+  it.each([
+    ["https://169.254.169.254/latest", "production", "link-local address"],
+    ["https://metadata.google.internal/computeMetadata/v1", "production", "link-local address"],
+    ["https://10.0.0.7/v1", "production", "private network"],
+    ["https://192.168.1.20", "production", "private network"],
+    ["https://[fd00::1]/v1", "production", "private network"],
+    ["https://0.0.0.0/v1", "production", "unspecified address"],
+    ["https://2130706433/v1", "production", "written to hide which it is"],
+    ["https://0x7f.1/v1", "production", "written to hide which it is"],
+    ["https://[::ffff:127.0.0.1]/v1", "production", "written to hide which it is"],
+    ["https://[::1]/v1", "production", "loopback address"],
+    // "dev" in workers.dev reads as a development server: the sandbox's.
+    ["https://edge-tool-proxy.acme.workers.dev/v1", "sandbox", "this proxy's own address"],
+    ["http://127.0.0.1:8787", "sandbox", "this proxy's own address"],
+    ["http://localhost:8787/v1", "sandbox", "this proxy's own address"],
+  ])("%s is marked for review as base.%s", async (url, environment, reason) => {
+    const base = await baseOf(url);
+    expect(base[environment]).toMatch(/^TODO\(review\): servers\[0\] /);
+    expect(base[environment]).toContain(reason);
+  });
+
+  it("still proposes a public production server and a loopback sandbox server as they are", async () => {
+    expect(await baseOf("https://api.widgets.com/v1")).toEqual({ production: "https://api.widgets.com/v1" });
+    expect(await baseOf("http://127.0.0.1:8795/v1", "Sandbox")).toEqual({
+      sandbox: "http://127.0.0.1:8795/v1",
+    });
+  });
+
+  it("check refuses the draft at the marked base", async () => {
+    const file = documentWith("metadata.json", "Lists.", {
+      servers: [{ url: "https://169.254.169.254/latest" }],
+    });
+    const draft = await importOpenApi(file, { namespace: "widgets", own });
+    const catalog = join(dir, "check-catalog");
+    mkdirSync(catalog, { recursive: true });
+    writeFileSync(join(catalog, "widgets.yaml"), draft.text);
+    const { problems } = checkCatalog(repository, catalog);
+    expect(problems).toContainEqual(
+      expect.stringMatching(
+        /check-catalog\/widgets\.yaml: upstreams\.WIDGETS_API\.base\.production: left for review by the importer: "TODO\(review\): servers\[0\] \(https:\/\/169\.254\.169\.254\/latest\) is a link-local address/,
+      ),
+    );
   });
 });
