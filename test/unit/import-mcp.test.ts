@@ -376,6 +376,31 @@ describe("import mcp", () => {
     expect(draft.notes).toContainEqual(expect.stringContaining(`not adopted as base.${environment}`));
   });
 
+  it("refuses a schema whose $defs each name the previous twice, naming the limit, and drafts the rest", () => {
+    const $defs: Record<string, unknown> = { d0: { type: "string" } };
+    for (let i = 1; i <= 40; i++) {
+      const previous = { $ref: `#/$defs/d${i - 1}` };
+      $defs[`d${i}`] = { type: "object", properties: { a: previous, b: previous } };
+    }
+    const doubling = {
+      ...GET_TICKET,
+      name: "get_tree",
+      inputSchema: { type: "object", properties: { tree: { $ref: "#/$defs/d40" } }, $defs },
+    };
+    const draft = draftRemoteNamespace([GET_TICKET, doubling], {
+      namespace: "notes",
+      url: server.url,
+      headers: {},
+      only: null,
+    });
+    expect(draft.tools.map((drafted) => drafted.name)).toEqual(["get_ticket"]);
+    expect(draft.problems).toContainEqual(
+      expect.objectContaining({
+        message: expect.stringContaining("expands past 100000 nodes once its $refs are inlined"),
+      }),
+    );
+  });
+
   it("reports a $ref to another document by location, and leaves that tool out", () => {
     const outside = {
       ...GET_TICKET,
