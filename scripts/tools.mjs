@@ -4,7 +4,8 @@
 //                    exits 1 if any, else compiles
 //   check --env production
 //                    also refuses what a production deploy must not ship: upstream URLs on
-//                    example.com/.net/.org, .invalid, .test, .example, localhost or 127.0.0.1 in
+//                    example.com/.net/.org, .invalid, .test, .example, localhost or 127.0.0.1, or on a
+//                    host no public upstream has (scripts/tools/upstream-hosts.ts) in
 //                    [env.production.vars] and the catalog's production base URLs, a KV namespace id
 //                    that is a placeholder, a malformed METRICS_ACCOUNT_ID (scripts/tools/production-check.ts);
 //                    exits 1 if any. The repository ships such placeholders, so `npm test` runs the plain check
@@ -123,7 +124,8 @@ switch (command) {
       process.exitCode = await runImportMcp(rest);
       break;
     }
-    const { runImportOpenApi } = await import("./tools/import-openapi.mjs");
+    // Through tsx: the importer shares the host rules (src/core/host-class.ts) with the Worker.
+    const { runImportOpenApi } = await tsImport("./tools/import-openapi.mjs", import.meta.url);
     process.exitCode = await runImportOpenApi(rest);
     break;
   }

@@ -11,6 +11,7 @@ import YAML from "yaml";
 import { DraftError, draftRemoteNamespace, type RemoteDraft } from "./mcp-draft";
 import { pinsFileOf, pinsText } from "./mcp-pins";
 import { connectionOptions, listRemoteTools, parseHeaders, RemoteError } from "./mcp-remote";
+import { proxyOriginsOfProject } from "./upstream-hosts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const USAGE =
@@ -83,7 +84,8 @@ export async function runImportMcp(args: readonly string[]): Promise<number> {
       throw new UsageError(`${shown} exists; pass --force to overwrite it`);
     }
     const listed = await listRemoteTools(options.url, headers);
-    const draft = draftRemoteNamespace(listed, { ...options, headers });
+    const own = await proxyOriginsOfProject(ROOT);
+    const draft = draftRemoteNamespace(listed, { ...options, headers, own });
     if (draft.tools.length === 0) {
       printProblems(draft);
       throw new UsageError(`${options.url}: no tool could be drafted; nothing written`);

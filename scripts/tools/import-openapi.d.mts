@@ -33,7 +33,12 @@ export interface Draft {
 
 export declare function importOpenApi(
   file: string,
-  options: { namespace: string; operations?: string[] | null },
+  options: {
+    namespace: string;
+    operations?: string[] | null;
+    /** The proxy's own origins, never proposed as a base (`npm start`'s when not given). */
+    own?: import("./upstream-hosts").ProxyOrigins;
+  },
 ): Promise<Draft>;
 
 export declare function runImportOpenApi(args: string[]): Promise<number>;

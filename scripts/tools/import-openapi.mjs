@@ -1,17 +1,19 @@
 // `npm run tools -- import openapi <file> --namespace <ns> [--operations a,b] [--force]`
 //
-// Drafts catalog/<ns>.yaml from an OpenAPI 3.x document read from a file, offline (no remote
-// `$ref` is followed). The draft is deliberately not accepted by `npm run tools -- check`: the
+// Drafts catalog/<ns>.yaml from an OpenAPI 3.x document read from a file, offline: a `$ref` reads
+// only JSON or YAML files under the document's own folder, within limits (openapi-read.mjs). The draft is deliberately not accepted by `npm run tools -- check`: the
 // side-effect class, the parts of the description only a human can write, the trust of every
 // free-text output field and a write's postcondition carry draft markers until someone decides.
 // Constructs the catalog cannot express are listed with their location; nothing is dropped quietly.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import SwaggerParser from "@apidevtools/swagger-parser";
 import YAML from "yaml";
 import { draftTool, operationsOf, snakeCase } from "./openapi-operations.mjs";
+import { IMPORT_LIMITS, ImportError, readOpenApi } from "./openapi-read.mjs";
+import { draftBudget } from "./openapi-schema.mjs";
 import { draftUpstream } from "./openapi-upstream.mjs";
+import { proxyOriginsOfProject } from "./upstream-hosts.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const NAMESPACE = /^[a-z][a-z0-9_]*$/;
@@ -20,31 +22,24 @@ const MAX_TOOLS = 10;
 const USAGE =
   "usage: npm run tools -- import openapi <file> --namespace <ns> [--operations a,b] [--force] [--catalog-dir <dir>]";
 
-/** A refusal the command line prints as it is: a bad document, an unknown operation, a file in the way. */
-export class ImportError extends Error {}
+export { ImportError };
 
 /**
+ * @typedef {import("./upstream-hosts.ts").ProxyOrigins} ProxyOrigins
  * @typedef {{ location: string, message: string }} Problem
  * @typedef {{ name: string, operationId: string, method: string, path: string, review: string[] }} DraftedTool
  * @typedef {{ declaration: Record<string, any>, text: string, tools: DraftedTool[], problems: Problem[], notes: string[] }} Draft
  */
 
 /**
- * The draft of a document read from `file` (JSON or YAML, `$ref`s to local files resolved).
+ * The draft of a document read from `file` (JSON or YAML, `$ref`s to files under its folder resolved).
  *
  * @param {string} file
- * @param {{ namespace: string, operations?: string[] | null }} options
+ * @param {{ namespace: string, operations?: string[] | null, own?: ProxyOrigins }} options
  * @returns {Promise<Draft>}
  */
 export async function importOpenApi(file, options) {
-  let document;
-  try {
-    document = await SwaggerParser.validate(file, { resolve: { http: false } });
-  } catch (error) {
-    throw new ImportError(
-      `${file}: not a valid OpenAPI document: ${error instanceof Error ? error.message : error}`,
-    );
-  }
+  const document = await readOpenApi(file);
   if (!String(document.openapi ?? "").startsWith("3.")) {
     throw new ImportError(
       `${file}: only OpenAPI 3.x is supported (this is swagger ${document.swagger ?? "?"})`,
@@ -57,10 +52,14 @@ export async function importOpenApi(file, options) {
  * The draft declaration of a dereferenced OpenAPI 3.x document.
  *
  * @param {Record<string, any>} document
- * @param {{ namespace: string, operations?: string[] | null, source?: string }} options
+ * @param {{ namespace: string, operations?: string[] | null, source?: string, own?: ProxyOrigins }} options the
+ *   proxy's own origins (`own`, `npm start`'s when not given) are never proposed as a base
  * @returns {Draft}
  */
-export function draftNamespace(document, { namespace, operations = null, source = "the document" }) {
+export function draftNamespace(
+  document,
+  { namespace, operations = null, source = "the document", own = undefined },
+) {
   if (!NAMESPACE.test(namespace)) {
     throw new ImportError(
       `--namespace ${namespace}: use lower case letters, digits and _, starting with a letter`,
@@ -70,7 +69,7 @@ export function draftNamespace(document, { namespace, operations = null, source 
   const problems = [];
   const report = (location, message) => problems.push({ location, message });
   const binding = `${namespace.toUpperCase()}_API`;
-  const context = { binding, report, idempotencyHeaders: new Set() };
+  const context = { binding, report, idempotencyHeaders: new Set(), budget: draftBudget(), own };
 
   const chosen = chooseOperations(operationsOf(document), operations);
   const tools = [];
@@ -100,6 +99,11 @@ export function draftNamespace(document, { namespace, operations = null, source 
       path: op.path,
       review: draft.review,
     });
+  }
+  if (context.budget.spent) {
+    throw new ImportError(
+      `${source}: its schemas come to more than ${IMPORT_LIMITS.maxDraftedNodes} nodes once drafted (the importer's limit; recursive schemas that name each other densely multiply); choose fewer operations with --operations`,
+    );
   }
   if (document.webhooks) report("webhooks", "webhooks are not supported; left out of the draft");
 
@@ -219,7 +223,7 @@ export async function runImportOpenApi(args) {
     if (existsSync(target) && !options.force) {
       throw new ImportError(`${shown} exists; pass --force to overwrite it`);
     }
-    const draft = await importOpenApi(options.file, options);
+    const draft = await importOpenApi(options.file, { ...options, own: await proxyOriginsOfProject(ROOT) });
     if (draft.tools.length === 0) {
       printProblems(draft.problems);
       throw new ImportError(`${options.file}: no operation could be drafted; nothing written`);

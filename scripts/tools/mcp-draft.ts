@@ -8,6 +8,7 @@ import { inlineRefs, strictInput } from "./mcp-schema";
 import { draftUpstream } from "./mcp-upstream";
 import { REVIEW, snakeCase } from "./openapi-operations.mjs";
 import { freeTextPaths, toCatalogSchema } from "./openapi-schema.mjs";
+import type { ProxyOrigins } from "./upstream-hosts";
 
 /** The catalog's cap per namespace (read_result_page, built in, does not count). */
 const MAX_TOOLS = 10;
@@ -67,6 +68,8 @@ export interface DraftOptions {
   headers: Record<string, string>;
   /** The tools asked for, by the server's name or its snake_case; all when null. */
   only: string[] | null;
+  /** The proxy's own origins, never proposed as a base (`npm start`'s when not given). */
+  own?: ProxyOrigins;
 }
 
 export function draftRemoteNamespace(listed: readonly ListedTool[], options: DraftOptions): RemoteDraft {

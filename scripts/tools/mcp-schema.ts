@@ -1,6 +1,7 @@
 // A remote tool's JSON Schema in the form a declaration holds: references within the document
 // inlined (one to another document is reported, never fetched), every object closed, every input
 // property described. The conversion itself is the OpenAPI importer's (openapi-schema.mjs).
+import { IMPORT_LIMITS } from "./openapi-read.mjs";
 import { describeInputFields, toCatalogSchema } from "./openapi-schema.mjs";
 
 type Report = (location: string, message: string) => void;
@@ -24,16 +25,32 @@ export function strictInput(schema: unknown, report: Report): Record<string, unk
   return input;
 }
 
-/** A copy with `#/$defs/…` (and `#/definitions/…`) references replaced by what they name; undefined when one cannot be. */
+/**
+ * A copy with `#/$defs/…` (and `#/definitions/…`) references replaced by what they name; undefined
+ * when one cannot be, or when the copy would pass the importer's node limit (definitions that each
+ * name the previous twice double at every level).
+ */
 export function inlineRefs(
   node: unknown,
   document: unknown,
   at: string,
   report: Report,
   seen: readonly string[] = [],
+  budget = { nodes: IMPORT_LIMITS.maxDraftedNodes },
 ): unknown {
+  if (budget.nodes-- <= 0) {
+    if (budget.nodes === -1) {
+      report(
+        at,
+        `the schema expands past ${IMPORT_LIMITS.maxDraftedNodes} nodes once its $refs are inlined (the importer's limit)`,
+      );
+    }
+    return undefined;
+  }
   if (Array.isArray(node)) {
-    const items = node.map((item, index) => inlineRefs(item, document, `${at}[${index}]`, report, seen));
+    const items = node.map((item, index) =>
+      inlineRefs(item, document, `${at}[${index}]`, report, seen, budget),
+    );
     return items.includes(undefined) ? undefined : items;
   }
   if (typeof node !== "object" || node === null) return node;
@@ -62,11 +79,11 @@ export function inlineRefs(
       report(`${at}.$ref`, `${$ref} names nothing in the schema`);
       return undefined;
     }
-    return inlineRefs({ ...(target as object), ...rest }, document, at, report, [...seen, $ref]);
+    return inlineRefs({ ...(target as object), ...rest }, document, at, report, [...seen, $ref], budget);
   }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(rest)) {
-    const inlined = inlineRefs(value, document, `${at}.${key}`, report, seen);
+    const inlined = inlineRefs(value, document, `${at}.${key}`, report, seen, budget);
     if (inlined === undefined) return undefined;
     out[key] = inlined;
   }

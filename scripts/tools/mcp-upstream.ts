@@ -1,22 +1,30 @@
 // The upstream of a namespace drafted from a remote MCP server: base and path from the URL it was
 // listed at, the credential proposed from the headers the import sent (never their values), and
-// whether the server honours the idempotency key left for a human to answer.
+// whether the server honours the idempotency key left for a human to answer. A URL no public
+// server has (upstream-hosts.ts) is left to a human behind a draft marker, never adopted as a base.
 import { IDEMPOTENCY_META_KEY } from "../../src/catalog/declaration";
+import { classifyUrlHost } from "../../src/core/host-class";
 import type { Declaration, DraftOptions } from "./mcp-draft";
 import { REVIEW } from "./openapi-operations.mjs";
-
-const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
+import { LOCAL_PROXY, unsafeBaseReason } from "./upstream-hosts";
 
 /** The upstream: base and path from the URL, credential from the headers given, idempotency to review. */
 export function draftUpstream(
-  { namespace, url, headers }: DraftOptions,
+  { namespace, url, headers, own = LOCAL_PROXY }: DraftOptions,
   binding: string,
 ): { declaration: Declaration; comment: string; review: string[] } {
   const endpoint = new URL(url);
   const origin = `${endpoint.protocol}//${endpoint.host}`;
   const review: string[] = [];
   const base: Record<string, string> = {};
-  if (LOOPBACK.test(endpoint.hostname)) {
+  const loopback = classifyUrlHost(url) === "loopback";
+  const environment = !loopback && endpoint.protocol === "https:" ? "production" : "sandbox";
+  const unsafe = unsafeBaseReason(url, environment, own);
+  if (unsafe) {
+    base[environment] =
+      `${REVIEW} ${origin} is ${unsafe}; give base.${environment} the server's own URL, or bind ${binding} in wrangler.toml`;
+    review.push(`upstream ${binding}: ${origin} is ${unsafe}; not adopted as base.${environment}`);
+  } else if (loopback) {
     base.sandbox = origin;
     review.push(
       `upstream ${binding}: base.sandbox is ${origin}, a loopback address; the sandbox may bind ${binding} by name in wrangler.toml instead`,

@@ -43,7 +43,7 @@ function proposedSideEffect(method) {
 /**
  * @typedef {{ location: string, message: string }} Problem
  * @typedef {{ path: string, method: string, operation: Record<string, any>, parameters: { parameter: Record<string, any>, location: string }[] }} Operation
- * @typedef {{ binding: string, report: (location: string, message: string) => void, idempotencyHeaders: Set<string> }} Context
+ * @typedef {{ binding: string, report: (location: string, message: string) => void, idempotencyHeaders: Set<string>, budget: import("./openapi-schema.mjs").Budget }} Context
  */
 
 /**
@@ -78,12 +78,12 @@ export function draftTool(op, context) {
   if (!addParameters(op, input, request, context)) return notDrafted();
   if (
     op.operation.requestBody &&
-    !addBody(op.operation.requestBody, `${at}.requestBody`, input, request, report)
+    !addBody(op.operation.requestBody, `${at}.requestBody`, input, request, report, context.budget)
   ) {
     return notDrafted();
   }
   if (op.operation.callbacks) report(`${at}.callbacks`, "callbacks are not supported; left out of the draft");
-  const output = outputOf(op.operation.responses ?? {}, `${at}.responses`, report, review);
+  const output = outputOf(op.operation.responses ?? {}, `${at}.responses`, report, review, context.budget);
   if (!output) return notDrafted();
   if (input.required.length === 0) delete input.required;
   describeInputFields(input);
@@ -186,6 +186,8 @@ function addParameters(op, input, request, context) {
       "input",
       `${location}.schema`,
       context.report,
+      undefined,
+      context.budget,
     );
     if (!schema) {
       ok = parameter.required ? false : ok;
@@ -210,7 +212,7 @@ const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  * A JSON object body's fields become top-level input fields, and the request body maps each back
  * (`{arg: /field}`); any other JSON body is one `body` field. Non-JSON bodies are not supported.
  */
-function addBody(requestBody, at, input, request, report) {
+function addBody(requestBody, at, input, request, report, budget) {
   const types = Object.keys(requestBody.content ?? {});
   const json = types.find((type) => JSON_MEDIA.test(type));
   for (const type of types.filter((t) => t !== json)) {
@@ -218,7 +220,14 @@ function addBody(requestBody, at, input, request, report) {
     report(`${at}.content.${type}`, `${what} not supported${json ? "; only the JSON body is drafted" : ""}`);
   }
   if (!json) return false;
-  const schema = toCatalogSchema(requestBody.content[json].schema ?? {}, "input", at, report);
+  const schema = toCatalogSchema(
+    requestBody.content[json].schema ?? {},
+    "input",
+    at,
+    report,
+    undefined,
+    budget,
+  );
   if (!schema) return false;
   if (schema.type !== "object") {
     input.properties.body = { ...schema, description: schema.description ?? requestBody.description };
@@ -243,7 +252,7 @@ function addBody(requestBody, at, input, request, report) {
 }
 
 /** The first 2xx answer's JSON schema: the output whitelist the draft starts from. */
-function outputOf(responses, at, report, review) {
+function outputOf(responses, at, report, review, budget) {
   const code = ["200", "201", "202", "2XX", ...Object.keys(responses)].find(
     (candidate) => /^2(\d\d|XX)$/.test(candidate) && candidate in responses,
   );
@@ -262,7 +271,7 @@ function outputOf(responses, at, report, review) {
     report(`${at}.${code}.content`, `${types.join(", ")} answers are not supported; only JSON`);
     return null;
   }
-  return toCatalogSchema(content[json].schema ?? {}, "output", `${at}.${code}`, report);
+  return toCatalogSchema(content[json].schema ?? {}, "output", `${at}.${code}`, report, undefined, budget);
 }
 
 /** @returns {Operation[]} every operation of the document, path-level parameters merged in. */

@@ -1,6 +1,7 @@
 // OpenAPI schema objects (3.0 or 3.1, `$ref`s already resolved) to the JSON Schema a catalog
 // declaration holds. What the catalog cannot express is reported with its location and left out,
 // never passed through for the compiler to choke on or dropped without a word.
+import { IMPORT_LIMITS } from "./openapi-read.mjs";
 import { isLiteralValue, patternRegExp, undeclaredRequired } from "./schema-rules.mjs";
 
 /** Keywords a declaration keeps; everything else (examples, xml, discriminator, x-*) is documentation. */
@@ -32,7 +33,18 @@ const UNSUPPORTED = ["oneOf", "anyOf", "not", "if", "patternProperties", "prefix
 /**
  * @typedef {(location: string, message: string) => void} Report
  * @typedef {"input" | "output"} Direction
+ * @typedef {{ nodes: number, spent: boolean }} Budget
  */
+
+/**
+ * How many schema nodes one draft may convert. A document's recursive schemas are cycles, and a
+ * walk that stops only where a path repeats could still take every path through a dense cycle.
+ *
+ * @returns {Budget}
+ */
+export function draftBudget() {
+  return { nodes: IMPORT_LIMITS.maxDraftedNodes, spent: false };
+}
 
 /**
  * Sets `object[field]` as an own field, whatever its name: assigned, `__proto__` would set the
@@ -56,9 +68,27 @@ export function setField(object, field, value) {
  * @param {string} location
  * @param {Report} report
  * @param {Set<unknown>} [ancestors] schemas being converted above this one, to catch recursion
+ * @param {Budget} [budget] the nodes the draft may still convert (shared by its schemas)
  * @returns {Record<string, unknown> | null}
  */
-export function toCatalogSchema(schema, direction, location, report, ancestors = new Set()) {
+export function toCatalogSchema(
+  schema,
+  direction,
+  location,
+  report,
+  ancestors = new Set(),
+  budget = draftBudget(),
+) {
+  if (budget.nodes-- <= 0) {
+    if (!budget.spent) {
+      report(
+        location,
+        `the schemas drafted come to more than ${IMPORT_LIMITS.maxDraftedNodes} nodes (the importer's limit); this and what follows is not drafted`,
+      );
+    }
+    budget.spent = true;
+    return null;
+  }
   if (!isObject(schema)) {
     report(location, "a schema must be an object");
     return null;
@@ -131,7 +161,7 @@ export function toCatalogSchema(schema, direction, location, report, ancestors =
         reasons.push([at, "a field name with a dot or a bracket cannot be named in the catalog's paths"]);
       const converted = unnamed
         ? null
-        : toCatalogSchema(child, direction, at, (...reason) => reasons.push(reason), inner);
+        : toCatalogSchema(child, direction, at, (...reason) => reasons.push(reason), inner, budget);
       const sinks = !converted && direction === "input" && required.includes(field);
       // An optional field or an output one is left out, and says so where it says why.
       const suffix = converted || sinks ? "" : "; left out of the draft";
@@ -144,7 +174,7 @@ export function toCatalogSchema(schema, direction, location, report, ancestors =
     const kept = required.filter((field) => Object.hasOwn(properties, field));
     if (kept.length > 0) out.required = kept;
   } else if (out.type === "array" || "items" in merged) {
-    const items = toCatalogSchema(merged.items ?? {}, direction, `${location}.items`, report, inner);
+    const items = toCatalogSchema(merged.items ?? {}, direction, `${location}.items`, report, inner, budget);
     if (!items) return null;
     out.items = items;
   }

@@ -1,6 +1,11 @@
 // The upstream of a drafted namespace: its base URL per environment, idempotency header and
 // credential, proposed from the document's `servers` and `securitySchemes`. An environment the
-// servers do not name is bound in wrangler.toml instead (a service binding, or a URL var).
+// servers do not name is bound in wrangler.toml instead (a service binding, or a URL var). A server
+// no public upstream has (upstream-hosts.ts) is left to a human behind a draft marker.
+
+import { classifyUrlHost } from "../../src/core/host-class.ts";
+import { REVIEW } from "./openapi-operations.mjs";
+import { LOCAL_PROXY, unsafeBaseReason } from "./upstream-hosts.ts";
 
 /** A server a document marks as not production: by its description or its host. */
 const SANDBOX_SERVER =
@@ -10,12 +15,12 @@ const INTERNAL_HOST = /^https?:\/\/[^/]*\.internal(?:[:/]|$)/i;
 
 /**
  * @param {Record<string, any>} document
- * @param {{ binding: string, report: (location: string, message: string) => void, idempotencyHeaders: Set<string> }} context
+ * @param {{ binding: string, report: (location: string, message: string) => void, idempotencyHeaders: Set<string>, own?: import("./upstream-hosts.ts").ProxyOrigins }} context
  * @returns {{ declaration: Record<string, unknown>, comment: string, review: string[] }}
  */
-export function draftUpstream(document, { binding, report, idempotencyHeaders }) {
+export function draftUpstream(document, { binding, report, idempotencyHeaders, own = LOCAL_PROXY }) {
   const review = [];
-  const base = basesOf(document, binding, report, review);
+  const base = basesOf(document, binding, report, review, own);
   const credential = credentialOf(document, binding, report);
   review.push(`upstream ${binding}: credential ${credential.why}`);
   const declaration = {
@@ -37,7 +42,7 @@ export function draftUpstream(document, { binding, report, idempotencyHeaders })
 }
 
 /** The document's servers as base URLs per environment: the first sandbox-like one and the first other. */
-function basesOf(document, binding, report, review) {
+function basesOf(document, binding, report, review, own) {
   const servers = Array.isArray(document.servers) ? document.servers : [];
   /** @type {{ sandbox?: string, production?: string }} */
   const base = {};
@@ -47,10 +52,15 @@ function basesOf(document, binding, report, review) {
     const environment = SANDBOX_SERVER.test(`${server.description ?? ""} ${url}`) ? "sandbox" : "production";
     if (base[environment]) {
       review.push(`upstream: servers[${index}] (${url}) not used; ${environment} is servers' first one`);
-    } else if (INTERNAL_HOST.test(url)) {
+    } else if (INTERNAL_HOST.test(url) && classifyUrlHost(url) === "private") {
       review.push(
         `upstream: servers[${index}] (${url}) is no address a fetch reaches; bind ${binding} in wrangler.toml`,
       );
+    } else if (unsafeBaseReason(url, environment, own)) {
+      const reason = unsafeBaseReason(url, environment, own);
+      base[environment] =
+        `${REVIEW} servers[${index}] (${url}) is ${reason}; give base.${environment} the upstream's own https URL, or bind ${binding} in wrangler.toml`;
+      review.push(`upstream: servers[${index}] (${url}) is ${reason}; not adopted as base.${environment}`);
     } else if (!/^https?:\/\//.test(url)) {
       review.push(`upstream: servers[${index}] is relative (${url}); give base.${environment} as a full URL`);
     } else if (environment === "production" && !url.startsWith("https://")) {

@@ -12,6 +12,7 @@ import {
   placeholderUrlReason,
   placeholderUrlVars,
 } from "../../src/config/placeholders";
+import { type ProxyOrigins, proxyOriginsOf, unsafeBaseReason } from "./upstream-hosts";
 
 const VARS_AT = "wrangler.toml: env.production.vars";
 const VARS_SITE = "[env.production.vars] of wrangler.toml";
@@ -53,12 +54,15 @@ export function productionDeploymentProblems(root: string): string[] {
     { config: join(root, "wrangler.toml"), env: "production" },
     { hideWarnings: true },
   );
+  const sandbox = readConfig({ config: join(root, "wrangler.toml"), env: "sandbox" }, { hideWarnings: true });
+  const own = proxyOriginsOf([config, sandbox]);
   const vars = config.vars as Record<string, unknown>;
   const problems: string[] = [];
   for (const [name, value] of Object.entries(vars)) {
-    for (const problem of placeholderUrlVars({ [name]: value }, VARS_SITE)) {
-      problems.push(`${VARS_AT}.${name}: ${problem}`);
-    }
+    const placeholder = placeholderUrlVars({ [name]: value }, VARS_SITE);
+    for (const problem of placeholder) problems.push(`${VARS_AT}.${name}: ${problem}`);
+    const unsafe = placeholder.length === 0 ? unsafeUrlVar(name, value, own) : null;
+    if (unsafe) problems.push(`${VARS_AT}.${name}: ${unsafe}`);
   }
   const account = metricsAccountProblem(vars.METRICS_ACCOUNT_ID, VARS_SITE);
   if (account) problems.push(`${VARS_AT}.METRICS_ACCOUNT_ID: ${account}`);
@@ -72,7 +76,7 @@ export function productionDeploymentProblems(root: string): string[] {
     if (problem) problems.push(`wrangler.toml: env.production.kv_namespaces.${kv.binding}.id: ${problem}`);
   }
   for (const { at, binding, url } of declaredProductionBases(root)) {
-    const reason = placeholderUrlReason(url);
+    const reason = placeholderUrlReason(url) ?? unsafeBaseReason(url, "production", own);
     if (reason) {
       problems.push(
         `${at}: upstream ${binding}'s production base URL is "${url}", ${reason}; set it to the https URL of the real server and run \`npm run tools -- compile\``,
@@ -80,6 +84,15 @@ export function productionDeploymentProblems(root: string): string[] {
     }
   }
   return problems;
+}
+
+/** A production URL var on a host no public upstream has (a private network, a link, the proxy itself). */
+function unsafeUrlVar(name: string, value: unknown, own: ProxyOrigins): string | null {
+  if (typeof value !== "string" || !/^https?:\/\//i.test(value.trim())) return null;
+  const reason = unsafeBaseReason(value.trim(), "production", own);
+  return reason
+    ? `${name} is "${value}", ${reason}; set ${name} in ${VARS_SITE} to the https URL of the real API`
+    : null;
 }
 
 /** The command: prints each problem and says whether production may be deployed. */

@@ -352,6 +352,55 @@ describe("import mcp", () => {
     ]);
   });
 
+  it.each([
+    ["https://169.254.169.254/mcp", "production", "a link-local address"],
+    ["https://metadata.google.internal/mcp", "production", "a link-local address"],
+    ["http://10.0.0.5:9000/mcp", "sandbox", "an address of a private network"],
+    ["https://2130706433/mcp", "production", "an address written to hide which it is"],
+    ["http://[::ffff:127.0.0.1]:9000/mcp", "sandbox", "an address written to hide which it is"],
+    ["http://0.0.0.0:9000/mcp", "sandbox", "the unspecified address"],
+    ["http://127.0.0.1:8787/mcp", "sandbox", "this proxy's own address"],
+    ["https://edge-tool-proxy.acme.workers.dev/mcp", "production", "this proxy's own address"],
+  ])("marks a server at %s for review instead of taking it as base.%s", (url, environment, reason) => {
+    const draft = draftRemoteNamespace([GET_TICKET], {
+      namespace: "notes",
+      url,
+      headers: {},
+      only: null,
+      own: { hosts: ["edge-tool-proxy.*.workers.dev"], localPort: "8787" },
+    });
+    const base = (draft.declaration.upstreams.NOTES_MCP as { base: Record<string, string> }).base;
+    expect(Object.keys(base)).toEqual([environment]);
+    expect(base[environment]).toMatch(/^TODO\(review\): /);
+    expect(base[environment]).toContain(reason);
+    expect(draft.notes).toContainEqual(expect.stringContaining(`not adopted as base.${environment}`));
+  });
+
+  it("refuses a schema whose $defs each name the previous twice, naming the limit, and drafts the rest", () => {
+    const $defs: Record<string, unknown> = { d0: { type: "string" } };
+    for (let i = 1; i <= 40; i++) {
+      const previous = { $ref: `#/$defs/d${i - 1}` };
+      $defs[`d${i}`] = { type: "object", properties: { a: previous, b: previous } };
+    }
+    const doubling = {
+      ...GET_TICKET,
+      name: "get_tree",
+      inputSchema: { type: "object", properties: { tree: { $ref: "#/$defs/d40" } }, $defs },
+    };
+    const draft = draftRemoteNamespace([GET_TICKET, doubling], {
+      namespace: "notes",
+      url: server.url,
+      headers: {},
+      only: null,
+    });
+    expect(draft.tools.map((drafted) => drafted.name)).toEqual(["get_ticket"]);
+    expect(draft.problems).toContainEqual(
+      expect.objectContaining({
+        message: expect.stringContaining("expands past 100000 nodes once its $refs are inlined"),
+      }),
+    );
+  });
+
   it("reports a $ref to another document by location, and leaves that tool out", () => {
     const outside = {
       ...GET_TICKET,

@@ -213,4 +213,29 @@ describe("npm run tools -- check --env production", () => {
       ),
     ]);
   });
+
+  it("refuses a production base or URL var on a private network, a link, an obfuscated address or the proxy itself", () => {
+    const root = project(
+      WRANGLER(
+        'ORDERS_API = "https://10.0.0.7:8443"\nCRM_API = "https://crm.acme-corp.com"',
+        "fedcba9876543210fedcba9876543210",
+      ),
+      'upstreams:\n  HELPDESK_MCP:\n    kind: mcp\n    base: { sandbox: "http://127.0.0.1:9000", production: "https://169.254.169.254/latest" }\n  OTHER_MCP:\n    kind: mcp\n    base: { production: "https://2130706433" }\n  SELF_MCP:\n    kind: mcp\n    base: { production: "https://proxy-sandbox.acme.workers.dev" }\n',
+    );
+    // The sandbox Worker is wrangler's default name for the environment: proxy-sandbox.
+    expect(productionDeploymentProblems(root)).toEqual([
+      expect.stringMatching(
+        /^wrangler\.toml: env\.production\.vars\.ORDERS_API: ORDERS_API is "https:\/\/10\.0\.0\.7:8443", an address of a private network/,
+      ),
+      expect.stringMatching(
+        /^catalog\/helpdesk\.yaml: upstreams\.HELPDESK_MCP\.base\.production: .*"https:\/\/169\.254\.169\.254\/latest", a link-local address/,
+      ),
+      expect.stringMatching(
+        /^catalog\/helpdesk\.yaml: upstreams\.OTHER_MCP\.base\.production: .*"https:\/\/2130706433", this machine \(127\.0\.0\.1\)/,
+      ),
+      expect.stringMatching(
+        /^catalog\/helpdesk\.yaml: upstreams\.SELF_MCP\.base\.production: .*"https:\/\/proxy-sandbox\.acme\.workers\.dev", this proxy's own address/,
+      ),
+    ]);
+  });
 });
