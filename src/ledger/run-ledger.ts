@@ -1,10 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { holdsRole } from "../approvals/approvers";
 import { type ApprovalRecord, type ApprovalSummary, approvalBlock } from "../approvals/model";
-import type { ToolSpec } from "../catalog/define-tool";
 import { resolveSubset, toolRef } from "../catalog/subset";
 import { loadConfig } from "../config/load";
-import { canonicalJson, differingFields } from "../core/canonical-json";
+import { differingFields } from "../core/canonical-json";
 import { newCallId } from "../core/ids";
 import { claimOf } from "../effects/claim";
 import { type EffectFate, fateOfKey } from "../effects/fate";
@@ -19,11 +18,11 @@ import { asEditedCall, type EditPlan, prepareEdit } from "../pipeline/edit";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
 import { grantedTools, type RunToolSet, reachOf, runTools, toolOfRun } from "../pipeline/grants";
 import { currentPolicyVersion, intakeCall, type TakenCall } from "../pipeline/intake";
+import { approvingOf } from "../pipeline/late-decision";
 import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../pipeline/run-events";
 import { type CallRecord, newRun, type RunMeta, type StoredRequest } from "../pipeline/run-state";
 import { runStatus } from "../pipeline/run-status";
 import { joinedAnswer, settleSend } from "../pipeline/settle";
-import { validateArguments } from "../pipeline/validate";
 import type { Write } from "../pipeline/writes";
 import { type RunRateGate, runRateGate } from "../ratelimit/run-gate";
 import { takeToolToken } from "../ratelimit/tool-limits";
@@ -689,10 +688,13 @@ export class RunLedger extends DurableObject<Env> {
   async decide(input: DecideInput): Promise<DecideResult> {
     const run = this.#ownRun(input.tenant);
     if (!run) return { ok: false, code: "not_found", message: "No such approval.", approval: null };
+    // What the operator decided on: the approval as it stood when the decision reached the run.
+    const seen = this.#stores.approvals.byId(input.approval_id);
     const policy = await currentPolicyVersion(this.env, run);
     const callId = newCallId();
-    const edit = await this.#prepareEdit(run, input);
+    const edit = await this.#prepareEdit(run, input, seen);
     if (edit.kind === "refused") return edit.result;
+    const tool = seen ? toolOfRun(catalog, run, seen.tool) : undefined;
     try {
       // The decided approval goes to the directory again whatever the decision: a refusal means the
       // operator decided on a copy the ledger had left behind, and their list heals from this.
@@ -705,6 +707,7 @@ export class RunLedger extends DurableObject<Env> {
             policy_version: policy,
             edit: edit.plan,
             confirm_duplicate: input.confirm_duplicate ?? false,
+            approving: approvingOf(input.decision, seen, tool, input.args),
           }),
         [input.approval_id],
       );
@@ -729,30 +732,6 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   /**
-   * An edit that arrives once the approval was approved (by a plain approval it raced, say): with
-   * the arguments that were approved it is that decision again; with others it is refused, since
-   * answering it as done would tell its operator that their arguments went out.
-   */
-  #lateEdit(
-    approval: ApprovalRecord,
-    tool: ToolSpec,
-    args: unknown,
-  ): { kind: "refused"; result: DecideResult } | null {
-    if (approval.state !== "approved" && approval.state !== "executed") return null;
-    const edited = validateArguments(tool.input, args);
-    if (edited.ok && canonicalJson(edited.args) === canonicalJson(approval.args)) return null;
-    return {
-      kind: "refused",
-      result: {
-        ok: false,
-        code: "conflict_error",
-        message: `This approval is already ${approval.state} with other arguments than your edit's; your edit was not applied. Look at the approval to see what was approved.`,
-        approval,
-      },
-    };
-  }
-
-  /**
    * Approve with edit, before the decision commits: the edited arguments are checked like a call
    * (`pipeline/edit.ts`), and the edited call, a new effect, takes its tenant-wide step, replacing
    * the asked call's claim. The edited key is "deciding" from its claim until the decision
@@ -762,6 +741,7 @@ export class RunLedger extends DurableObject<Env> {
   async #prepareEdit(
     run: RunMeta,
     input: DecideInput,
+    approval: ApprovalRecord | null,
   ): Promise<
     | { kind: "refused"; result: DecideResult }
     | {
@@ -772,12 +752,11 @@ export class RunLedger extends DurableObject<Env> {
   > {
     const none = { kind: "ready" as const, plan: null, view: null };
     if (input.decision !== "approve" || input.args === undefined || input.args === null) return none;
-    const approval = this.#stores.approvals.byId(input.approval_id);
     const tool = approval ? toolOfRun(catalog, run, approval.tool) : undefined;
     const tenant = loadConfig(this.env).tenants[run.tenant];
     if (!approval || !tool || !tenant || !holdsRole(approval.approver_roles, input.operator_roles))
       return none;
-    if (approval.state !== "pending") return this.#lateEdit(approval, tool, input.args) ?? none;
+    if (approval.state !== "pending") return none;
     const prepared = await prepareEdit(catalog, { run, tenant, tool, approval, args: input.args });
     if (prepared.kind === "unchanged") return none;
     if (prepared.kind === "refused") {
