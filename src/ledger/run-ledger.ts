@@ -33,7 +33,7 @@ import type { RunTrace } from "../wire/run-trace";
 import type { TraceEntry } from "../wire/trace-entry";
 import { ApprovalWaiters } from "./approval-waiters";
 import * as tables from "./commit";
-import { claimTenantWide } from "./effects-client";
+import { claimTenantWide, reconcileClaim } from "./effects-client";
 import { type Inflight, KeysDeciding, KeysInFlight } from "./key-store";
 import type {
   AddToolsAnswer,
@@ -724,11 +724,30 @@ export class RunLedger extends DurableObject<Env> {
         await this.#execute(inflight, { callId, tool, key, request, args, fault: null, traceparent: null });
       }
     } finally {
-      if (edit.view?.check) this.#deciding.release(edit.view.key);
+      if (edit.view?.check) {
+        this.#deciding.release(edit.view.key);
+        await this.#releaseUncommitted(edit.view.check);
+      }
     }
     const approval = this.#stores.approvals.byId(input.approval_id);
     if (!approval) throw new Error(`approval ${input.approval_id} vanished while it was decided`);
     return { ok: true, approval };
+  }
+
+  /**
+   * The tenant-wide claim of an edit its decision did not commit (refused, lost to another
+   * operator's decision, or failed) is given back now: its shards ask this ledger what became of the
+   * key, as their alarm would, and release it. Another call deciding or holding the same key keeps it.
+   */
+  async #releaseUncommitted(check: TenantCheck): Promise<void> {
+    const { key } = check.claim;
+    if (this.#deciding.has(key) || this.#inflight.has(key) || this.#stores.keys.read(key, null)) return;
+    try {
+      await reconcileClaim(this.env, this.#loaded().tenant, check.shards, key);
+    } catch (error) {
+      // Left pending, the claim is released by its shards' alarm a few seconds after it was made.
+      console.error(`releasing the uncommitted claim of ${key} failed; the shards' alarm releases it`, error);
+    }
   }
 
   /**
