@@ -711,6 +711,9 @@ export class RunLedger extends DurableObject<Env> {
           }),
         [input.approval_id],
       );
+      // The approval as this decision left it: what a 200 describes unless it executes, whatever
+      // another operator's decision changes while this one's delivery is awaited.
+      const committed = this.#stores.approvals.byId(input.approval_id);
       const inflight = decided.kind === "send" ? this.#inflight.mark(decided.key) : null;
       if (decided.kind === "send") await this.#publisher.scheduleAlarm();
       await this.#publisher.publish(changed, true);
@@ -722,7 +725,7 @@ export class RunLedger extends DurableObject<Env> {
         const { key, request, tool, args } = decided;
         // Executed by an operator's decision: its span is in the run's own trace.
         await this.#execute(inflight, { callId, tool, key, request, args, fault: null, traceparent: null });
-      }
+      } else if (committed) return { ok: true, approval: committed };
     } finally {
       if (edit.view?.check) {
         this.#deciding.release(edit.view.key);

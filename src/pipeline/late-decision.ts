@@ -24,19 +24,22 @@ import { validateArguments } from "./validate";
 export interface Approving {
   args: unknown;
   edited: boolean;
+  /** Who had approved a two-person approval when the decision arrived: the step it was made at. */
+  approvers: readonly string[];
 }
 
 /** What a decision approves, from the approval as it stood when the decision arrived; null for a rejection. */
 export function approvingOf(
   decision: "approve" | "reject",
-  seen: Pick<ApprovalRecord, "args"> | null,
+  seen: Pick<ApprovalRecord, "args" | "approvers"> | null,
   tool: ToolSpec | undefined,
   edited: unknown,
 ): Approving | null {
   if (decision === "reject" || !seen) return null;
-  if (edited === null || edited === undefined) return { args: seen.args, edited: false };
+  const approvers = seen.approvers.map((approver) => approver.operator);
+  if (edited === null || edited === undefined) return { args: seen.args, edited: false, approvers };
   const valid = tool ? validateArguments(tool.input, edited) : null;
-  return { args: valid?.ok ? valid.args : edited, edited: true };
+  return { args: valid?.ok ? valid.args : edited, edited: true, approvers };
 }
 
 /**
@@ -67,16 +70,27 @@ export function decidedAgain(
 }
 
 /**
- * An approval of a pending approval whose arguments another operator's edit changed after this
- * decision reached the run: approving now would execute arguments its operator did not decide on.
- * An edit prepared on the old arguments is refused by its own base (`EditPlan.based_on`).
+ * A pending approval another operator changed after this decision reached the run. Approving
+ * arguments another's edit replaced would execute arguments its operator did not decide on. An
+ * edit restarts a two-person approval's approvals, so one made before another operator's approval
+ * was recorded would discard an approval its operator never saw. An edit prepared on arguments
+ * since replaced is refused by its own base (`EditPlan.based_on`).
  */
 export function editedSince(
   approval: ApprovalRecord,
   approving: Approving | null | undefined,
   prepared: boolean,
 ): Refusal | null {
-  if (!approving || prepared || sameArguments(approving.args, approval.args)) return null;
+  if (!approving) return null;
+  if (prepared) {
+    const now = approval.approvers.map((approver) => approver.operator);
+    if (canonicalJson(now) === canonicalJson(approving.approvers)) return null;
+    return {
+      code: "conflict_error",
+      message: `Another operator approved this (${approval.approvers.length} of ${approval.approvals_required}) while you edited it; an edit starts its approvals again, so your edit was not applied. Look at the approval again.`,
+    };
+  }
+  if (sameArguments(approving.args, approval.args)) return null;
   return {
     code: "conflict_error",
     message: `Another operator edited this approval's arguments after your ${approving.edited ? "edit" : "approval"} was made; it was not applied. Look at the approval to see what it binds now.`,
