@@ -190,8 +190,21 @@ export class EffectShard extends DurableObject<Env> {
       JSON.stringify(verdict),
       day,
     );
-    await this.#scheduleAlarm();
+    await this.#ringForClaim(claim.at);
     return verdict;
+  }
+
+  /**
+   * Reconciles one pending claim now, as the alarm would: its run's ledger asks this when the call
+   * that made the claim ended without committing its key (an operator's edit refused, or lost to
+   * another decision), so the claim neither shows as an earlier effect nor holds value meanwhile.
+   */
+  async reconcile(key: string): Promise<void> {
+    const tenant = this.ctx.storage.kv.get<string>("tenant");
+    const row = this.#sql
+      .exec<EffectRow>("SELECT * FROM effects WHERE key = ? AND fate = 'pending'", key)
+      .toArray()[0];
+    if (tenant !== undefined && row) await this.#reconcileRow(tenant, row);
   }
 
   /**
@@ -245,14 +258,7 @@ export class EffectShard extends DurableObject<Env> {
       .toArray();
     for (const row of tenant ? due : []) {
       try {
-        const fate = await ledgerFor(this.env, tenant ?? "", row.run_id).effectFate(tenant ?? "", row.key);
-        if (fate === "deciding") continue;
-        this.#sql.exec(
-          "UPDATE effects SET fate = ? WHERE key = ? AND generation = ? AND fate = 'pending'",
-          fate,
-          row.key,
-          row.generation,
-        );
+        await this.#reconcileRow(tenant ?? "", row);
       } catch (error) {
         console.error(`reconciling effect ${row.key} failed; the alarm asks again`, error);
       }
@@ -266,7 +272,22 @@ export class EffectShard extends DurableObject<Env> {
       "DELETE FROM leases WHERE day < ?",
       new Date(now - 2 * KEEP_MS).toISOString().slice(0, 10),
     );
-    await this.#scheduleAlarm(true);
+    await this.#scheduleAlarm();
+  }
+
+  /**
+   * Asks a pending claim's ledger what became of its key, and applies the answer unless the claim
+   * was made again meanwhile (its generation moved) or its call is still deciding.
+   */
+  async #reconcileRow(tenant: string, row: EffectRow): Promise<void> {
+    const fate = await ledgerFor(this.env, tenant, row.run_id).effectFate(tenant, row.key);
+    if (fate === "deciding") return;
+    this.#sql.exec(
+      "UPDATE effects SET fate = ? WHERE key = ? AND generation = ? AND fate = 'pending'",
+      fate,
+      row.key,
+      row.generation,
+    );
   }
 
   /** The verdict of a key claimed before and not released: a retry of the same call. */
@@ -434,9 +455,19 @@ export class EffectShard extends DurableObject<Env> {
     );
   }
 
+  /**
+   * A new claim may be orphaned (its call refused or abandoned before its key was committed), so the
+   * alarm is moved to reconcile it RECONCILE_AFTER_MS after it was made, if it would ring later: an
+   * alarm set for a prune, a day or two ahead, would leave the claim holding its value until then.
+   */
+  async #ringForClaim(at: number): Promise<void> {
+    const due = Math.max(at + RECONCILE_AFTER_MS, Date.now() + 1_000);
+    const set = await this.ctx.storage.getAlarm();
+    if (set === null || set > due) await this.ctx.storage.setAlarm(due);
+  }
+
   /** Rings for the first pending claim to reconcile, else for the next prune. */
-  async #scheduleAlarm(replace = false): Promise<void> {
-    if (!replace && (await this.ctx.storage.getAlarm()) !== null) return;
+  async #scheduleAlarm(): Promise<void> {
     const pending = this.#sql
       .exec<{ at: number | null }>("SELECT MIN(at) AS at FROM effects WHERE fate = 'pending'")
       .one().at;

@@ -77,6 +77,19 @@ export async function reportEffect(
   await Promise.all(shards.map((shard) => shardStub(env, tenant, shard).apply(update)));
 }
 
+/**
+ * Asks every shard of a claim to reconcile it now, as their alarm would: the ledger, asked back,
+ * answers "released" for a key it never committed, and each shard releases the claim.
+ */
+export async function reconcileClaim(
+  env: Env,
+  tenant: string,
+  shards: readonly number[],
+  key: string,
+): Promise<void> {
+  await Promise.all(shards.map((shard) => shardStub(env, tenant, shard).reconcile(key)));
+}
+
 /** What the tenant's runs moved today in each capped currency, summed over its shards (the operator's view). */
 export async function valueUsageToday(env: Env, tenant: string, config: TenantConfig): Promise<ValueUsage[]> {
   const day = utcDay(Date.now());
@@ -100,6 +113,7 @@ export async function valueUsageToday(env: Env, tenant: string, config: TenantCo
 interface ShardClient {
   reserve(request: ShardReservation): Promise<ShardVerdict>;
   apply(update: EffectUpdate): Promise<void>;
+  reconcile(key: string): Promise<void>;
   usage(currency: string, day: string): Promise<Omit<ValueUsage, "per_day">>;
 }
 

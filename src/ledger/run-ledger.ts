@@ -1,10 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import { holdsRole } from "../approvals/approvers";
 import { type ApprovalRecord, type ApprovalSummary, approvalBlock } from "../approvals/model";
-import type { ToolSpec } from "../catalog/define-tool";
 import { resolveSubset, toolRef } from "../catalog/subset";
 import { loadConfig } from "../config/load";
-import { canonicalJson, differingFields } from "../core/canonical-json";
+import { differingFields } from "../core/canonical-json";
 import { newCallId } from "../core/ids";
 import { claimOf } from "../effects/claim";
 import { type EffectFate, fateOfKey } from "../effects/fate";
@@ -19,11 +18,11 @@ import { asEditedCall, type EditPlan, prepareEdit } from "../pipeline/edit";
 import { type ExecutionPlan, executeCall, type RunKeeping } from "../pipeline/execute";
 import { grantedTools, type RunToolSet, reachOf, runTools, toolOfRun } from "../pipeline/grants";
 import { currentPolicyVersion, intakeCall, type TakenCall } from "../pipeline/intake";
+import { approvingOf } from "../pipeline/late-decision";
 import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../pipeline/run-events";
 import { type CallRecord, newRun, type RunMeta, type StoredRequest } from "../pipeline/run-state";
 import { runStatus } from "../pipeline/run-status";
 import { joinedAnswer, settleSend } from "../pipeline/settle";
-import { validateArguments } from "../pipeline/validate";
 import type { Write } from "../pipeline/writes";
 import { type RunRateGate, runRateGate } from "../ratelimit/run-gate";
 import { takeToolToken } from "../ratelimit/tool-limits";
@@ -34,7 +33,7 @@ import type { RunTrace } from "../wire/run-trace";
 import type { TraceEntry } from "../wire/trace-entry";
 import { ApprovalWaiters } from "./approval-waiters";
 import * as tables from "./commit";
-import { claimTenantWide } from "./effects-client";
+import { claimTenantWide, reconcileClaim } from "./effects-client";
 import { type Inflight, KeysDeciding, KeysInFlight } from "./key-store";
 import type {
   AddToolsAnswer,
@@ -689,10 +688,13 @@ export class RunLedger extends DurableObject<Env> {
   async decide(input: DecideInput): Promise<DecideResult> {
     const run = this.#ownRun(input.tenant);
     if (!run) return { ok: false, code: "not_found", message: "No such approval.", approval: null };
+    // What the operator decided on: the approval as it stood when the decision reached the run.
+    const seen = this.#stores.approvals.byId(input.approval_id);
     const policy = await currentPolicyVersion(this.env, run);
     const callId = newCallId();
-    const edit = await this.#prepareEdit(run, input);
+    const edit = await this.#prepareEdit(run, input, seen);
     if (edit.kind === "refused") return edit.result;
+    const tool = seen ? toolOfRun(catalog, run, seen.tool) : undefined;
     try {
       // The decided approval goes to the directory again whatever the decision: a refusal means the
       // operator decided on a copy the ledger had left behind, and their list heals from this.
@@ -705,9 +707,13 @@ export class RunLedger extends DurableObject<Env> {
             policy_version: policy,
             edit: edit.plan,
             confirm_duplicate: input.confirm_duplicate ?? false,
+            approving: approvingOf(input.decision, seen, tool, input.args),
           }),
         [input.approval_id],
       );
+      // The approval as this decision left it: what a 200 describes unless it executes, whatever
+      // another operator's decision changes while this one's delivery is awaited.
+      const committed = this.#stores.approvals.byId(input.approval_id);
       const inflight = decided.kind === "send" ? this.#inflight.mark(decided.key) : null;
       if (decided.kind === "send") await this.#publisher.scheduleAlarm();
       await this.#publisher.publish(changed, true);
@@ -719,9 +725,12 @@ export class RunLedger extends DurableObject<Env> {
         const { key, request, tool, args } = decided;
         // Executed by an operator's decision: its span is in the run's own trace.
         await this.#execute(inflight, { callId, tool, key, request, args, fault: null, traceparent: null });
-      }
+      } else if (committed) return { ok: true, approval: committed };
     } finally {
-      if (edit.view?.check) this.#deciding.release(edit.view.key);
+      if (edit.view?.check) {
+        this.#deciding.release(edit.view.key);
+        await this.#releaseUncommitted(edit.view.check);
+      }
     }
     const approval = this.#stores.approvals.byId(input.approval_id);
     if (!approval) throw new Error(`approval ${input.approval_id} vanished while it was decided`);
@@ -729,27 +738,19 @@ export class RunLedger extends DurableObject<Env> {
   }
 
   /**
-   * An edit that arrives once the approval was approved (by a plain approval it raced, say): with
-   * the arguments that were approved it is that decision again; with others it is refused, since
-   * answering it as done would tell its operator that their arguments went out.
+   * The tenant-wide claim of an edit its decision did not commit (refused, lost to another
+   * operator's decision, or failed) is given back now: its shards ask this ledger what became of the
+   * key, as their alarm would, and release it. Another call deciding or holding the same key keeps it.
    */
-  #lateEdit(
-    approval: ApprovalRecord,
-    tool: ToolSpec,
-    args: unknown,
-  ): { kind: "refused"; result: DecideResult } | null {
-    if (approval.state !== "approved" && approval.state !== "executed") return null;
-    const edited = validateArguments(tool.input, args);
-    if (edited.ok && canonicalJson(edited.args) === canonicalJson(approval.args)) return null;
-    return {
-      kind: "refused",
-      result: {
-        ok: false,
-        code: "conflict_error",
-        message: `This approval is already ${approval.state} with other arguments than your edit's; your edit was not applied. Look at the approval to see what was approved.`,
-        approval,
-      },
-    };
+  async #releaseUncommitted(check: TenantCheck): Promise<void> {
+    const { key } = check.claim;
+    if (this.#deciding.has(key) || this.#inflight.has(key) || this.#stores.keys.read(key, null)) return;
+    try {
+      await reconcileClaim(this.env, this.#loaded().tenant, check.shards, key);
+    } catch (error) {
+      // Left pending, the claim is released by its shards' alarm a few seconds after it was made.
+      console.error(`releasing the uncommitted claim of ${key} failed; the shards' alarm releases it`, error);
+    }
   }
 
   /**
@@ -762,6 +763,7 @@ export class RunLedger extends DurableObject<Env> {
   async #prepareEdit(
     run: RunMeta,
     input: DecideInput,
+    approval: ApprovalRecord | null,
   ): Promise<
     | { kind: "refused"; result: DecideResult }
     | {
@@ -772,12 +774,11 @@ export class RunLedger extends DurableObject<Env> {
   > {
     const none = { kind: "ready" as const, plan: null, view: null };
     if (input.decision !== "approve" || input.args === undefined || input.args === null) return none;
-    const approval = this.#stores.approvals.byId(input.approval_id);
     const tool = approval ? toolOfRun(catalog, run, approval.tool) : undefined;
     const tenant = loadConfig(this.env).tenants[run.tenant];
     if (!approval || !tool || !tenant || !holdsRole(approval.approver_roles, input.operator_roles))
       return none;
-    if (approval.state !== "pending") return this.#lateEdit(approval, tool, input.args) ?? none;
+    if (approval.state !== "pending") return none;
     const prepared = await prepareEdit(catalog, { run, tenant, tool, approval, args: input.args });
     if (prepared.kind === "unchanged") return none;
     if (prepared.kind === "refused") {

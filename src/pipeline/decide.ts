@@ -7,13 +7,16 @@ import { applyMasks } from "../shaping/mask";
 import type { CapLimit } from "../wire/effects";
 import { spendEffect } from "./budget";
 import type { EditPlan } from "./edit";
+import { type Approving, decidedAgain, editedSince } from "./late-decision";
 import type { CallRecord, RunMeta, StoredRequest } from "./run-state";
 import { type ApprovalDecisionRecord, expireWrite, sendKey, type Write, whyCannotExecute } from "./writes";
 
 /**
  * The admission machine's event "an operator decides". Only an operator holding one of the
  * approval's roles decides (anyone else is refused, naming them). Deciding a decided approval the
- * same way again changes nothing; the other way is a conflict. Approving spends the run's effect
+ * same way again (an approval with the same arguments) changes nothing; any other way is a
+ * conflict, as is approving arguments another operator's edit replaced after the decision was made
+ * (`late-decision.ts`). Approving spends the run's effect
  * budget now (the cap counts executions) and sends the key's stored request: the same bytes the
  * agent's call would send. An approval that needs two approvers records the first approval and
  * stays pending ("1 of 2"); only a second one, from another person, executes it. One rejection by
@@ -44,6 +47,11 @@ export interface Decision {
   edit?: EditPlan | null;
   /** The operator saw the earlier effects of other runs the edited call repeats, and approves it anyway. */
   confirm_duplicate?: boolean;
+  /**
+   * What an approval approves, as its operator decided it (`late-decision.ts`); absent, it approves
+   * the approval's arguments as they are when it applies.
+   */
+  approving?: Approving | null;
 }
 
 /** What the ledger read for a decision, in the same synchronous turn that applies the writes. */
@@ -100,7 +108,9 @@ export function decideApproval(view: DecisionView, decision: Decision): DecideSt
   if (!holdsRole(approval.approver_roles, decision.operator_roles)) {
     return refused(roleRefusal(approval.approver_roles, decision.operator_roles));
   }
-  if (approval.state !== "pending") return decideAgain(approval, decision);
+  if (approval.state !== "pending") {
+    return refusedOrDone(decidedAgain(approval, decision.decision, decision.approving));
+  }
   const why = whyCannotExecute(run, run.counters, approval, decision.now, decision.policy_version);
   if (why) {
     return refused({ code: "conflict_error", message: `This approval can no longer be granted: ${why}.` }, [
@@ -120,6 +130,8 @@ export function decideApproval(view: DecisionView, decision: Decision): DecideSt
       refusal: null,
     };
   }
+  const moved = editedSince(approval, decision.approving, Boolean(decision.edit));
+  if (moved) return refused(moved);
   if (!tool) return refused({ code: "conflict_error", message: "The tool no longer exists." });
   if (!record) {
     return refused({
@@ -176,15 +188,6 @@ function approvedAlready(approval: ApprovalRecord, earlier: Approver, now: Appro
   };
 }
 
-/** A decision on an approval that is no longer pending: the same one again is a no-op. */
-function decideAgain(approval: ApprovalRecord, decision: Decision): DecideStep {
-  const same = decision.decision === "approve" ? ["approved", "executed"] : ["rejected"];
-  if (same.includes(approval.state)) return { kind: "done", writes: [], refusal: null };
-  const why =
-    approval.decision_reason && approval.state === "expired" ? ` (${approval.decision_reason})` : "";
-  return refused({ code: "conflict_error", message: `This approval is already ${approval.state}${why}.` });
-}
-
 /** Approve with edit: the approval binds the edited call; it executes once enough people approved it. */
 function approveEdited(
   view: DecisionView,
@@ -200,7 +203,8 @@ function approveEdited(
   if (plan.based_on !== approval.args_digest) {
     return refused({
       code: "conflict_error",
-      message: "Another operator changed this approval's arguments while you edited them. Look at it again.",
+      message:
+        "Another operator changed this approval's arguments while you edited them; your edit was not applied. Look at it again.",
     });
   }
   if (edit.record) {
@@ -355,6 +359,10 @@ function approve(
       ),
     ],
   };
+}
+
+function refusedOrDone(refusal: Refusal | null): DecideStep {
+  return { kind: "done", writes: [], refusal };
 }
 
 function refused(refusal: Refusal, writes: Write[] = []): DecideStep {

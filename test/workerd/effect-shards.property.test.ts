@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseTenants, type TenantConfig } from "../../src/config/tenants";
 import { sha256Hex } from "../../src/core/digest";
+import { deriveIdempotencyKey } from "../../src/core/idempotency-key";
 import { type EffectClaim, utcDay } from "../../src/effects/claim";
 import {
   type EffectShard,
@@ -11,8 +12,9 @@ import {
   type ShardVerdict,
 } from "../../src/ledger/effect-shard";
 import { claimTenantWide, reportEffect } from "../../src/ledger/effects-client";
+import type { ApprovalRecord } from "../../src/wire/approval";
 import { propertyPlans } from "../property-plan";
-import { callTool, openRun, restartDurableObject } from "./helpers";
+import { callTool, OPERATOR_KEYS, openRun, refundsOfRun, request, restartDurableObject } from "./helpers";
 
 const plan = propertyPlans(env);
 
@@ -423,4 +425,166 @@ describe("reconciliation of claims (property)", () => {
       plan({ seed: 20_260_414, numRuns: 8 }),
     );
   });
+});
+
+/**
+ * Claims of operators' edits, through the real run's ledger (hooli: refunds above 1000 cents wait for
+ * its one operator; 2500 an order a day): edits, plain approvals and rejections of one held refund
+ * fired at once, edits over the order's cap among them, and a claim made for an edit whose decision
+ * never came. Whatever wins, the claim of every edit refused is released before its answer, and after
+ * the shards' alarm no claim of the run is pending and the order holds exactly the value of the call
+ * its approval kept (executed, or still waiting), nothing of the refused ones.
+ */
+describe("claims of operators' decisions (property)", () => {
+  type Decision = { kind: "edit"; amount: number } | { kind: "approve" } | { kind: "reject" };
+  const decision: fc.Arbitrary<Decision> = fc.oneof(
+    {
+      weight: 3,
+      // Above 2500 the edit would exceed the order's daily cap, which the call as asked fitted: refused.
+      arbitrary: fc.record({
+        kind: fc.constant("edit" as const),
+        amount: fc.integer({ min: 1001, max: 2700 }),
+      }),
+    },
+    { weight: 1, arbitrary: fc.constant({ kind: "approve" as const }) },
+    { weight: 1, arbitrary: fc.constant({ kind: "reject" as const }) },
+  );
+  const refundOf = (order_id: string, amount_cents: number) => ({
+    order_id,
+    amount_cents,
+    reason: "user_cancel",
+  });
+  const decide = (id: string, made: Decision, order: string) =>
+    request(`/v1/approvals/${id}/${made.kind === "reject" ? "reject" : "approve"}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${OPERATOR_KEYS.hooli}`, "content-type": "application/json" },
+      body: JSON.stringify(
+        made.kind === "reject"
+          ? { reason: "not this one" }
+          : {
+              confirm_duplicate: true,
+              ...(made.kind === "edit" ? { args: refundOf(order, made.amount) } : {}),
+            },
+      ),
+    });
+  const shards = Array.from({ length: 8 }, (_, n) => `hooli/${n}`);
+  const rowsOf = async (runId: string) =>
+    (
+      await Promise.all(
+        shards.map((name) =>
+          runInDurableObject(shardStub(name), (_instance, state) =>
+            state.storage.sql
+              .exec<{ key: string; fate: string; amount: number; value_state: string; subject_role: number }>(
+                "SELECT key, fate, amount, value_state, subject_role FROM effects WHERE run_id = ?",
+                runId,
+              )
+              .toArray()
+              .map((row) => ({ ...row, shard: name })),
+          ),
+        ),
+      )
+    ).flat();
+
+  let orders = 0;
+  it("releases a refused or racing edit's claim, leaves none pending after the alarm, and gives its value back", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1001, max: 2400 }),
+        fc.array(decision, { minLength: 2, maxLength: 4 }),
+        fc.boolean(),
+        async (asked, decisions, abandoned) => {
+          // Orders no other test of the tenant refunds, one a case: each order's day starts empty.
+          const order = `H${String(41 + (orders++ % 50)).padStart(4, "0")}`;
+          const run = await openRun("hooli", { namespace: "support", limits: { max_destructive: 10 } });
+          const held = await callTool(run, "issue_refund", refundOf(order, asked));
+          expect(held.body.error?.code, JSON.stringify(held.body.error)).toBe("approval_required");
+          const id = held.body.approval?.id ?? "";
+          const answers = await Promise.all(decisions.map((made) => decide(id, made, order)));
+          for (const answer of answers)
+            expect([200, 409], JSON.stringify(answer.body.error)).toContain(answer.status);
+
+          // Every refused edit's claim is released by the time it is answered.
+          const now = await rowsOf(run.id);
+          for (const [n, made] of decisions.entries()) {
+            if (made.kind !== "edit" || answers[n]?.status !== 409) continue;
+            const args = refundOf(order, made.amount);
+            const key = await deriveIdempotencyKey({
+              tenant: "hooli",
+              runId: run.id,
+              tool: "issue_refund",
+              args,
+            });
+            const final = await approvalNow(id);
+            if (final.idempotency_key === key) continue;
+            for (const row of now.filter((r) => r.key === key))
+              expect(row.fate, `refused edit to ${made.amount}`).toBe("released");
+          }
+
+          // A claim made for an edit whose decision never came moves its shard's alarm to reconcile it.
+          if (abandoned) {
+            const claim = await claimOfSpec(
+              { key: `abandoned-${crypto.randomUUID()}`, run: 0, order: 0, amount: 500 },
+              Date.now(),
+            );
+            const stub = shardStub(shards[0] as string);
+            await stub.reserve({
+              tenant: "hooli",
+              shard: 0,
+              shards: 8,
+              identity: true,
+              per_day: null,
+              per_subject_day: null,
+              claim: { ...claim, run_id: run.id },
+            });
+            const alarm = await runInDurableObject(stub, (_instance, state) => state.storage.getAlarm());
+            expect(alarm).not.toBeNull();
+            expect(alarm as number).toBeLessThanOrEqual(claim.at + RECONCILE_AFTER_MS);
+          }
+
+          // Time passes: the run's claims are made as long ago as reconciliation waits, and the alarms ring.
+          for (const name of shards) {
+            await runInDurableObject(shardStub(name), (_instance, state) => {
+              state.storage.sql.exec(
+                "UPDATE effects SET at = at - ? WHERE run_id = ?",
+                RECONCILE_AFTER_MS + 1,
+                run.id,
+              );
+            });
+            await runDurableObjectAlarm(shardStub(name));
+          }
+          const after = await rowsOf(run.id);
+          expect(
+            after.filter((row) => row.fate === "pending"),
+            "no claim pending after the alarm",
+          ).toEqual([]);
+
+          const final = await approvalNow(id);
+          const refunds = await refundsOfRun(order, run);
+          expect(refunds.length).toBeLessThanOrEqual(1);
+          const kept =
+            final.state === "executed" || final.state === "pending" ? Number(final.args.amount_cents) : 0;
+          if (final.state === "executed") expect(refunds.map((made) => made.amount_cents)).toEqual([kept]);
+          else expect(refunds).toEqual([]);
+          // The order's day holds the kept call's value and nothing of any other claim of the run.
+          const live = after.filter(
+            (row) => row.subject_role === 1 && row.fate !== "released" && row.value_state !== "none",
+          );
+          expect(
+            live.reduce((sum, row) => sum + row.amount, 0),
+            JSON.stringify({ final: final.state, after }),
+          ).toBe(kept);
+          for (const row of after.filter((r) => r.fate !== "released"))
+            expect(row.key).toBe(final.idempotency_key);
+        },
+      ),
+      plan({ seed: 20_260_415, numRuns: 6, soakAtMost: 50 }),
+    );
+  });
+
+  async function approvalNow(id: string): Promise<ApprovalRecord> {
+    const { body } = await request(`/v1/approvals/${id}`, {
+      headers: { authorization: `Bearer ${OPERATOR_KEYS.hooli}` },
+    });
+    return (body.data as { approval: ApprovalRecord }).approval;
+  }
 });
