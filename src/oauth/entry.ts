@@ -5,6 +5,7 @@ import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { MCP_PATH } from "../mcp/protected-resource";
+import { noteOwnHost, prefetchTokenClient, routeLibraryFetches } from "./library-fetch";
 import { type FetchHandler, OAUTH_PATHS } from "./paths";
 
 const PROVIDER_PATHS = new Set<string>(Object.values(OAUTH_PATHS));
@@ -75,6 +76,8 @@ export function withOAuth(app: FetchHandler<Env>): FetchHandler<Env> {
       (isMcpPath(url.pathname) && (await carriesOAuthToken(request, env)));
     const provider = forProvider ? await providerFor(env, url.origin) : null;
     if (!provider) return app(request, env, ctx);
+    routeLibraryFetches(env);
+    noteOwnHost(url.hostname);
     if (request.method === "POST" && url.pathname === OAUTH_PATHS.register) {
       const { refuseRegistration } = await import("./registration-limits");
       const refused = await refuseRegistration(request, env);
@@ -82,7 +85,8 @@ export function withOAuth(app: FetchHandler<Env>): FetchHandler<Env> {
     }
     if (request.method === "POST" && url.pathname === OAUTH_PATHS.token) {
       const { refuseReusedRefreshToken } = await import("./refresh-reuse");
-      const refused = await refuseReusedRefreshToken(request, env);
+      const refused =
+        (await prefetchTokenClient(request, env)) ?? (await refuseReusedRefreshToken(request, env));
       if (refused) return refused;
     }
     return provider.fetch(request, env, ctx);
