@@ -92,7 +92,8 @@ async function documentClientOf(request: Request): Promise<string | null> {
       "client_id",
     );
   }
-  return clientId && /^https:\/\//i.test(clientId) ? clientId : null;
+  // The library resolves only an https URL with a path; anything else it looks up as a registration.
+  return clientId && /^https:\/\/[^/?#]+\//i.test(clientId) ? clientId : null;
 }
 
 /**

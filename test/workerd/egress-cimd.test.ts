@@ -1,4 +1,6 @@
+import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { EGRESS_THROTTLE, fetchDocument, KEEP_FAILED_MS } from "../../src/egress/remembered-fetch";
 import { signedInOperator } from "./console-client";
 import { MCP_URL } from "./mcp-client";
 import { json, pkcePair, REDIRECT_URI } from "./oauth-client";
@@ -216,5 +218,23 @@ describe("the client metadata document's fetch", () => {
     const other = await exchange(fresh("other-source"), freshSource());
     expect(other.status).toBe(401);
     expect(sentSince(mark)).toHaveLength(11);
+  });
+
+  it("fetches one document at most 5 times a minute wherever the requests land, then refuses without fetching", async () => {
+    const clientId = fresh("hammered");
+    const mark = sent.length;
+    // Each call's clock is past the isolate's memory of the last failure, as in a fresh isolate:
+    // only the document's bucket, shared by all isolates, stands between the requests and fetches.
+    const start = Date.now();
+    const answers = [];
+    for (let index = 0; index <= EGRESS_THROTTLE.per_target; index++) {
+      const now = start + (index + 1) * (KEEP_FAILED_MS + 1);
+      answers.push(await fetchDocument(env, clientId, { source: null, ownHosts: ["proxy.test"], now }));
+    }
+    expect(answers.slice(0, EGRESS_THROTTLE.per_target).map((answer) => answer.ok || answer.kind)).toEqual(
+      new Array(EGRESS_THROTTLE.per_target).fill("failed"),
+    );
+    expect(answers.at(-1)).toMatchObject({ ok: false, kind: "throttled" });
+    expect(sentSince(mark)).toHaveLength(EGRESS_THROTTLE.per_target);
   });
 });
