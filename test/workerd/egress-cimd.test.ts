@@ -148,6 +148,40 @@ describe("the client metadata document's fetch", () => {
     ]);
   });
 
+  it("follows at most 3 redirects, each fetched, and refuses a fourth without sending it", async () => {
+    const hops = [
+      fresh("hop-0"),
+      fresh("hop-1"),
+      fresh("hop-2"),
+      fresh("hop-3"),
+      publishDocument(fresh("hop-4")),
+    ];
+    for (const [index, hop] of hops.slice(0, -1).entries()) redirecting(hop, hops[index + 1] ?? "");
+    const mark = sent.length;
+    const answer = await exchange(hops[0] ?? "", freshSource());
+    expect({ status: answer.status, body: answer.body }).toEqual(UNUSABLE);
+    expect(sentSince(mark).map(({ url }) => url)).toEqual(hops.slice(0, 4));
+  });
+
+  it("stops reading a document past 64 KiB, whatever its headers say, and answers as for any failure", async () => {
+    const clientId = fresh("endless");
+    let pulled = 0;
+    documents.set(clientId, () => {
+      const chunk = new Uint8Array(1024).fill(32);
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          pulled += 1;
+          if (pulled > 1_000) controller.close();
+          else controller.enqueue(chunk);
+        },
+      });
+      return new Response(body, { headers: { "content-type": "application/json" } });
+    });
+    const answer = await exchange(clientId, freshSource());
+    expect({ status: answer.status, body: answer.body }).toEqual(UNUSABLE);
+    expect(pulled).toBeLessThan(100);
+  });
+
   it("answers a second request for a failed document from memory, with no second fetch", async () => {
     const clientId = fresh("missing");
     const source = freshSource();
