@@ -5,7 +5,6 @@ import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { MCP_PATH } from "../mcp/protected-resource";
-import { noteOwnHost, prefetchTokenClient, routeLibraryFetches } from "./library-fetch";
 import { type FetchHandler, OAUTH_PATHS } from "./paths";
 
 const PROVIDER_PATHS = new Set<string>(Object.values(OAUTH_PATHS));
@@ -76,6 +75,8 @@ export function withOAuth(app: FetchHandler<Env>): FetchHandler<Env> {
       (isMcpPath(url.pathname) && (await carriesOAuthToken(request, env)));
     const provider = forProvider ? await providerFor(env, url.origin) : null;
     if (!provider) return app(request, env, ctx);
+    // Loaded with the provider: the library's fetches go through the egress guard (see there why).
+    const { noteOwnHost, prefetchTokenClient, routeLibraryFetches } = await import("./library-fetch");
     routeLibraryFetches(env);
     noteOwnHost(url.hostname);
     if (request.method === "POST" && url.pathname === OAUTH_PATHS.register) {
