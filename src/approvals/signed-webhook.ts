@@ -1,4 +1,6 @@
 import { Webhook } from "standardwebhooks";
+import { type EgressLimits, guardedFetch } from "../egress/guarded-fetch";
+import { refusedTarget, type TargetRefusal } from "../egress/target";
 import type { Env } from "../env";
 
 type Send = (request: Request) => Promise<Response>;
@@ -17,11 +19,36 @@ export interface SignedEvent {
  */
 export type DeliveryOutcome = "acknowledged" | "failed" | "not_configured";
 
+/**
+ * A URL var reaches a receiver the deployment does not run, through the egress guard: https, a
+ * public host, no redirect followed (a redirected delivery fails and is sent again later), 5 s.
+ */
+const RECEIVER_LIMITS: EgressLimits = { max_redirects: 0, max_bytes: 0, timeout_ms: 5_000 };
+
+async function sendGuarded(request: Request): Promise<Response> {
+  const answer = await guardedFetch(
+    request.url,
+    { method: "POST", headers: Object.fromEntries(request.headers), body: await request.text() },
+    { limits: RECEIVER_LIMITS, ownHosts: [], discardBody: true },
+  );
+  if (answer.ok) return new Response(null, { status: answer.status });
+  throw new Error(`not delivered: ${JSON.stringify(answer.failure)}`);
+}
+
 /** A service binding gets the sandbox's hook path; a URL var is used exactly as given (chat webhooks have their own paths). */
 function hookTarget(env: object): { url: string; send: Send } | null {
   const value = (env as Record<string, unknown>).APPROVAL_WEBHOOK;
-  if (typeof value === "string" && /^https?:\/\//.test(value))
-    return { url: value, send: (request) => fetch(request) };
+  if (typeof value === "string" && /^https?:\/\//.test(value)) {
+    let refused: TargetRefusal | null;
+    try {
+      refused = refusedTarget(new URL(value), new Set());
+    } catch {
+      refused = { reason: "not_https" };
+    }
+    if (refused)
+      return warnOnce(`webhook not sent: APPROVAL_WEBHOOK is not a public https URL (${refused.reason})`);
+    return { url: value, send: sendGuarded };
+  }
   if (typeof value === "object" && value !== null && typeof (value as Fetcher).fetch === "function") {
     const fetcher = value as Fetcher;
     return { url: "https://upstream.internal/_hooks/approvals", send: (request) => fetcher.fetch(request) };
@@ -30,12 +57,12 @@ function hookTarget(env: object): { url: string; send: Send } | null {
 }
 
 let cachedSigner: { secret: string; webhook: Webhook | null } | null = null;
-let warned = false;
+const warned = new Set<string>();
 
 /** Says once per isolate why no webhook goes out: a hook that is never sent must not be silent. */
 function warnOnce(message: string): null {
-  if (!warned) {
-    warned = true;
+  if (!warned.has(message)) {
+    warned.add(message);
     console.warn(message);
   }
   return null;

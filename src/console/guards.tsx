@@ -1,6 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { every } from "hono/combine";
 import { getCookie } from "hono/cookie";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { authenticate } from "../auth/authenticate";
@@ -82,7 +83,7 @@ export const requireCsrf: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
 };
 
 /** Refuses an oversized form before it is parsed. */
-export const limitForm: MiddlewareHandler<ConsoleEnv> = bodyLimit({
+const limitFormSize: MiddlewareHandler<ConsoleEnv> = bodyLimit({
   maxSize: FORM_BYTES,
   onError: (c) =>
     messagePage(
@@ -95,3 +96,34 @@ export const limitForm: MiddlewareHandler<ConsoleEnv> = bodyLimit({
       },
     ),
 });
+
+const FORM_TYPES = new Set(["application/x-www-form-urlencoded", "multipart/form-data"]);
+
+/**
+ * Refuses a body that is not a readable form: another content type, or a multipart type whose body
+ * is not multipart. The form is parsed here once; the handlers' `parseBody` reads the parsed copy.
+ */
+const requireReadableForm: MiddlewareHandler<ConsoleEnv> = async (c, next) => {
+  const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
+  let readable = FORM_TYPES.has(type);
+  if (readable) {
+    try {
+      await c.req.parseBody();
+    } catch {
+      readable = false;
+    }
+  }
+  if (!readable) {
+    return messagePage(
+      c,
+      400,
+      "Form unreadable",
+      "The form could not be read (it must be sent as a web form, application/x-www-form-urlencoded or multipart/form-data); nothing was done.",
+      { anonymous: true },
+    );
+  }
+  await next();
+};
+
+/** Every console form: at most 16 KiB, and a form the page can read, before anything acts on it. */
+export const limitForm: MiddlewareHandler<ConsoleEnv> = every(limitFormSize, requireReadableForm);

@@ -5,6 +5,7 @@ import { authenticate } from "../auth/authenticate";
 import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import { INPUT_LIMITS } from "../core/input-limits";
+import { countFailure, sourceWait } from "../ratelimit/auth-failures";
 import type { ConsoleEnv } from "./console-env";
 import { clearCookie, SESSION_COOKIE, SIGN_IN_COOKIE, setSessionCookie, setSignInCookie } from "./cookies";
 import { csrfMatches } from "./csrf";
@@ -73,8 +74,14 @@ export async function signIn(c: Context<ConsoleEnv>) {
       403,
     );
   }
-  const answer = await authenticate(config, typedKey(form.key), "sign_in");
+  const key = typedKey(form.key);
+  const origin = { source: c.req.header("cf-connecting-ip") ?? null, key };
+  const waiting = sourceWait(origin);
+  if (waiting !== null) return tooManyAttempts(c, pending.csrf, returnTo, waiting);
+  const answer = await authenticate(config, key, "sign_in");
   if (!answer.ok) {
+    const wait = await countFailure(c.env, origin);
+    if (wait !== null) return tooManyAttempts(c, pending.csrf, returnTo, wait);
     return c.html(
       <SignInPage
         environment={environmentOf(c.env)}
@@ -89,6 +96,24 @@ export async function signIn(c: Context<ConsoleEnv>) {
   setSessionCookie(c, token);
   clearCookie(c, SIGN_IN_COOKIE);
   return c.redirect(returnTo ?? "/console", 303);
+}
+
+/**
+ * Too many failed sign-ins from this address (or with keys like this one): the form again, 429,
+ * saying when to try again, with `Retry-After`. The key was not checked when the address was over.
+ */
+function tooManyAttempts(c: Context<ConsoleEnv>, csrf: string, returnTo: string | null, waitMs: number) {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  c.header("Retry-After", String(seconds));
+  return c.html(
+    <SignInPage
+      environment={environmentOf(c.env)}
+      csrf={csrf}
+      error={`Too many failed sign-ins from this address. Wait ${seconds} s, then enter the key again.`}
+      returnTo={returnTo}
+    />,
+    429,
+  );
 }
 
 /** A signed session cannot be revoked server-side before it expires; signing out deletes the cookie. */

@@ -49,6 +49,8 @@ export function classifyHost(hostname: string): HostClass {
   if (within(host, "localhost")) return "loopback";
   if (METADATA_NAMES.includes(host)) return "link_local";
   if (PRIVATE_SUFFIXES.some((suffix) => within(host, suffix))) return "private";
+  // A name of one label (`intranet`) is found by a local resolver's search list, never on the internet.
+  if (!host.includes(".")) return "private";
   return "public";
 }
 
@@ -152,7 +154,15 @@ function classifyIpv4(address: number): HostClass {
   ) {
     return "private";
   }
-  if (inIpv4(address, "224.0.0.0", 4) || inIpv4(address, "240.0.0.0", 4)) return "reserved";
+  if (
+    inIpv4(address, "224.0.0.0", 4) ||
+    inIpv4(address, "240.0.0.0", 4) ||
+    // The IETF's protocol assignments and the benchmarking networks: never a server on the internet.
+    inIpv4(address, "192.0.0.0", 24) ||
+    inIpv4(address, "198.18.0.0", 15)
+  ) {
+    return "reserved";
+  }
   return "public";
 }
 
@@ -190,6 +200,8 @@ function classifyIpv6(text: string): HostClass {
   if (first === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((group) => group === 0)) {
     return "obfuscated";
   }
+  // 6to4 (2002:a.b.c.d::/48) carries an IPv4 address in its second and third groups.
+  if (first === 0x2002) return "obfuscated";
   if ((first & 0xffc0) === 0xfe80) return "link_local";
   if ((first & 0xfe00) === 0xfc00) return "private";
   if ((first & 0xff00) === 0xff00) return "reserved";

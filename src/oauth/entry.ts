@@ -75,6 +75,10 @@ export function withOAuth(app: FetchHandler<Env>): FetchHandler<Env> {
       (isMcpPath(url.pathname) && (await carriesOAuthToken(request, env)));
     const provider = forProvider ? await providerFor(env, url.origin) : null;
     if (!provider) return app(request, env, ctx);
+    // Loaded with the provider: the library's fetches go through the egress guard (see there why).
+    const { noteOwnHost, prefetchTokenClient, routeLibraryFetches } = await import("./library-fetch");
+    routeLibraryFetches(env);
+    noteOwnHost(url.hostname);
     if (request.method === "POST" && url.pathname === OAUTH_PATHS.register) {
       const { refuseRegistration } = await import("./registration-limits");
       const refused = await refuseRegistration(request, env);
@@ -82,7 +86,8 @@ export function withOAuth(app: FetchHandler<Env>): FetchHandler<Env> {
     }
     if (request.method === "POST" && url.pathname === OAUTH_PATHS.token) {
       const { refuseReusedRefreshToken } = await import("./refresh-reuse");
-      const refused = await refuseReusedRefreshToken(request, env);
+      const refused =
+        (await prefetchTokenClient(request, env)) ?? (await refuseReusedRefreshToken(request, env));
       if (refused) return refused;
     }
     return provider.fetch(request, env, ctx);

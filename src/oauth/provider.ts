@@ -8,6 +8,7 @@ import { newCallId } from "../core/ids";
 import type { Env } from "../env";
 import { MCP_PATH } from "../mcp/protected-resource";
 import { type EnvironmentName, failure } from "../wire/envelope";
+import { noteOwnHost, routeLibraryFetches } from "./library-fetch";
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_S } from "./lifetimes";
 import { OAUTH_PATHS, type FetchHandler as PathsFetchHandler } from "./paths";
 
@@ -111,6 +112,9 @@ const unused: FetchHandler = () => new Response(null, { status: 404 });
  * OAuth cannot be offered: the provider takes only https origins, and http on loopback hosts.
  */
 export function oauthApi(env: Env, origin: string): OAuthHelpers | null {
+  // The helpers look clients up, which may fetch their documents: through the guard only.
+  routeLibraryFetches(env);
+  noteOwnHost(new URL(origin).hostname);
   try {
     // The helpers never call a handler; the options only have to be complete.
     return getOAuthApi(oauthOptions(origin, environmentOf(env), { api: unused, fallback: unused }), env);
