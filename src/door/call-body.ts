@@ -1,9 +1,17 @@
+import type * as z from "zod";
 import type { CallRequest } from "../pipeline/prepare";
 import { CallBodySchema } from "../wire/call-body";
 import type { Problem } from "../wire/envelope";
 
 /** The top-level fields of a call, from the one schema of the body (src/wire/call-body.ts). */
 const CALL_FIELDS: readonly string[] = Object.keys(CallBodySchema.shape);
+
+const TOOL_HINT = "The name of the tool to call, such as lookup_order.";
+const ARGS_PROBLEM: Problem = {
+  field: "args",
+  reason: "expected an object",
+  hint: 'The tool\'s arguments as a JSON object, such as {"order_id": "A1001"}.',
+};
 
 /**
  * Reads `{ "tool": "...", "args": { ... } }`. Anything else (not JSON, not an object, no tool,
@@ -32,6 +40,8 @@ export function parseCallBody(text: string): CallRequest {
  * both doors derive the same idempotency key for the same call.
  */
 export function readCallBody(body: unknown): CallRequest {
+  const parsed = CallBodySchema.safeParse(body);
+  if (parsed.success) return { ok: true, tool: parsed.data.tool, args: parsed.data.args ?? {} };
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return malformed(null, undefined, [
       {
@@ -42,31 +52,29 @@ export function readCallBody(body: unknown): CallRequest {
     ]);
   }
   const record = body as Record<string, unknown>;
-  const problems: Problem[] = [];
   const tool = typeof record.tool === "string" && record.tool.length > 0 ? record.tool : null;
-  if (record.tool === undefined) {
-    problems.push({
-      field: "tool",
-      reason: "missing required field",
-      hint: "The name of the tool to call, such as lookup_order.",
-    });
-  } else if (tool === null) {
-    problems.push({
-      field: "tool",
-      reason: "expected a non-empty string",
-      hint: "The name of the tool to call, such as lookup_order.",
-    });
-  }
   const args = record.args === undefined ? {} : record.args;
-  if (typeof args !== "object" || args === null || Array.isArray(args)) {
-    problems.push({
-      field: "args",
-      reason: "expected an object",
-      hint: 'The tool\'s arguments as a JSON object, such as {"order_id": "A1001"}.',
-    });
+  return malformed(tool, args, problemsOf(parsed.error.issues, record));
+}
+
+/**
+ * The schema's issues in words an agent can act on, tool first, then args, then each field the
+ * body should not have: a zod message names types, not what to send instead.
+ */
+function problemsOf(issues: readonly z.core.$ZodIssue[], record: Record<string, unknown>): Problem[] {
+  const problems: Problem[] = [];
+  const at = (field: string) => issues.some((issue) => issue.path[0] === field);
+  if (at("tool")) {
+    problems.push(
+      record.tool === undefined
+        ? { field: "tool", reason: "missing required field", hint: TOOL_HINT }
+        : { field: "tool", reason: "expected a non-empty string", hint: TOOL_HINT },
+    );
   }
-  for (const field of Object.keys(record)) {
-    if (!CALL_FIELDS.includes(field)) {
+  if (at("args")) problems.push(ARGS_PROBLEM);
+  for (const issue of issues) {
+    if (issue.code !== "unrecognized_keys") continue;
+    for (const field of issue.keys) {
       problems.push({
         field,
         reason: "unknown field",
@@ -74,8 +82,7 @@ export function readCallBody(body: unknown): CallRequest {
       });
     }
   }
-  if (problems.length > 0 || tool === null) return malformed(tool, args, problems);
-  return { ok: true, tool, args };
+  return problems;
 }
 
 function malformed(tool: string | null, args: unknown, problems: Problem[]): CallRequest {
