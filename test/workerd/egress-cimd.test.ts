@@ -86,6 +86,20 @@ function exchange(clientId: string, source: string) {
 /** What a token request naming an unusable document is answered: one answer for every failure. */
 const UNUSABLE = { status: 401, body: { error: "invalid_client", error_description: "Client not found" } };
 
+/** An authorization request's query for the client, as an MCP client starts one. */
+async function authorizeQuery(clientId: string): Promise<URLSearchParams> {
+  const { challenge } = await pkcePair();
+  return new URLSearchParams({
+    response_type: "code",
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+    state: "st-egress",
+    resource: MCP_URL,
+  });
+}
+
 function sentSince(mark: number) {
   return sent.slice(mark);
 }
@@ -196,18 +210,8 @@ describe("the client metadata document's fetch", () => {
   it("fetches a good document once for the consent page and the token request that follow", async () => {
     const clientId = publishDocument(fresh("good"));
     const operator = await signedInOperator("acme");
-    const { challenge } = await pkcePair();
     const mark = sent.length;
-    const params = new URLSearchParams({
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      code_challenge: challenge,
-      code_challenge_method: "S256",
-      state: "st-egress",
-      resource: MCP_URL,
-    });
-    const page = await operator.get(`/authorize?${params}`);
+    const page = await operator.get(`/authorize?${await authorizeQuery(clientId)}`);
     expect(page.status, page.html.slice(0, 300)).toBe(200);
     await exchange(clientId, freshSource());
     expect(sentSince(mark)).toEqual([{ url: clientId, redirect: "manual" }]);
@@ -216,18 +220,8 @@ describe("the client metadata document's fetch", () => {
   it("shows the consent page's refusal for a document that redirects to loopback, the library's own lookup guarded too", async () => {
     const clientId = redirecting(fresh("consent-redirect"), "https://127.0.0.1/oauth/client.json");
     const operator = await signedInOperator("acme");
-    const { challenge } = await pkcePair();
     const mark = sent.length;
-    const params = new URLSearchParams({
-      response_type: "code",
-      client_id: clientId,
-      redirect_uri: REDIRECT_URI,
-      code_challenge: challenge,
-      code_challenge_method: "S256",
-      state: "st-egress",
-      resource: MCP_URL,
-    });
-    const page = await operator.get(`/authorize?${params}`);
+    const page = await operator.get(`/authorize?${await authorizeQuery(clientId)}`);
     expect(page.status).toBe(400);
     expect(page.html).toContain("the document could not be fetched");
     expect(sentSince(mark)).toEqual([{ url: clientId, redirect: "manual" }]);
