@@ -24,6 +24,14 @@ module.exports = {
       to: { path: ["^src/ledger/", "^cloudflare:", "(^|/)node_modules/hono/", "^hono"] },
     },
     {
+      name: "workflows-reach-storage-through-ports",
+      comment:
+        "A run's workflows (workflow/) take a narrow ports contract (workflow/ports.ts) from the run ledger instead of reaching into it: no module of ledger/ but its RPC contract (ledger-api.ts, types only), no cloudflare: module. So a workflow runs in Node over fake ports.",
+      severity: "error",
+      from: { path: "^src/workflow/" },
+      to: { path: ["^src/ledger/", "^cloudflare:"], pathNot: "^src/ledger/ledger-api\\.ts$" },
+    },
+    {
       name: "only-ledger-is-a-durable-object",
       comment:
         "Durable Objects and their storage live in ledger/; elsewhere cloudflare:workers is reached only for waitUntil, by the health counters that are sent after the answer.",

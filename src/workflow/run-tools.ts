@@ -1,0 +1,42 @@
+import { resolveSubset, toolRef } from "../catalog/subset";
+import { loadConfig } from "../config/load";
+import type { Env } from "../env";
+import type { AddToolsAnswer } from "../ledger/ledger-api";
+import { grantedTools, type RunToolSet, reachOf, runTools } from "../pipeline/grants";
+import type { RunMeta } from "../pipeline/run-state";
+import { catalog } from "../tools";
+
+/** The run's tool set (opened subset, added tools, reach), for its spec export. */
+export function toolSetOf(run: RunMeta): RunToolSet {
+  return {
+    namespace: run.namespace,
+    tools: run.tools ?? null,
+    added_tools: run.added_tools ?? [],
+    reach: reachOf(run),
+  };
+}
+
+/**
+ * Granted tools added to an open run, by name (`POST /v1/runs/{run_id}/tools`): checked against the
+ * tenant's grants as they are now, so nothing outside them is ever added. Tools the run has already
+ * are left as they are. The run's added tools as they are to be stored, or why none are.
+ */
+export function toolsToAdd(
+  env: Env,
+  run: RunMeta | null,
+  asked: string[],
+): Exclude<AddToolsAnswer, { kind: "added" }> | { kind: "add"; run: RunMeta; added: string[] } {
+  if (!run) return { kind: "not_found" };
+  if (run.state === "closed") return { kind: "closed" };
+  const namespaces = loadConfig(env).tenants[run.tenant]?.namespaces ?? [];
+  const have = runTools(catalog, run, [])
+    .filter((tool) => tool.builtin === null)
+    .map(toolRef);
+  const resolved = resolveSubset(grantedTools(catalog, reachOf(run), namespaces), asked, "tools", have);
+  if (!resolved.ok) return { kind: "refused", problems: resolved.problems };
+  return {
+    kind: "add",
+    run,
+    added: [...(run.added_tools ?? []), ...resolved.refs.filter((ref) => !have.includes(ref))],
+  };
+}
