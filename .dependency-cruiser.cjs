@@ -55,6 +55,14 @@ module.exports = {
       to: { path: ["^src/routes/", "^src/mcp/", "^src/console/"] },
     },
     {
+      name: "generated-code-is-data",
+      comment:
+        "src/generated/ is what `npm run tools -- compile` writes (declarations as data, schemas as zod code, parsed tables): it names our types but runs none of our code but core/'s, so what it holds is decided by compile's checks, not by code loaded beside it.",
+      severity: "error",
+      from: { path: "^src/generated/" },
+      to: { path: "^src/", pathNot: ["^src/generated/", "^src/core/"], dependencyTypesNot: ["type-only"] },
+    },
+    {
       name: "src-never-imports-tests-or-tools",
       severity: "error",
       from: { path: "^src/" },

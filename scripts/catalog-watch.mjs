@@ -1,5 +1,5 @@
 // The development loop of `npm start`: every change under catalog/ runs `npm run tools -- check`.
-// A valid catalog is compiled into src/tools/catalog.generated.ts, which `wrangler dev` reloads, so
+// A valid catalog is compiled into src/generated/catalog.ts, which `wrangler dev` reloads, so
 // the change is served on the next request; an invalid one prints the check's problems and leaves
 // the generated module as it was, so the proxy keeps serving the last good catalog. (A production
 // build runs the same check and refuses a bad catalog: nothing is compiled.)

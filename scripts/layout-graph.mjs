@@ -51,9 +51,18 @@ function reaches(from, to, skipDirect) {
   return false;
 }
 
+// Written by `npm run tools -- compile`, never by hand (scripts/tools.mjs OUTPUTS): drawn dashed,
+// so a reader sees which arrows point at generated code.
+const GENERATED = new Set(["generated/"]);
+
 const id = (unit) => unit.replace(/[/.]/g, "_");
 const lines = ["```mermaid", "flowchart TD"];
 for (const unit of units) lines.push(`  ${id(unit)}["${unit}"]`);
+const generated = units.filter((unit) => GENERATED.has(unit));
+if (generated.length > 0) {
+  lines.push("  classDef generated stroke-dasharray: 5 5");
+  lines.push(`  class ${generated.map(id).join(",")} generated`);
+}
 for (const from of units) {
   for (const to of [...(edges.get(from) ?? [])].sort()) {
     if (to === "env.ts" || reaches(from, to, true)) continue;
@@ -64,7 +73,7 @@ lines.push("```", "", "| folder | imports (by value) |", "| --- | --- |");
 for (const unit of units) {
   const to = [...(edges.get(unit) ?? [])].filter((other) => other !== "env.ts").sort();
   lines.push(
-    `| \`${unit}\` | ${to.length > 0 ? to.map((other) => `\`${other}\``).join(" ") : "nothing of ours"} |`,
+    `| \`${unit}\`${GENERATED.has(unit) ? " (generated)" : ""} | ${to.length > 0 ? to.map((other) => `\`${other}\``).join(" ") : "nothing of ours"} |`,
   );
 }
 const block = `${BEGIN}\n${lines.join("\n")}\n${END}`;

@@ -13,12 +13,13 @@
 //   check --remote [--namespace <ns>] [--url <url>] [--header "Name: value"]...
 //                    also lists each mcp upstream's live tools: every declared remote tool is
 //                    unchanged, changed (with the differences) or vanished; exits 1 unless all unchanged
-//   compile          writes src/tools/catalog.generated.ts (what the Worker imports: declarations as
+//   compile          writes src/generated/catalog.ts (what the Worker imports: declarations as
 //                    data, schemas as zod code, so no YAML is parsed, no JSON Schema converted and
 //                    nothing fetched when it starts), catalog/schema.json and
-//                    src/config/tenants.generated.ts (each environment's TENANTS as parsed, so an
+//                    src/generated/tenants.ts (each environment's TENANTS as parsed, so an
 //                    isolate given that table builds no schema of it)
-//   compile --check  fails when either file is not what compile would write (`npm run lint`)
+//                    (src/generated/ holds these modules and nothing written by hand)
+//   compile --check  fails when any of them is not what compile would write (`npm run lint`)
 //   import openapi <file> --namespace <ns> [--operations a,b]
 //                    drafts catalog/<ns>.yaml from an OpenAPI document (scripts/tools/import-openapi.mjs)
 //   import mcp <url> --namespace <ns> [--header "Name: value"]... [--tools a,b]
@@ -38,9 +39,9 @@ import { root } from "./local-stack.mjs";
 
 const [command, ...rest] = process.argv.slice(2);
 const OUTPUTS = {
-  compiled: join(root, "src", "tools", "catalog.generated.ts"),
+  compiled: join(root, "src", "generated", "catalog.ts"),
   schema: join(root, "catalog", "schema.json"),
-  tenants: join(root, "src", "config", "tenants.generated.ts"),
+  tenants: join(root, "src", "generated", "tenants.ts"),
 };
 
 // The rules are the Worker's own TypeScript modules, loaded through tsx rather than copied.

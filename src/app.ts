@@ -10,13 +10,12 @@ import { secureResponseHeaders } from "./http/secure-headers";
 import { TOOL_CALL_ROUTE } from "./http/tool-call-path";
 import { MCP_PATH, PROTECTED_RESOURCE_PATH } from "./mcp/protected-resource";
 import { OAUTH_PATHS } from "./oauth/paths";
+import { health } from "./routes/health";
 import { jwks } from "./routes/jwks";
 import { runs } from "./routes/runs";
 import { tools } from "./routes/tools";
 import { startupCheck } from "./startup";
-import { catalog } from "./tools";
-import { failure, success } from "./wire/envelope";
-import type { Health } from "./wire/health";
+import { failure } from "./wire/envelope";
 
 export const app = new Hono<AppEnv>();
 
@@ -48,15 +47,7 @@ app.use(async (c, next) => {
 
 app.use(limitHeaders);
 
-app.get("/healthz", async (c) => {
-  const health: Health = {
-    status: "ok",
-    environment: environmentOf(c.env),
-    catalog_version: await catalog.version(),
-    namespaces: catalog.namespaces(),
-  };
-  return respond(c, success({ call_id: newCallId(), environment: environmentOf(c.env) }, health));
-});
+app.route("/", health);
 
 // Operator routes are loaded on first use too: an isolate serving agents never evaluates them.
 app.get(

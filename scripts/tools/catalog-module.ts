@@ -1,4 +1,4 @@
-// src/tools/catalog.generated.ts, as `npm run tools -- compile` writes it: the checked
+// src/generated/catalog.ts, as `npm run tools -- compile` writes it: the checked
 // declarations as data (but their JSON Schemas), and each declared tool's input and output as zod code (zod-source.ts).
 // `check` builds the very same code (`evaluateSchemas`), so the rules it runs judge the schemas
 // the Worker will serve, not a second reading of the JSON Schema.

@@ -1,5 +1,5 @@
 // A declared tool's input or output JSON Schema as zod source code, written into
-// src/tools/catalog.generated.ts by `npm run tools -- compile`, so the Worker builds declared
+// src/generated/catalog.ts by `npm run tools -- compile`, so the Worker builds declared
 // schemas the way it builds code tools' and never converts JSON Schema when an isolate starts.
 //
 // Why our own generator rather than the json-schema-to-zod package: that package writes zod 3

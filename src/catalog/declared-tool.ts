@@ -30,7 +30,7 @@ import {
  * `defineTool` gives code tools, so both pass the same `loadCatalog` rules and the same pipeline.
  *
  * The input and output schemas arrive as zod, written as code by `npm run tools -- compile`
- * (src/tools/catalog.generated.ts, scripts/tools/zod-source.ts): one validation engine, so a model
+ * (src/generated/catalog.ts, scripts/tools/zod-source.ts): one validation engine, so a model
  * gets the same field-level problems and did-you-mean hints whichever way a tool was written, and
  * no JSON Schema is converted when an isolate starts.
  */

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { canonicalJson } from "../core/canonical-json";
 import { lazily } from "../core/lazily";
+import { compiledTenants } from "../generated/tenants";
 import { runToolsSubsetSchema } from "../wire/requests";
 import { type RunLimits, runLimitsSchema } from "../wire/run-status";
 import { alertsSchema } from "./alerts";
@@ -8,7 +9,6 @@ import { approvalEscalationSettings } from "./approval-escalation";
 import { approversSchema } from "./approver-settings";
 import { rateLimitSettingsSchema } from "./rate-settings";
 import { residencySchema } from "./residency";
-import { compiledTenants } from "./tenants.generated";
 import { toolLimitNamespaceIssues, toolLimitsSchema } from "./tool-limits";
 
 export const DEFAULT_LIMITS: RunLimits = {

@@ -10,6 +10,7 @@ import { requestContext, respond } from "../http/respond";
 import { tooLarge } from "../http/too-large";
 import { jsonBody, validated } from "../http/validation-hook";
 import { decideApproval, inspectApproval, listApprovals } from "../ledger/operator-client";
+import { APPROVAL_ID, defineOperation, envelope, FAILURES, routeOf } from "../specs/operation";
 import type { ApprovalDecision, ApprovalList } from "../wire/approval-answers";
 import { failure, success } from "../wire/envelope";
 
@@ -17,6 +18,9 @@ import { failure, success } from "../wire/envelope";
 export const approvals = new Hono<AppEnv>();
 
 approvals.use(requireOperatorKey);
+
+/** Where `approvals` is mounted (src/app.ts). */
+const MOUNT = "/v1/approvals";
 
 /** A decision body is a sentence at most; anything near this size is not one. */
 const MAX_DECISION_BODY_BYTES = 8 * 1024;
@@ -62,12 +66,36 @@ function editedArgs(body: object): Record<string, unknown> | null {
 }
 
 /** `GET /v1/approvals?state=&tool=&subject=&run_id=&since=&until=&cursor=&limit=`: one page of history. */
-approvals.get("/", validated("query", ApprovalFiltersSchema), async (c) => {
-  const filters = c.req.valid("query");
-  const page = await listApprovals(c.env, c.get("tenant"), filters);
-  const list: ApprovalList = { state: filters.state, ...page };
-  return respond(c, success(requestContext(c.env), list));
+export const LIST_APPROVALS = defineOperation({
+  method: "get",
+  path: "/v1/approvals",
+  tag: "approvals",
+  summary: "List and search approvals",
+  description:
+    "One page of the tenant's approvals, newest first: by state (default pending, or all), tool, subject (an id from the arguments: `A1002`, or `order_id=A1002`), run and creation time. Pass `next_cursor` back as `cursor`, with the same filters, for the next page.",
+  credentials: ["operatorKey"],
+  query: () => ApprovalFiltersSchema,
+  responses: {
+    "200": envelope("One page of approvals.", "ApprovalList"),
+    "401": FAILURES["401"],
+    "403": FAILURES["403"],
+    "422": envelope(
+      "An unknown state or parameter, a bad date or cursor, or a limit out of range (`validation_error`).",
+    ),
+  },
 });
+
+approvals.on(
+  LIST_APPROVALS.method,
+  routeOf(LIST_APPROVALS, MOUNT),
+  validated("query", LIST_APPROVALS.query),
+  async (c) => {
+    const filters = c.req.valid("query");
+    const page = await listApprovals(c.env, c.get("tenant"), filters);
+    const list: ApprovalList = { state: filters.state, ...page };
+    return respond(c, success(requestContext(c.env), list));
+  },
+);
 
 const notFound = (env: Env) =>
   failure(requestContext(env), {
@@ -76,15 +104,64 @@ const notFound = (env: Env) =>
     recommended_next_action: "stop",
   });
 
-approvals.get("/:id", async (c) => {
+export const APPROVAL = defineOperation({
+  method: "get",
+  path: "/v1/approvals/{id}",
+  tag: "approvals",
+  summary: "One approval",
+  description: "The approval with its run and the run's trace, so an operator decides with context.",
+  credentials: ["operatorKey"],
+  parameters: [APPROVAL_ID],
+  responses: {
+    "200": envelope("The approval, run and trace.", "ApprovalDetail"),
+    "401": FAILURES["401"],
+    "404": FAILURES["404"],
+  },
+});
+
+approvals.on(APPROVAL.method, routeOf(APPROVAL, MOUNT), async (c) => {
   const found = await inspectApproval(c.env, c.get("tenant"), c.req.param("id"));
   if (!found) return respond(c, notFound(c.env));
   return respond(c, success(requestContext(c.env), found));
 });
 
+/** Approving and rejecting: one operation each, the same route but for the body's schema. */
+const decisionOperation = <const D extends "approve" | "reject">(decision: D) =>
+  defineOperation({
+    method: "post",
+    path: `/v1/approvals/{id}/${decision}`,
+    tag: "approvals",
+    summary: decision === "approve" ? "Approve a call" : "Reject a call",
+    description:
+      decision === "approve"
+        ? 'Approves the held call; the agent\'s next identical call executes it exactly once. Body `{ "reason"?: string }`.'
+        : 'Rejects the held call; the agent is told the reason. Body `{ "reason": string }`.',
+    credentials: ["operatorKey"],
+    parameters: [APPROVAL_ID],
+    responses: {
+      "200": envelope(
+        'The decided approval; one that needs two approvers stays `pending` after the first approval ("1 of 2": its `approvers`).',
+        "ApprovalDecision",
+      ),
+      "401": FAILURES["401"],
+      "403": envelope(
+        "The operator's key holds none of the approval's `approver_roles` (`permission_error`, `details.roles` names them); or a credential that is not an operator key.",
+      ),
+      "404": FAILURES["404"],
+      "409": envelope(
+        "Already decided or expired, or already approved by the same person (`conflict_error`).",
+      ),
+      "422": envelope("Invalid body."),
+    },
+  });
+
+export const DECISIONS = { approve: decisionOperation("approve"), reject: decisionOperation("reject") };
+
 for (const decision of ["approve", "reject"] as const) {
-  approvals.post(
-    `/:id/${decision}`,
+  const operation = DECISIONS[decision];
+  approvals.on(
+    operation.method,
+    routeOf(operation, MOUNT),
     bodyLimit({ maxSize: MAX_DECISION_BODY_BYTES, onError: tooLarge(MAX_DECISION_BODY_BYTES) }),
     limitJsonBody("object"),
     jsonBody,

@@ -1,9 +1,20 @@
 import { Hono } from "hono";
 import { loadConfig } from "../config/load";
 import type { AppEnv } from "../http/app-env";
+import { defineOperation, routeOf } from "../specs/operation";
 import { publicJwks } from "../upstream/signing-keys";
 
-export const JWKS_PATH = "/.well-known/jwks.json";
+export const JWKS = defineOperation({
+  method: "get",
+  path: "/.well-known/jwks.json",
+  tag: "meta",
+  summary: "Upstream credential keys (RFC 7517)",
+  description:
+    "The public keys the proxy signs upstream credentials with, as a JWK Set, for upstreams to verify them: every configured key, retired ones included, public members only. Cacheable for a few minutes. Not an envelope: the RFC defines the shape.",
+  credentials: [],
+  notEnvelope: "RFC 7517 defines the JWK Set.",
+  responses: { "200": { description: "The JWK Set.", content: { "application/json": {} } } },
+});
 
 /**
  * The public keys of upstream credentials (RFC 7517), for upstreams to verify them: every configured
@@ -15,7 +26,7 @@ export const jwks = new Hono<AppEnv>();
 /** How long an upstream may keep the set: a rotation waits this long between its steps. */
 export const JWKS_MAX_AGE_S = 300;
 
-jwks.get(JWKS_PATH, (c) => {
+jwks.on(JWKS.method, routeOf(JWKS, ""), (c) => {
   c.header("Cache-Control", `public, max-age=${JWKS_MAX_AGE_S}`);
   return c.json(publicJwks(loadConfig(c.env).upstreamSigningKeys));
 });

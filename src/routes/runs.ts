@@ -11,7 +11,9 @@ import { jsonBody, validated } from "../http/validation-hook";
 import { ledgerFor } from "../ledger/client";
 import { openRunFor } from "../runs/open-run";
 import { askRun, callerOf } from "../runs/pending-open";
+import { defineOperation, envelope, FAILURES, RUN_ID, routeOf, toolCallSuccess } from "../specs/operation";
 import { runSpecs } from "../specs/tool-specs";
+import { CallBodySchema } from "../wire/call-body";
 import { failure, success } from "../wire/envelope";
 import {
   addRunToolsBodySchema,
@@ -24,6 +26,9 @@ import { ndjsonExport, otlpExport } from "./trace-export";
 
 export const runs = new Hono<AppEnv>();
 
+/** Where `runs` is mounted (src/app.ts). */
+const MOUNT = "/v1/runs";
+
 /** Whether the run's ledger found the run: an answer of a ledger without one is null. */
 const found = (answer: unknown) => answer !== null;
 
@@ -32,13 +37,42 @@ function parsedOnce(parsed: { value: unknown } | undefined) {
   return parsed ? readCallBody(parsed.value) : undefined;
 }
 
-runs.post(
-  "/",
+export const OPEN_RUN = defineOperation({
+  method: "post",
+  path: "/v1/runs",
+  tag: "runs",
+  summary: "Open a run",
+  description:
+    "Opens a run in one namespace of the tenant. Returns run_id, run_token (short-lived, scoped to this run and namespace), expires_at, environment, limits and the run's tools in the jsonschema format: the namespace's, or with `tools` only that subset plus find_tools and use_tool. With an agent key the run gets the key's agent profile: its namespace, and its limits (a request may ask for less, never more). With a task_key, opening is idempotent: the same key and body answer the same run.",
+  credentials: ["tenantKey", "agentKey"],
+  body: {
+    component: "OpenRunBody",
+    description: "Namespace and optional limits within the tenant's ceilings.",
+    schema: openRunBodySchema,
+  },
+  responses: {
+    "200": envelope(
+      "The run this task_key opened before, answered again with a valid run token (`reused: true`).",
+      "RunOpened",
+    ),
+    "201": envelope("The run is open.", "RunOpened"),
+    "401": FAILURES["401"],
+    "404": envelope("The namespace is not available to this tenant (`not_found`)."),
+    "409": envelope(
+      "This task_key opened a run with another body (`conflict_error`, naming the differing fields); nothing is opened.",
+    ),
+    "422": envelope("Invalid body or a limit above the tenant's ceiling (`validation_error`)."),
+  },
+});
+
+runs.on(
+  OPEN_RUN.method,
+  routeOf(OPEN_RUN, MOUNT),
   requireRunOpener,
   bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
   limitJsonBody("object"),
   jsonBody,
-  validated("json", openRunBodySchema),
+  validated("json", OPEN_RUN.body.schema),
   async (c) => {
     const opened = await openRunFor(c.env, c.get("opener"), c.req.valid("json"));
     // A task's run answered again is not created: 200, as for any repeat of a completed request.
@@ -47,7 +81,18 @@ runs.post(
   },
 );
 
-runs.get("/:run_id", requireRunToken, async (c) => {
+export const RUN_STATUS = defineOperation({
+  method: "get",
+  path: "/v1/runs/{run_id}",
+  tag: "runs",
+  summary: "Run status",
+  description: "State (open, closed, expired), counters, limits and budget left.",
+  credentials: ["runToken"],
+  parameters: [RUN_ID],
+  responses: { "200": envelope("The run's status.", "RunStatus"), ...FAILURES },
+});
+
+runs.on(RUN_STATUS.method, routeOf(RUN_STATUS, MOUNT), requireRunToken, async (c) => {
   const tenant = c.get("tenant");
   const status = await askRun(c.env, c.get("claims"), (ledger) => ledger.status(tenant), found);
   const ctx = requestContext(c.env);
@@ -56,8 +101,50 @@ runs.get("/:run_id", requireRunToken, async (c) => {
   return respond(c, success(ctx, status));
 });
 
-runs.post(
-  "/:run_id/calls",
+export const CALL = defineOperation({
+  method: "post",
+  path: "/v1/runs/{run_id}/calls",
+  tag: "runs",
+  summary: "Call a tool",
+  description:
+    "Runs the whole pipeline: validate, policy, ledger (budgets, repeats, idempotency key), dispatch, classify, shape, record. The HTTP status mirrors the envelope's outcome; a replay carries `Idempotent-Replayed: true`.",
+  credentials: ["runToken"],
+  parameters: [
+    RUN_ID,
+    {
+      name: "X-Call-Intent",
+      in: "header",
+      required: false,
+      schema: { type: "string" },
+      description:
+        "An orchestrator's nonce that makes two identical writes distinct. Never let the model set it.",
+    },
+    {
+      name: "traceparent",
+      in: "header",
+      required: false,
+      schema: { type: "string" },
+      description:
+        "W3C Trace Context of the caller: the call's span becomes a child of it (trace export), and the upstream request carries a traceparent of the same trace with the call's span id. A malformed one is ignored; the call starts its own span in the run's trace.",
+    },
+  ],
+  // Read by the door (src/door/call-body.ts), which charges and traces a malformed call.
+  body: { component: "CallBody", description: "The tool and its arguments.", schema: () => CallBodySchema },
+  responses: {
+    "200": toolCallSuccess(
+      "The tool succeeded (or a stored success was replayed). `tool` names the tool and `data` is its shaped output (masked, fenced, whitelisted): one schema per tool of the catalog, or a `LargeResult` (a summary and a handle to page through) when the output is too large to return inline. A run sees only its namespace's tools; `GET /v1/tools?format=mcp` lists them, each with its `outputSchema`: this envelope with `data` narrowed to the tool's output.",
+    ),
+    "409": envelope("Repeat detected, run closed, conflict, or approval required."),
+    "422": envelope("The call or its arguments are invalid; see error.problems."),
+    "4XX": envelope("Another failure of the call; see error.code."),
+    "5XX": envelope("An upstream or proxy failure; see error.retryable and error.side_effect_confirmed."),
+    "401": FAILURES["401"],
+  },
+});
+
+runs.on(
+  CALL.method,
+  routeOf(CALL, MOUNT),
   requireRunToken,
   bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
   limitJsonBody("call"),
@@ -72,7 +159,20 @@ runs.post(
   },
 );
 
-runs.get("/:run_id/trace", requireRunToken, validated("query", traceQuerySchema), async (c) => {
+export const TRACE = defineOperation({
+  method: "get",
+  path: "/v1/runs/{run_id}/trace",
+  tag: "runs",
+  summary: "Run trace",
+  description:
+    "The run's dispatches in order, a page at a time (`cursor`, `limit`; each page costs the same however long the run). `Accept: application/x-ndjson` streams the whole trace, one entry per line; `?format=otlp` streams it as OTLP/JSON spans.",
+  credentials: ["runToken"],
+  parameters: [RUN_ID],
+  query: traceQuerySchema,
+  responses: { "200": envelope("The run and its trace entries.", "RunTrace"), ...FAILURES },
+});
+
+runs.on(TRACE.method, routeOf(TRACE, MOUNT), requireRunToken, validated("query", TRACE.query), async (c) => {
   const runId = c.req.param("run_id");
   const tenant = c.get("tenant");
   const query = c.req.valid("query");
@@ -97,10 +197,37 @@ runs.get("/:run_id/trace", requireRunToken, validated("query", traceQuerySchema)
   return respond(c, success(ctx, page));
 });
 
-runs.get(
-  "/:run_id/results/:handle",
+export const RESULT_PAGE = defineOperation({
+  method: "get",
+  path: "/v1/runs/{run_id}/results/{handle}",
+  tag: "runs",
+  summary: "Page of a large result",
+  description:
+    "One page of a result too large for the envelope; the envelope names its handle. Start at `cursor=0`, then follow each page's next_cursor.",
+  credentials: ["runToken"],
+  parameters: [
+    RUN_ID,
+    {
+      name: "handle",
+      in: "path",
+      required: true,
+      schema: { type: "string" },
+      description: "The result handle from the call's envelope.",
+    },
+  ],
+  query: resultPageQuerySchema,
+  responses: {
+    "200": envelope("One page.", "ResultPage"),
+    "422": envelope("The cursor is not a page number."),
+    ...FAILURES,
+  },
+});
+
+runs.on(
+  RESULT_PAGE.method,
+  routeOf(RESULT_PAGE, MOUNT),
   requireRunToken,
-  validated("query", resultPageQuerySchema),
+  validated("query", RESULT_PAGE.query),
   async (c) => {
     const ctx = requestContext(c.env);
     const page = await ledgerFor(c.env, c.get("tenant"), c.req.param("run_id")).resultPage(
@@ -123,13 +250,33 @@ runs.get(
  * `find_tools` found, say); from then on they are listed by `GET /v1/tools` and callable directly.
  * A tool outside the tenant's grants is refused and nothing is added.
  */
-runs.post(
-  "/:run_id/tools",
+export const ADD_RUN_TOOLS = defineOperation({
+  method: "post",
+  path: "/v1/runs/{run_id}/tools",
+  tag: "runs",
+  summary: "Add granted tools to a run",
+  description:
+    "Adds tools the tenant grants (as find_tools names them) to the run: from then on GET /v1/tools lists them and the run calls them directly. An MCP listing keeps the tools the run opened with. A tool outside the grants is refused and nothing is added.",
+  credentials: ["runToken"],
+  parameters: [RUN_ID],
+  body: { component: "AddRunToolsBody", description: "The tools to add.", schema: addRunToolsBodySchema },
+  responses: {
+    "200": envelope("The run's tools now, in the jsonschema format.", "NamespaceSpecs"),
+    "401": FAILURES["401"],
+    "404": envelope("The run's data has expired (`not_found`)."),
+    "409": envelope("The run has ended (`run_closed`)."),
+    "422": envelope("A tool that is unknown or not granted to the tenant (`validation_error`, located)."),
+  },
+});
+
+runs.on(
+  ADD_RUN_TOOLS.method,
+  routeOf(ADD_RUN_TOOLS, MOUNT),
   requireRunToken,
   bodyLimit({ maxSize: MAX_CALL_BODY_BYTES, onError: tooLarge(MAX_CALL_BODY_BYTES) }),
   limitJsonBody("object"),
   jsonBody,
-  validated("json", addRunToolsBodySchema),
+  validated("json", ADD_RUN_TOOLS.body.schema),
   async (c) => {
     const tenant = c.get("tenant");
     const ctx = requestContext(c.env);
@@ -163,7 +310,18 @@ runs.post(
   },
 );
 
-runs.post("/:run_id/end", requireRunToken, async (c) => {
+export const END_RUN = defineOperation({
+  method: "post",
+  path: "/v1/runs/{run_id}/end",
+  tag: "runs",
+  summary: "End a run",
+  description: "Closes the run: later calls answer `run_closed`. Data is kept 24 hours.",
+  credentials: ["runToken"],
+  parameters: [RUN_ID],
+  responses: { "200": envelope("The run's final status.", "RunStatus"), ...FAILURES },
+});
+
+runs.on(END_RUN.method, routeOf(END_RUN, MOUNT), requireRunToken, async (c) => {
   const tenant = c.get("tenant");
   const status = await askRun(c.env, c.get("claims"), (ledger) => ledger.end(tenant), found);
   const ctx = requestContext(c.env);

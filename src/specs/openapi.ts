@@ -1,16 +1,15 @@
 import { catalog } from "../tools";
-import { CallBodySchema } from "../wire/call-body";
 import { problemSchema } from "../wire/envelope";
-import { addRunToolsBodySchema, openRunBodySchema } from "../wire/requests";
 import type { JsonSchema } from "./json-schema";
-import { answerComponents } from "./openapi-components";
-import { OPERATIONS, type Operation, ref, zodSchema } from "./openapi-operations";
+import { answerComponents, type ToolAnswer, toolOutputComponents } from "./openapi-components";
+import { type Answer, type Operation, queryParameters, ref, ToolCallSuccess, zodSchema } from "./operation";
 
 /**
- * The OpenAPI 3.1 document of the proxy's own HTTP API. Every body schema in it is generated from
+ * The OpenAPI 3.1 document of the proxy's own HTTP API, built from the operations its routes
+ * declare (operation.ts; the list is src/routes/api.ts). Every body schema in it is generated from
  * the zod schema the route validates or answers with (src/wire/ holds the answers' payloads);
- * OpenAPI 3.1 speaks JSON Schema 2020-12, so zod's output is used as it is. The operations
- * themselves live in openapi-operations.ts, the answers' components in openapi-components.ts.
+ * OpenAPI 3.1 speaks JSON Schema 2020-12, so zod's output is used as it is. The answers'
+ * components live in openapi-components.ts.
  */
 
 const SECURITY_SCHEMES = {
@@ -51,6 +50,36 @@ const SECURITY_SCHEMES = {
   },
 } as const;
 
+/**
+ * A tool call's success: the envelope of one of the catalog's tools, told apart by `tool`, with
+ * `data` that tool's shaped output, or a LargeResult (summary and handle) when the output is too
+ * large to return inline. `tool` makes the branches exclusive, so `oneOf` holds; a generated
+ * client gets a union it narrows by checking `tool`.
+ */
+function toolCallSuccess(description: string, answers: readonly ToolAnswer[]): JsonSchema {
+  const oneOf = answers.map(({ tool, namespaces, outputs }) => ({
+    title: tool,
+    description: `A call of \`${tool}\` (namespace ${namespaces.join(", ")}).`,
+    allOf: [
+      ref("Envelope"),
+      {
+        type: "object",
+        required: ["tool", "data"],
+        properties: {
+          tool: { const: tool },
+          data: { anyOf: [...outputs.map(ref), ref("LargeResult")] },
+        },
+      },
+    ],
+  }));
+  return { description, content: { "application/json": { schema: { oneOf } } } };
+}
+
+function responseObject(answer: Answer): JsonSchema {
+  if (!(answer instanceof ToolCallSuccess)) return answer;
+  return toolCallSuccess(answer.description, toolOutputComponents(catalog.all()).answers);
+}
+
 function operationObject(operation: Operation): JsonSchema {
   const out: JsonSchema = {
     operationId: `${operation.method}${operation.path.replace(/[^A-Za-z0-9]+(.)?/g, (_, next: string | undefined) => (next ?? "").toUpperCase())}`,
@@ -58,20 +87,37 @@ function operationObject(operation: Operation): JsonSchema {
     description: operation.description,
     tags: [operation.tag],
     security: operation.credentials.map((credential) => ({ [credential]: [] })),
-    responses: operation.responses,
+    responses: Object.fromEntries(
+      Object.entries(operation.responses).map(([status, answer]) => [status, responseObject(answer)]),
+    ),
   };
-  if (operation.parameters) out.parameters = operation.parameters;
-  if (operation.body) {
+  const parameters = [
+    ...(operation.parameters ?? []),
+    ...(operation.query ? queryParameters(operation.query()) : []),
+  ];
+  if (parameters.length > 0) out.parameters = parameters;
+  const body = operation.body ?? operation.protocolBody;
+  if (body) {
     out.requestBody = {
       required: true,
-      description: operation.body.description,
-      content: { "application/json": { schema: ref(operation.body.schema) } },
+      description: body.description,
+      content: { "application/json": { schema: ref(body.component) } },
     };
   }
   return out;
 }
 
-let cached: JsonSchema | undefined;
+/** The request bodies' components, from the schemas the routes read them with. */
+function bodyComponents(operations: readonly Operation[]): Record<string, JsonSchema> {
+  const components: Record<string, JsonSchema> = {};
+  for (const { body, protocolBody } of operations) {
+    if (body) components[body.component] = zodSchema(body.schema(), "input");
+    if (protocolBody) components[protocolBody.component] = protocolBody.schema;
+  }
+  return components;
+}
+
+const cached = new WeakMap<readonly Operation[], JsonSchema>();
 
 /**
  * The document for a caller that reached the proxy at `origin` (`https://proxy.example.com`): its
@@ -80,11 +126,15 @@ let cached: JsonSchema | undefined;
  * call, so no origin is ever handed to another.
  *
  * @example
- * app.get("/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
+ * docs.get("/openapi.json", (c) => c.json(openApiDocumentOf(OPERATIONS, new URL(c.req.url).origin)));
  */
-export function openApiDocument(origin: string): JsonSchema {
-  cached ??= buildDocument();
-  const { openapi, info, ...rest } = cached;
+export function openApiDocumentOf(operations: readonly Operation[], origin: string): JsonSchema {
+  let built = cached.get(operations);
+  if (!built) {
+    built = buildDocument(operations);
+    cached.set(operations, built);
+  }
+  const { openapi, info, ...rest } = built;
   return {
     openapi,
     info,
@@ -93,9 +143,9 @@ export function openApiDocument(origin: string): JsonSchema {
   };
 }
 
-function buildDocument(): JsonSchema {
+function buildDocument(operations: readonly Operation[]): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
-  for (const operation of OPERATIONS) {
+  for (const operation of operations) {
     paths[operation.path] ??= {};
     (paths[operation.path] as Record<string, JsonSchema>)[operation.method] = operationObject(operation);
   }
@@ -122,19 +172,7 @@ function buildDocument(): JsonSchema {
       schemas: {
         ...answerComponents(catalog.all()),
         Problem: zodSchema(problemSchema(), "output"),
-        OpenRunBody: zodSchema(openRunBodySchema(), "input"),
-        AddRunToolsBody: zodSchema(addRunToolsBodySchema(), "input"),
-        CallBody: zodSchema(CallBodySchema, "input"),
-        JsonRpcMessage: {
-          type: "object",
-          required: ["jsonrpc"],
-          properties: {
-            jsonrpc: { const: "2.0" },
-            id: { type: ["string", "integer"] },
-            method: { type: "string" },
-          },
-          description: "A JSON-RPC 2.0 message as the MCP specification defines it.",
-        },
+        ...bodyComponents(operations),
       },
     },
   };

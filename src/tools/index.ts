@@ -1,8 +1,8 @@
 import { lazyCatalog } from "../catalog/catalog";
 import { declaredTools } from "../catalog/declared-tool";
 import type { ToolSpec } from "../catalog/define-tool";
+import { declaredNamespaces, servedCatalogVersion } from "../generated/catalog";
 import { readResultPage } from "./builtins";
-import { declaredNamespaces, servedCatalogVersion } from "./catalog.generated";
 import { findTools, useTool } from "./discovery";
 
 /**

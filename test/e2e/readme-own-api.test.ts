@@ -111,7 +111,7 @@ describe("the documented path: put your own API behind the proxy", () => {
     }
 
     // The draft was refused before the review and is accepted after it; the check compiled it.
-    const compiled = readFileSync(join(dir, "src", "tools", "catalog.generated.ts"), "utf8");
+    const compiled = readFileSync(join(dir, "src", "generated", "catalog.ts"), "utf8");
     expect(compiled).toContain('"get_stock_level"');
     const wrangler = readFileSync(join(dir, "wrangler.toml"), "utf8");
     expect(wrangler).toMatch(/\[env\.sandbox\.vars\.TENANTS\.acme\]\nnamespaces = \[[^\]]*"warehouse"\]/);

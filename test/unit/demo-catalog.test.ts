@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { catalogProblems } from "../../src/catalog/catalog";
+import { declaredNamespaces } from "../../src/generated/catalog";
 import { catalog } from "../../src/tools";
-import { declaredNamespaces } from "../../src/tools/catalog.generated";
 
 const expected = {
   lookup_order: { side_effect: "read", args: ["order_id"] },

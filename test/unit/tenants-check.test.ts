@@ -13,7 +13,7 @@ import {
 } from "../../scripts/tools/tenants-check";
 import type { SideEffect } from "../../src/catalog/define-tool";
 import { DEFAULT_LIMITS, parseTenants, type TenantConfig, tenantsSchema } from "../../src/config/tenants";
-import { compiledTenants } from "../../src/config/tenants.generated";
+import { compiledTenants } from "../../src/generated/tenants";
 import { catalog } from "../../src/tools";
 
 const fixture = fileURLToPath(new URL("./fixtures/tenants", import.meta.url));

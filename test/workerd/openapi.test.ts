@@ -5,14 +5,18 @@ import { app } from "../../src/app";
 import { mcp } from "../../src/mcp/routes";
 import { metrics } from "../../src/metrics/route";
 import { approvals } from "../../src/routes/approvals";
-import { docs } from "../../src/routes/docs";
+import {
+  docs,
+  documentedRoutes,
+  OPERATIONS,
+  openApiDocument,
+  UNDOCUMENTED_PREFIXES,
+} from "../../src/routes/docs";
 import { operatorRuns } from "../../src/routes/operator-runs";
 import type { ResultSummary } from "../../src/shaping/cap";
 import { renderDocsPage, SANDBOX_DEMO_TENANT_KEY, TENANT_KEY_PLACEHOLDER } from "../../src/specs/docs-page";
 import type { JsonSchema } from "../../src/specs/json-schema";
-import { openApiDocument } from "../../src/specs/openapi";
 import { DATA_COMPONENTS, LargeResultSchema, toolOutputComponents } from "../../src/specs/openapi-components";
-import { documentedRoutes, OPERATIONS, UNDOCUMENTED_PREFIXES } from "../../src/specs/openapi-operations";
 import { catalog } from "../../src/tools";
 import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
 import { openRunBodySchema } from "../../src/wire/requests";

@@ -5,7 +5,7 @@ import devVarsExample from "../../.dev.vars.example?raw";
 import { app } from "../../src/app";
 import { loadConfig } from "../../src/config/load";
 import { missingSecrets, OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../../src/config/secrets";
-import { compiledTenants } from "../../src/config/tenants.generated";
+import { compiledTenants } from "../../src/generated/tenants";
 import worker from "../../src/index";
 import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
 

@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { computeCatalogVersion } from "../../src/catalog/catalog";
+import { servedCatalogVersion } from "../../src/generated/catalog";
 import { catalog } from "../../src/tools";
-import { servedCatalogVersion } from "../../src/tools/catalog.generated";
 import {
   callTool,
   ledgerStubOf,

@@ -2,7 +2,7 @@
 // every check passed; do not edit (`npm run lint` fails when it is stale). Each entry is the table
 // as the Worker is given it, in canonical JSON, and what src/config/tenants.ts's schema makes of it:
 // an isolate given one of these tables takes that value and builds no schema (`parseTenants`).
-import type { CompiledTenants } from "./tenants";
+import type { CompiledTenants } from "../config/tenants";
 
 export const compiledTenants: readonly CompiledTenants[] = [
   {
