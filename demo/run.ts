@@ -158,7 +158,7 @@ async function findOrStartProxy(): Promise<LocalProxy> {
     return existingProxy(url);
   }
   console.log(`demo: nothing answers ${url}/healthz; starting the proxy and its sandbox (wrangler dev) ...`);
-  const started = await startProxy(8787);
+  const started = await startProxy();
   console.log(`demo: proxy ready on ${started.url}`);
   return started;
 }

@@ -31,8 +31,6 @@ import { runCase } from "./run-case";
 import { SandboxAdmin } from "./sandbox-admin";
 import { connectSandboxOf } from "./sandbox-of-proxy";
 
-const EVAL_PORT = 8790;
-
 function agentsNamed(names: string[]): Agent[] {
   return names.map((name) => {
     switch (name) {
@@ -102,7 +100,7 @@ async function main(): Promise<number> {
     console.log(`eval: using the proxy at ${local.url}`);
   } else {
     console.log("eval: starting the proxy and its sandbox (wrangler dev, fresh state) ...");
-    local = await startProxy(EVAL_PORT);
+    local = await startProxy();
     console.log(`eval: proxy ready on ${local.url} after ${((Date.now() - began) / 1000).toFixed(1)} s`);
   }
   // A proxy started here registered in this process's registry; another one wherever its stack did.

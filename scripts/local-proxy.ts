@@ -1,5 +1,4 @@
 import { mkdtempSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -18,7 +17,7 @@ export interface LocalProxy {
 interface LocalStackModule {
   startWrangler(options: {
     configs: string[];
-    port: number;
+    port?: number;
     readyPath?: string;
     quiet?: boolean;
     timeoutMs?: number;
@@ -40,24 +39,19 @@ export async function isHealthy(url: string): Promise<boolean> {
 }
 
 /**
- * Starts the proxy and its sandbox with `wrangler dev` (scripts/local-stack.mjs: loopback, a fresh
- * temporary state folder). It registers its workers in a private dev registry, so the admin client
+ * Starts the proxy and its sandbox with `wrangler dev` (scripts/local-stack.mjs: loopback, a port
+ * the OS hands out, a fresh temporary state folder). It registers its workers in a private dev registry, so the admin client
  * of this process reaches this sandbox and not the one of an `npm start` running beside it. `vars`
  * replace the proxy's variables (a test's own TENANTS, as a JSON string).
  */
-export async function startProxy(
-  fromPort: number,
-  options: { vars?: Record<string, string> } = {},
-): Promise<LocalProxy> {
+export async function startProxy(options: { vars?: Record<string, string> } = {}): Promise<LocalProxy> {
   process.env.WRANGLER_REGISTRY_PATH = mkdtempSync(join(tmpdir(), "edge-tool-proxy-registry-"));
   // Imported only now: the script snapshots the environment (for wrangler) when it is loaded.
   const stack = (await import(
     pathToFileURL(join(ROOT, "scripts", "local-stack.mjs")).href
   )) as LocalStackModule;
-  const port = await freePort(fromPort);
   const proxy = await stack.startWrangler({
     configs: ["wrangler.toml", "sandbox/wrangler.toml"],
-    port,
     readyPath: "/healthz",
     timeoutMs: 90_000,
     vars: options.vars,
@@ -74,20 +68,4 @@ export async function startProxy(
 /** An already running proxy: never stopped by this process. */
 export function existingProxy(url: string): LocalProxy {
   return { url: url.replace(/\/+$/, ""), started: false, stop: () => {} };
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
-
-/** A loopback port that is free, with its inspector port (port + 1000, as startWrangler uses) free too. */
-export async function freePort(from: number): Promise<number> {
-  for (let port = from; port < from + 100; port++) {
-    if ((await canListen(port)) && (await canListen(port + 1000))) return port;
-  }
-  throw new Error(`no free loopback port between ${from} and ${from + 99}`);
 }

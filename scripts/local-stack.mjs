@@ -4,6 +4,7 @@ import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readFileSync } f
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "./free-port.mjs";
 import { offlineEnv } from "./offline-env.mjs";
 import { recordStack } from "./stack-record.mjs";
 
@@ -38,15 +39,15 @@ export function ensureDevVars() {
 }
 
 /**
- * Runs `wrangler dev` with the given configs on 127.0.0.1:port and resolves once `readyPath`
- * answers. State lives in a fresh temporary folder unless `persistTo` names one, so a benchmark or
+ * Runs `wrangler dev` with the given configs on 127.0.0.1:port (a port the OS hands out when none
+ * is given, its inspector's too) and resolves once `readyPath` answers. State lives in a fresh temporary folder unless `persistTo` names one, so a benchmark or
  * a browser test never sees, or leaves, anyone else's refunds. `vars` replace variables of the first
  * config (`--var NAME:VALUE`, a string each), for a test that needs other settings. `stop()` ends
  * the process group.
  */
 export async function startWrangler({
   configs,
-  port,
+  port: wantedPort,
   readyPath = "/",
   quiet = true,
   timeoutMs = 60_000,
@@ -54,10 +55,13 @@ export async function startWrangler({
   vars = {},
 }) {
   ensureDevVars();
+  const port = wantedPort ?? (await freePort());
+  let inspectorPort = await freePort();
+  while (inspectorPort === port) inspectorPort = await freePort();
   const state = persistTo ?? mkdtempSync(join(tmpdir(), "edge-tool-proxy-state-"));
   const args = ["wrangler", "dev", ...configs.flatMap((config) => ["-c", config]), "--env", "sandbox"];
   args.push("--persist-to", state);
-  args.push("--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(port + 1000));
+  args.push("--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort));
   args.push("--show-interactive-dev-session=false", "--log-level", quiet ? "error" : "info");
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   const child = spawn("npx", args, {

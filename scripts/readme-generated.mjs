@@ -62,7 +62,7 @@ async function generate(group, url) {
   if (url) return walkthroughRegions(url);
   const { startProxy } = await tsImport("./local-proxy.ts", import.meta.url);
   console.log("readme: starting the proxy and its sandbox (wrangler dev) for the walk-through ...");
-  const proxy = await startProxy(8870);
+  const proxy = await startProxy();
   try {
     return await walkthroughRegions(proxy.url);
   } finally {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { agentOf, browserStackFor, screenshotPath } from "./harness";
 
-const stack = browserStackFor(8841);
+const stack = browserStackFor();
 
 const { post, openRun } = agentOf(stack);
 

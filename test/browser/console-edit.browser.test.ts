@@ -7,7 +7,7 @@ import { agentOf, browserStackFor, screenshotPath, signIn } from "./harness";
  * refuses refunds above 50000 (wrangler.toml); Dana Reyes (acme-operator-key) holds finance_lead.
  */
 
-const stack = browserStackFor(8891);
+const stack = browserStackFor();
 
 const { post, openRun } = agentOf(stack);
 

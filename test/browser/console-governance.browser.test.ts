@@ -29,7 +29,7 @@ function tenantsWithShortSla(): string {
   return JSON.stringify({ ...tenants, acme: { ...tenants.acme, approval_sla_s: 1 } });
 }
 
-const stack = browserStackFor(8861, { vars: { TENANTS: tenantsWithShortSla() } });
+const stack = browserStackFor({ vars: { TENANTS: tenantsWithShortSla() } });
 
 const { post, openRun } = agentOf(stack);
 

@@ -10,7 +10,7 @@ interface Envelope {
   error: { code: string } | null;
 }
 
-const stack = browserStackFor(8831);
+const stack = browserStackFor();
 
 async function api(path: string, credential: string, body: unknown) {
   const response = await fetch(`${stack().proxy.url}${path}`, {

@@ -12,7 +12,7 @@ interface Envelope {
   approval: { id: string; state: string } | null;
 }
 
-const stack = browserStackFor(8821);
+const stack = browserStackFor();
 
 async function api(method: string, path: string, credential: string, body?: unknown) {
   const response = await fetch(`${stack().proxy.url}${path}`, {

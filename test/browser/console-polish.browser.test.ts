@@ -14,7 +14,7 @@ interface Envelope {
   replayed?: boolean;
 }
 
-const stack = browserStackFor(8871);
+const stack = browserStackFor();
 
 async function api(path: string, credential: string, body: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(`${stack().proxy.url}${path}`, {

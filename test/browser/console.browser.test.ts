@@ -10,7 +10,7 @@ interface Envelope {
   approval: { id: string; state: string } | null;
 }
 
-const stack = browserStackFor(8811);
+const stack = browserStackFor();
 
 async function agentCall(path: string, credential: string, body: unknown) {
   const response = await fetch(`${stack().proxy.url}${path}`, {

@@ -10,7 +10,7 @@ export const SCREENSHOTS = new URL("../../screenshots/", import.meta.url);
 
 export const screenshotPath = (name: string) => new URL(name, SCREENSHOTS).pathname;
 
-/** A proxy with its sandbox on loopback (from `port` up) and a headless Chromium to drive it. */
+/** A proxy with its sandbox on a loopback port the OS hands out, and a headless Chromium to drive it. */
 export interface BrowserStack {
   proxy: LocalProxy;
   browser: Browser;
@@ -26,10 +26,10 @@ export interface StackOptions {
  * Starts the proxy and the browser for one test file. Chromium runs headless without its sandbox
  * (containers lack the namespaces it needs) and with everything that would reach the network off.
  */
-export async function startBrowserStack(port: number, options: StackOptions = {}): Promise<BrowserStack> {
+export async function startBrowserStack(options: StackOptions = {}): Promise<BrowserStack> {
   if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: run npm test, which installs it`);
   mkdirSync(SCREENSHOTS, { recursive: true });
-  const proxy = await startProxy(port, options);
+  const proxy = await startProxy(options);
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -71,10 +71,10 @@ export async function horizontalOverflow(page: Page): Promise<number> {
  * The stack of a test file: started before its tests and closed after them. Returns a getter, so a
  * test (or a helper it calls) reads the proxy and the browser once they are up.
  */
-export function browserStackFor(port: number, options: StackOptions = {}): () => BrowserStack {
+export function browserStackFor(options: StackOptions = {}): () => BrowserStack {
   let stack: BrowserStack | undefined;
   beforeAll(async () => {
-    stack = await startBrowserStack(port, options);
+    stack = await startBrowserStack(options);
   });
   afterAll(async () => {
     await stack?.close();

@@ -4,7 +4,7 @@ import { browserStackFor, screenshotPath } from "./harness";
 /** A desktop MCP client's loopback callback. Nothing listens there: the test reads the redirect's URL. */
 const REDIRECT_URI = "http://127.0.0.1:39917/callback";
 
-const stack = browserStackFor(8851);
+const stack = browserStackFor();
 
 function base64Url(bytes: Uint8Array): string {
   return Buffer.from(bytes).toString("base64url");

@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectSandboxOf } from "../../eval/sandbox-of-proxy";
 import type { AdminRequest } from "../../eval/source-types";
-import { freePort } from "../../scripts/local-proxy";
+import { freePort } from "../../scripts/free-port.mjs";
 
 /**
  * `npm run demo` against a proxy it did not start reads that proxy's sandbox, found in whichever dev
@@ -36,7 +36,7 @@ beforeAll(async () => {
   const stack = (await import(pathToFileURL(join(root, "scripts", "local-stack.mjs")).href)) as {
     startWrangler(options: object): Promise<{ url: string; stop(): void }>;
   };
-  const port = await freePort(8885);
+  const port = await freePort();
   note = join(root, ".wrangler", "local-stacks", `${port}.json`);
   const started = await stack.startWrangler({
     configs: ["wrangler.toml", "sandbox/wrangler.toml"],

@@ -14,7 +14,7 @@ describe("the walk-through's samples", () => {
   let proxy: LocalProxy | undefined;
 
   beforeAll(async () => {
-    proxy = await startProxy(8880);
+    proxy = await startProxy();
   }, 120_000);
 
   afterAll(() => proxy?.stop());

@@ -4,6 +4,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, sep } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
+import { freePort } from "../../scripts/free-port.mjs";
 import { offlineEnv } from "../../scripts/offline-env.mjs";
 import { links, section } from "../../scripts/readme/markdown";
 import { markdownFiles } from "../../scripts/readme/regions";
@@ -14,12 +15,15 @@ import { cloneProject, ready, root, runIn, stopAll } from "./project-copy";
  * docs/, wherever it lives; README.md links to it), followed as a newcomer would on a fresh clone:
  * its shell blocks run as written in a copy of the project (no .dev.vars, no compiled state), its
  * YAML block is the human's review of the draft, and its two long-running commands are started
- * in the background. Only the proxy's port differs (the docs: 8787), so a running `npm start` and
- * this test never meet.
+ * in the background. Only the ports differ: the proxy's (the docs: 8787) and the example server's
+ * (the docs: 8795) are ones the OS hands out, so a running `npm start`, an example server left by
+ * an interrupted run and this test never meet.
  */
 
-const PORT = 8797;
-const EXAMPLE_PORT = 8795;
+const DOCUMENTED_PORT = 8787;
+const DOCUMENTED_EXAMPLE_PORT = 8795;
+let proxyPort = 0;
+let examplePort = 0;
 const LONG_RUNNING = /^(npm start|node examples\/[a-z-]+\/server\.mjs)$/;
 
 interface Block {
@@ -41,9 +45,16 @@ function documentedSection(title: string): { file: string; blocks: Block[] } {
   }
   const blocks = [...only.text.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((match) => ({
     lang: match[1] ?? "",
-    text: (match[2] ?? "").replaceAll("127.0.0.1:8787", `127.0.0.1:${PORT}`),
+    text: match[2] ?? "",
   }));
   return { file: only.file, blocks };
+}
+
+/** The documented addresses, moved to this run's ports. */
+function onOurPorts(text: string): string {
+  return text
+    .replaceAll(`127.0.0.1:${DOCUMENTED_PORT}`, `127.0.0.1:${proxyPort}`)
+    .replaceAll(`127.0.0.1:${DOCUMENTED_EXAMPLE_PORT}`, `127.0.0.1:${examplePort}`);
 }
 
 /** Applies the documented review to the draft: each key it names replaces the draft's value. */
@@ -65,8 +76,13 @@ describe("the documented path: put your own API behind the proxy", () => {
   let dir = "";
   const outputs: string[] = [];
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = cloneProject();
+    proxyPort = await freePort();
+    examplePort = await freePort();
+    // The example's OpenAPI document names the server's address, which the importer drafts from.
+    const openapi = join(dir, "examples", "warehouse", "openapi.yaml");
+    writeFileSync(openapi, onOurPorts(readFileSync(openapi, "utf8")));
   });
 
   afterAll(() => {
@@ -92,22 +108,22 @@ describe("the documented path: put your own API behind the proxy", () => {
         review(dir, YAML.parse(block.text) as Record<string, unknown>);
         continue;
       }
-      const lines = block.text.trim().split("\n");
+      const lines = onOurPorts(block.text).trim().split("\n");
       if (lines.every((line) => LONG_RUNNING.test(line.trim()))) {
         for (const line of lines) {
           const child = spawn("bash", ["-c", `exec ${line}`], {
             cwd: dir,
-            env: { ...offlineEnv, PORT: line.startsWith("npm") ? String(PORT) : String(EXAMPLE_PORT) },
+            env: { ...offlineEnv, PORT: line.startsWith("npm") ? String(proxyPort) : String(examplePort) },
             stdio: "ignore",
             detached: true,
           });
           background.push(child);
         }
-        await ready(`http://127.0.0.1:${EXAMPLE_PORT}/_seen`, 10_000);
-        await ready(`http://127.0.0.1:${PORT}/healthz`, 90_000);
+        await ready(`http://127.0.0.1:${examplePort}/_seen`, 10_000);
+        await ready(`http://127.0.0.1:${proxyPort}/healthz`, 90_000);
         continue;
       }
-      outputs.push(runIn(dir, block.text, { PORT: String(PORT) }));
+      outputs.push(runIn(dir, onOurPorts(block.text), { PORT: String(proxyPort) }));
     }
 
     // The draft was refused before the review and is accepted after it; the check compiled it.
@@ -125,7 +141,7 @@ describe("the documented path: put your own API behind the proxy", () => {
       data: { sku: "W-1001", on_hand: 42, reserved: 5, available: 37, location: "A3-12" },
     });
     // The API key came from .dev.vars through the declared static header, never from the catalog.
-    const seen = (await (await fetch(`http://127.0.0.1:${EXAMPLE_PORT}/_seen`)).json()) as Array<{
+    const seen = (await (await fetch(`http://127.0.0.1:${examplePort}/_seen`)).json()) as Array<{
       path: string;
       api_key: boolean;
     }>;
@@ -133,14 +149,14 @@ describe("the documented path: put your own API behind the proxy", () => {
   });
 
   it("refuses the model's mistakes on the imported tool as on any other", async () => {
-    const opened = await fetch(`http://127.0.0.1:${PORT}/v1/runs`, {
+    const opened = await fetch(`http://127.0.0.1:${proxyPort}/v1/runs`, {
       method: "POST",
       headers: { authorization: "Bearer acme-demo-key", "content-type": "application/json" },
       body: JSON.stringify({ namespace: "warehouse" }),
     });
     const { data } = (await opened.json()) as { data: { run_id: string; run_token: string } };
     const call = (tool: string, args: unknown) =>
-      fetch(`http://127.0.0.1:${PORT}/v1/runs/${data.run_id}/calls`, {
+      fetch(`http://127.0.0.1:${proxyPort}/v1/runs/${data.run_id}/calls`, {
         method: "POST",
         headers: { authorization: `Bearer ${data.run_token}`, "content-type": "application/json" },
         body: JSON.stringify({ tool, args }),

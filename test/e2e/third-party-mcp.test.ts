@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import YAML from "yaml";
+import { freePort } from "../../scripts/free-port.mjs";
 import { offlineEnv } from "../../scripts/offline-env.mjs";
 import { pinDigest, readPins, writePins } from "../../scripts/tools/mcp-pins";
 import { cloneProject, ready, runIn, stopAll } from "./project-copy";
@@ -17,10 +18,12 @@ import { cloneProject, ready, runIn, stopAll } from "./project-copy";
  * served again after `npm run tools -- pin`.
  */
 
-const PROXY_PORT = 8798;
-const SERVER_PORT = 8799;
-const SERVER = `http://127.0.0.1:${SERVER_PORT}/mcp`;
-const PROXY = `http://127.0.0.1:${PROXY_PORT}`;
+// Ports the OS hands out before the first test: a server or a proxy left running by an interrupted
+// earlier run holds another one. The server keeps its port across its restart below.
+let serverPort = 0;
+let proxyPort = 0;
+const server = () => `http://127.0.0.1:${serverPort}/mcp`;
+const proxy = () => `http://127.0.0.1:${proxyPort}`;
 const TOOLS = ["echo", "get-structured-content", "get-tiny-image"];
 
 /** What a careful reviewer decides for each draft marker of the imported file. */
@@ -61,13 +64,13 @@ interface Answer {
 }
 
 async function callRest(tool: string, args: Record<string, unknown>) {
-  const opened = await fetch(`${PROXY}/v1/runs`, {
+  const opened = await fetch(`${proxy()}/v1/runs`, {
     method: "POST",
     headers: { authorization: "Bearer acme-demo-key", "content-type": "application/json" },
     body: JSON.stringify({ namespace: "everything" }),
   });
   const { data } = (await opened.json()) as { data: { run_id: string; run_token: string } };
-  const response = await fetch(`${PROXY}/v1/runs/${data.run_id}/calls`, {
+  const response = await fetch(`${proxy()}/v1/runs/${data.run_id}/calls`, {
     method: "POST",
     headers: { authorization: `Bearer ${data.run_token}`, "content-type": "application/json" },
     body: JSON.stringify({ tool, args }),
@@ -94,22 +97,24 @@ describe("a third-party MCP server (server-everything) behind the proxy", () => 
   const background: ChildProcess[] = [];
   let dir = "";
 
-  let server: ChildProcess | null = null;
+  let serverProcess: ChildProcess | null = null;
   const startServer = async () => {
     const entry = createRequire(import.meta.url).resolve(
       "@modelcontextprotocol/server-everything/dist/index.js",
     );
-    server = spawn(process.execPath, [entry, "streamableHttp"], {
-      env: { ...offlineEnv, PORT: String(SERVER_PORT) },
+    serverProcess = spawn(process.execPath, [entry, "streamableHttp"], {
+      env: { ...offlineEnv, PORT: String(serverPort) },
       stdio: "ignore",
       detached: true,
     });
-    background.push(server);
-    await ready(`http://127.0.0.1:${SERVER_PORT}/`, 15_000);
+    background.push(serverProcess);
+    await ready(`http://127.0.0.1:${serverPort}/`, 15_000);
   };
 
   beforeAll(async () => {
     dir = cloneProject();
+    serverPort = await freePort();
+    proxyPort = await freePort();
     await startServer();
   });
 
@@ -121,7 +126,7 @@ describe("a third-party MCP server (server-everything) behind the proxy", () => 
   it("imports, checks against the live server, serves and calls it over REST and MCP", async () => {
     const imported = runIn(
       dir,
-      `npm run tools -- import mcp ${SERVER} --namespace everything --tools ${TOOLS.join(",")}`,
+      `npm run tools -- import mcp ${server()} --namespace everything --tools ${TOOLS.join(",")}`,
     );
     expect(imported).toContain("3 tools");
     // The draft is refused until a human has decided.
@@ -136,12 +141,12 @@ describe("a third-party MCP server (server-everything) behind the proxy", () => 
     background.push(
       spawn("npm", ["start"], {
         cwd: dir,
-        env: { ...offlineEnv, PORT: String(PROXY_PORT) },
+        env: { ...offlineEnv, PORT: String(proxyPort) },
         stdio: "ignore",
         detached: true,
       }),
     );
-    await ready(`${PROXY}/healthz`, 90_000);
+    await ready(`${proxy()}/healthz`, 90_000);
 
     const echoed = await callRest("echo_message", { message: "hello from the proxy" });
     expect(echoed.status, JSON.stringify(echoed.body.error)).toBe(200);
@@ -158,7 +163,7 @@ describe("a third-party MCP server (server-everything) behind the proxy", () => 
 
     const client = new Client({ name: "e2e", version: "1" });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${PROXY}/mcp`), {
+      new StreamableHTTPClientTransport(new URL(`${proxy()}/mcp`), {
         requestInit: { headers: { authorization: `Bearer ${echoed.token}` } },
       }),
     );
@@ -169,8 +174,15 @@ describe("a third-party MCP server (server-everything) behind the proxy", () => 
   });
 
   it("opens a new session when a restarted server no longer knows the proxy's", async () => {
-    stopAll(server ? [server] : []);
-    await new Promise<void>((resolve) => server?.once("exit", () => resolve()));
+    const stopping = serverProcess;
+    if (!stopping) throw new Error("the server did not start");
+    // Listened for before the signal, so an exit cannot come and go unseen.
+    const exited =
+      stopping.exitCode !== null || stopping.signalCode !== null
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => stopping.once("exit", () => resolve()));
+    stopAll([stopping]);
+    await exited;
     await startServer();
     const after = await callRest("echo_message", { message: "after a restart" });
     expect(after.status, JSON.stringify(after.body.error)).toBe(200);

@@ -5,6 +5,7 @@ import type { PresentedCredential } from "../../sandbox/src/model";
 import { catalog } from "../../src/tools";
 import { issueUpstreamCredential } from "../../src/upstream/credential";
 import { passDeadline } from "./clock";
+import { eventually, hasSettled } from "./eventually";
 import {
   asOperator,
   callTool,
@@ -25,8 +26,6 @@ import { type CredentialClaims, configuredSigningKeys, credentialClaims } from "
  * Regressions for the exactly-once guarantees of the run ledger: every case checks
  * the proxy's answer and the sandbox's own records, because the sandbox is what really happened.
  */
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What the operator API shows of one approval. */
 interface ApprovalView {
@@ -141,7 +140,7 @@ describe("2. no dead ends: approval_required is only answered when the approval 
     const run = await openRun("acme", {
       namespace: "support",
       limits: { max_writes: 1 },
-      scenario: [{ mode: "slow_success", tool: "create_internal_ticket", hang_ms: 1_500 }],
+      scenario: [{ mode: "slow_success", tool: "create_internal_ticket", hang_ms: 2_500 }],
     });
     const urgent = await callTool(run, "create_internal_ticket", {
       customer_id: "C100",
@@ -158,8 +157,11 @@ describe("2. no dead ends: approval_required is only answered when the approval 
       priority: "normal",
       summary: "Customer asks for a copy of last month's invoice.",
     });
-    await sleep(500);
+    await eventually("the normal ticket's request at the sandbox", async () =>
+      (await sandboxRequests(run.id)).find((entry) => entry.tool === "create_internal_ticket"),
+    );
     expect(await approvalOf(id)).toMatchObject({ state: "expired" });
+    expect(await hasSettled(normal)).toBe(false);
     expect((await normal).body.outcome).toBe("success");
     expect(await pendingApprovalsOf(run)).toEqual([]);
   });

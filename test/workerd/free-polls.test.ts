@@ -1,11 +1,24 @@
 import { describe, expect, it } from "vitest";
-import { callTool, decide, openRun, refund, refundsOfRun, traceOf } from "./helpers";
+import { eventually, hasSettled } from "./eventually";
+import { callTool, decide, openRun, refund, refundsOfRun, type TestRun, traceOf } from "./helpers";
 
 /**
  * Polls that cost nothing: asking again about an approval still pending is answered with the wait
  * and spends no call budget (the run's call rate bounds an eager loop), and a caller may ask to
  * wait for the decision instead (`Prefer: wait=<seconds>`).
  */
+
+/**
+ * Until a waiting call has made its poll (its trace entry is the run's second): in the same turn
+ * the ledger starts waiting for the decision, so one that lands after this wakes it. The call is
+ * still waiting then, not answered.
+ */
+async function pollTraced(run: TestRun, waiting: Promise<unknown>): Promise<void> {
+  await eventually("the waiting call's poll in the trace", async () =>
+    (await traceOf(run)).length === 2 ? true : undefined,
+  );
+  expect(await hasSettled(waiting)).toBe(false);
+}
 
 describe("polling a pending approval", () => {
   it("costs no call budget, however often, and the trace marks each poll", async () => {
@@ -47,7 +60,7 @@ describe("Prefer: wait", () => {
     const asked = await callTool(run, "issue_refund", refund("A1004", 300));
     const waiting = callTool(run, "issue_refund", refund("A1004", 300), { prefer: "wait=20" });
     // The decision lands while the call waits.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await pollTraced(run, waiting);
     expect((await decide(asked.body.approval?.id ?? "", "approve", "ok")).status).toBe(200);
     const answered = await waiting;
     expect(answered.body.outcome, JSON.stringify(answered.body.error)).toBe("success");
@@ -59,7 +72,7 @@ describe("Prefer: wait", () => {
     const run = await openRun("acme");
     const asked = await callTool(run, "issue_refund", refund("A1005", 300));
     const waiting = callTool(run, "issue_refund", refund("A1005", 300), { prefer: "respond-async, wait=20" });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await pollTraced(run, waiting);
     expect((await decide(asked.body.approval?.id ?? "", "reject", "not this one")).status).toBe(200);
     expect((await waiting).body.error?.code).toBe("approval_rejected");
   });

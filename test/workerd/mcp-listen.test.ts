@@ -210,8 +210,9 @@ describe("subscriptions/listen", () => {
     );
     await connect(AGENT, { client });
     expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
-    // The client opens its listen stream on its own after connecting; give it a moment to be acknowledged.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The client opens its listen stream on its own after connecting, perhaps only after this
+    // announcement: the stream compares what is live with the catalog it was served, so it tells
+    // of the change either way.
     await announce("cat_next_deploy");
     const tools = (await changed) as Array<{ name: string }> | null;
     expect(tools?.map((tool) => tool.name)).toContain("start_task");

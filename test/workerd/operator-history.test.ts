@@ -6,14 +6,18 @@ import { callDigest } from "../../src/core/idempotency-key";
 import type { ApprovalDirectory } from "../../src/ledger/directory";
 import type { RunIndexEntry, RunSummary } from "../../src/wire/run-summary";
 import { passDeadline } from "./clock";
+import { eventually } from "./eventually";
 import {
   asOperator,
   callTool,
   decide,
   deliverUncalledRun,
+  directoryStubOf,
+  failDirectoryWritesOf,
   KEYS,
   ledgerStubOf,
   openRun,
+  outboxTopicsOf,
   refund,
   request,
   restartDurableObject,
@@ -70,6 +74,25 @@ async function indexedRun(run: TestRun, until: (entry: RunSummary) => boolean = 
     { timeout: 5_000, interval: 50 },
   );
   return found as RunSummary;
+}
+
+/**
+ * Runs `calls` with the tenant's directory refusing writes, once the ledger owes it nothing, and
+ * checks that they left the ledger owing it nothing: a message they enqueued for the index would
+ * still wait in the outbox. Instead of waiting to see whether a delivery in the background arrives,
+ * the test looks at what the ledger stored with each call.
+ */
+async function withDirectoryDown(run: TestRun, calls: () => Promise<void>): Promise<void> {
+  await eventually("the ledger's outbox delivered", async () =>
+    (await outboxTopicsOf(run)).length === 0 ? true : undefined,
+  );
+  await failDirectoryWritesOf(run.tenant);
+  try {
+    await calls();
+    expect(await outboxTopicsOf(run)).toEqual([]);
+  } finally {
+    await restartDurableObject(directoryStubOf(run.tenant));
+  }
 }
 
 const hex = (n: number) => n.toString(16).padStart(24, "0");
@@ -255,9 +278,10 @@ describe("GET /v1/runs: the runs index", () => {
     await callTool(run, "lookup_order", { order_id: "A1001" });
     expect((await indexedRun(run, (entry) => entry.calls_used === 1)).subjects).toEqual(["order_id=A1001"]);
     // The same tool and id again: nothing new, so the index is not written.
-    await callTool(run, "lookup_order", { order_id: "A1001" });
-    await callTool(run, "lookup_order", { order_id: "A1001" });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await withDirectoryDown(run, async () => {
+      await callTool(run, "lookup_order", { order_id: "A1001" });
+      await callTool(run, "lookup_order", { order_id: "A1001" });
+    });
     expect((await indexedRun(run)).calls_used).toBe(1);
     await callTool(run, "lookup_order", { order_id: "A1003" });
     expect((await indexedRun(run, (entry) => entry.calls_used === 4)).subjects).toEqual([
@@ -267,8 +291,9 @@ describe("GET /v1/runs: the runs index", () => {
 
     // A restarted ledger remembers what it told (stored with the run): the same tool and id again is not news.
     await restartDurableObject(ledgerStubOf(run));
-    await callTool(run, "lookup_order", { order_id: "A1001" });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await withDirectoryDown(run, async () => {
+      await callTool(run, "lookup_order", { order_id: "A1001" });
+    });
     expect((await indexedRun(run)).calls_used).toBe(4);
     // A new id is, and the entry keeps what it was told before the restart.
     await callTool(run, "lookup_order", { order_id: "A1002" });

@@ -44,8 +44,9 @@ async function pastRateLimits(send: () => Promise<Envelope>): Promise<Envelope> 
   for (let attempt = 0; ; attempt++) {
     const answer = await send();
     const scope = answer.error?.code === "rate_limited" ? answer.error.details?.scope : undefined;
-    if (typeof scope !== "string" || attempt >= 20) return answer;
-    await sleep(Math.max(answer.error?.retry_after_ms ?? 1_000, 100));
+    if (typeof scope !== "string" || attempt >= 60) return answer;
+    // In steps under a second: the limiter answers again with what is left of its wait.
+    await sleep(Math.min(Math.max(answer.error?.retry_after_ms ?? 900, 100), 900));
   }
 }
 
