@@ -1,12 +1,9 @@
 import { isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
-import type { Context } from "hono";
-import type { AgentPrincipal } from "../auth/agent-keys";
 import { readCallBody } from "../door/call-body";
-import type { AppEnv } from "../http/app-env";
+import type { CallRequest } from "../pipeline/prepare";
 import type { Envelope } from "../wire/envelope";
 import { toCallToolResult } from "./call-result";
 import { sessionNotFound } from "./json-rpc";
-import { callInSession, type SessionIdClaims } from "./session";
 
 /** A session's `tools/call` that every check of the SDK's transport and server would let through. */
 interface PlainCall {
@@ -49,22 +46,21 @@ export function plainCall(request: Request, body: unknown): PlainCall | null {
 
 /**
  * A plain session call, answered without building the SDK's server and transport for it: the
- * same call as `createRunServer`'s `tools/call` handler makes, and the same answer the transport
- * gives in JSON mode (200, `{ result, jsonrpc, id }`; a failure the handler throws is the
- * JSON-RPC error the SDK's protocol layer makes of it). The result is `toCallToolResult`'s, whose
- * shape the SDK's `CallToolResult` schema accepts as it is, so its check is not repeated here.
+ * same call as `createRunServer`'s `tools/call` handler makes (`callTool`, the session's
+ * `callInSession`), and the same answer the transport gives in JSON mode (200,
+ * `{ result, jsonrpc, id }`; a failure the handler throws is the JSON-RPC error the SDK's protocol
+ * layer makes of it). The result is `toCallToolResult`'s, whose shape the SDK's `CallToolResult`
+ * schema accepts as it is, so its check is not repeated here. test/workerd/mcp-plain-call.test.ts
+ * holds both paths to the same answers, with the SDK's own schemas.
  */
 export async function answerPlainCall(
-  c: Context<AppEnv>,
-  agent: AgentPrincipal,
-  claims: SessionIdClaims,
   call: PlainCall,
+  callTool: (request: CallRequest) => Promise<Envelope | "over">,
 ): Promise<Response> {
   const headers = { "Content-Type": "application/json" };
   let answer: Envelope | "over";
   try {
-    const request = readCallBody({ tool: call.tool, args: call.args });
-    answer = await callInSession(c.env, agent, claims, request, (name) => c.req.header(name));
+    answer = await callTool(readCallBody({ tool: call.tool, args: call.args }));
   } catch (thrown) {
     const error = thrown as { code?: unknown; message?: string; data?: unknown };
     const code = Number.isSafeInteger(error.code) ? (error.code as number) : -32603;

@@ -107,7 +107,11 @@ async function serveSessionCall(
   const claims = await sessionOf(c.env, agent, sessionId);
   if (!claims) return sessionNotFound(id);
   const plain = plainCall(c.req.raw, body);
-  if (plain) return answerPlainCall(c, agent, claims, plain);
+  if (plain) {
+    return answerPlainCall(plain, (request) =>
+      callInSession(c.env, agent, claims, request, (name) => c.req.header(name)),
+    );
+  }
   let over = false;
   const callTool: RunServerContext["callTool"] = async (_caller, request, header) => {
     const answer = await callInSession(c.env, agent, claims, request, header);
