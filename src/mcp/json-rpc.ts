@@ -18,3 +18,16 @@ export function rpcError(
   const error = data === undefined ? { code, message } : { code, message, data };
   return Response.json({ jsonrpc: "2.0", error, id }, { status });
 }
+
+/**
+ * 404 is how Streamable HTTP says a session is gone: the client starts a new one with `initialize`.
+ * Forged, another agent's, ended, past its deadline and idle sessions all look the same.
+ */
+export function sessionNotFound(id: JsonRpcId): Response {
+  return rpcError(
+    404,
+    -32001,
+    "Session not found: it ended, passed its deadline, sat idle too long or is not this agent's. Send initialize to open a new session.",
+    id,
+  );
+}
