@@ -41,7 +41,12 @@ export function parseCallBody(text: string): CallRequest {
  */
 export function readCallBody(body: unknown): CallRequest {
   const parsed = CallBodySchema.safeParse(body);
-  if (parsed.success) return { ok: true, tool: parsed.data.tool, args: parsed.data.args ?? {} };
+  // The arguments as they came, not zod's copy: a copy assigns each key, and `__proto__` assigned
+  // sets a prototype instead of a field, so the key the edge must refuse by name would vanish.
+  if (parsed.success) {
+    const { tool, args } = body as { tool: string; args?: Record<string, unknown> };
+    return { ok: true, tool, args: args ?? {} };
+  }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return malformed(null, undefined, [
       {

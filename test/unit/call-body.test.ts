@@ -22,6 +22,13 @@ describe("reading a call's body", () => {
     expect(readCallBody({ tool: "lookup_order" })).toEqual({ ok: true, tool: "lookup_order", args: {} });
   });
 
+  it("keeps a __proto__ key of the arguments as a field, for the edge to refuse by name", () => {
+    const read = readCallBody(
+      JSON.parse('{"tool": "lookup_order", "args": {"__proto__": {"order_id": "A1001"}}}'),
+    );
+    expect(read.ok && Object.keys(read.args as object)).toEqual(["__proto__"]);
+  });
+
   it("accepts exactly the bodies with a named tool, object arguments and no other field", () => {
     fc.assert(
       fc.property(
