@@ -150,22 +150,22 @@ const unreachable = async (): Promise<TenantCheck> => {
   throw new Error("effect shards out of reach");
 };
 
+/** The effect of a refund this run asks for the first time: no earlier claim to replace. */
+function newEffect(
+  run: Parameters<typeof claimTenantWide>[1]["run"],
+  key: string,
+  args: Record<string, unknown>,
+) {
+  return { run, tool: TOOL, tenant: TENANT, key, args, trace_args: args, now: T0, replaces: null };
+}
+
 describe("the tenant-wide claim of a new effect", () => {
   it("claims a new refund once, holding its key as deciding until the caller releases it", async () => {
     const run = await openRun();
     const { ports, deciding, asked } = fakePorts(run, fits);
     const args = refundArgs(1_500);
     const key = await keyOf(run, args);
-    const step = await claimTenantWide(ports, {
-      run,
-      tool: TOOL,
-      tenant: TENANT,
-      key,
-      args,
-      trace_args: args,
-      now: T0,
-      replaces: null,
-    });
+    const step = await claimTenantWide(ports, newEffect(run, key, args));
     expect(step.kind).toBe("claimed");
     expect(asked.claims).toHaveLength(1);
     expect(asked.claims[0]?.[2]).toMatchObject({ key, run_id: run.run_id });
@@ -178,7 +178,7 @@ describe("the tenant-wide claim of a new effect", () => {
     const { ports, records, inflight, asked } = fakePorts(run, fits);
     const args = refundArgs(1_500);
     const key = await keyOf(run, args);
-    const effect = { run, tool: TOOL, tenant: TENANT, key, args, trace_args: args, now: T0, replaces: null };
+    const effect = newEffect(run, key, args);
     inflight.add(key);
     expect(await claimTenantWide(ports, effect)).toEqual({ kind: "none" });
     inflight.delete(key);
@@ -201,16 +201,7 @@ describe("the tenant-wide claim of a new effect", () => {
     const { ports, deciding } = fakePorts(run, unreachable);
     const args = refundArgs(1_500);
     const key = await keyOf(run, args);
-    const step = await claimTenantWide(ports, {
-      run,
-      tool: TOOL,
-      tenant: TENANT,
-      key,
-      args,
-      trace_args: args,
-      now: T0,
-      replaces: null,
-    });
+    const step = await claimTenantWide(ports, newEffect(run, key, args));
     expect(step).toEqual({ kind: "unreachable" });
     expect(deciding.has(key)).toBe(false);
   });

@@ -4,29 +4,13 @@ import { type ApprovalListItem, ApprovalListItemSchema } from "../../src/wire/ap
 import { signedInOperator } from "./console-client";
 import {
   ACME_OPERATORS,
+  askAcmeRefund,
   asOperator,
-  callTool,
   directoryStubOf,
-  openRun,
-  refund,
   refundsOfRun,
   request,
   type TestRun,
 } from "./helpers";
-
-/**
- * The lists show how far an approval that needs two operators has come: `GET /v1/approvals` (the
- * tenant's directory, fed by the ledger's outbox) carries `approvals_required` and `approvers`, and
- * the console's pending and history lists say "1 of 2". acme asks finance_lead above 20000 cents
- * and two operators above 30000 (wrangler.toml); Dana and Lee hold finance_lead.
- */
-
-async function askRefund(order: string, amount: number): Promise<{ run: TestRun; id: string }> {
-  const run = await openRun("acme");
-  const asked = await callTool(run, "issue_refund", refund(order, amount));
-  expect(asked.body.error?.code, JSON.stringify(asked.body.error)).toBe("approval_required");
-  return { run, id: asked.body.approval?.id ?? "" };
-}
 
 function approveAs(who: keyof typeof ACME_OPERATORS, id: string) {
   return request(`/v1/approvals/${id}/approve`, {
@@ -60,7 +44,7 @@ const approver = (name: string) =>
 
 describe("approval lists show a two-person approval's progress", () => {
   it("lists who may decide and how many must approve, then each approval as it is recorded", async () => {
-    const { run, id } = await askRefund("A1004", 35_000);
+    const { run, id } = await askAcmeRefund("A1004", 35_000);
     expect(await listed(run, id)).toMatchObject({
       state: "pending",
       approver_roles: ["finance_lead"],
@@ -91,7 +75,7 @@ describe("approval lists show a two-person approval's progress", () => {
   });
 
   it("lists an approval one operator decides with one required and no approvers", async () => {
-    const { run, id } = await askRefund("A1001", 450);
+    const { run, id } = await askAcmeRefund("A1001", 450);
     expect(await listed(run, id)).toMatchObject({
       approver_roles: ["support_lead"],
       approvals_required: 1,
@@ -102,7 +86,7 @@ describe("approval lists show a two-person approval's progress", () => {
   });
 
   it("never moves a listed approval back to fewer approvals when an older summary arrives late", async () => {
-    const { run, id } = await askRefund("A1003", 31_000);
+    const { run, id } = await askAcmeRefund("A1003", 31_000);
     const { duplicates: _, ...before } = await listed(run, id);
     expect((await approveAs("dana", id)).status).toBe(200);
     const after = await listed(run, id);
@@ -114,7 +98,7 @@ describe("approval lists show a two-person approval's progress", () => {
   });
 
   it("shows 1 of 2 in the console's pending list and history, with who approved", async () => {
-    const { run, id } = await askRefund("A1005", 32_000);
+    const { run, id } = await askAcmeRefund("A1005", 32_000);
     const dana = await signedInOperator("acme", ACME_OPERATORS.dana);
     expect(rowOf((await dana.get("/console")).html, id)).toContain("<strong>0 of 2</strong> approvals");
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ApprovalRecord } from "../../src/wire/approval";
 import {
   ACME_OPERATORS,
+  askAcmeRefund,
   asOperator,
   callTool,
   openRun,
@@ -9,7 +10,6 @@ import {
   refundsOf,
   refundsOfRun,
   request,
-  type TestRun,
   traceOf,
 } from "./helpers";
 
@@ -20,13 +20,6 @@ import {
  */
 
 type Operator = keyof typeof ACME_OPERATORS;
-
-async function askRefund(order: string, amount: number): Promise<{ run: TestRun; id: string }> {
-  const run = await openRun("acme");
-  const asked = await callTool(run, "issue_refund", refund(order, amount));
-  expect(asked.body.error?.code, JSON.stringify(asked.body.error)).toBe("approval_required");
-  return { run, id: asked.body.approval?.id ?? "" };
-}
 
 function approveAs(who: Operator, id: string, args: unknown, extra: Record<string, unknown> = {}) {
   return request(`/v1/approvals/${id}/approve`, {
@@ -46,7 +39,7 @@ async function approvalOf(id: string, tenant: "acme" | "hooli" = "acme"): Promis
 
 describe("approve with edit", () => {
   it("executes the edited call once, and answers the agent's resend of its own call with it", async () => {
-    const { run, id } = await askRefund("A1003", 900);
+    const { run, id } = await askAcmeRefund("A1003", 900);
     const asked = await approvalOf(id);
 
     const approved = await approveAs("riley", id, refund("A1003", 600));
@@ -100,7 +93,7 @@ describe("approve with edit", () => {
   });
 
   it("refuses an edit outside the schema or the policy, naming the field, and executes nothing", async () => {
-    const { run, id } = await askRefund("A1001", 900);
+    const { run, id } = await askAcmeRefund("A1001", 900);
     const cases: Array<[unknown, number, string, string]> = [
       [
         { ...refund("A1001", 900), amount_cents: "six hundred" },
@@ -127,7 +120,7 @@ describe("approve with edit", () => {
   });
 
   it("gives an edit that needs a higher role that role, and a second approver when it needs two", async () => {
-    const { run, id } = await askRefund("A1004", 15_000);
+    const { run, id } = await askAcmeRefund("A1004", 15_000);
     expect(await approvalOf(id)).toMatchObject({ approver_roles: ["support_lead"], approvals_required: 1 });
 
     // Riley may approve the refund as asked, not an edit that raises it above finance_lead's threshold.
@@ -166,7 +159,7 @@ describe("approve with edit", () => {
   });
 
   it("never lowers who approves: an edit down from a finance lead's amount still needs one", async () => {
-    const { run, id } = await askRefund("A1001", 25_000);
+    const { run, id } = await askAcmeRefund("A1001", 25_000);
     const lowered = await approveAs("riley", id, refund("A1001", 5_000));
     expect(lowered.status).toBe(403);
     expect(await refundsOfRun("A1001", run)).toHaveLength(0);
@@ -176,7 +169,7 @@ describe("approve with edit", () => {
   });
 
   it("holds an edit back down to the call as asked, not to the edit it replaces", async () => {
-    const { run, id } = await askRefund("A1002", 900);
+    const { run, id } = await askAcmeRefund("A1002", 900);
     // Dana raises it above the two-person threshold: the first of two finance leads.
     const raised = await approveAs("dana", id, refund("A1002", 35_000));
     expect(raised.status, JSON.stringify(raised.body.error)).toBe(200);
@@ -195,7 +188,7 @@ describe("approve with edit", () => {
   });
 
   it("refuses an edit of an approval another operator already approved as asked, and sends nothing more", async () => {
-    const { run, id } = await askRefund("A1004", 800);
+    const { run, id } = await askAcmeRefund("A1004", 800);
     expect((await approveAs("riley", id, refund("A1004", 800))).status).toBe(200);
     // Sent a moment later, as a race with the plain approval: the edit is not what went out.
     const late = await approveAs("dana", id, refund("A1004", 500));

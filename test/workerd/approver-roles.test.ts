@@ -7,15 +7,14 @@ import { envelopeSchema } from "../../src/wire/envelope";
 import { signedInOperator } from "./console-client";
 import {
   ACME_OPERATORS,
+  askAcmeRefund,
   callTool,
   ledgerStubOf,
-  openRun,
   refund,
   refundsOfRun,
   request,
   restartDurableObject,
   sandbox,
-  type TestRun,
 } from "./helpers";
 
 /**
@@ -25,13 +24,6 @@ import {
  */
 
 type Operator = keyof typeof ACME_OPERATORS;
-
-async function askRefund(order: string, amount: number): Promise<{ run: TestRun; id: string }> {
-  const run = await openRun("acme");
-  const asked = await callTool(run, "issue_refund", refund(order, amount));
-  expect(asked.body.error?.code, JSON.stringify(asked.body.error)).toBe("approval_required");
-  return { run, id: asked.body.approval?.id ?? "" };
-}
 
 function decideAs(who: Operator, id: string, decision: "approve" | "reject", reason = "checked the order") {
   const body = decision === "approve" ? { reason, confirm_duplicate: true } : { reason };
@@ -78,7 +70,7 @@ const operatorId = (name: string) =>
 
 describe("who approves: roles", () => {
   it("binds the tool's role to a small refund, and any operator holding it decides", async () => {
-    const { run, id } = await askRefund("A1001", 400);
+    const { run, id } = await askAcmeRefund("A1001", 400);
     expect(await approvalOf(id)).toMatchObject({
       approver_roles: ["support_lead"],
       approvals_required: 1,
@@ -93,7 +85,7 @@ describe("who approves: roles", () => {
   });
 
   it("refuses a decision from an operator without the raised role with 403 naming it, and executes nothing", async () => {
-    const { run, id } = await askRefund("A1002", 20_100);
+    const { run, id } = await askAcmeRefund("A1002", 20_100);
     expect(await approvalOf(id)).toMatchObject({ approver_roles: ["finance_lead"], approvals_required: 1 });
 
     for (const decision of ["approve", "reject"] as const) {
@@ -119,7 +111,7 @@ describe("who approves: roles", () => {
 
 describe("who approves: the two-person rule", () => {
   it("records the first approval as 1 of 2, executes only on a second operator's, and never counts one person twice", async () => {
-    const { run, id } = await askRefund("A1004", 35_000);
+    const { run, id } = await askAcmeRefund("A1004", 35_000);
     expect(await approvalOf(id)).toMatchObject({
       approver_roles: ["finance_lead"],
       approvals_required: 2,
@@ -173,7 +165,7 @@ describe("who approves: the two-person rule", () => {
   });
 
   it("ends it on a single rejection after the first approval", async () => {
-    const { run, id } = await askRefund("A1001", 31_000);
+    const { run, id } = await askAcmeRefund("A1001", 31_000);
     expect((await decideAs("dana", id, "approve")).status).toBe(200);
     const rejected = await decideAs("lee", id, "reject", "too large without a manager's note");
     expect(rejected.body.data).toMatchObject({
@@ -186,7 +178,7 @@ describe("who approves: the two-person rule", () => {
   });
 
   it("lets no approval of an expired one complete it, even after a first approval", async () => {
-    const { run, id } = await askRefund("A1005", 31_000);
+    const { run, id } = await askAcmeRefund("A1005", 31_000);
     expect((await decideAs("dana", id, "approve")).status).toBe(200);
     await runInDurableObject(ledgerStubOf(run), (_instance, state) => {
       state.storage.sql.exec("UPDATE approvals SET expires_at = ? WHERE id = ?", Date.now() - 1, id);
@@ -201,7 +193,7 @@ describe("who approves: the two-person rule", () => {
 
 describe("who approves: the console", () => {
   it("shows an operator without the role the approval read-only, and refuses their decision with 403 naming the role", async () => {
-    const { run, id } = await askRefund("A1002", 20_500);
+    const { run, id } = await askAcmeRefund("A1002", 20_500);
     const riley = await signedInOperator("acme", ACME_OPERATORS.riley);
     const page = await riley.get(`/console/approvals/${id}`);
     expect(page.status).toBe(200);
@@ -214,7 +206,7 @@ describe("who approves: the console", () => {
   });
 
   it("records a first approval as 1 of 2, keeps it across a restart, and executes on a second operator's", async () => {
-    const { run, id } = await askRefund("A1003", 31_000);
+    const { run, id } = await askAcmeRefund("A1003", 31_000);
     const dana = await signedInOperator("acme", ACME_OPERATORS.dana);
     const page = await dana.get(`/console/approvals/${id}`);
     expect(page.html).toContain("Approve (1 of 2)");

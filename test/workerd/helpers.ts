@@ -485,3 +485,11 @@ export const refund = (order_id: string, amount_cents: number) => ({
   amount_cents,
   reason: "user_cancel",
 });
+
+/** An acme run that asks for a refund its operators must approve: the run, and the approval's id. */
+export async function askAcmeRefund(order: string, amount: number): Promise<{ run: TestRun; id: string }> {
+  const run = await openRun("acme");
+  const asked = await callTool(run, "issue_refund", refund(order, amount));
+  expect(asked.body.error?.code, JSON.stringify(asked.body.error)).toBe("approval_required");
+  return { run, id: asked.body.approval?.id ?? "" };
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ApprovalRecord } from "../../src/wire/approval";
-import { ACME_OPERATORS, callTool, openRun, refund, refundsOfRun, request, type TestRun } from "./helpers";
+import { ACME_OPERATORS, askAcmeRefund, refund, refundsOfRun, request } from "./helpers";
 
 /**
  * Operators deciding one approval at the same moment (acme: issue_refund up to 20000 cents needs
@@ -13,13 +13,6 @@ import { ACME_OPERATORS, callTool, openRun, refund, refundsOfRun, request, type 
 const TRIALS = 5;
 
 type Operator = keyof typeof ACME_OPERATORS;
-
-async function askRefund(order: string, amount: number): Promise<{ run: TestRun; id: string }> {
-  const run = await openRun("acme");
-  const asked = await callTool(run, "issue_refund", refund(order, amount));
-  expect(asked.body.error?.code, JSON.stringify(asked.body.error)).toBe("approval_required");
-  return { run, id: asked.body.approval?.id ?? "" };
-}
 
 function approveAs(who: Operator, id: string, args?: Record<string, unknown>) {
   return request(`/v1/approvals/${id}/approve`, {
@@ -34,7 +27,7 @@ const approvalIn = (body: { data?: unknown }) => (body.data as { approval: Appro
 describe("operators deciding one approval at once", () => {
   it("executes one of two edits made at once, and refuses the other with 409 saying it was not applied", async () => {
     for (let trial = 0; trial < TRIALS; trial++) {
-      const { run, id } = await askRefund("A1003", 900);
+      const { run, id } = await askAcmeRefund("A1003", 900);
       const [a, b] = await Promise.all([
         approveAs("dana", id, refund("A1003", 400)),
         approveAs("lee", id, refund("A1003", 300)),
@@ -60,7 +53,7 @@ describe("operators deciding one approval at once", () => {
 
   it("answers a plain approval and an edit made at once with what executed: 200 only for the decision that went out", async () => {
     for (let trial = 0; trial < TRIALS; trial++) {
-      const { run, id } = await askRefund("A1004", 900);
+      const { run, id } = await askAcmeRefund("A1004", 900);
       // Sent in either order: which request reaches the run first varies with it.
       const sent = [() => approveAs("riley", id), () => approveAs("dana", id, refund("A1004", 400))];
       const [plain, edit] =
