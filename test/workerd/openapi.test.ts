@@ -110,7 +110,10 @@ describe("GET /openapi.json", () => {
     const documented = new Set(documentedRoutes().map((route) => `${route.method} ${route.path}`));
     const undocumented = [...served].filter((route) => !documented.has(route));
     const phantom = [...documented].filter((route) => !served.has(route));
-    expect(undocumented, "add these routes to OPERATIONS in src/specs/openapi-operations.ts").toEqual([]);
+    expect(
+      undocumented,
+      "declare these routes' operations beside their handlers and list them in OPERATIONS of src/routes/docs.ts",
+    ).toEqual([]);
     expect(phantom, "these documented routes are not served").toEqual([]);
   });
 
@@ -251,7 +254,7 @@ describe("the data of every success answer", () => {
     }
     expect(
       untyped,
-      "a success envelope's data needs a schema: envelope(description, component) in openapi-operations.ts, or notEnvelope on an operation whose answers are not envelopes",
+      "a success envelope's data needs a schema: envelope(description, component) of src/specs/operation.ts, or notEnvelope on an operation whose answers are not envelopes",
     ).toEqual([]);
     expect(successless, "document the success answer of these operations").toEqual([]);
   });
