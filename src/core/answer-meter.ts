@@ -1,4 +1,5 @@
 import { ANSWER_BOUNDS, type ExceededBound, exceeded } from "./answer-bounds";
+import { readBody } from "./read-body";
 
 /**
  * Counts an upstream answer against `ANSWER_BOUNDS` as its bytes arrive, so a hostile answer is cut
@@ -180,30 +181,8 @@ export async function readBounded(
     await response.body?.cancel();
     return { ok: false, exceeded: early };
   }
-  if (!response.body) return { ok: true, text: "" };
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    const crossed = meter.feed(value);
-    if (crossed) {
-      await reader.cancel();
-      return { ok: false, exceeded: crossed };
-    }
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  // Most bodies arrive in one chunk: decoded as it is, without a copy.
-  if (chunks.length === 1) return { ok: true, text: utf8.decode(chunks[0]) };
-  const joined = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    joined.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { ok: true, text: utf8.decode(joined) };
+  const read = await readBody(response, (chunk) => meter.feed(chunk));
+  return read.ok ? { ok: true, text: utf8.decode(read.body) } : { ok: false, exceeded: read.refused };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { readBody } from "../core/read-body";
 import { hostKey, refusedTarget, type TargetRefusal } from "./target";
 
 /**
@@ -125,25 +126,10 @@ async function readCapped(response: Response, maxBytes: number): Promise<Uint8Ar
     await response.body?.cancel();
     return null;
   }
-  if (!response.body) return new Uint8Array();
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
+  const read = await readBody(response, (chunk) => {
+    total += chunk.byteLength;
+    return total > maxBytes ? "too_large" : null;
+  });
+  return read.ok ? read.body : null;
 }
