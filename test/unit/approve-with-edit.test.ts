@@ -14,6 +14,7 @@ import type { Write } from "../../src/pipeline/writes";
 import { catalog } from "../../src/tools";
 import type { CapLimit } from "../../src/wire/effects";
 import { propertyPlans } from "../property-plan";
+import { openAcmeRun } from "./support/open-run";
 import { pendingApproval } from "./support/pending-approval";
 
 const plan = propertyPlans(process.env);
@@ -51,22 +52,7 @@ const OPERATORS = {
 } as const;
 type OperatorName = keyof typeof OPERATORS;
 
-const RUN: RunMeta = {
-  tenant: "acme",
-  run_id: "run_edit",
-  namespace: "support",
-  environment: "sandbox",
-  catalog_version: "cat_test",
-  limits: DEFAULT_LIMITS,
-  repeat_threshold: 3,
-  state: "open",
-  created_at: T0,
-  deadline_at: T0 + APPROVAL_TTL_MS * 2,
-  ended_at: null,
-  counters: { calls_used: 1, writes_used: 0, destructive_used: 0 },
-  fence_marker: "fence0000000",
-  tainted_by: null,
-};
+const RUN: RunMeta = openAcmeRun({ run_id: "run_edit", catalog_version: "cat_test", t0: T0 });
 
 /** The run's USD cap a call over `cap` shows on its approval, or null when it fits. */
 function overCap(amount: number, cap: number): CapLimit | null {

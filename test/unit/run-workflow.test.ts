@@ -1,7 +1,7 @@
 import { exportJWK, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
 import { approverRequirement } from "../../src/approvals/approvers";
-import { APPROVAL_TTL_MS, type ApprovalRecord } from "../../src/approvals/model";
+import type { ApprovalRecord } from "../../src/approvals/model";
 import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
 import { deriveIdempotencyKey } from "../../src/core/idempotency-key";
 import type { TenantCheck } from "../../src/effects/reasons";
@@ -16,6 +16,7 @@ import { editOf } from "../../src/workflow/decision";
 import type { RunPorts } from "../../src/workflow/ports";
 import { rateRefusal } from "../../src/workflow/refusals";
 import { claimTenantWide } from "../../src/workflow/tenant-wide";
+import { openAcmeRun } from "./support/open-run";
 import { pendingApproval } from "./support/pending-approval";
 
 /**
@@ -50,22 +51,7 @@ const ENV = {
 } as unknown as Env;
 
 async function openRun(): Promise<RunMeta> {
-  return {
-    tenant: "acme",
-    run_id: "run_workflow",
-    namespace: "support",
-    environment: "sandbox",
-    catalog_version: await catalog.version(),
-    limits: DEFAULT_LIMITS,
-    repeat_threshold: 3,
-    state: "open",
-    created_at: T0,
-    deadline_at: T0 + APPROVAL_TTL_MS * 2,
-    ended_at: null,
-    counters: { calls_used: 1, writes_used: 0, destructive_used: 0 },
-    fence_marker: "fence0000000",
-    tainted_by: null,
-  };
+  return openAcmeRun({ run_id: "run_workflow", catalog_version: await catalog.version(), t0: T0 });
 }
 
 const refundArgs = (amount: number) => ({ order_id: "A1004", amount_cents: amount, reason: "user_cancel" });

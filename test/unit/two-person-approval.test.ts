@@ -10,6 +10,7 @@ import type { CallRecord, RunMeta } from "../../src/pipeline/run-state";
 import type { Write } from "../../src/pipeline/writes";
 import { catalog } from "../../src/tools";
 import { propertyPlans } from "../property-plan";
+import { openAcmeRun } from "./support/open-run";
 import { pendingApproval } from "./support/pending-approval";
 
 const plan = propertyPlans(process.env);
@@ -106,22 +107,7 @@ interface Model {
 
 function initialModel(): Model {
   const requirement = approverRequirement(REFUND, ARGS, TENANT);
-  const run: RunMeta = {
-    tenant: "acme",
-    run_id: "run_two_person",
-    namespace: "support",
-    environment: "sandbox",
-    catalog_version: "cat_test",
-    limits: DEFAULT_LIMITS,
-    repeat_threshold: 3,
-    state: "open",
-    created_at: T0,
-    deadline_at: T0 + APPROVAL_TTL_MS * 2,
-    ended_at: null,
-    counters: { calls_used: 1, writes_used: 0, destructive_used: 0 },
-    fence_marker: "fence0000000",
-    tainted_by: null,
-  };
+  const run: RunMeta = openAcmeRun({ run_id: "run_two_person", catalog_version: "cat_test", t0: T0 });
   const approval = pendingApproval({
     tool: REFUND,
     run_id: run.run_id,
