@@ -29,6 +29,7 @@ import { OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../../src/config/secrets";
 import type { TenantConfig } from "../../src/config/tenants";
 import { readResultPage } from "../../src/tools/builtins";
 import { SIDE_EFFECTS } from "../../src/wire/side-effect";
+import { keyToolRules, undecidedKeyProblems } from "./catalog-key-rules";
 import { compiledCatalogModule, evaluateSchemas, schemaSources } from "./catalog-module";
 import { referenceRules } from "./catalog-reference-rules";
 import { remoteToolRules } from "./catalog-remote-rules";
@@ -317,7 +318,9 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     draftMarkers(raw, [], report);
     const header = CatalogFileSchema.extend({ tools: z.array(z.unknown()).min(1) }).safeParse(raw);
     if (!header.success) {
-      for (const issue of header.error.issues) report(issue.path, issue.message);
+      for (const issue of header.error.issues.flatMap((one) => branchIssues(one, raw))) {
+        report(issue.path, issue.message);
+      }
       continue;
     }
     const namespace = basename(name, ".yaml");
@@ -339,6 +342,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     });
     const file: CatalogFile = { ...header.data, tools };
     upstreamRules(file, deployment, report);
+    undecidedKeyProblems(file, report);
     const pins = readPins(directory, namespace);
     const pinsLabel = relative(root, pinsFileOf(directory, namespace)).split("\\").join("/");
     for (const { index, tool } of valid) {
@@ -357,6 +361,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
       try {
         const schemas = evaluateSchemas(schemaSources(tool));
         const spec = declaredTool(file, tool, () => schemas);
+        keyToolRules(file, tool, spec, at);
         specs.push(spec);
         located.set(tool.name, { file: label, index, declaration: tool, spec });
       } catch (error) {
@@ -389,6 +394,19 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
       tenants: compiledTenantsModule(deployment.tables),
     },
   };
+}
+
+/**
+ * An upstream is HTTP or MCP, and zod reports a value neither accepts as one "Invalid input". The
+ * branch its `kind` chose is the one whose problems the author needs, each at its own field.
+ */
+function branchIssues(issue: z.core.$ZodIssue, raw: unknown): { path: PropertyKey[]; message: string }[] {
+  if (issue.code !== "invalid_union" || issue.errors.length !== 2) return [issue];
+  let value: unknown = raw;
+  for (const key of issue.path) value = (value as Record<PropertyKey, unknown> | undefined)?.[key];
+  const kind = (value as { kind?: unknown } | undefined)?.kind;
+  const chosen = issue.errors[kind === "mcp" ? 1 : 0] ?? [];
+  return chosen.map((inner) => ({ path: [...issue.path, ...inner.path], message: inner.message }));
 }
 
 /** A declared tool's name and side-effect class, read before its declaration is validated. */

@@ -108,7 +108,9 @@ export function draftNamespace(
   if (document.webhooks) report("webhooks", "webhooks are not supported; left out of the draft");
 
   proposeReadBacks(tools);
-  const upstream = draftUpstream(document, context);
+  // A drafted class is still behind its marker (`{ draft, why }`): what it proposes counts.
+  const writes = tools.some((tool) => (tool.side_effect?.draft ?? tool.side_effect) !== "read");
+  const upstream = draftUpstream(document, { ...context, writes });
   const notes = [...upstream.review];
   if (tools.length > MAX_TOOLS) {
     notes.push(

@@ -1,5 +1,6 @@
-// The upstream of a drafted namespace: its base URL per environment, idempotency header and
-// credential, proposed from the document's `servers` and `securitySchemes`. An environment the
+// The upstream of a drafted namespace: its base URL per environment, whether it applies a write once
+// per key, and its credential, proposed from the document's `servers`, idempotency-key parameters and
+// `securitySchemes`. An environment the
 // servers do not name is bound in wrangler.toml instead (a service binding, or a URL var). A server
 // no public upstream has (upstream-hosts.ts) is left to a human behind a draft marker.
 
@@ -15,17 +16,21 @@ const INTERNAL_HOST = /^https?:\/\/[^/]*\.internal(?:[:/]|$)/i;
 
 /**
  * @param {Record<string, any>} document
- * @param {{ binding: string, report: (location: string, message: string) => void, idempotencyHeaders: Set<string>, own?: import("./upstream-hosts.ts").ProxyOrigins }} context
+ * @param {{ binding: string, report: (location: string, message: string) => void, idempotencyHeaders: Set<string>, writes?: boolean, own?: import("./upstream-hosts.ts").ProxyOrigins }} context
  * @returns {{ declaration: Record<string, unknown>, comment: string, review: string[] }}
  */
-export function draftUpstream(document, { binding, report, idempotencyHeaders, own = LOCAL_PROXY }) {
+export function draftUpstream(
+  document,
+  { binding, report, idempotencyHeaders, writes = true, own = LOCAL_PROXY },
+) {
   const review = [];
   const base = basesOf(document, binding, report, review, own);
   const credential = credentialOf(document, binding, report);
   review.push(`upstream ${binding}: credential ${credential.why}`);
+  const idempotency = idempotencyOf(binding, idempotencyHeaders, writes, review);
   const declaration = {
     ...(Object.keys(base).length > 0 ? { base } : {}),
-    idempotency_header: [...idempotencyHeaders][0] ?? "Idempotency-Key",
+    ...(idempotency ? { idempotency } : {}),
     credential: credential.declaration,
   };
   const where = (environment) =>
@@ -39,6 +44,27 @@ export function draftUpstream(document, { binding, report, idempotencyHeaders, o
     ` The credential is ${credential.why}.`,
   ].join("\n");
   return { declaration, comment, review };
+}
+
+/**
+ * Whether the API applies a write once per key. A document that declares an idempotency-key header
+ * says so; one that does not leaves the question to a human, because a resend in doubt to an API
+ * that ignores keys makes a second effect. A draft of reads only leaves it out: nothing rests on it.
+ */
+function idempotencyOf(binding, idempotencyHeaders, writes, review) {
+  const [header] = idempotencyHeaders;
+  if (header) {
+    review.push(
+      `upstream ${binding}: idempotency proposed from the document's ${header} header; certify it with npm run tools -- certify`,
+    );
+    return { header, honoured: true };
+  }
+  if (!writes) return null;
+  review.push(`upstream ${binding}: idempotency.honoured (the document declares no idempotency header)`);
+  return {
+    header: "Idempotency-Key",
+    honoured: `${REVIEW} the document declares no idempotency header: does the API apply a write once per Idempotency-Key? true, or false so a write in doubt is settled by a read (declare each write's settle)`,
+  };
 }
 
 /** The document's servers as base URLs per environment: the first sandbox-like one and the first other. */

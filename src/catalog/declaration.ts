@@ -76,6 +76,16 @@ const BaseSchema = z
   })
   .optional();
 
+/**
+ * How long an upstream remembers a key it applied. Past it, a resend under the same key is a new
+ * effect, so the proxy settles a write in doubt by a read instead of resending it.
+ */
+const RetentionSchema = z
+  .number({ error: "a whole number of seconds" })
+  .int("a whole number of seconds")
+  .min(1, "at least 1 second")
+  .optional();
+
 /** Where an MCP upstream takes the proxy's derived idempotency key. */
 export const KEY_CARRIERS = ["meta", "params", "header"] as const;
 /** The `_meta` key the derived key travels under, in our own reverse-DNS prefix. */
@@ -107,9 +117,26 @@ const McpUpstreamSchema = z.strictObject({
      * is never sent again: the key stays in doubt until a postcondition read settles it.
      */
     honoured: z.boolean(),
+    retention_s: RetentionSchema,
   }),
   /** The longest the server's tool definitions are trusted before they are listed again. */
   definitions_max_age_s: z.number().int().min(0).max(3600).default(300),
+});
+
+/**
+ * Whether an HTTP API applies a write once per key, and where it reads the key. Left out, it is
+ * undecided: `check` then refuses the namespace's write and destructive tools, because the proxy's
+ * exactly-once promise rests on it (docs/guarantees.md).
+ */
+const HttpIdempotencySchema = z.strictObject({
+  /** The request header the API reads the key from. */
+  header: z.string().min(1).default("Idempotency-Key"),
+  /**
+   * Whether a second request under the same key makes no second effect. When false, a write whose
+   * outcome is unknown is never resent blindly: a read settles it first (the tool's `settle`).
+   */
+  honoured: z.boolean({ error: "true or false: does the API apply a write once per key?" }),
+  retention_s: RetentionSchema,
 });
 
 const HttpUpstreamSchema = z.strictObject({
@@ -119,7 +146,13 @@ const HttpUpstreamSchema = z.strictObject({
    * in wrangler.toml instead (a service binding in sandbox, a URL var): the sandbox's own APIs.
    */
   base: BaseSchema,
-  idempotency_header: z.string().min(1).default("Idempotency-Key"),
+  idempotency: HttpIdempotencySchema.optional(),
+  /** Replaced by `idempotency.header`; named here only to say so where it is still written. */
+  idempotency_header: z
+    .never({
+      error: "moved: write idempotency: { header: <this header>, honoured: true or false }",
+    })
+    .optional(),
   credential: CredentialSchema,
 });
 
@@ -305,6 +338,34 @@ const ApprovalDeclarationSchema = z.strictObject({
     .optional(),
 });
 
+/**
+ * How a write in doubt is settled by reading, when its upstream does not honour keys: a read tool
+ * of the namespace lists the effects this call could have made, and the call's own is the one whose
+ * fields match its arguments (created at or after its first attempt, when `since` names the field).
+ * One found: the call completed; none: it may be sent; more, or a failed read: a human reconciles.
+ */
+const SettleSchema = z.strictObject({
+  tool: z.string(),
+  args: z.record(z.string(), ArgRefSchema),
+  /** The list in the read's result, as a field path such as `refunds` (postconditions' paths). */
+  items: z.string().min(1),
+  /** Each item's field (a path such as `amount_cents`) and the value it must have. */
+  match: z
+    .record(
+      z.string().min(1),
+      // No result: a write in doubt has none.
+      z.union([ArgRefSchema, z.strictObject({ value: z.unknown() })]),
+    )
+    .refine((match) => Object.keys(match).length > 0, "names no field; name at least one"),
+  /** An item's creation time (ISO 8601): items created before the call's first attempt are not its own. */
+  since: z.string().min(1).optional(),
+  /** The item's field that names the effect, reported when it is found. */
+  effect_id: z.string().min(1),
+});
+
+/** What `npm run tools -- certify` sends for this tool in the sandbox. */
+const CertifySchema = z.strictObject({ args: z.record(z.string(), z.unknown()) });
+
 export const ToolDeclarationSchema = z.strictObject({
   name: z.string(),
   version: z.string().min(1),
@@ -327,6 +388,9 @@ export const ToolDeclarationSchema = z.strictObject({
   policies: z.array(PolicySchema).optional(),
   postcondition: PostconditionSchema.optional(),
   no_postcondition: z.string().optional(),
+  /** Write and destructive tools on an upstream that does not honour keys. */
+  settle: SettleSchema.optional(),
+  certify: CertifySchema.optional(),
   freshness: z.strictObject({ resource: z.string(), version_field: z.string() }).optional(),
   decision_context: DecisionContextSchema.optional(),
   dry_run: z.string().optional(),
@@ -348,6 +412,7 @@ export type CatalogFile = z.infer<typeof CatalogFileSchema>;
 export type ToolDeclaration = z.infer<typeof ToolDeclarationSchema>;
 export type PolicyDeclaration = z.infer<typeof PolicySchema>;
 export type Expected = z.infer<typeof ExpectedSchema>;
+export type SettleDeclaration = z.infer<typeof SettleSchema>;
 export type ExpectedValue = z.infer<typeof ExpectedValueSchema>;
 export type FactDeclaration = z.infer<typeof FactSchema>;
 export type DecisionContextDeclaration = z.infer<typeof DecisionContextSchema>;

@@ -14,7 +14,9 @@ import {
   type UpstreamRequest,
   type Verdict,
 } from "./define-tool";
+import { keyPromiseOf } from "./key-promise";
 import { compilePolicy } from "./policy-vocabulary";
+import { settleReadOf } from "./settle-read";
 import {
   fillPath,
   fillTemplate,
@@ -227,9 +229,9 @@ export function declaredTool(
       request: requestOf(tool, file),
       ...(credential ? { credential } : {}),
       ...(remote ? { remote } : {}),
-      idempotency_header:
-        upstream?.kind === "mcp" ? "Idempotency-Key" : (upstream?.idempotency_header ?? "Idempotency-Key"),
+      idempotency: keyPromiseOf(upstream),
     },
+    settle: tool.settle ? settleReadOf(tool.settle) : null,
     timeout_ms: tool.timeout_ms,
     policy: (tool.policies ?? []).map((policy) => compilePolicy(namespace, policy)),
     open_world: tool.open_world ?? false,

@@ -181,9 +181,11 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
     credential?: StaticHeaderCredential;
     /** Set for a remote MCP tool: `request` then describes the `tools/call` it becomes. */
     remote?: RemoteTool;
-    /** The header the upstream reads the idempotency key from; `Idempotency-Key` when absent. */
-    idempotency_header?: string;
+    /** What the upstream promises about the derived key; absent: the `Idempotency-Key` header, honoured. */
+    idempotency?: KeyPromise;
   };
+  /** How a write in doubt is settled by reading when its upstream does not honour keys. */
+  settle?: SettleRead;
   /**
    * Hard limit of one upstream attempt; the request is aborted when it passes. A read's is relaxed
    * (at least 10 s; up to 3 attempts within the run's deadline), a keyed call's strict (at most
@@ -275,16 +277,55 @@ export type BuiltinHandler = (
 ) => BuiltinAnswer;
 
 /**
- * Whether a write whose outcome is unknown may be sent again under its key: always, unless its
- * upstream is a remote MCP server declared not to honour keys.
+ * What an upstream promises about the key the proxy derives, and how the proxy knows it. The
+ * exactly-once promise stands on two legs: the key, and an upstream that applies it once. The second
+ * is the upstream's; the proxy promises no more than it was told (`declared`) or shown (`certified`).
+ */
+export interface KeyPromise {
+  /** The request header the key travels in. */
+  header: string;
+  /** Whether a resend under the same key makes no second effect: declared, and not refuted. */
+  honoured: boolean;
+  /**
+   * `certified`: `npm run tools -- certify` showed it for this declaration; `declared`: the catalog
+   * says so; `refuted`: declared, but a certification saw a second effect under one key (then
+   * `honoured` is false); `undecided`: nobody said (an upstream of reads only).
+   */
+  basis: "certified" | "declared" | "refuted" | "undecided";
+  /** How long the upstream remembers a key; null: as long as the proxy keeps it. */
+  retention_ms: number | null;
+}
+
+/** What a settling read concluded about a write in doubt. */
+export type SettleVerdict =
+  | { kind: "found"; effect_id: string }
+  | { kind: "absent" }
+  /** More than one effect matches, or the read's answer does not have the declared shape. */
+  | { kind: "unclear"; why: string };
+
+/**
+ * A read that finds a write's effect by its business identity, for an upstream that does not honour
+ * keys: what is sent (a read tool of the namespace, with arguments from the call's) and how its
+ * answer is judged. `firstSentAt` is when the call was first sent: an effect made before it is not
+ * this call's.
+ */
+export interface SettleRead {
+  tool: string;
+  args: (args: Record<string, unknown>) => Record<string, unknown>;
+  judge: (args: Record<string, unknown>, observed: unknown, firstSentAt: number) => SettleVerdict;
+}
+
+/**
+ * Whether a write whose outcome is unknown may be sent again under its key: when its upstream
+ * honours keys, as declared and not refuted (or, for a tool defined in code, unless said otherwise).
  */
 export function resendsInDoubt(tool: Pick<ToolSpec, "upstream">): boolean {
-  return tool.upstream?.remote?.server.honoured ?? true;
+  return tool.upstream?.idempotency?.honoured ?? tool.upstream?.remote?.server.honoured ?? true;
 }
 
 /** The header a tool's upstream reads the idempotency key from, lower-cased as requests store headers. */
 export function idempotencyHeaderOf(tool: Pick<ToolSpec, "upstream">): string {
-  return (tool.upstream?.idempotency_header ?? "Idempotency-Key").toLowerCase();
+  return (tool.upstream?.idempotency?.header ?? "Idempotency-Key").toLowerCase();
 }
 
 /** A tool as the catalog stores it, with its argument types erased. */
@@ -304,8 +345,9 @@ export interface ToolSpec {
     request: (args: Record<string, unknown>) => UpstreamRequest;
     credential?: StaticHeaderCredential;
     remote?: RemoteTool;
-    idempotency_header?: string;
+    idempotency?: KeyPromise;
   } | null;
+  settle: SettleRead | null;
   /** The proxy's own handler of a built-in read tool; null for every tool that goes upstream. */
   builtin: BuiltinHandler | null;
   timeout_ms: number;
@@ -403,6 +445,7 @@ export function defineTool<Input extends InputSchema, Output extends z.ZodType>(
     max_result_bytes: definition.max_result_bytes ?? DEFAULT_MAX_RESULT_BYTES,
     observe: (definition.observe ?? null) as ToolSpec["observe"],
     no_postcondition: definition.no_postcondition ?? null,
+    settle: definition.settle ?? null,
     freshness: (definition.freshness ?? null) as ToolSpec["freshness"],
     decision_context: (definition.decision_context ?? null) as ToolSpec["decision_context"],
     dry_run: definition.dry_run ?? null,

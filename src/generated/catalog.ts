@@ -288,7 +288,10 @@ export const declaredNamespaces: DeclaredNamespace[] = [
       "namespace": "shipping",
       "upstreams": {
         "SHIPMENTS_API": {
-          "idempotency_header": "Idempotency-Key",
+          "idempotency": {
+            "header": "Idempotency-Key",
+            "honoured": true
+          },
           "credential": {
             "kind": "proxy_jwt"
           }
@@ -493,25 +496,37 @@ export const declaredNamespaces: DeclaredNamespace[] = [
       "namespace": "support",
       "upstreams": {
         "ORDERS_API": {
-          "idempotency_header": "Idempotency-Key",
+          "idempotency": {
+            "header": "Idempotency-Key",
+            "honoured": true
+          },
           "credential": {
             "kind": "proxy_jwt"
           }
         },
         "CRM_API": {
-          "idempotency_header": "Idempotency-Key",
+          "idempotency": {
+            "header": "Idempotency-Key",
+            "honoured": true
+          },
           "credential": {
             "kind": "proxy_jwt"
           }
         },
         "EMAIL_API": {
-          "idempotency_header": "Idempotency-Key",
+          "idempotency": {
+            "header": "Idempotency-Key",
+            "honoured": true
+          },
           "credential": {
             "kind": "proxy_jwt"
           }
         },
         "PAYMENTS_API": {
-          "idempotency_header": "Idempotency-Key",
+          "idempotency": {
+            "header": "Idempotency-Key",
+            "honoured": true
+          },
           "credential": {
             "kind": "proxy_jwt"
           }

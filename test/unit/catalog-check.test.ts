@@ -49,6 +49,39 @@ describe("npm run tools -- check", () => {
     );
   });
 
+  it("refuses a write through an upstream that leaves undecided whether it honours keys", () => {
+    expectProblem(
+      "idempotency",
+      "upstreams.UNDECIDED_API.idempotency",
+      "undecided, yet pay_out writes through it",
+    );
+    // An upstream of reads only may leave it undecided: nothing rests on it.
+    expect(problems.some((problem) => problem.includes("upstreams.HONOURING_API.idempotency"))).toBe(false);
+  });
+
+  it("refuses the old idempotency_header, a retention of zero, and a settle or certify that cannot work", () => {
+    expectProblem("idempotency_fields", "upstreams.OLD_API.idempotency_header", "moved: write idempotency:");
+    expectProblem(
+      "idempotency_fields",
+      "upstreams.FORGETFUL_API.idempotency.retention_s",
+      "at least 1 second",
+    );
+    expectProblem("idempotency_fields", "upstreams.UNSURE_API.idempotency.honoured", "true or false");
+    expectProblem("idempotency", "tools[2].settle", "HONOURING_API honours keys");
+    expectProblem(
+      "idempotency",
+      "tools[2].settle.tool",
+      "pay_out is a write tool; a settling read must be a read",
+    );
+    expectProblem("idempotency", "tools[2].settle.args.order_id", "/order names no input field");
+    expectProblem(
+      "idempotency",
+      "tools[2].certify.args.order_id",
+      "not a valid argument of pay_out_settled_needlessly",
+    );
+    expectProblem("idempotency", "tools[3].certify", "a read tool is not certified");
+  });
+
   it("refuses an undeclared upstream and a secret the deploy template does not list", () => {
     expectProblem("upstreams", "tools[1].request.upstream", "BILLING_API is not a declared upstream");
     expectProblem("upstreams", "upstreams.SHIPMENTS_API.credential.secret", "UNLISTED_API_KEY is not listed");
@@ -197,7 +230,7 @@ describe("npm run tools -- check", () => {
 
   it("reports the problems of every file at once and compiles nothing", () => {
     const files = new Set(problems.map((problem) => problem.split(":")[0]));
-    expect(files.size).toBe(16);
+    expect(files.size).toBe(18);
     expect(compiled).toEqual([]);
   });
 

@@ -22,7 +22,16 @@ const reserveWidget = (idempotencyHeader?: string) =>
     upstream: {
       binding: "WIDGETS_API",
       request: (args) => ({ method: "POST", path: "/reservations", body: { widget_id: args.widget_id } }),
-      ...(idempotencyHeader ? { idempotency_header: idempotencyHeader } : {}),
+      ...(idempotencyHeader
+        ? {
+            idempotency: {
+              header: idempotencyHeader,
+              honoured: true,
+              basis: "declared" as const,
+              retention_ms: null,
+            },
+          }
+        : {}),
     },
     timeout_ms: 1_000,
     trusted_text: { reservation_id: "an id the widget API issues" },
@@ -42,6 +51,6 @@ describe("the idempotency key's header", () => {
 
   it("is the one each declared upstream names: the shipping catalog's is Idempotency-Key", () => {
     const reroute = catalog.find("shipping", "reroute_shipment");
-    expect(reroute?.upstream?.idempotency_header).toBe("Idempotency-Key");
+    expect(reroute?.upstream?.idempotency?.header).toBe("Idempotency-Key");
   });
 });

@@ -150,12 +150,25 @@ describe("a simple document (YAML, no $refs)", () => {
     expect(draft.declaration.upstreams).toEqual({
       PETS_API: {
         base: { production: "https://pets.example.com/v1" },
-        idempotency_header: "Idempotency-Key",
+        // The document declares no idempotency header: a human decides whether the API honours one.
+        idempotency: {
+          header: "Idempotency-Key",
+          honoured: expect.stringMatching(/^TODO\(review\): the document declares no idempotency header/),
+        },
         credential: { kind: "static_header", header: "X-Api-Key", secret: "PETS_API_KEY" },
       },
     });
     expect(draft.text).toContain("# production: https://pets.example.com/v1\n");
     expect(draft.text).toContain("# sandbox: not in the document; give base.sandbox, or bind PETS_API");
+  });
+
+  it("leaves the key question out of a draft of reads only: nothing rests on it", async () => {
+    const draft = await importOpenApi(fixture("simple.yaml"), {
+      namespace: "pets",
+      operations: ["listPets", "getPetByID"],
+    });
+    expect(draft.declaration.upstreams.PETS_API).not.toHaveProperty("idempotency");
+    expect(draft.notes.some((note) => note.includes("idempotency"))).toBe(false);
   });
 
   it("writes YAML that reads back as the declaration, with the schema line and no aliases", async () => {
@@ -200,7 +213,8 @@ describe("a document with $refs", () => {
     const draft = await importOpenApi(fixture("refs.json"), { namespace: "billing" });
     expect(draft.declaration.upstreams.BILLING_API).toEqual({
       base: { production: "https://eu.api.example.com/billing" },
-      idempotency_header: "X-Idempotency-Key",
+      // Declared by the document, so proposed as honoured (and to be certified).
+      idempotency: { header: "X-Idempotency-Key", honoured: true },
       credential: {
         kind: "static_header",
         header: "Authorization",
@@ -326,7 +340,7 @@ describe("the sandbox's shipments document", () => {
     );
     expect(reroute.dry_run).toMatch(/^TODO\(review\): /);
     expect(draft.declaration.upstreams.SHIPPING_API).toEqual({
-      idempotency_header: "Idempotency-Key",
+      idempotency: { header: "Idempotency-Key", honoured: true },
       credential: { kind: "proxy_jwt" },
     });
   });
