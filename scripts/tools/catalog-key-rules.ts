@@ -5,7 +5,7 @@ import type { CatalogFile, ToolDeclaration } from "../../src/catalog/declaration
 import type { ToolSpec } from "../../src/catalog/define-tool";
 import { pointerTokens } from "../../src/catalog/templates";
 
-type Report = (path: readonly PropertyKey[], problem: string) => void;
+type Report = (path: PropertyKey[], problem: string) => void;
 
 const changes = (tool: ToolDeclaration) => tool.side_effect === "write" || tool.side_effect === "destructive";
 
@@ -61,9 +61,10 @@ export function keyToolRules(
       ...Object.entries(settle.match).map(([field, ref]) => [["settle", "match", field], ref] as const),
     ];
     for (const [at, ref] of refs) {
+      const where = [...at];
       if (!("arg" in ref)) continue;
       const field = pointerTokens(ref.arg)[0] ?? "";
-      if (!Object.hasOwn(fields, field)) report(at, `${ref.arg} names no input field`);
+      if (!Object.hasOwn(fields, field)) report(where, `${ref.arg} names no input field`);
     }
   }
   if (tool.certify) {
