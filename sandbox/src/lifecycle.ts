@@ -85,6 +85,7 @@ export function serveEffect<T>(
   schema: z.ZodType<T>,
   failedItem: FailedItem,
   effect: (input: T) => EffectWork,
+  keys: "honoured" | "ignored" = "honoured",
 ): Promise<Response> {
   const parse = (raw: string): Parsed<EffectWork> => {
     const parsed = parseBody(schema, raw);
@@ -100,7 +101,8 @@ export function serveEffect<T>(
       const outcome = await store.effect(caller, work, record);
       return failed_item ? withFailedItem(outcome, failed_item) : outcome;
     },
-    (raw) => ({ work: parse(raw), partial_item: failedItem }),
+    keys === "honoured" ? (raw) => ({ work: parse(raw), partial_item: failedItem }) : undefined,
+    keys,
   );
 }
 
@@ -143,11 +145,14 @@ async function serve<T, S extends ShapeMode>(
   shapes: readonly S[],
   work: Work<T, S>,
   oneCommit?: OneCommit,
+  keys: "honoured" | "ignored" = "honoured",
 ): Promise<Response> {
   const caller = c.get("caller");
   const store = storeOf(c.env);
   const meta = metaOf(c, caller);
-  const key = meta.idempotency_key;
+  // An endpoint that ignores keys still logs the one it was sent (the journal shows what arrived),
+  // but neither deduplicates by it nor keeps its answer under it: every request is a new effect.
+  const key = keys === "ignored" ? null : meta.idempotency_key;
   const keyValid = key !== null && key.length > 0 && key.length <= MAX_KEY_LENGTH;
   // The credential goes into the request's log entry, in the commit that writes it.
   const presented = c.get("credential");

@@ -119,6 +119,12 @@ app.post("/refunds", requireCredential("issue_refund"), (c) =>
   serveEffect(c, RefundBody, FAILED_ITEMS.refund, (input) => ({ op: "refund", input })),
 );
 
+// The payments API's first version, still served: like many APIs, it ignores Idempotency-Key, so
+// every POST is a new refund. The refunds it makes are the order's, as any refund.
+app.post("/v0/refunds", requireCredential("issue_refund_v0"), (c) =>
+  serveEffect(c, RefundBody, FAILED_ITEMS.refund, (input) => ({ op: "refund", input }), "ignored"),
+);
+
 app.post("/emails", requireCredential("send_customer_email"), (c) =>
   serveEffect(c, EmailBody, FAILED_ITEMS.email, (input) => ({ op: "email", input })),
 );

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { loadCatalog } from "../../../src/catalog/catalog";
 import type { ToolSpec } from "../../../src/catalog/define-tool";
+import { settleReadOf } from "../../../src/catalog/settle-read";
 import { catalog as productCatalog, discoveryTools as productDiscoveryTools } from "../../../src/tools";
 
 /**
@@ -38,15 +39,47 @@ function expectingMore(tool: ToolSpec): ToolSpec {
   };
 }
 
+/**
+ * `issue_refund_v0`: `issue_refund` sent to the sandbox's first payments API (`POST /v0/refunds`),
+ * which ignores Idempotency-Key as many real APIs do, declared truthfully (`honoured: false`) with
+ * the read that settles a refund in doubt: the order's refunds of this amount and reason, made since
+ * the call's first attempt. The v0 API keeps no answers under keys, so there is none to read back.
+ */
+function refundWithoutKeys(product: readonly ToolSpec[]): ToolSpec[] {
+  const refund = product.find((tool) => tool.name === "issue_refund");
+  if (!refund?.upstream || !refund.observe) return [];
+  const { answer_by_key: _none, ...observe } = refund.observe;
+  const request = refund.upstream.request;
+  return [
+    {
+      ...refund,
+      name: "issue_refund_v0",
+      title: "Refund an order (payments API v0)",
+      upstream: {
+        ...refund.upstream,
+        request: (args) => ({ ...request(args), path: "/v0/refunds" }),
+        idempotency: { header: "Idempotency-Key", honoured: false, basis: "declared", retention_ms: null },
+      },
+      observe,
+      settle: settleReadOf({
+        tool: "lookup_order",
+        args: { order_id: { arg: "/order_id" } },
+        items: "refunds",
+        match: { amount_cents: { arg: "/amount_cents" }, reason: { arg: "/reason" } },
+        since: "created_at",
+        effect_id: "refund_id",
+      }),
+    },
+  ];
+}
+
 /** The product's timeout rule by class, scaled down to the short timeout: still checked. */
 const SHORT_TIMEOUT_RULE = { readMinMs: SHORT_TIMEOUT_MS, keyedMaxMs: SHORT_TIMEOUT_MS };
 
 export const catalog = loadCatalog(
-  productCatalog
-    .all()
-    .map((tool) =>
-      expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
-    ),
+  [...productCatalog.all(), ...refundWithoutKeys(productCatalog.all())].map((tool) =>
+    expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
+  ),
   SHORT_TIMEOUT_RULE,
 );
 
