@@ -2,9 +2,10 @@ import { tenantObject } from "../config/placement";
 import type { TenantConfig } from "../config/tenants";
 import { type EffectClaim, shardOf, subjectDigest, utcDay } from "../effects/claim";
 import type { TenantCheck } from "../effects/reasons";
+import type { EffectUpdate, ShardReservation } from "../effects/shard-rules";
 import type { Env } from "../env";
 import type { ValueUsage } from "../wire/effects";
-import type { EffectShard, EffectUpdate, ShardReservation } from "./effect-shard";
+import type { EffectShard } from "./effect-shard";
 import type { RpcClient } from "./rpc-client";
 
 /**
