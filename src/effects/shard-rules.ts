@@ -62,7 +62,7 @@ export interface EffectUpdate {
  */
 export type ValueState = "none" | "counted" | "over" | "override";
 
-/** What a shard holds of a day's cap: its own part, and all shards' parts together. */
+/** What a shard holds of a day's cap, its own part, and all shards' parts together: as its pool answers it (ledger/cap-pool.ts). */
 export interface LeaseHeld {
   granted: number;
   leased: number;

@@ -9,6 +9,7 @@ import {
   applyUpdate,
   decideReservation,
   type EffectUpdate,
+  type LeaseHeld,
   leaseAsk,
   leaseLacking,
   leaseNeed,
@@ -24,7 +25,7 @@ import {
 } from "../effects/shard-rules";
 import type { Env } from "../env";
 import type { EarlierEffect, ValueUsage } from "../wire/effects";
-import type { CapPool, LeaseAnswer } from "./cap-pool";
+import type { CapPool } from "./cap-pool";
 import { ledgerFor } from "./client";
 
 const V1 = `
@@ -343,7 +344,7 @@ export class EffectShard extends DurableObject<Env> {
       .one().total;
   }
 
-  #lease(currency: string, day: string): LeaseAnswer {
+  #lease(currency: string, day: string): LeaseHeld {
     return (
       this.#sql
         .exec<{ granted: number; leased: number }>(
@@ -387,7 +388,7 @@ export class EffectShard extends DurableObject<Env> {
   }
 
   /** A pool's answer, kept: a part only grows, whatever order answers arrive in. */
-  #keepLease(currency: string, day: string, answer: LeaseAnswer): void {
+  #keepLease(currency: string, day: string, answer: LeaseHeld): void {
     this.#sql.exec(
       `INSERT INTO leases (currency, day, granted, leased) VALUES (?, ?, ?, ?)
        ON CONFLICT (currency, day) DO UPDATE SET granted = MAX(leases.granted, excluded.granted), leased = excluded.leased`,
