@@ -24,6 +24,14 @@ module.exports = {
       to: { path: ["^src/ledger/", "^cloudflare:", "(^|/)node_modules/hono/", "^hono"] },
     },
     {
+      name: "effects-rules-are-pure",
+      comment:
+        "effects/ holds the rules of effects across runs that a run's ledger and the tenant's effect shards both apply (a claim, its fates, the caps' arithmetic, what a shard decides of a reservation): the objects read their rows and hand the rules what they read, so the rules run in Node as they are. They import no module of ledger/, no cloudflare: module, no Hono, and not the environment (src/env.ts): what a rule needs is passed to it.",
+      severity: "error",
+      from: { path: "^src/effects/" },
+      to: { path: ["^src/ledger/", "^src/env\\.ts$", "^cloudflare:", "(^|/)node_modules/hono/", "^hono"] },
+    },
+    {
       name: "workflows-reach-storage-through-ports",
       comment:
         "A run's workflows (workflow/) take a narrow ports contract (workflow/ports.ts) from the run ledger instead of reaching into it: no module of ledger/ but its RPC contract (ledger-api.ts, types only), no cloudflare: module. So a workflow runs in Node over fake ports.",

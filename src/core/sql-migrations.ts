@@ -28,8 +28,8 @@ function migrateFrom(sql: SqlStorage, migrations: readonly string[], current: nu
 /**
  * Creates the schema `migrations` end at in one script, in a database the caller knows is empty
  * (`migrateExisting` answered false): `current`, the tables and indexes every migration together
- * produces, and the version reached, so a new object pays one script instead of replaying its
- * schema's history. `current` must be exactly what the migrations produce; a test compares the two.
+ * produces (`squashMigrations(migrations)`, sql-squash.ts, built once and kept), and the version
+ * reached, so a new object pays one script instead of replaying its schema's history.
  */
 export function createSchema(sql: SqlStorage, migrations: readonly string[], current: string): void {
   sql.exec(

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { applyMigrations } from "../core/sql-migrations";
 import { leasePart } from "../effects/caps";
+import type { LeaseHeld } from "../effects/shard-rules";
 import type { Env } from "../env";
 
 const V1 = `
@@ -20,12 +21,6 @@ export interface LeaseRequest {
   cap: number;
   shards: number;
   day: string;
-}
-
-/** What a shard holds of a day's cap after asking, and what all shards hold together. */
-export interface LeaseAnswer {
-  granted: number;
-  leased: number;
 }
 
 /**
@@ -54,7 +49,7 @@ export class CapPool extends DurableObject<Env> {
    * after losing an answer gets nothing twice. Synchronous up to the alarm, so two shards can never
    * both take the cap's last unit.
    */
-  async lease(shard: number, ask: LeaseRequest): Promise<LeaseAnswer> {
+  async lease(shard: number, ask: LeaseRequest): Promise<LeaseHeld> {
     const { held, leased } = this.#parts(shard);
     const room = ask.cap - leased;
     const spare = (ask.shards - 1) * leasePart(ask.cap, ask.shards);
@@ -70,7 +65,7 @@ export class CapPool extends DurableObject<Env> {
    * cannot cover stays the shard's own to hold (its next claims wait until its total falls back
    * within its part).
    */
-  async cover(shard: number, ask: { total: number; cap: number; day: string }): Promise<LeaseAnswer> {
+  async cover(shard: number, ask: { total: number; cap: number; day: string }): Promise<LeaseHeld> {
     const { held, leased } = this.#parts(shard);
     const grant = Math.max(0, Math.min(ask.total - held, ask.cap - leased));
     return this.#grant(shard, held, leased, grant, ask.day);
@@ -87,13 +82,7 @@ export class CapPool extends DurableObject<Env> {
     return { held, leased };
   }
 
-  async #grant(
-    shard: number,
-    held: number,
-    leased: number,
-    grant: number,
-    day: string,
-  ): Promise<LeaseAnswer> {
+  async #grant(shard: number, held: number, leased: number, grant: number, day: string): Promise<LeaseHeld> {
     if (grant > 0) {
       this.#sql.exec(
         "INSERT INTO leases (shard, granted) VALUES (?, ?) ON CONFLICT (shard) DO UPDATE SET granted = excluded.granted",

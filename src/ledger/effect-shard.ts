@@ -1,12 +1,31 @@
 import { DurableObject } from "cloudflare:workers";
 import { tenantObject } from "../config/placement";
 import { applyMigrations } from "../core/sql-migrations";
-import { capLimit, leaseWant, type ValueTotals } from "../effects/caps";
+import type { ValueTotals } from "../effects/caps";
 import type { EffectClaim } from "../effects/claim";
-import { advanceFate, type EffectFate, earlierOutcome } from "../effects/fate";
+import { type EffectFate, earlierOutcome } from "../effects/fate";
+import {
+  alarmForClaim,
+  applyUpdate,
+  decideReservation,
+  type EffectUpdate,
+  type LeaseHeld,
+  leaseAsk,
+  leaseLacking,
+  leaseNeed,
+  nextAlarm,
+  overridesToCover,
+  pruneBefore,
+  reconcileDue,
+  reconciledFate,
+  type ShardReads,
+  type ShardReservation,
+  type ShardVerdict,
+  type ValueState,
+} from "../effects/shard-rules";
 import type { Env } from "../env";
-import type { CapLimit, EarlierEffect, ValueUsage } from "../wire/effects";
-import type { CapPool, LeaseAnswer } from "./cap-pool";
+import type { EarlierEffect, ValueUsage } from "../wire/effects";
+import type { CapPool } from "./cap-pool";
 import { ledgerFor } from "./client";
 
 const V1 = `
@@ -46,50 +65,6 @@ CREATE TABLE IF NOT EXISTS leases (
 /** The daily cap a claim was decided against, which an operator's approval beyond it is charged to. */
 const V2 = "ALTER TABLE effects ADD COLUMN day_cap INTEGER;";
 
-/**
- * How long a claim whose key no ledger has committed waits before the shard asks the run's ledger
- * what became of it. The question, not the wait, decides: a claim is released only when the ledger
- * answers that the key was never committed and no call is deciding it.
- */
-export const RECONCILE_AFTER_MS = 5_000;
-/** Rows are kept a day past their window and their day, then pruned. */
-const KEEP_MS = 24 * 60 * 60 * 1000;
-
-/** What one shard is asked to hold of a claim: its identity, its value against one or both caps. */
-export interface ShardReservation {
-  tenant: string;
-  shard: number;
-  shards: number;
-  claim: EffectClaim;
-  identity: boolean;
-  /** The tenant's daily cap for the claim's currency, when this shard reserves against its lease of it. */
-  per_day: number | null;
-  /** The per-subject daily cap, when this shard holds the claim's subject. */
-  per_subject_day: number | null;
-  /**
-   * The key of the same run's claim this one replaces (an operator edited its call before approving
-   * it): its value is not counted against this claim, since only one of the two can ever be sent.
-   * Its row is released when the edit's commit reports it.
-   */
-  replaces?: string | null;
-}
-
-export interface ShardVerdict {
-  earlier: EarlierEffect[];
-  over: CapLimit | null;
-}
-
-/** A committed key's fate, as its run's outbox reports it. */
-export interface EffectUpdate {
-  key: string;
-  fate: EffectFate;
-  external_id: string | null;
-  /** Sent although its value did not fit: an operator approved it beyond the cap. */
-  override: boolean;
-}
-
-type ValueState = "none" | "counted" | "over" | "override";
-
 interface EffectRow extends Record<string, SqlStorageValue> {
   key: string;
   run_id: string;
@@ -110,7 +85,8 @@ interface EffectRow extends Record<string, SqlStorageValue> {
  * destructive calls reach it, once per new idempotency key; a retry under the same key gets the
  * verdict it got before. The run's ledger then commits the key and tells the shard, through its
  * outbox, how far the effect got (`apply`); a claim no ledger committed is reconciled by asking the
- * ledger (`alarm`).
+ * ledger (`alarm`). What it decides is decided by the pure rules of effects/shard-rules.ts: the
+ * shard reads its rows for them and writes what they answer.
  */
 export class EffectShard extends DurableObject<Env> {
   readonly #sql: SqlStorage;
@@ -137,31 +113,20 @@ export class EffectShard extends DurableObject<Env> {
       this.ctx.storage.kv.put("tenant", request.tenant);
     if (this.ctx.storage.kv.get<number>("shard") === undefined)
       this.ctx.storage.kv.put("shard", request.shard);
-    const day = request.per_day !== null && claim.value ? request.per_day : null;
-    const except = request.replaces ?? "";
+    const reads = this.#reads(request.replaces ?? "");
+    const need = leaseNeed(request, reads);
     let toppedUp = false;
-    // A claim its subject's cap already holds waits for a human whatever this shard leases: a part
-    // taken for it, never given back, would only keep the day's room from calls that fit.
-    const heldBySubject = this.#subjectOver(request, except) !== null;
     // Two tries: a concurrent claim may have spent what the first top-up brought.
-    for (let tries = 0; day !== null && claim.value && !heldBySubject && tries < 2; tries++) {
-      const lacking =
-        this.#dayHeld(claim.value.currency, claim.day, except) +
-        claim.value.amount -
-        this.#lease(claim.value.currency, claim.day).granted;
+    for (let tries = 0; need !== null && tries < 2; tries++) {
+      const lacking = leaseLacking(need, reads);
       if (lacking <= 0) break;
-      await this.#topUp(request, day, lacking);
+      await this.#topUp(request, need.cap, lacking);
       toppedUp = true;
     }
     // Only an await lets another claim of the key in: one that awaited nothing has read it above.
     const raced = toppedUp ? this.#live(claim.key) : null;
     if (raced) return raced;
-    const verdict: ShardVerdict = {
-      earlier: request.identity && !claim.repeatable ? this.#earlier(claim) : [],
-      over: this.#subjectOver(request, except) ?? (day !== null ? this.#dayOver(claim, day, except) : null),
-    };
-    const valued = claim.value !== null && (day !== null || request.per_subject_day !== null);
-    const valueState: ValueState = !valued ? "none" : verdict.over ? "over" : "counted";
+    const decided = decideReservation(request, reads);
     // A released claim made again (its key never committed) is the claim as made now: it counts in
     // the day it was decided for (past midnight, the next one), against the caps this shard holds now.
     this.#sql.exec(
@@ -184,14 +149,15 @@ export class EffectShard extends DurableObject<Env> {
       claim.value?.amount ?? 0,
       claim.day,
       claim.value?.subject ?? null,
-      day !== null ? 1 : 0,
-      request.per_subject_day !== null ? 1 : 0,
-      valueState,
-      JSON.stringify(verdict),
-      day,
+      decided.day_role ? 1 : 0,
+      decided.subject_role ? 1 : 0,
+      decided.value_state,
+      JSON.stringify(decided.verdict),
+      decided.day_cap,
     );
-    await this.#ringForClaim(claim.at);
-    return verdict;
+    const alarm = alarmForClaim(claim.at, Date.now(), await this.ctx.storage.getAlarm());
+    if (alarm !== null) await this.ctx.storage.setAlarm(alarm);
+    return decided.verdict;
   }
 
   /**
@@ -208,34 +174,30 @@ export class EffectShard extends DurableObject<Env> {
   }
 
   /**
-   * How far a committed key's effect got. Applied only forwards, so a late or repeated report
-   * changes nothing. A value sent beyond the daily cap by an operator's approval is then charged to
-   * the cap's pool; should the pool be out of reach, the report fails and is delivered again.
+   * How far a committed key's effect got (`applyUpdate`). A value sent beyond the daily cap by an
+   * operator's approval is then charged to the cap's pool; should the pool be out of reach, the
+   * report fails and is delivered again.
    */
   async apply(update: EffectUpdate): Promise<void> {
     const row = this.#sql
       .exec<{
-        fate: string;
-        value_state: string;
+        fate: EffectFate;
+        value_state: ValueState;
         currency: string | null;
         day: string;
         day_cap: number | null;
       }>("SELECT fate, value_state, currency, day, day_cap FROM effects WHERE key = ?", update.key)
       .toArray()[0];
     if (!row) return;
-    const fate = advanceFate(row.fate as EffectFate, update.fate);
-    const valueState =
-      update.override && row.value_state === "over" && (fate === "sent" || fate === "confirmed")
-        ? "override"
-        : row.value_state;
+    const applied = applyUpdate(row, update);
     this.#sql.exec(
       "UPDATE effects SET fate = ?, external_id = COALESCE(?, external_id), value_state = ? WHERE key = ?",
-      fate,
+      applied.fate,
       update.external_id,
-      valueState,
+      applied.value_state,
       update.key,
     );
-    if (valueState === "override" && row.currency !== null && row.day_cap !== null)
+    if (applied.charge && row.currency !== null && row.day_cap !== null)
       await this.#chargeOverrides(row.currency, row.day, row.day_cap);
   }
 
@@ -254,7 +216,7 @@ export class EffectShard extends DurableObject<Env> {
     const tenant = this.ctx.storage.kv.get<string>("tenant");
     const now = Date.now();
     const due = this.#sql
-      .exec<EffectRow>("SELECT * FROM effects WHERE fate = 'pending' AND at <= ?", now - RECONCILE_AFTER_MS)
+      .exec<EffectRow>("SELECT * FROM effects WHERE fate = 'pending' AND at <= ?", reconcileDue(now))
       .toArray();
     for (const row of tenant ? due : []) {
       try {
@@ -263,16 +225,19 @@ export class EffectShard extends DurableObject<Env> {
         console.error(`reconciling effect ${row.key} failed; the alarm asks again`, error);
       }
     }
+    const prune = pruneBefore(now);
     this.#sql.exec(
       "DELETE FROM effects WHERE fate != 'pending' AND until < ? AND at < ?",
-      now - KEEP_MS,
-      now - 2 * KEEP_MS,
+      prune.until,
+      prune.at,
     );
-    this.#sql.exec(
-      "DELETE FROM leases WHERE day < ?",
-      new Date(now - 2 * KEEP_MS).toISOString().slice(0, 10),
-    );
-    await this.#scheduleAlarm();
+    this.#sql.exec("DELETE FROM leases WHERE day < ?", prune.leaseDay);
+    const pending = this.#sql
+      .exec<{ at: number | null }>("SELECT MIN(at) AS at FROM effects WHERE fate = 'pending'")
+      .one().at;
+    const oldest = this.#sql.exec<{ at: number | null }>("SELECT MIN(at) AS at FROM effects").one().at;
+    const next = nextAlarm(pending, oldest, Date.now());
+    if (next !== null) await this.ctx.storage.setAlarm(next);
   }
 
   /**
@@ -280,8 +245,8 @@ export class EffectShard extends DurableObject<Env> {
    * was made again meanwhile (its generation moved) or its call is still deciding.
    */
   async #reconcileRow(tenant: string, row: EffectRow): Promise<void> {
-    const fate = await ledgerFor(this.env, tenant, row.run_id).effectFate(tenant, row.key);
-    if (fate === "deciding") return;
+    const fate = reconciledFate(await ledgerFor(this.env, tenant, row.run_id).effectFate(tenant, row.key));
+    if (fate === null) return;
     this.#sql.exec(
       "UPDATE effects SET fate = ? WHERE key = ? AND generation = ? AND fate = 'pending'",
       fate,
@@ -296,6 +261,25 @@ export class EffectShard extends DurableObject<Env> {
       .exec<{ verdict: string }>("SELECT verdict FROM effects WHERE key = ? AND fate != 'released'", key)
       .toArray()[0];
     return row ? (JSON.parse(row.verdict) as ShardVerdict) : null;
+  }
+
+  /** What the rules read of this shard's live claims, leaving out `except`'s (a replaced claim). */
+  #reads(except: string): ShardReads {
+    return {
+      subjectTotals: (currency, day, subject) =>
+        this.#totals(
+          "subject_role = 1 AND currency = ? AND day = ? AND subject = ?",
+          except,
+          currency,
+          day,
+          subject,
+        ),
+      dayHeld: (currency, day) => this.#dayHeld(currency, day, except),
+      dayTotals: (currency, day) =>
+        this.#totals("day_role = 1 AND currency = ? AND day = ?", except, currency, day),
+      lease: (currency, day) => this.#lease(currency, day),
+      earlier: (claim) => this.#earlier(claim),
+    };
   }
 
   #earlier(claim: EffectClaim): EarlierEffect[] {
@@ -319,7 +303,11 @@ export class EffectShard extends DurableObject<Env> {
       }));
   }
 
-  /** Used (confirmed or overridden) and reserved value of the live rows matching `where`, but `except`'s. */
+  /**
+   * Used and reserved value of the live rows matching `where`, but `except`'s: used is confirmed or
+   * overridden (`ValueTotals`), reserved is counted and not yet confirmed. Summed here rather than
+   * row by row in the rules: a day may hold many claims.
+   */
   #totals(where: string, except: string, ...params: SqlStorageValue[]): ValueTotals {
     const row = this.#sql
       .exec<{ used: number; reserved: number }>(
@@ -356,7 +344,7 @@ export class EffectShard extends DurableObject<Env> {
       .one().total;
   }
 
-  #lease(currency: string, day: string): LeaseAnswer {
+  #lease(currency: string, day: string): LeaseHeld {
     return (
       this.#sql
         .exec<{ granted: number; leased: number }>(
@@ -373,8 +361,7 @@ export class EffectShard extends DurableObject<Env> {
     const currency = claim.value?.currency ?? "";
     const held = this.#lease(currency, claim.day).granted;
     const answer = await this.#pool(tenant, currency, claim.day).lease(request.shard, {
-      want: held + leaseWant(lacking, cap, request.shards),
-      need: held + lacking,
+      ...leaseAsk(held, lacking, cap, request.shards),
       cap,
       shards: request.shards,
       day: claim.day,
@@ -383,17 +370,16 @@ export class EffectShard extends DurableObject<Env> {
   }
 
   /**
-   * Overrides count as used across shards: what this shard holds of a day past its part (value an
-   * operator sent beyond the cap) is taken from the room the pool has left, so no other shard leases
-   * it again. Parts already leased to other shards stay theirs; what the room cannot cover holds this
-   * shard's next claims until its own claims fall back within its part.
+   * Charges what this shard holds of a day past its part to the pool's room (`overridesToCover`).
+   * Parts already leased to other shards stay theirs; what the room cannot cover holds this shard's
+   * next claims until its own claims fall back within its part.
    */
   async #chargeOverrides(currency: string, day: string, cap: number): Promise<void> {
     const tenant = this.ctx.storage.kv.get<string>("tenant");
     const shard = this.ctx.storage.kv.get<number>("shard");
-    const held = this.#dayHeld(currency, day, "");
-    if (tenant === undefined || shard === undefined || held <= this.#lease(currency, day).granted) return;
-    const answer = await this.#pool(tenant, currency, day).cover(shard, { total: held, cap, day });
+    const total = overridesToCover(this.#dayHeld(currency, day, ""), this.#lease(currency, day));
+    if (tenant === undefined || shard === undefined || total === null) return;
+    const answer = await this.#pool(tenant, currency, day).cover(shard, { total, cap, day });
     this.#keepLease(currency, day, answer);
   }
 
@@ -402,7 +388,7 @@ export class EffectShard extends DurableObject<Env> {
   }
 
   /** A pool's answer, kept: a part only grows, whatever order answers arrive in. */
-  #keepLease(currency: string, day: string, answer: LeaseAnswer): void {
+  #keepLease(currency: string, day: string, answer: LeaseHeld): void {
     this.#sql.exec(
       `INSERT INTO leases (currency, day, granted, leased) VALUES (?, ?, ?, ?)
        ON CONFLICT (currency, day) DO UPDATE SET granted = MAX(leases.granted, excluded.granted), leased = excluded.leased`,
@@ -411,70 +397,5 @@ export class EffectShard extends DurableObject<Env> {
       answer.granted,
       answer.leased,
     );
-  }
-
-  #subjectOver(request: ShardReservation, except: string): CapLimit | null {
-    const { claim, per_subject_day: cap } = request;
-    if (cap === null || !claim.value || claim.value.subject === null) return null;
-    const totals = this.#totals(
-      "subject_role = 1 AND currency = ? AND day = ? AND subject = ?",
-      except,
-      claim.value.currency,
-      claim.day,
-      claim.value.subject,
-    );
-    return capLimit("per_subject_day", cap, totals, claim.value);
-  }
-
-  /**
-   * Whether the claim fits this shard's lease of the day. Told as the day's cap: what this shard
-   * used and reserved, the other shards' leases counted as used (this shard cannot see inside them).
-   */
-  #dayOver(claim: EffectClaim, cap: number, except: string): CapLimit | null {
-    if (!claim.value) return null;
-    const lease = this.#lease(claim.value.currency, claim.day);
-    if (this.#dayHeld(claim.value.currency, claim.day, except) + claim.value.amount <= lease.granted)
-      return null;
-    const own = this.#totals(
-      "day_role = 1 AND currency = ? AND day = ?",
-      except,
-      claim.value.currency,
-      claim.day,
-    );
-    const totals = { used: own.used + Math.max(0, lease.leased - lease.granted), reserved: own.reserved };
-    return (
-      capLimit("per_day", cap, totals, claim.value) ?? {
-        cap: "per_day",
-        currency: claim.value.currency,
-        subject: null,
-        limit: cap,
-        ...totals,
-        remaining: Math.max(0, cap - totals.used - totals.reserved),
-        amount: claim.value.amount,
-      }
-    );
-  }
-
-  /**
-   * A new claim may be orphaned (its call refused or abandoned before its key was committed), so the
-   * alarm is moved to reconcile it RECONCILE_AFTER_MS after it was made, if it would ring later: an
-   * alarm set for a prune, a day or two ahead, would leave the claim holding its value until then.
-   */
-  async #ringForClaim(at: number): Promise<void> {
-    const due = Math.max(at + RECONCILE_AFTER_MS, Date.now() + 1_000);
-    const set = await this.ctx.storage.getAlarm();
-    if (set === null || set > due) await this.ctx.storage.setAlarm(due);
-  }
-
-  /** Rings for the first pending claim to reconcile, else for the next prune. */
-  async #scheduleAlarm(): Promise<void> {
-    const pending = this.#sql
-      .exec<{ at: number | null }>("SELECT MIN(at) AS at FROM effects WHERE fate = 'pending'")
-      .one().at;
-    const oldest = this.#sql.exec<{ at: number | null }>("SELECT MIN(at) AS at FROM effects").one().at;
-    // A claim whose call is still deciding is asked about again a moment later, not at once.
-    if (pending !== null)
-      await this.ctx.storage.setAlarm(Math.max(pending + RECONCILE_AFTER_MS, Date.now() + 1_000));
-    else if (oldest !== null) await this.ctx.storage.setAlarm(oldest + 2 * KEEP_MS);
   }
 }

@@ -2,9 +2,11 @@ import { tenantObject } from "../config/placement";
 import type { TenantConfig } from "../config/tenants";
 import { type EffectClaim, shardOf, subjectDigest, utcDay } from "../effects/claim";
 import type { TenantCheck } from "../effects/reasons";
+import type { EffectUpdate, ShardReservation } from "../effects/shard-rules";
 import type { Env } from "../env";
 import type { ValueUsage } from "../wire/effects";
-import type { EffectUpdate, ShardReservation, ShardVerdict } from "./effect-shard";
+import type { EffectShard } from "./effect-shard";
+import type { RpcClient } from "./rpc-client";
 
 /**
  * The tenant-wide step of a new effect, as a run's ledger takes it: the claim goes to the shard of
@@ -109,16 +111,9 @@ export async function valueUsageToday(env: Env, tenant: string, config: TenantCo
   );
 }
 
-/** An effect shard's RPC surface as the worker uses it. */
-interface ShardClient {
-  reserve(request: ShardReservation): Promise<ShardVerdict>;
-  apply(update: EffectUpdate): Promise<void>;
-  reconcile(key: string): Promise<void>;
-  usage(currency: string, day: string): Promise<Omit<ValueUsage, "per_day">>;
-}
+/** An effect shard's RPC surface as the worker uses it: its methods' own signatures (`rpc-client.ts`). */
+type ShardClient = RpcClient<EffectShard, "reserve" | "apply" | "reconcile" | "usage">;
 
 function shardStub(env: Env, tenant: string, shard: number): ShardClient {
-  // Workers RPC types a method returning `unknown` JSON (an earlier effect's arguments) as `never`;
-  // every value a shard returns is plain JSON, which RPC carries unchanged.
-  return tenantObject(env, env.EFFECT_SHARD, tenant, `${tenant}/${shard}`) as unknown as ShardClient;
+  return tenantObject(env, env.EFFECT_SHARD, tenant, `${tenant}/${shard}`);
 }

@@ -1,7 +1,7 @@
 import type { ApprovalSummary } from "../approvals/model";
 import { mergeSorted } from "../approvals/subjects";
+import type { EffectUpdate } from "../effects/shard-rules";
 import type { RunIndexEntry } from "../wire/run-summary";
-import type { EffectUpdate } from "./effect-shard";
 
 /**
  * What a run's ledger owes the tenant's directory, kept in the run's own SQLite database. A message

@@ -224,6 +224,7 @@ export class RunLedger extends DurableObject<Env> {
     return this.#ownRun(tenant) ? this.#stores.approvals.byId(approvalId) : null;
   }
 
+  /** The approval with its call's key state and stored answer, for a task that waits on it. */
   approvalWithCall(tenant: string, approvalId: string): api.ApprovalWithCall | null {
     const approval = this.approval(tenant, approvalId);
     if (!approval) return null;

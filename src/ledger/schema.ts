@@ -1,4 +1,6 @@
+import { lazily } from "../core/lazily";
 import { createSchema, migrateExisting } from "../core/sql-migrations";
+import { squashMigrations } from "../core/sql-squash";
 import { APPROVALS_SCHEMA } from "./approval-store";
 import { CLAIMS_SCHEMA } from "./claim-store";
 import { OUTBOX_SCHEMA } from "./outbox";
@@ -6,10 +8,10 @@ import { RESULTS_SCHEMA } from "./result-store";
 import { SCENARIO_SCHEMA } from "./scenario-store";
 
 /**
- * The RunLedger's SQLite schema, as ordered migrations and as the one script they add up to
- * (`LEDGER_SCHEMA`, at the end). One database per run: a new run's is created from that script
- * in one batch; a ledger created by an older deploy applies the migrations past its recorded
- * `schema_version` before it serves anything.
+ * The RunLedger's SQLite schema, as ordered migrations (the one place its tables are declared) and
+ * as the one script they add up to (`ledgerSchema`, at the end). One database per run: a new run's
+ * is created from that script in one batch; a ledger created by an older deploy applies the
+ * migrations past its recorded `schema_version` before it serves anything.
  */
 const V1 = `
 CREATE TABLE IF NOT EXISTS run (
@@ -194,106 +196,12 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
 ];
 
 /**
- * The schema every migration above together produces, written out: what a new run's ledger is
- * created with. A migration added above changes this too (its columns appended to their table, in
- * order); test/workerd/ledger-schema.test.ts compares the two, column by column and index by index.
+ * The schema every migration above together produces, as one script: what a new run's ledger is
+ * created with. Folded from the migrations (src/core/sql-squash.ts) on the first run created, so
+ * a migration added above is all a change of schema takes; test/workerd/ledger-schema.test.ts
+ * compares the script's schema with the migrations', column by column and index by index.
  */
-export const LEDGER_SCHEMA = `
-CREATE TABLE IF NOT EXISTS run (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  tenant TEXT NOT NULL,
-  run_id TEXT NOT NULL,
-  namespace TEXT NOT NULL,
-  environment TEXT NOT NULL,
-  catalog_version TEXT NOT NULL,
-  limits TEXT NOT NULL,
-  repeat_threshold INTEGER NOT NULL,
-  state TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  deadline_at INTEGER NOT NULL,
-  ended_at INTEGER,
-  calls_used INTEGER NOT NULL DEFAULT 0,
-  writes_used INTEGER NOT NULL DEFAULT 0,
-  destructive_used INTEGER NOT NULL DEFAULT 0,
-  fence_marker TEXT NOT NULL DEFAULT '',
-  tainted_by TEXT,
-  tools TEXT,
-  added_tools TEXT NOT NULL DEFAULT '[]',
-  reach TEXT,
-  told TEXT
-);
-CREATE TABLE IF NOT EXISTS idempotency (
-  key TEXT PRIMARY KEY,
-  tool TEXT NOT NULL,
-  state TEXT NOT NULL,
-  envelope TEXT,
-  upstream_sends INTEGER NOT NULL DEFAULT 0,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  side_effect TEXT,
-  request TEXT
-);
-CREATE TABLE IF NOT EXISTS trace (
-  seq INTEGER PRIMARY KEY,
-  call_id TEXT NOT NULL,
-  started_at INTEGER NOT NULL,
-  ended_at INTEGER,
-  tool TEXT,
-  side_effect TEXT,
-  args TEXT NOT NULL,
-  call_digest TEXT NOT NULL,
-  outcome TEXT NOT NULL,
-  error_code TEXT,
-  upstream_status INTEGER,
-  latency_ms INTEGER,
-  idempotency_key TEXT,
-  replayed INTEGER NOT NULL DEFAULT 0,
-  attempts TEXT NOT NULL DEFAULT '[]',
-  catalog_version TEXT NOT NULL,
-  actor TEXT NOT NULL DEFAULT 'agent',
-  result TEXT,
-  actor_name TEXT,
-  claim_ms INTEGER,
-  via TEXT,
-  edit TEXT,
-  poll INTEGER,
-  traceparent TEXT
-);
-CREATE INDEX IF NOT EXISTS trace_by_digest ON trace (call_digest);
-CREATE INDEX IF NOT EXISTS trace_open_by_call ON trace (call_id) WHERE ended_at IS NULL;
-CREATE TABLE IF NOT EXISTS approvals (
-  id TEXT PRIMARY KEY,
-  idempotency_key TEXT NOT NULL UNIQUE,
-  tool TEXT NOT NULL,
-  side_effect TEXT NOT NULL,
-  args TEXT NOT NULL,
-  args_digest TEXT NOT NULL,
-  policy_version TEXT NOT NULL,
-  reasons TEXT NOT NULL,
-  state TEXT NOT NULL,
-  requested_call_id TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  expires_at INTEGER NOT NULL,
-  decided_at INTEGER,
-  decided_by TEXT,
-  decision_reason TEXT,
-  result TEXT,
-  decided_by_name TEXT,
-  cross_run TEXT,
-  sla_due_at INTEGER,
-  escalated_at INTEGER,
-  approvers TEXT,
-  asked_key TEXT,
-  edit TEXT
-);
-CREATE INDEX IF NOT EXISTS approvals_by_state ON approvals (state, expires_at);
-CREATE INDEX IF NOT EXISTS approvals_by_asked_key ON approvals (asked_key);
-CREATE TABLE IF NOT EXISTS task (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  task_key TEXT NOT NULL,
-  request TEXT NOT NULL
-);
-${RESULTS_SCHEMA}${SCENARIO_SCHEMA}${OUTBOX_SCHEMA}${CLAIMS_SCHEMA}`;
+const ledgerSchema = lazily(() => squashMigrations(LEDGER_MIGRATIONS));
 
 /** Brings a woken ledger's schema up to date in one statement when current; false when it has none. */
 export function migrateExistingLedger(sql: SqlStorage): boolean {
@@ -302,5 +210,5 @@ export function migrateExistingLedger(sql: SqlStorage): boolean {
 
 /** Creates a new run's schema in a database known to be empty (see `createSchema`). */
 export function createLedger(sql: SqlStorage): void {
-  createSchema(sql, LEDGER_MIGRATIONS, LEDGER_SCHEMA);
+  createSchema(sql, LEDGER_MIGRATIONS, ledgerSchema());
 }

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { parseTenants, type TenantConfig } from "../../src/config/tenants";
 import { sha256Hex } from "../../src/core/digest";
 import { type EffectClaim, shardOf, subjectDigest, utcDay } from "../../src/effects/claim";
-import { type EffectShard, RECONCILE_AFTER_MS } from "../../src/ledger/effect-shard";
+import { RECONCILE_AFTER_MS } from "../../src/effects/shard-rules";
+import type { EffectShard } from "../../src/ledger/effect-shard";
 import { claimTenantWide, reportEffect } from "../../src/ledger/effects-client";
 
 /**

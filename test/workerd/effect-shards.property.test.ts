@@ -5,12 +5,8 @@ import { parseTenants, type TenantConfig } from "../../src/config/tenants";
 import { sha256Hex } from "../../src/core/digest";
 import { deriveIdempotencyKey } from "../../src/core/idempotency-key";
 import { type EffectClaim, utcDay } from "../../src/effects/claim";
-import {
-  type EffectShard,
-  RECONCILE_AFTER_MS,
-  type ShardReservation,
-  type ShardVerdict,
-} from "../../src/ledger/effect-shard";
+import { RECONCILE_AFTER_MS, type ShardReservation, type ShardVerdict } from "../../src/effects/shard-rules";
+import type { EffectShard } from "../../src/ledger/effect-shard";
 import { claimTenantWide, reportEffect } from "../../src/ledger/effects-client";
 import type { ApprovalRecord } from "../../src/wire/approval";
 import { propertyPlans } from "../property-plan";

@@ -1,6 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import type { EffectShard, ShardVerdict } from "../../src/ledger/effect-shard";
+import type { ShardVerdict } from "../../src/effects/shard-rules";
+import type { EffectShard } from "../../src/ledger/effect-shard";
 import { ACKNOWLEDGED_DELETE_AFTER_MS } from "../../src/ledger/outbox";
 import {
   asOperator,

@@ -6,8 +6,9 @@ import { RunStore } from "../../src/ledger/run-store";
 import { createLedger, LEDGER_MIGRATIONS, migrateExistingLedger } from "../../src/ledger/schema";
 
 /**
- * A new run's ledger is created from one script (`LEDGER_SCHEMA`), an older one by its migrations:
- * both must end at exactly the same schema, so every table, column, constraint and index is compared.
+ * A new run's ledger is created from one script (the migrations folded by src/core/sql-squash.ts), an
+ * older one by its migrations: both must end at exactly the same schema, so every table, column,
+ * constraint and index is compared.
  */
 
 interface SchemaDump {
@@ -66,7 +67,7 @@ describe("a run ledger's schema", () => {
   });
 
   it("tells the script and the migrations apart when they differ", async () => {
-    // What a migration added without its change to LEDGER_SCHEMA would leave: the comparison sees it.
+    // What a fold that missed a migration's column or index would leave: the comparison sees it.
     const fresh = await schemaBuiltBy(createLedger);
     const withColumn = await schemaBuiltBy((sql) =>
       applyMigrations(sql, [...LEDGER_MIGRATIONS.slice(0, -1), "ALTER TABLE trace ADD COLUMN extra TEXT;"]),
