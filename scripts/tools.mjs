@@ -28,6 +28,18 @@
 //   pin <ns> [tool] [--url <url>] [--header "Name: value"]...
 //                    records a remote tool's changed definition as reviewed: the pins file and the
 //                    declaration's pin (scripts/tools/mcp-pin.ts)
+//   certify <ns> [--env sandbox|production] [--url <base url>] [--header "Name: value"]...
+//           [--tenant <id>] [--catalog <dir>]
+//                    measures whether each upstream of the namespace applies an idempotency key once
+//                    and refuses requests without a valid credential (scripts/tools/certify.ts): each
+//                    write tool with `certify.args` sent twice under one key, its postcondition read,
+//                    the key with another body, and requests without, with a forged and with another
+//                    request's credential. Sandbox only for writes (by default the sandbox Worker
+//                    started here in Miniflare when wrangler.toml binds the upstream to it); with
+//                    --env production only the credential probes, on reads. Writes
+//                    <catalog>/<ns>.certification.json (production: <ns>.certification.production.json)
+//                    when every probe ran or was skipped for a stated reason; exits 1 when one failed
+//                    (the record is still written) or could not run (nothing written)
 //   enable <ns> --tenant <id> [--env sandbox|production]
 //                    gives a tenant the namespace in wrangler.toml and lists its upstreams' secrets
 //                    in secrets.production.example.json (scripts/tools/enable.mjs), then compiles
@@ -135,6 +147,11 @@ switch (command) {
     process.exitCode = await runPin(join(root, "catalog"), rest);
     break;
   }
+  case "certify": {
+    const { runCertify } = await tsImport("./tools/certify.ts", import.meta.url);
+    process.exitCode = await runCertify(root, rest);
+    break;
+  }
   case "enable": {
     const { runEnable } = await import("./tools/enable.mjs");
     process.exitCode = runEnable(root, rest);
@@ -152,7 +169,7 @@ switch (command) {
   }
   default:
     console.error(
-      "usage: npm run tools -- check [--env production] [--remote] | compile [--check] | import openapi <file> --namespace <ns> | import mcp <url> --namespace <ns> | pin <ns> [tool] | enable <ns> --tenant <id>",
+      "usage: npm run tools -- check [--env production] [--remote] | compile [--check] | import openapi <file> --namespace <ns> | import mcp <url> --namespace <ns> | pin <ns> [tool] | certify <ns> [--env production] [--url <url>] | enable <ns> --tenant <id>",
     );
     process.exit(2);
 }
