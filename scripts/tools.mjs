@@ -61,7 +61,7 @@ const load = () => tsImport("./tools/catalog-check.ts", import.meta.url);
 
 async function check() {
   const { checkCatalog } = await load();
-  const { problems, compiled, outputs } = checkCatalog(root);
+  const { problems, compiled, outputs, standings } = checkCatalog(root);
   for (const problem of problems) console.error(problem);
   if (problems.length > 0) {
     console.error(`\n${problems.length} problem${problems.length === 1 ? "" : "s"}; nothing compiled.`);
@@ -71,6 +71,7 @@ async function check() {
     ok: true,
     files: outputs,
     count: compiled.length,
+    standings,
   };
 }
 
@@ -98,6 +99,10 @@ function writeOutputs(result) {
   console.log(
     `catalog: ${result.count} declared namespace${result.count === 1 ? "" : "s"} checked and compiled`,
   );
+  // What the proxy relies on for exactly-once, per upstream (docs/guarantees.md, the two legs).
+  for (const { namespace, upstream, standing } of result.standings) {
+    console.log(`  ${namespace}.${upstream}: ${standing}`);
+  }
 }
 
 switch (command) {
@@ -119,6 +124,12 @@ switch (command) {
     if (environment === "production") {
       const { runProductionCheck } = await tsImport("./tools/production-check.ts", import.meta.url);
       if (!runProductionCheck(root)) process.exit(1);
+      // A warning, not a refusal: the upstream may verify; only a certification shows it does.
+      for (const { namespace, upstream } of result.standings?.filter((one) => one.unverified_jwt) ?? []) {
+        console.warn(
+          `warning: ${namespace}.${upstream} is sent the proxy's JWT, but no certification has shown it refusing a request without a valid one: run npm run tools -- certify ${namespace}`,
+        );
+      }
     }
     if (!result.ok) process.exit(1);
     if (args.includes("--check")) {

@@ -15,6 +15,7 @@ import {
   catalogProblems,
   catalogVersionOfDigest,
 } from "../../src/catalog/catalog";
+import type { Certification } from "../../src/catalog/certification";
 import {
   type CatalogFile,
   CatalogFileSchema,
@@ -29,6 +30,7 @@ import { OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../../src/config/secrets";
 import type { TenantConfig } from "../../src/config/tenants";
 import { readResultPage } from "../../src/tools/builtins";
 import { SIDE_EFFECTS } from "../../src/wire/side-effect";
+import { certificationsOf, standingsOf, type UpstreamStanding } from "./catalog-certifications";
 import { keyToolRules, undecidedKeyProblems } from "./catalog-key-rules";
 import { compiledCatalogModule, evaluateSchemas, schemaSources } from "./catalog-module";
 import { referenceRules } from "./catalog-reference-rules";
@@ -283,6 +285,8 @@ export interface CatalogCheck {
   compiled: CatalogFile[];
   /** What `compile` writes when nothing is wrong: the Worker's module and the editors' schema. */
   outputs: { compiled: string; schema: string; tenants: string } | null;
+  /** Each upstream: certified, refuted, stale or only declared, as `check` prints it. */
+  standings: UpstreamStanding[];
 }
 
 /** Checks every `*.yaml` of `catalogDir` (relative to `root`, or absolute) and returns every problem found. */
@@ -292,6 +296,8 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
   const compiled: CatalogFile[] = [];
   const located = new Map<string, Located>();
   const specs: ToolSpec[] = [];
+  const certified = new Map<string, Record<string, Certification>>();
+  const standings: UpstreamStanding[] = [];
   // Every namespace gets the built-in tools, so no declaration may take their names.
   const owners = new Map<string, string>([[readResultPage("").name, "the built-in tools of src/tools"]]);
   // Each namespace's tools and their classes, as written (a broken declaration still names its tool).
@@ -341,6 +347,9 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
       }
     });
     const file: CatalogFile = { ...header.data, tools };
+    const certifications = certificationsOf(root, directory, file, raw, problems);
+    certified.set(file.namespace, certifications);
+    standings.push(...standingsOf(file, certifications));
     upstreamRules(file, deployment, report);
     undecidedKeyProblems(file, report);
     const pins = readPins(directory, namespace);
@@ -360,7 +369,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
       owners.set(tool.name, label);
       try {
         const schemas = evaluateSchemas(schemaSources(tool));
-        const spec = declaredTool(file, tool, () => schemas);
+        const spec = declaredTool(file, tool, () => schemas, certifications);
         keyToolRules(file, tool, spec, at);
         specs.push(spec);
         located.set(tool.name, { file: label, index, declaration: tool, spec });
@@ -381,15 +390,16 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     ...approversProblems(root, deployment.tenants, specs),
     ...profileToolsOfDeployment(deployment.tenants, classes),
   );
-  if (problems.length > 0) return { problems, compiled: [], outputs: null };
+  if (problems.length > 0) return { problems, compiled: [], outputs: null, standings };
   // The served catalog's version, hashed here as the Worker's Catalog.version() would hash it.
   const served = new Catalog(checked.byNamespace).all();
   const version = catalogVersionOfDigest(createHash("sha256").update(catalogContract(served)).digest("hex"));
   return {
     problems,
     compiled,
+    standings,
     outputs: {
-      compiled: compiledCatalogModule(compiled, version),
+      compiled: compiledCatalogModule(compiled, version, certified),
       schema: catalogJsonSchema(),
       tenants: compiledTenantsModule(deployment.tables),
     },

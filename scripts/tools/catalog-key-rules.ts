@@ -67,21 +67,12 @@ export function keyToolRules(
       if (!Object.hasOwn(fields, field)) report(where, `${ref.arg} names no input field`);
     }
   }
-  if (tool.certify) {
-    if (!changes(tool)) {
-      report(
-        ["certify"],
-        `a ${tool.side_effect} tool is not certified: certify is for write and destructive tools`,
-      );
-    } else if (spec) {
-      const parsed = spec.input.safeParse(tool.certify.args);
-      if (!parsed.success) {
-        for (const issue of parsed.error.issues) {
-          report(
-            ["certify", "args", ...issue.path],
-            `not a valid argument of ${tool.name}: ${issue.message}`,
-          );
-        }
+  // A read's or a draft's arguments serve the credential probes; a write's also the key probes.
+  if (tool.certify && spec) {
+    const parsed = spec.input.safeParse(tool.certify.args);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        report(["certify", "args", ...issue.path], `not a valid argument of ${tool.name}: ${issue.message}`);
       }
     }
   }

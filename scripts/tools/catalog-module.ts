@@ -3,6 +3,7 @@
 // `check` builds the very same code (`evaluateSchemas`), so the rules it runs judge the schemas
 // the Worker will serve, not a second reading of the JSON Schema.
 import * as z from "zod";
+import type { Certification } from "../../src/catalog/certification";
 import type { CatalogFile, ToolDeclaration } from "../../src/catalog/declaration";
 import type { DeclaredSchemas } from "../../src/catalog/declared-tool";
 import { canonicalJson } from "../../src/core/canonical-json";
@@ -58,7 +59,11 @@ const VERSION_DOC = `/**
  * The module text: stable for the same catalog, so the lint's staleness check does not flap.
  * `version` is the served catalog's version, computed by compile over the same tools.
  */
-export function compiledCatalogModule(files: readonly CatalogFile[], version: string): string {
+export function compiledCatalogModule(
+  files: readonly CatalogFile[],
+  version: string,
+  certifications: ReadonlyMap<string, Record<string, Certification>> = new Map(),
+): string {
   const namespaces = files.map((file) => {
     const schemas = file.tools.map((tool) => {
       const sources = schemaSources(tool, "        ");
@@ -70,7 +75,12 @@ export function compiledCatalogModule(files: readonly CatalogFile[], version: st
       output,
     }));
     const data = JSON.stringify({ ...file, tools }, null, 2).replaceAll("\n", "\n    ");
-    return `  {\n    file: ${data},\n    schemas: {\n${schemas.join("")}    },\n  },\n`;
+    const certified = certifications.get(file.namespace);
+    const evidence =
+      certified && Object.keys(certified).length > 0
+        ? `    certifications: ${JSON.stringify(certified, null, 2).replaceAll("\n", "\n    ")},\n`
+        : "";
+    return `  {\n    file: ${data},\n${evidence}    schemas: {\n${schemas.join("")}    },\n  },\n`;
   });
   const usesCanonicalJson = namespaces.some((source) => source.includes(`${CANONICAL_JSON}(`));
   const header = usesCanonicalJson

@@ -63,11 +63,16 @@ function credentialVerdict(tool: CertifyTool, probe: ProbeId, answers: Answer[])
   );
 }
 
-/** The tool whose request the credential probes send: a write with arguments in the sandbox, else a read. */
+/**
+ * The tool whose request the credential probes send: in the sandbox, a write with arguments, else a
+ * draft (it stores a record and reaches no one), else a read; in production only a read.
+ */
 function credentialSubject(ctx: ProbeContext, upstream: CertifyUpstream): CertifyTool | undefined {
   const withArgs = upstream.tools.filter((tool) => tool.args !== null);
   const reads = withArgs.filter((tool) => tool.declaration.side_effect === "read");
-  return ctx.environment === "sandbox" ? (withArgs.find(isWrite) ?? reads[0]) : reads[0];
+  if (ctx.environment !== "sandbox") return reads[0];
+  const drafts = withArgs.filter((tool) => tool.declaration.side_effect === "draft");
+  return withArgs.find(isWrite) ?? drafts[0] ?? reads[0];
 }
 
 /** Another tool's name, as the audience of a credential issued for another tool: a sibling's when there is one. */

@@ -1,8 +1,6 @@
 // One namespace as `npm run tools -- certify` reads it: the YAML as parsed (what the certification's
 // digest covers), each tool as the proxy builds its requests (declaredTool, so a probe sends what a
-// call would), and what the certification alone reads from a declaration: `certify.args` and the
-// upstream's `idempotency` (`{ header, honoured }`, or the older `idempotency_header`), read from the
-// YAML as data, so a catalog that declares them and one that does not are read alike.
+// call would), with its `certify.args` and its upstream's claim about keys (`idempotency`).
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
@@ -45,29 +43,16 @@ export interface CertifyNamespace {
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** `certify.args` of a tool as written, or null. */
-function certifyArgsOf(raw: unknown): Args | null {
-  const certify = isRecord(raw) ? raw.certify : undefined;
-  return isRecord(certify) && isRecord(certify.args) ? certify.args : null;
-}
-
-/** A declaration without `certify`, which the certification reads itself (and the schema may not know). */
-function withoutCertify(raw: unknown): unknown {
-  if (!isRecord(raw)) return raw;
-  const { certify: _certify, ...rest } = raw;
-  return rest;
-}
-
-function idempotencyOf(raw: unknown): { header: string; honoured: boolean | null } {
-  const upstream = isRecord(raw) ? raw : {};
-  const idempotency = isRecord(upstream.idempotency) ? upstream.idempotency : {};
-  const header =
-    typeof idempotency.header === "string"
-      ? idempotency.header
-      : typeof upstream.idempotency_header === "string"
-        ? upstream.idempotency_header
-        : "Idempotency-Key";
-  return { header, honoured: typeof idempotency.honoured === "boolean" ? idempotency.honoured : null };
+/** What an upstream's declaration claims of keys: its header, and `honoured` (null: undecided). */
+function idempotencyOf(upstream: CatalogFile["upstreams"][string]): {
+  header: string;
+  honoured: boolean | null;
+} {
+  if (upstream.kind === "mcp") return { header: "Idempotency-Key", honoured: upstream.idempotency.honoured };
+  return {
+    header: upstream.idempotency?.header ?? "Idempotency-Key",
+    honoured: upstream.idempotency?.honoured ?? null,
+  };
 }
 
 /** The schemas are never built: a probe sends declared arguments as they are, as the sandbox takes them. */
@@ -82,7 +67,7 @@ export function loadNamespace(catalogDir: string, namespace: string): CertifyNam
   const parsedYaml: unknown = parseDocument(readFileSync(path, "utf8"), { merge: true }).toJS();
   const raw = isRecord(parsedYaml) ? parsedYaml : {};
   const rawTools = Array.isArray(raw.tools) ? raw.tools : [];
-  const parsed = CatalogFileSchema.safeParse({ ...raw, tools: rawTools.map(withoutCertify) });
+  const parsed = CatalogFileSchema.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${formatPath(issue.path)}: ${issue.message}`);
     throw new CertifyError(
@@ -91,10 +76,10 @@ export function loadNamespace(catalogDir: string, namespace: string): CertifyNam
   }
   const file = parsed.data;
   const tools = new Map<string, CertifyTool>();
-  file.tools.forEach((declaration, index) => {
+  for (const declaration of file.tools) {
     const spec = declaredTool(file, declaration, noSchemas);
-    tools.set(declaration.name, { declaration, spec, args: certifyArgsOf(rawTools[index]) });
-  });
+    tools.set(declaration.name, { declaration, spec, args: declaration.certify?.args ?? null });
+  }
   const rawUpstreams = isRecord(raw.upstreams) ? raw.upstreams : {};
   const upstreams = Object.keys(file.upstreams)
     .sort()
@@ -102,7 +87,7 @@ export function loadNamespace(catalogDir: string, namespace: string): CertifyNam
       const declaration = file.upstreams[name];
       const own = [...tools.values()].filter((tool) => tool.declaration.request.upstream === name);
       if (!declaration || own.length === 0) return [];
-      return [{ name, declaration, ...idempotencyOf(rawUpstreams[name]), tools: own }];
+      return [{ name, declaration, ...idempotencyOf(declaration), tools: own }];
     });
   return {
     namespace: file.namespace,

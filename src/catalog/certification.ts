@@ -75,6 +75,11 @@ export async function upstreamDigest(
   file: { upstreams?: unknown; tools?: unknown },
   upstream: string,
 ): Promise<string> {
+  return `sha256:${await sha256Hex(digestSubject(file, upstream))}`;
+}
+
+/** What `upstreamDigest` hashes: the canonical JSON of `{ upstream, tools }` (sync hashers use it too). */
+export function digestSubject(file: { upstreams?: unknown; tools?: unknown }, upstream: string): string {
   const declared = isRecord(file.upstreams) ? (file.upstreams[upstream] ?? null) : null;
   const tools = (Array.isArray(file.tools) ? file.tools : [])
     .filter((tool) => isRecord(tool) && isRecord(tool.request) && tool.request.upstream === upstream)
@@ -82,7 +87,7 @@ export async function upstreamDigest(
       const [x, y] = [String((a as { name?: unknown }).name), String((b as { name?: unknown }).name)];
       return x < y ? -1 : x > y ? 1 : 0;
     });
-  return `sha256:${await sha256Hex(canonicalJson({ upstream: declared, tools }))}`;
+  return canonicalJson({ upstream: declared, tools });
 }
 
 /** `fail` when any of `probes` failed, `pass` when one passed and none failed, null when none ran. */

@@ -1,6 +1,7 @@
 import type * as z from "zod";
 import { lazily } from "../core/lazily";
 import type { MaskRule } from "../shaping/mask";
+import type { Certification } from "./certification";
 import { declaredFacts } from "./decision-facts";
 import type { CatalogFile, Expected, ExpectedValue, ToolDeclaration } from "./declaration";
 import {
@@ -58,6 +59,8 @@ export type CompiledDeclaration = Omit<ToolDeclaration, "input" | "output"> & {
  */
 export interface DeclaredNamespace {
   file: Omit<CatalogFile, "tools"> & { tools: CompiledDeclaration[] };
+  /** What `npm run tools -- certify` measured of each upstream, judged against its declaration at compile. */
+  certifications?: Record<string, Certification>;
   schemas: Record<string, () => DeclaredSchemas>;
 }
 
@@ -198,6 +201,7 @@ export function declaredTool(
   file: DeclaredNamespace["file"],
   tool: CompiledDeclaration,
   schemas: () => DeclaredSchemas,
+  certifications: DeclaredNamespace["certifications"] = {},
 ): ToolSpec {
   const built = lazily(schemas);
   const pathFields = "path" in tool.request ? placeholders(tool.request.path) : [];
@@ -229,7 +233,7 @@ export function declaredTool(
       request: requestOf(tool, file),
       ...(credential ? { credential } : {}),
       ...(remote ? { remote } : {}),
-      idempotency: keyPromiseOf(upstream),
+      idempotency: keyPromiseOf(upstream, certifications[tool.request.upstream]),
     },
     settle: tool.settle ? settleReadOf(tool.settle) : null,
     timeout_ms: tool.timeout_ms,
@@ -280,12 +284,12 @@ export function declaredTool(
 
 /** Every tool of every declared namespace, built once per isolate when the catalog loads. */
 export function declaredTools(namespaces: readonly DeclaredNamespace[]): ToolSpec[] {
-  return namespaces.flatMap(({ file, schemas }) =>
+  return namespaces.flatMap(({ file, schemas, certifications }) =>
     file.tools.map((tool) => {
       const compiled = schemas[tool.name];
       // compile writes both together; a tool without schemas is a hand-edited generated file.
       if (!compiled) throw new Error(`the compiled catalog has no schemas for ${tool.name}`);
-      return declaredTool(file, tool, compiled);
+      return declaredTool(file, tool, compiled, certifications);
     }),
   );
 }

@@ -1,22 +1,31 @@
+import type { Certification } from "./certification";
 import type { CatalogFile } from "./declaration";
 import type { KeyPromise } from "./define-tool";
 
 type UpstreamDeclaration = CatalogFile["upstreams"][string];
 
 /**
- * What an upstream's declaration promises about the proxy's key. An HTTP upstream that leaves it out
- * is `undecided` (check allows that only for reads) and is sent the key as if honoured: a read is
+ * What an upstream's declaration promises about the proxy's key, weighed against what a
+ * certification of that same declaration measured. A certification that saw a second effect under
+ * one key refutes "honoured": the upstream is then treated as not honouring keys, whatever it
+ * declares. One that saw none makes a declared "honoured" certified. A stale one (of other
+ * declarations) or none leaves the declaration as it is. An HTTP upstream that says nothing is
+ * `undecided` (check allows that only for reads) and is sent the key as if honoured: a read is
  * never in doubt, so nothing rests on it.
  */
-export function keyPromiseOf(upstream: UpstreamDeclaration | undefined): KeyPromise {
+export function keyPromiseOf(
+  upstream: UpstreamDeclaration | undefined,
+  certification: Certification | undefined,
+): KeyPromise {
   const idempotency = upstream?.idempotency;
   if (!idempotency) {
     return { header: "Idempotency-Key", honoured: true, basis: "undecided", retention_ms: null };
   }
-  return {
+  const declared = {
     header: "header" in idempotency ? idempotency.header : "Idempotency-Key",
-    honoured: idempotency.honoured,
-    basis: "declared",
     retention_ms: idempotency.retention_s === undefined ? null : idempotency.retention_s * 1_000,
   };
+  if (certification?.status === "refuted") return { ...declared, honoured: false, basis: "refuted" };
+  const certified = certification?.status === "certified" && idempotency.honoured;
+  return { ...declared, honoured: idempotency.honoured, basis: certified ? "certified" : "declared" };
 }

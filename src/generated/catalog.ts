@@ -391,6 +391,19 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             },
             "answer_by_key": "/shipments/idempotency-keys/{key}"
           },
+          "certify": {
+            "args": {
+              "order_id": "A1002",
+              "destination": {
+                "name": "James O'Connor",
+                "street": "20 Beacon St",
+                "city": "Boston",
+                "postal_code": "02108",
+                "country": "US"
+              },
+              "reason": "Certification probe"
+            }
+          },
           "freshness": {
             "resource": "shipment:{order_id}",
             "version_field": "version"
@@ -435,6 +448,14 @@ export const declaredNamespaces: DeclaredNamespace[] = [
           }
         }
       ]
+    },
+    certifications: {
+      "SHIPMENTS_API": {
+        "status": "certified",
+        "key_reuse": "pass",
+        "credential": "pass",
+        "at": "2026-12-07T23:15:04.773Z"
+      }
     },
     schemas: {
       "lookup_shipment": () => ({
@@ -555,6 +576,11 @@ export const declaredNamespaces: DeclaredNamespace[] = [
               "owned_by_tenant": "order_id"
             }
           ],
+          "certify": {
+            "args": {
+              "order_id": "A1001"
+            }
+          },
           "freshness": {
             "resource": "order:{order_id}",
             "version_field": "version"
@@ -692,6 +718,12 @@ export const declaredNamespaces: DeclaredNamespace[] = [
               "owned_by_tenant": "order_id"
             }
           ],
+          "certify": {
+            "args": {
+              "customer_id": "C100",
+              "template": "shipping_delay"
+            }
+          },
           "output": {
             "trusted_text": {
               "draft_id": "an id the upstream system assigns; no customer or outsider chooses it",
@@ -763,6 +795,13 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             },
             "on_mismatch": {
               "message": "The CRM confirmed ticket {result.ticket_id} for {args.customer_id}, but reading it back shows a different ticket."
+            }
+          },
+          "certify": {
+            "args": {
+              "customer_id": "C100",
+              "priority": "low",
+              "summary": "Certification probe: a ticket nobody works on"
             }
           },
           "dry_run": "The sandbox CRM stores the ticket and answers as the real one does; only production reveals whether an urgent ticket reaches the on-call team's pager.",
@@ -881,6 +920,13 @@ export const declaredNamespaces: DeclaredNamespace[] = [
             },
             "on_mismatch": {
               "message": "The payment API confirmed refund {result.refund_id}, but the order shows no such refund."
+            }
+          },
+          "certify": {
+            "args": {
+              "order_id": "A1001",
+              "amount_cents": 100,
+              "reason": "out_of_stock"
             }
           },
           "decision_context": {
@@ -1069,6 +1115,32 @@ export const declaredNamespaces: DeclaredNamespace[] = [
           }
         }
       ]
+    },
+    certifications: {
+      "CRM_API": {
+        "status": "certified",
+        "key_reuse": "pass",
+        "credential": "pass",
+        "at": "2026-12-07T23:15:26.475Z"
+      },
+      "EMAIL_API": {
+        "status": "none",
+        "key_reuse": null,
+        "credential": "pass",
+        "at": "2026-12-07T23:15:26.475Z"
+      },
+      "ORDERS_API": {
+        "status": "none",
+        "key_reuse": null,
+        "credential": "pass",
+        "at": "2026-12-07T23:15:26.475Z"
+      },
+      "PAYMENTS_API": {
+        "status": "certified",
+        "key_reuse": "pass",
+        "credential": "pass",
+        "at": "2026-12-07T23:15:26.475Z"
+      }
     },
     schemas: {
       "lookup_order": () => ({

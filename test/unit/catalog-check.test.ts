@@ -79,7 +79,7 @@ describe("npm run tools -- check", () => {
       "tools[2].certify.args.order_id",
       "not a valid argument of pay_out_settled_needlessly",
     );
-    expectProblem("idempotency", "tools[3].certify", "a read tool is not certified");
+    expect(problems.some((problem) => problem.includes("idempotency.yaml: tools[3].certify"))).toBe(false);
   });
 
   it("refuses an undeclared upstream and a secret the deploy template does not list", () => {

@@ -11,7 +11,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import YAML from "yaml";
 import { freePort } from "../../scripts/free-port.mjs";
 import { runCertify } from "../../scripts/tools/certify";
 import {
@@ -33,30 +32,6 @@ const FIXTURE = fileURLToPath(new URL("../fixtures/key-ignoring/refunds.yaml", i
 const SANDBOX_WAIT_MS = 120_000;
 
 /** The shipped catalog files with `certify.args` added to the named tools. */
-const CERTIFY_ARGS: Record<string, Record<string, Record<string, unknown>>> = {
-  "support.yaml": {
-    lookup_order: { order_id: "A1002" },
-    create_internal_ticket: {
-      customer_id: "C100",
-      priority: "low",
-      summary: "Certification probe of the CRM: close this ticket.",
-    },
-    issue_refund: { order_id: "A1002", amount_cents: 500, reason: "price_error" },
-  },
-  "shipping.yaml": {
-    reroute_shipment: {
-      order_id: "A1004",
-      destination: {
-        name: "Maria Gonzalez",
-        street: "1 Market St",
-        city: "San Francisco",
-        postal_code: "94105",
-        country: "US",
-      },
-      reason: "certification probe",
-    },
-  },
-};
 
 let dir: string;
 const output: string[] = [];
@@ -89,20 +64,15 @@ describe("certify against the sandbox", () => {
     }
   });
 
-  function copyWithArgs(name: string) {
-    const document = YAML.parseDocument(readFileSync(join(root, "catalog", name), "utf8"));
-    const tools = document.toJS().tools as { name: string }[];
-    tools.forEach((tool, index) => {
-      const args = CERTIFY_ARGS[name]?.[tool.name];
-      if (args) document.setIn(["tools", index, "certify"], document.createNode({ args }));
-    });
-    writeFileSync(join(dir, name), document.toString({ lineWidth: 100 }));
+  /** The shipped namespace as it is: its tools declare the arguments a certification sends. */
+  function copyShipped(name: string) {
+    writeFileSync(join(dir, name), readFileSync(join(root, "catalog", name), "utf8"));
   }
 
   it(
-    "passes support's upstreams whose write tools declare certify.args, and skips the others' probes",
+    "passes the shipped support namespace, skipping only the probes of a tool that declares no certify.args",
     async () => {
-      copyWithArgs("support.yaml");
+      copyShipped("support.yaml");
       expect(await certify(["support"]), printed()).toBe(0);
       const record = recordIn("support.certification.json");
       expect(record).toMatchObject({ format: 1, namespace: "support", environment: "sandbox" });
@@ -123,11 +93,17 @@ describe("certify against the sandbox", () => {
           credential: "pass",
         });
       }
-      // send_customer_email declares no certify.args: its probes are skipped, saying so.
+      // send_customer_email declares no certify.args (it sends a draft that must exist first): its
+      // key probes are skipped, saying so; the email API's credential is probed on the draft tool.
       const email = record.upstreams.EMAIL_API?.probes ?? [];
-      expect(email.length).toBeGreaterThan(0);
-      for (const probe of email)
-        expect(probe).toMatchObject({ result: "skipped", detail: "declare certify.args" });
+      expect(email.map((probe) => [probe.tool, probe.probe, probe.result])).toEqual([
+        ["send_customer_email", "key_reuse_same_body", "skipped"],
+        ["send_customer_email", "postcondition_read", "skipped"],
+        ["send_customer_email", "key_reuse_other_body", "skipped"],
+        ["draft_customer_email", "no_credential", "pass"],
+        ["draft_customer_email", "forged_credential", "pass"],
+        ["draft_customer_email", "credential_for_other_request", "pass"],
+      ]);
       // A read-only upstream gets the credential probes on its read.
       expect(record.upstreams.ORDERS_API?.probes.map((probe) => probe.result)).toEqual([
         "pass",
@@ -145,7 +121,7 @@ describe("certify against the sandbox", () => {
   it(
     "passes shipping's reroute, its effect named by the whole answer (its postcondition names no result value)",
     async () => {
-      copyWithArgs("shipping.yaml");
+      copyShipped("shipping.yaml");
       expect(await certify(["shipping"]), printed()).toBe(0);
       const upstream = recordIn("shipping.certification.json").upstreams.SHIPMENTS_API;
       expect(upstream?.verdict).toBe("pass");

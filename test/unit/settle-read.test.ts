@@ -72,7 +72,7 @@ describe("a settling read of a write in doubt", () => {
 
 describe("what an upstream promises about the key", () => {
   it("is undecided, and sent as Idempotency-Key, when the declaration says nothing", () => {
-    expect(keyPromiseOf({ credential: { kind: "proxy_jwt" }, base: undefined })).toEqual({
+    expect(keyPromiseOf({ credential: { kind: "proxy_jwt" }, base: undefined }, undefined)).toEqual({
       header: "Idempotency-Key",
       honoured: true,
       basis: "undecided",
@@ -81,11 +81,12 @@ describe("what an upstream promises about the key", () => {
   });
 
   it("is what the declaration says, retention in milliseconds", () => {
-    const promise = keyPromiseOf({
-      credential: { kind: "proxy_jwt" },
+    const upstream = {
+      credential: { kind: "proxy_jwt" as const },
       base: undefined,
       idempotency: { header: "X-Request-Key", honoured: false, retention_s: 86_400 },
-    });
+    };
+    const promise = keyPromiseOf(upstream, undefined);
     expect(promise).toEqual({
       header: "X-Request-Key",
       honoured: false,
@@ -94,13 +95,36 @@ describe("what an upstream promises about the key", () => {
     });
   });
 
-  it("is declared honoured for every shipped write tool", () => {
+  it("is not honoured once a certification of this declaration saw a second effect under one key", () => {
+    const upstream = {
+      credential: { kind: "proxy_jwt" as const },
+      base: undefined,
+      idempotency: { header: "Idempotency-Key", honoured: true },
+    };
+    const measured = (status: "certified" | "refuted" | "stale" | "none") => ({
+      status,
+      key_reuse: null,
+      credential: null,
+      at: "2026-12-07T00:00:00Z",
+    });
+    expect(keyPromiseOf(upstream, measured("refuted"))).toMatchObject({ honoured: false, basis: "refuted" });
+    expect(keyPromiseOf(upstream, measured("certified"))).toMatchObject({
+      honoured: true,
+      basis: "certified",
+    });
+    // A record of other declarations says nothing of these: the declaration stands.
+    expect(keyPromiseOf(upstream, measured("stale"))).toMatchObject({ honoured: true, basis: "declared" });
+    expect(keyPromiseOf(upstream, measured("none"))).toMatchObject({ honoured: true, basis: "declared" });
+  });
+
+  it("is honoured, declared or certified, for every shipped write tool", () => {
     const writes = catalog
       .all()
       .filter((tool) => tool.side_effect === "write" || tool.side_effect === "destructive");
     expect(writes.length).toBeGreaterThan(0);
     for (const tool of writes) {
-      expect(tool.upstream?.idempotency, tool.name).toMatchObject({ honoured: true, basis: "declared" });
+      expect(tool.upstream?.idempotency, tool.name).toMatchObject({ honoured: true });
+      expect(["declared", "certified"]).toContain(tool.upstream?.idempotency?.basis);
     }
   });
 });
