@@ -18,9 +18,9 @@ module.exports = {
     {
       name: "pure-stages-reach-no-storage",
       comment:
-        "The call's stages (pipeline/), shaping and the rules of effects across runs (effects/) are pure: they return what to write and send, and the ledger applies it. They import no Durable Object storage, no cloudflare: module and no Hono.",
+        "The call's decisions (machine/), shaping and the rules of effects across runs (effects/) are pure: they return what to write and send, and the ledger applies it. They import no Durable Object storage, no cloudflare: module and no Hono.",
       severity: "error",
-      from: { path: "^src/(pipeline|shaping|effects)/" },
+      from: { path: "^src/(machine|shaping|effects)/" },
       to: { path: ["^src/ledger/", "^cloudflare:", "(^|/)node_modules/hono/", "^hono"] },
     },
     {

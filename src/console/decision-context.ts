@@ -3,8 +3,7 @@ import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import { newContextCallId } from "../core/ids";
 import type { Env } from "../env";
-import { buildRequest, executeRequest } from "../pipeline/dispatch";
-import { problemFields, validateArguments } from "../pipeline/validate";
+import { problemFields, validateArguments } from "../machine/validate";
 import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
 import { resolveUpstream } from "../upstream/bindings";
@@ -14,6 +13,7 @@ import {
   issueUpstreamCredential,
   staticAuthorization,
 } from "../upstream/credential";
+import { buildRequest, executeRequest } from "../upstream/dispatch";
 
 /** The facts an operator reads before deciding, or why they could not be read. */
 export interface DecisionContextView {

@@ -2,11 +2,11 @@ import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import { newPreviewRequestId } from "../core/ids";
 import type { Env } from "../env";
-import type { StoredRequest } from "../pipeline/run-state";
-import { sendAttempt } from "../pipeline/send-attempt";
+import type { StoredRequest } from "../machine/run-state";
 import { catalog } from "../tools";
 import { resolveUpstream, upstreamTarget } from "../upstream/bindings";
 import { bearer, credentialExpiry, issueUpstreamCredential } from "../upstream/credential";
+import { sendAttempt } from "../upstream/send-attempt";
 
 /** What an operator approving a send reads: the stored draft's text at the version the call names. */
 export interface DraftPreview {

@@ -2,7 +2,7 @@ import type { ApprovalRecord } from "../approvals/model";
 import { tenantObject } from "../config/placement";
 import type { EffectFate } from "../effects/fate";
 import type { Env } from "../env";
-import type { RunToolSet } from "../pipeline/grants";
+import type { RunToolSet } from "../machine/grants";
 import type { ResultPage } from "../tools/builtins";
 import type { Envelope } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";

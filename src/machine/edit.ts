@@ -6,9 +6,9 @@ import type { TenantConfig } from "../config/tenants";
 import { canonicalJson, differingFields } from "../core/canonical-json";
 import { callDigest, deriveIdempotencyKey } from "../core/idempotency-key";
 import { applyMasks } from "../shaping/mask";
+import { buildRequest } from "../upstream/dispatch";
 import type { FailureSpec } from "../wire/envelope";
 import type { AgentCall } from "./admit";
-import { buildRequest } from "./dispatch";
 import { prepareCall } from "./prepare";
 import type { RunMeta, StoredRequest } from "./run-state";
 

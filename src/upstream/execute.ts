@@ -3,10 +3,16 @@ import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import { type TraceParent, upstreamTraceparent } from "../core/trace-context";
 import type { Env } from "../env";
+import { context } from "../machine/answers";
+import { grantedTools, reachOf } from "../machine/grants";
+import { completionOf, traceable } from "../machine/record";
+import type { RunMeta, StoredRequest, Taint, TraceCompletion } from "../machine/run-state";
+import { type ResultKeeper, type ShapedResult, shapeResult } from "../machine/shape";
 import { type FaultSource, injectFaults } from "../scenarios/inject";
 import type { FaultPlan } from "../scenarios/modes";
 import { catalog } from "../tools";
-import { resolveUpstream, type Upstream } from "../upstream/bindings";
+import { type ApprovalBlock, type Envelope, type EnvelopeContext, failure, success } from "../wire/envelope";
+import { resolveUpstream, type Upstream } from "./bindings";
 import {
   bearer,
   CREDENTIAL_MARGIN_MS,
@@ -15,16 +21,10 @@ import {
   issueUpstreamCredential,
   staticAuthorization,
   type UpstreamAuthorization,
-} from "../upstream/credential";
-import { type ApprovalBlock, type Envelope, type EnvelopeContext, failure, success } from "../wire/envelope";
-import { context } from "./answers";
+} from "./credential";
 import { type AttemptRecord, buildRequest, type Execution, executeRequest } from "./dispatch";
 import { executeRemote } from "./dispatch-remote";
-import { grantedTools, reachOf } from "./grants";
-import { completionOf, traceable } from "./record";
 import { lostAnswerRead, withRecoveredAnswer } from "./recover";
-import type { RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
-import { type ResultKeeper, type ShapedResult, shapeResult } from "./shape";
 
 /** What the stages after admission keep in, and read from, the run's own storage. */
 export interface RunKeeping {

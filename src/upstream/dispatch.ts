@@ -2,16 +2,16 @@ import { idempotencyHeaderOf, type ToolSpec } from "../catalog/define-tool";
 import { dispatchBudgetMs } from "../catalog/timeout-rules";
 import { exceededIn } from "../core/answer-bounds";
 import { canonicalJson } from "../core/canonical-json";
-import type { Upstream } from "../upstream/bindings";
-import { upstreamTarget } from "../upstream/bindings";
-import type { UpstreamAuthorization } from "../upstream/credential";
-import { decideRetry } from "../upstream/retry";
+import type { StoredRequest } from "../machine/run-state";
+import { validateOutput } from "../machine/validate";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
+import type { Upstream } from "./bindings";
+import { upstreamTarget } from "./bindings";
 import { type Classification, classifyUpstream, tooLarge } from "./classify";
-import type { StoredRequest } from "./run-state";
+import type { UpstreamAuthorization } from "./credential";
+import { decideRetry } from "./retry";
 import { sendAttempt } from "./send-attempt";
-import { validateOutput } from "./validate";
 
 /** One upstream attempt as the trace records it: the wire schema's type. */
 export type { AttemptRecord } from "../wire/trace-entry";
