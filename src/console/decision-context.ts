@@ -3,6 +3,7 @@ import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import { newContextCallId } from "../core/ids";
 import type { Env } from "../env";
+import { buildRequest } from "../machine/request";
 import { problemFields, validateArguments } from "../machine/validate";
 import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
@@ -13,7 +14,7 @@ import {
   issueUpstreamCredential,
   staticAuthorization,
 } from "../upstream/credential";
-import { buildRequest, executeRequest } from "../upstream/dispatch";
+import { executeRequest } from "../upstream/dispatch";
 
 /** The facts an operator reads before deciding, or why they could not be read. */
 export interface DecisionContextView {

@@ -2,9 +2,10 @@ import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import { newPreviewRequestId } from "../core/ids";
 import type { Env } from "../env";
+import { upstreamTarget } from "../machine/request";
 import type { StoredRequest } from "../machine/run-state";
 import { catalog } from "../tools";
-import { resolveUpstream, upstreamTarget } from "../upstream/bindings";
+import { resolveUpstream } from "../upstream/bindings";
 import { bearer, credentialExpiry, issueUpstreamCredential } from "../upstream/credential";
 import { sendAttempt } from "../upstream/send-attempt";
 

@@ -6,10 +6,10 @@ import type { TenantConfig } from "../config/tenants";
 import { canonicalJson, differingFields } from "../core/canonical-json";
 import { callDigest, deriveIdempotencyKey } from "../core/idempotency-key";
 import { applyMasks } from "../shaping/mask";
-import { buildRequest } from "../upstream/dispatch";
 import type { FailureSpec } from "../wire/envelope";
 import type { AgentCall } from "./admit";
 import { prepareCall } from "./prepare";
+import { buildRequest } from "./request";
 import type { RunMeta, StoredRequest } from "./run-state";
 
 /**

@@ -4,8 +4,9 @@ import type { ResultSummary } from "../shaping/cap";
 import { capResult } from "../shaping/cap";
 import { fenceText, fenceUntrusted } from "../shaping/fence";
 import { applyMasks } from "../shaping/mask";
-import type { AttemptRecord, Execution } from "../upstream/dispatch";
 import type { FailureSpec } from "../wire/envelope";
+import type { AttemptRecord } from "../wire/trace-entry";
+import type { Execution } from "./request";
 import type { Taint } from "./run-state";
 import { problemFields, validateArguments } from "./validate";
 

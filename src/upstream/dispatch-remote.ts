@@ -1,12 +1,13 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { RemoteTool, ToolSpec } from "../catalog/define-tool";
+import type { Execution } from "../machine/request";
 import type { StoredRequest } from "../machine/run-state";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
 import type { Upstream } from "./bindings";
 import { type Classification, classifyUpstream, tooLarge } from "./classify";
 import type { CredentialRequest, UpstreamAuthorization } from "./credential";
-import { afterAttempt, attemptTimeoutMs, dispatchEnd, type Execution, effectAttempt } from "./dispatch";
+import { afterAttempt, attemptTimeoutMs, dispatchEnd, effectAttempt } from "./dispatch";
 import type { RemoteOutcome } from "./mcp-call";
 
 /**

@@ -6,12 +6,14 @@ import type { Env } from "../env";
 import { context } from "../machine/answers";
 import { grantedTools, reachOf } from "../machine/grants";
 import { completionOf, traceable } from "../machine/record";
+import { buildRequest, type Execution } from "../machine/request";
 import type { RunMeta, StoredRequest, Taint, TraceCompletion } from "../machine/run-state";
 import { type ResultKeeper, type ShapedResult, shapeResult } from "../machine/shape";
 import { type FaultSource, injectFaults } from "../scenarios/inject";
 import type { FaultPlan } from "../scenarios/modes";
 import { catalog } from "../tools";
 import { type ApprovalBlock, type Envelope, type EnvelopeContext, failure, success } from "../wire/envelope";
+import type { AttemptRecord } from "../wire/trace-entry";
 import { resolveUpstream, type Upstream } from "./bindings";
 import {
   bearer,
@@ -22,7 +24,7 @@ import {
   staticAuthorization,
   type UpstreamAuthorization,
 } from "./credential";
-import { type AttemptRecord, buildRequest, type Execution, executeRequest } from "./dispatch";
+import { executeRequest } from "./dispatch";
 import { executeRemote } from "./dispatch-remote";
 import { lostAnswerRead, withRecoveredAnswer } from "./recover";
 

@@ -8,6 +8,7 @@ import type { AgentCall } from "../machine/admit";
 import { context, knownEffect } from "../machine/answers";
 import { grantedTools, MAX_DISCOVERY_CALLS, reachOf, runTools } from "../machine/grants";
 import { type CallRequest, type CallScope, prepareCall } from "../machine/prepare";
+import { buildRequest } from "../machine/request";
 import { refuseChangedCatalog } from "../machine/resolve";
 import type { CallRecord, RunMeta } from "../machine/run-state";
 import { withTaint } from "../machine/taint";
@@ -15,7 +16,6 @@ import { refuseUnfitFault } from "../scenarios/accept";
 import type { FaultPlan } from "../scenarios/modes";
 import { applyMasks } from "../shaping/mask";
 import { catalog, discoveryTools } from "../tools";
-import { buildRequest } from "../upstream/dispatch";
 import { type Envelope, failure } from "../wire/envelope";
 
 /** A tool call as the run's ledger receives it from the door. */

@@ -10,6 +10,7 @@ import type { Counters } from "../../src/machine/budget";
 import { type DecideStep, type Decision, decideApproval } from "../../src/machine/decide";
 import { prepareCall } from "../../src/machine/prepare";
 import { completionOf } from "../../src/machine/record";
+import { buildRequest } from "../../src/machine/request";
 import { alarmRings, endRun } from "../../src/machine/run-events";
 import type {
   CallRecord,
@@ -22,7 +23,6 @@ import type {
 import { joinedAnswer, settleSend } from "../../src/machine/settle";
 import { sweepApprovals, type Write, whyCannotExecute } from "../../src/machine/writes";
 import { catalog } from "../../src/tools";
-import { buildRequest } from "../../src/upstream/dispatch";
 import { type Envelope, failure, success } from "../../src/wire/envelope";
 import type { RunLimits } from "../../src/wire/run-status";
 import { propertyPlans } from "../property-plan";

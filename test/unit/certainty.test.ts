@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import type { ToolSpec } from "../../src/catalog/define-tool";
 import { keyHistory } from "../../src/machine/certainty";
 import { completionOf } from "../../src/machine/record";
+import { buildRequest } from "../../src/machine/request";
 import type { CallRecord, RunMeta } from "../../src/machine/run-state";
 import { settleSend } from "../../src/machine/settle";
 import type { Write } from "../../src/machine/writes";
 import { catalog } from "../../src/tools";
 import { classifyUpstream, type UpstreamResult } from "../../src/upstream/classify";
-import { buildRequest } from "../../src/upstream/dispatch";
 import { type Envelope, failure, type NextAction, success } from "../../src/wire/envelope";
 
 /**

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { defineTool } from "../../src/catalog/define-tool";
+import { buildRequest } from "../../src/machine/request";
 import { catalog } from "../../src/tools";
-import { buildRequest } from "../../src/upstream/dispatch";
 
 const reserveWidget = (idempotencyHeader?: string) =>
   defineTool({

@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 import type { ToolSpec } from "../../src/catalog/define-tool";
 import { readDecisionContext } from "../../src/console/decision-context";
 import type { Env } from "../../src/env";
+import { buildRequest, type Execution } from "../../src/machine/request";
 import { type ResultKeeper, shapeResult } from "../../src/machine/shape";
 import { validateArguments } from "../../src/machine/validate";
 import { catalog } from "../../src/tools";
-import { buildRequest, type Execution } from "../../src/upstream/dispatch";
 import { propertyPlans } from "../property-plan";
 
 const plan = propertyPlans(process.env);

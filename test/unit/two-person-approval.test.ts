@@ -4,11 +4,11 @@ import { approverRequirement, holdsRole, samePerson } from "../../src/approvals/
 import { APPROVAL_TTL_MS, type ApprovalRecord } from "../../src/approvals/model";
 import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
 import { type DecideStep, decideApproval } from "../../src/machine/decide";
+import { buildRequest } from "../../src/machine/request";
 import { alarmRings } from "../../src/machine/run-events";
 import type { CallRecord, RunMeta } from "../../src/machine/run-state";
 import type { Write } from "../../src/machine/writes";
 import { catalog } from "../../src/tools";
-import { buildRequest } from "../../src/upstream/dispatch";
 import { propertyPlans } from "../property-plan";
 import { openAcmeRun } from "./support/open-run";
 import { pendingApproval } from "./support/pending-approval";

@@ -11,9 +11,9 @@ import { parseTenants } from "../../src/config/tenants";
 import { deriveIdempotencyKey } from "../../src/core/idempotency-key";
 import { KeyStore } from "../../src/ledger/key-store";
 import type { RunLedger } from "../../src/ledger/run-ledger";
+import { buildRequest } from "../../src/machine/request";
 import { catalog } from "../../src/tools";
 import { issueUpstreamCredential } from "../../src/upstream/credential";
-import { buildRequest } from "../../src/upstream/dispatch";
 import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
 import { configuredSigningKeys } from "./upstream-credentials";
 
