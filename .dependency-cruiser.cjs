@@ -18,9 +18,9 @@ module.exports = {
     {
       name: "pure-stages-reach-no-storage",
       comment:
-        "The call's stages (pipeline/), shaping and the rules of effects across runs (effects/) are pure: they return what to write and send, and the ledger applies it. They import no Durable Object storage, no cloudflare: module and no Hono.",
+        "The call's decisions (machine/), shaping and the rules of effects across runs (effects/) are pure: they return what to write and send, and the ledger applies it. They import no Durable Object storage, no cloudflare: module and no Hono.",
       severity: "error",
-      from: { path: "^src/(pipeline|shaping|effects)/" },
+      from: { path: "^src/(machine|shaping|effects)/" },
       to: { path: ["^src/ledger/", "^cloudflare:", "(^|/)node_modules/hono/", "^hono"] },
     },
     {
@@ -30,6 +30,43 @@ module.exports = {
       severity: "error",
       from: { path: "^src/effects/" },
       to: { path: ["^src/ledger/", "^src/env\\.ts$", "^cloudflare:", "(^|/)node_modules/hono/", "^hono"] },
+    },
+    {
+      name: "machine-is-pure",
+      comment:
+        "machine/ holds the call's decisions as pure functions: what to admit, decide, settle and write, the request to store, the shape of a result. It names nothing that reaches outside the Worker or past its inputs (the environment, storage, upstreams, egress, scenarios, the catalog this deployment serves, HTTP, MCP, the console), not even as a type; what it needs of them, its caller passes in.",
+      severity: "error",
+      from: { path: "^src/machine/" },
+      to: {
+        path: [
+          "^src/env\\.ts$",
+          "^src/(ledger|upstream|egress|scenarios|tools|generated|http|routes|mcp|console|door|workflow|oauth|auth|metrics)/",
+          "(^|/)node_modules/hono/",
+          "^hono",
+          "(^|/)node_modules/@modelcontextprotocol/",
+          "^@modelcontextprotocol",
+          "^cloudflare:",
+        ],
+      },
+    },
+    {
+      name: "machine-takes-catalog-and-tenants-as-arguments",
+      comment:
+        "machine/ may name the catalog's and the tenants' types, but never loads the catalog or the configuration itself: the caller resolves the tool, the run's tools and the tenant and passes them in.",
+      severity: "error",
+      from: { path: "^src/machine/" },
+      to: {
+        path: ["^src/catalog/catalog\\.ts$", "^src/config/(load|tenants)\\.ts$"],
+        dependencyTypesNot: ["type-only"],
+      },
+    },
+    {
+      name: "upstream-credentials-are-issued-once",
+      comment:
+        "Every credential an upstream receives is issued by upstream/authorize.ts, for a run's dispatch and an operator's read alike (upstream/operator-read.ts): nothing else signs one, so their lifetime and scope have one rule.",
+      severity: "error",
+      from: { path: "^src/", pathNot: ["^src/upstream/(authorize|credential)\\.ts$"] },
+      to: { path: "^src/upstream/credential\\.ts$", dependencyTypesNot: ["type-only"] },
     },
     {
       name: "workflows-reach-storage-through-ports",

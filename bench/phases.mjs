@@ -14,7 +14,7 @@ const WARM_ORDERS = 20;
 /**
  * The proxy reuses an upstream credential it signed for the same request of the same run only
  * while the credential has more than the tool's timeout and half its margin left, so at most about
- * a second after signing it (`credentialFor`, src/pipeline/execute.ts). The idle-run phase's warm
+ * a second after signing it (`authorizationFor`, src/upstream/authorize.ts). The idle-run phase's warm
  * run reads its timed orders this long before their timed reads at least, so each timed read signs
  * its own credential, as the idle run's read, whose credential expired as its object left memory.
  */

@@ -17,7 +17,7 @@ export const BENCH_PROFILE = "bench";
 const MCP_VERSION = "2025-06-18";
 /**
  * The orders the reads name, in turn. More than the proxy keeps recently signed upstream
- * credentials for (RECENT_CREDENTIALS_MAX in src/pipeline/execute.ts), so a read never reuses the
+ * credentials for (RECENT_CREDENTIALS_MAX in src/upstream/authorize.ts), so a read never reuses the
  * credential a read of the same order signed a moment before: every proxied read signs its own, as
  * a production read of a new request does, in one run as over many.
  */
@@ -34,7 +34,7 @@ const ticket = (index, runId) => ({
 });
 
 /**
- * A ticket's body as the proxy sends it (src/pipeline/dispatch.ts, `buildRequest`): canonical JSON,
+ * A ticket's body as the proxy sends it (src/machine/request.ts, `buildRequest`): canonical JSON,
  * keys sorted, no whitespace. The credential binds these exact bytes, so a direct request must send
  * them too; the ticket's values are plain strings, which JSON.stringify writes as canonical JSON does.
  */

@@ -1,5 +1,5 @@
 import { createLocalJWKSet, type JWTVerifyGetKey } from "jose";
-import { parseUpstreamJwks } from "../../src/upstream/signing-keys";
+import { parseUpstreamJwks } from "../../src/config/signing-keys";
 import type { SandboxStore } from "./store";
 
 export interface SandboxEnv {

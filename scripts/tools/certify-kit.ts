@@ -3,8 +3,8 @@
 // answer (the values the postcondition names, else the whole answer).
 import type { ProbeResult } from "../../src/catalog/certification";
 import { pointerTokens, resolvePointer } from "../../src/catalog/templates";
+import type { UpstreamSigningKey } from "../../src/config/signing-keys";
 import { canonicalJson, differingFields } from "../../src/core/canonical-json";
-import type { UpstreamSigningKey } from "../../src/upstream/signing-keys";
 import type { Args, CertifyNamespace, CertifyTool, CertifyUpstream } from "./certify-namespace";
 import { CertifyError } from "./certify-reach";
 import {

@@ -2,8 +2,10 @@
 // the stored request of `buildRequest` (canonical JSON body, the tool's literal headers), the key in
 // the upstream's idempotency header, and the credential `execute.ts` would present (a declared static
 // header when its secret is set, else the proxy's JWT for the tool and this one request).
-import { buildRequest } from "../../src/pipeline/dispatch";
-import type { StoredRequest } from "../../src/pipeline/run-state";
+
+import type { UpstreamSigningKey } from "../../src/config/signing-keys";
+import { buildRequest } from "../../src/machine/request";
+import type { StoredRequest } from "../../src/machine/run-state";
 import {
   bearer,
   type CredentialRequest,
@@ -12,7 +14,6 @@ import {
   staticAuthorization,
   type UpstreamAuthorization,
 } from "../../src/upstream/credential";
-import type { UpstreamSigningKey } from "../../src/upstream/signing-keys";
 import type { Args, CertifyTool, CertifyUpstream } from "./certify-namespace";
 import { CertifyError } from "./certify-reach";
 

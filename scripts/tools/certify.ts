@@ -12,8 +12,8 @@ import {
   type ProbeResult,
   upstreamDigest,
 } from "../../src/catalog/certification";
+import { parseUpstreamSigningKeys, type UpstreamSigningKey } from "../../src/config/signing-keys";
 import { newRunId } from "../../src/core/ids";
-import { parseUpstreamSigningKeys, type UpstreamSigningKey } from "../../src/upstream/signing-keys";
 import { loadNamespace } from "./certify-namespace";
 import { certifyUpstream } from "./certify-probes";
 import { CertifyError, readDevVars, UpstreamReach, wranglerEnvironment } from "./certify-reach";

@@ -2,11 +2,11 @@ import { parseAgentKeyHashes } from "../auth/agent-keys";
 import { parseKeyHashes, parseKeyList } from "../auth/keys";
 import { type OperatorKeys, parseOperatorKeys } from "../auth/operator-keys";
 import type { Env } from "../env";
-import { parseUpstreamSigningKeys, type UpstreamSigningKey } from "../upstream/signing-keys";
 import { type EnvironmentName, EnvironmentSchema } from "../wire/envelope";
 import { parseCatalogWatchMs } from "./catalog-watch";
 import { type FaultInjection, parseFaultInjection } from "./fault-injection";
 import { parseResidencyMode, type ResidencyMode } from "./residency";
+import { parseUpstreamSigningKeys, type UpstreamSigningKey } from "./signing-keys";
 import { parseTenants, type Tenants } from "./tenants";
 
 /**

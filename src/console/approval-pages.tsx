@@ -45,7 +45,7 @@ async function renderApproval(
   const pending = found.approval.state === "pending";
   const [draft, context, valueUsage] = pending
     ? await Promise.all([
-        draftPreview(c.env, found.approval),
+        found.tool_namespace ? draftPreview(c.env, found.approval, found.tool_namespace) : null,
         found.tool_namespace ? readDecisionContext(c.env, found.approval, found.tool_namespace) : null,
         capsUsedToday(c.env, session.tenant),
       ])

@@ -1,19 +1,11 @@
 import type { DecisionFact } from "../catalog/define-tool";
-import { environmentOf } from "../config/environment";
-import { loadConfig } from "../config/load";
 import { newContextCallId } from "../core/ids";
 import type { Env } from "../env";
-import { buildRequest, executeRequest } from "../pipeline/dispatch";
-import { problemFields, validateArguments } from "../pipeline/validate";
+import { buildRequest } from "../machine/request";
+import { problemFields, validateArguments } from "../machine/validate";
 import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
-import { resolveUpstream } from "../upstream/bindings";
-import {
-  bearer,
-  credentialExpiry,
-  issueUpstreamCredential,
-  staticAuthorization,
-} from "../upstream/credential";
+import { readForOperator } from "../upstream/operator-read";
 
 /** The facts an operator reads before deciding, or why they could not be read. */
 export interface DecisionContextView {
@@ -29,8 +21,9 @@ const CONTEXT_TIMEOUT_MS = 2_500;
 
 /**
  * Reads what an operator needs to judge a pending approval, as the tool declares it
- * (`decision_context`): one fresh read through the read tool's own binding and credential, shaped
- * and masked as the model would see it, turned into facts. Null when the tool declares none.
+ * (`decision_context`): one fresh read through the read tool's own binding and credential
+ * (`upstream/operator-read.ts`), shaped and masked as the model would see it, turned into facts.
+ * Null when the tool declares none.
  * Nothing here touches the run's ledger: the read is not a call of the run and spends no budget.
  */
 export async function readDecisionContext(
@@ -53,44 +46,12 @@ export async function readDecisionContext(
       `${context.tool} cannot be asked about this call: its arguments do not fit ${context.tool} (${fields}). Judge the call without it.`,
     );
   }
-  const upstream = reader.upstream ? resolveUpstream(env, reader.upstream, environmentOf(env)) : null;
-  if (!upstream) return unreadable(`${context.tool} is not reachable from here.`);
+  const notReachable = unreadable(`${context.tool} is not reachable from here.`);
+  if (!reader.upstream) return notReachable;
   try {
-    const now = Date.now();
-    const timeout = Math.min(reader.timeout_ms, CONTEXT_TIMEOUT_MS);
-    const request = buildRequest(reader, args.args, {
-      key: null,
-      callId: newContextCallId(),
-    });
-    const credential =
-      staticAuthorization(reader.upstream?.credential, env) ??
-      bearer(
-        await issueUpstreamCredential(
-          {
-            tenant: approval.tenant,
-            run: approval.run_id,
-            tool: reader.name,
-            exp: credentialExpiry(now, timeout),
-            request: {
-              method: request.method,
-              target: request.target,
-              body: request.body,
-              idempotency_key: null,
-            },
-          },
-          loadConfig(env).upstreamSigningKeys,
-          now,
-        ),
-      );
-    const execution = await executeRequest({
-      tool: { ...reader, timeout_ms: timeout },
-      request,
-      upstream,
-      credential: async () => credential,
-      traceparent: null,
-      // A page waits for this read at most its short timeout, retries included.
-      deadlineAt: now + timeout,
-    });
+    const request = buildRequest(reader, args.args, { key: null, callId: newContextCallId() });
+    const execution = await readForOperator(env, approval, reader, request, CONTEXT_TIMEOUT_MS);
+    if (!execution) return notReachable;
     if (!execution.ok) {
       return unreadable(
         `${context.tool} answered ${execution.failure.code}: ${execution.failure.message} Judge the call without it, or reload.`,

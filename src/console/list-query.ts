@@ -1,5 +1,5 @@
 import type * as z from "zod";
-import { type ProblemSubject, problemsFromIssues } from "../pipeline/validate";
+import { type ProblemSubject, problemsFromIssues } from "../machine/validate";
 import type { Problem } from "../wire/envelope";
 
 /**

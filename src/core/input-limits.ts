@@ -6,7 +6,7 @@
  * impossible to send (catalog.ts). They are generous for any real tool call: a tool's own schema
  * is what tells an agent its arguments are too long, these only stop payloads no tool accepts.
  *
- * Refusals (pipeline/limit.ts, http/limits.ts) happen before the run's ledger, like a 413: they
+ * Refusals (machine/limit.ts, http/limits.ts) happen before the run's ledger, like a 413: they
  * spend no budget and are not traced. The rate limit, checked before them, bounds how often a
  * caller can send one.
  */

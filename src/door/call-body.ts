@@ -1,5 +1,5 @@
 import type * as z from "zod";
-import type { CallRequest } from "../pipeline/prepare";
+import type { CallRequest } from "../machine/prepare";
 import { CallBodySchema } from "../wire/call-body";
 import type { Problem } from "../wire/envelope";
 

@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { INPUT_LIMITS } from "../core/input-limits";
-import { structuralProblems } from "../pipeline/limit";
+import { structuralProblems } from "../machine/limit";
 import { failure, type Problem } from "../wire/envelope";
 import type { AppEnv } from "./app-env";
 import { requestContext, respond } from "./respond";
@@ -119,7 +119,7 @@ export function limitJsonBody(kind: "call" | "object"): MiddlewareHandler<AppEnv
         batch,
       );
     }
-    // A call's arguments are checked by the one entry of both doors (pipeline/limit.ts); here only
+    // A call's arguments are checked by the one entry of both doors (machine/limit.ts); here only
     // the rest of the body, so no argument is walked twice at the edge.
     const checked = kind === "call" && isObject(body) ? { ...body, args: undefined } : body;
     const problems = [

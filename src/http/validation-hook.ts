@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type * as z from "zod";
 import { lazily } from "../core/lazily";
 import type { Env } from "../env";
-import { omitNullOptionals, type ProblemSubject, problemsFromIssues } from "../pipeline/validate";
+import { omitNullOptionals, type ProblemSubject, problemsFromIssues } from "../machine/validate";
 import { failure, type Problem } from "../wire/envelope";
 import { requestContext, respond } from "./respond";
 
@@ -11,7 +11,7 @@ import { requestContext, respond } from "./respond";
  * Validation of every JSON route that is not a tool call (opening a run, operator decisions, the
  * approvals, tool-spec and result-page queries): `@hono/zod-validator` with one hook that answers
  * like the call path does. Each zod issue becomes a field-level problem `{field, reason, hint}` from
- * the same builder the tool-call pipeline uses (src/pipeline/validate.ts), inside a
+ * the same builder the tool-call pipeline uses (src/machine/validate.ts), inside a
  * `validation_error` envelope with HTTP 422. Tool-call bodies keep their own path: a malformed call
  * is still charged and traced by its run.
  */

@@ -9,7 +9,7 @@ import { notifyApproval } from "../approvals/notify";
 import type { SideEffect } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import type { Env } from "../env";
-import type { ApprovalDecisionRecord } from "../pipeline/writes";
+import type { ApprovalDecisionRecord } from "../machine/writes";
 import type { ApprovalEdit } from "../wire/approval";
 import type { ApprovalState, Envelope } from "../wire/envelope";
 

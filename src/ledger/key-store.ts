@@ -1,5 +1,5 @@
 import type { SideEffect } from "../catalog/define-tool";
-import type { CallRecord, KeyState, StoredRequest } from "../pipeline/run-state";
+import type { CallRecord, KeyState, StoredRequest } from "../machine/run-state";
 import type { Envelope } from "../wire/envelope";
 
 interface KeyRow extends Record<string, SqlStorageValue> {
@@ -175,7 +175,7 @@ export class KeyStore {
    * key in doubt. The request is written only when the key is new: a stored one is never replaced.
    * A key still `sending` was left so by a send a restart cut off, which may have acted: the answer
    * kept from before it no longer speaks for every send, so it is cleared, and the history this
-   * send settles against says "may have acted" (pipeline/certainty.ts), never an older "not done".
+   * send settles against says "may have acted" (machine/certainty.ts), never an older "not done".
    */
   send(key: string, tool: string, sideEffect: SideEffect, request: StoredRequest, now: number): void {
     const kept = this.#kept.get(key);

@@ -1,10 +1,10 @@
 import type { ApprovalRecord } from "../approvals/model";
-import type { RunToolSet } from "../pipeline/grants";
-import type { AgentCallInput } from "../pipeline/intake";
-import type { KeyState } from "../pipeline/run-state";
+import type { RunToolSet } from "../machine/grants";
+import type { KeyState } from "../machine/run-state";
 import type { ScenarioStep } from "../scenarios/scenario";
 import type { Envelope, FailureSpec, Problem } from "../wire/envelope";
 import type { RunLimits, RunStatus } from "../wire/run-status";
+import type { AgentCallInput } from "../workflow/intake-call";
 
 /** What the worker hands the RunLedger Durable Object over RPC, and what it gets back. */
 
@@ -104,7 +104,7 @@ export type DecideResult =
       code: "not_found" | "conflict_error";
       message: string;
       approval: ApprovalRecord | null;
-      /** Why an edit was refused while the approval still waits (see `Refusal` in pipeline/decide.ts). */
+      /** Why an edit was refused while the approval still waits (see `Refusal` in machine/decide.ts). */
       reason?: "duplicate_unconfirmed" | "edit_over_cap";
     }
   | {

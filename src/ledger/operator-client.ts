@@ -2,7 +2,7 @@ import { holdsRole } from "../approvals/approvers";
 import type { ApprovalFilters, RunFilters } from "../approvals/list-filters";
 import { tenantObject } from "../config/placement";
 import type { Env } from "../env";
-import { toolOfRun } from "../pipeline/grants";
+import { toolOfRun } from "../machine/grants";
 import { catalog } from "../tools";
 import type { ApprovalDuplicate, ApprovalRecord } from "../wire/approval";
 import type { ApprovalDetail } from "../wire/approval-answers";

@@ -1,5 +1,5 @@
 import { EFFECT_WINDOW_MS } from "../catalog/effect-rules";
-import type { RunMeta } from "../pipeline/run-state";
+import type { RunMeta } from "../machine/run-state";
 
 /**
  * What retention leaves of a deleted run: that its id was taken. A task's run id is derived from

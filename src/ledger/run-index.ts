@@ -3,7 +3,7 @@ import { MAX_SUBJECTS_PER_RUN, subjectsOf } from "../approvals/subjects";
 import type { ToolSpec } from "../catalog/define-tool";
 import { tenantObject } from "../config/placement";
 import type { Env } from "../env";
-import type { RunMeta } from "../pipeline/run-state";
+import type { RunMeta } from "../machine/run-state";
 import { assertNever } from "../wire/envelope";
 import type { RunIndexEntry } from "../wire/run-summary";
 import type { ApprovalDirectory } from "./directory";

@@ -3,10 +3,10 @@ import type { ApprovalRecord, ApprovalSummary } from "../approvals/model";
 import { loadConfig } from "../config/load";
 import type { EffectFate } from "../effects/fate";
 import type { Env } from "../env";
-import type { RunToolSet } from "../pipeline/grants";
-import { newRun, type RunMeta } from "../pipeline/run-state";
-import { runStatus } from "../pipeline/run-status";
-import type { Write } from "../pipeline/writes";
+import type { RunToolSet } from "../machine/grants";
+import { newRun, type RunMeta } from "../machine/run-state";
+import { runStatus } from "../machine/run-status";
+import type { Write } from "../machine/writes";
 import { catalog } from "../tools";
 import type { Envelope } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
@@ -29,12 +29,12 @@ import { RunRate, runPorts } from "./run-ports";
 import { RunPublisher } from "./run-publisher";
 import { ScenarioStore } from "./scenario-store";
 
-export { RETENTION_MS } from "../pipeline/run-events";
+export { RETENTION_MS } from "../machine/run-events";
 
 /**
  * One agent run's single writer. It drives without deciding: its workflows (an agent's call, an
  * operator's decision, the run's lifecycle and the alarm's work) are `workflow/`, reached through
- * narrow ports (`run-ports.ts`), and their decisions are the pure machine of `pipeline/`. This
+ * narrow ports (`run-ports.ts`), and their decisions are the pure machine of `machine/`. This
  * object loads the run, keeps its schema, applies a step's writes in one `transactionSync` (no
  * await inside, so concurrent calls can never both spend a budget's last unit or both reserve a
  * key), forgets its memory when a commit fails, and takes the alarm.

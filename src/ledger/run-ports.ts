@@ -1,6 +1,6 @@
 import type { Env } from "../env";
+import type { RunMeta } from "../machine/run-state";
 import { recordHighRisk } from "../metrics/record";
-import type { RunMeta } from "../pipeline/run-state";
 import { type RunRateGate, runRateGate } from "../ratelimit/run-gate";
 import type { RunPorts } from "../workflow/ports";
 import type { ApprovalWaiters } from "./approval-waiters";

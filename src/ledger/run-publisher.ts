@@ -1,7 +1,7 @@
 import type { ApprovalSummary } from "../approvals/model";
 import type { Env } from "../env";
-import { nextAlarmAt, RECONCILE_AFTER_MS } from "../pipeline/run-events";
-import type { RunMeta } from "../pipeline/run-state";
+import { nextAlarmAt, RECONCILE_AFTER_MS } from "../machine/run-events";
+import type { RunMeta } from "../machine/run-state";
 import { announceApprovals } from "./approval-store";
 import type { LedgerStores } from "./commit";
 import { OPENED_ENTRY_WAIT_MS, type RunDirectory } from "./run-index";

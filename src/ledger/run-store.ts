@@ -1,6 +1,6 @@
-import type { Counters } from "../pipeline/budget";
-import type { OpenEntry } from "../pipeline/run-events";
-import type { NewTraceEntry, RunMeta, Taint, TraceCompletion } from "../pipeline/run-state";
+import type { Counters } from "../machine/budget";
+import type { OpenEntry } from "../machine/run-events";
+import type { NewTraceEntry, RunMeta, Taint, TraceCompletion } from "../machine/run-state";
 import type { EnvironmentName } from "../wire/envelope";
 import type { RunLimits } from "../wire/run-status";
 import { type TraceEntry, type TraceRow, traceEntryFromRow } from "../wire/trace-entry";

@@ -1,4 +1,4 @@
-import type { RunMeta } from "../pipeline/run-state";
+import type { RunMeta } from "../machine/run-state";
 
 /**
  * When the run's MCP session last made a request (epoch ms), in the object's key-value storage: a

@@ -1,6 +1,6 @@
 import { isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import { readCallBody } from "../door/call-body";
-import type { CallRequest } from "../pipeline/prepare";
+import type { CallRequest } from "../machine/prepare";
 import type { Envelope } from "../wire/envelope";
 import { toCallToolResult } from "./call-result";
 import { sessionNotFound } from "./json-rpc";

@@ -3,7 +3,7 @@ import { readCallBody } from "../door/call-body";
 import { type Caller, type HeaderReader, handleToolCall } from "../door/entry";
 import { MAX_WAIT_S } from "../door/prefer-wait";
 import type { Env } from "../env";
-import type { CallRequest } from "../pipeline/prepare";
+import type { CallRequest } from "../machine/prepare";
 import { callerOf, type RunClaims } from "../runs/pending-open";
 import { runSpecs } from "../specs/tool-specs";
 import type { Envelope } from "../wire/envelope";

@@ -7,7 +7,7 @@ import { newRunId } from "../core/ids";
 import { type HeaderReader, handleSessionToolCall } from "../door/entry";
 import type { Env } from "../env";
 import { ledgerFor } from "../ledger/client";
-import type { CallRequest } from "../pipeline/prepare";
+import type { CallRequest } from "../machine/prepare";
 import { openRunFor, planRunOpen, TOKEN_GRACE_MS } from "../runs/open-run";
 import type { Envelope } from "../wire/envelope";
 import type { RunOpened } from "../wire/run-open";

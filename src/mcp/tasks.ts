@@ -14,9 +14,9 @@ import type { Env } from "../env";
 import { requestContext } from "../http/respond";
 import { ledgerFor } from "../ledger/client";
 import type { ApprovalWithCall } from "../ledger/ledger-api";
-import { APPROVAL_END_NEXT, expiredSpec, expiryOf, rejectedSpec } from "../pipeline/answers";
-import { WITHDRAWN_PREFIX } from "../pipeline/decide";
-import { RETENTION_MS } from "../pipeline/run-events";
+import { APPROVAL_END_NEXT, expiredSpec, expiryOf, rejectedSpec } from "../machine/answers";
+import { WITHDRAWN_PREFIX } from "../machine/decide";
+import { RETENTION_MS } from "../machine/run-events";
 import { type Envelope, failure } from "../wire/envelope";
 import { toCallToolResult } from "./call-result";
 

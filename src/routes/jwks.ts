@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { loadConfig } from "../config/load";
+import { publicJwks } from "../config/signing-keys";
 import type { AppEnv } from "../http/app-env";
 import { defineOperation, routeOf } from "../specs/operation";
-import { publicJwks } from "../upstream/signing-keys";
 
 export const JWKS = defineOperation({
   method: "get",

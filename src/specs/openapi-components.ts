@@ -38,7 +38,7 @@ export type DataComponent = keyof typeof DATA_COMPONENTS;
 
 /**
  * A tool call's `data` when the shaped result is larger than the tool's `max_result_bytes`: a
- * summary and a handle instead of the result (src/pipeline/shape.ts, src/shaping/cap.ts). The
+ * summary and a handle instead of the result (src/machine/shape.ts, src/shaping/cap.ts). The
  * pages are read with `read_result_page` or `GET /v1/runs/{run_id}/results/{handle}`.
  * test/workerd/openapi.test.ts parses a real large answer with it and checks the summary against its type.
  */

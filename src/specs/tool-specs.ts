@@ -1,4 +1,4 @@
-import { type RunToolSet, runTools } from "../pipeline/grants";
+import { type RunToolSet, runTools } from "../machine/grants";
 import { catalog, discoveryTools } from "../tools";
 import type { SpecFormat } from "../wire/requests";
 import { type NamespaceSpecs, specsFor, specsOfTools } from "./formats";

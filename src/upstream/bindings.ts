@@ -54,13 +54,6 @@ function byUrl(url: string): Upstream {
   };
 }
 
-/** A request's path and query, as stored with a key: `/orders/A1001?expand=refunds`. */
-export function upstreamTarget(path: string, query?: Record<string, string>): string {
-  const url = new URL(path, SERVICE_ORIGIN);
-  for (const [key, value] of Object.entries(query ?? {})) url.searchParams.set(key, value);
-  return `${url.pathname}${url.search}`;
-}
-
 /** The URL a binding is sent; the origin is rewritten by the binding that sends it. */
 export function upstreamUrl(target: string): string {
   return new URL(target, SERVICE_ORIGIN).toString();

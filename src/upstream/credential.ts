@@ -6,8 +6,8 @@ import { type JWTVerifyGetKey, jwtVerify } from "jose/jwt/verify";
 import { importJWK } from "jose/key/import";
 import * as z from "zod";
 import type { StaticHeaderCredential } from "../catalog/define-tool";
+import { UPSTREAM_CREDENTIAL_ALG, type UpstreamSigningKey } from "../config/signing-keys";
 import { lazily } from "../core/lazily";
-import { UPSTREAM_CREDENTIAL_ALG, type UpstreamSigningKey } from "./signing-keys";
 
 /**
  * The per-dispatch credential the proxy presents to an upstream: a JWT (RFC 7519) signed with the

@@ -9,7 +9,7 @@ import { type Connected, connect, forgetConnection, remembersSession } from "./m
 /**
  * One call of a remote MCP tool: connect (reusing what the isolate knows of the server), check the
  * pin, then `tools/call` with the derived key where the server takes it. What came back is told
- * as it is; the pipeline decides what it means (src/pipeline/dispatch-remote.ts).
+ * as it is; the dispatch decides what it means (src/upstream/dispatch-remote.ts).
  */
 
 export interface RemoteCallInput {

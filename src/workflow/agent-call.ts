@@ -3,8 +3,8 @@ import { loadConfig } from "../config/load";
 import { newCallId } from "../core/ids";
 import type { TenantCheck } from "../effects/reasons";
 import type { CallInput } from "../ledger/ledger-api";
-import { type AgentCall, admitCall, type CallStep } from "../pipeline/admit";
-import type { CallRecord, RunMeta, StoredRequest } from "../pipeline/run-state";
+import { type AgentCall, admitCall, type CallStep } from "../machine/admit";
+import type { CallRecord, RunMeta, StoredRequest } from "../machine/run-state";
 import { type Envelope, failure } from "../wire/envelope";
 import { type ReadyCall, takeCall } from "./intake";
 import { loadedRun, type RunPorts } from "./ports";
@@ -33,8 +33,8 @@ export async function agentCall(ports: RunPorts, input: CallInput): Promise<Enve
 /**
  * What happens to an agent's call, stage by stage: its pending run is created; the run's and the
  * tenant's call rates; intake (the run and its catalog, then resolve → validate → policy, the
- * digest, the key and the request: `pipeline/intake.ts`); the tenant's limit on the tool; the
- * tenant-wide claim of a new effect; admit (`pipeline/admit.ts`, committed); then an answer, a join
+ * digest, the key and the request: `workflow/intake-call.ts`); the tenant's limit on the tool; the
+ * tenant-wide claim of a new effect; admit (`machine/admit.ts`, committed); then an answer, a join
  * of the identical call in flight, or execute and settle (`send.ts`).
  */
 export async function callOnce(ports: RunPorts, input: CallInput): Promise<Envelope> {

@@ -4,13 +4,13 @@ import { loadConfig } from "../config/load";
 import { newCallId } from "../core/ids";
 import type { TenantCheck } from "../effects/reasons";
 import type { DecideInput, DecideResult } from "../ledger/ledger-api";
-import { decideApproval, withdrawApproval } from "../pipeline/decide";
-import { type EditPlan, prepareEdit } from "../pipeline/edit";
-import { toolOfRun } from "../pipeline/grants";
-import { currentPolicyVersion } from "../pipeline/intake";
-import { approvingOf } from "../pipeline/late-decision";
-import type { RunMeta } from "../pipeline/run-state";
+import { decideApproval, withdrawApproval } from "../machine/decide";
+import { type EditPlan, prepareEdit } from "../machine/edit";
+import { toolOfRun } from "../machine/grants";
+import { approvingOf } from "../machine/late-decision";
+import type { RunMeta } from "../machine/run-state";
 import { catalog } from "../tools";
+import { currentPolicyVersion } from "./intake-call";
 import type { RunPorts } from "./ports";
 import { executeAndSettle } from "./send";
 import { claimTenantWide, releaseUncommitted } from "./tenant-wide";
@@ -84,7 +84,7 @@ export async function decide(ports: RunPorts, run: RunMeta, input: DecideInput):
 
 /**
  * Approve with edit, before the decision commits: the edited arguments are checked like a call
- * (`pipeline/edit.ts`), and the edited call, a new effect, takes its tenant-wide step, replacing
+ * (`machine/edit.ts`), and the edited call, a new effect, takes its tenant-wide step, replacing
  * the asked call's claim. The edited key is "deciding" from its claim until the decision
  * committed (the caller releases it), as an agent's call's key is. Anything the machine decides
  * anyway (no such approval, no longer pending, a role not held) is left to it.

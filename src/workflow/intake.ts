@@ -1,14 +1,14 @@
 import type { CallInput } from "../ledger/ledger-api";
-import { asEditedCall } from "../pipeline/edit";
-import { intakeCall, type TakenCall } from "../pipeline/intake";
-import type { RunMeta } from "../pipeline/run-state";
+import { asEditedCall } from "../machine/edit";
+import type { RunMeta } from "../machine/run-state";
+import { intakeCall, type TakenCall } from "./intake-call";
 import type { RunPorts } from "./ports";
 
 /** A call intake accepted, with its tenant's settings. */
 export type ReadyCall = Extract<TakenCall, { kind: "ready" }>;
 
 /**
- * Stage "intake" (`pipeline/intake.ts`) as this run takes it: a call whose key is the one an
+ * Stage "intake" (`workflow/intake-call.ts`) as this run takes it: a call whose key is the one an
  * operator's edit replaced (the agent resends what it asked for) becomes the edited call; the key
  * as asked has no record any more, and must never get one.
  */

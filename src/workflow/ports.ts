@@ -5,14 +5,14 @@ import type { EffectClaim } from "../effects/claim";
 import type { TenantCheck } from "../effects/reasons";
 import type { Env } from "../env";
 import type { PendingOpen } from "../ledger/ledger-api";
+import type { AgentCall, CallView } from "../machine/admit";
+import type { DecisionView } from "../machine/decide";
+import type { InterruptedView } from "../machine/run-events";
+import type { CallRecord, RunMeta, StoredRequest } from "../machine/run-state";
+import type { Settlement } from "../machine/settle";
+import type { Write } from "../machine/writes";
 import type { HighRiskFacts } from "../metrics/events";
-import type { AgentCall, CallView } from "../pipeline/admit";
-import type { DecisionView } from "../pipeline/decide";
-import type { RunKeeping } from "../pipeline/execute";
-import type { InterruptedView } from "../pipeline/run-events";
-import type { CallRecord, RunMeta, StoredRequest } from "../pipeline/run-state";
-import type { Settlement } from "../pipeline/settle";
-import type { Write } from "../pipeline/writes";
+import type { RunKeeping } from "../upstream/execute";
 import type { Envelope, FailureSpec } from "../wire/envelope";
 
 /**
@@ -20,7 +20,7 @@ import type { Envelope, FailureSpec } from "../wire/envelope";
  * state as read views, one `commit` of a step's writes, the outbox, the keys in flight and
  * deciding, the alarm, the tenant-wide claim and the clock. The object implements it over its
  * storage; a test implements it over maps. Nothing here decides: every rule is in the machine
- * (`pipeline/`) or in the workflow that drives it.
+ * (`machine/`) or in the workflow that drives it.
  */
 export interface RunPorts {
   /** Bindings and configuration, for intake, dispatch and the tenant's settings. */

@@ -1,7 +1,7 @@
 import type { CallInput } from "../ledger/ledger-api";
-import { context, knownEffect } from "../pipeline/answers";
-import { toolOfRun } from "../pipeline/grants";
-import type { RunMeta } from "../pipeline/run-state";
+import { context, knownEffect } from "../machine/answers";
+import { toolOfRun } from "../machine/grants";
+import type { RunMeta } from "../machine/run-state";
 import { takeToolToken } from "../ratelimit/tool-limits";
 import { catalog } from "../tools";
 import { type Envelope, type FailureSpec, failure } from "../wire/envelope";

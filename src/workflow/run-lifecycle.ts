@@ -1,12 +1,12 @@
 import { loadConfig } from "../config/load";
 import { differingFields } from "../core/canonical-json";
 import type { OpenRunAnswer, OpenRunInput, PendingOpen, SessionState } from "../ledger/ledger-api";
-import { type Charge, canChargeCall } from "../pipeline/budget";
-import { currentPolicyVersion } from "../pipeline/intake";
-import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../pipeline/run-events";
-import type { RunMeta } from "../pipeline/run-state";
-import { runStatus } from "../pipeline/run-status";
-import type { Write } from "../pipeline/writes";
+import { type Charge, canChargeCall } from "../machine/budget";
+import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../machine/run-events";
+import type { RunMeta } from "../machine/run-state";
+import { runStatus } from "../machine/run-status";
+import type { Write } from "../machine/writes";
+import { currentPolicyVersion } from "./intake-call";
 import type { RunPorts } from "./ports";
 
 /**

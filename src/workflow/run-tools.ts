@@ -2,8 +2,8 @@ import { resolveSubset, toolRef } from "../catalog/subset";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import type { AddToolsAnswer } from "../ledger/ledger-api";
-import { grantedTools, type RunToolSet, reachOf, runTools } from "../pipeline/grants";
-import type { RunMeta } from "../pipeline/run-state";
+import { grantedTools, type RunToolSet, reachOf, runTools } from "../machine/grants";
+import type { RunMeta } from "../machine/run-state";
 import { catalog } from "../tools";
 
 /** The run's tool set (opened subset, added tools, reach), for its spec export. */

@@ -1,6 +1,6 @@
 import { type ApprovalRecord, approvalBlock } from "../approvals/model";
-import { type ExecutionPlan, executeCall } from "../pipeline/execute";
-import { joinedAnswer, settleSend } from "../pipeline/settle";
+import { joinedAnswer, settleSend } from "../machine/settle";
+import { type ExecutionPlan, executeCall } from "../upstream/execute";
 import type { Envelope } from "../wire/envelope";
 import { type DeferredRead, type InflightAnswer, loadedRun, type RunPorts } from "./ports";
 
@@ -9,7 +9,7 @@ export type Send = Omit<ExecutionPlan, "run" | "keeping" | "approval">;
 
 /**
  * Stages "execute" (dispatch → classify → validate the output → shape → record:
- * `pipeline/execute.ts`) and "settle" (`pipeline/settle.ts`, committed) for a call the machine said
+ * `upstream/execute.ts`) and "settle" (`machine/settle.ts`, committed) for a call the machine said
  * to send, by an agent's call or an operator's approval.
  */
 export async function executeAndSettle(

@@ -3,7 +3,7 @@ import type { TenantConfig } from "../config/tenants";
 import { claimOf } from "../effects/claim";
 import { type EffectFate, fateOfKey } from "../effects/fate";
 import type { TenantCheck } from "../effects/reasons";
-import type { RunMeta } from "../pipeline/run-state";
+import type { RunMeta } from "../machine/run-state";
 import type { RunPorts } from "./ports";
 
 /** A call that may be a new effect: an agent's call, or the edited call of an operator's approval. */

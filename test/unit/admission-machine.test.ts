@@ -4,14 +4,14 @@ import { APPROVAL_POLL_MS, APPROVAL_TTL_MS, type ApprovalRecord } from "../../sr
 import type { ToolSpec } from "../../src/catalog/define-tool";
 import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
 import { canonicalJson } from "../../src/core/canonical-json";
-import { type AgentCall, admitCall, type CallStep, type CallView } from "../../src/pipeline/admit";
-import { context, knownEffect } from "../../src/pipeline/answers";
-import type { Counters } from "../../src/pipeline/budget";
-import { type DecideStep, type Decision, decideApproval } from "../../src/pipeline/decide";
-import { buildRequest } from "../../src/pipeline/dispatch";
-import { prepareCall } from "../../src/pipeline/prepare";
-import { completionOf } from "../../src/pipeline/record";
-import { alarmRings, endRun } from "../../src/pipeline/run-events";
+import { type AgentCall, admitCall, type CallStep, type CallView } from "../../src/machine/admit";
+import { context, knownEffect } from "../../src/machine/answers";
+import type { Counters } from "../../src/machine/budget";
+import { type DecideStep, type Decision, decideApproval } from "../../src/machine/decide";
+import { prepareCall } from "../../src/machine/prepare";
+import { completionOf } from "../../src/machine/record";
+import { buildRequest } from "../../src/machine/request";
+import { alarmRings, endRun } from "../../src/machine/run-events";
 import type {
   CallRecord,
   KeyState,
@@ -19,9 +19,9 @@ import type {
   StoredRequest,
   Taint,
   TraceCompletion,
-} from "../../src/pipeline/run-state";
-import { joinedAnswer, settleSend } from "../../src/pipeline/settle";
-import { sweepApprovals, type Write, whyCannotExecute } from "../../src/pipeline/writes";
+} from "../../src/machine/run-state";
+import { joinedAnswer, settleSend } from "../../src/machine/settle";
+import { sweepApprovals, type Write, whyCannotExecute } from "../../src/machine/writes";
 import { catalog } from "../../src/tools";
 import { type Envelope, failure, success } from "../../src/wire/envelope";
 import type { RunLimits } from "../../src/wire/run-status";
@@ -31,7 +31,7 @@ import { pendingApproval } from "./support/pending-approval";
 const plan = propertyPlans(process.env);
 
 /**
- * Unit tests of the admission machine (`src/pipeline/`: `admit.ts`, `decide.ts`, `settle.ts`,
+ * Unit tests of the admission machine (`src/machine/`: `admit.ts`, `decide.ts`, `settle.ts`,
  * `run-events.ts` and their vocabulary `writes.ts`): no HTTP, no Durable Object. Runs,
  * call records and approvals are built by hand; agent calls go through the real `prepareCall` with
  * the demo catalog, so tools, side effects and approval needs are the product's own. The last block

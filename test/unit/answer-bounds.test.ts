@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { ToolSpec } from "../../src/catalog/define-tool";
 import { ANSWER_BOUNDS, exceededIn } from "../../src/core/answer-bounds";
 import { AnswerMeter, readBounded, UNSCANNED_BYTES } from "../../src/core/answer-meter";
-import { type ResultKeeper, shapeResult } from "../../src/pipeline/shape";
+import { type ResultKeeper, shapeResult } from "../../src/machine/shape";
 import { capResult, MAX_WHOLE_ITEM_BYTES, type PageContent, utf8Length } from "../../src/shaping/cap";
 import { catalog } from "../../src/tools";
 import { propertyPlans } from "../property-plan";

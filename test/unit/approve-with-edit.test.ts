@@ -5,12 +5,12 @@ import { APPROVAL_TTL_MS, type ApprovalRecord } from "../../src/approvals/model"
 import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
 import { canonicalJson } from "../../src/core/canonical-json";
 import { deriveIdempotencyKey } from "../../src/core/idempotency-key";
-import { decideApproval } from "../../src/pipeline/decide";
-import { buildRequest } from "../../src/pipeline/dispatch";
-import { prepareEdit } from "../../src/pipeline/edit";
-import { alarmRings } from "../../src/pipeline/run-events";
-import type { CallRecord, RunMeta } from "../../src/pipeline/run-state";
-import type { Write } from "../../src/pipeline/writes";
+import { decideApproval } from "../../src/machine/decide";
+import { prepareEdit } from "../../src/machine/edit";
+import { buildRequest } from "../../src/machine/request";
+import { alarmRings } from "../../src/machine/run-events";
+import type { CallRecord, RunMeta } from "../../src/machine/run-state";
+import type { Write } from "../../src/machine/writes";
 import { catalog } from "../../src/tools";
 import type { CapLimit } from "../../src/wire/effects";
 import { propertyPlans } from "../property-plan";
@@ -20,7 +20,7 @@ import { pendingApproval } from "./support/pending-approval";
 const plan = propertyPlans(process.env);
 
 /**
- * Approve with edit as the admission machine applies it (`src/pipeline/edit.ts`, `decide.ts`). The
+ * Approve with edit as the admission machine applies it (`src/machine/edit.ts`, `decide.ts`). The
  * property drives one refund approval through random approvals, edits (to amounts that need more or
  * fewer people, to the policy's limit and beyond), rejections, restarts and expiries, and checks:
  * at most one request leaves; it is the approval's arguments at that moment, under their own key;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { READ_ORDERS } from "../../bench/workload.mjs";
 import { LOAD_TEST_ORDERS } from "../../sandbox/src/seed";
-import { RECENT_CREDENTIALS_MAX } from "../../src/pipeline/execute";
+import { RECENT_CREDENTIALS_MAX } from "../../src/upstream/authorize";
 
 describe("the bench's reads", () => {
   it("name more orders than the proxy keeps signed credentials for, so each read signs its own as a new request does", () => {

@@ -4,7 +4,7 @@ import * as z from "zod";
 import { catalogProblems } from "../../src/catalog/catalog";
 import type { ToolSpec } from "../../src/catalog/define-tool";
 import { ARGUMENTS_LEVEL, INPUT_LIMITS } from "../../src/core/input-limits";
-import { structuralProblems } from "../../src/pipeline/limit";
+import { structuralProblems } from "../../src/machine/limit";
 import { propertyPlans } from "../property-plan";
 import { widgetLookup } from "./support/widget-tool";
 

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { ToolSpec } from "../../src/catalog/define-tool";
-import { keyHistory } from "../../src/pipeline/certainty";
-import { classifyUpstream, type UpstreamResult } from "../../src/pipeline/classify";
-import { buildRequest } from "../../src/pipeline/dispatch";
-import { completionOf } from "../../src/pipeline/record";
-import type { CallRecord, RunMeta } from "../../src/pipeline/run-state";
-import { settleSend } from "../../src/pipeline/settle";
-import type { Write } from "../../src/pipeline/writes";
+import { keyHistory } from "../../src/machine/certainty";
+import { completionOf } from "../../src/machine/record";
+import { buildRequest } from "../../src/machine/request";
+import type { CallRecord, RunMeta } from "../../src/machine/run-state";
+import { settleSend } from "../../src/machine/settle";
+import type { Write } from "../../src/machine/writes";
 import { catalog } from "../../src/tools";
+import { classifyUpstream, type UpstreamResult } from "../../src/upstream/classify";
 import { type Envelope, failure, type NextAction, success } from "../../src/wire/envelope";
 
 /**

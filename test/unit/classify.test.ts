@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyUpstream, parseRetryAfter, type UpstreamResult } from "../../src/pipeline/classify";
+import { classifyUpstream, parseRetryAfter, type UpstreamResult } from "../../src/upstream/classify";
 
 const response = (
   status: number,

@@ -1,12 +1,12 @@
 import { createLocalJWKSet, decodeJwt, exportJWK, generateKeyPair } from "jose";
 import { describe, expect, it } from "vitest";
+import { UPSTREAM_CREDENTIAL_ALG, type UpstreamSigningKey } from "../../src/config/signing-keys";
 import {
   CREDENTIAL_MARGIN_MS,
   credentialExpiry,
   issueUpstreamCredential,
   verifyUpstreamCredential,
 } from "../../src/upstream/credential";
-import { UPSTREAM_CREDENTIAL_ALG, type UpstreamSigningKey } from "../../src/upstream/signing-keys";
 
 /** A throwaway Ed25519 signing key, as the proxy's configuration holds one. */
 async function signingKey(): Promise<UpstreamSigningKey> {

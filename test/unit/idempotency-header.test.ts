@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import { defineTool } from "../../src/catalog/define-tool";
-import { buildRequest } from "../../src/pipeline/dispatch";
+import { buildRequest } from "../../src/machine/request";
 import { catalog } from "../../src/tools";
 
 const reserveWidget = (idempotencyHeader?: string) =>

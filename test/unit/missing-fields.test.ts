@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
 import type { InputSchema } from "../../src/catalog/define-tool";
-import { validateArguments } from "../../src/pipeline/validate";
+import { validateArguments } from "../../src/machine/validate";
 import { catalog, discoveryTools } from "../../src/tools";
 import { type SpecSchema, typeOf } from "./support/spec-schema";
 

@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import type { ToolSpec } from "../../src/catalog/define-tool";
 import { readDecisionContext } from "../../src/console/decision-context";
 import type { Env } from "../../src/env";
-import { buildRequest, type Execution } from "../../src/pipeline/dispatch";
-import { type ResultKeeper, shapeResult } from "../../src/pipeline/shape";
-import { validateArguments } from "../../src/pipeline/validate";
+import { buildRequest, type Execution } from "../../src/machine/request";
+import { type ResultKeeper, shapeResult } from "../../src/machine/shape";
+import { validateArguments } from "../../src/machine/validate";
 import { catalog } from "../../src/tools";
 import { propertyPlans } from "../property-plan";
 

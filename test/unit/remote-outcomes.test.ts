@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RemoteTool, ToolSpec } from "../../src/catalog/define-tool";
-import { classifyRemote } from "../../src/pipeline/dispatch-remote";
 import { catalog } from "../../src/tools";
+import { classifyRemote } from "../../src/upstream/dispatch-remote";
 
 /** How a remote MCP call's outcome becomes ours, for each thing a server can answer. */
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { runTools } from "../../src/pipeline/grants";
+import { runTools } from "../../src/machine/grants";
 import { specsOfTools } from "../../src/specs/formats";
 import { runSpecs } from "../../src/specs/tool-specs";
 import { catalog, discoveryTools } from "../../src/tools";

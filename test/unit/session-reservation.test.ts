@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RETENTION_MS } from "../../src/pipeline/run-events";
+import { RETENTION_MS } from "../../src/machine/run-events";
 import { runLimitsSchema } from "../../src/wire/run-status";
 
 describe("a reserved MCP session run is never opened twice", () => {

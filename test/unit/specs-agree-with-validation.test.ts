@@ -1,7 +1,7 @@
 import { Ajv, addFormats } from "@modelcontextprotocol/server/validators/ajv";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { omitNullOptionals, validateArguments } from "../../src/pipeline/validate";
+import { omitNullOptionals, validateArguments } from "../../src/machine/validate";
 import { inputJsonSchema, withoutDialect } from "../../src/specs/json-schema";
 import { catalog } from "../../src/tools";
 import { propertyPlans } from "../property-plan";

@@ -3,8 +3,8 @@ import type { ApprovalRecord } from "../../src/approvals/model";
 import type { SignedInOperator } from "../../src/auth/principal";
 import { tenantConfigSchema } from "../../src/config/tenants";
 import { ApprovalPage } from "../../src/console/views/approval-page";
-import type { PreparedCall } from "../../src/pipeline/prepare";
-import { withTaint } from "../../src/pipeline/taint";
+import type { PreparedCall } from "../../src/machine/prepare";
+import { withTaint } from "../../src/machine/taint";
 import { catalog } from "../../src/tools";
 import type { RunStatus } from "../../src/wire/run-status";
 

@@ -4,8 +4,8 @@ import { profileToolsProblems } from "../../src/catalog/profile-tools";
 import { rankTools } from "../../src/catalog/search";
 import { findGranted, resolveSubset, toolRef } from "../../src/catalog/subset";
 import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
-import { grantedTools, MAX_DISCOVERY_CALLS, runTools } from "../../src/pipeline/grants";
-import { type CallScope, prepareCall } from "../../src/pipeline/prepare";
+import { grantedTools, MAX_DISCOVERY_CALLS, runTools } from "../../src/machine/grants";
+import { type CallScope, prepareCall } from "../../src/machine/prepare";
 import { catalog, discoveryTools } from "../../src/tools";
 import { propertyPlans } from "../property-plan";
 

@@ -3,11 +3,11 @@ import { describe, expect, it } from "vitest";
 import { approverRequirement, holdsRole, samePerson } from "../../src/approvals/approvers";
 import { APPROVAL_TTL_MS, type ApprovalRecord } from "../../src/approvals/model";
 import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
-import { type DecideStep, decideApproval } from "../../src/pipeline/decide";
-import { buildRequest } from "../../src/pipeline/dispatch";
-import { alarmRings } from "../../src/pipeline/run-events";
-import type { CallRecord, RunMeta } from "../../src/pipeline/run-state";
-import type { Write } from "../../src/pipeline/writes";
+import { type DecideStep, decideApproval } from "../../src/machine/decide";
+import { buildRequest } from "../../src/machine/request";
+import { alarmRings } from "../../src/machine/run-events";
+import type { CallRecord, RunMeta } from "../../src/machine/run-state";
+import type { Write } from "../../src/machine/writes";
 import { catalog } from "../../src/tools";
 import { propertyPlans } from "../property-plan";
 import { openAcmeRun } from "./support/open-run";
@@ -16,7 +16,7 @@ import { pendingApproval } from "./support/pending-approval";
 const plan = propertyPlans(process.env);
 
 /**
- * The two-person rule as the admission machine applies it (`src/pipeline/decide.ts`), with the
+ * The two-person rule as the admission machine applies it (`src/machine/decide.ts`), with the
  * requirement a tenant's `approvers` setting gives (`src/approvals/approvers.ts`). The property
  * drives one approval through random decisions by operators (two keys of one person among them),
  * restarts (the approval read back from its stored JSON) and expiries, and checks that it executes

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { APPROVAL_POLL_MS } from "../../src/approvals/model";
 import { DEFAULT_RATE_LIMITS } from "../../src/config/rate-settings";
+import { budgetLeft } from "../../src/machine/budget";
+import { validateArguments } from "../../src/machine/validate";
 import { toCallToolResult } from "../../src/mcp/call-result";
-import { budgetLeft } from "../../src/pipeline/budget";
-import { validateArguments } from "../../src/pipeline/validate";
 import { rateRefusal } from "../../src/ratelimit/admission";
 import { catalog } from "../../src/tools";
 import { type Envelope, type EnvelopeContext, failure, success } from "../../src/wire/envelope";

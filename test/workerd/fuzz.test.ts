@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import type * as z from "zod";
 import { parseTenants } from "../../src/config/tenants";
 import { canonicalJson } from "../../src/core/canonical-json";
-import { type CallRequest, prepareCall } from "../../src/pipeline/prepare";
-import { validateArguments } from "../../src/pipeline/validate";
+import { type CallRequest, prepareCall } from "../../src/machine/prepare";
+import { validateArguments } from "../../src/machine/validate";
 import { catalog } from "../../src/tools";
 import {
   type Envelope,

@@ -11,7 +11,7 @@ import { parseTenants } from "../../src/config/tenants";
 import { deriveIdempotencyKey } from "../../src/core/idempotency-key";
 import { KeyStore } from "../../src/ledger/key-store";
 import type { RunLedger } from "../../src/ledger/run-ledger";
-import { buildRequest } from "../../src/pipeline/dispatch";
+import { buildRequest } from "../../src/machine/request";
 import { catalog } from "../../src/tools";
 import { issueUpstreamCredential } from "../../src/upstream/credential";
 import { type Envelope, envelopeSchema } from "../../src/wire/envelope";

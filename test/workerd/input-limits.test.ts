@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { INPUT_LIMITS } from "../../src/core/input-limits";
-import { structuralProblems } from "../../src/pipeline/limit";
+import { structuralProblems } from "../../src/machine/limit";
 import { callTool, KEYS, openRun, postRaw, request, type TestRun, traceOf } from "./helpers";
 
 function nested(levels: number): unknown {

@@ -3,9 +3,9 @@ import { createLocalJWKSet, decodeProtectedHeader } from "jose";
 import { describe, expect, it } from "vitest";
 import { findKeyOwner, parseKeyHashes, parseKeyList } from "../../src/auth/keys";
 import { issueRunToken, verifyRunToken } from "../../src/auth/run-token";
+import { publicJwks, type UpstreamSigningKey } from "../../src/config/signing-keys";
 import { sha256Hex } from "../../src/core/digest";
 import { issueUpstreamCredential, verifyUpstreamCredential } from "../../src/upstream/credential";
-import { publicJwks, type UpstreamSigningKey } from "../../src/upstream/signing-keys";
 import { callTool, openRun, request, type TestRun } from "./helpers";
 import { configuredSigningKeys, generateSigningKey } from "./upstream-credentials";
 

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Outbox } from "../../src/ledger/outbox";
-import { MAX_DISCOVERY_CALLS } from "../../src/pipeline/grants";
+import { MAX_DISCOVERY_CALLS } from "../../src/machine/grants";
 import { callTool, ledgerStubOf, openRun, restartDurableObject, type TestRun } from "./helpers";
 
 /**

@@ -4,10 +4,10 @@ import fc from "fast-check";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../../src/http/app-env";
+import type { CallRequest } from "../../src/machine/prepare";
 import { holdsPrototypeKey } from "../../src/mcp/message";
 import { answerPlainCall, plainCall } from "../../src/mcp/plain-call";
 import { serve } from "../../src/mcp/sdk-transport";
-import type { CallRequest } from "../../src/pipeline/prepare";
 import { type Envelope, failure, success } from "../../src/wire/envelope";
 import { propertyPlans } from "../property-plan";
 

@@ -4,7 +4,7 @@ import {
   parseUpstreamSigningKeys,
   UPSTREAM_CREDENTIAL_ALG,
   type UpstreamSigningKey,
-} from "../../src/upstream/signing-keys";
+} from "../../src/config/signing-keys";
 
 /** The proxy's configured signing keys (.dev.vars.example): the current one first, then the retired one. */
 export function configuredSigningKeys(): UpstreamSigningKey[] {

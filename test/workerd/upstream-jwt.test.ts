@@ -12,13 +12,13 @@ import {
 import { describe, expect, it } from "vitest";
 import sandboxVarsExample from "../../sandbox/.dev.vars.example?raw";
 import type { PresentedCredential } from "../../sandbox/src/model";
-import { catalog } from "../../src/tools";
-import { issueUpstreamCredential, UPSTREAM_CREDENTIAL_ISSUER } from "../../src/upstream/credential";
 import {
   parseUpstreamJwks,
   parseUpstreamSigningKeys,
   type UpstreamSigningKey,
-} from "../../src/upstream/signing-keys";
+} from "../../src/config/signing-keys";
+import { catalog } from "../../src/tools";
+import { issueUpstreamCredential, UPSTREAM_CREDENTIAL_ISSUER } from "../../src/upstream/credential";
 import {
   assertNoSecrets,
   callTool,

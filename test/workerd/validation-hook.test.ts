@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { validateArguments } from "../../src/pipeline/validate";
+import { validateArguments } from "../../src/machine/validate";
 import { openRunBodySchema } from "../../src/wire/requests";
 import { asOperator, callTool, decide, KEYS, openRun, request } from "./helpers";
 

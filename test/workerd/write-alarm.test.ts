@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { RETENTION_MS } from "../../src/ledger/run-ledger";
-import { RECONCILE_AFTER_MS } from "../../src/pipeline/run-events";
+import { RECONCILE_AFTER_MS } from "../../src/machine/run-events";
 import {
   callTool,
   deliverUncalledRun,

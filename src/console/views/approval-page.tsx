@@ -2,7 +2,7 @@
 import type { FC } from "hono/jsx";
 import type { ApprovalRecord } from "../../approvals/model";
 import type { SignedInOperator } from "../../auth/principal";
-import { expiryOf } from "../../pipeline/answers";
+import { expiryOf } from "../../machine/answers";
 import type { ApprovalDuplicate } from "../../wire/approval";
 import type { ValueUsage } from "../../wire/effects";
 import type { EnvironmentName } from "../../wire/envelope";

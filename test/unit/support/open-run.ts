@@ -1,6 +1,6 @@
 import { APPROVAL_TTL_MS } from "../../../src/approvals/model";
 import { DEFAULT_LIMITS } from "../../../src/config/tenants";
-import type { RunMeta } from "../../../src/pipeline/run-state";
+import type { RunMeta } from "../../../src/machine/run-state";
 
 /**
  * An open acme run of the support namespace, as the ledger keeps it: opened at `t0` with one call

@@ -1,13 +1,14 @@
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import type { RemoteTool, ToolSpec } from "../catalog/define-tool";
-import type { Upstream } from "../upstream/bindings";
-import type { CredentialRequest, UpstreamAuthorization } from "../upstream/credential";
-import type { RemoteOutcome } from "../upstream/mcp-call";
+import type { Execution } from "../machine/request";
+import type { StoredRequest } from "../machine/run-state";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
+import type { Upstream } from "./bindings";
 import { type Classification, classifyUpstream, tooLarge } from "./classify";
-import { afterAttempt, attemptTimeoutMs, dispatchEnd, type Execution, effectAttempt } from "./dispatch";
-import type { StoredRequest } from "./run-state";
+import type { CredentialRequest, UpstreamAuthorization } from "./credential";
+import { afterAttempt, attemptTimeoutMs, dispatchEnd, effectAttempt } from "./dispatch";
+import type { RemoteOutcome } from "./mcp-call";
 
 /**
  * Stage "dispatch" for a tool of a remote MCP server: the same contract as `executeRequest` (reads
@@ -43,9 +44,9 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * serves no federated tool never evaluates the SDK (the bundler keeps a dynamic import's top level
  * unevaluated until it runs, as for the MCP server in src/http/lazy.ts).
  */
-let remoteCalls: Promise<typeof import("../upstream/mcp-call")> | undefined;
+let remoteCalls: Promise<typeof import("./mcp-call")> | undefined;
 function loadRemoteCalls() {
-  remoteCalls ??= import("../upstream/mcp-call").catch((error: unknown) => {
+  remoteCalls ??= import("./mcp-call").catch((error: unknown) => {
     remoteCalls = undefined;
     throw error;
   });

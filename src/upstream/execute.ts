@@ -1,30 +1,24 @@
-import { idempotencyHeaderOf, type RunPages, type ToolSpec } from "../catalog/define-tool";
+import type { RunPages, ToolSpec } from "../catalog/define-tool";
 import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
 import { type TraceParent, upstreamTraceparent } from "../core/trace-context";
 import type { Env } from "../env";
+import { context } from "../machine/answers";
+import { grantedTools, reachOf } from "../machine/grants";
+import { completionOf, traceable } from "../machine/record";
+import { buildRequest, type Execution } from "../machine/request";
+import type { RunMeta, StoredRequest, Taint, TraceCompletion } from "../machine/run-state";
+import { type ResultKeeper, type ShapedResult, shapeResult } from "../machine/shape";
 import { type FaultSource, injectFaults } from "../scenarios/inject";
 import type { FaultPlan } from "../scenarios/modes";
 import { catalog } from "../tools";
-import { resolveUpstream, type Upstream } from "../upstream/bindings";
-import {
-  bearer,
-  CREDENTIAL_MARGIN_MS,
-  type CredentialRequest,
-  credentialExpiry,
-  issueUpstreamCredential,
-  staticAuthorization,
-  type UpstreamAuthorization,
-} from "../upstream/credential";
 import { type ApprovalBlock, type Envelope, type EnvelopeContext, failure, success } from "../wire/envelope";
-import { context } from "./answers";
-import { type AttemptRecord, buildRequest, type Execution, executeRequest } from "./dispatch";
+import type { AttemptRecord } from "../wire/trace-entry";
+import { authorizationFor, type CredentialHolder, requestAuthorization } from "./authorize";
+import { resolveUpstream, type Upstream } from "./bindings";
+import { executeRequest } from "./dispatch";
 import { executeRemote } from "./dispatch-remote";
-import { grantedTools, reachOf } from "./grants";
-import { completionOf, traceable } from "./record";
 import { lostAnswerRead, withRecoveredAnswer } from "./recover";
-import type { RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
-import { type ResultKeeper, type ShapedResult, shapeResult } from "./shape";
 
 /** What the stages after admission keep in, and read from, the run's own storage. */
 export interface RunKeeping {
@@ -129,7 +123,8 @@ async function carryOut(
         tenant: plan.run().tenant,
         upstream: upstreamOf(env, plan, target, null, false),
         faulted: upstreamOf(env, plan, target, fault),
-        sign: (message) => credentialFor(env, plan.run(), target, remote.server.audience, message),
+        sign: async (message) =>
+          authorizationFor(env, holderOf(plan.run()), target, remote.server.audience, message),
         deadlineAt: plan.run().deadline_at,
         traceparent,
       });
@@ -139,7 +134,7 @@ async function carryOut(
       request,
       upstream: upstreamOf(env, plan, target, fault),
       // Signed for each attempt: a read's retries each get a credential of one attempt's lifetime.
-      credential: () => requestCredentialFor(env, plan.run(), target, request),
+      credential: async () => requestAuthorization(env, holderOf(plan.run()), target, request),
       traceparent,
       deadlineAt: plan.run().deadline_at,
     });
@@ -183,65 +178,14 @@ function contextOf(plan: ExecutionPlan, extra: Partial<EnvelopeContext> = {}): E
 }
 
 /**
- * Credentials signed in the last moment, by run, audience and the one request each names. A dispatch
- * may reuse one only for the identical request (a read's retry, an identical call's resend) and only
- * while it still outlives the attempt (its tool's timeout), which leaves the reuse window at
- * the margin: a second at most. Bounded, since one isolate can host many runs.
+ * Whom a dispatch's credentials speak for: the run, never past its deadline. None is signed (or
+ * reused) once the run is ended or past its deadline.
  */
-const recentCredentials = new Map<string, { token: string; exp: number }>();
-export const RECENT_CREDENTIALS_MAX = 256;
-
-/**
- * A credential for one request: the declared static key, or the proxy's JWT naming the run, the
- * audience (the tool; for a remote MCP server, the server) and the one request it may make (method,
- * target, body digest, idempotency key), expiring within the tool's timeout (one attempt's) plus a small margin and
- * never after the run's deadline, so one captured from a log is worth that request for seconds, not
- * a run; null for a server that takes none. None is signed (or reused) once the run is ended or past
- * its deadline.
- */
-async function credentialFor(
-  env: Env,
-  run: RunMeta,
-  tool: ToolSpec,
-  audience: string | null,
-  request: CredentialRequest,
-): Promise<UpstreamAuthorization | null> {
-  const now = Date.now();
-  if (run.state !== "open" || now >= run.deadline_at) {
+function holderOf(run: RunMeta): CredentialHolder {
+  if (run.state !== "open" || Date.now() >= run.deadline_at) {
     throw new Error("no credential is issued for a run that is ended or past its deadline");
   }
-  const declared = staticAuthorization(tool.upstream?.credential, env);
-  if (declared) return declared;
-  if (audience === null) return null;
-  const cacheKey = JSON.stringify([run.tenant, run.run_id, audience, request]);
-  const recent = recentCredentials.get(cacheKey);
-  if (recent && recent.exp - now >= tool.timeout_ms + CREDENTIAL_MARGIN_MS / 2) return bearer(recent.token);
-  const exp = Math.min(credentialExpiry(now, tool.timeout_ms), Math.floor(run.deadline_at / 1_000) * 1_000);
-  const token = await issueUpstreamCredential(
-    { tenant: run.tenant, run: run.run_id, tool: audience, exp, request },
-    loadConfig(env).upstreamSigningKeys,
-    now,
-  );
-  if (recentCredentials.size >= RECENT_CREDENTIALS_MAX) recentCredentials.clear();
-  recentCredentials.set(cacheKey, { token, exp });
-  return bearer(token);
-}
-
-/** The credential of an HTTP tool's stored request; its audience is the tool, so one is always made. */
-async function requestCredentialFor(
-  env: Env,
-  run: RunMeta,
-  tool: ToolSpec,
-  stored: StoredRequest,
-): Promise<UpstreamAuthorization> {
-  const credential = await credentialFor(env, run, tool, tool.name, {
-    method: stored.method,
-    target: stored.target,
-    body: stored.body,
-    idempotency_key: stored.headers[idempotencyHeaderOf(tool)] ?? null,
-  });
-  if (!credential) throw new Error(`no credential for ${tool.name}, whose audience is itself`);
-  return credential;
+  return { tenant: run.tenant, run: run.run_id, notAfter: run.deadline_at };
 }
 
 function upstreamOf(

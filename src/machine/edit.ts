@@ -8,8 +8,8 @@ import { callDigest, deriveIdempotencyKey } from "../core/idempotency-key";
 import { applyMasks } from "../shaping/mask";
 import type { FailureSpec } from "../wire/envelope";
 import type { AgentCall } from "./admit";
-import { buildRequest } from "./dispatch";
 import { prepareCall } from "./prepare";
+import { buildRequest } from "./request";
 import type { RunMeta, StoredRequest } from "./run-state";
 
 /**

@@ -4,19 +4,19 @@ import type { TenantConfig } from "../config/tenants";
 import { callDigest, deriveIdempotencyKey } from "../core/idempotency-key";
 import type { TraceParent } from "../core/trace-context";
 import type { Env } from "../env";
+import type { AgentCall } from "../machine/admit";
+import { context, knownEffect } from "../machine/answers";
+import { grantedTools, MAX_DISCOVERY_CALLS, reachOf, runTools } from "../machine/grants";
+import { type CallRequest, type CallScope, prepareCall } from "../machine/prepare";
+import { buildRequest } from "../machine/request";
+import { refuseChangedCatalog } from "../machine/resolve";
+import type { CallRecord, RunMeta } from "../machine/run-state";
+import { withTaint } from "../machine/taint";
 import { refuseUnfitFault } from "../scenarios/accept";
 import type { FaultPlan } from "../scenarios/modes";
 import { applyMasks } from "../shaping/mask";
 import { catalog, discoveryTools } from "../tools";
 import { type Envelope, failure } from "../wire/envelope";
-import type { AgentCall } from "./admit";
-import { context, knownEffect } from "./answers";
-import { buildRequest } from "./dispatch";
-import { grantedTools, MAX_DISCOVERY_CALLS, reachOf, runTools } from "./grants";
-import { type CallRequest, type CallScope, prepareCall } from "./prepare";
-import { refuseChangedCatalog } from "./resolve";
-import type { CallRecord, RunMeta } from "./run-state";
-import { withTaint } from "./taint";
 
 /** A tool call as the run's ledger receives it from the door. */
 export interface AgentCallInput {

@@ -1,7 +1,6 @@
 import type { ToolSpec } from "../catalog/define-tool";
-import { upstreamTarget } from "../upstream/bindings";
-import type { Execution } from "./dispatch";
-import type { StoredRequest } from "./run-state";
+import { type Execution, upstreamTarget } from "../machine/request";
+import type { StoredRequest } from "../machine/run-state";
 
 /**
  * A write's answer lost on the way. A 2xx that arrives cut off or unparsable says the upstream

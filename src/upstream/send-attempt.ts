@@ -1,8 +1,8 @@
 import { readBounded } from "../core/answer-meter";
-import { type Upstream, upstreamUrl } from "../upstream/bindings";
-import type { UpstreamAuthorization } from "../upstream/credential";
+import type { StoredRequest } from "../machine/run-state";
+import { type Upstream, upstreamUrl } from "./bindings";
 import type { UpstreamResult } from "./classify";
-import type { StoredRequest } from "./run-state";
+import type { UpstreamAuthorization } from "./credential";
 
 export interface AttemptInput {
   upstream: Upstream;

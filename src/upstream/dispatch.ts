@@ -1,24 +1,15 @@
-import { idempotencyHeaderOf, type ToolSpec } from "../catalog/define-tool";
+import type { ToolSpec } from "../catalog/define-tool";
 import { dispatchBudgetMs } from "../catalog/timeout-rules";
 import { exceededIn } from "../core/answer-bounds";
-import { canonicalJson } from "../core/canonical-json";
-import type { Upstream } from "../upstream/bindings";
-import { upstreamTarget } from "../upstream/bindings";
-import type { UpstreamAuthorization } from "../upstream/credential";
-import { decideRetry } from "../upstream/retry";
-import type { FailureSpec } from "../wire/envelope";
+import type { Execution } from "../machine/request";
+import type { StoredRequest } from "../machine/run-state";
+import { validateOutput } from "../machine/validate";
 import type { AttemptRecord } from "../wire/trace-entry";
+import type { Upstream } from "./bindings";
 import { type Classification, classifyUpstream, tooLarge } from "./classify";
-import type { StoredRequest } from "./run-state";
+import type { UpstreamAuthorization } from "./credential";
+import { decideRetry } from "./retry";
 import { sendAttempt } from "./send-attempt";
-import { validateOutput } from "./validate";
-
-/** One upstream attempt as the trace records it: the wire schema's type. */
-export type { AttemptRecord } from "../wire/trace-entry";
-
-export type Execution =
-  | { ok: true; data: unknown; status: number; attempts: AttemptRecord[] }
-  | { ok: false; failure: FailureSpec; status: number | null; attempts: AttemptRecord[] };
 
 export interface ExecuteInput {
   tool: ToolSpec;
@@ -39,33 +30,6 @@ export interface ExecuteInput {
 }
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/**
- * The upstream request of a call, built once from its validated arguments: the body is serialized
- * here and nowhere else, so the bytes stored under a key are the bytes every attempt sends. The
- * body is canonical JSON, so the same arguments make the same bytes whatever order they came in.
- */
-export function buildRequest(
-  tool: ToolSpec,
-  args: Record<string, unknown>,
-  ids: { key: string | null; callId: string },
-): StoredRequest {
-  // The catalog gives every tool that is not built in an upstream; a built-in one sends nothing.
-  if (!tool.upstream) throw new Error(`${tool.name} is built in: it has no upstream request`);
-  const request = tool.upstream.request(args);
-  // A tool's literal headers go first, so none of them can replace the proxy's own.
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
-  headers.accept = "application/json";
-  headers["x-request-id"] = ids.callId;
-  if (ids.key) headers[idempotencyHeaderOf(tool)] = ids.key;
-  let body: string | null = null;
-  if (request.body !== undefined) {
-    body = canonicalJson(request.body);
-    headers["content-type"] = "application/json";
-  }
-  return { method: request.method, target: upstreamTarget(request.path, request.query), headers, body };
-}
 
 /**
  * When a dispatch begun at `began` must be over (epoch ms): a keyed call's one strict timeout; a

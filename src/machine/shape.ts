@@ -5,7 +5,8 @@ import { capResult } from "../shaping/cap";
 import { fenceText, fenceUntrusted } from "../shaping/fence";
 import { applyMasks } from "../shaping/mask";
 import type { FailureSpec } from "../wire/envelope";
-import type { AttemptRecord, Execution } from "./dispatch";
+import type { AttemptRecord } from "../wire/trace-entry";
+import type { Execution } from "./request";
 import type { Taint } from "./run-state";
 import { problemFields, validateArguments } from "./validate";
 
