@@ -10,9 +10,10 @@ interface KeyRow extends Record<string, SqlStorageValue> {
   request: string | null;
   envelope: string | null;
   upstream_sends: number;
+  created_at: number;
 }
 
-const COLUMNS = "key, tool, side_effect, state, request, envelope, upstream_sends";
+const COLUMNS = "key, tool, side_effect, state, request, envelope, upstream_sends, created_at";
 
 function recordOf(row: KeyRow, fallback: StoredRequest | null): CallRecord | null {
   const request = row.request === null ? fallback : (JSON.parse(row.request) as StoredRequest);
@@ -25,6 +26,7 @@ function recordOf(row: KeyRow, fallback: StoredRequest | null): CallRecord | nul
     request,
     envelope: row.envelope === null ? null : (JSON.parse(row.envelope) as Envelope),
     sends: row.upstream_sends,
+    recorded_at: row.created_at,
   };
 }
 
@@ -156,6 +158,7 @@ export class KeyStore {
       request,
       envelope: null,
       upstream_sends: 0,
+      created_at: now,
     });
   }
 
@@ -218,6 +221,7 @@ export class KeyStore {
         request: text,
         envelope: null,
         upstream_sends: 1,
+        created_at: now,
       });
     }
   }

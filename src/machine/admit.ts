@@ -1,6 +1,6 @@
 import { ANY_OPERATOR } from "../approvals/approvers";
 import { APPROVAL_TTL_MS, type ApprovalRecord, approvalBlock, slaDueAt } from "../approvals/model";
-import { resendsInDoubt, type ToolSpec } from "../catalog/define-tool";
+import type { ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import { newApprovalId } from "../core/ids";
 import type { TraceParent } from "../core/trace-context";
@@ -9,6 +9,7 @@ import type { CapLimit } from "../wire/effects";
 import { type ApprovalBlock, type Envelope, type FailureSpec, failure } from "../wire/envelope";
 import { context, expiredSpec, knownEffect, rejectedSpec, waitSpec } from "./answers";
 import { budgetLeft, type Counters, canChargeCall, canSpendEffect, spendEffect } from "./budget";
+import { callAgainSentence, inDoubtRuleOf } from "./in-doubt";
 import type { PreparedCall, ValidCall } from "./prepare";
 import { completionOf } from "./record";
 import type { CallRecord, RunMeta, StoredRequest } from "./run-state";
@@ -89,6 +90,11 @@ export type CallStep =
       key: string | null;
       request: StoredRequest | null;
       budget: Counters;
+      /**
+       * Set for a resend to an upstream that ignores keys: its settling read goes first, and what
+       * it finds made since this time (the key's first record) decides whether anything is sent.
+       */
+      settle_first_since?: number;
     }
   /** An identical call under the same key is in flight: wait for its envelope. */
   | { kind: "join"; writes: Write[]; key: string };
@@ -213,9 +219,15 @@ function admitValid(turn: Turn, prepared: ValidCall): CallStep {
   // key is recovery, not a new effect, so it passes no gate and spends nothing. Unless the upstream
   // does not honour keys: then a resend could act twice, and the doubt is answered, never resent.
   if (record && record.state !== "held") {
-    return resendsInDoubt(prepared.tool)
-      ? send(turn, prepared, record, counters)
-      : stillInDoubt(turn, record);
+    switch (inDoubtRuleOf(prepared.tool)) {
+      case "resend_under_key":
+        return send(turn, prepared, record, counters);
+      case "settle_by_read":
+        // A resend only once a read shows the effect absent; the read goes first, with the send.
+        return send(turn, prepared, record, counters, record.recorded_at ?? turn.view.run.created_at);
+      case "reconcile":
+        return stillInDoubt(turn, prepared.tool, record);
+    }
   }
   if (record && approval) return waitOrFinal(turn, approval, record);
   return admitNewEffect(turn, prepared, call.key, call.request);
@@ -272,12 +284,11 @@ function crossRun(view: CallView): Pick<ApprovalRecord, "earlier_effects" | "lim
 }
 
 /** The answer to a repeat of a write in doubt that is never resent: the doubt, and how to settle it. */
-function stillInDoubt(turn: Turn, record: CallRecord): CallStep {
+function stillInDoubt(turn: Turn, tool: ToolSpec, record: CallRecord): CallStep {
   if (record.envelope) return replay(turn, record.envelope);
   return answerWith(turn, {
     code: "terminal_error",
-    message:
-      "An earlier attempt of this call was cut off and may have acted. Its server does not honour idempotency keys, so the proxy will not send it again: check with a read tool whether it happened.",
+    message: `An earlier attempt of this call was cut off and may have acted. ${callAgainSentence(tool)}`,
     side_effect_confirmed: null,
     recommended_next_action: "reconcile",
     outcome: "terminal_failure",
@@ -285,10 +296,25 @@ function stillInDoubt(turn: Turn, record: CallRecord): CallStep {
   });
 }
 
-function send(turn: Turn, { tool, args }: ValidCall, record: KeyToSend, counters: Counters): CallStep {
+function send(
+  turn: Turn,
+  { tool, args }: ValidCall,
+  record: KeyToSend,
+  counters: Counters,
+  settleFirstSince?: number,
+): CallStep {
   const { view, call, writes } = turn;
   writes.push(...sendKey(view.run, record, counters, view.pending, call.now, null));
-  return { kind: "send", writes, tool, args, key: record.key, request: record.request, budget: counters };
+  const step = {
+    kind: "send" as const,
+    writes,
+    tool,
+    args,
+    key: record.key,
+    request: record.request,
+    budget: counters,
+  };
+  return settleFirstSince === undefined ? step : { ...step, settle_first_since: settleFirstSince };
 }
 
 function holdForHuman(

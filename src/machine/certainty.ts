@@ -51,13 +51,16 @@ export interface SettledKey {
  * acted, becomes unknown: `side_effect_confirmed: null`, with `retry` for a retryable answer and
  * `reconcile` for the rest.
  */
-export function settleCertainty(history: KeyHistory, envelope: Envelope): SettledKey {
+export function settleCertainty(
+  history: KeyHistory,
+  envelope: Envelope,
+  /** What calling again does for this call's tool (`in-doubt.ts`); the key's resend by default. */
+  callAgain = "Call again with the same arguments: the same idempotency key is sent, so it cannot happen twice.",
+): SettledKey {
   const { error } = envelope;
   if (envelope.outcome === "success" || error === null) return { envelope, state: "completed" };
   if (error.side_effect_confirmed === false && history === "may_have_acted" && !refutedByRead(envelope)) {
-    const next = error.retryable
-      ? "Call again with the same arguments: the same idempotency key is sent, so it cannot happen twice."
-      : "Check the state with a read tool before acting again.";
+    const next = error.retryable ? callAgain : "Check the state with a read tool before acting again.";
     return {
       state: "in_doubt",
       envelope: {

@@ -103,7 +103,12 @@ export interface InterruptedView {
  * that nothing runs. What this instance is still sending is left alone. Reads are never open (their
  * entry is written whole with their outcome), so an open entry without a key was cut off too.
  */
-export function reconcileInterrupted(view: InterruptedView, now: number): Write[] {
+export function reconcileInterrupted(
+  view: InterruptedView,
+  now: number,
+  /** What calling again with the same arguments does for this tool (`in-doubt.ts`'s sentence). */
+  callAgain: (tool: string) => string,
+): Write[] {
   const running = (key: string | null) => key !== null && view.inflight.has(key);
   const writes: Write[] = [];
   const openByKey = new Map(view.open.map((entry) => [entry.idempotency_key, entry]));
@@ -112,7 +117,7 @@ export function reconcileInterrupted(view: InterruptedView, now: number): Write[
     const callId = openByKey.get(record.key)?.call_id ?? "interrupted";
     const envelope = failure(
       context(view.run, callId, record.tool, record.key, view.run.counters, now),
-      interruptedSpec(record.side_effect === "read"),
+      interruptedSpec(record.side_effect === "read", callAgain(record.tool)),
     );
     writes.push({ kind: "key_settle", key: record.key, state: "in_doubt", envelope, now });
   }
@@ -123,12 +128,12 @@ export function reconcileInterrupted(view: InterruptedView, now: number): Write[
   return writes;
 }
 
-function interruptedSpec(read: boolean) {
+function interruptedSpec(read: boolean, callAgain: string) {
   return {
     code: "internal_error" as const,
     message: read
       ? "The proxy restarted while this call was running. Retrying is safe."
-      : "The proxy restarted while this call was being sent; it may or may not have acted. Call again with the same arguments: the same idempotency key is sent, so it cannot happen twice.",
+      : `The proxy restarted while this call was being sent; it may or may not have acted. ${callAgain}`,
     side_effect_confirmed: read ? false : null,
   };
 }

@@ -67,6 +67,8 @@ export interface CallRecord {
   request: StoredRequest;
   envelope: Envelope | null;
   sends: number;
+  /** When the key was first recorded (held or sent): no effect of this call is older. */
+  recorded_at?: number;
 }
 
 export interface NewTraceEntry {

@@ -30,6 +30,8 @@ export interface Settlement {
   /** Set when this call brought third-party text into the run. */
   taint: Taint | null;
   now: number;
+  /** What calling again does for the call's tool, when its answer ends in doubt (`in-doubt.ts`). */
+  call_again?: string;
 }
 
 /**
@@ -48,7 +50,7 @@ export function settleSend(settlement: Settlement): { writes: Write[]; envelope:
   ];
   let { envelope } = settlement;
   if (key !== null) {
-    const settled = settleCertainty(keyHistory(settlement.record), envelope);
+    const settled = settleCertainty(keyHistory(settlement.record), envelope, settlement.call_again);
     envelope = settled.envelope;
     writes.push({ kind: "key_settle", key, state: settled.state, envelope, now: completion.ended_at });
     if (settlement.approval?.state === "approved" && settled.state === "completed") {

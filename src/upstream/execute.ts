@@ -5,6 +5,7 @@ import { type TraceParent, upstreamTraceparent } from "../core/trace-context";
 import type { Env } from "../env";
 import { context } from "../machine/answers";
 import { grantedTools, reachOf } from "../machine/grants";
+import { inDoubtRuleOf, type Settled, settledAnswer, unsettledAnswer } from "../machine/in-doubt";
 import { completionOf, traceable } from "../machine/record";
 import { buildRequest, type Execution } from "../machine/request";
 import type { RunMeta, StoredRequest, Taint, TraceCompletion } from "../machine/run-state";
@@ -12,13 +13,21 @@ import { type ResultKeeper, type ShapedResult, shapeResult } from "../machine/sh
 import { type FaultSource, injectFaults } from "../scenarios/inject";
 import type { FaultPlan } from "../scenarios/modes";
 import { catalog } from "../tools";
-import { type ApprovalBlock, type Envelope, type EnvelopeContext, failure, success } from "../wire/envelope";
+import {
+  type ApprovalBlock,
+  type Envelope,
+  type EnvelopeContext,
+  type FailureSpec,
+  failure,
+  success,
+} from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
 import { authorizationFor, type CredentialHolder, requestAuthorization } from "./authorize";
 import { resolveUpstream, type Upstream } from "./bindings";
 import { executeRequest } from "./dispatch";
 import { executeRemote } from "./dispatch-remote";
 import { lostAnswerRead, withRecoveredAnswer } from "./recover";
+import { readToSettle } from "./settle-read";
 
 /** What the stages after admission keep in, and read from, the run's own storage. */
 export interface RunKeeping {
@@ -42,6 +51,11 @@ export interface ExecutionPlan {
   /** The run as it is when each step needs it (a dispatch takes time; the run may change meanwhile). */
   run: () => RunMeta;
   keeping: RunKeeping;
+  /**
+   * Set for a resend to an upstream that ignores keys: the settling read goes first, and only an
+   * effect it shows absent is sent again; the time its key was first recorded bounds what it finds.
+   */
+  settleFirstSince?: number;
 }
 
 interface Executed {
@@ -139,12 +153,40 @@ async function carryOut(
       deadlineAt: plan.run().deadline_at,
     });
   };
+  const settling = {
+    callId,
+    findTool: (name: string) => catalog.find(tool.namespace, name),
+    send: (target: ToolSpec, request: StoredRequest) => send(target, request, null),
+  };
+  const checks: AttemptRecord[] = [];
+  if (plan.settleFirstSince !== undefined) {
+    // A resend to an upstream that ignores keys: only an effect a read shows absent is sent again.
+    const check = await readToSettle(tool, plan.args, plan.settleFirstSince, settling);
+    checks.push(...check.attempts);
+    seen.attempts = checks;
+    if (check.verdict?.kind !== "absent")
+      return settledEnvelope(plan, settledAnswer(tool, check.verdict, null));
+  }
   let execution: Execution = await send(tool, plan.request, plan.fault);
   const lost = plan.key === null ? null : lostAnswerRead(tool, plan.key, callId, execution);
   if (lost) execution = withRecoveredAnswer(execution, await send(lost.tool, lost.request, null));
   seen.status = execution.status;
-  seen.attempts = execution.attempts;
-  if (!execution.ok) return { envelope: failure(contextOf(plan), execution.failure), shaped: null };
+  seen.attempts = [...checks, ...execution.attempts];
+  if (!execution.ok) {
+    const rule =
+      plan.key !== null && inDoubt(tool, execution.failure) ? inDoubtRuleOf(tool) : "resend_under_key";
+    if (rule === "reconcile") {
+      return { envelope: failure(contextOf(plan), unsettledAnswer(tool, execution.failure)), shaped: null };
+    }
+    if (rule === "settle_by_read") {
+      // Settled now, before the model is told anything: found, absent, or for a human.
+      const since = plan.settleFirstSince ?? execution.attempts[0]?.started_at ?? Date.now();
+      const check = await readToSettle(tool, plan.args, since, settling);
+      seen.attempts = [...seen.attempts, ...check.attempts];
+      return settledEnvelope(plan, settledAnswer(tool, check.verdict, execution.failure));
+    }
+    return { envelope: failure(contextOf(plan), execution.failure), shaped: null };
+  }
   const run = plan.run();
   const shaped = await shapeResult(
     {
@@ -167,6 +209,20 @@ async function carryOut(
     ? failure(contextOf(plan, { observed_state: shaped.observed }), shaped.failure)
     : success(contextOf(plan, { observed_state: shaped.observed, approval: executed }), shaped.data);
   return { envelope, shaped };
+}
+
+/** A write's failure whose effect is unknown: what an upstream that ignores keys cannot be resent. */
+function inDoubt(tool: ToolSpec, failed: FailureSpec): boolean {
+  return tool.side_effect !== "read" && failed.side_effect_confirmed === null;
+}
+
+/** A settling read's conclusion as the call's envelope: done (the effect's id), or its failure. */
+function settledEnvelope(plan: ExecutionPlan, settled: Settled): { envelope: Envelope; shaped: null } {
+  if (settled.kind === "failure")
+    return { envelope: failure(contextOf(plan), settled.failure), shaped: null };
+  const executed = plan.approval ? { ...plan.approval, state: "executed" as const } : null;
+  const ctx = contextOf(plan, { observed_state: settled.observed, approval: executed });
+  return { envelope: success(ctx, { effect_id: settled.effect_id }), shaped: null };
 }
 
 function contextOf(plan: ExecutionPlan, extra: Partial<EnvelopeContext> = {}): EnvelopeContext {

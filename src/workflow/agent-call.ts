@@ -62,8 +62,16 @@ export async function callOnce(ports: RunPorts, input: CallInput): Promise<Envel
     case "join":
       return joinInFlight(ports, step.key, call.call_id);
     case "send": {
-      const { tool, args, key, request } = step;
-      const send = { callId: call.call_id, tool, key, request, args, fault: input.fault ?? null };
+      const { tool, args, key, request, settle_first_since } = step;
+      const send = {
+        callId: call.call_id,
+        tool,
+        key,
+        request,
+        args,
+        fault: input.fault ?? null,
+        ...(settle_first_since === undefined ? {} : { settleFirstSince: settle_first_since }),
+      };
       return executeAndSettle(
         ports,
         inflight,

@@ -2,10 +2,13 @@ import { loadConfig } from "../config/load";
 import { differingFields } from "../core/canonical-json";
 import type { OpenRunAnswer, OpenRunInput, PendingOpen, SessionState } from "../ledger/ledger-api";
 import { type Charge, canChargeCall } from "../machine/budget";
+import { toolOfRun } from "../machine/grants";
+import { callAgainSentence } from "../machine/in-doubt";
 import { alarmRings, endRun, reconcileInterrupted, retainUntil } from "../machine/run-events";
 import type { RunMeta } from "../machine/run-state";
 import { runStatus } from "../machine/run-status";
 import type { Write } from "../machine/writes";
+import { catalog } from "../tools";
 import { currentPolicyVersion } from "./intake-call";
 import type { RunPorts } from "./ports";
 
@@ -42,6 +45,10 @@ export async function touchSession(
   return "ended";
 }
 
+/** A tool the catalog no longer serves: the call cannot be sent again at all. */
+const UNKNOWN_TOOL_CALL_AGAIN =
+  "Its tool is no longer in the catalog, so nothing sends it again: check with a read tool whether it happened.";
+
 /**
  * The alarm's work on a loaded run: sends a restart cut off (left "sending", their trace entries
  * open) settle in doubt, approvals that can no longer execute expire (or escalate), and whatever
@@ -54,7 +61,10 @@ export async function ringAlarm(ports: RunPorts, run: RunMeta): Promise<"retaine
   const escalationRole = loadConfig(ports.env).tenants[run.tenant]?.escalation_role ?? null;
   const interrupted = ports.reads.interruptedView(run);
   await commitRunEvent(ports, () => [
-    ...reconcileInterrupted(interrupted, now),
+    ...reconcileInterrupted(interrupted, now, (name) => {
+      const tool = toolOfRun(catalog, run, name);
+      return tool ? callAgainSentence(tool) : UNKNOWN_TOOL_CALL_AGAIN;
+    }),
     ...alarmRings(run, ports.reads.pending(), now, policy, escalationRole),
   ]);
   await ports.outbox.deliverOwed(run.tenant);

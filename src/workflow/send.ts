@@ -1,4 +1,5 @@
 import { type ApprovalRecord, approvalBlock } from "../approvals/model";
+import { callAgainSentence } from "../machine/in-doubt";
 import { joinedAnswer, settleSend } from "../machine/settle";
 import { type ExecutionPlan, executeCall } from "../upstream/execute";
 import type { Envelope } from "../wire/envelope";
@@ -39,6 +40,7 @@ export async function executeAndSettle(
         completion: executed.completion,
         taint: executed.taint,
         now: ports.now(),
+        call_again: callAgainSentence(send.tool),
       });
     });
     // The outcome is durable now: identical calls get it without waiting for the directory.

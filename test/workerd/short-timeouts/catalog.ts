@@ -76,8 +76,14 @@ function refundWithoutKeys(product: readonly ToolSpec[]): ToolSpec[] {
 /** The product's timeout rule by class, scaled down to the short timeout: still checked. */
 const SHORT_TIMEOUT_RULE = { readMinMs: SHORT_TIMEOUT_MS, keyedMaxMs: SHORT_TIMEOUT_MS };
 
+/**
+ * A namespace holds at most ten tools, so this catalog trades support's policy search, which no test
+ * of this project calls, for the refund on the v0 API.
+ */
+const product = productCatalog.all().filter((tool) => tool.name !== "search_refund_policy");
+
 export const catalog = loadCatalog(
-  [...productCatalog.all(), ...refundWithoutKeys(productCatalog.all())].map((tool) =>
+  [...product, ...refundWithoutKeys(product)].map((tool) =>
     expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
   ),
   SHORT_TIMEOUT_RULE,
