@@ -320,7 +320,9 @@ export interface SettleRead {
  * honours keys, as declared and not refuted (or, for a tool defined in code, unless said otherwise).
  */
 export function resendsInDoubt(tool: Pick<ToolSpec, "upstream">): boolean {
-  return tool.upstream?.idempotency?.honoured ?? tool.upstream?.remote?.server.honoured ?? true;
+  // A remote MCP server's declaration states it twice (the server and the promise); either says no.
+  const upstream = tool.upstream;
+  return (upstream?.idempotency?.honoured ?? true) && (upstream?.remote?.server.honoured ?? true);
 }
 
 /** The header a tool's upstream reads the idempotency key from, lower-cased as requests store headers. */

@@ -213,7 +213,9 @@ async function carryOut(
 
 /** A write's failure whose effect is unknown: what an upstream that ignores keys cannot be resent. */
 function inDoubt(tool: ToolSpec, failed: FailureSpec): boolean {
-  return tool.side_effect !== "read" && failed.side_effect_confirmed === null;
+  // A remote server's dispatch already answers a doubt it will not resend (`details.resend`).
+  const answered = failed.details != null && "resend" in failed.details;
+  return tool.side_effect !== "read" && failed.side_effect_confirmed === null && !answered;
 }
 
 /** A settling read's conclusion as the call's envelope: done (the effect's id), or its failure. */
