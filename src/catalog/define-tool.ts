@@ -294,6 +294,8 @@ export interface KeyPromise {
   basis: "certified" | "declared" | "refuted" | "undecided";
   /** How long the upstream remembers a key; null: as long as the proxy keeps it. */
   retention_ms: number | null;
+  /** When the certification behind a `certified` or `refuted` basis ran (ISO 8601). */
+  evidence_at?: string;
 }
 
 /** What a settling read concluded about a write in doubt. */

@@ -25,7 +25,12 @@ export function keyPromiseOf(
     header: "header" in idempotency ? idempotency.header : "Idempotency-Key",
     retention_ms: idempotency.retention_s === undefined ? null : idempotency.retention_s * 1_000,
   };
-  if (certification?.status === "refuted") return { ...declared, honoured: false, basis: "refuted" };
-  const certified = certification?.status === "certified" && idempotency.honoured;
-  return { ...declared, honoured: idempotency.honoured, basis: certified ? "certified" : "declared" };
+  const evidence = certification?.at ? { evidence_at: certification.at } : {};
+  if (certification?.status === "refuted") {
+    return { ...declared, honoured: false, basis: "refuted", ...evidence };
+  }
+  if (certification?.status === "certified" && idempotency.honoured) {
+    return { ...declared, honoured: true, basis: "certified", ...evidence };
+  }
+  return { ...declared, honoured: idempotency.honoured, basis: "declared" };
 }

@@ -14,6 +14,7 @@ import { parseDecisionForm } from "./decision-form";
 import { draftPreview } from "./draft-preview";
 import { argsFromForm, type EditState, editFieldsOf } from "./edit-form";
 import { messagePage } from "./guards";
+import { keyPromiseText } from "./key-promise-text";
 import { tenantToolValues, toolValuesOf } from "./tool-values";
 import { ApprovalPage } from "./views/approval-page";
 
@@ -69,6 +70,7 @@ async function renderApproval(
       duplicates={found.duplicates}
       valueUsage={valueUsage}
       dryRun={tool?.dry_run ?? null}
+      upstreamPromise={tool ? keyPromiseText(tool) : null}
       edit={pending && tool ? { fields: editFieldsOf(tool), state: opts.edit ?? null } : null}
     />,
     opts.status ?? 200,

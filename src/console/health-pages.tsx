@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { environmentOf } from "../config/environment";
 import { readMetrics } from "../metrics/read";
 import type { ConsoleEnv } from "./console-env";
+import { tenantUpstreams } from "./tenant-tools";
 import { HealthPage } from "./views/health-page";
 
 const HOUR = 60 * 60 * 1000;
@@ -17,7 +18,13 @@ export async function showHealth(c: Context<ConsoleEnv>) {
   const until = Math.floor(Date.now() / HOUR) * HOUR + HOUR;
   const reading = await readMetrics(c.env, session.tenant, { since: until - 2 * DAY, until, bucket: "hour" });
   return c.html(
-    <HealthPage environment={environmentOf(c.env)} session={session} reading={reading} split={until - DAY} />,
+    <HealthPage
+      environment={environmentOf(c.env)}
+      session={session}
+      reading={reading}
+      split={until - DAY}
+      upstreams={tenantUpstreams(c.env, session.tenant)}
+    />,
     reading.ok || reading.reason === "not_configured" ? 200 : 503,
   );
 }

@@ -81,6 +81,10 @@ describe("what an operator sees before deciding", () => {
     expect(page.html).toContain(formatMoney(order.total_cents, order.currency));
     expect(page.html).toContain(formatMoney(order.refundable_cents, order.currency));
     expect(page.html).toContain("Read just now with <code>lookup_order</code>");
+    // The second leg of exactly-once, as the catalog's certification of the payments API found it.
+    expect(page.html).toMatch(
+      /<dd id="upstream-promise"><code>PAYMENTS_API<\/code> applies a key once: certified \d{4}-\d\d-\d\d; a write in doubt is resent under its key\.<\/dd>/,
+    );
   });
 });
 

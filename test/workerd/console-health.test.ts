@@ -42,6 +42,22 @@ describe("the console's agent health page", () => {
     expect(page).not.toMatch(/<script/i);
   });
 
+  it("lists each upstream the tenant's tools reach: whether it applies a key once, and on what evidence", async () => {
+    const operator = await signedInOperator("acme");
+    const { status, html } = await operator.get("/console/health");
+    expect(status).toBe(200);
+    expect(html).toContain("Upstreams and idempotency keys");
+    const row = (upstream: string) =>
+      new RegExp(`<td><code>${upstream}</code></td><td>([^<]*)</td><td>([^<]*)</td>`).exec(html)?.slice(1);
+    expect(row("support.PAYMENTS_API")?.[0]).toMatch(/^applies a key once: certified \d{4}-\d\d-\d\d$/);
+    expect(row("support.PAYMENTS_API")?.[1]).toBe("a write in doubt is resent under its key");
+    expect(row("support.ORDERS_API")).toEqual([
+      "applies a key once: declared, not certified",
+      "a read is never in doubt",
+    ]);
+    expect(row("support.EMAIL_API")?.[0]).toBe("applies a key once: declared, not certified");
+  });
+
   it("sends a visitor without a session to sign in", async () => {
     const { status, headers } = await new ConsoleClient().get("/console/health");
     expect(status).toBe(303);

@@ -12,6 +12,7 @@ import { displayArgs, type ToolValues } from "../display-args";
 import type { DraftPreview } from "../draft-preview";
 import type { EditField, EditState } from "../edit-form";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
+import type { KeyPromiseText } from "../key-promise-text";
 import { plural } from "../plural";
 import { DecidedBy } from "./approval-table";
 import { ArgsList } from "./args-list";
@@ -43,6 +44,8 @@ export interface ApprovalPageProps {
   valueUsage?: readonly ValueUsage[] | null;
   /** The tool's own account of what its sandbox binding simulates and what only production shows. */
   dryRun?: string | null;
+  /** Whether the tool's upstream applies a key once (declared, certified or refuted), and what a doubt gets. */
+  upstreamPromise?: KeyPromiseText | null;
   /** A pending approval's "Edit and approve" inputs, from the tool's schema, and a refused edit's values and problems. */
   edit?: { fields: EditField[]; state: EditState | null } | null;
 }
@@ -260,6 +263,15 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
           <dd>
             <code>{approval.tool}</code> <Badge value={approval.side_effect} />
           </dd>
+          {props.upstreamPromise ? (
+            <>
+              <dt>Upstream</dt>
+              <dd id="upstream-promise">
+                <code>{props.upstreamPromise.upstream}</code> {props.upstreamPromise.standing};{" "}
+                {props.upstreamPromise.in_doubt}.
+              </dd>
+            </>
+          ) : null}
           <dt>Arguments</dt>
           <dd>
             <ArgsList args={displayArgs(approval.tool, approval.args, props.money)} />

@@ -8,6 +8,7 @@ import type { FiringAlert, MetricSeries } from "../../wire/metrics";
 import { type ComparedMeasure, compareDays, type DayComparison } from "../day-comparison";
 import { formatSpan } from "../format";
 import { plural } from "../plural";
+import type { TenantUpstream } from "../tenant-tools";
 import { BarChart, CHART_COLORS, LineChart } from "./charts";
 import { Layout, Notice } from "./layout";
 
@@ -18,7 +19,41 @@ export interface HealthPageProps {
   reading: MetricsReading;
   /** The first bucket of "today": the last 24 hours start here. */
   split: number;
+  /** The upstreams the tenant's tools reach: whether each applies a key once, and on what evidence. */
+  upstreams: readonly TenantUpstream[];
 }
+
+/**
+ * The second leg of exactly-once, per upstream: the proxy derives the key, the upstream must apply
+ * it once. Certified, only declared, refuted or ignoring keys, and what a write in doubt gets.
+ */
+const Upstreams: FC<{ upstreams: readonly TenantUpstream[] }> = ({ upstreams }) => (
+  <section aria-labelledby="upstreams-heading">
+    <h2 id="upstreams-heading">Upstreams and idempotency keys</h2>
+    <table class="upstreams">
+      <thead>
+        <tr>
+          <th scope="col">Upstream</th>
+          <th scope="col">Keys</th>
+          <th scope="col">A write in doubt</th>
+        </tr>
+      </thead>
+      <tbody>
+        {upstreams.map((upstream) => (
+          <tr>
+            <td>
+              <code>
+                {upstream.namespace}.{upstream.upstream}
+              </code>
+            </td>
+            <td>{upstream.standing}</td>
+            <td>{upstream.in_doubt}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </section>
+);
 
 const count = (value: number) => String(Math.round(value));
 /** "60 %", "66.7 %": one decimal at most. */
@@ -269,7 +304,7 @@ const Verdict: FC<{ comparisons: DayComparison[] }> = ({ comparisons }) => {
 };
 
 /** `/console/health`: is any agent looping or failing more than yesterday, per namespace. */
-export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading, split }) => {
+export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading, split, upstreams }) => {
   if (!reading.ok) {
     return (
       <Layout title="Agent health" environment={environment} session={session} section="health">
@@ -277,6 +312,7 @@ export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading,
         <Notice kind="error">
           <p>{reading.message}</p>
         </Notice>
+        <Upstreams upstreams={upstreams} />
       </Layout>
     );
   }
@@ -295,6 +331,7 @@ export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading,
       {namespaces.map(({ series, comparison }) => (
         <NamespaceHealth series={series} comparison={comparison} split={split} />
       ))}
+      <Upstreams upstreams={upstreams} />
     </Layout>
   );
 };

@@ -70,7 +70,8 @@ describe("exactly once, whether the upstream honours keys or not (property)", ()
                 entry.status < 300,
             );
             expect(made.length).toBeLessThanOrEqual(1);
-            for (const answer of answers) expect(answer.error?.message ?? "").not.toContain("cannot happen twice");
+            for (const answer of answers)
+              expect(answer.error?.message ?? "").not.toContain("cannot happen twice");
           }
         },
       ),
