@@ -32,6 +32,17 @@ module.exports = {
       to: { path: ["^src/ledger/", "^src/env\\.ts$", "^cloudflare:", "(^|/)node_modules/hono/", "^hono"] },
     },
     {
+      name: "ledger-makes-no-decisions",
+      comment:
+        "The run ledger stores, commits and rings its alarm; what a call, a decision or a send comes to is the machine's, called by the workflows that hand the ledger their writes. So ledger/ names the machine's state shapes, the run's status view, its tool lookups and the alarm's timing (run-state, run-status, grants, run-events, record) and no decision: admit, decide, settle, edit, writes, certainty, the in-doubt rules, budgets, limits, policy, validation, taint or shaping.",
+      severity: "error",
+      from: { path: "^src/ledger/" },
+      to: {
+        path: "^src/machine/(admit|decide|settle|edit|late-decision|writes|certainty|in-doubt|budget|limit|policy|prepare|validate|resolve|taint|shape|answers|request)\\.ts$",
+        dependencyTypesNot: ["type-only"],
+      },
+    },
+    {
       name: "machine-is-pure",
       comment:
         "machine/ holds the call's decisions as pure functions: what to admit, decide, settle and write, the request to store, the shape of a result. It names nothing that reaches outside the Worker or past its inputs (the environment, storage, upstreams, egress, scenarios, the catalog this deployment serves, HTTP, MCP, the console), not even as a type; what it needs of them, its caller passes in.",

@@ -1,9 +1,9 @@
 import { type ApprovalRecord, type ApprovalSummary, summarize } from "../approvals/model";
 import { capLimit } from "../effects/caps";
 import { fateOfKey } from "../effects/fate";
+import { knownEffect } from "../effects/known-effect";
 import type { TenantCheck } from "../effects/reasons";
 import type { AgentCall, CallView } from "../machine/admit";
-import { knownEffect } from "../machine/answers";
 import type { DecisionView } from "../machine/decide";
 import { toolOfRun } from "../machine/grants";
 import { type InterruptedView, RECONCILE_AFTER_MS } from "../machine/run-events";

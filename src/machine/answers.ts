@@ -1,8 +1,7 @@
 import { APPROVAL_POLL_MS, type ApprovalRecord } from "../approvals/model";
 import type { EnvelopeContext, FailureSpec } from "../wire/envelope";
 import { budgetLeft, type Counters } from "./budget";
-import type { CallRecord, RunMeta } from "./run-state";
-import { externalId } from "./shape";
+import type { RunMeta } from "./run-state";
 import { UNDECIDED } from "./writes";
 
 /**
@@ -26,33 +25,6 @@ export function context(
     idempotency_key: key,
     budget: budgetLeft(run.limits, counters, run.deadline_at, now),
     ...extra,
-  };
-}
-
-/**
- * What is known of the effect of a key when a call under it is refused: nothing happened (no record,
- * or it waits for a human), unknown (sent, fate unclear), or what the stored outcome says. A refusal
- * never claims "no effect" for a key whose effect happened.
- */
-export function knownEffect(
-  record: CallRecord | null,
-): Pick<FailureSpec, "side_effect_confirmed" | "external_id"> & { observed: Record<string, unknown> | null } {
-  if (!record || record.state === "held") return { side_effect_confirmed: false, observed: null };
-  if (record.state !== "completed" || !record.envelope)
-    return { side_effect_confirmed: null, observed: null };
-  const stored = record.envelope;
-  const confirmed = stored.outcome === "success" ? true : (stored.error?.side_effect_confirmed ?? null);
-  return {
-    side_effect_confirmed: confirmed,
-    external_id: stored.error?.external_id ?? externalId(stored.data),
-    observed: {
-      stored_outcome: {
-        call_id: stored.call_id,
-        outcome: stored.outcome,
-        data: stored.data,
-        error_code: stored.error?.code ?? null,
-      },
-    },
   };
 }
 

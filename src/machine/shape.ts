@@ -1,5 +1,6 @@
 import type { ToolSpec } from "../catalog/define-tool";
 import { newResultHandle } from "../core/ids";
+import { externalId } from "../effects/known-effect";
 import type { ResultSummary } from "../shaping/cap";
 import { capResult } from "../shaping/cap";
 import { fenceText, fenceUntrusted } from "../shaping/fence";
@@ -185,20 +186,4 @@ function taintText(texts: readonly string[], marker: string): string {
   }
   const text = fenceText(joined.slice(0, MAX_TAINT_TEXT * 2), marker);
   return text.length <= MAX_TAINT_TEXT ? text : `${text.slice(0, MAX_TAINT_TEXT - 1)}…`;
-}
-
-/** The upstream's own id of a claimed effect (a refund id, a ticket id), if it names one. */
-export function externalId(claimed: unknown): string | null {
-  if (typeof claimed !== "object" || claimed === null) return null;
-  for (const [field, value] of Object.entries(claimed as Record<string, unknown>)) {
-    if (
-      field.endsWith("_id") &&
-      typeof value === "string" &&
-      field !== "order_id" &&
-      field !== "customer_id"
-    ) {
-      return value;
-    }
-  }
-  return null;
 }

@@ -1,5 +1,6 @@
+import { knownEffect } from "../effects/known-effect";
 import type { CallInput } from "../ledger/ledger-api";
-import { context, knownEffect } from "../machine/answers";
+import { context } from "../machine/answers";
 import { toolOfRun } from "../machine/grants";
 import type { RunMeta } from "../machine/run-state";
 import { takeToolToken } from "../ratelimit/tool-limits";

@@ -4,8 +4,9 @@ import { APPROVAL_POLL_MS, APPROVAL_TTL_MS, type ApprovalRecord } from "../../sr
 import type { ToolSpec } from "../../src/catalog/define-tool";
 import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
 import { canonicalJson } from "../../src/core/canonical-json";
+import { knownEffect } from "../../src/effects/known-effect";
 import { type AgentCall, admitCall, type CallStep, type CallView } from "../../src/machine/admit";
-import { context, knownEffect } from "../../src/machine/answers";
+import { context } from "../../src/machine/answers";
 import type { Counters } from "../../src/machine/budget";
 import { type DecideStep, type Decision, decideApproval } from "../../src/machine/decide";
 import { prepareCall } from "../../src/machine/prepare";
