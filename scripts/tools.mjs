@@ -122,14 +122,13 @@ switch (command) {
         process.exit(1);
     }
     if (environment === "production") {
-      const { runProductionCheck } = await tsImport("./tools/production-check.ts", import.meta.url);
+      const { runProductionCheck, unverifiedJwtWarnings } = await tsImport(
+        "./tools/production-check.ts",
+        import.meta.url,
+      );
+      // Warnings, not refusals, printed before the refusals end the command.
+      for (const warning of unverifiedJwtWarnings(result.standings ?? [])) console.warn(warning);
       if (!runProductionCheck(root)) process.exit(1);
-      // A warning, not a refusal: the upstream may verify; only a certification shows it does.
-      for (const { namespace, upstream } of result.standings?.filter((one) => one.unverified_jwt) ?? []) {
-        console.warn(
-          `warning: ${namespace}.${upstream} is sent the proxy's JWT, but no certification has shown it refusing a request without a valid one: run npm run tools -- certify ${namespace}`,
-        );
-      }
     }
     if (!result.ok) process.exit(1);
     if (args.includes("--check")) {

@@ -2,6 +2,7 @@
 // it ships. The repository's own wrangler.toml and catalog carry placeholders for production by
 // design (example.com URLs, the KV id to replace), so the plain `check` that `npm test` runs leaves
 // them alone; a deployer runs this one (docs/deploying.md, "Deploying") and it fails until each is set.
+
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { unstable_readConfig as readConfig } from "wrangler";
@@ -12,6 +13,7 @@ import {
   placeholderUrlReason,
   placeholderUrlVars,
 } from "../../src/config/placeholders";
+import type { UpstreamStanding } from "./catalog-certifications";
 import { type ProxyOrigins, proxyOriginsOf, unsafeBaseReason } from "./upstream-hosts";
 
 const VARS_AT = "wrangler.toml: env.production.vars";
@@ -107,4 +109,18 @@ export function runProductionCheck(root: string): boolean {
   }
   console.log("production: no placeholder URL, KV namespace id or account id");
   return true;
+}
+
+/**
+ * What `check --env production` warns of without refusing: an upstream sent the proxy's JWT that no
+ * certification has shown refusing a request without a valid one. It may verify; only a
+ * certification (`npm run tools -- certify <ns>`) shows it does.
+ */
+export function unverifiedJwtWarnings(standings: readonly UpstreamStanding[]): string[] {
+  return standings
+    .filter((standing) => standing.unverified_jwt)
+    .map(
+      ({ namespace, upstream }) =>
+        `warning: ${namespace}.${upstream} is sent the proxy's JWT, but no certification has shown it refusing a request without a valid one: run npm run tools -- certify ${namespace}`,
+    );
 }

@@ -3,7 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
-import { productionDeploymentProblems, runProductionCheck } from "../../scripts/tools/production-check";
+import { checkCatalog } from "../../scripts/tools/catalog-check";
+import {
+  productionDeploymentProblems,
+  runProductionCheck,
+  unverifiedJwtWarnings,
+} from "../../scripts/tools/production-check";
 import {
   kvNamespaceIdProblem,
   metricsAccountProblem,
@@ -171,6 +176,14 @@ describe("npm run tools -- check --env production", () => {
     } finally {
       errors.mockRestore();
     }
+  });
+
+  it("warns of each upstream sent the proxy's JWT that no certification has shown verifying it", () => {
+    const { standings } = checkCatalog(repository);
+    // The shipped HTTP upstreams' certifications probed their credential check; the MCP server's cannot.
+    expect(unverifiedJwtWarnings(standings)).toEqual([
+      "warning: helpdesk.HELPDESK_MCP is sent the proxy's JWT, but no certification has shown it refusing a request without a valid one: run npm run tools -- certify helpdesk",
+    ]);
   });
 
   it("passes a production with real URLs and ids, while the sandbox keeps its loopback upstream", () => {
