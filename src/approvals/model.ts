@@ -30,6 +30,7 @@ export function summarize(record: ApprovalRecord): ApprovalSummary {
     tool: record.tool,
     side_effect: record.side_effect,
     state: record.state,
+    execution: record.execution,
     args: record.args,
     args_digest: record.args_digest,
     reasons: record.reasons,
@@ -97,16 +98,23 @@ const STATE_ORDER = {
 export interface SummaryPosition extends Pick<ApprovalSummary, "state" | "decided_at"> {
   /** How many approvals it records (`approvers.length`): only grows while the approval is pending. */
   approved: number;
+  /** What its call did, once known: an approved one's only moves from nothing to in doubt. */
+  execution?: ApprovalSummary["execution"] | undefined;
 }
 
 export function positionOf(summary: ApprovalSummary): SummaryPosition {
-  return { state: summary.state, decided_at: summary.decided_at, approved: summary.approvers.length };
+  return {
+    state: summary.state,
+    decided_at: summary.decided_at,
+    approved: summary.approvers.length,
+    execution: summary.execution,
+  };
 }
 
 /**
  * Whether a summary is older than the copy already held, and must not replace it: an earlier state,
- * the same state decided earlier, or a pending one with fewer approvals recorded (a "0 of 2" after
- * the "1 of 2"). The directory is written by an outbox that retries, so the same summary may arrive
+ * the same state decided earlier, a pending one with fewer approvals recorded (a "0 of 2" after
+ * the "1 of 2"), or an approved one that does not yet know its call is in doubt. The directory is written by an outbox that retries, so the same summary may arrive
  * twice (not older: applying it again changes nothing) and an older one may arrive after a newer one
  * (a delivery that failed, retried after the next change was delivered).
  */
@@ -114,5 +122,7 @@ export function isOlderSummary(incoming: SummaryPosition, held: SummaryPosition)
   const order = STATE_ORDER[incoming.state] - STATE_ORDER[held.state];
   if (order !== 0) return order < 0;
   if (incoming.approved !== held.approved) return incoming.approved < held.approved;
+  // An approved call's copy "in doubt" is newer than one sent while the call was on its way.
+  if (incoming.state === "approved" && !incoming.execution && held.execution) return true;
   return incoming.decided_at !== null && held.decided_at !== null && incoming.decided_at < held.decided_at;
 }

@@ -1,4 +1,5 @@
 import type { Approver } from "../approvals/approvers";
+import { executionOfState } from "../approvals/execution";
 import {
   type ApprovalRecord,
   type ApprovalSummary,
@@ -10,7 +11,7 @@ import type { SideEffect } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import type { Env } from "../env";
 import type { ApprovalDecisionRecord } from "../machine/writes";
-import type { ApprovalEdit } from "../wire/approval";
+import type { ApprovalEdit, ApprovalExecution } from "../wire/approval";
 import type { ApprovalState, Envelope } from "../wire/envelope";
 
 interface ApprovalRow extends Record<string, SqlStorageValue> {
@@ -45,6 +46,8 @@ interface ApprovalRow extends Record<string, SqlStorageValue> {
   /** Added by the approval edits migration: the key as asked, and the edit, once an operator edited it. */
   asked_key: string | null;
   edit: string | null;
+  /** Added by the approval execution migration: what the call did, once its outcome is known. */
+  execution: string | null;
 }
 
 /** What the `approvers` column keeps. */
@@ -215,6 +218,7 @@ export class ApprovalStore {
     state: ApprovalState,
     decision: ApprovalDecisionRecord | null,
     result: Envelope | null = null,
+    execution: ApprovalExecution | null = null,
   ): void {
     this.#counts = null;
     if (decision) {
@@ -231,6 +235,12 @@ export class ApprovalStore {
       this.#sql.exec("UPDATE approvals SET state = ? WHERE id = ?", state, id);
     }
     if (result) this.#sql.exec("UPDATE approvals SET result = ? WHERE id = ?", JSON.stringify(result), id);
+    if (execution) this.#sql.exec("UPDATE approvals SET execution = ? WHERE id = ?", execution, id);
+  }
+
+  /** An approved call's send ended in doubt: the approval stays approved, and says so. */
+  markInDoubt(id: string): void {
+    this.#sql.exec("UPDATE approvals SET execution = 'in_doubt' WHERE id = ? AND state = 'approved'", id);
   }
 
   /** Every pending approval of the run: the machine decides which of them can still execute. */
@@ -269,6 +279,7 @@ export class ApprovalStore {
         policy_version: row.policy_version,
         reasons: JSON.parse(row.reasons) as string[],
         state: row.state as ApprovalState,
+        execution: executionOfRow(row),
         requested_call_id: row.requested_call_id,
         created_at: new Date(row.created_at).toISOString(),
         expires_at: new Date(row.expires_at).toISOString(),
@@ -294,6 +305,18 @@ export class ApprovalStore {
  */
 function editOf(stored: string): ApprovalEdit {
   return { asked_limit: null, ...(JSON.parse(stored) as Partial<ApprovalEdit>) } as ApprovalEdit;
+}
+
+/**
+ * What the call did, as recorded; a rejected or expired approval's call never left, and one that
+ * settled before executions were recorded is read from its result (`approvals/execution.ts`).
+ */
+function executionOfRow(row: ApprovalRow): ApprovalExecution | null {
+  if (row.execution !== null) return row.execution as ApprovalExecution;
+  return executionOfState(
+    row.state as ApprovalState,
+    row.result === null ? null : (JSON.parse(row.result) as Envelope),
+  );
 }
 
 function isoOrNull(ms: number | null): string | null {

@@ -149,7 +149,13 @@ export function interruptedView(
   run: RunMeta,
   inflight: ReadonlySet<string>,
 ): InterruptedView {
-  return { run, open: stores.run.readOpenEntries(), sending: stores.keys.readSending(), inflight };
+  const sending = stores.keys.readSending();
+  const approvals = new Map<string, ApprovalRecord>();
+  for (const record of sending) {
+    const approval = stores.approvals.byKey(record.key);
+    if (approval) approvals.set(record.key, approval);
+  }
+  return { run, open: stores.run.readOpenEntries(), sending, inflight, approvals };
 }
 
 /**
@@ -233,8 +239,19 @@ export function commitWrites(
         approved.push(write.id);
         break;
       case "approval_state":
-        stores.approvals.setState(write.id, write.state, write.decision, write.result ?? null);
+        stores.approvals.setState(
+          write.id,
+          write.state,
+          write.decision,
+          write.result ?? null,
+          write.execution ?? null,
+        );
         changedIds.push(write.id);
+        break;
+      case "approval_in_doubt":
+        // Still approved: nothing to announce, but its listed copy says the call is in doubt.
+        stores.approvals.markInDoubt(write.id);
+        approved.push(write.id);
         break;
       case "approval_escalate":
         stores.approvals.markEscalated(write.id, write.at);

@@ -1,3 +1,4 @@
+import { executionOfState } from "../approvals/execution";
 import type { ApprovalFilters, RunFilters } from "../approvals/list-filters";
 import { DEFAULT_LIST_LIMIT } from "../approvals/list-limits";
 import { isOverdue } from "../approvals/model";
@@ -134,7 +135,8 @@ type LaterField =
   | "escalated_at"
   | "approver_roles"
   | "approvals_required"
-  | "approvers";
+  | "approvers"
+  | "execution";
 
 /** A summary as stored: those written before these fields existed lack them. */
 type StoredSummary = Omit<ApprovalSummary, LaterField> & Partial<Pick<ApprovalSummary, LaterField>>;
@@ -158,10 +160,14 @@ export function approvalFromRow(row: ApprovalRow, now: string): ApprovalSummary 
     approver_roles: stored.approver_roles ?? [],
     approvals_required: stored.approvals_required ?? 1,
     approvers: stored.approvers ?? [],
+    // One stored before executions were recorded: a rejected or expired one's call never left.
+    execution: stored.execution !== undefined ? stored.execution : executionOfState(stored.state, null),
     overdue: false,
   };
   const listed: ApprovalSummary =
-    summary.state === "pending" && summary.expires_at <= now ? { ...summary, state: "expired" } : summary;
+    summary.state === "pending" && summary.expires_at <= now
+      ? { ...summary, state: "expired", execution: "not_sent" }
+      : summary;
   return { ...listed, overdue: isOverdue(listed, Date.parse(now)) };
 }
 

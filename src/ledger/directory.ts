@@ -5,7 +5,7 @@ import { cutPage } from "../approvals/page-cursor";
 import { mergeSorted, subjectsOf } from "../approvals/subjects";
 import type { Env } from "../env";
 import { recordApprovalChange, recordApprovalOverdue } from "../metrics/record";
-import type { ApprovalListItem } from "../wire/approval";
+import type { ApprovalExecution, ApprovalListItem } from "../wire/approval";
 import type { ApprovalState } from "../wire/envelope";
 import type { RunIndexEntry, RunSummary } from "../wire/run-summary";
 import {
@@ -64,9 +64,11 @@ export class ApprovalDirectory extends DurableObject<Env> {
         decided_at: string | null;
         escalated_at: string | null;
         approved: number;
+        execution: ApprovalExecution | null;
       }>(
         `SELECT state, decided_at, json_extract(summary, '$.escalated_at') AS escalated_at,
-           COALESCE(json_array_length(summary, '$.approvers'), 0) AS approved FROM approvals WHERE id = ?`,
+           COALESCE(json_array_length(summary, '$.approvers'), 0) AS approved,
+           json_extract(summary, '$.execution') AS execution FROM approvals WHERE id = ?`,
         summary.id,
       )
       .toArray()[0];

@@ -90,7 +90,12 @@ export interface DecideInput {
 }
 
 export type DecideResult =
-  | { ok: true; approval: ApprovalRecord }
+  | {
+      ok: true;
+      approval: ApprovalRecord;
+      /** The answer of the call this decision sent, once settled; absent when it sent none. */
+      call?: Envelope;
+    }
   /** The edited arguments failed the tool's schema or policy: `refusal` says which field and why. */
   | {
       ok: false;

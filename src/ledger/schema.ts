@@ -175,6 +175,15 @@ DROP INDEX IF EXISTS trace_by_call;
 CREATE INDEX IF NOT EXISTS trace_open_by_call ON trace (call_id) WHERE ended_at IS NULL;
 `;
 
+/**
+ * What an approval's call did (src/approvals/execution.ts): executed, refused by the upstream, not
+ * sent, or in doubt; NULL while nothing is known, and for approvals settled before it was recorded
+ * (read from their result then).
+ */
+const V18_APPROVAL_EXECUTION = `
+ALTER TABLE approvals ADD COLUMN execution TEXT;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -193,6 +202,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V15_TRACE_CONTEXT,
   V16_RUN_TOLD,
   V17_OPEN_TRACE_BY_CALL,
+  V18_APPROVAL_EXECUTION,
 ];
 
 /**

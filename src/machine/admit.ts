@@ -378,6 +378,7 @@ function openApproval(
     policy_version: call.policy_version ?? "",
     reasons: [...prepared.approval.reasons, ...crossRunReasons(cross.earlier_effects, cross.limit)],
     state: "pending",
+    execution: null,
     requested_call_id: call.call_id,
     created_at: new Date(call.now).toISOString(),
     expires_at: new Date(expiresAt).toISOString(),

@@ -93,6 +93,8 @@ export interface InterruptedView {
   sending: readonly CallRecord[];
   /** Keys whose request is on its way from this instance right now. */
   inflight: ReadonlySet<string>;
+  /** The approvals of the sending keys that have one, by key: an approved one's call is in doubt now. */
+  approvals?: ReadonlyMap<string, Pick<ApprovalRecord, "id" | "state" | "execution">>;
 }
 
 /**
@@ -120,6 +122,10 @@ export function reconcileInterrupted(
       interruptedSpec(record.side_effect === "read", callAgain(record.tool)),
     );
     writes.push({ kind: "key_settle", key: record.key, state: "in_doubt", envelope, now });
+    const approval = view.approvals?.get(record.key);
+    if (approval?.state === "approved" && approval.execution !== "in_doubt") {
+      writes.push({ kind: "approval_in_doubt", id: approval.id });
+    }
   }
   for (const entry of view.open) {
     if (running(entry.idempotency_key)) continue;

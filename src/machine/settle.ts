@@ -1,3 +1,4 @@
+import { executionOf } from "../approvals/execution";
 import type { ApprovalRecord } from "../approvals/model";
 import type { Envelope } from "../wire/envelope";
 import { budgetLeft } from "./budget";
@@ -38,7 +39,8 @@ export interface Settlement {
  * Event "the send settled". The answer is folded with the key's history (`certainty.ts`): a key
  * completes on a certain answer, anything unknown leaves it in doubt (keeping that answer), so
  * the next identical call resends the stored bytes. An approved key is executed once its outcome
- * is known, whoever sent it. A keyed send ends with a sweep: time passed while it was out, and
+ * is known, whoever sent it, and its approval records what the call did (`approvals/execution.ts`);
+ * one left in doubt stays approved, recorded as in doubt. A keyed send ends with a sweep: time passed while it was out, and
  * what the run has spent may leave other pending approvals unable to execute. Returns the writes
  * and the answer to give, which is the folded one.
  */
@@ -60,7 +62,10 @@ export function settleSend(settlement: Settlement): { writes: Write[]; envelope:
         state: "executed",
         decision: null,
         result: envelope,
+        execution: executionOf(envelope),
       });
+    } else if (settlement.approval?.state === "approved" && settlement.approval.execution !== "in_doubt") {
+      writes.push({ kind: "approval_in_doubt", id: settlement.approval.id });
     }
   }
   writes.push({ kind: "trace_close", call_id: settlement.call_id, completion });

@@ -2,6 +2,7 @@ import type { Approver } from "../approvals/approvers";
 import type { ApprovalRecord, EditedApproval } from "../approvals/model";
 import type { SideEffect } from "../catalog/define-tool";
 import type { ClaimedValue } from "../effects/claim";
+import type { ApprovalExecution } from "../wire/approval";
 import type { ApprovalState, Envelope } from "../wire/envelope";
 import { type Counters, canSpendEffect } from "./budget";
 import type { CallRecord, NewTraceEntry, RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
@@ -86,7 +87,14 @@ export type Write =
       state: ApprovalState;
       decision: ApprovalDecisionRecord | null;
       result?: Envelope;
-    };
+      /** What the approval's call did, once its outcome is known (src/approvals/execution.ts). */
+      execution?: ApprovalExecution;
+    }
+  /**
+   * An approved call's send ended in doubt: the approval stays approved (the agent's identical call
+   * resends it), and says so. Its state did not change: nothing is announced.
+   */
+  | { kind: "approval_in_doubt"; id: string };
 
 /** Who decided an approval and why, as recorded; `by` is null when the proxy expired it itself. */
 export interface ApprovalDecisionRecord {

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import * as z from "zod";
+import { decisionAnswer } from "../approvals/decision-answer";
 import { ApprovalFiltersSchema } from "../approvals/list-filters";
 import type { Env } from "../env";
 import type { AppEnv } from "../http/app-env";
@@ -11,7 +12,7 @@ import { tooLarge } from "../http/too-large";
 import { jsonBody, validated } from "../http/validation-hook";
 import { decideApproval, inspectApproval, listApprovals } from "../ledger/operator-client";
 import { APPROVAL_ID, defineOperation, envelope, FAILURES, routeOf } from "../specs/operation";
-import type { ApprovalDecision, ApprovalList } from "../wire/approval-answers";
+import type { ApprovalList } from "../wire/approval-answers";
 import { failure, success } from "../wire/envelope";
 
 /** The human gate: operators of a tenant list, inspect, approve and reject that tenant's approvals. */
@@ -152,6 +153,14 @@ const decisionOperation = <const D extends "approve" | "reject">(decision: D) =>
         "Already decided or expired, or already approved by the same person (`conflict_error`).",
       ),
       "422": envelope("Invalid body."),
+      ...(decision === "approve"
+        ? {
+            "502": envelope(
+              "Approved, but the call did not execute: the upstream refused it, the proxy did not send it (a remote tool that drifted from its pin: `upstream_changed`), or whether it acted is unknown. The error is the call's own (its code, `side_effect_confirmed`), `details.execution` says which (`refused`, `not_sent`, `in_doubt`), and `data` is the decided approval as a 200 would carry it.",
+              "ApprovalDecision",
+            ),
+          }
+        : {}),
     },
   });
 
@@ -233,8 +242,9 @@ for (const decision of ["approve", "reject"] as const) {
           }),
         );
       }
-      const decided: ApprovalDecision = { approval: result.approval };
-      return respond(c, success(requestContext(c.env), decided));
+      // The decision stands; when its call did not execute, the answer says so (502: the call behind it failed).
+      const answer = decisionAnswer(requestContext(c.env), result.approval, result.call ?? null);
+      return respond(c, answer, answer.error ? { status: 502 } : {});
     },
   );
 }

@@ -3,6 +3,16 @@ import { CapLimitSchema, EarlierEffectSchema } from "./effects";
 import { ApprovalStateSchema, envelopeSchema } from "./envelope";
 import { SideEffectSchema } from "./side-effect";
 
+/**
+ * What an approval's call did, told apart from its state: `executed` (it acted, `result` says
+ * how), `refused` (the upstream refused it, known not to have acted), `not_sent` (it never left:
+ * rejected, expired, or refused by the proxy before sending, as a remote tool that drifted from
+ * its pin), `in_doubt` (it was sent and whether it acted is unknown).
+ */
+export const APPROVAL_EXECUTIONS = ["executed", "refused", "not_sent", "in_doubt"] as const;
+export const ApprovalExecutionSchema = z.enum(APPROVAL_EXECUTIONS);
+export type ApprovalExecution = z.infer<typeof ApprovalExecutionSchema>;
+
 /** One operator's approval of a call that needs more than one, in the order they came. */
 export const ApproverSchema = z.strictObject({
   operator: z.string().describe('The approving operator\'s id ("operator:<key fingerprint>").'),
@@ -46,6 +56,9 @@ export const ApprovalRecordSchema = z.strictObject({
   policy_version: z.string(),
   reasons: z.array(z.string()),
   state: ApprovalStateSchema,
+  execution: ApprovalExecutionSchema.nullable().describe(
+    "What the call did: null while pending, and while an approved call is on its way; then `executed` (it acted), `refused` (the upstream refused it, nothing done), `not_sent` (it never left: rejected, expired, or refused by the proxy before sending, as a remote tool that drifted from its pin) or `in_doubt` (sent, whether it acted is unknown; the approval stays `approved` until a resend settles it). `state` is `executed` once the call's outcome is known, whatever it was: read this for what happened.",
+  ),
   requested_call_id: z.string(),
   created_at: z.iso.datetime(),
   expires_at: z.iso.datetime(),
@@ -121,6 +134,7 @@ export const ApprovalSummarySchema = ApprovalRecordSchema.pick({
   tool: true,
   side_effect: true,
   state: true,
+  execution: true,
   args: true,
   reasons: true,
   args_digest: true,

@@ -10,6 +10,7 @@ import { toolOfRun } from "../machine/grants";
 import { approvingOf } from "../machine/late-decision";
 import type { RunMeta } from "../machine/run-state";
 import { catalog } from "../tools";
+import type { Envelope } from "../wire/envelope";
 import { currentPolicyVersion } from "./intake-call";
 import type { RunPorts } from "./ports";
 import { executeAndSettle } from "./send";
@@ -32,6 +33,7 @@ export async function decide(ports: RunPorts, run: RunMeta, input: DecideInput):
   const callId = newCallId();
   const edit = await editOf(ports, run, input, seen);
   if (edit.kind === "refused") return edit.result;
+  let call: Envelope | undefined;
   const tool = seen ? toolOfRun(catalog, run, seen.tool) : undefined;
   try {
     // The decided approval goes to the directory again whatever the decision: a refusal means the
@@ -61,7 +63,7 @@ export async function decide(ports: RunPorts, run: RunMeta, input: DecideInput):
     if (decided.kind === "send") {
       const { key, request, tool, args } = decided;
       // Executed by an operator's decision: its span is in the run's own trace.
-      await executeAndSettle(ports, inflight, {
+      call = await executeAndSettle(ports, inflight, {
         callId,
         tool,
         key,
@@ -79,7 +81,7 @@ export async function decide(ports: RunPorts, run: RunMeta, input: DecideInput):
   }
   const approval = ports.reads.approval(input.approval_id);
   if (!approval) throw new Error(`approval ${input.approval_id} vanished while it was decided`);
-  return { ok: true, approval };
+  return call ? { ok: true, approval, call } : { ok: true, approval };
 }
 
 /**

@@ -1149,6 +1149,8 @@ for (const state of ["sending", "in_doubt"] as const) {
       const completion = completionOf(envelope, NOW + 5);
       expect(settleOf(record.key, approved, envelope, completion, "call_x")).toEqual([
         { kind: "key_settle", key: record.key, state: "in_doubt", envelope, now: NOW + 5 },
+        // Still approved, and now known to be in doubt: the operator is not told it executed.
+        { kind: "approval_in_doubt", id: approved.id },
         { kind: "trace_close", call_id: "call_x", completion },
       ]);
     });
@@ -1160,7 +1162,15 @@ for (const state of ["sending", "in_doubt"] as const) {
         const completion = completionOf(envelope, NOW + 5);
         expect(settleOf(record.key, approved, envelope, completion, "call_x")).toEqual([
           { kind: "key_settle", key: record.key, state: "completed", envelope, now: NOW + 5 },
-          { kind: "approval_state", id: approved.id, state: "executed", decision: null, result: envelope },
+          {
+            kind: "approval_state",
+            id: approved.id,
+            state: "executed",
+            decision: null,
+            result: envelope,
+            // The terminal answer is the upstream's refusal, known not to have acted.
+            execution: outcome === "success" ? "executed" : "refused",
+          },
           { kind: "trace_close", call_id: "call_x", completion },
         ]);
       },

@@ -160,6 +160,7 @@ describe("GET /v1/approvals: history and search", () => {
         tool: "paging_probe",
         side_effect: "destructive",
         state: i % 2 === 0 ? "executed" : "rejected",
+        execution: i % 2 === 0 ? "executed" : "not_sent",
         args,
         args_digest: await callDigest("paging_probe", args),
         reasons: [],
@@ -492,6 +493,8 @@ describe("a directory written before history and search", () => {
           approver_roles: [],
           approvals_required: 1,
           approvers: [],
+          // Stored before executions were recorded: what an executed one's call did is not known here.
+          execution: null,
           duplicates: 0,
         },
       ],

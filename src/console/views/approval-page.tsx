@@ -14,6 +14,7 @@ import type { EditField, EditState } from "../edit-form";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
 import type { KeyPromiseText } from "../key-promise-text";
 import { plural } from "../plural";
+import { ApprovalBadge } from "./approval-badge";
 import { DecidedBy } from "./approval-table";
 import { ArgsList } from "./args-list";
 import { Approvers, DecisionForms } from "./decision-forms";
@@ -110,6 +111,14 @@ const DuplicateWarning: FC<{ duplicates: readonly ApprovalDuplicate[] }> = ({ du
   </div>
 );
 
+/** What an executed approval's failed call did, in words. */
+const FAILED = {
+  executed: "The call executed and failed",
+  refused: "The upstream refused the call, and nothing was done",
+  not_sent: "The call was not sent, and nothing was done",
+  in_doubt: "The call was sent, and whether it took effect is unknown",
+} as const satisfies Record<NonNullable<ApprovalRecord["execution"]>, string>;
+
 /**
  * What happened, in words, from the approval's state as the ledger has it now. Computing it here
  * rather than carrying text through the redirect means a crafted URL cannot show a false outcome.
@@ -119,16 +128,19 @@ const Outcome: FC<{ approval: ApprovalRecord }> = ({ approval }) => {
   const result = approval.result;
   switch (approval.state) {
     case "executed":
-      return result?.outcome === "success" ? (
-        <Notice kind="ok">
-          <p>
-            Approved by {by}. The call executed once: <strong>success</strong>.
-          </p>
-        </Notice>
-      ) : (
+      if (result?.outcome === "success") {
+        return (
+          <Notice kind="ok">
+            <p>
+              Approved by {by}. The call executed once: <strong>success</strong>.
+            </p>
+          </Notice>
+        );
+      }
+      return (
         <Notice kind="error">
           <p>
-            Approved by {by}. The call executed and failed:{" "}
+            Approved by {by}. {FAILED[approval.execution ?? "executed"]}:{" "}
             <strong>{result?.error?.code ?? "unknown"}</strong>. {result?.error?.message ?? ""}
           </p>
         </Notice>
@@ -177,7 +189,7 @@ const Decided: FC<{ approval: ApprovalRecord }> = ({ approval }) => (
     <dl class="facts card">
       <dt>State</dt>
       <dd>
-        <Badge value={approval.state} />
+        <ApprovalBadge approval={approval} />
       </dd>
       <dt>Decided by</dt>
       <dd>
@@ -226,7 +238,7 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
         <a href="/console">← Pending approvals</a>
       </p>
       <h1>
-        Approval for <code>{approval.tool}</code> <Badge value={approval.state} />
+        Approval for <code>{approval.tool}</code> <ApprovalBadge approval={approval} />
         {approval.overdue ? (
           <>
             {" "}

@@ -4,6 +4,7 @@ import type { ApprovalSummary } from "../../approvals/model";
 import { displayArgs, type ToolValues } from "../display-args";
 import { formatAge, formatTimestamp } from "../format";
 import { plural } from "../plural";
+import { ApprovalBadge } from "./approval-badge";
 import { ApprovalProgress } from "./approval-progress";
 import { ArgsList } from "./args-list";
 import { DuplicateFlag } from "./duplicate-flag";
@@ -65,7 +66,7 @@ export const ApprovalTable: FC<{
             <DuplicateFlag duplicates={approval.duplicates ?? 0} />
           </th>
           <td data-label="State">
-            <Badge value={approval.state} />
+            <ApprovalBadge approval={approval} />
             {approval.overdue ? (
               <>
                 {" "}

@@ -89,7 +89,16 @@ export const Notice: FC<{ kind: "ok" | "error" | "info"; children?: Child }> = (
   </div>
 );
 
-/** A state, side effect or outcome as a coloured badge whose text says the same as its colour. */
-export const Badge: FC<{ value: string }> = ({ value }) => (
-  <span class={`badge badge-${value.replace(/[^a-z_]/g, "")}`}>{value.replaceAll("_", " ")}</span>
+/**
+ * A state, side effect or outcome as a coloured badge whose text says the same as its colour: the
+ * value's words, or `label` when they would not say it; `title` explains it on hover.
+ */
+export const Badge: FC<{ value: string; label?: string; title?: string | undefined }> = ({
+  value,
+  label,
+  title,
+}) => (
+  <span class={`badge badge-${value.replace(/[^a-z_]/g, "")}`} title={title}>
+    {label ?? value.replaceAll("_", " ")}
+  </span>
 );

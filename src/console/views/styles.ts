@@ -53,7 +53,9 @@ dl.facts dd{margin:0;overflow-wrap:anywhere}
 .badge-read,.badge-pending{background:var(--info-bg);color:#174ea6}
 .badge-draft{background:#fff8e5;color:#7a5c00;border:1px dashed #d9b44a}
 .badge-write,.badge-approved,.badge-retryable_failure{background:var(--warn-bg);color:var(--warn)}
-.badge-destructive,.badge-rejected,.badge-expired,.badge-overdue,.badge-terminal_failure{background:var(--bad-bg);color:var(--bad)}
+.badge-destructive,.badge-rejected,.badge-expired,.badge-overdue,.badge-terminal_failure,.badge-refused{background:var(--bad-bg);color:var(--bad)}
+.badge-not_sent{background:#eaeef2;color:#3d444d;border-color:#8c959f}
+.badge-in_doubt{background:var(--warn-bg);color:var(--warn);border-color:#d9b44a}
 .badge-success,.badge-executed,.badge-open{background:var(--ok-bg);color:var(--ok)}
 .badge-closed{background:#eaeef2;color:#3d444d}
 .badge-operator{background:#f3e8fd;color:#6b2fa1}

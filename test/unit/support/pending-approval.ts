@@ -30,6 +30,7 @@ export function pendingApproval(input: {
     policy_version: input.policy,
     reasons: input.reasons ?? ["destructive tools need a human approval"],
     state: "pending",
+    execution: null,
     requested_call_id: "call_first",
     created_at: new Date(input.t0).toISOString(),
     expires_at: new Date(input.t0 + (input.ttl_ms ?? APPROVAL_TTL_MS)).toISOString(),
