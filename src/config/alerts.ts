@@ -3,12 +3,21 @@ import { lazily } from "../core/lazily";
 
 /**
  * The rates a tenant may set an alert on, one row each: the counter counted (`part`) over the
- * counter it is a share of (`whole`), both names of src/metrics/events.ts, which side of the
+ * counter it is a share of (`whole`, less `except` when set), names of src/metrics/events.ts, which side of the
  * threshold is bad, and its name on the health page. A rate becomes alertable by adding its row here.
  */
 export const ALERT_RATES = {
-  /** Calls that succeeded; an alert fires when fewer than the threshold do. */
-  task_success: { label: "Task success", part: "succeeded", whole: "calls", fires: "below" },
+  /**
+   * Calls that succeeded; an alert fires when fewer than the threshold do. A call waiting for a
+   * human (`escalations`) is neither: it is left out of the calls counted.
+   */
+  task_success: {
+    label: "Task success",
+    part: "succeeded",
+    whole: "calls",
+    except: "escalations",
+    fires: "below",
+  },
   /** Calls refused as wrong (validation_error, permission_error). */
   invalid_calls: { label: "Invalid calls", part: "invalid", whole: "calls", fires: "above" },
   /** Calls handed to a human: answered with an approval pending. */
@@ -27,7 +36,10 @@ export const ALERT_RATES = {
     whole: "approvals_asked",
     fires: "above",
   },
-} as const satisfies Record<string, { label: string; part: string; whole: string; fires: "above" | "below" }>;
+} as const satisfies Record<
+  string,
+  { label: string; part: string; whole: string; except?: string; fires: "above" | "below" }
+>;
 
 export type AlertRate = keyof typeof ALERT_RATES;
 export const ALERT_RATE_NAMES = Object.keys(ALERT_RATES) as AlertRate[];

@@ -1,3 +1,4 @@
+import { callsAnswered } from "../metrics/events";
 import type { MetricPoint, MetricSeries } from "../wire/metrics";
 
 /** How a measure moved from yesterday to today, and whether that is bad news. */
@@ -82,10 +83,11 @@ export function compareDays(series: MetricSeries, split: number): DayComparison 
   });
   const measures = [
     counts("Calls", yesterday.calls, today.calls, false),
+    // Calls waiting for a human are neither success nor failure (metrics/events.ts).
     rates(
       "Success rate",
-      rate(yesterday.succeeded, yesterday.calls),
-      rate(today.succeeded, today.calls),
+      rate(yesterday.succeeded, callsAnswered(yesterday)),
+      rate(today.succeeded, callsAnswered(today)),
       false,
     ),
     rates(

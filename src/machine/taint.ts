@@ -18,7 +18,7 @@ export function withTaint(
   const effect = prepared.tool.side_effect;
   if (effect !== "write" && effect !== "destructive") return prepared;
   const action = policy[effect];
-  const reason = `the run read untrusted content in call ${taint.call_id} (${taint.tool})`;
+  const reason = taintReason(taint);
   if (action === "refuse") {
     return {
       toolName: prepared.toolName,
@@ -43,4 +43,15 @@ export function withTaint(
   }
   const earlier = prepared.approval.required ? prepared.approval.reasons : [];
   return { ...prepared, approval: { ...prepared.approval, required: true, reasons: [...earlier, reason] } };
+}
+
+/** The approval reason a tainted run's call carries, naming the call that brought the text in. */
+export function taintReason(taint: Pick<Taint, "call_id" | "tool">): string {
+  return `the run read untrusted content in call ${taint.call_id} (${taint.tool})`;
+}
+
+/** The call a reason written by `taintReason` names, so a reader can say it in its own words; else null. */
+export function taintOfReason(reason: string): Pick<Taint, "call_id" | "tool"> | null {
+  const match = /^the run read untrusted content in call (\S+) \(([^()]+)\)$/.exec(reason);
+  return match?.[1] && match[2] ? { call_id: match[1], tool: match[2] } : null;
 }

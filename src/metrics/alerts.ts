@@ -2,7 +2,7 @@ import { ALERT_RATES, type Alert, type AlertRate } from "../config/alerts";
 import type { Counter, Counts } from "./events";
 
 // Every rate of the table names real counters: a misspelt one is a type error here.
-ALERT_RATES satisfies Record<AlertRate, { part: Counter; whole: Counter }>;
+ALERT_RATES satisfies Record<AlertRate, { part: Counter; whole: Counter; except?: Counter }>;
 
 const MINUTE_MS = 60_000;
 
@@ -20,8 +20,9 @@ export interface Measured {
 }
 
 export function measure(rate: AlertRate, counts: Counts): Measured {
-  const { part, whole } = ALERT_RATES[rate];
-  const sample = counts[whole];
+  const row: { part: Counter; whole: Counter; except?: Counter } = ALERT_RATES[rate];
+  const sample = Math.max(0, counts[row.whole] - (row.except ? counts[row.except] : 0));
+  const { part } = row;
   return { value: sample > 0 ? counts[part] / sample : null, sample };
 }
 

@@ -132,6 +132,14 @@ export function countCall(envelope: Envelope): Counts {
   return counts;
 }
 
+/**
+ * The calls a success rate is a share of: every call but those answered with an approval pending
+ * (`escalations`: the call waits for a human, which is the gate working, neither success nor failure).
+ */
+export function callsAnswered(counts: Pick<Counts, "calls" | "escalations">): number {
+  return Math.max(0, counts.calls - counts.escalations);
+}
+
 /** The upstream's refusal of a key it saw with another request (the IETF idempotency draft's 422). */
 export const IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused";
 

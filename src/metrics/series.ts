@@ -1,5 +1,5 @@
 import { BUCKET_MS, type MetricBucket, type MetricCounts, type MetricSeries } from "../wire/metrics";
-import { addCounts, type Counts, zeroCounts } from "./events";
+import { addCounts, type Counts, callsAnswered, zeroCounts } from "./events";
 
 /** One bucket of one namespace as a reader returns it: sums of the counters. */
 export interface MetricRow {
@@ -35,7 +35,8 @@ const ratio = (part: number, whole: number) => (whole > 0 ? part / whole : null)
 export function withRates(counts: Counts): MetricCounts {
   return {
     ...counts,
-    success_rate: ratio(counts.succeeded, counts.calls),
+    // A call waiting for a human is not a failure: it is left out of the success rate's whole.
+    success_rate: ratio(counts.succeeded, callsAnswered(counts)),
     invalid_rate: ratio(counts.invalid, counts.calls),
     avg_approval_wait_ms: ratio(counts.approval_wait_ms_total, counts.approvals_decided),
     approval_trigger_rate: ratio(counts.approvals_asked, counts.high_risk_calls),

@@ -99,7 +99,9 @@ export const MetricCountsSchema = z.strictObject({
   idempotency_conflicts: count.describe(
     "A key matched a stored key holding other request bytes, or the upstream refused a key as reused with another request (idempotency_key_reused).",
   ),
-  success_rate: rate.describe("succeeded / calls; null without calls."),
+  success_rate: rate.describe(
+    "succeeded / (calls - escalations): a call answered with an approval pending waits for a human, and counts as neither success nor failure; null without other calls.",
+  ),
   invalid_rate: rate.describe("invalid / calls; null without calls."),
   avg_approval_wait_ms: z
     .number()

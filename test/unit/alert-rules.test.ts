@@ -36,6 +36,11 @@ describe("measuring and judging a rate", () => {
   it("measures each rate as its counter over calls, and nothing without calls", () => {
     expect(measure("invalid_calls", counts({ calls: 8, invalid: 2 }))).toEqual({ value: 0.25, sample: 8 });
     expect(measure("task_success", counts({ calls: 4, succeeded: 3 }))).toEqual({ value: 0.75, sample: 4 });
+    // A call waiting for a human is neither success nor failure: it is not in the sample.
+    expect(measure("task_success", counts({ calls: 6, succeeded: 3, escalations: 2 }))).toEqual({
+      value: 0.75,
+      sample: 4,
+    });
     expect(measure("human_takeover", counts({ calls: 5, escalations: 1 }))).toEqual({
       value: 0.2,
       sample: 5,

@@ -139,6 +139,13 @@ describe("series", () => {
     expect(support?.totals).toMatchObject({ calls: 5, succeeded: 3, success_rate: 0.6 });
     expect(series[1]?.totals.calls).toBe(0);
   });
+
+  it("leaves calls waiting for a human out of the success rate: neither success nor failure", () => {
+    const rates = withRates({ ...zeroCounts(), calls: 4, succeeded: 2, escalations: 2 });
+    expect(rates.success_rate).toBe(1);
+    expect(rates.invalid_rate).toBe(0);
+    expect(withRates({ ...zeroCounts(), calls: 3, escalations: 3 }).success_rate).toBeNull();
+  });
 });
 
 describe("the high-risk counts", () => {

@@ -21,6 +21,7 @@ import { Approvers, DecisionForms } from "./decision-forms";
 import { EditSummary } from "./edit-summary";
 import { CapExceeded, CapsUsedToday, EarlierEffects } from "./effects-across-runs";
 import { Badge, Layout, Notice } from "./layout";
+import { ReasonList } from "./reasons";
 
 export interface ApprovalPageProps {
   environment: EnvironmentName;
@@ -330,7 +331,9 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
             </>
           ) : null}
           <dt>Why it needs approval</dt>
-          <dd>{approval.reasons.length > 0 ? approval.reasons.join("; ") : "—"}</dd>
+          <dd>
+            <ReasonList tool={approval.tool} reasons={approval.reasons} />
+          </dd>
           {props.run?.tainted_by ? (
             <>
               <dt>Text that tainted the run</dt>

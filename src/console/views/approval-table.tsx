@@ -9,6 +9,7 @@ import { ApprovalProgress } from "./approval-progress";
 import { ArgsList } from "./args-list";
 import { DuplicateFlag } from "./duplicate-flag";
 import { Badge } from "./layout";
+import { ShortId } from "./short-id";
 
 /** Who decided an approval: their name when their key has one, their id otherwise, and when. */
 export const DecidedBy: FC<{ approval: ApprovalSummary; now: number }> = ({ approval, now }) =>
@@ -81,7 +82,7 @@ export const ApprovalTable: FC<{
           {withRun ? (
             <td data-label="Run">
               <a href={`/console/runs/${encodeURIComponent(approval.run_id)}`}>
-                <code class="run-id">{approval.run_id}</code>
+                <ShortId id={approval.run_id} />
               </a>
             </td>
           ) : null}

@@ -2,6 +2,7 @@
 import type { FC } from "hono/jsx";
 import type { SignedInOperator } from "../../auth/principal";
 import { ALERT_RATES, type AlertRate } from "../../config/alerts";
+import { COUNTERS } from "../../metrics/events";
 import type { MetricsReading } from "../../metrics/read";
 import type { EnvironmentName } from "../../wire/envelope";
 import type { FiringAlert, MetricSeries } from "../../wire/metrics";
@@ -143,6 +144,13 @@ const NamespaceHealth: FC<{ series: MetricSeries; comparison: DayComparison; spl
   const id = (chart: string) => `${series.namespace}-${chart}`;
   const rateSummary = (part: number, label: string) =>
     calls > 0 ? `${percent(part / calls)} ${label} over the day` : "no calls in the last 24 h";
+  // A call waiting for a human is neither success nor failure: the success rate leaves it out.
+  const waits = total((point) => point.escalations);
+  const answered = Math.max(0, calls - waits);
+  const successSummary =
+    answered > 0
+      ? `${percent(succeeded / answered)} succeeded over the day${waits > 0 ? ` (${counted(waits, "call")} waiting for a human not counted)` : ""}`
+      : "no answered calls in the last 24 h";
   return (
     <section class="namespace-health" aria-labelledby={id("heading")}>
       <h2 id={id("heading")}>
@@ -179,7 +187,7 @@ const NamespaceHealth: FC<{ series: MetricSeries; comparison: DayComparison; spl
         <LineChart
           id={id("success")}
           title="Success rate"
-          summary={rateSummary(succeeded, "succeeded")}
+          summary={successSummary}
           times={times}
           series={[
             { label: "success rate", color: CHART_COLORS.ok, values: day.map((point) => point.success_rate) },
@@ -303,6 +311,11 @@ const Verdict: FC<{ comparisons: DayComparison[] }> = ({ comparisons }) => {
   );
 };
 
+/** Whether a namespace counted nothing at all over the range read. */
+function isQuiet(series: MetricSeries): boolean {
+  return COUNTERS.every((counter) => series.totals[counter] === 0);
+}
+
 /** `/console/health`: is any agent looping or failing more than yesterday, per namespace. */
 export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading, split, upstreams }) => {
   if (!reading.ok) {
@@ -317,7 +330,11 @@ export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading,
     );
   }
   const { report } = reading;
-  const namespaces = report.series.map((series) => ({ series, comparison: compareDays(series, split) }));
+  // A namespace without a call or an approval in the whole range has nothing to chart or compare.
+  const quiet = report.series.filter(isQuiet).map((series) => series.namespace);
+  const namespaces = report.series
+    .filter((series) => !isQuiet(series))
+    .map((series) => ({ series, comparison: compareDays(series, split) }));
   const comparisons = namespaces.map(({ comparison }) => comparison);
   return (
     <Layout title="Agent health" environment={environment} session={session} section="health">
@@ -331,6 +348,18 @@ export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading,
       {namespaces.map(({ series, comparison }) => (
         <NamespaceHealth series={series} comparison={comparison} split={split} />
       ))}
+      {quiet.length > 0 ? (
+        <p class="quiet-namespaces">
+          No traffic in the last 48 h in{" "}
+          {quiet.map((namespace, index) => (
+            <>
+              {index > 0 ? ", " : ""}
+              <code>{namespace}</code>
+            </>
+          ))}
+          : no calls or approvals to chart.
+        </p>
+      ) : null}
       <Upstreams upstreams={upstreams} />
     </Layout>
   );

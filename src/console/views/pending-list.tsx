@@ -9,6 +9,8 @@ import { ArgsList } from "./args-list";
 import { DuplicateFlag } from "./duplicate-flag";
 import { Badge } from "./layout";
 import { LiveStamp } from "./live-region";
+import { ReasonLine } from "./reasons";
+import { ShortId } from "./short-id";
 
 export interface PendingListProps {
   approvals: ApprovalListItem[];
@@ -49,7 +51,7 @@ export const PendingList: FC<PendingListProps> = ({ approvals, more, now, live, 
             <tr>
               <th scope="row" data-label="Tool">
                 <code>{approval.tool}</code>
-                {approval.reasons.length > 0 ? <p class="meta">{approval.reasons.join("; ")}</p> : null}
+                <ReasonLine tool={approval.tool} reasons={approval.reasons} />
                 <ApprovalProgress approval={approval} />
                 <DuplicateFlag duplicates={approval.duplicates} />
               </th>
@@ -61,7 +63,7 @@ export const PendingList: FC<PendingListProps> = ({ approvals, more, now, live, 
               </td>
               <td data-label="Run">
                 <a href={`/console/runs/${encodeURIComponent(approval.run_id)}`}>
-                  <code class="run-id">{approval.run_id}</code>
+                  <ShortId id={approval.run_id} />
                 </a>
               </td>
               <td data-label="Age">

@@ -6,6 +6,7 @@ import { plural } from "../plural";
 import { Pager } from "./filter-form";
 import { Badge } from "./layout";
 import { LiveStamp } from "./live-region";
+import { ShortId } from "./short-id";
 
 export interface RunsListProps {
   runs: RunSummary[];
@@ -55,7 +56,7 @@ export const RunsList: FC<RunsListProps> = ({ runs, now, live, newest, older }) 
             <tr>
               <th scope="row" data-label="Run">
                 <a href={`/console/runs/${encodeURIComponent(run.run_id)}`}>
-                  <code class="run-id">{run.run_id}</code>
+                  <ShortId id={run.run_id} />
                 </a>
                 <p class="meta">namespace {run.namespace}</p>
               </th>

@@ -42,6 +42,8 @@ tbody th{background:none;font-size:1rem;text-transform:none;letter-spacing:0;fon
 tbody th .meta{font-weight:400;margin:.2rem 0 0}
 td.args-cell{min-width:16rem}
 .run-id{font-size:.8rem;word-break:break-all}
+.short-id{display:inline-block;max-width:14ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom;font-size:.8rem}
+ul.reasons{margin:0;padding-left:1.1rem}
 tbody tr:last-child td{border-bottom:0}
 dl.args{display:grid;grid-template-columns:max-content 1fr;gap:.1rem .75rem;margin:0}
 dl.args dt{color:var(--muted);font-family:var(--mono);font-size:.85rem}
