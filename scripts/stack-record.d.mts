@@ -5,3 +5,8 @@ export function recordStack(
   registryPath: string | undefined,
 ): () => void;
 export function recordedRegistry(root: string, url: string): string | null | undefined;
+export function stackRegistry(
+  root: string,
+  port: number | string,
+  env?: Record<string, string | undefined>,
+): string;

@@ -7,6 +7,17 @@ import { join } from "node:path";
 
 const recordPath = (root, port) => join(root, ".wrangler", "local-stacks", `${port}.json`);
 
+/**
+ * The dev registry `npm start` on `port` registers its workers in: WRANGLER_REGISTRY_PATH when the
+ * environment names one (wrangler's default folder included, to share it on purpose), else one of
+ * this checkout's own, per port, under .wrangler/. Wrangler's default is one folder per machine: two
+ * checkouts started side by side would register workers of the same names there, and a client of
+ * one (`npm run demo`) could reach the other's sandbox.
+ */
+export function stackRegistry(root, port, env = process.env) {
+  return env.WRANGLER_REGISTRY_PATH || join(root, ".wrangler", "registry", String(port));
+}
+
 /** Notes the registry (null: wrangler's default) of the stack on `port`; returns a function that removes the note. */
 export function recordStack(root, port, registryPath) {
   const path = recordPath(root, port);

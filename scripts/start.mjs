@@ -1,19 +1,25 @@
 // `npm start`: the proxy and its sandbox upstream on http://127.0.0.1:8787, offline, recompiling the
-// catalog whenever a file under catalog/ changes (scripts/catalog-watch.mjs).
+// catalog whenever a file under catalog/ changes (scripts/catalog-watch.mjs), registered in a dev
+// registry of this checkout's own (.wrangler/registry/<port>) unless WRANGLER_REGISTRY_PATH names one.
 // Local secrets come from .dev.vars files; on a fresh clone they are created from the committed
 // examples, whose demo keys are valid only here.
 import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { catalogRecompiler, watchCatalog } from "./catalog-watch.mjs";
 import { ensureDevVars, root } from "./local-stack.mjs";
 import { offlineEnv } from "./offline-env.mjs";
-import { recordStack } from "./stack-record.mjs";
+import { recordStack, stackRegistry } from "./stack-record.mjs";
 
 const port = process.env.PORT ?? "8787";
 
 ensureDevVars();
-// The demo and the evaluation read this to find the sandbox inside this session (scripts/stack-record.mjs).
-const forgetStack = recordStack(root, port, offlineEnv.WRANGLER_REGISTRY_PATH);
+// A dev registry of this checkout's own unless WRANGLER_REGISTRY_PATH names one (scripts/stack-record.mjs).
+const registry = stackRegistry(root, port, offlineEnv);
+mkdirSync(registry, { recursive: true });
+// The demo and the evaluation read this to find the sandbox inside this session.
+const forgetStack = recordStack(root, port, registry);
+console.log(`wrangler dev registry: ${registry} (set WRANGLER_REGISTRY_PATH to use another)`);
 
 const wrangler = spawn(
   "npx",
@@ -32,7 +38,12 @@ const wrangler = spawn(
     port,
     "--show-interactive-dev-session=false",
   ],
-  { cwd: root, stdio: "inherit", env: offlineEnv, shell: process.platform === "win32" },
+  {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...offlineEnv, WRANGLER_REGISTRY_PATH: registry },
+    shell: process.platform === "win32",
+  },
 );
 
 const stopWatching = watchCatalog(join(root, "catalog"), catalogRecompiler(root));

@@ -72,7 +72,10 @@ async function liveTools(upstream: RemoteUpstream, url: string | null, headers: 
 
 /**
  * Every mcp upstream's declared tools against the live listing. Returns whether all are unchanged;
- * a server out of reach counts as a failure, reported with the URL tried.
+ * a server out of reach counts as a failure, reported with the URL tried. An upstream with no URL to
+ * list it at (no `base.sandbox`: bound by name in wrangler.toml, as the sandbox's helpdesk is a
+ * service of the local stack) and no `--url` is skipped, saying so: there is nothing the command
+ * could reach, and the proxy still checks its pins at every call (`upstream_changed`).
  */
 export async function checkRemote(
   catalogDir: string,
@@ -89,6 +92,12 @@ export async function checkRemote(
   for (const namespace of namespaces) {
     const reviewed = readPins(catalogDir, namespace.namespace) ?? {};
     for (const upstream of namespace.upstreams) {
+      if (url === null && upstream.url === null) {
+        print(
+          `${namespace.file}: ${upstream.binding}: skipped: no URL to list it at (no base.sandbox: it is bound by name in wrangler.toml); the proxy checks its pins at every call, and --url <its MCP endpoint> checks it from here`,
+        );
+        continue;
+      }
       try {
         const live = await liveTools(upstream, url, parseHeaders(headers));
         print(`${namespace.file}: ${upstream.binding} at ${live.url}: ${live.tools.length} tools listed`);
