@@ -267,10 +267,13 @@ function upstreamRules(
     if (upstream.kind !== "mcp" && credential.kind === "none") {
       report(
         ["upstreams", name, "credential", "kind"],
-        "none is for an MCP server reached only through a private binding; an HTTP upstream sends proxy_jwt or static_header",
+        "none is for an MCP server reached only through a private binding; an HTTP upstream sends proxy_jwt, static_header or static_query",
       );
     }
-    if (credential.kind === "static_header" && !deployment.secrets.has(credential.secret)) {
+    if (
+      (credential.kind === "static_header" || credential.kind === "static_query") &&
+      !deployment.secrets.has(credential.secret)
+    ) {
       report(
         ["upstreams", name, "credential", "secret"],
         `secret ${credential.secret} is not listed in secrets.production.example.json; add it so a deploy sets it`,
