@@ -31,6 +31,7 @@ import type { TenantConfig } from "../../src/config/tenants";
 import { readResultPage } from "../../src/tools/builtins";
 import { SIDE_EFFECTS } from "../../src/wire/side-effect";
 import { certificationsOf, standingsOf, type UpstreamStanding } from "./catalog-certifications";
+import { credentialRules } from "./catalog-credential-rules";
 import { keyToolRules, undecidedKeyProblems } from "./catalog-key-rules";
 import { compiledCatalogModule, evaluateSchemas, schemaSources } from "./catalog-module";
 import { referenceRules } from "./catalog-reference-rules";
@@ -360,6 +361,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     for (const { index, tool } of valid) {
       const at = (path: PropertyKey[], problem: string) => report(["tools", index, ...path], problem);
       toolRules(file, tool, deployment, at);
+      credentialRules(tool, at);
       remoteToolRules(namespace, tool, pins, pinsLabel, at);
       const owner = owners.get(tool.name);
       if (owner !== undefined) {
