@@ -14,10 +14,10 @@ const DIR = "test/unit/fixtures/catalog/credentials";
 const { problems } = checkCatalog(root, DIR);
 const problemsOf = (file: string) =>
   problems.filter((problem) => problem.startsWith(`${DIR}/${file}.yaml: `));
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const expectProblem = (file: string, path: string, text: string) =>
   expect(problemsOf(file)).toContainEqual(
-    expect.stringMatching(new RegExp(`^${escape(`${DIR}/${file}.yaml: ${path}: `)}.*${escape(text)}`)),
+    expect.stringMatching(new RegExp(`^${escapeRegExp(`${DIR}/${file}.yaml: ${path}: `)}.*${escapeRegExp(text)}`)),
   );
 
 describe("a name read as words", () => {
