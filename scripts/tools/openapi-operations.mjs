@@ -176,9 +176,12 @@ function omittedMarkers(omitted) {
 /**
  * An input field still reading like a credential (a body's `password`) behind a marker: the
  * catalog sends credentials only from secrets, in a header or the query, so a reviewer says why
- * it is no credential, or removes it.
+ * it is no credential, or removes it. Both importers draft these.
+ *
+ * @param {Record<string, unknown>} input
+ * @returns {Record<string, string>}
  */
-function credentialMarkers(input) {
+export function credentialMarkers(input) {
   const markers = {};
   for (const field of inputFields(input).filter(credentialLikeField)) {
     setField(
