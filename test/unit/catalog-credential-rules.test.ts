@@ -17,7 +17,9 @@ const problemsOf = (file: string) =>
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const expectProblem = (file: string, path: string, text: string) =>
   expect(problemsOf(file)).toContainEqual(
-    expect.stringMatching(new RegExp(`^${escapeRegExp(`${DIR}/${file}.yaml: ${path}: `)}.*${escapeRegExp(text)}`)),
+    expect.stringMatching(
+      new RegExp(`^${escapeRegExp(`${DIR}/${file}.yaml: ${path}: `)}.*${escapeRegExp(text)}`),
+    ),
   );
 
 describe("a name read as words", () => {
