@@ -336,6 +336,60 @@ describe("names a path language or a prototype could misread", () => {
   });
 });
 
+describe("tool names", () => {
+  const ok = {
+    "200": { description: "ok", content: { "application/json": { schema: { type: "object" } } } },
+  };
+  const id = (name: string) => ({ name, in: "path", required: true, schema: { type: "string" } });
+
+  it("keep an operationId that is verb_noun, and derive one from the method and path where it is not, for review", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "import-names-"));
+    try {
+      const file = join(dir, "names.json");
+      const document = {
+        openapi: "3.0.3",
+        info: { title: "Names", version: "1" },
+        paths: {
+          "/postcodes": {
+            get: { operationId: "postcodes", responses: ok },
+            post: { responses: ok },
+          },
+          "/postcodes/{id}": {
+            get: { operationId: "udprn", parameters: [id("id")], responses: ok },
+            patch: { operationId: "patchPostcode", parameters: [id("id")], responses: ok },
+            delete: { parameters: [id("id")], responses: ok },
+          },
+          "/categories/{id}/addresses": { get: { parameters: [id("id")], responses: ok } },
+          "/statuses/{id}": { put: { parameters: [id("id")], responses: ok } },
+          "/": { get: { operationId: "root", responses: ok } },
+        },
+      };
+      writeFileSync(file, JSON.stringify(document));
+      const draft = await importFresh(file, { namespace: "names" });
+      expect(draft.tools.map((tool) => tool.name)).toEqual([
+        "list_postcodes",
+        "create_postcode",
+        "get_postcode",
+        "delete_postcode",
+        "patch_postcode",
+        "list_category_addresses",
+        "update_status",
+        "list",
+      ]);
+      const reviewOf = (name: string) => draft.tools.find((tool) => tool.name === name)?.review ?? [];
+      expect(reviewOf("list_postcodes")).toContain(
+        "name: the operationId postcodes is no verb_noun tool name; named list_postcodes from the method and path",
+      );
+      expect(reviewOf("patch_postcode").some((line) => line.startsWith("name:"))).toBe(false);
+      expect(reviewOf("list")).toContain(
+        "name: the operationId root is no verb_noun tool name; named list from the method and path; it is no verb_noun name either: choose one",
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("the sandbox's shipments document", () => {
   it("drafts lookup_shipment and reroute_shipment, both behind draft markers", async () => {
     const draft = await importOpenApi(SHIPMENTS, {
