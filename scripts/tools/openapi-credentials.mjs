@@ -17,11 +17,14 @@ import { looksLikeCredential } from "./credential-names.ts";
 
 const isObject = (value) => typeof value === "object" && value !== null && !Array.isArray(value);
 
-/** Header names compare without case; query and cookie names with it. */
-const keyOf = (placement) =>
+/** Where a credential goes: header names compare without case, query and cookie names with it. */
+const placeOf = (placement) =>
   placement.in === "proxy_jwt"
     ? "proxy_jwt"
     : `${placement.in}:${placement.in === "header" ? placement.name?.toLowerCase() : placement.name}`;
+
+/** One credential: where it goes and what precedes it (basic and bearer both go in `Authorization`). */
+const keyOf = (placement) => `${placeOf(placement)}:${placement.prefix ?? ""}`;
 
 /** What one security scheme asks for, or null (reported) when the proxy cannot send it. */
 function schemePlacement(name, scheme, report) {
@@ -66,7 +69,8 @@ function isCredentialParameter(parameter, placements) {
   if (!isObject(parameter) || typeof parameter.name !== "string") return false;
   const own = placements.some(
     (placement) =>
-      placement.in !== "proxy_jwt" && keyOf(placement) === keyOf({ in: parameter.in, name: parameter.name }),
+      placement.in !== "proxy_jwt" &&
+      placeOf(placement) === placeOf({ in: parameter.in, name: parameter.name }),
   );
   if (own) return true;
   const type = parameter.schema?.type;
@@ -139,7 +143,7 @@ export function credentialPlan(document, operations, namespace, report) {
         name: parameter.name,
         from: `${location} (${parameter.in} ${parameter.name}${typeof parameter.description === "string" ? `: ${JSON.stringify(parameter.description)}` : ""})`,
       };
-      if (!placements.some((known) => keyOf(known) === keyOf(placement))) placements.push(placement);
+      if (!placements.some((known) => placeOf(known) === placeOf(placement))) placements.push(placement);
     }
     if (placements.length > 1) {
       const names = placements.map((placement) =>

@@ -8,7 +8,7 @@ import { checkCatalog } from "../../scripts/tools/catalog-check";
 import { credentialLikeField, inputFields } from "../../scripts/tools/catalog-credential-rules";
 import { evaluateSchemas, schemaSources } from "../../scripts/tools/catalog-module";
 import { runEnable } from "../../scripts/tools/enable.mjs";
-import { runImportOpenApi } from "../../scripts/tools/import-openapi.mjs";
+import { importOpenApi, runImportOpenApi } from "../../scripts/tools/import-openapi.mjs";
 import type { CatalogFile, ToolDeclaration } from "../../src/catalog/declaration";
 
 /**
@@ -168,5 +168,114 @@ describe("a document that passes credentials as parameters and answers with oneO
     expect(delivery.parse({ result: { ...address, internal: "x" } })).toEqual({ result: address });
 
     expect(outputOf("list_postcodes").parse({ result: null })).toEqual({ result: null });
+  });
+});
+
+describe("credentials wherever a document puts them", () => {
+  const ok = {
+    "200": { description: "ok", content: { "application/json": { schema: { type: "object" } } } },
+  };
+  const query = (name: string, description?: string) => ({
+    name,
+    in: "query",
+    schema: { type: "string" },
+    ...(description ? { description } : {}),
+  });
+  const document = {
+    openapi: "3.0.3",
+    info: { title: "Schemes", version: "1" },
+    servers: [{ url: "https://api.example.com" }],
+    components: {
+      securitySchemes: {
+        queryKey: { type: "apiKey", in: "query", name: "key" },
+        cookieKey: { type: "apiKey", in: "cookie", name: "sid" },
+        basic: { type: "http", scheme: "basic" },
+        oidc: {
+          type: "openIdConnect",
+          openIdConnectUrl: "https://id.example.com/.well-known/openid-configuration",
+        },
+      },
+    },
+    paths: {
+      "/a": {
+        get: {
+          operationId: "getA",
+          security: [{ queryKey: [] }],
+          parameters: [query("key"), query("keyword", "Words to search for."), query("token_count")],
+          responses: ok,
+        },
+      },
+      "/b": { get: { operationId: "getB", security: [{ cookieKey: [] }], responses: ok } },
+      "/c": { get: { operationId: "getC", security: [{ basic: [] }], responses: ok } },
+      "/d": { get: { operationId: "getD", security: [{ oidc: [] }], responses: ok } },
+      "/e": {
+        post: {
+          operationId: "createE",
+          security: [],
+          parameters: [query("signature", "The request's HMAC, made with your secret.")],
+          requestBody: {
+            content: {
+              "application/json": {
+                schema: {
+                  type: "object",
+                  properties: { name: { type: "string" }, password: { type: "string" } },
+                },
+              },
+            },
+          },
+          responses: ok,
+        },
+      },
+    },
+  };
+  let draft: Awaited<ReturnType<typeof importOpenApi>>;
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), "import-schemes-"));
+    writeFileSync(join(dir, "schemes.json"), JSON.stringify(document));
+    draft = await importOpenApi(join(dir, "schemes.json"), { namespace: "schemes" });
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const credentialOf = (tool: string) => {
+    const declared = draft.declaration.tools.find((candidate) => candidate.name === tool) as
+      | { request: { upstream: string } }
+      | undefined;
+    return draft.declaration.upstreams[declared?.request.upstream ?? ""]?.credential as Record<
+      string,
+      unknown
+    >;
+  };
+
+  it("declares each scheme's credential in the place the API reads it, its kind for review", () => {
+    expect(credentialOf("get_a")).toEqual({
+      kind: expect.stringMatching(
+        /^TODO\(review\): static_query proposed from components\.securitySchemes\.queryKey/,
+      ),
+      param: "key",
+      secret: "SCHEMES_API_KEY",
+    });
+    expect(credentialOf("get_b")).toMatchObject({ header: "Cookie", prefix: "sid=" });
+    expect(credentialOf("get_c")).toMatchObject({ header: "Authorization", prefix: "Basic " });
+    expect(credentialOf("get_d")).toMatchObject({ header: "Authorization", prefix: "Bearer " });
+    expect(
+      new Set(draft.declaration.tools.map((tool) => (tool.request as { upstream: string }).upstream)).size,
+    ).toBe(5);
+  });
+
+  it("leaves the scheme's parameter and a described secret out of the input, and words that only contain one in", () => {
+    const inputOf = (name: string) =>
+      Object.keys(
+        (draft.declaration.tools.find((tool) => tool.name === name)?.input as { properties: object })
+          .properties,
+      );
+    expect(inputOf("get_a")).toEqual(["keyword", "token_count"]);
+    expect(inputOf("create_e")).toEqual(["name", "password"]);
+    expect(credentialOf("create_e")).toMatchObject({ param: "signature" });
+  });
+
+  it("marks a body field that reads like a credential, for a reviewer to account for", () => {
+    const create = draft.declaration.tools.find((tool) => tool.name === "create_e");
+    expect(create?.not_credentials).toEqual({
+      password: expect.stringMatching(/^TODO\(review\): password reads like a credential/),
+    });
   });
 });
