@@ -31,6 +31,7 @@ import type { TenantConfig } from "../../src/config/tenants";
 import { readResultPage } from "../../src/tools/builtins";
 import { SIDE_EFFECTS } from "../../src/wire/side-effect";
 import { certificationsOf, standingsOf, type UpstreamStanding } from "./catalog-certifications";
+import { credentialRules } from "./catalog-credential-rules";
 import { keyToolRules, undecidedKeyProblems } from "./catalog-key-rules";
 import { compiledCatalogModule, evaluateSchemas, schemaSources } from "./catalog-module";
 import { referenceRules } from "./catalog-reference-rules";
@@ -267,10 +268,13 @@ function upstreamRules(
     if (upstream.kind !== "mcp" && credential.kind === "none") {
       report(
         ["upstreams", name, "credential", "kind"],
-        "none is for an MCP server reached only through a private binding; an HTTP upstream sends proxy_jwt or static_header",
+        "none is for an MCP server reached only through a private binding; an HTTP upstream sends proxy_jwt, static_header or static_query",
       );
     }
-    if (credential.kind === "static_header" && !deployment.secrets.has(credential.secret)) {
+    if (
+      (credential.kind === "static_header" || credential.kind === "static_query") &&
+      !deployment.secrets.has(credential.secret)
+    ) {
       report(
         ["upstreams", name, "credential", "secret"],
         `secret ${credential.secret} is not listed in secrets.production.example.json; add it so a deploy sets it`,
@@ -357,6 +361,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     for (const { index, tool } of valid) {
       const at = (path: PropertyKey[], problem: string) => report(["tools", index, ...path], problem);
       toolRules(file, tool, deployment, at);
+      credentialRules(tool, at);
       remoteToolRules(namespace, tool, pins, pinsLabel, at);
       const owner = owners.get(tool.name);
       if (owner !== undefined) {

@@ -125,7 +125,7 @@ export async function credentialProbes(
   // In production the proxy sends the static header, its secret set or it does not start; in the
   // sandbox only when the secret is set, else its JWT (staticAuthorization).
   const staticHeader =
-    credential.kind === "static_header" &&
+    (credential.kind === "static_header" || credential.kind === "static_query") &&
     (ctx.environment === "production" || staticHeaderOf(ctx.signer, upstream) !== null);
   // A read has shown no valid request yet: unless it is served with the proxy's credential, a
   // refusal without one would prove nothing.
@@ -158,7 +158,15 @@ export async function credentialProbes(
       const forged =
         staticHeader && credential.kind === "static_header"
           ? { header: credential.header, value: `${credential.prefix ?? ""}${freshKey()}` }
-          : await signedFor(ctx.signer, [ctx.forged], subject.declaration.name, claimsOf(request, key), wait);
+          : staticHeader && credential.kind === "static_query"
+            ? { query: credential.param, value: freshKey() }
+            : await signedFor(
+                ctx.signer,
+                [ctx.forged],
+                subject.declaration.name,
+                claimsOf(request, key),
+                wait,
+              );
       return credentialVerdict(subject, "forged_credential", [await attempt("forged_credential", forged)]);
     }),
   );

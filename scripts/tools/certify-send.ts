@@ -6,6 +6,7 @@
 import type { UpstreamSigningKey } from "../../src/config/signing-keys";
 import { buildRequest } from "../../src/machine/request";
 import type { StoredRequest } from "../../src/machine/run-state";
+import { attachCredential } from "../../src/upstream/attach-credential";
 import {
   bearer,
   type CredentialRequest,
@@ -75,9 +76,10 @@ export async function signedFor(
   return bearer(token);
 }
 
-/** The declared static header when its secret is set: what the proxy sends instead of its JWT. */
+/** The declared static key when its secret is set: what the proxy sends instead of its JWT. */
 export function staticHeaderOf(signer: Signer, upstream: CertifyUpstream): UpstreamAuthorization | null {
   const credential = upstream.declaration.credential;
+  if (credential.kind === "static_query") return staticAuthorization(credential, signer.secrets);
   if (credential.kind !== "static_header") return null;
   return staticAuthorization({ ...credential, prefix: credential.prefix ?? "" }, signer.secrets);
 }
@@ -134,11 +136,13 @@ export async function send(
 ): Promise<Answer> {
   const headers = new Headers(extraHeaders);
   for (const [name, value] of Object.entries(request.headers)) headers.set(name, value);
-  if (authorization) headers.set(authorization.header, authorization.value);
+  // The URL a refusal names is the one without a key in its query: the key is added to the sent one.
   const url = `${base}${request.target}`;
+  const sent = new URL(url);
+  attachCredential(sent, headers, authorization);
   let response: Response;
   try {
-    response = await fetch(url, {
+    response = await fetch(sent, {
       method: request.method,
       headers,
       ...(request.body === null ? {} : { body: request.body }),

@@ -48,7 +48,8 @@ export function enableNamespace(root, namespace, { tenant, environments }) {
   const templatePath = join(root, "secrets.production.example.json");
   const template = JSON.parse(readFileSync(templatePath, "utf8"));
   for (const [name, upstream] of Object.entries(declaration.upstreams ?? {})) {
-    const secret = upstream?.credential?.kind === "static_header" ? upstream.credential.secret : null;
+    const kind = upstream?.credential?.kind;
+    const secret = kind === "static_header" || kind === "static_query" ? upstream.credential.secret : null;
     if (typeof secret !== "string" || secret in template) continue;
     template[secret] = `<the API key ${name} takes>`;
     done.push(`secrets.production.example.json: lists ${secret} (set its value in .dev.vars for npm start)`);

@@ -3,12 +3,16 @@
 // Drafts catalog/<ns>.yaml from an OpenAPI 3.x document read from a file, offline: a `$ref` reads
 // only JSON or YAML files under the document's own folder, within limits (openapi-read.mjs). The draft is deliberately not accepted by `npm run tools -- check`: the
 // side-effect class, the parts of the description only a human can write, the trust of every
-// free-text output field and a write's postcondition carry draft markers until someone decides.
-// Constructs the catalog cannot express are listed with their location; nothing is dropped quietly.
+// free-text output field, a write's postcondition and the kind of every upstream's credential
+// carry draft markers until someone decides. A credential is never an input: wherever the document
+// puts it, it becomes the upstream's (openapi-credentials.mjs). Constructs the catalog cannot
+// express are listed with their location, and an answer's part left out carries a marker too:
+// nothing is dropped quietly.
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import YAML from "yaml";
+import { credentialPlan } from "./openapi-credentials.mjs";
 import { draftTool, operationsOf, snakeCase } from "./openapi-operations.mjs";
 import { IMPORT_LIMITS, ImportError, readOpenApi } from "./openapi-read.mjs";
 import { draftBudget } from "./openapi-schema.mjs";
@@ -67,18 +71,26 @@ export function draftNamespace(
   }
   /** @type {Problem[]} */
   const problems = [];
-  const report = (location, message) => problems.push({ location, message });
-  const binding = `${namespace.toUpperCase()}_API`;
-  const context = { binding, report, idempotencyHeaders: new Set(), budget: draftBudget(), own };
+  // Each upstream reads the same servers: what one reports is said once.
+  const said = new Set();
+  const report = (location, message) => {
+    const key = JSON.stringify([location, message]);
+    if (said.has(key)) return;
+    said.add(key);
+    problems.push({ location, message });
+  };
+  const context = { report, idempotencyHeaders: new Set(), budget: draftBudget(), own };
 
   const chosen = chooseOperations(operationsOf(document), operations);
+  const credentials = credentialPlan(document, chosen, namespace, report);
   const tools = [];
   /** @type {DraftedTool[]} */
   const drafted = [];
   /** The operation each tool name was drafted from: two operations may give one name. */
   const owners = new Map();
   for (const op of chosen) {
-    const draft = draftTool(op, context);
+    const credential = credentials.of(op);
+    const draft = credential ? draftTool(op, { ...context, credential }) : null;
     if (!draft) continue;
     const name = String(draft.tool.name);
     const operationId = op.operation.operationId ?? `${op.method} ${op.path}`;
@@ -109,16 +121,32 @@ export function draftNamespace(
 
   proposeReadBacks(tools);
   // A drafted class is still behind its marker (`{ draft, why }`): what it proposes counts.
-  const writes = tools.some((tool) => (tool.side_effect?.draft ?? tool.side_effect) !== "read");
-  const upstream = draftUpstream(document, { ...context, writes });
-  const notes = [...upstream.review];
+  const writes = (binding) =>
+    tools.some(
+      (tool) => tool.request.upstream === binding && (tool.side_effect?.draft ?? tool.side_effect) !== "read",
+    );
+  // An upstream no drafted tool goes through is left out (its operations were not drafted).
+  const used = credentials.upstreams.filter(
+    (upstream, index) => index === 0 || tools.some((tool) => tool.request.upstream === upstream.binding),
+  );
+  const upstreams = used.map((credential) => ({
+    binding: credential.binding,
+    ...draftUpstream(document, { ...context, credential, writes: writes(credential.binding) }),
+  }));
+  const notes = upstreams.flatMap((upstream) => upstream.review);
   if (tools.length > MAX_TOOLS) {
     notes.push(
       `${tools.length} tools drafted; a namespace holds at most ${MAX_TOOLS}: choose with --operations`,
     );
   }
-  const declaration = { format: 1, namespace, upstreams: { [binding]: upstream.declaration }, tools };
-  const text = toYaml(declaration, { document, source, upstreamComment: upstream.comment, drafted });
+  const declaration = {
+    format: 1,
+    namespace,
+    upstreams: Object.fromEntries(upstreams.map((upstream) => [upstream.binding, upstream.declaration])),
+    tools,
+  };
+  const comments = upstreams.map((upstream) => upstream.comment);
+  const text = toYaml(declaration, { document, source, upstreamComments: comments, drafted });
   return { declaration, text, tools: drafted, problems, notes };
 }
 
@@ -158,7 +186,7 @@ function chooseOperations(all, wanted) {
   return all.filter((op) => names(op).some((name) => wanted.includes(name)));
 }
 
-function toYaml(declaration, { document, source, upstreamComment, drafted }) {
+function toYaml(declaration, { document, source, upstreamComments, drafted }) {
   // A dereferenced document shares one object per `$ref`; each tool gets its own copy, not an alias.
   const doc = new YAML.Document(declaration, { aliasDuplicateObjects: false });
   const title = document.info?.title ? `"${document.info.title}" ${document.info.version ?? ""}`.trim() : "";
@@ -169,10 +197,12 @@ function toYaml(declaration, { document, source, upstreamComment, drafted }) {
     "   side_effect: { draft: ..., why: ... }  ->  read | draft | write | destructive",
     "   every 'TODO(review): ...' string       ->  the real text; a trusted_text field that",
     "                                              third parties can write moves to untrusted",
+    "   credential.kind                        ->  the kind proposed, once it is confirmed",
   ].join("\n");
   const upstreams = doc.get("upstreams", true);
-  const bindingKey = upstreams?.items?.[0]?.key;
-  if (bindingKey) bindingKey.commentBefore = upstreamComment;
+  for (const [index, item] of (upstreams?.items ?? []).entries()) {
+    if (item.key) item.key.commentBefore = upstreamComments[index];
+  }
   const toolNodes = doc.get("tools", true)?.items ?? [];
   for (const [index, node] of toolNodes.entries()) {
     const tool = drafted[index];

@@ -6,7 +6,7 @@ import { type Pins, pinDigest, pinnedDefinition } from "./mcp-pins";
 import type { ListedTool } from "./mcp-remote";
 import { inlineRefs, strictInput } from "./mcp-schema";
 import { draftUpstream } from "./mcp-upstream";
-import { REVIEW, snakeCase } from "./openapi-operations.mjs";
+import { credentialMarkers, REVIEW, snakeCase } from "./openapi-operations.mjs";
 import { freeTextPaths, toCatalogSchema } from "./openapi-schema.mjs";
 import type { ProxyOrigins } from "./upstream-hosts";
 
@@ -165,7 +165,18 @@ function draftRemoteTool(
     .map((hint) => `${hint}: ${tool.annotations?.[hint]}`)
     .join(", ");
   const does = tool.description?.trim().replace(/\s+/g, " ");
-  const review = ["side_effect", "description", ...output.review];
+  // A credential the server takes as an argument would be the model's to fill: a reviewer decides.
+  const notCredentials = credentialMarkers(input);
+  const review = [
+    "side_effect",
+    "description",
+    ...(Object.keys(notCredentials).length > 0
+      ? [
+          `not_credentials (${Object.keys(notCredentials).length} field${Object.keys(notCredentials).length === 1 ? "" : "s"})`,
+        ]
+      : []),
+    ...output.review,
+  ];
   const declaration: Declaration = {
     name,
     version: "1",
@@ -184,6 +195,7 @@ function draftRemoteTool(
     },
     timeout_ms: TIMEOUT_MS[sideEffect],
     input,
+    ...(Object.keys(notCredentials).length > 0 ? { not_credentials: notCredentials } : {}),
     request: { upstream: binding, tool: tool.name, pin: pinDigest(pinnedDefinition(tool)) },
     output: output.declaration,
   };

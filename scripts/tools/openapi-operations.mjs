@@ -1,6 +1,8 @@
 // One OpenAPI operation to one draft tool declaration (the catalog format of catalog/schema.json).
 // What a machine can read off the document is filled in; what only a human knows is proposed
 // behind a draft marker (`side_effect: { draft, why }`, `TODO(review): ...`) that `check` refuses.
+import { isToolName } from "../../src/catalog/catalog.ts";
+import { credentialLikeField, inputFields } from "./catalog-credential-rules.ts";
 import {
   describeInputFields,
   freeTextPaths,
@@ -43,7 +45,8 @@ function proposedSideEffect(method) {
 /**
  * @typedef {{ location: string, message: string }} Problem
  * @typedef {{ path: string, method: string, operation: Record<string, any>, parameters: { parameter: Record<string, any>, location: string }[] }} Operation
- * @typedef {{ binding: string, report: (location: string, message: string) => void, idempotencyHeaders: Set<string>, budget: import("./openapi-schema.mjs").Budget }} Context
+ * @typedef {{ credential: import("./openapi-credentials.mjs").OperationCredential, report: (location: string, message: string) => void, idempotencyHeaders: Set<string>, budget: import("./openapi-schema.mjs").Budget }} Context
+ *   `credential`: the operation's upstream and the parameters that are its credential, never inputs
  */
 
 /**
@@ -70,12 +73,11 @@ export function draftTool(op, context) {
     return null;
   }
   const review = [];
-  const name = op.operation.operationId ? snakeCase(op.operation.operationId) : derivedName(op);
-  if (!op.operation.operationId) review.push(`name: no operationId; named ${name} from the method and path`);
+  const name = toolNameOf(op, review);
 
   const input = { type: "object", properties: {}, required: [] };
-  const request = { upstream: context.binding, method: op.method.toUpperCase(), path: op.path };
-  if (!addParameters(op, input, request, context)) return notDrafted();
+  const request = { upstream: context.credential.binding, method: op.method.toUpperCase(), path: op.path };
+  if (!addParameters(op, input, request, context, review)) return notDrafted();
   if (
     op.operation.requestBody &&
     !addBody(op.operation.requestBody, `${at}.requestBody`, input, request, report, context.budget)
@@ -83,10 +85,20 @@ export function draftTool(op, context) {
     return notDrafted();
   }
   if (op.operation.callbacks) report(`${at}.callbacks`, "callbacks are not supported; left out of the draft");
-  const output = outputOf(op.operation.responses ?? {}, `${at}.responses`, report, review, context.budget);
+  /** @type {Map<string, string>} */
+  const omitted = new Map();
+  const output = outputOf(
+    op.operation.responses ?? {},
+    `${at}.responses`,
+    report,
+    review,
+    context.budget,
+    omitted,
+  );
   if (!output) return notDrafted();
   if (input.required.length === 0) delete input.required;
   describeInputFields(input);
+  const notCredentials = credentialMarkers(input);
 
   const sideEffect = proposedSideEffect(op.method);
   const does = [op.operation.description, op.operation.summary]
@@ -115,13 +127,22 @@ export function draftTool(op, context) {
     },
     timeout_ms: TIMEOUT_MS[sideEffect],
     input,
+    ...(Object.keys(notCredentials).length > 0 ? { not_credentials: notCredentials } : {}),
     request,
-    output: { schema: output, ...(Object.keys(trustedText).length > 0 ? { trusted_text: trustedText } : {}) },
+    output: {
+      schema: output,
+      ...(Object.keys(trustedText).length > 0 ? { trusted_text: trustedText } : {}),
+      ...(omitted.size > 0 ? { omitted: omittedMarkers(omitted) } : {}),
+    },
   };
   review.push(
     "side_effect",
     "description",
+    ...(Object.keys(notCredentials).length > 0
+      ? [`not_credentials (${count(notCredentials, "field")})`]
+      : []),
     ...(Object.keys(trustedText).length > 0 ? [`output.trusted_text (${count(trustedText, "field")})`] : []),
+    ...(omitted.size > 0 ? [`output.omitted (${count(Object.fromEntries(omitted), "field")})`] : []),
   );
   if (writes) {
     tool.postcondition = `${REVIEW} which read tool reads the effect back and which fields must match, or no_postcondition: <why>`;
@@ -136,10 +157,93 @@ function count(record, noun) {
   return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
-/** `get /orders/{id}/items` → `get_orders_items`, for documents without operationIds. */
+/**
+ * An answer's parts the whitelist leaves out, each behind a marker: a reviewer writes the schema
+ * that carries it, or says why the answer does without it.
+ */
+function omittedMarkers(omitted) {
+  const markers = {};
+  for (const [path, why] of omitted) {
+    setField(
+      markers,
+      path,
+      `${REVIEW} not carried (${why}): write its schema under output.schema if a model needs it, or say here why the answer does without it`,
+    );
+  }
+  return markers;
+}
+
+/**
+ * An input field still reading like a credential (a body's `password`) behind a marker: the
+ * catalog sends credentials only from secrets, in a header or the query, so a reviewer says why
+ * it is no credential, or removes it. Both importers draft these.
+ *
+ * @param {Record<string, unknown>} input
+ * @returns {Record<string, string>}
+ */
+export function credentialMarkers(input) {
+  const markers = {};
+  for (const field of inputFields(input).filter(credentialLikeField)) {
+    setField(
+      markers,
+      field.path,
+      `${REVIEW} ${field.path} reads like a credential, and a model would fill it: say why it is not one, or remove the field (an API key is the upstream's credential, from a secret)`,
+    );
+  }
+  return markers;
+}
+
+/** The verbs a method suggests, for a path that names one item and for one that names a collection. */
+const VERBS = {
+  get: ["get", "list"],
+  post: ["create", "create"],
+  put: ["update", "update"],
+  patch: ["update", "update"],
+  delete: ["delete", "delete"],
+};
+
+/** `postcodes` → `postcode`, `addresses` → `address`, `categories` → `category`; `status` stays. */
+function singular(word) {
+  if (/(ss|us|is)$/.test(word)) return word;
+  if (/ies$/.test(word)) return word.replace(/ies$/, "y");
+  if (/uses$/.test(word)) return word.replace(/es$/, "");
+  if (/(x|ch|sh|ss)es$/.test(word)) return word.replace(/es$/, "");
+  return word.replace(/s$/, "");
+}
+
+/**
+ * A name from the method and path, verb first: `GET /postcodes/{id}` → `get_postcode`,
+ * `GET /postcodes` → `list_postcodes`, `POST /postcodes` → `create_postcode`,
+ * `GET /keys/{key}/details` → `list_key_details`.
+ */
 function derivedName(op) {
-  const words = op.path.split("/").filter((segment) => segment !== "" && !segment.startsWith("{"));
-  return snakeCase([op.method, ...words].join("_"));
+  const segments = op.path.split("/").filter((segment) => segment !== "");
+  const item = segments.at(-1)?.startsWith("{") ?? false;
+  const words = segments
+    .filter((segment) => !segment.startsWith("{"))
+    .map(snakeCase)
+    .filter(Boolean);
+  const [one, many] = VERBS[op.method] ?? [op.method, op.method];
+  const verb = item ? one : many;
+  const nouns = words.map((word, index) =>
+    index === words.length - 1 && verb === "list" ? word : word.split("_").map(singular).join("_"),
+  );
+  return snakeCase([verb, ...nouns].join("_"));
+}
+
+/**
+ * The tool's name: the operationId in snake_case when it is verb_noun as the catalog names tools,
+ * else one from the method and path, listed for review (`postcodes` → `list_postcodes`).
+ */
+function toolNameOf(op, review) {
+  const operationId = op.operation.operationId;
+  const fromId = operationId ? snakeCase(operationId) : "";
+  if (fromId && isToolName(fromId)) return fromId;
+  const name = derivedName(op);
+  const why = operationId ? `the operationId ${operationId} is no verb_noun tool name` : "no operationId";
+  const fits = isToolName(name) ? "" : "; it is no verb_noun name either: choose one";
+  review.push(`name: ${why}; named ${name} from the method and path${fits}`);
+  return name;
 }
 
 /** The JSON pointer to a top-level argument, its name escaped (RFC 6901: `~` is `~0`, `/` is `~1`). */
@@ -149,10 +253,11 @@ function pointerTo(field) {
 
 /**
  * Path and query parameters become input fields (the query mapped back by pointer); the
- * idempotency header is the upstream's; header and cookie parameters cannot be sent by a
- * declaration. An optional one it cannot send is left out; a required one sinks the operation.
+ * idempotency header and the credential are the upstream's; other header and cookie parameters
+ * cannot be sent by a declaration. An optional one it cannot send is left out; a required one
+ * sinks the operation.
  */
-function addParameters(op, input, request, context) {
+function addParameters(op, input, request, context, review) {
   let ok = true;
   for (const { parameter, location } of op.parameters) {
     const where = `${location} (${parameter.in} ${parameter.name})`;
@@ -162,6 +267,12 @@ function addParameters(op, input, request, context) {
     };
     if (parameter.in === "header" && IDEMPOTENCY_HEADER.test(parameter.name)) {
       context.idempotencyHeaders.add(parameter.name);
+      continue;
+    }
+    if (context.credential.credentialParameters.has(parameter)) {
+      review.push(
+        `credential: ${parameter.in} ${parameter.name} is ${context.credential.binding}'s credential, not an input`,
+      );
       continue;
     }
     if (parameter.in === "cookie") {
@@ -186,8 +297,7 @@ function addParameters(op, input, request, context) {
       "input",
       `${location}.schema`,
       context.report,
-      undefined,
-      context.budget,
+      { budget: context.budget },
     );
     if (!schema) {
       ok = parameter.required ? false : ok;
@@ -220,14 +330,7 @@ function addBody(requestBody, at, input, request, report, budget) {
     report(`${at}.content.${type}`, `${what} not supported${json ? "; only the JSON body is drafted" : ""}`);
   }
   if (!json) return false;
-  const schema = toCatalogSchema(
-    requestBody.content[json].schema ?? {},
-    "input",
-    at,
-    report,
-    undefined,
-    budget,
-  );
+  const schema = toCatalogSchema(requestBody.content[json].schema ?? {}, "input", at, report, { budget });
   if (!schema) return false;
   if (schema.type !== "object") {
     input.properties.body = { ...schema, description: schema.description ?? requestBody.description };
@@ -251,8 +354,11 @@ function addBody(requestBody, at, input, request, report, budget) {
   return true;
 }
 
-/** The first 2xx answer's JSON schema: the output whitelist the draft starts from. */
-function outputOf(responses, at, report, review, budget) {
+/**
+ * The first 2xx answer's JSON schema: the output whitelist the draft starts from. The fields it
+ * leaves out are collected in `omitted`, by path, with why.
+ */
+function outputOf(responses, at, report, review, budget, omitted) {
   const code = ["200", "201", "202", "2XX", ...Object.keys(responses)].find(
     (candidate) => /^2(\d\d|XX)$/.test(candidate) && candidate in responses,
   );
@@ -271,7 +377,7 @@ function outputOf(responses, at, report, review, budget) {
     report(`${at}.${code}.content`, `${types.join(", ")} answers are not supported; only JSON`);
     return null;
   }
-  return toCatalogSchema(content[json].schema ?? {}, "output", `${at}.${code}`, report, undefined, budget);
+  return toCatalogSchema(content[json].schema ?? {}, "output", `${at}.${code}`, report, { budget, omitted });
 }
 
 /** @returns {Operation[]} every operation of the document, path-level parameters merged in. */

@@ -4,6 +4,7 @@ export function toCatalogSchema(
   direction: "input" | "output",
   location: string,
   report: (location: string, message: string) => void,
+  walk?: { path?: string; omitted?: Map<string, string> },
 ): Record<string, unknown> | null;
 export function freeTextPaths(schema: Record<string, unknown>): string[];
 export function describeInputFields(schema: Record<string, unknown>): void;

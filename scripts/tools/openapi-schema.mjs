@@ -1,6 +1,8 @@
 // OpenAPI schema objects (3.0 or 3.1, `$ref`s already resolved) to the JSON Schema a catalog
 // declaration holds. What the catalog cannot express is reported with its location and left out,
-// never passed through for the compiler to choke on or dropped without a word.
+// never passed through for the compiler to choke on or dropped without a word: an answer's field
+// left out is also named, by its path, for a reviewer to account for (`omitted`).
+import { mergeAlternatives, withDiscriminator } from "./openapi-alternatives.mjs";
 import { IMPORT_LIMITS } from "./openapi-read.mjs";
 import { isLiteralValue, patternRegExp, undeclaredRequired } from "./schema-rules.mjs";
 
@@ -27,13 +29,21 @@ const KEPT = [
 
 const JSON_TYPES = ["string", "number", "integer", "boolean", "null", "object", "array"];
 
-/** Alternatives and conditions: a strict input or an output whitelist cannot hold either branch. */
+/**
+ * Alternatives, conditions and tuples. An answer's alternatives (`oneOf`, `anyOf`) are carried
+ * (openapi-alternatives.mjs); an input's are not: a model fills one strict shape.
+ */
 const UNSUPPORTED = ["oneOf", "anyOf", "not", "if", "patternProperties", "prefixItems"];
+const ALTERNATIVES = ["oneOf", "anyOf"];
 
 /**
  * @typedef {(location: string, message: string) => void} Report
  * @typedef {"input" | "output"} Direction
  * @typedef {{ nodes: number, spent: boolean }} Budget
+ * @typedef {{ ancestors?: Set<unknown>, budget?: Budget, path?: string, omitted?: Map<string, string> }} Walk
+ *   `ancestors`: schemas being converted above this one, to catch recursion; `budget`: the nodes the
+ *   draft may still convert (shared by its schemas); `path`: the field's path (`events[].note`);
+ *   `omitted`: where an answer's fields left out are collected, by path, with why
  */
 
 /**
@@ -67,18 +77,11 @@ export function setField(object, field, value) {
  * @param {Direction} direction
  * @param {string} location
  * @param {Report} report
- * @param {Set<unknown>} [ancestors] schemas being converted above this one, to catch recursion
- * @param {Budget} [budget] the nodes the draft may still convert (shared by its schemas)
+ * @param {Walk} [walk]
  * @returns {Record<string, unknown> | null}
  */
-export function toCatalogSchema(
-  schema,
-  direction,
-  location,
-  report,
-  ancestors = new Set(),
-  budget = draftBudget(),
-) {
+export function toCatalogSchema(schema, direction, location, report, walk = {}) {
+  const { ancestors = new Set(), budget = draftBudget(), path = "", omitted } = walk;
   if (budget.nodes-- <= 0) {
     if (!budget.spent) {
       report(
@@ -97,13 +100,17 @@ export function toCatalogSchema(
     report(location, "a recursive schema is not supported");
     return null;
   }
-  const unsupported = UNSUPPORTED.find((keyword) => keyword in schema);
+  const carried = direction === "output" ? ALTERNATIVES : [];
+  const unsupported = UNSUPPORTED.find((keyword) => keyword in schema && !carried.includes(keyword));
   if (unsupported) {
     report(location, `${unsupported} is not supported`);
     return null;
   }
-  const inner = new Set(ancestors).add(schema);
-  const merged = "allOf" in schema ? mergeAllOf(schema, location, report) : schema;
+  const inner = { ancestors: new Set(ancestors).add(schema), budget, path, omitted };
+  if (ALTERNATIVES.some((keyword) => keyword in schema)) {
+    return alternativesOf(schema, location, report, inner);
+  }
+  const merged = "allOf" in schema ? mergeAllOf(schema, direction, location, report, inner) : schema;
   if (!merged) return null;
 
   // A literal compares strings, numbers, booleans and null (schema-rules.mjs).
@@ -131,8 +138,10 @@ export function toCatalogSchema(
   const out = {};
   for (const keyword of KEPT) if (keyword in merged) out[keyword] = merged[keyword];
   normaliseOpenApi30(merged, out);
+  const nullable = types.includes("null") || merged.nullable === true;
 
-  if (isObject(merged.properties) || out.type === "object") {
+  const nullableObject = types.length === 2 && types.includes("object") && nullable;
+  if (isObject(merged.properties) || out.type === "object" || nullableObject) {
     if (!isObject(merged.properties) && isObject(merged.additionalProperties)) {
       report(location, "a map (additionalProperties without properties) is not supported");
       return null;
@@ -154,6 +163,7 @@ export function toCatalogSchema(
       /** @type {[string, string][]} */
       const reasons = [];
       const at = `${location}.properties.${field}`;
+      const fieldPath = path === "" ? field : `${path}.${field}`;
       // An output field is named by dotted paths (`events[].note`) in trust and masks: a dot or a
       // bracket in its own name would read as the path's.
       const unnamed = direction === "output" && /[.[\]]/.test(field);
@@ -161,40 +171,102 @@ export function toCatalogSchema(
         reasons.push([at, "a field name with a dot or a bracket cannot be named in the catalog's paths"]);
       const converted = unnamed
         ? null
-        : toCatalogSchema(child, direction, at, (...reason) => reasons.push(reason), inner, budget);
+        : toCatalogSchema(child, direction, at, (...reason) => reasons.push(reason), {
+            ...inner,
+            path: fieldPath,
+          });
       const sinks = !converted && direction === "input" && required.includes(field);
       // An optional field or an output one is left out, and says so where it says why.
       const suffix = converted || sinks ? "" : "; left out of the draft";
       for (const [where, message] of reasons) report(where, `${message}${suffix}`);
       if (sinks) return null;
       if (converted) setField(properties, field, converted);
+      else if (direction === "output" && omitted && reasons.length > 0) {
+        omitted.set(fieldPath, reasons[0]?.[1] ?? "");
+      }
     }
-    out.type = "object";
+    out.type = nullable ? ["object", "null"] : "object";
     out.properties = properties;
     const kept = required.filter((field) => Object.hasOwn(properties, field));
     if (kept.length > 0) out.required = kept;
   } else if (out.type === "array" || "items" in merged) {
-    const items = toCatalogSchema(merged.items ?? {}, direction, `${location}.items`, report, inner, budget);
+    const items = toCatalogSchema(merged.items ?? {}, direction, `${location}.items`, report, {
+      ...inner,
+      path: `${path}[]`,
+    });
     if (!items) return null;
     out.items = items;
   }
   return out;
 }
 
-/** `allOf` of object schemas, as one object: the usual way a spec composes a base and an extension. */
-function mergeAllOf(schema, location, report) {
+/**
+ * An answer's `oneOf` or `anyOf` (with a discriminator, or 3.0's `nullable`, beside it), each
+ * variant converted at its own location and merged into what a whitelist holds. Fields beside
+ * the alternatives are shared by every variant, as `allOf` would say.
+ */
+function alternativesOf(schema, location, report, walk) {
+  const keyword = ALTERNATIVES.find((one) => one in schema);
+  const { oneOf: _one, anyOf: _any, discriminator, nullable, description, ...own } = schema;
+  if (ALTERNATIVES.every((one) => one in schema)) {
+    report(location, "oneOf beside anyOf is not supported");
+    return null;
+  }
+  const variants = schema[keyword];
+  if (!Array.isArray(variants) || variants.length === 0) {
+    report(location, `a ${keyword} without alternatives is not supported`);
+    return null;
+  }
+  const converted = [];
+  for (const [index, variant] of variants.entries()) {
+    const one = toCatalogSchema(variant, "output", `${location}.${keyword}[${index}]`, report, walk);
+    if (!one) return null;
+    converted.push(one);
+  }
+  const shared = Object.keys(own).filter((key) => key !== "type" || own.type !== "object");
+  if (shared.some((key) => ["properties", "required", "allOf", "items"].includes(key))) {
+    const base = toCatalogSchema(own, "output", location, report, walk);
+    if (!base) return null;
+    converted.push(base);
+    if (base.type !== "object" || converted.some((one) => one.type !== "object")) {
+      report(location, `fields beside a ${keyword} whose variants are not all objects are not supported`);
+      return null;
+    }
+    const merged = mergeAlternatives(converted);
+    merged.required = [...new Set([...(merged.required ?? []), ...(base.required ?? [])])];
+    if (merged.required.length === 0) delete merged.required;
+    return described(withDiscriminator(merged, discriminator), description);
+  }
+  const merged = withDiscriminator(mergeAlternatives(converted), discriminator);
+  return described(nullable === true ? mergeAlternatives([merged, { type: "null" }]) : merged, description);
+}
+
+function described(schema, description) {
+  return typeof description === "string" ? { ...schema, description } : schema;
+}
+
+/**
+ * `allOf` of object schemas, as one object: the usual way a spec composes a base and an extension.
+ * In an answer, a part that is itself alternatives (a base and its variants) is merged first.
+ */
+function mergeAllOf(schema, direction, location, report, walk) {
   const { allOf, ...own } = schema;
   const parts = [own, ...(Array.isArray(allOf) ? allOf : [])];
   const properties = {};
   const required = [];
-  for (const [index, part] of parts.entries()) {
+  for (let [index, part] of parts.entries()) {
     if (!isObject(part)) continue;
+    const at = `${location}.allOf[${index - 1}]`;
+    if (direction === "output" && ALTERNATIVES.some((keyword) => keyword in part) && !("allOf" in part)) {
+      part = toCatalogSchema(part, direction, at, report, walk);
+      if (!part) return null;
+    }
     if (part.type !== undefined && part.type !== "object") {
-      report(`${location}.allOf[${index - 1}]`, "allOf of anything but objects is not supported");
+      report(at, "allOf of anything but objects is not supported");
       return null;
     }
     if ("allOf" in part || UNSUPPORTED.some((keyword) => keyword in part)) {
-      report(`${location}.allOf[${index - 1}]`, "nested alternatives in allOf are not supported");
+      report(at, "nested alternatives in allOf are not supported");
       return null;
     }
     Object.assign(properties, isObject(part.properties) ? part.properties : {});
@@ -227,6 +299,11 @@ function normaliseOpenApi30(schema, out) {
  * @returns {string[]}
  */
 export function freeTextPaths(schema, path = "") {
+  if (Array.isArray(schema.anyOf)) {
+    return [
+      ...new Set(schema.anyOf.flatMap((variant) => (isObject(variant) ? freeTextPaths(variant, path) : []))),
+    ];
+  }
   const types = Array.isArray(schema.type) ? schema.type : [schema.type];
   if (types.includes("string")) {
     const pinned = ["enum", "const", "pattern", "format"].some((keyword) => keyword in schema);

@@ -1,6 +1,6 @@
 // The upstream of a drafted namespace: its base URL per environment, whether it applies a write once
 // per key, and its credential, proposed from the document's `servers`, idempotency-key parameters and
-// `securitySchemes`. An environment the
+// where it puts credentials (openapi-credentials.mjs). An environment the
 // servers do not name is bound in wrangler.toml instead (a service binding, or a URL var). A server
 // no public upstream has (upstream-hosts.ts) is left to a human behind a draft marker.
 
@@ -16,17 +16,18 @@ const INTERNAL_HOST = /^https?:\/\/[^/]*\.internal(?:[:/]|$)/i;
 
 /**
  * @param {Record<string, any>} document
- * @param {{ binding: string, report: (location: string, message: string) => void, idempotencyHeaders: Set<string>, writes?: boolean, own?: import("./upstream-hosts.ts").ProxyOrigins }} context
+ * @param {{ credential: import("./openapi-credentials.mjs").CredentialUpstream, report: (location: string, message: string) => void, idempotencyHeaders: Set<string>, writes?: boolean, own?: import("./upstream-hosts.ts").ProxyOrigins }} context
  * @returns {{ declaration: Record<string, unknown>, comment: string, review: string[] }}
  */
 export function draftUpstream(
   document,
-  { binding, report, idempotencyHeaders, writes = true, own = LOCAL_PROXY },
+  { credential: upstream, report, idempotencyHeaders, writes = true, own = LOCAL_PROXY },
 ) {
+  const { binding } = upstream;
   const review = [];
   const base = basesOf(document, binding, report, review, own);
-  const credential = credentialOf(document, binding, report);
-  review.push(`upstream ${binding}: credential ${credential.why}`);
+  const credential = credentialOf(upstream);
+  review.push(`upstream ${binding}: credential.kind (${credential.why})`);
   const idempotency = idempotencyOf(binding, idempotencyHeaders, writes, review);
   const declaration = {
     ...(Object.keys(base).length > 0 ? { base } : {}),
@@ -41,7 +42,7 @@ export function draftUpstream(
     ` ${binding}, from the document's servers:`,
     where("sandbox"),
     where("production"),
-    ` The credential is ${credential.why}.`,
+    ` The credential: ${credential.why}.`,
   ].join("\n");
   return { declaration, comment, review };
 }
@@ -116,49 +117,44 @@ function urlOf(server, index, report) {
 }
 
 /**
- * The credential the scheme the document requires suggests: a bearer JWT is the proxy's own
- * per-request credential; an API key or a plain bearer token is a static header from a secret.
+ * The credential in the placement the document shows, its kind left to a human behind a marker:
+ * only the API's owner knows whether it verifies the proxy's JWT (a SaaS API does not), and a key
+ * the document names is set as a Workers secret before a call can succeed.
+ *
+ * @param {import("./openapi-credentials.mjs").CredentialUpstream} upstream
  */
-function credentialOf(document, binding, report) {
-  const schemes = document.components?.securitySchemes ?? {};
-  const required = [document.security, ...operationSecurity(document)]
-    .flat()
-    .flatMap((requirement) => Object.keys(requirement ?? {}));
-  const name = required.find((candidate) => candidate in schemes) ?? Object.keys(schemes)[0];
-  const proxyJwt = { kind: "proxy_jwt" };
-  if (!name) return { declaration: proxyJwt, why: "proposed: the document declares no security scheme" };
-  const scheme = schemes[name];
-  const from = `proposed from components.securitySchemes.${name}`;
-  const secret = `${binding}_KEY`;
-  if (
-    scheme.type === "http" &&
-    scheme.scheme?.toLowerCase() === "bearer" &&
-    /jwt/i.test(scheme.bearerFormat ?? "")
-  ) {
-    return { declaration: proxyJwt, why: `${from} (a bearer JWT: the proxy's per-request credential)` };
-  }
-  if (scheme.type === "http" && ["bearer", "basic"].includes(scheme.scheme?.toLowerCase())) {
-    const prefix = scheme.scheme.toLowerCase() === "bearer" ? "Bearer " : "Basic ";
+function credentialOf({ placement, secret }) {
+  if (!placement || placement.in === "proxy_jwt") {
+    const shown = placement ? `proposed from ${placement.from}` : "the document declares no credential";
     return {
-      declaration: { kind: "static_header", header: "Authorization", secret, prefix },
-      why: `${from} (http ${scheme.scheme}); set the Workers secret ${secret}`,
+      declaration: {
+        kind: `${REVIEW} proxy_jwt proposed (${shown}): keep it only if the API verifies the proxy's JWT (sandbox/API.md); an API with its own key takes static_header { header, secret } or static_query { param, secret }`,
+      },
+      why: `proxy_jwt proposed, ${shown}`,
     };
   }
-  if (scheme.type === "apiKey" && scheme.in === "header") {
+  const set = `set the Workers secret ${secret} (npm run tools -- enable lists it for a deploy)`;
+  if (placement.in === "query") {
     return {
-      declaration: { kind: "static_header", header: scheme.name, secret },
-      why: `${from} (an API key in ${scheme.name}); set the Workers secret ${secret}`,
+      declaration: {
+        kind: `${REVIEW} static_query proposed from ${placement.from}: the proxy adds the secret ${secret} to each request's query as ${placement.name}; write static_query`,
+        param: placement.name,
+        secret,
+      },
+      why: `static_query, the query parameter ${placement.name}, from ${placement.from}; ${set}`,
     };
   }
-  report(
-    `components.securitySchemes.${name}`,
-    `${scheme.type}${scheme.in ? ` in ${scheme.in}` : ""} credentials are not supported; proxy_jwt proposed instead`,
-  );
-  return { declaration: proxyJwt, why: `proposed: ${name} cannot be declared` };
-}
-
-function operationSecurity(document) {
-  return Object.values(document.paths ?? {}).flatMap((item) =>
-    Object.values(item ?? {}).flatMap((operation) => operation?.security ?? []),
-  );
+  // A cookie is a header the proxy writes whole: `Cookie: name=<secret>`.
+  const cookie = placement.in === "cookie";
+  const header = cookie ? "Cookie" : placement.name;
+  const prefix = cookie ? `${placement.name}=` : placement.prefix;
+  return {
+    declaration: {
+      kind: `${REVIEW} static_header proposed from ${placement.from}: the proxy sends the secret ${secret} in ${header}${prefix ? ` after "${prefix}"` : ""}; write static_header`,
+      header,
+      secret,
+      ...(prefix ? { prefix } : {}),
+    },
+    why: `static_header ${header}${cookie ? ` (the cookie ${placement.name})` : ""}, from ${placement.from}; ${set}`,
+  };
 }

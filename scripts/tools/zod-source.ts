@@ -87,9 +87,10 @@ const HANDLED = new Set([
 ]);
 
 /**
- * Alternatives, references and conditions: a strict input or an output whitelist cannot hold them
- * (the importer refuses them too). Any other keyword (title, examples, x-…) is documentation, kept
- * as zod metadata as `z.fromJSONSchema` kept it.
+ * References, conditions, and alternatives in an input: a strict input or an output whitelist
+ * cannot hold them (the importer refuses them too). An output's alternatives of distinct JSON types
+ * are a union (`alternativesSource`). Any other keyword (title, examples, x-…) is documentation,
+ * kept as zod metadata as `z.fromJSONSchema` kept it.
  */
 const UNSUPPORTED = [
   "$ref",
@@ -120,6 +121,63 @@ const UNSUPPORTED = [
 ];
 
 const literal = (value: unknown) => JSON.stringify(value);
+
+const ALTERNATIVES = ["anyOf", "oneOf"] as const;
+/** What may stand beside an output's alternatives: words about the value, not its shape. */
+const BESIDE_ALTERNATIVES = new Set(["description", "title", "examples", "$comment"]);
+
+/** The JSON type an alternative accepts (an integer is a number), or why it has none the union can tell apart. */
+function jsonTypesOf(schema: JsonSchema): string[] | null {
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  if (!types.every((type): type is string => typeof type === "string")) return null;
+  return types.map((type) => (type === "integer" ? "number" : type));
+}
+
+/**
+ * An output's `anyOf` or `oneOf` as a union of its alternatives, each a different JSON type (at
+ * most one object, one list, one string…). A whitelist strips what an object does not declare, and
+ * a union takes the first alternative a value fits: two objects would let the first strip the
+ * fields of the second. So alternatives of one type are refused; merge them into one schema (the
+ * importer does: openapi-alternatives.mjs). `oneOf`'s "exactly one" is what distinct types give.
+ */
+function alternativesSource(schema: JsonSchema, at: string, indent: string): string {
+  const keywords = ALTERNATIVES.filter((keyword) => keyword in schema);
+  const [keyword] = keywords;
+  if (keyword === undefined || keywords.length > 1) {
+    throw new SchemaError(at, "anyOf beside oneOf is not supported in a declaration");
+  }
+  const beside = Object.keys(schema).filter((key) => key !== keyword && !BESIDE_ALTERNATIVES.has(key));
+  if (beside.length > 0) {
+    throw new SchemaError(
+      at,
+      `${beside.join(", ")} beside ${keyword} is not supported: put each alternative's keywords inside it`,
+    );
+  }
+  const options = schema[keyword];
+  if (!Array.isArray(options) || options.length === 0) {
+    throw new SchemaError(`${at}.${keyword}`, "must list at least one schema");
+  }
+  const seen = new Map<string, number>();
+  const sources = options.map((option, index) => {
+    const where = `${at}.${keyword}[${index}]`;
+    const types = isSchema(option) ? jsonTypesOf(option) : null;
+    if (types === null || types.length === 0) {
+      throw new SchemaError(where, "each alternative names its JSON type (type: object, string, …)");
+    }
+    for (const type of types) {
+      const earlier = seen.get(type);
+      if (earlier !== undefined) {
+        throw new SchemaError(
+          where,
+          `${keyword}[${earlier}] is of type ${type} too: a whitelist would keep only the fields of the first a value fits; merge them into one schema`,
+        );
+      }
+      seen.set(type, index);
+    }
+    return schemaSource(option, "output", where, indent);
+  });
+  return sources.length === 1 ? (sources[0] ?? "z.never()") : `z.union([${sources.join(", ")}])`;
+}
 
 /**
  * The name generated code calls src/core/canonical-json.ts's canonicalJson by: the compiled module
@@ -274,8 +332,18 @@ function baseSource(schema: JsonSchema, direction: SchemaDirection, at: string, 
 export function schemaSource(schema: unknown, direction: SchemaDirection, at: string, indent = ""): string {
   if (typeof schema === "boolean") return schema ? "z.any()" : "z.never()";
   if (!isSchema(schema)) throw new SchemaError(at, "a schema must be an object");
-  const unsupported = UNSUPPORTED.find((keyword) => keyword in schema);
+  const alternatives = direction === "output" && ALTERNATIVES.some((keyword) => keyword in schema);
+  const unsupported = UNSUPPORTED.find(
+    (keyword) =>
+      keyword in schema && !(alternatives && (ALTERNATIVES as readonly string[]).includes(keyword)),
+  );
   if (unsupported) throw new SchemaError(at, `${unsupported} is not supported in a declaration`);
+  if (alternatives) {
+    const source = alternativesSource(schema, at, indent);
+    return typeof schema.description === "string" && schema.description !== ""
+      ? `${source}.describe(${literal(schema.description)})`
+      : source;
+  }
   let source = baseSource(schema, direction, at, indent);
   if (schema.default !== undefined) source += `.default(${literal(schema.default)})`;
   const meta = Object.fromEntries(

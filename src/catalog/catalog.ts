@@ -21,6 +21,11 @@ const MAX_TIMEOUT_MS = 30_000;
 /** A reason for skipping a postcondition must say something an operator can check. */
 const MIN_NO_POSTCONDITION_REASON = 20;
 
+/** Whether `name` is a tool's name: snake_case verb_noun, at most MAX_TOOL_NAME characters. */
+export function isToolName(name: string): boolean {
+  return TOOL_NAME.test(name) && name.length <= MAX_TOOL_NAME;
+}
+
 /**
  * A broken catalog rule: the tool, the field of its definition at fault (as a declaration names it:
  * `input`, `output`, `postcondition`, ...) and the sentence a CatalogError carries.
@@ -49,7 +54,7 @@ export function toolSpecProblems(
   const name = typeof spec.name === "string" ? spec.name : String(spec.name);
   const problems: CatalogProblem[] = [];
   const report: Report = (field, message) => problems.push({ tool: name, field, message });
-  if (!TOOL_NAME.test(name) || name.length > MAX_TOOL_NAME) {
+  if (!isToolName(name)) {
     report(
       "name",
       `tool "${name}": name must be snake_case verb_noun of at most ${MAX_TOOL_NAME} characters, such as "lookup_order" or "issue_refund"`,

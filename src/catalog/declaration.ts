@@ -43,20 +43,43 @@ const DescriptionSchema = z.strictObject({
   side_effects: z.string(),
 });
 
+const SecretNameSchema = z
+  .string()
+  .regex(/^[A-Z][A-Z0-9_]*$/, "a Workers secret name such as SHIPMENTS_API_KEY");
+
+const ProxyJwtCredentialSchema = z.strictObject({
+  kind: z.literal("proxy_jwt"),
+  /** The JWT's `aud`: the tool's name when absent; an MCP server is one audience for its tools. */
+  audience: z.string().min(1).optional(),
+});
+/** Nothing is sent: a server reached only through a private binding. */
+const NoCredentialSchema = z.strictObject({ kind: z.literal("none") });
+const StaticHeaderCredentialSchema = z.strictObject({
+  kind: z.literal("static_header"),
+  header: z.string().min(1),
+  secret: SecretNameSchema,
+  prefix: z.string().optional(),
+});
+/**
+ * An API key the API reads from a query parameter: added to each attempt's URL as it is sent, so
+ * the request stored under the call's key, the trace and the logs never hold it. HTTP APIs only.
+ */
+const StaticQueryCredentialSchema = z.strictObject({
+  kind: z.literal("static_query"),
+  param: z.string().min(1),
+  secret: SecretNameSchema,
+});
+
 const CredentialSchema = z.discriminatedUnion("kind", [
-  z.strictObject({
-    kind: z.literal("proxy_jwt"),
-    /** The JWT's `aud`: the tool's name when absent; an MCP server is one audience for its tools. */
-    audience: z.string().min(1).optional(),
-  }),
-  /** Nothing is sent: a server reached only through a private binding. */
-  z.strictObject({ kind: z.literal("none") }),
-  z.strictObject({
-    kind: z.literal("static_header"),
-    header: z.string().min(1),
-    secret: z.string().regex(/^[A-Z][A-Z0-9_]*$/, "a Workers secret name such as SHIPMENTS_API_KEY"),
-    prefix: z.string().optional(),
-  }),
+  ProxyJwtCredentialSchema,
+  NoCredentialSchema,
+  StaticHeaderCredentialSchema,
+]);
+const HttpCredentialSchema = z.discriminatedUnion("kind", [
+  ProxyJwtCredentialSchema,
+  NoCredentialSchema,
+  StaticHeaderCredentialSchema,
+  StaticQueryCredentialSchema,
 ]);
 
 const BaseUrlSchema = z
@@ -153,7 +176,7 @@ const HttpUpstreamSchema = z.strictObject({
       error: "moved: write idempotency: { header: <this header>, honoured: true or false }",
     })
     .optional(),
-  credential: CredentialSchema,
+  credential: HttpCredentialSchema,
 });
 
 const UpstreamSchema = z.union([HttpUpstreamSchema, McpUpstreamSchema]);
@@ -181,12 +204,21 @@ const RequestSchema = z.union([HttpRequestSchema, RemoteRequestSchema]);
 
 const MaskRuleSchema = z.enum(["email", "phone", "card", "address", "name", "secret"]);
 
+/** A reviewer's reason, long enough to say something an operator can check. */
+const ReasonSchema = z.string().trim().min(12, "give the reason, in a sentence");
+
 const OutputSchema = z.strictObject({
   schema: JsonSchemaSchema,
   untrusted: z.array(z.string()).optional(),
   trusted_text: z.record(z.string(), z.string()).optional(),
   sensitive: z.record(z.string(), MaskRuleSchema).optional(),
   max_result_bytes: z.number().int().positive().max(MAX_INLINE_RESULT_BYTES).optional(),
+  /**
+   * Parts of the upstream's answer the whitelist leaves out on purpose (a field path such as
+   * `items[].owner`), each with why: the importer writes one for every part it could not express,
+   * so nothing leaves the answer without a reviewer's word. Documentation: the whitelist strips them.
+   */
+  omitted: z.record(z.string().min(1), ReasonSchema).optional(),
 });
 
 const FieldSettingSchema = z.strictObject({ field: z.string(), setting: z.string() });
@@ -382,6 +414,12 @@ export const ToolDeclarationSchema = z.strictObject({
   retry: z.literal("default").optional(),
   open_world: z.boolean().optional(),
   input: JsonSchemaSchema,
+  /**
+   * Input fields (paths such as `filter.key`) whose names or descriptions read like a credential
+   * but which are not one, each with why: `check` refuses any other such field, since what a model
+   * fills reaches its context and the trace. A real credential is the upstream's, from a secret.
+   */
+  not_credentials: z.record(z.string().min(1), ReasonSchema).optional(),
   sensitive_args: z.record(z.string(), MaskRuleSchema).optional(),
   request: RequestSchema,
   output: OutputSchema,

@@ -10,7 +10,7 @@ import {
   defaultEffect,
   type InputSchema,
   type RemoteTool,
-  type StaticHeaderCredential,
+  type StaticCredential,
   type ToolSpec,
   type UpstreamRequest,
   type Verdict,
@@ -187,8 +187,9 @@ function remoteOf(file: DeclaredNamespace["file"], tool: CompiledDeclaration): R
   };
 }
 
-function credentialOf(file: DeclaredNamespace["file"], upstream: string): StaticHeaderCredential | undefined {
+function credentialOf(file: DeclaredNamespace["file"], upstream: string): StaticCredential | undefined {
   const credential = file.upstreams[upstream]?.credential;
+  if (credential?.kind === "static_query") return credential;
   if (credential?.kind !== "static_header") return undefined;
   return { ...credential, prefix: credential.prefix ?? "" };
 }

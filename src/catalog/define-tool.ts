@@ -74,6 +74,17 @@ export interface StaticHeaderCredential {
   prefix: string;
 }
 
+/** A Workers secret's value in a query parameter, for APIs that read their key there. */
+export interface StaticQueryCredential {
+  kind: "static_query";
+  param: string;
+  /** The Workers secret holding the value; added to each attempt's URL only as it is sent. */
+  secret: string;
+}
+
+/** A credential sent from a Workers secret, in place of the proxy's JWT. */
+export type StaticCredential = StaticHeaderCredential | StaticQueryCredential;
+
 /**
  * A policy's say on human approval. Destructive calls need an approval unless a policy waives it;
  * a policy can also demand one for any call. A demand always wins over a waiver.
@@ -178,7 +189,7 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
     /** A base URL per environment, declared with the upstream; it takes the binding's place there. */
     base?: Partial<Record<EnvironmentName, string>>;
     request: (args: z.infer<Input>) => UpstreamRequest;
-    credential?: StaticHeaderCredential;
+    credential?: StaticCredential;
     /** Set for a remote MCP tool: `request` then describes the `tools/call` it becomes. */
     remote?: RemoteTool;
     /** What the upstream promises about the derived key; absent: the `Idempotency-Key` header, honoured. */
@@ -347,7 +358,7 @@ export interface ToolSpec {
     binding: string;
     base?: Partial<Record<EnvironmentName, string>>;
     request: (args: Record<string, unknown>) => UpstreamRequest;
-    credential?: StaticHeaderCredential;
+    credential?: StaticCredential;
     remote?: RemoteTool;
     idempotency?: KeyPromise;
   } | null;

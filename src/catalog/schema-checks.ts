@@ -118,11 +118,15 @@ function hasPattern(schema: z.ZodString): boolean {
 
 /**
  * The output schema's string leaves, by path (`recent_messages[].body`), each flagged as free text
- * (no regex, no format) or not. Enums and literals are not strings here.
+ * (no regex, no format) or not. Enums and literals are not strings here. A union's alternatives
+ * (an answer that is an object or a list of them) each hold theirs, under the same path.
  */
 function stringLeaves(schema: z.ZodType, path = ""): { path: string; free: boolean }[] {
   const inner = unwrap(schema);
   if (inner instanceof z.ZodString) return [{ path, free: !hasPattern(inner) }];
+  if (inner instanceof z.ZodUnion) {
+    return (inner.options as z.ZodType[]).flatMap((option) => stringLeaves(option, path));
+  }
   if (inner instanceof z.ZodArray) return stringLeaves(inner.element as z.ZodType, `${path}[]`);
   if (inner instanceof z.ZodObject) {
     return Object.entries(inner.shape).flatMap(([field, child]) =>

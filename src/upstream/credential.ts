@@ -5,7 +5,7 @@ import { SignJWT } from "jose/jwt/sign";
 import { type JWTVerifyGetKey, jwtVerify } from "jose/jwt/verify";
 import { importJWK } from "jose/key/import";
 import * as z from "zod";
-import type { StaticHeaderCredential } from "../catalog/define-tool";
+import type { StaticCredential } from "../catalog/define-tool";
 import { UPSTREAM_CREDENTIAL_ALG, type UpstreamSigningKey } from "../config/signing-keys";
 import { lazily } from "../core/lazily";
 
@@ -24,11 +24,12 @@ import { lazily } from "../core/lazily";
  * sandbox/API.md documents the claims for real upstreams to check.
  */
 
-/** The header a dispatch carries to prove it comes from the proxy: the JWT, or a declared static key. */
-export interface UpstreamAuthorization {
-  header: string;
-  value: string;
-}
+/**
+ * What a dispatch carries to prove it comes from the proxy: a header (the JWT, or a declared static
+ * key), or a declared static key in a query parameter. Either is added to each attempt as it is sent
+ * (`attach-credential.ts`), never to the request stored under the call's key.
+ */
+export type UpstreamAuthorization = { header: string; value: string } | { query: string; value: string };
 
 /** The proxy's JWT as the header it travels in. */
 export function bearer(token: string): UpstreamAuthorization {
@@ -36,19 +37,20 @@ export function bearer(token: string): UpstreamAuthorization {
 }
 
 /**
- * The static header of an upstream that takes only an API key (declared `static_header`), its
- * value read from the named Workers secret. Null when the tool has none, or when the secret is not
- * set: then the proxy's JWT is sent, which is what the sandbox upstream checks. A production
- * deployment never gets here without the secret: its startup check refuses to serve
- * (`missingUpstreamSecrets`).
+ * The static key of an upstream that takes only an API key (declared `static_header` or
+ * `static_query`), its value read from the named Workers secret. Null when the tool has none, or
+ * when the secret is not set: then the proxy's JWT is sent, which is what the sandbox upstream
+ * checks. A production deployment never gets here without the secret: its startup check refuses to
+ * serve (`missingUpstreamSecrets`).
  */
 export function staticAuthorization(
-  credential: StaticHeaderCredential | undefined,
+  credential: StaticCredential | undefined,
   env: object,
 ): UpstreamAuthorization | null {
   if (!credential) return null;
   const secret = (env as Record<string, unknown>)[credential.secret];
   if (typeof secret !== "string" || secret.trim() === "") return null;
+  if (credential.kind === "static_query") return { query: credential.param, value: secret };
   return { header: credential.header, value: `${credential.prefix}${secret}` };
 }
 

@@ -4,6 +4,7 @@ import type { Execution } from "../machine/request";
 import type { StoredRequest } from "../machine/run-state";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
+import { attachCredential } from "./attach-credential";
 import type { Upstream } from "./bindings";
 import { type Classification, classifyUpstream, tooLarge } from "./classify";
 import type { CredentialRequest, UpstreamAuthorization } from "./credential";
@@ -79,9 +80,12 @@ export async function executeRemote(input: RemoteExecuteInput): Promise<Executio
           body,
           idempotency_key: message.headers.get("idempotency-key"),
         });
-        if (credential) message.headers.set(credential.header, credential.value);
+        const url = new URL(message.url);
+        attachCredential(url, message.headers, credential);
         message.headers.set("traceparent", input.traceparent);
-        return (effect ? input.faulted : input.upstream).fetch(message);
+        // A key in the query changes the URL, which a Request cannot: it is sent as a copy.
+        const sent = url.href === message.url ? message : new Request(url, message);
+        return (effect ? input.faulted : input.upstream).fetch(sent);
       },
     });
     const classification = classifyRemote(outcome, tool, remote);

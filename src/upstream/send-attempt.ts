@@ -1,5 +1,6 @@
 import { readBounded } from "../core/answer-meter";
 import type { StoredRequest } from "../machine/run-state";
+import { attachCredential } from "./attach-credential";
 import { type Upstream, upstreamUrl } from "./bindings";
 import type { UpstreamResult } from "./classify";
 import type { UpstreamAuthorization } from "./credential";
@@ -7,7 +8,7 @@ import type { UpstreamAuthorization } from "./credential";
 export interface AttemptInput {
   upstream: Upstream;
   request: StoredRequest;
-  /** Signed for this dispatch (or a declared static key); the only header not part of the stored request. */
+  /** Signed for this dispatch (or a declared static key); the only credential, never part of the stored request. */
   credential: UpstreamAuthorization;
   /** Milliseconds this attempt may take before it is aborted. */
   timeoutMs: number;
@@ -28,10 +29,11 @@ export async function sendAttempt(input: AttemptInput): Promise<UpstreamResult> 
   );
   try {
     const headers = new Headers(input.request.headers);
-    headers.set(input.credential.header, input.credential.value);
+    const url = new URL(upstreamUrl(input.request.target));
+    attachCredential(url, headers, input.credential);
     if (input.traceparent) headers.set("traceparent", input.traceparent);
     const response = await input.upstream.fetch(
-      new Request(upstreamUrl(input.request.target), {
+      new Request(url, {
         method: input.request.method,
         headers,
         body: input.request.body ?? undefined,

@@ -57,16 +57,21 @@ function onOurPorts(text: string): string {
     .replaceAll(`127.0.0.1:${DOCUMENTED_EXAMPLE_PORT}`, `127.0.0.1:${examplePort}`);
 }
 
-/** Applies the documented review to the draft: each key it names replaces the draft's value. */
+/**
+ * Applies the documented review to the draft: each key it names replaces the draft's value, a
+ * list's items by their place (`tools: [{...}]` is the first tool's decisions).
+ */
 function review(dir: string, decisions: Record<string, unknown>) {
   const path = join(dir, "catalog", "warehouse.yaml");
   const document = YAML.parseDocument(readFileSync(path, "utf8"));
   const set = (at: (string | number)[], value: unknown) => {
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    if (Array.isArray(value)) {
+      for (const [index, item] of value.entries()) set([...at, index], item);
+    } else if (value !== null && typeof value === "object") {
       for (const [key, inner] of Object.entries(value)) set([...at, key], inner);
     } else document.setIn(at, value);
   };
-  set(["tools", 0], decisions);
+  set([], decisions);
   writeFileSync(path, document.toString({ lineWidth: 100 }));
 }
 

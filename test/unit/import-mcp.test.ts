@@ -352,6 +352,31 @@ describe("import mcp", () => {
     ]);
   });
 
+  it("marks an argument that reads like a credential for review: a model would fill it", () => {
+    const keyed: Tool = {
+      ...GET_TICKET,
+      name: "export_ticket",
+      inputSchema: {
+        type: "object",
+        properties: {
+          ticket_id: { type: "string", description: "The ticket." },
+          api_token: { type: "string", description: "The export service's token." },
+        },
+      },
+    };
+    const draft = draftRemoteNamespace([keyed], {
+      namespace: "notes",
+      url: server.url,
+      headers: {},
+      only: null,
+    });
+    const [tool] = draft.declaration.tools as { not_credentials?: Record<string, string> }[];
+    expect(tool?.not_credentials).toEqual({
+      api_token: expect.stringMatching(/^TODO\(review\): api_token reads like a credential/),
+    });
+    expect(draft.tools[0]?.review).toContain("not_credentials (1 field)");
+  });
+
   it.each([
     ["https://169.254.169.254/mcp", "production", "a link-local address"],
     ["https://metadata.google.internal/mcp", "production", "a link-local address"],
