@@ -2,7 +2,11 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig, type Plugin } from "vitest/config";
+import { wrapHarnessPrototypesOnce } from "./test/pool-prototype-fix";
 import { soakFactor } from "./test/property-plan";
+
+// Before any runtime starts: a runtime that serves many files must not slow with each (see there).
+wrapHarnessPrototypesOnce();
 
 /** Reads KEY=value lines of a .dev.vars file; tests use the committed example, never real secrets. */
 function readDevVars(path: string): Record<string, string> {
