@@ -49,6 +49,12 @@ export type DocumentAnswer =
 const fetched = new Map<string, { until: number; document: FetchedDocument }>();
 const failed = new Map<string, number>();
 
+/** Forgets every document and failure remembered here, so the next request for each fetches again. */
+export function forgetDocuments(): void {
+  fetched.clear();
+  failed.clear();
+}
+
 /** What this isolate remembers of `url`: a document, a failure, or nothing (null). */
 export function rememberedDocument(url: string, now: number): DocumentAnswer | null {
   const document = fetched.get(url);

@@ -25,6 +25,11 @@ export function announceCatalog(env: Env, ctx: ExecutionContext): void {
   );
 }
 
+/** Forgets the announcement, so the next request makes it again: for a beacon whose storage was wiped. */
+export function forgetAnnouncement(): void {
+  announced = false;
+}
+
 /** The catalog live in the deployment, as the beacon last heard it; null when unknown. */
 export async function liveCatalog(env: Env): Promise<string | null> {
   return beacon(env).live();

@@ -64,6 +64,17 @@ function add(event: MetricEvent): void {
   waitingRows++;
 }
 
+/**
+ * Drops the batch waiting here, and the memory of a flush scheduled for it: for a test runtime
+ * whose stores were just wiped, where a flush scheduled in a Durable Object that was wiped with
+ * them never comes.
+ */
+export function forgetWaitingMetrics(): void {
+  waiting = new Map();
+  waitingRows = 0;
+  flushScheduledAt = null;
+}
+
 /** Sends everything waiting, one RPC per tenant. A store that fails loses its batch: counts, not records. */
 export async function flushTo(store: StoreOf): Promise<void> {
   const batch = waiting;

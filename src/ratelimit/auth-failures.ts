@@ -55,6 +55,11 @@ async function prefixName(key: string | null): Promise<string | null> {
 
 const sourceName = (source: string | null) => (source ? `auth-failures:source:${source}` : null);
 
+/** Forgets which sources and prefixes were over the limit: for limiters whose storage was wiped. */
+export function forgetOverLimit(): void {
+  overUntil.clear();
+}
+
 /** Before a key is checked: how long its source must still wait (ms), or null to go ahead. */
 export function sourceWait(origin: AttemptOrigin, now: number = Date.now()): number | null {
   const name = sourceName(origin.source);

@@ -40,6 +40,11 @@ export function forgetConnection(server: McpServer, tenant: string): void {
   connections.delete(keyOf(server, tenant));
 }
 
+/** Forgets every server's connection state, so each next call starts with a handshake. */
+export function forgetConnections(): void {
+  connections.clear();
+}
+
 /** A client for one call, connected with what this isolate remembers of the server. */
 export async function connect(
   server: McpServer,
