@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import YAML from "yaml";
+import { defaultToolsNote, draftDefaultTools, tooManyTools } from "./default-tools-draft.ts";
 import { draftTool, operationsOf, snakeCase } from "./openapi-operations.mjs";
 import { IMPORT_LIMITS, ImportError, readOpenApi } from "./openapi-read.mjs";
 import { draftBudget } from "./openapi-schema.mjs";
@@ -17,8 +18,6 @@ import { proxyOriginsOfProject } from "./upstream-hosts.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const NAMESPACE = /^[a-z][a-z0-9_]*$/;
-/** The catalog's cap per namespace (read_result_page, built in, does not count). */
-const MAX_TOOLS = 10;
 const USAGE =
   "usage: npm run tools -- import openapi <file> --namespace <ns> [--operations a,b] [--force] [--catalog-dir <dir>]";
 
@@ -111,13 +110,18 @@ export function draftNamespace(
   // A drafted class is still behind its marker (`{ draft, why }`): what it proposes counts.
   const writes = tools.some((tool) => (tool.side_effect?.draft ?? tool.side_effect) !== "read");
   const upstream = draftUpstream(document, { ...context, writes });
+  const tooMany = tooManyTools(tools.length, "--operations");
+  if (tooMany) throw new ImportError(`${source}: ${tooMany}`);
   const notes = [...upstream.review];
-  if (tools.length > MAX_TOOLS) {
-    notes.push(
-      `${tools.length} tools drafted; a namespace holds at most ${MAX_TOOLS}: choose with --operations`,
-    );
-  }
-  const declaration = { format: 1, namespace, upstreams: { [binding]: upstream.declaration }, tools };
+  const defaults = draftDefaultTools(drafted.map((tool) => tool.name));
+  if (defaults) notes.push(defaultToolsNote(tools.length));
+  const declaration = {
+    format: 1,
+    namespace,
+    upstreams: { [binding]: upstream.declaration },
+    ...(defaults ? { default_tools: defaults } : {}),
+    tools,
+  };
   const text = toYaml(declaration, { document, source, upstreamComment: upstream.comment, drafted });
   return { declaration, text, tools: drafted, problems, notes };
 }

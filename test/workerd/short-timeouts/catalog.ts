@@ -9,7 +9,8 @@ import { catalog as productCatalog, discoveryTools as productDiscoveryTools } fr
  * vitest.config.ts): the product's tools, unchanged but for a timeout a test can outwait in a
  * moment. Long enough for a sandbox call on a busy machine, short enough to wait out. Two remote
  * tools are also declared as a platform team might get them wrong or meet a lesser server (below),
- * so remote-tool-variants.test.ts proves what the proxy does then.
+ * so remote-tool-variants.test.ts proves what the proxy does then; the helpdesk holds more tools
+ * than a run lists at once, with a default set.
  */
 export const SHORT_TIMEOUT_MS = 1_000;
 
@@ -73,18 +74,54 @@ function refundWithoutKeys(product: readonly ToolSpec[]): ToolSpec[] {
   ];
 }
 
+/** How many tools the helpdesk holds here, past what a run lists at once (MAX_LISTED_TOOLS). */
+export const WIDE_HELPDESK_TOOLS = 12;
+
+/** The helpdesk's own tools: what a run opened on it without a subset lists here. */
+const HELPDESK_DEFAULT_SET = [
+  "search_articles",
+  "get_ticket_notes",
+  "add_ticket_note",
+  "get_conversation",
+  "purge_conversation",
+];
+
+/**
+ * The helpdesk as a namespace of more tools than a run lists at once: its own five, listed by
+ * default, and searches of archived articles (the server's own search, under other names), which a
+ * run finds with find_tools and calls with use_tool, as it would the other operations of a large
+ * API (default-tools.test.ts).
+ */
+function wideHelpdesk(product: readonly ToolSpec[]): ToolSpec[] {
+  const search = product.find((tool) => tool.name === "search_articles");
+  if (!search) return [];
+  return Array.from({ length: WIDE_HELPDESK_TOOLS - HELPDESK_DEFAULT_SET.length }, (_, index) => ({
+    ...search,
+    name: `search_archive${index + 1}`,
+    title: `Search articles archive ${index + 1}`,
+  }));
+}
+
+const listedByDefault = (tool: ToolSpec): ToolSpec =>
+  tool.namespace === "helpdesk" && HELPDESK_DEFAULT_SET.includes(tool.name)
+    ? { ...tool, listed_by_default: true }
+    : tool;
+
 /** The product's timeout rule by class, scaled down to the short timeout: still checked. */
 const SHORT_TIMEOUT_RULE = { readMinMs: SHORT_TIMEOUT_MS, keyedMaxMs: SHORT_TIMEOUT_MS };
 
 /**
- * A namespace holds at most ten tools, so this catalog trades support's policy search, which no test
- * of this project calls, for the refund on the v0 API.
+ * A run opened on support without a subset lists the whole namespace, at most ten tools without a
+ * default set, so this catalog trades support's policy search, which no test of this project calls,
+ * for the refund on the v0 API.
  */
 const product = productCatalog.all().filter((tool) => tool.name !== "search_refund_policy");
 
 export const catalog = loadCatalog(
-  [...product, ...refundWithoutKeys(product)].map((tool) =>
-    expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
+  [...product, ...refundWithoutKeys(product), ...wideHelpdesk(product)].map((tool) =>
+    listedByDefault(
+      expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
+    ),
   ),
   SHORT_TIMEOUT_RULE,
 );
