@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { loadCatalog } from "../../../src/catalog/catalog";
-import type { ToolSpec } from "../../../src/catalog/define-tool";
+import type { StaticHeaderCredential, ToolSpec } from "../../../src/catalog/define-tool";
 import { settleReadOf } from "../../../src/catalog/settle-read";
 import { catalog as productCatalog, discoveryTools as productDiscoveryTools } from "../../../src/tools";
 
@@ -107,6 +107,35 @@ const listedByDefault = (tool: ToolSpec): ToolSpec =>
     ? { ...tool, listed_by_default: true }
     : tool;
 
+/** The secrets the tools of `withoutTheirSecret` name, which this project's environment never sets. */
+export const UNSET_SECRETS = { http: "SHIPPING_PARTNER_API_KEY", mcp: "HELPDESK_API_TOKEN" } as const;
+
+/**
+ * `lookup_shipment_keyed` and `search_articles_keyed`: an HTTP tool and a remote MCP tool declared
+ * with a static header whose Workers secret was never set, as after a deploy that forgot it, so
+ * missing-secret.test.ts proves the proxy sends nothing, and never its own JWT instead.
+ */
+function withoutTheirSecret(product: readonly ToolSpec[]): ToolSpec[] {
+  const keyed = (name: string, copy: string, credential: Omit<StaticHeaderCredential, "kind">) => {
+    const tool = product.find((candidate) => candidate.name === name);
+    if (!tool?.upstream) return [];
+    const upstream = { ...tool.upstream, credential: { kind: "static_header" as const, ...credential } };
+    return [{ ...tool, name: copy, upstream }];
+  };
+  return [
+    ...keyed("lookup_shipment", "lookup_shipment_keyed", {
+      header: "X-Api-Key",
+      secret: UNSET_SECRETS.http,
+      prefix: "",
+    }),
+    ...keyed("search_articles", "search_articles_keyed", {
+      header: "Authorization",
+      secret: UNSET_SECRETS.mcp,
+      prefix: "Bearer ",
+    }),
+  ];
+}
+
 /** The product's timeout rule by class, scaled down to the short timeout: still checked. */
 const SHORT_TIMEOUT_RULE = { readMinMs: SHORT_TIMEOUT_MS, keyedMaxMs: SHORT_TIMEOUT_MS };
 
@@ -118,10 +147,11 @@ const SHORT_TIMEOUT_RULE = { readMinMs: SHORT_TIMEOUT_MS, keyedMaxMs: SHORT_TIME
 const product = productCatalog.all().filter((tool) => tool.name !== "search_refund_policy");
 
 export const catalog = loadCatalog(
-  [...product, ...refundWithoutKeys(product), ...wideHelpdesk(product)].map((tool) =>
-    listedByDefault(
-      expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
-    ),
+  [...product, ...refundWithoutKeys(product), ...wideHelpdesk(product), ...withoutTheirSecret(product)].map(
+    (tool) =>
+      listedByDefault(
+        expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
+      ),
   ),
   SHORT_TIMEOUT_RULE,
 );
