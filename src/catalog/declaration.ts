@@ -120,8 +120,12 @@ const McpUpstreamSchema = z.strictObject({
     honoured: z.boolean(),
     retention_s: RetentionSchema,
   }),
-  /** The longest the server's tool definitions are trusted before they are listed again. */
-  definitions_max_age_s: z.number().int().min(0).max(3600).default(300),
+  /**
+   * The longest the server's tool definitions are trusted before they are listed again: the window
+   * in which a changed definition can still be served (shorter when the listing's `ttlMs` is, and
+   * closed early when the server says `notifications/tools/list_changed`). 0 lists before every call.
+   */
+  definitions_max_age_s: z.number().int().min(0).max(3600).default(60),
 });
 
 /**

@@ -136,6 +136,25 @@ function withoutTheirSecret(product: readonly ToolSpec[]): ToolSpec[] {
   ];
 }
 
+/**
+ * `get_ticket_notes_2025`: the helpdesk's ticket notes over the 2025 revisions (a session), as a
+ * server without the 2026-07-28 revision is reached, its own entry in the proxy's per-isolate
+ * memory of servers, so drift-window.test.ts can drift it and see the session's server say so.
+ */
+function overSessions(product: readonly ToolSpec[]): ToolSpec[] {
+  const notes = product.find((tool) => tool.name === "get_ticket_notes");
+  const remote = notes?.upstream?.remote;
+  if (!notes?.upstream || !remote) return [];
+  const server = { ...remote.server, name: "HELPDESK_MCP_2025", protocol: "legacy" as const };
+  return [
+    {
+      ...notes,
+      name: "get_ticket_notes_2025",
+      upstream: { ...notes.upstream, remote: { ...remote, server } },
+    },
+  ];
+}
+
 /** The product's timeout rule by class, scaled down to the short timeout: still checked. */
 const SHORT_TIMEOUT_RULE = { readMinMs: SHORT_TIMEOUT_MS, keyedMaxMs: SHORT_TIMEOUT_MS };
 
@@ -147,11 +166,16 @@ const SHORT_TIMEOUT_RULE = { readMinMs: SHORT_TIMEOUT_MS, keyedMaxMs: SHORT_TIME
 const product = productCatalog.all().filter((tool) => tool.name !== "search_refund_policy");
 
 export const catalog = loadCatalog(
-  [...product, ...refundWithoutKeys(product), ...wideHelpdesk(product), ...withoutTheirSecret(product)].map(
-    (tool) =>
-      listedByDefault(
-        expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
-      ),
+  [
+    ...product,
+    ...refundWithoutKeys(product),
+    ...wideHelpdesk(product),
+    ...withoutTheirSecret(product),
+    ...overSessions(product),
+  ].map((tool) =>
+    listedByDefault(
+      expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
+    ),
   ),
   SHORT_TIMEOUT_RULE,
 );
