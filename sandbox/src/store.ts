@@ -10,7 +10,14 @@ import {
 } from "./effects";
 import type { SandboxEnv } from "./env";
 import { faultFits, faultStatus, isAnswerMode } from "./faults";
-import { addDrift, clearDrift, type DriftBody, type DriftChange, driftsOf } from "./helpdesk/drift";
+import {
+  addDrift,
+  clearDrift,
+  type DriftBody,
+  type DriftChange,
+  driftFingerprint,
+  driftsOf,
+} from "./helpdesk/drift";
 import { keyedWrite, type ToolCallKey } from "./helpdesk/keyed";
 import type {
   AddTicketNote,
@@ -31,7 +38,13 @@ import {
   searchArticles,
   ticketNotes,
 } from "./helpdesk/records";
-import { forgetSessions, isSessionKnown, openSession } from "./helpdesk/sessions";
+import {
+  forgetSessions,
+  isSessionKnown,
+  markToolsSeen,
+  openSession,
+  takeToolsNews,
+} from "./helpdesk/sessions";
 import {
   type AnswerText,
   type Reservation,
@@ -439,7 +452,20 @@ export class SandboxStore extends DurableObject<SandboxEnv> {
   }
 
   openHelpdeskSession(tenant: string): string {
-    return openSession(this.#sql, tenant);
+    const sessionId = openSession(this.#sql, tenant);
+    markToolsSeen(this.#sql, tenant, sessionId, driftFingerprint(this.#sql, tenant));
+    return sessionId;
+  }
+
+  /**
+   * Whether a 2025 session's request tells it that the tools changed: a `tools/list` shows them
+   * (and tells nothing), a `tools/call` tells once of a drift since the session last saw them.
+   */
+  helpdeskToolsNews(tenant: string, sessionId: string, method: "tools/list" | "tools/call"): boolean {
+    const drift = driftFingerprint(this.#sql, tenant);
+    if (method === "tools/call") return takeToolsNews(this.#sql, tenant, sessionId, drift);
+    markToolsSeen(this.#sql, tenant, sessionId, drift);
+    return false;
   }
 
   isHelpdeskSessionKnown(tenant: string, sessionId: string): boolean {

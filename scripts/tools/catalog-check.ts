@@ -32,6 +32,7 @@ import { readResultPage } from "../../src/tools/builtins";
 import { SIDE_EFFECTS } from "../../src/wire/side-effect";
 import { certificationsOf, standingsOf, type UpstreamStanding } from "./catalog-certifications";
 import { credentialRules } from "./catalog-credential-rules";
+import { defaultToolsRules } from "./catalog-default-rules";
 import { keyToolRules, undecidedKeyProblems } from "./catalog-key-rules";
 import { compiledCatalogModule, evaluateSchemas, schemaSources } from "./catalog-module";
 import { referenceRules } from "./catalog-reference-rules";
@@ -356,6 +357,7 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     standings.push(...standingsOf(file, certifications));
     upstreamRules(file, deployment, report);
     undecidedKeyProblems(file, report);
+    defaultToolsRules(file, report);
     const pins = readPins(directory, namespace);
     const pinsLabel = relative(root, pinsFileOf(directory, namespace)).split("\\").join("/");
     for (const { index, tool } of valid) {
@@ -446,6 +448,8 @@ function declaredArguments(entry: unknown): [string, string[] | undefined][] {
 function locate(problem: CatalogProblem, located: ReadonlyMap<string, Located>): string {
   const where = located.get(problem.tool);
   if (!where) return `src/tools: ${problem.tool}: ${problem.message}`;
+  // A namespace's default set is written beside its tools, not in one of them.
+  if (problem.field === "default_tools") return `${where.file}: default_tools: ${problem.message}`;
   const field = FIELD_PATHS[problem.field] ?? problem.field;
   return `${where.file}: tools[${where.index}].${field}: ${problem.message}`;
 }

@@ -122,11 +122,9 @@ export async function credentialProbes(
     return answer;
   };
   const credential = upstream.declaration.credential;
-  // In production the proxy sends the static header, its secret set or it does not start; in the
-  // sandbox only when the secret is set, else its JWT (staticAuthorization).
-  const staticHeader =
-    (credential.kind === "static_header" || credential.kind === "static_query") &&
-    (ctx.environment === "production" || staticHeaderOf(ctx.signer, upstream) !== null);
+  // The proxy sends a declared static header or query key, never its JWT in its place: without the
+  // secret it sends nothing (production does not start; a sandbox call answers configuration_error).
+  const staticHeader = credential.kind === "static_header" || credential.kind === "static_query";
   // A read has shown no valid request yet: unless it is served with the proxy's credential, a
   // refusal without one would prove nothing.
   const canSign = staticHeader ? staticHeaderOf(ctx.signer, upstream) !== null : ctx.signer.keys !== null;

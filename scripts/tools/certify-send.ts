@@ -1,7 +1,7 @@
 // The requests of a certification, built and signed as the proxy builds and signs a dispatch's:
 // the stored request of `buildRequest` (canonical JSON body, the tool's literal headers), the key in
 // the upstream's idempotency header, and the credential `execute.ts` would present (a declared static
-// header when its secret is set, else the proxy's JWT for the tool and this one request).
+// header, which needs its secret set, else the proxy's JWT for the tool and this one request).
 
 import type { UpstreamSigningKey } from "../../src/config/signing-keys";
 import { buildRequest } from "../../src/machine/request";
@@ -12,6 +12,7 @@ import {
   type CredentialRequest,
   credentialExpiry,
   issueUpstreamCredential,
+  missingSecret,
   staticAuthorization,
   type UpstreamAuthorization,
 } from "../../src/upstream/credential";
@@ -81,7 +82,10 @@ export function staticHeaderOf(signer: Signer, upstream: CertifyUpstream): Upstr
   const credential = upstream.declaration.credential;
   if (credential.kind === "static_query") return staticAuthorization(credential, signer.secrets);
   if (credential.kind !== "static_header") return null;
-  return staticAuthorization({ ...credential, prefix: credential.prefix ?? "" }, signer.secrets);
+  const declared = { ...credential, prefix: credential.prefix ?? "" };
+  return missingSecret(declared, signer.secrets) === null
+    ? staticAuthorization(declared, signer.secrets)
+    : null;
 }
 
 /** The credential the proxy presents with `request`: none, the static header, or its JWT. */
@@ -92,9 +96,16 @@ export async function validAuthorization(
   request: StoredRequest,
   key: string | null,
 ): Promise<UpstreamAuthorization | null> {
-  if (upstream.declaration.credential.kind === "none") return null;
-  const declared = staticHeaderOf(signer, upstream);
-  if (declared) return declared;
+  const credential = upstream.declaration.credential;
+  if (credential.kind === "none") return null;
+  if (credential.kind === "static_header") {
+    // As the proxy: the declared header or nothing, never its JWT in its place.
+    const declared = staticHeaderOf(signer, upstream);
+    if (declared) return declared;
+    throw new CertifyError(
+      `secret ${credential.secret} is not set: the proxy sends ${upstream.name} nothing without it (a call answers configuration_error); set it in the environment certify runs in`,
+    );
+  }
   if (!signer.keys) {
     throw new CertifyError(
       "no key to sign the proxy's credential with: set UPSTREAM_SIGNING_KEYS to the environment's signing keys",

@@ -22,6 +22,8 @@ export interface Draft {
     format: 1;
     namespace: string;
     upstreams: Record<string, Record<string, unknown>>;
+    /** Proposed behind a draft marker when more tools are drafted than a run lists at once. */
+    default_tools?: { draft: string[]; why: string };
     tools: Record<string, unknown>[];
   };
   text: string;

@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import YAML from "yaml";
+import { defaultToolsNote, draftDefaultTools, tooManyTools } from "./default-tools-draft.ts";
 import { credentialPlan } from "./openapi-credentials.mjs";
 import { draftTool, operationsOf, snakeCase } from "./openapi-operations.mjs";
 import { IMPORT_LIMITS, ImportError, readOpenApi } from "./openapi-read.mjs";
@@ -21,8 +22,6 @@ import { proxyOriginsOfProject } from "./upstream-hosts.ts";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const NAMESPACE = /^[a-z][a-z0-9_]*$/;
-/** The catalog's cap per namespace (read_result_page, built in, does not count). */
-const MAX_TOOLS = 10;
 const USAGE =
   "usage: npm run tools -- import openapi <file> --namespace <ns> [--operations a,b] [--force] [--catalog-dir <dir>]";
 
@@ -133,16 +132,16 @@ export function draftNamespace(
     binding: credential.binding,
     ...draftUpstream(document, { ...context, credential, writes: writes(credential.binding) }),
   }));
+  const tooMany = tooManyTools(tools.length, "--operations");
+  if (tooMany) throw new ImportError(`${source}: ${tooMany}`);
   const notes = upstreams.flatMap((upstream) => upstream.review);
-  if (tools.length > MAX_TOOLS) {
-    notes.push(
-      `${tools.length} tools drafted; a namespace holds at most ${MAX_TOOLS}: choose with --operations`,
-    );
-  }
+  const defaults = draftDefaultTools(drafted.map((tool) => tool.name));
+  if (defaults) notes.push(defaultToolsNote(tools.length));
   const declaration = {
     format: 1,
     namespace,
     upstreams: Object.fromEntries(upstreams.map((upstream) => [upstream.binding, upstream.declaration])),
+    ...(defaults ? { default_tools: defaults } : {}),
     tools,
   };
   const comments = upstreams.map((upstream) => upstream.comment);

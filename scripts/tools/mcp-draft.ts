@@ -2,6 +2,7 @@
 // catalog/schema.json), in the manner of the OpenAPI importer: what the server says is filled in,
 // what only a human can decide is proposed behind a draft marker that `check` refuses, and the
 // server's claims (its annotations) are proposals, never decisions.
+import { defaultToolsNote, draftDefaultTools, tooManyTools } from "./default-tools-draft";
 import { type Pins, pinDigest, pinnedDefinition } from "./mcp-pins";
 import type { ListedTool } from "./mcp-remote";
 import { inlineRefs, strictInput } from "./mcp-schema";
@@ -10,8 +11,6 @@ import { credentialMarkers, REVIEW, snakeCase } from "./openapi-operations.mjs";
 import { freeTextPaths, toCatalogSchema } from "./openapi-schema.mjs";
 import type { ProxyOrigins } from "./upstream-hosts";
 
-/** The catalog's cap per namespace (read_result_page, built in, does not count). */
-const MAX_TOOLS = 10;
 const NAMESPACE = /^[a-z][a-z0-9_]*$/;
 // Within the catalog rule by class (src/catalog/timeout-rules.ts): relaxed reads, strict keyed calls.
 const TIMEOUT_MS = { read: 10_000, write: 5000, destructive: 5000 } as const;
@@ -34,7 +33,7 @@ export const UNSTRUCTURED_OUTPUT = {
   required: ["text"],
 } as const;
 
-/** A refusal the command line prints as it is: a bad namespace, an unknown tool, too many tools. */
+/** A refusal the command line prints as it is: a bad namespace, an unknown tool, more tools than a namespace holds. */
 export class DraftError extends Error {}
 
 export interface Problem {
@@ -53,7 +52,14 @@ export type Declaration = Record<string, unknown>;
 
 export interface RemoteDraft {
   binding: string;
-  declaration: { format: 1; namespace: string; upstreams: Record<string, Declaration>; tools: Declaration[] };
+  declaration: {
+    format: 1;
+    namespace: string;
+    upstreams: Record<string, Declaration>;
+    /** Proposed behind a draft marker when more tools are drafted than a run lists at once. */
+    default_tools?: { draft: string[]; why: string };
+    tools: Declaration[];
+  };
   /** The reviewed definitions, by the server's tool name: catalog/<ns>.pins.json. */
   pins: Pins;
   tools: DraftedRemoteTool[];
@@ -110,21 +116,25 @@ export function draftRemoteNamespace(listed: readonly ListedTool[], options: Dra
     drafted.push({ name, remote: tool.name, sideEffect: draft.sideEffect, review: draft.review });
     pins[tool.name] = pinnedDefinition(tool);
   }
-  if (tools.length > MAX_TOOLS) {
-    throw new DraftError(
-      `the server lists ${tools.length} tools; a namespace holds at most ${MAX_TOOLS}: choose with --tools a,b (${chosen.map((tool) => tool.name).join(", ")})`,
-    );
-  }
+  const tooMany = tooManyTools(tools.length, "--tools");
+  if (tooMany) throw new DraftError(`the server lists ${tooMany}`);
   proposeReadBacks(tools);
   const upstream = draftUpstream(options, binding);
+  const defaults = draftDefaultTools(drafted.map((tool) => tool.name));
   return {
     binding,
-    declaration: { format: 1, namespace, upstreams: { [binding]: upstream.declaration }, tools },
+    declaration: {
+      format: 1,
+      namespace,
+      upstreams: { [binding]: upstream.declaration },
+      ...(defaults ? { default_tools: defaults } : {}),
+      tools,
+    },
     pins,
     tools: drafted,
     upstreamComment: upstream.comment,
     problems,
-    notes: upstream.review,
+    notes: defaults ? [...upstream.review, defaultToolsNote(tools.length)] : upstream.review,
   };
 }
 

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { sha256Hex } from "../core/digest";
 import { SIDE_EFFECTS } from "../wire/side-effect";
+import { defaultSetOf, defaultSetProblems } from "./default-tools";
 import { MAX_INLINE_RESULT_BYTES, type ToolSpec } from "./define-tool";
 import { checkEffect } from "./effect-rules";
 import { checkSchemas, type Report } from "./schema-checks";
@@ -11,7 +12,19 @@ export class CatalogError extends Error {
   override name = "CatalogError";
 }
 
-export const MAX_TOOLS_PER_NAMESPACE = 10;
+/**
+ * The most tools one namespace holds: what an API has, within what the edge does with a whole
+ * namespace in one request. A run lists only its task's subset, or the namespace's default set of
+ * at most MAX_LISTED_TOOLS (`default-tools.ts`); the namespace as a whole meets the edge where one
+ * request handles all of it: `GET /v1/tools` exports every spec of it in one answer (its schemas
+ * converted once per isolate), and each `find_tools` call ranks every granted tool by its words.
+ * At 200 tools of the demo's size both stay inside a Worker's memory and CPU (measured in
+ * test/unit/namespace-bound.test.ts: about 150 KB of OpenAI specs, under 1 MiB of MCP specs, which
+ * carry the envelope's schema each, built once per isolate in under a second; a ranking in about a
+ * millisecond, a few at the longest query), and `INPUT_LIMITS.array_items` (100) keeps a run's own
+ * subset smaller still.
+ */
+export const MAX_TOOLS_PER_NAMESPACE = 200;
 const TOOL_NAME = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;
 /** Provider APIs cap function names at 64 characters, and so does the proxy's edge. */
 const MAX_TOOL_NAME = 64;
@@ -243,6 +256,14 @@ export class Catalog {
     return [...(this.#byNamespace.get(namespace)?.values() ?? [])];
   }
 
+  /**
+   * The tools, by name, a run of the namespace opened without a subset lists: its declared default
+   * set; null when it declares none (it has at most MAX_LISTED_TOOLS tools, all listed).
+   */
+  listedByDefault(namespace: string): string[] | null {
+    return defaultSetOf(this.tools(namespace));
+  }
+
   /** A tool by name, only within the given namespace: other namespaces are invisible. */
   find(namespace: string, name: string): ToolSpec | undefined {
     return this.#byNamespace.get(namespace)?.get(name);
@@ -287,6 +308,8 @@ export function catalogContract(tools: readonly ToolSpec[]): string {
       binding: tool.upstream?.binding ?? "builtin",
       input: z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }),
       output: z.toJSONSchema(tool.output, { io: "output", unrepresentable: "any" }),
+      // What a run lists is part of the contract; absent when false, so older versions still hold.
+      ...(tool.listed_by_default ? { listed_by_default: true } : {}),
     })),
   );
 }
@@ -303,16 +326,16 @@ export async function computeCatalogVersion(tools: readonly ToolSpec[]): Promise
 
 /**
  * The built-in tools every namespace gets (bound to "@..." and answered from the run's own
- * storage) do not count against the cap: the cap keeps a model's choice among a namespace's own
- * tools small.
+ * storage) do not count against the bound, nor towards a default set: they are the run's own.
  */
 function countsAgainstCap(spec: ToolSpec): boolean {
-  return !spec.upstream?.binding?.startsWith("@");
+  return !spec.builtin && !spec.upstream?.binding?.startsWith("@");
 }
 
 /**
  * Every catalog rule a set of tools breaks: each tool's own rules, then the namespace rules (unique
- * names, at most ten tools, postcondition and decision-context reads of the same namespace). Both
+ * names, at most MAX_TOOLS_PER_NAMESPACE tools, a default set past MAX_LISTED_TOOLS of them,
+ * postcondition and decision-context reads of the same namespace). Both
  * `loadCatalog` and `npm run tools -- check` use it, so code tools and declared tools pass one set
  * of rules.
  */
@@ -349,13 +372,17 @@ export function catalogProblems(
       problems.push({
         tool: spec.name,
         field: "name",
-        message: `namespace "${spec.namespace}" has more than ${MAX_TOOLS_PER_NAMESPACE} tools; split it so a model can still choose well`,
+        message: `namespace "${spec.namespace}" has more than ${MAX_TOOLS_PER_NAMESPACE} tools, the most the edge serves from one namespace; split it by the API's areas`,
       });
     }
   }
-  for (const tools of byNamespace.values()) {
+  for (const [namespace, tools] of byNamespace) {
     for (const spec of tools.values()) {
       checkObserverTools(tools, spec, (field, message) => problems.push({ tool: spec.name, field, message }));
+    }
+    const own = [...tools.values()].filter(countsAgainstCap);
+    for (const problem of defaultSetProblems(namespace, own)) {
+      problems.push({ ...problem, field: "default_tools" });
     }
   }
   return { problems, byNamespace };

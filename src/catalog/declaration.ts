@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { SIDE_EFFECTS } from "../wire/side-effect";
+import { MAX_LISTED_TOOLS } from "./default-tools";
 import { MAX_INLINE_RESULT_BYTES } from "./define-tool";
 import { EFFECT_WINDOW_MS } from "./effect-rules";
 
@@ -142,8 +143,12 @@ const McpUpstreamSchema = z.strictObject({
     honoured: z.boolean(),
     retention_s: RetentionSchema,
   }),
-  /** The longest the server's tool definitions are trusted before they are listed again. */
-  definitions_max_age_s: z.number().int().min(0).max(3600).default(300),
+  /**
+   * The longest the server's tool definitions are trusted before they are listed again: the window
+   * in which a changed definition can still be served (shorter when the listing's `ttlMs` is, and
+   * closed early when the server says `notifications/tools/list_changed`). 0 lists before every call.
+   */
+  definitions_max_age_s: z.number().int().min(0).max(3600).default(60),
 });
 
 /**
@@ -443,6 +448,15 @@ export const CatalogFileSchema = z.strictObject({
   format: z.literal(1),
   namespace: z.string().regex(IDENTIFIER, "a lowercase identifier such as shipping"),
   upstreams: z.record(z.string().regex(/^[A-Z][A-Z0-9_]*$/), UpstreamSchema),
+  /**
+   * The tools a run opened without a subset lists (required of a namespace of more than
+   * MAX_LISTED_TOOLS tools); it finds the others with `find_tools` and calls them with `use_tool`.
+   */
+  default_tools: z
+    .array(z.string())
+    .min(1, "names no tool; name the ones most runs need, or leave default_tools out")
+    .max(MAX_LISTED_TOOLS, `at most ${MAX_LISTED_TOOLS}: a run lists no more at once`)
+    .optional(),
   tools: z.array(ToolDeclarationSchema).min(1),
 });
 

@@ -280,6 +280,7 @@ export function declaredTool(
     value: tool.value ? { ...tool.value, subject: tool.value.subject ?? null } : null,
     approval_sla_ms: tool.approval?.sla_s === undefined ? null : tool.approval.sla_s * 1_000,
     approval_roles: tool.approval?.roles ?? [],
+    listed_by_default: file.default_tools?.includes(tool.name) ?? false,
   };
 }
 

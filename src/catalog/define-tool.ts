@@ -258,6 +258,11 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
   approval_sla_ms?: number;
   /** The roles whose approval of its calls counts (OPERATOR_KEYS); any operator of the tenant without. */
   approval?: { roles: readonly string[] };
+  /**
+   * Whether a run opened without a subset lists it, in a namespace that declares a default set
+   * (`default-tools.ts`); the namespace's other tools are found with `find_tools`.
+   */
+  listed_by_default?: boolean;
 }
 
 /** What a built-in tool may read: the run's own pages of results too large to return inline. */
@@ -386,6 +391,8 @@ export interface ToolSpec {
   approval_sla_ms: number | null;
   /** The roles whose approval counts; empty: any operator of the tenant (a tenant may raise it). */
   approval_roles: readonly string[];
+  /** In its namespace's default set: what a run opened without a subset lists (`default-tools.ts`). */
+  listed_by_default: boolean;
 }
 
 /** How long a second effect on the same identity from another run counts as a repeat, by default. */
@@ -468,6 +475,7 @@ export function defineTool<Input extends InputSchema, Output extends z.ZodType>(
     value: definition.value ?? null,
     approval_sla_ms: definition.approval_sla_ms ?? null,
     approval_roles: definition.approval?.roles ?? [],
+    listed_by_default: definition.listed_by_default ?? false,
   };
 }
 

@@ -99,6 +99,7 @@ export function isInvalidCall(code: ErrorCode): boolean {
     case "approval_rejected":
     case "approval_expired":
     case "run_closed":
+    case "configuration_error":
     case "internal_error":
       return false;
     default:

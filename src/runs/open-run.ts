@@ -67,8 +67,10 @@ export interface PlannedOpen {
   limits: RunLimits;
   repeat_threshold: number;
   scenario: ScenarioStep[];
-  /** The subset it opens with, as refs; null: its whole namespace. */
+  /** The subset it opens with, as refs (asked for, or its namespace's default set); null: its whole namespace. */
   tools: string[] | null;
+  /** The subset as asked for (of the open or the agent's profile), as refs; null: none was. */
+  asked_tools: string[] | null;
   reach: string[];
 }
 
@@ -95,9 +97,9 @@ export function planRunOpen(env: Env, opener: RunOpener, request: OpenRunRequest
       }),
     );
   }
-  const refs = subset?.refs ?? null;
+  const asked = subset?.refs ?? null;
   const namespace =
-    request.namespace ?? (opener.kind === "agent" ? opener.agent.namespace : refs?.[0]?.split(".")[0]);
+    request.namespace ?? (opener.kind === "agent" ? opener.agent.namespace : asked?.[0]?.split(".")[0]);
   if (namespace === undefined) {
     return refuse(
       failure(ctx, {
@@ -158,7 +160,8 @@ export function planRunOpen(env: Env, opener: RunOpener, request: OpenRunRequest
       limits: limits.limits,
       repeat_threshold: tenant.repeat_threshold,
       scenario: scenario.value,
-      tools: refs,
+      tools: asked ?? defaultRefs(namespace),
+      asked_tools: asked,
       reach: subset?.reach ?? [namespace],
     },
   };
@@ -231,7 +234,7 @@ export async function openRunFor(
                 namespace,
                 limits: request.limits ?? null,
                 scenario: request.scenario ?? null,
-                ...(refs === null ? {} : { tools: refs }),
+                ...(plan.asked_tools === null ? {} : { tools: plan.asked_tools }),
               },
             },
           }),
@@ -368,5 +371,15 @@ function openedSubset(
 export function agentToolRefs(env: Env, agent: AgentPrincipal): string[] | null {
   const tenant = loadConfig(env).tenants[agent.tenant];
   const subset = openedSubset({ kind: "agent", agent }, tenant?.namespaces ?? [], undefined);
-  return subset.ok ? subset.refs : null;
+  if (!subset.ok) return null;
+  return subset.refs ?? defaultRefs(agent.namespace);
+}
+
+/**
+ * What a run of `namespace` opened without a subset lists: its default set as refs, or null (its
+ * whole namespace) when it declares none. A namespace of more tools than a run lists at once
+ * declares one (src/catalog/default-tools.ts); the run finds the rest with `find_tools`.
+ */
+function defaultRefs(namespace: string): string[] | null {
+  return catalog.listedByDefault(namespace)?.map((name) => `${namespace}.${name}`) ?? null;
 }

@@ -1,6 +1,7 @@
 import { idempotencyHeaderOf, type ToolSpec } from "../catalog/define-tool";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
+import type { Execution } from "../machine/request";
 import type { StoredRequest } from "../machine/run-state";
 import {
   bearer,
@@ -8,6 +9,7 @@ import {
   type CredentialRequest,
   credentialExpiry,
   issueUpstreamCredential,
+  missingSecret,
   staticAuthorization,
   type UpstreamAuthorization,
 } from "./credential";
@@ -50,8 +52,9 @@ export async function authorizationFor(
   timeoutMs: number = tool.timeout_ms,
 ): Promise<UpstreamAuthorization | null> {
   const now = Date.now();
-  const declared = staticAuthorization(tool.upstream?.credential, env);
-  if (declared) return declared;
+  // A declared static header is the credential, or nothing is sent (it throws): never the JWT instead.
+  const declared = tool.upstream?.credential;
+  if (declared) return staticAuthorization(declared, env);
   if (audience === null) return null;
   const cacheKey = JSON.stringify([holder.tenant, holder.run, audience, request]);
   const recent = recentCredentials.get(cacheKey);
@@ -86,4 +89,26 @@ export async function requestAuthorization(
   const credential = await authorizationFor(env, holder, tool, tool.name, request, timeoutMs);
   if (!credential) throw new Error(`no credential for ${tool.name}, whose audience is itself`);
   return credential;
+}
+
+/**
+ * A tool whose declared static header names a secret this environment lacks is not sent at all:
+ * its call answers `configuration_error`, naming the secret (its name, never a value), before any
+ * request leaves. The proxy never sends another kind of credential in its place.
+ */
+export function unsentWithoutSecret(env: object, tool: ToolSpec): Execution | null {
+  const secret = missingSecret(tool.upstream?.credential, env);
+  if (secret === null) return null;
+  return {
+    ok: false,
+    status: null,
+    attempts: [],
+    failure: {
+      code: "configuration_error",
+      message: `The proxy is not configured to call ${tool.name}: its upstream takes the secret ${secret}, which is not set here, so nothing was sent and no other credential was tried. A retry fails alike until an operator sets it; hand over to a human.`,
+      side_effect_confirmed: false,
+      recommended_next_action: "escalate_to_human",
+      details: { missing_secret: secret, upstream: tool.upstream?.binding ?? null },
+    },
+  };
 }

@@ -73,8 +73,9 @@ export function missingBindings(catalog: Catalog, env: object, environment: Envi
 
 /**
  * Every secret a declared `static_header` credential names that this environment lacks. Checked
- * in production only: the sandbox's upstream takes the proxy's JWT, which is sent when the secret
- * is not set (src/upstream/credential.ts, `staticAuthorization`).
+ * at start in production only: in the sandbox a call of such a tool answers `configuration_error`
+ * naming the secret, and nothing is sent (`unsentWithoutSecret`, src/upstream/authorize.ts), never
+ * another credential.
  */
 export function missingUpstreamSecrets(catalog: Catalog, env: object): string[] {
   const values = env as Record<string, unknown>;

@@ -37,19 +37,39 @@ export function bearer(token: string): UpstreamAuthorization {
 }
 
 /**
+ * Thrown when a tool's declared static header names a Workers secret this environment lacks. The
+ * proxy never sends another kind of credential in its place: a call answers `configuration_error`
+ * before anything is sent (`unsentWithoutSecret` of `authorize.ts`), and this guards every other way
+ * to a dispatch.
+ */
+export class MissingSecretError extends Error {
+  override name = "MissingSecretError";
+  constructor(readonly secret: string) {
+    super(`secret ${secret} is not set; nothing is sent in its place`);
+  }
+}
+
+/** The secret a declared static header or query key names, when this environment lacks it (unset or blank); else null. */
+export function missingSecret(credential: StaticCredential | undefined, env: object): string | null {
+  if (!credential) return null;
+  const secret = (env as Record<string, unknown>)[credential.secret];
+  return typeof secret === "string" && secret.trim() !== "" ? null : credential.secret;
+}
+
+/**
  * The static key of an upstream that takes only an API key (declared `static_header` or
- * `static_query`), its value read from the named Workers secret. Null when the tool has none, or
- * when the secret is not set: then the proxy's JWT is sent, which is what the sandbox upstream
- * checks. A production deployment never gets here without the secret: its startup check refuses to
- * serve (`missingUpstreamSecrets`).
+ * `static_query`), its value read from the named Workers secret; null when the tool declares none (the proxy's JWT, or
+ * nothing, is then its credential). A declared header whose secret is not set throws
+ * MissingSecretError: never the JWT instead, which such an upstream would only refuse after the
+ * call was sent. Production refuses to start without it anyway (`missingUpstreamSecrets`).
  */
 export function staticAuthorization(
   credential: StaticCredential | undefined,
   env: object,
 ): UpstreamAuthorization | null {
   if (!credential) return null;
-  const secret = (env as Record<string, unknown>)[credential.secret];
-  if (typeof secret !== "string" || secret.trim() === "") return null;
+  if (missingSecret(credential, env) !== null) throw new MissingSecretError(credential.secret);
+  const secret = String((env as Record<string, unknown>)[credential.secret]);
   if (credential.kind === "static_query") return { query: credential.param, value: secret };
   return { header: credential.header, value: `${credential.prefix}${secret}` };
 }

@@ -22,7 +22,12 @@ import {
   success,
 } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";
-import { authorizationFor, type CredentialHolder, requestAuthorization } from "./authorize";
+import {
+  authorizationFor,
+  type CredentialHolder,
+  requestAuthorization,
+  unsentWithoutSecret,
+} from "./authorize";
 import { resolveUpstream, type Upstream } from "./bindings";
 import { executeRequest } from "./dispatch";
 import { executeRemote } from "./dispatch-remote";
@@ -128,6 +133,8 @@ async function carryOut(
   // Every upstream request of the call (attempts, the postcondition's read) is a child of its span.
   const traceparent = upstreamTraceparent(plan.run().run_id, callId, plan.traceparent);
   const send = async (target: ToolSpec, request: StoredRequest, fault: FaultPlan | null) => {
+    const unsent = unsentWithoutSecret(env, target);
+    if (unsent) return unsent;
     const remote = target.upstream?.remote;
     if (remote) {
       return executeRemote({

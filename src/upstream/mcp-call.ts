@@ -3,12 +3,13 @@ import { IDEMPOTENCY_META_KEY } from "../catalog/declaration";
 import type { RemoteTool } from "../catalog/define-tool";
 import type { ExceededBound } from "../core/answer-bounds";
 import { AnswerMeter, type ByteTally, boundedResponse } from "../core/answer-meter";
-import { checkPin } from "./mcp-definitions";
+import { checkPin, markDefinitionsChanged } from "./mcp-definitions";
 import { type Connected, connect, forgetConnection, remembersSession } from "./mcp-session";
 
 /**
  * One call of a remote MCP tool: connect (reusing what the isolate knows of the server), check the
- * pin, then `tools/call` with the derived key where the server takes it. What came back is told
+ * pin, then `tools/call` with the derived key where the server takes it, hearing whether the server
+ * says its tools changed. What came back is told
  * as it is; the dispatch decides what it means (src/upstream/dispatch-remote.ts).
  */
 
@@ -99,6 +100,11 @@ async function attempt(input: RemoteCallInput, bounds: CallBounds): Promise<Remo
   };
   try {
     connected = await connect(remote.server, input.tenant, send, signal);
+    // A server that says, on any stream of this call, that its tools changed is listed again from
+    // the next call on: a changed definition is refused from then, not only once the listing ages.
+    connected.client.setNotificationHandler("notifications/tools/list_changed", () =>
+      markDefinitionsChanged(remote.server, input.tenant),
+    );
     const pin = await checkPin(connected.client, remote, input.tenant, signal);
     if (!pin.ok) return { kind: "drift", drift: pin.drift, live_pin: pin.live_pin };
     stage = "call";

@@ -3,7 +3,7 @@ import { environmentOf } from "../config/environment";
 import type { Env } from "../env";
 import type { Execution } from "../machine/request";
 import type { StoredRequest } from "../machine/run-state";
-import { requestAuthorization } from "./authorize";
+import { requestAuthorization, unsentWithoutSecret } from "./authorize";
 import { resolveUpstream } from "./bindings";
 import { executeRequest } from "./dispatch";
 
@@ -29,6 +29,8 @@ export async function readForOperator(
 ): Promise<Execution | null> {
   const upstream = reader.upstream ? resolveUpstream(env, reader.upstream, environmentOf(env)) : null;
   if (!upstream) return null;
+  const unsent = unsentWithoutSecret(env, reader);
+  if (unsent) return unsent;
   const now = Date.now();
   const timeout = Math.min(reader.timeout_ms, timeoutMs);
   // Asking changes nothing, whatever the reader's own calls do (a draft tool's records are read too).

@@ -31,6 +31,11 @@ export const ERROR_CODES = [
   "upstream_changed",
   /** An upstream answer past the proxy's bounds (bytes, items, nesting, one string): cut off, not kept. */
   "upstream_too_large",
+  /**
+   * The proxy's own deployment lacks what the call needs (a declared secret): nothing was sent, and
+   * a retry fails alike until an operator sets it.
+   */
+  "configuration_error",
   "internal_error",
 ] as const;
 export const ErrorCodeSchema = z.enum(ERROR_CODES);
@@ -190,6 +195,7 @@ export function effectKnownAbsent(code: ErrorCode): boolean {
     case "approval_expired":
     case "run_closed":
     case "rate_limited":
+    case "configuration_error":
       return true;
     case "transient_error":
     case "timeout":
@@ -226,6 +232,7 @@ export function defaultsFor(code: ErrorCode): CodeDefaults {
     case "terminal_error":
     case "upstream_changed":
     case "upstream_too_large":
+    case "configuration_error":
       return { outcome: "terminal_failure", next: "escalate_to_human" };
     case "budget_exhausted":
       return { outcome: "terminal_failure", next: "stop" };
@@ -334,6 +341,8 @@ export function httpStatusFor(envelope: Envelope, opts: { authFailure?: boolean 
     case "upstream_changed":
     case "upstream_too_large":
       return 502;
+    // The proxy's own fault, as a 500 says; the outcome says no retry helps.
+    case "configuration_error":
     case "internal_error":
       return 500;
     default:

@@ -97,9 +97,24 @@ describe("npm run tools -- check", () => {
     expectProblem("base", "upstreams.PLAIN_API.base.production", "production is reached over https");
   });
 
-  it("refuses an eleventh tool; the built-in read_result_page does not count", () => {
-    expectProblem("eleven", "tools[10].name", 'namespace "eleven" has more than 10 tools');
+  it("asks a namespace of an eleventh tool which ones a run lists; the built-in read_result_page does not count", () => {
+    expectProblem(
+      "eleven",
+      "default_tools",
+      'namespace "eleven" has 11 tools, more than a run lists at once (10): declare default_tools',
+    );
     expect(problems.filter((problem) => problem.startsWith(at("eleven")))).toHaveLength(1);
+  });
+
+  it("refuses a default set naming a tool the namespace lacks, or one twice; a valid entry is enough", () => {
+    expectProblem("listed", "default_tools[1]", '"read_nope" is not a tool of this namespace');
+    expectProblem("listed", "default_tools[2]", 'names "read_listed_one" twice');
+    // read_listed_one is a default set: the twelve tools are not refused for lacking one.
+    expect(problems.filter((problem) => problem.startsWith(at("listed")))).toHaveLength(2);
+  });
+
+  it("refuses a default set of more tools than a run lists at once", () => {
+    expectProblem("crowded", "default_tools", "at most 10: a run lists no more at once");
   });
 
   it("refuses the importer's draft markers until a human removes them", () => {
@@ -230,7 +245,7 @@ describe("npm run tools -- check", () => {
 
   it("reports the problems of every file at once and compiles nothing", () => {
     const files = new Set(problems.map((problem) => problem.split(":")[0]));
-    expect(files.size).toBe(18);
+    expect(files.size).toBe(20);
     expect(compiled).toEqual([]);
   });
 

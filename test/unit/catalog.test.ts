@@ -7,6 +7,7 @@ import {
   loadCatalog,
   MAX_TOOLS_PER_NAMESPACE,
 } from "../../src/catalog/catalog";
+import { MAX_LISTED_TOOLS } from "../../src/catalog/default-tools";
 import type { ToolSpec } from "../../src/catalog/define-tool";
 import { widgetLookup as validTool } from "./support/widget-tool";
 
@@ -331,12 +332,43 @@ describe("catalog loading", () => {
     );
   });
 
-  it(`refuses more than ${MAX_TOOLS_PER_NAMESPACE} tools in a namespace`, () => {
+  it(`refuses more than ${MAX_TOOLS_PER_NAMESPACE} tools in a namespace, and holds that many`, () => {
     const many = Array.from({ length: MAX_TOOLS_PER_NAMESPACE + 1 }, (_, index) =>
-      broken({ name: `lookup_widget${index}` }),
+      broken({ name: `lookup_widget${index}`, listed_by_default: index < 3 }),
     );
-    expect(loadError(many)).toMatch(/namespace "widgets" has more than 10 tools/);
-    expect(() => loadCatalog(many.slice(0, MAX_TOOLS_PER_NAMESPACE))).not.toThrow();
+    expect(MAX_TOOLS_PER_NAMESPACE).toBe(200);
+    expect(loadError(many)).toMatch(/namespace "widgets" has more than 200 tools, the most the edge serves/);
+    const catalog = loadCatalog(many.slice(0, MAX_TOOLS_PER_NAMESPACE));
+    expect(catalog.tools("widgets")).toHaveLength(MAX_TOOLS_PER_NAMESPACE);
+    expect(catalog.listedByDefault("widgets")).toEqual([
+      "lookup_widget0",
+      "lookup_widget1",
+      "lookup_widget2",
+    ]);
+  });
+
+  it(`asks a namespace of more than ${MAX_LISTED_TOOLS} tools which ones a run lists, at most ${MAX_LISTED_TOOLS}`, () => {
+    const tools = (count: number, listed: (index: number) => boolean) =>
+      Array.from({ length: count }, (_, index) =>
+        broken({ name: `lookup_widget${index}`, listed_by_default: listed(index) }),
+      );
+    // Ten tools: every one is listed, none needs declaring.
+    expect(loadCatalog(tools(MAX_LISTED_TOOLS, () => false)).listedByDefault("widgets")).toBeNull();
+    expect(loadError(tools(MAX_LISTED_TOOLS + 1, () => false))).toMatch(
+      /namespace "widgets" has 11 tools, more than a run lists at once \(10\): declare default_tools/,
+    );
+    expect(loadError(tools(30, (index) => index <= MAX_LISTED_TOOLS))).toMatch(
+      /namespace "widgets" lists 11 tools by default; at most 10/,
+    );
+    expect(loadCatalog(tools(30, (index) => index === 7)).listedByDefault("widgets")).toEqual([
+      "lookup_widget7",
+    ]);
+  });
+
+  it("makes the default set part of the catalog's version, and leaves a catalog without one as it was", async () => {
+    const plain = await loadCatalog([validTool]).version();
+    expect(await loadCatalog([broken({ listed_by_default: false })]).version()).toBe(plain);
+    expect(await loadCatalog([broken({ listed_by_default: true })]).version()).not.toBe(plain);
   });
 
   it("gives the catalog a content version that changes when a tool's contract does", async () => {

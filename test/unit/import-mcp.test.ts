@@ -445,7 +445,7 @@ describe("import mcp", () => {
     });
   });
 
-  it("refuses an unreachable server, an unknown --tools name and more than ten tools, in words", async () => {
+  it("refuses an unreachable server, an unknown --tools name and more tools than a namespace holds, in words", async () => {
     const dir = tempDir();
     const unreachable = await importMcp([
       "http://127.0.0.1:1/mcp",
@@ -472,12 +472,44 @@ describe("import mcp", () => {
       "import mcp: --tools: the server lists no tool close_ticket; it lists searchNotes, get_ticket, addNote, purge_ticket",
     );
 
-    server.tools = Array.from({ length: 11 }, (_, index) => ({ ...GET_TICKET, name: `get_ticket_${index}` }));
-    const eleven = await importMcp([server.url, "--namespace", "notes", "--catalog-dir", dir]);
-    expect(eleven.code).toBe(1);
-    expect(eleven.err).toMatch(
-      /^import mcp: the server lists 11 tools; a namespace holds at most 10: choose with --tools/,
+    const many = Array.from({ length: 201 }, (_, index) => ({ ...GET_TICKET, name: `get_ticket_${index}` }));
+    const options = { namespace: "notes", url: server.url, headers: {}, only: null };
+    expect(() => draftRemoteNamespace(many, options)).toThrow(
+      /^the server lists 201 tools; a namespace holds at most 200: choose with --tools a,b/,
     );
+    expect(draftRemoteNamespace(many.slice(0, 200), options).tools).toHaveLength(200);
+  });
+
+  it("drafts a whole server of more tools than a run lists, proposing the default set for review", async () => {
+    server.tools = Array.from({ length: 14 }, (_, index) => ({ ...GET_TICKET, name: `get_ticket_${index}` }));
+    const dir = tempDir();
+    const result = await importMcp([server.url, "--namespace", "notes", "--catalog-dir", dir]);
+    expect(result.err).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.out).toContain(
+      "default_tools: 14 tools drafted, more than a run lists at once (10); choose the ones most tasks need",
+    );
+    const draft = YAML.parse(readFileSync(join(dir, "notes.yaml"), "utf8")) as DraftFile & {
+      default_tools: { draft: string[]; why: string };
+    };
+    expect(draft.tools).toHaveLength(14);
+    expect(draft.default_tools.draft).toEqual(
+      Array.from({ length: 10 }, (_, index) => `get_ticket_${index}`),
+    );
+    expect(draft.default_tools.why).toMatch(/finds the other 4 with find_tools/);
+
+    review(dir);
+    const before = checkCatalog(root, dir).problems;
+    expect(before).toContainEqual(
+      expect.stringMatching(/notes\.yaml: default_tools\.draft: a draft marker left by the importer/),
+    );
+    const path = join(dir, "notes.yaml");
+    const document = YAML.parseDocument(readFileSync(path, "utf8"));
+    document.setIn(["default_tools"], ["get_ticket_0", "get_ticket_3"]);
+    writeFileSync(path, document.toString({ lineWidth: 100 }));
+    const after = checkCatalog(root, dir);
+    expect(after.problems).toEqual([]);
+    expect(after.compiled[0]?.default_tools).toEqual(["get_ticket_0", "get_ticket_3"]);
   });
 });
 

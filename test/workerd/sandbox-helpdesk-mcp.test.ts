@@ -413,4 +413,32 @@ describe("drift", () => {
     expect(JSON.stringify(call.json)).toMatch(/not found|Unknown tool/i);
     expect((await effects("acme", "purge_conversation")).count).toBe(0);
   });
+
+  it("tells a 2025 session of a change once, on its next tool call's stream, before the answer", async () => {
+    const init = await rpc("acme", "initialize", INIT_PARAMS);
+    expect(init.json?.result?.capabilities).toMatchObject({ tools: { listChanged: true } });
+    const headers = {
+      "mcp-session-id": init.headers.get("mcp-session-id") ?? "",
+      "mcp-protocol-version": "2025-06-18",
+    };
+    const search = { name: "search_articles", arguments: { query: "password" } };
+    const quiet = await rpc("acme", "tools/call", search, headers);
+    expect(quiet.headers.get("content-type")).toContain("application/json");
+
+    await drift("get_ticket_notes", "annotations");
+    const told = await rpc("acme", "tools/call", search, headers);
+    expect(told.headers.get("content-type")).toContain("text/event-stream");
+    const events = told.text.split("\n").filter((line) => line.startsWith("data: "));
+    expect(events.map((line) => (JSON.parse(line.slice(6)) as { method?: string }).method)).toEqual([
+      "notifications/tools/list_changed",
+      undefined,
+    ]);
+    // Told once: the next call answers as before, and a session opened after the change is not told.
+    const again = await rpc("acme", "tools/call", search, headers);
+    expect(again.headers.get("content-type")).toContain("application/json");
+    const fresh = await openSession("acme");
+    expect((await rpc("acme", "tools/call", search, fresh)).headers.get("content-type")).toContain(
+      "application/json",
+    );
+  });
 });

@@ -40,6 +40,17 @@ export function driftsOf(sql: SqlStorage, tenant: string): Map<string, Set<Drift
   return drifts;
 }
 
+/** The tenant's drift as one string: equal exactly when the tools are published the same way. */
+export function driftFingerprint(sql: SqlStorage, tenant: string): string {
+  const rows = sql
+    .exec<{ tool: string; change: string }>(
+      "SELECT tool, change FROM hd_drift WHERE tenant = ? ORDER BY tool, change",
+      tenant,
+    )
+    .toArray();
+  return JSON.stringify(rows.map(({ tool, change }) => [tool, change]));
+}
+
 export function addDrift(sql: SqlStorage, drift: z.infer<typeof DriftBody>): void {
   sql.exec(
     "INSERT OR IGNORE INTO hd_drift (tenant, tool, change) VALUES (?, ?, ?)",

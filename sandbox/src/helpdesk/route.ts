@@ -72,6 +72,8 @@ async function serve(c: Context<AppEnv>, raw: string): Promise<Response> {
     caller,
     idempotencyHeader: c.req.header("idempotency-key"),
     drifts: await store.helpdeskDrifts(caller.tenant),
+    legacy: false,
+    announce: false,
   };
   if (!(await isLegacyRequest(request))) {
     const modern = createMcpHandler(() => createHelpdeskServer(ctx), {
@@ -80,6 +82,7 @@ async function serve(c: Context<AppEnv>, raw: string): Promise<Response> {
     });
     return modern.fetch(request);
   }
+  ctx.legacy = true;
   if (isInitialize(raw)) {
     const sessionId = await store.openHelpdeskSession(caller.tenant);
     const answer = await serveLegacy(request, ctx);
@@ -101,6 +104,8 @@ async function serve(c: Context<AppEnv>, raw: string): Promise<Response> {
     );
   }
   if (!(await store.isHelpdeskSessionKnown(caller.tenant, sessionId))) return sessionNotFound();
+  const method = toolsMethodOf(raw);
+  if (method) ctx.announce = await store.helpdeskToolsNews(caller.tenant, sessionId, method);
   return serveLegacy(request, ctx);
 }
 
@@ -109,10 +114,21 @@ async function serveLegacy(request: Request, ctx: HelpdeskContext): Promise<Resp
   const server = createHelpdeskServer(ctx);
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
-    enableJsonResponse: true,
+    // A JSON answer carries nothing but the result: a change is told on an event stream.
+    enableJsonResponse: !ctx.announce,
   });
   await server.connect(transport);
   return transport.handleRequest(request);
+}
+
+/** `tools/list` or `tools/call` when the request is one of them (not a batch), else null. */
+function toolsMethodOf(raw: string): "tools/list" | "tools/call" | null {
+  try {
+    const method = (JSON.parse(raw) as { method?: unknown }).method;
+    return method === "tools/list" || method === "tools/call" ? method : null;
+  } catch {
+    return null;
+  }
 }
 
 function isInitialize(raw: string): boolean {

@@ -15,7 +15,8 @@ import { HELPDESK_TOOL_NAMES, type HelpdeskToolName, publishedDefinition } from 
 
 /**
  * The helpdesk as an MCP server, built fresh for each HTTP request of one tenant: nothing lives in
- * it between requests, so drift shows on the next `tools/list` and any isolate serves any request.
+ * it between requests, so drift shows on the next `tools/list` and any isolate serves any request;
+ * a 2025 session is also told of it (`notifications/tools/list_changed`) on its next tool call.
  */
 
 export interface HelpdeskContext {
@@ -24,6 +25,10 @@ export interface HelpdeskContext {
   /** The HTTP `Idempotency-Key` header, a write's key when its `_meta` names none. */
   idempotencyHeader: string | undefined;
   drifts: Map<string, Set<DriftChange>>;
+  /** A 2025 session's server: it says when its tools change (`tools.listChanged`). */
+  legacy: boolean;
+  /** Tell this request's client, before its tool's answer, that the tools changed since it listed them. */
+  announce: boolean;
 }
 
 /** `_meta` of a result replayed from an idempotency key rather than applied again. */
@@ -79,7 +84,9 @@ export function createHelpdeskServer(ctx: HelpdeskContext): McpServer {
   const server = new McpServer(
     { name: "sandbox-helpdesk", title: "Sandbox helpdesk", version: "1.0.0" },
     {
-      capabilities: { tools: { listChanged: false } },
+      // A 2025 session is told of a change on its next tool call's stream; a 2026-07-28 client
+      // relists by the listing's ttlMs.
+      capabilities: { tools: { listChanged: ctx.legacy } },
       cacheHints: { "tools/list": { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: "private" } },
     },
   );
@@ -87,7 +94,10 @@ export function createHelpdeskServer(ctx: HelpdeskContext): McpServer {
     const definition = publishedDefinition(name, ctx.drifts.get(name));
     if (!definition) continue;
     const handler = HANDLERS[name];
-    server.registerTool(name, definition, (args: unknown, extra) => handler(args, extra.mcpReq._meta, ctx));
+    server.registerTool(name, definition, async (args: unknown, extra) => {
+      if (ctx.announce) await extra.mcpReq.notify({ method: "notifications/tools/list_changed" });
+      return handler(args, extra.mcpReq._meta, ctx);
+    });
   }
   return server;
 }

@@ -3,8 +3,8 @@ import { SEED_HELPDESK } from "./seed";
 /**
  * The helpdesk's tables in the sandbox's SQLite store. Like every business table they carry a
  * `tenant` column that every query filters on. Effects, sessions and drift are the helpdesk's
- * test controls: what a write applied, which MCP sessions the server remembers, and which tool
- * definitions an admin changed.
+ * test controls: what a write applied, which MCP sessions the server remembers (and the tools each
+ * was last shown), and which tool definitions an admin changed.
  */
 export const HELPDESK_TABLES = [
   `CREATE TABLE IF NOT EXISTS hd_articles (
@@ -25,6 +25,8 @@ export const HELPDESK_TABLES = [
     tool TEXT NOT NULL, target TEXT NOT NULL, idempotency_key TEXT)`,
   `CREATE TABLE IF NOT EXISTS hd_sessions (
     session_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, opened_at TEXT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS hd_session_views (
+    session_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, drift TEXT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS hd_drift (
     tenant TEXT NOT NULL, tool TEXT NOT NULL, change TEXT NOT NULL, PRIMARY KEY (tenant, tool, change))`,
 ];
@@ -36,6 +38,7 @@ export const HELPDESK_RESETTABLE = [
   "hd_conversations",
   "hd_effects",
   "hd_sessions",
+  "hd_session_views",
   "hd_drift",
 ];
 

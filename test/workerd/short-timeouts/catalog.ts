@@ -1,6 +1,6 @@
 import * as z from "zod";
 import { loadCatalog } from "../../../src/catalog/catalog";
-import type { ToolSpec } from "../../../src/catalog/define-tool";
+import type { StaticHeaderCredential, ToolSpec } from "../../../src/catalog/define-tool";
 import { settleReadOf } from "../../../src/catalog/settle-read";
 import { catalog as productCatalog, discoveryTools as productDiscoveryTools } from "../../../src/tools";
 
@@ -9,7 +9,8 @@ import { catalog as productCatalog, discoveryTools as productDiscoveryTools } fr
  * vitest.config.ts): the product's tools, unchanged but for a timeout a test can outwait in a
  * moment. Long enough for a sandbox call on a busy machine, short enough to wait out. Two remote
  * tools are also declared as a platform team might get them wrong or meet a lesser server (below),
- * so remote-tool-variants.test.ts proves what the proxy does then.
+ * so remote-tool-variants.test.ts proves what the proxy does then; the helpdesk holds more tools
+ * than a run lists at once, with a default set.
  */
 export const SHORT_TIMEOUT_MS = 1_000;
 
@@ -73,18 +74,108 @@ function refundWithoutKeys(product: readonly ToolSpec[]): ToolSpec[] {
   ];
 }
 
+/** How many tools the helpdesk holds here, past what a run lists at once (MAX_LISTED_TOOLS). */
+export const WIDE_HELPDESK_TOOLS = 12;
+
+/** The helpdesk's own tools: what a run opened on it without a subset lists here. */
+const HELPDESK_DEFAULT_SET = [
+  "search_articles",
+  "get_ticket_notes",
+  "add_ticket_note",
+  "get_conversation",
+  "purge_conversation",
+];
+
+/**
+ * The helpdesk as a namespace of more tools than a run lists at once: its own five, listed by
+ * default, and searches of archived articles (the server's own search, under other names), which a
+ * run finds with find_tools and calls with use_tool, as it would the other operations of a large
+ * API (default-tools.test.ts).
+ */
+function wideHelpdesk(product: readonly ToolSpec[]): ToolSpec[] {
+  const search = product.find((tool) => tool.name === "search_articles");
+  if (!search) return [];
+  return Array.from({ length: WIDE_HELPDESK_TOOLS - HELPDESK_DEFAULT_SET.length }, (_, index) => ({
+    ...search,
+    name: `search_archive${index + 1}`,
+    title: `Search articles archive ${index + 1}`,
+  }));
+}
+
+const listedByDefault = (tool: ToolSpec): ToolSpec =>
+  tool.namespace === "helpdesk" && HELPDESK_DEFAULT_SET.includes(tool.name)
+    ? { ...tool, listed_by_default: true }
+    : tool;
+
+/** The secrets the tools of `withoutTheirSecret` name, which this project's environment never sets. */
+export const UNSET_SECRETS = { http: "SHIPPING_PARTNER_API_KEY", mcp: "HELPDESK_API_TOKEN" } as const;
+
+/**
+ * `lookup_shipment_keyed` and `search_articles_keyed`: an HTTP tool and a remote MCP tool declared
+ * with a static header whose Workers secret was never set, as after a deploy that forgot it, so
+ * missing-secret.test.ts proves the proxy sends nothing, and never its own JWT instead.
+ */
+function withoutTheirSecret(product: readonly ToolSpec[]): ToolSpec[] {
+  const keyed = (name: string, copy: string, credential: Omit<StaticHeaderCredential, "kind">) => {
+    const tool = product.find((candidate) => candidate.name === name);
+    if (!tool?.upstream) return [];
+    const upstream = { ...tool.upstream, credential: { kind: "static_header" as const, ...credential } };
+    return [{ ...tool, name: copy, upstream }];
+  };
+  return [
+    ...keyed("lookup_shipment", "lookup_shipment_keyed", {
+      header: "X-Api-Key",
+      secret: UNSET_SECRETS.http,
+      prefix: "",
+    }),
+    ...keyed("search_articles", "search_articles_keyed", {
+      header: "Authorization",
+      secret: UNSET_SECRETS.mcp,
+      prefix: "Bearer ",
+    }),
+  ];
+}
+
+/**
+ * `get_ticket_notes_2025`: the helpdesk's ticket notes over the 2025 revisions (a session), as a
+ * server without the 2026-07-28 revision is reached, its own entry in the proxy's per-isolate
+ * memory of servers, so drift-window.test.ts can drift it and see the session's server say so.
+ */
+function overSessions(product: readonly ToolSpec[]): ToolSpec[] {
+  const notes = product.find((tool) => tool.name === "get_ticket_notes");
+  const remote = notes?.upstream?.remote;
+  if (!notes?.upstream || !remote) return [];
+  const server = { ...remote.server, name: "HELPDESK_MCP_2025", protocol: "legacy" as const };
+  return [
+    {
+      ...notes,
+      name: "get_ticket_notes_2025",
+      upstream: { ...notes.upstream, remote: { ...remote, server } },
+    },
+  ];
+}
+
 /** The product's timeout rule by class, scaled down to the short timeout: still checked. */
 const SHORT_TIMEOUT_RULE = { readMinMs: SHORT_TIMEOUT_MS, keyedMaxMs: SHORT_TIMEOUT_MS };
 
 /**
- * A namespace holds at most ten tools, so this catalog trades support's policy search, which no test
- * of this project calls, for the refund on the v0 API.
+ * A run opened on support without a subset lists the whole namespace, at most ten tools without a
+ * default set, so this catalog trades support's policy search, which no test of this project calls,
+ * for the refund on the v0 API.
  */
 const product = productCatalog.all().filter((tool) => tool.name !== "search_refund_policy");
 
 export const catalog = loadCatalog(
-  [...product, ...refundWithoutKeys(product)].map((tool) =>
-    expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
+  [
+    ...product,
+    ...refundWithoutKeys(product),
+    ...wideHelpdesk(product),
+    ...withoutTheirSecret(product),
+    ...overSessions(product),
+  ].map((tool) =>
+    listedByDefault(
+      expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
+    ),
   ),
   SHORT_TIMEOUT_RULE,
 );
