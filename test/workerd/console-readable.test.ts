@@ -47,16 +47,18 @@ describe("the console, read by an operator", () => {
   });
 
   it("collapses namespaces without traffic into one line, and counts no approval wait as a failure", async () => {
-    const run = await openRun("acme");
-    const looked = await callTool(run, "lookup_order", { order_id: "A1001" });
+    // globex, whom no other case of this file calls: its counts are this case's alone.
+    const run = await openRun("globex");
+    const looked = await callTool(run, "lookup_order", { order_id: "B2002" });
     expect(looked.body.outcome).toBe("success");
-    const asked = await callTool(run, "issue_refund", refund("A1004", 130));
+    // Above globex's auto-approved refunds (10.00): it waits for a human.
+    const asked = await callTool(run, "issue_refund", refund("B2002", 1300));
     expect(asked.body.error?.code).toBe("approval_required");
 
     // Two calls: one succeeded, one waits for a human. The wait is neither success nor failure.
     const totals = await vi.waitFor(
       async () => {
-        const { body } = await asOperator("/v1/metrics?namespace=support");
+        const { body } = await asOperator("/v1/metrics?namespace=support", {}, "globex");
         const series = (body.data as { series: Array<{ totals: Record<string, number | null> }> }).series;
         expect(series[0]?.totals.calls).toBe(2);
         return series[0]?.totals ?? {};
@@ -66,7 +68,7 @@ describe("the console, read by an operator", () => {
     expect(totals.escalations).toBe(1);
     expect(totals.success_rate).toBe(1);
 
-    const operator = await signedInOperator();
+    const operator = await signedInOperator("globex");
     const html = await vi.waitFor(
       async () => {
         const page = await operator.get("/console/health");
@@ -76,11 +78,9 @@ describe("the console, read by an operator", () => {
       { timeout: 15_000, interval: 250 },
     );
     expect(html).toMatch(/<tr><th scope="row">Success rate<\/th><td>[^<]*<\/td><td>100 %<\/td>/);
-    // acme's other namespaces had no call: named on one line, with no tables or charts of their own.
-    expect(html).toMatch(
-      /<p class="quiet-namespaces">No traffic in the last 48 h in <code>shipping<\/code>, <code>helpdesk<\/code>/,
-    );
+    // globex's other namespace had no call: named on one line, with no tables or charts of its own.
+    expect(html).toMatch(/<p class="quiet-namespaces">No traffic in the last 48 h in <code>shipping<\/code>/);
     expect(html).not.toContain('id="shipping-heading"');
-    expect(html).not.toContain('id="helpdesk-calls"');
+    expect(html).not.toContain('id="shipping-calls"');
   });
 });
