@@ -7,7 +7,8 @@
 // up to 0.23.0) wraps a Durable Object class's prototype in one more Proxy at every construction of
 // an instance, so property reads grow deeper with every object the soak restarts, and after a few
 // thousand the isolate's stack overflows (cloudflare/workers-sdk#15092); no release carries the fix
-// yet.
+// yet. vitest.config.ts now serves the harness with the fix (test/pool-prototype-fix.ts); the chunks
+// stay, each with a seed a failure can be replayed from.
 //
 // properties: every test file that plans its fast-check properties with test/property-plan.ts, each
 // property SOAK_FACTOR times (default 10) its CI share, from one seed the soak prints.

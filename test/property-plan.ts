@@ -15,9 +15,10 @@ export interface PropertyPlan {
 /** A property's CI share, and at most how many cases a soak may give it. */
 export interface PropertyShare extends PropertyPlan {
   /**
-   * For a property whose every case constructs new Durable Objects: the test harness slows with each
-   * object it constructs (cloudflare/workers-sdk#15092), so past some count the cases stop testing
-   * the product and only wait on the harness.
+   * For a property whose every case constructs new Durable Objects: the test harness slowed with
+   * each object it constructs (cloudflare/workers-sdk#15092, fixed for this suite by
+   * test/pool-prototype-fix.ts), so past some count the cases stopped testing the product and only
+   * waited on the harness.
    */
   soakAtMost?: number;
 }

@@ -15,6 +15,7 @@ import { buildRequest } from "../../src/machine/request";
 import { catalog } from "../../src/tools";
 import { issueUpstreamCredential } from "../../src/upstream/credential";
 import { type Envelope, envelopeSchema } from "../../src/wire/envelope";
+import { noteRestarted } from "./restarted-objects";
 import { configuredSigningKeys } from "./upstream-credentials";
 
 /** Demo keys from .dev.vars.example. */
@@ -359,6 +360,7 @@ const RESTART_REASON = "test: restart this Durable Object";
  * Every stub to it is broken afterwards: take a fresh one.
  */
 export async function restartDurableObject(stub: DurableObjectStub): Promise<void> {
+  noteRestarted(stub);
   const reset = await runInDurableObject(stub, (_instance, state) => state.abort(RESTART_REASON)).then(
     () => new Error("the Durable Object did not reset"),
     (error: unknown) => (error instanceof Error && error.message === RESTART_REASON ? null : error),

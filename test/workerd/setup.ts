@@ -6,6 +6,7 @@ import { forgetWaitingMetrics } from "../../src/metrics/store-sink";
 import { forgetOverLimit } from "../../src/ratelimit/auth-failures";
 import { forgetRemoteDefinitions } from "../../src/upstream/mcp-definitions";
 import { forgetConnections } from "../../src/upstream/mcp-session";
+import { wakeRestarted } from "./restarted-objects";
 
 /**
  * Runs before each workerd test file (vitest.config.ts `setupFiles`). A runtime serves file after
@@ -26,6 +27,8 @@ held[PRISTINE_FETCH] ??= globalThis.fetch;
 globalThis.fetch = held[PRISTINE_FETCH];
 
 beforeAll(async () => {
+  // An object a test restarted and left unused keeps its storage out of the reset's reach.
+  await wakeRestarted();
   // Every Durable Object of the runtime, the sandbox's included: storage and alarms deleted,
   // instances aborted with the work they had in flight.
   await reset();
