@@ -4,8 +4,8 @@
 // the generated module as it was, so the proxy keeps serving the last good catalog. (A production
 // build runs the same check and refuses a bad catalog: nothing is compiled.)
 import { spawn } from "node:child_process";
-import { watch } from "node:fs";
 import { join } from "node:path";
+import { watchQuietly } from "./quiet-watch.mjs";
 
 /**
  * Calls `onChange` once for each burst of changes to the folder's `.yaml` files: editors write a
@@ -16,19 +16,7 @@ import { join } from "node:path";
  *   const stop = watchCatalog("catalog", () => console.log("catalog changed"));
  */
 export function watchCatalog(dir, onChange, quietMs = 150) {
-  let timer = null;
-  const watcher = watch(dir, (_event, file) => {
-    if (file !== null && !String(file).endsWith(".yaml")) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => {
-      timer = null;
-      onChange();
-    }, quietMs);
-  });
-  return () => {
-    if (timer) clearTimeout(timer);
-    watcher.close();
-  };
+  return watchQuietly([dir], (file) => file.endsWith(".yaml"), onChange, quietMs);
 }
 
 /** Runs the catalog check (which compiles a valid catalog) one at a time, again if a change came meanwhile. */

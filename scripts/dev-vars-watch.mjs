@@ -1,7 +1,7 @@
 // `npm start` restarts the proxy when a .dev.vars file changes: wrangler dev reads local secrets
 // only when it starts, while it reloads catalog (compiled module) and wrangler.toml edits by itself.
 // A secret added for a tool's static header is then served on the next request, like a catalog edit.
-import { watch } from "node:fs";
+import { watchQuietly } from "./quiet-watch.mjs";
 
 /**
  * Calls `onChange` once for each burst of changes to the `.dev.vars` file of any of `folders`
@@ -12,21 +12,7 @@ import { watch } from "node:fs";
  * @param {() => void} onChange
  */
 export function watchDevVars(folders, onChange, quietMs = 150) {
-  let timer = null;
-  const watchers = folders.map((folder) =>
-    watch(folder, (_event, file) => {
-      if (file !== null && String(file) !== ".dev.vars") return;
-      if (timer) clearTimeout(timer);
-      timer = setTimeout(() => {
-        timer = null;
-        onChange();
-      }, quietMs);
-    }),
-  );
-  return () => {
-    if (timer) clearTimeout(timer);
-    for (const watcher of watchers) watcher.close();
-  };
+  return watchQuietly(folders, (file) => file === ".dev.vars", onChange, quietMs);
 }
 
 /** Whether any process of the group `pgid` still runs. */
