@@ -14,6 +14,7 @@ import { acceptFaultHeaders } from "../scenarios/accept";
 import type { FaultPlan } from "../scenarios/modes";
 import { catalog } from "../tools";
 import { type Envelope, type EnvelopeContext, failure } from "../wire/envelope";
+import { callAgainOf } from "./call-again";
 import { preferredWaitMs } from "./prefer-wait";
 
 /** Who is calling: what a verified run token (REST or MCP) says. */
@@ -118,8 +119,7 @@ async function answerToolCall(
     console.error("run ledger call failed", error);
     return failure(base, {
       code: "internal_error",
-      message:
-        "The run's ledger was interrupted. Call again with the same arguments; it cannot happen twice.",
+      message: `The run's ledger was interrupted, so whether the call ran is unknown. ${callAgainOf(request.tool ?? null)}`,
     });
   }
 }

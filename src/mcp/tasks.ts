@@ -10,6 +10,7 @@ import * as z from "zod";
 import { APPROVAL_POLL_MS, type ApprovalRecord } from "../approvals/model";
 import { signToken, verifyToken } from "../auth/signed-token";
 import { loadConfig } from "../config/load";
+import { callAgainOf } from "../door/call-again";
 import type { Env } from "../env";
 import { requestContext } from "../http/respond";
 import { ledgerFor } from "../ledger/client";
@@ -223,6 +224,7 @@ function unknownTask(): ProtocolError {
  * longer sending) is completed too, with that send's answer and the way on: the agent's identical
  * call resends it under the same key. Reading a task never sends anything.
  */
+
 function taskOf(
   env: Env,
   taskId: string,
@@ -252,7 +254,7 @@ function taskOf(
           status: "working",
           statusMessage: `Approval ${approval.id} was granted; the call is executing.`,
         };
-      const text = `Approval ${approval.id} was granted, but the ${approval.tool} call it executed did not finish: whether it took effect is unknown, and nothing sends it again by itself. Call ${approval.tool} again with the same arguments: it is sent again under the same idempotency key, so it cannot take effect twice.`;
+      const text = `Approval ${approval.id} was granted, but the ${approval.tool} call it executed did not finish: whether it took effect is unknown, and nothing sends it again by itself. ${callAgainOf(approval.tool)}`;
       const result = toCallToolResult(settled);
       return {
         ...base,

@@ -538,7 +538,7 @@ describe("approval waits as tasks", () => {
       expect(failed.status).toBe("completed");
       expect(failed.result?.isError).toBe(true);
       expect(failed.result?.content?.[0]?.text).toMatch(
-        /did not finish: whether it took effect is unknown.*Call issue_refund again with the same arguments: it is sent again under the same idempotency key, so it cannot take effect twice\./,
+        /did not finish: whether it took effect is unknown.*Call again with the same arguments: the same idempotency key is sent, so it cannot happen twice\./,
       );
       expect(envelopeOf(failed.result as Result)).toMatchObject({
         outcome: "retryable_failure",
