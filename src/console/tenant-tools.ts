@@ -22,15 +22,16 @@ export interface TenantUpstream extends KeyPromiseText {
 export function tenantUpstreams(env: Env, tenant: string): TenantUpstream[] {
   const namespaces = loadConfig(env).tenants[tenant]?.namespaces ?? [];
   return namespaces.flatMap((namespace) => {
-    const found = new Map<string, TenantUpstream>();
+    // Per upstream, the first tool that writes through it, else its first read.
+    const found = new Map<string, { row: TenantUpstream; writes: boolean }>();
     for (const tool of catalog.tools(namespace)) {
       const text = keyPromiseText(tool);
       if (!text) continue;
+      const writes = tool.side_effect !== "read";
       const known = found.get(text.upstream);
-      if (!known || (known.in_doubt === "a read is never in doubt" && tool.side_effect !== "read")) {
-        found.set(text.upstream, { namespace, ...text });
-      }
+      if (!known || (!known.writes && writes))
+        found.set(text.upstream, { row: { namespace, ...text }, writes });
     }
-    return [...found.values()].sort((a, b) => a.upstream.localeCompare(b.upstream));
+    return [...found.values()].map(({ row }) => row).sort((a, b) => a.upstream.localeCompare(b.upstream));
   });
 }

@@ -53,7 +53,7 @@ export function settledAnswer(
   doubt: FailureSpec | null,
 ): Settled {
   const reader = tool.settle?.tool ?? "a read";
-  const why = doubt ? `${doubt.message.split(";")[0]?.replace(/\.$/, "")}. ` : "";
+  const why = doubt ? `${firstClause(doubt.message)}. ` : "";
   const observed = (kind: SettledByRead["settled_by_read"]["verdict"], effect_id: string | null) => ({
     settled_by_read: { tool: reader, verdict: kind, effect_id },
   });
@@ -97,13 +97,17 @@ export function settledAnswer(
  * its failure, told that nothing will be resent, for a human to reconcile (the key stays in doubt).
  */
 export function unsettledAnswer(tool: Promising, doubt: FailureSpec): FailureSpec {
-  const why = doubt.message.split(";")[0]?.replace(/\.$/, "") ?? doubt.message;
   return {
     ...doubt,
-    message: `${why}; whether it acted is unknown. ${callAgainSentence(tool)}`,
+    message: `${firstClause(doubt.message)}; whether it acted is unknown. ${callAgainSentence(tool)}`,
     side_effect_confirmed: null,
     recommended_next_action: "reconcile",
     outcome: "terminal_failure",
     details: { ...doubt.details, resend: "never: the upstream does not honour idempotency keys" },
   };
+}
+
+/** What went wrong, from a failure's message: its first clause, before what it told the model to do. */
+function firstClause(message: string): string {
+  return (message.split(";")[0] ?? message).replace(/\.$/, "");
 }
