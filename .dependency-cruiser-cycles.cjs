@@ -1,7 +1,9 @@
 /**
  * No two folders of src/ import each other by value. Type-only imports are left out (they vanish
  * when compiled, and `env.ts` must name the Durable Object classes it binds), so this rule has a
- * configuration of its own; the other rules of the house are in .dependency-cruiser.cjs.
+ * configuration of its own; the other rules of the house are in .dependency-cruiser.cjs. Lint
+ * applies it in scripts/layout-graph.mjs, whose cruise draws docs/layout.md's graph from the same
+ * view.
  * @type {import('dependency-cruiser').IConfiguration}
  */
 const base = require("./.dependency-cruiser.cjs");

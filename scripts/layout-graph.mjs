@@ -1,7 +1,9 @@
 // The folder graph of src/ in docs/layout.md, generated from dependency-cruiser's own cruise (value
-// imports, the same view as the no-folder-cycles rule), never drawn by hand.
+// imports), never drawn by hand. The same cruise holds the no-folder-cycles rule
+// (.dependency-cruiser-cycles.cjs): one parse of src/ serves both, instead of one each.
 //   node scripts/layout-graph.mjs          rewrites the block between the page's graph markers
 //   node scripts/layout-graph.mjs --check  fails when the page's block is not what the code says
+// Either way it fails, naming the loop, when two folders import each other.
 // Edges are transitively reduced (a → c is left out when a → b → c exists) so the picture stays
 // readable; the table beside it lists every folder each folder imports.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -22,10 +24,20 @@ function unitOf(path) {
 
 const result = await cruise(["src"], {
   ...config.options,
-  ruleSet: { forbidden: [] },
+  ruleSet: { forbidden: config.forbidden },
   includeOnly: "^src/",
-  validate: false,
+  validate: true,
 });
+const cycles = result.output.summary.violations.filter((violation) => violation.rule.severity === "error");
+if (cycles.length > 0) {
+  for (const violation of cycles) {
+    const loop = (violation.cycle ?? []).map((step) => step.name ?? step).join(" → ");
+    console.error(`${violation.rule.name}: ${violation.from} → ${violation.to}${loop ? ` (${loop})` : ""}`);
+  }
+  const rule = config.forbidden.find((each) => each.name === cycles[0].rule.name);
+  console.error(`layout-graph: ${cycles.length} folder cycle(s). ${rule?.comment ?? ""}`);
+  process.exit(1);
+}
 const edges = new Map();
 for (const module of result.output.modules) {
   const from = unitOf(module.source);
