@@ -120,7 +120,7 @@ export const approvalBlockSchema = lazily(() =>
     state: ApprovalStateSchema,
     expires_at: z.string(),
     execution: ApprovalExecutionSchema.optional().describe(
-      "What the approved call did, once its outcome is known: `executed`, `refused` (by the upstream, nothing done), `not_sent` (the proxy refused it before it left) or `in_doubt` (whether it acted is unknown). Absent while the approval is pending or its call is on its way.",
+      "What the approved call did, once known (refused and not_sent: nothing was done).",
     ),
     edit: z
       .strictObject({
