@@ -23,9 +23,9 @@ import {
   excerpt,
   freshKey,
   requestOf,
+  requiredStaticKey,
   send,
   signedFor,
-  staticHeaderOf,
   waitOf,
 } from "./certify-send";
 
@@ -123,11 +123,13 @@ export async function credentialProbes(
   };
   const credential = upstream.declaration.credential;
   // The proxy sends a declared static header or query key, never its JWT in its place: without the
-  // secret it sends nothing (production does not start; a sandbox call answers configuration_error).
-  const staticHeader = credential.kind === "static_header" || credential.kind === "static_query";
+  // secret it sends nothing (production does not start; a sandbox call answers configuration_error),
+  // so neither can a certification, whose refusals without the key would then prove nothing.
+  const staticKey = credential.kind === "static_header" || credential.kind === "static_query";
+  if (staticKey) requiredStaticKey(ctx.signer, upstream);
   // A read has shown no valid request yet: unless it is served with the proxy's credential, a
   // refusal without one would prove nothing.
-  const canSign = staticHeader ? staticHeaderOf(ctx.signer, upstream) !== null : ctx.signer.keys !== null;
+  const canSign = staticKey || ctx.signer.keys !== null;
   if (key === null && canSign) {
     await running(subject, "no_credential", async () => {
       const valid = judgeable(
@@ -154,9 +156,9 @@ export async function credentialProbes(
   add(
     await running(subject, "forged_credential", async () => {
       const forged =
-        staticHeader && credential.kind === "static_header"
+        credential.kind === "static_header"
           ? { header: credential.header, value: `${credential.prefix ?? ""}${freshKey()}` }
-          : staticHeader && credential.kind === "static_query"
+          : credential.kind === "static_query"
             ? { query: credential.param, value: freshKey() }
             : await signedFor(
                 ctx.signer,
@@ -169,13 +171,13 @@ export async function credentialProbes(
     }),
   );
   const keys = ctx.signer.keys;
-  if (staticHeader) {
+  if (staticKey) {
     add(
       result(
         subject,
         "credential_for_other_request",
         "skipped",
-        "a static header is not bound to one request",
+        `a static ${credential.kind === "static_query" ? "query key" : "header"} is not bound to one request`,
       ),
     );
   } else if (!keys) {

@@ -1,7 +1,8 @@
 // The requests of a certification, built and signed as the proxy builds and signs a dispatch's:
 // the stored request of `buildRequest` (canonical JSON body, the tool's literal headers), the key in
 // the upstream's idempotency header, and the credential `execute.ts` would present (a declared static
-// header, which needs its secret set, else the proxy's JWT for the tool and this one request).
+// header or query key, which needs its secret set, else the proxy's JWT for the tool and this one
+// request).
 
 import type { UpstreamSigningKey } from "../../src/config/signing-keys";
 import { buildRequest } from "../../src/machine/request";
@@ -77,18 +78,36 @@ export async function signedFor(
   return bearer(token);
 }
 
-/** The declared static key when its secret is set: what the proxy sends instead of its JWT. */
-export function staticHeaderOf(signer: Signer, upstream: CertifyUpstream): UpstreamAuthorization | null {
+/**
+ * The declared static key, a header or a query parameter, when its secret is set: what the proxy
+ * sends instead of its JWT. Null for an upstream that takes the JWT or nothing, and for an unset
+ * secret.
+ */
+function staticKeyOf(signer: Signer, upstream: CertifyUpstream): UpstreamAuthorization | null {
   const credential = upstream.declaration.credential;
-  if (credential.kind === "static_query") return staticAuthorization(credential, signer.secrets);
-  if (credential.kind !== "static_header") return null;
-  const declared = { ...credential, prefix: credential.prefix ?? "" };
+  if (credential.kind !== "static_header" && credential.kind !== "static_query") return null;
+  const declared =
+    credential.kind === "static_header" ? { ...credential, prefix: credential.prefix ?? "" } : credential;
   return missingSecret(declared, signer.secrets) === null
     ? staticAuthorization(declared, signer.secrets)
     : null;
 }
 
-/** The credential the proxy presents with `request`: none, the static header, or its JWT. */
+/**
+ * The declared static key, else a CertifyError naming its unset secret: as the proxy, which sends
+ * such an upstream that key or nothing, never its JWT in its place.
+ */
+export function requiredStaticKey(signer: Signer, upstream: CertifyUpstream): UpstreamAuthorization {
+  const declared = staticKeyOf(signer, upstream);
+  if (declared) return declared;
+  const { credential } = upstream.declaration;
+  const secret = "secret" in credential ? credential.secret : "";
+  throw new CertifyError(
+    `secret ${secret} is not set: the proxy sends ${upstream.name} nothing without it (a call answers configuration_error); set it in the environment certify runs in`,
+  );
+}
+
+/** The credential the proxy presents with `request`: none, the static key, or its JWT. */
 export async function validAuthorization(
   signer: Signer,
   tool: CertifyTool,
@@ -98,13 +117,8 @@ export async function validAuthorization(
 ): Promise<UpstreamAuthorization | null> {
   const credential = upstream.declaration.credential;
   if (credential.kind === "none") return null;
-  if (credential.kind === "static_header") {
-    // As the proxy: the declared header or nothing, never its JWT in its place.
-    const declared = staticHeaderOf(signer, upstream);
-    if (declared) return declared;
-    throw new CertifyError(
-      `secret ${credential.secret} is not set: the proxy sends ${upstream.name} nothing without it (a call answers configuration_error); set it in the environment certify runs in`,
-    );
+  if (credential.kind === "static_header" || credential.kind === "static_query") {
+    return requiredStaticKey(signer, upstream);
   }
   if (!signer.keys) {
     throw new CertifyError(

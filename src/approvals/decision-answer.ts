@@ -1,6 +1,12 @@
-import type { ApprovalExecution } from "../wire/approval";
 import type { ApprovalDecision } from "../wire/approval-answers";
-import { type Envelope, type EnvelopeContext, type FailureSpec, failure, success } from "../wire/envelope";
+import {
+  type ApprovalExecution,
+  type Envelope,
+  type EnvelopeContext,
+  type FailureSpec,
+  failure,
+  success,
+} from "../wire/envelope";
 import { didNotExecute } from "./execution";
 import type { ApprovalRecord } from "./model";
 

@@ -1,5 +1,4 @@
-import type { ApprovalExecution } from "../wire/approval";
-import type { ApprovalState, Envelope, ErrorCode } from "../wire/envelope";
+import type { ApprovalExecution, ApprovalState, Envelope, ErrorCode } from "../wire/envelope";
 
 /**
  * What an approval's call did, told apart from the approval's state (src/wire/approval.ts): an

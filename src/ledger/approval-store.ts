@@ -11,8 +11,8 @@ import type { SideEffect } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import type { Env } from "../env";
 import type { ApprovalDecisionRecord } from "../machine/writes";
-import type { ApprovalEdit, ApprovalExecution } from "../wire/approval";
-import type { ApprovalState, Envelope } from "../wire/envelope";
+import type { ApprovalEdit } from "../wire/approval";
+import type { ApprovalExecution, ApprovalState, Envelope } from "../wire/envelope";
 
 interface ApprovalRow extends Record<string, SqlStorageValue> {
   id: string;

@@ -5,8 +5,8 @@ import { cutPage } from "../approvals/page-cursor";
 import { mergeSorted, subjectsOf } from "../approvals/subjects";
 import type { Env } from "../env";
 import { recordApprovalChange, recordApprovalOverdue } from "../metrics/record";
-import type { ApprovalExecution, ApprovalListItem } from "../wire/approval";
-import type { ApprovalState } from "../wire/envelope";
+import type { ApprovalListItem } from "../wire/approval";
+import type { ApprovalExecution, ApprovalState } from "../wire/envelope";
 import type { RunIndexEntry, RunSummary } from "../wire/run-summary";
 import {
   type ApprovalRow,

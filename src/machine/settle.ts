@@ -1,5 +1,5 @@
 import { executionOf } from "../approvals/execution";
-import type { ApprovalRecord } from "../approvals/model";
+import { type ApprovalRecord, approvalBlock } from "../approvals/model";
 import type { Envelope } from "../wire/envelope";
 import { budgetLeft } from "./budget";
 import { keyHistory, settleCertainty } from "./certainty";
@@ -53,24 +53,43 @@ export function settleSend(settlement: Settlement): { writes: Write[]; envelope:
   let { envelope } = settlement;
   if (key !== null) {
     const settled = settleCertainty(keyHistory(settlement.record), envelope, settlement.call_again);
-    envelope = settled.envelope;
+    const { approval } = settlement;
+    envelope =
+      approval?.state === "approved"
+        ? withExecution(settled.envelope, approval, settled.state)
+        : settled.envelope;
     writes.push({ kind: "key_settle", key, state: settled.state, envelope, now: completion.ended_at });
-    if (settlement.approval?.state === "approved" && settled.state === "completed") {
+    if (approval?.state === "approved" && settled.state === "completed") {
       writes.push({
         kind: "approval_state",
-        id: settlement.approval.id,
+        id: approval.id,
         state: "executed",
         decision: null,
         result: envelope,
         execution: executionOf(envelope),
       });
-    } else if (settlement.approval?.state === "approved" && settlement.approval.execution !== "in_doubt") {
-      writes.push({ kind: "approval_in_doubt", id: settlement.approval.id });
+    } else if (approval?.state === "approved" && approval.execution !== "in_doubt") {
+      writes.push({ kind: "approval_in_doubt", id: approval.id });
     }
   }
   writes.push({ kind: "trace_close", call_id: settlement.call_id, completion });
   if (key !== null) writes.push(...sweepApprovals(run, settlement.pending, settlement.now, null));
   return { writes, envelope };
+}
+
+/**
+ * The answer of an approved call, its approval block saying what the call did, as the approval
+ * records it: executed once its outcome is known (whatever it was), still approved while in doubt.
+ * The agent reads this block, so it must never say "executed" of a call the upstream refused.
+ */
+function withExecution(
+  envelope: Envelope,
+  approval: ApprovalRecord,
+  key: "completed" | "in_doubt",
+): Envelope {
+  const block = envelope.approval ?? approvalBlock(approval);
+  const state = key === "completed" ? "executed" : "approved";
+  return { ...envelope, approval: { ...block, state, execution: executionOf(envelope, key) } };
 }
 
 /**

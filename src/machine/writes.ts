@@ -2,8 +2,7 @@ import type { Approver } from "../approvals/approvers";
 import type { ApprovalRecord, EditedApproval } from "../approvals/model";
 import type { SideEffect } from "../catalog/define-tool";
 import type { ClaimedValue } from "../effects/claim";
-import type { ApprovalExecution } from "../wire/approval";
-import type { ApprovalState, Envelope } from "../wire/envelope";
+import type { ApprovalExecution, ApprovalState, Envelope } from "../wire/envelope";
 import { type Counters, canSpendEffect } from "./budget";
 import type { CallRecord, NewTraceEntry, RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
 

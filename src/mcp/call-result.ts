@@ -1,5 +1,5 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { ApprovalState, Envelope } from "../wire/envelope";
+import type { ApprovalExecution, ApprovalState, Envelope } from "../wire/envelope";
 
 /**
  * What a model reads when its client shows only `content` (many pass nothing else on): what
@@ -57,9 +57,28 @@ function approvalText(envelope: Envelope, retryAfterMs: number | null): string {
     const when = retryAfterMs !== null ? `in ${seconds(retryAfterMs)}` : "later";
     return `${waiting}; call again ${when} with the same arguments.`;
   }
+  if (approval.execution) return grantedText(approval.id, approval.execution);
   return `Approval ${approval.id} ${DECIDED[approval.state]}.`;
 }
 
+/**
+ * A granted approval's call as it truly went (the approval's `execution`): its state reaches
+ * `executed` once the outcome is known, whatever it was, so the state alone would tell a model that
+ * a refused or unsent call ran.
+ */
+const EXECUTED: Record<ApprovalExecution, string> = {
+  executed: "was granted and the call executed",
+  refused: "was granted, but the upstream refused the call: it did not take effect",
+  not_sent: "was granted, but the call was not sent: nothing was done",
+  in_doubt: "was granted, but whether the call took effect is unknown",
+};
+
+/** What a granted approval's call did, in a sentence: what a model and a task's status read. */
+export function grantedText(approvalId: string, execution: ApprovalExecution): string {
+  return `Approval ${approvalId} ${EXECUTED[execution]}.`;
+}
+
+/** A decided approval whose block says nothing of its call (an answer recorded before it did). */
 const DECIDED: Record<Exclude<ApprovalState, "pending">, string> = {
   approved: "was granted",
   executed: "was granted and the call executed",

@@ -7,6 +7,7 @@ import {
   type Server,
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
+import { executionOf } from "../approvals/execution";
 import { APPROVAL_POLL_MS, type ApprovalRecord } from "../approvals/model";
 import { signToken, verifyToken } from "../auth/signed-token";
 import { loadConfig } from "../config/load";
@@ -19,7 +20,7 @@ import { APPROVAL_END_NEXT, expiredSpec, expiryOf, rejectedSpec } from "../machi
 import { WITHDRAWN_PREFIX } from "../machine/decide";
 import { RETENTION_MS } from "../machine/run-events";
 import { type Envelope, failure } from "../wire/envelope";
-import { toCallToolResult } from "./call-result";
+import { grantedText, toCallToolResult } from "./call-result";
 
 /**
  * A call that waits for a human, as a task of the `io.modelcontextprotocol/tasks` extension
@@ -274,7 +275,7 @@ function taskOf(
       return {
         ...base,
         status: "completed",
-        statusMessage: `Approval ${approval.id} was granted and the call ran.`,
+        statusMessage: grantedText(approval.id, approval.execution ?? executionOf(result)),
         result: toCallToolResult(result),
       };
     }

@@ -87,3 +87,12 @@ export function forgetRemoteDefinitions(): void {
   listed.clear();
   changed.clear();
 }
+
+/**
+ * Makes every listing, and every notice of a change, `ms` older, as that much time passing would:
+ * what a test of the re-list window uses instead of waiting the window out.
+ */
+export function ageRemoteDefinitions(ms: number): void {
+  for (const entry of listed.values()) entry.at -= ms;
+  for (const [key, at] of changed) changed.set(key, at - ms);
+}

@@ -1,17 +1,7 @@
 import * as z from "zod";
 import { CapLimitSchema, EarlierEffectSchema } from "./effects";
-import { ApprovalStateSchema, envelopeSchema } from "./envelope";
+import { ApprovalExecutionSchema, ApprovalStateSchema, envelopeSchema } from "./envelope";
 import { SideEffectSchema } from "./side-effect";
-
-/**
- * What an approval's call did, told apart from its state: `executed` (it acted, `result` says
- * how), `refused` (the upstream refused it, known not to have acted), `not_sent` (it never left:
- * rejected, expired, or refused by the proxy before sending, as a remote tool that drifted from
- * its pin), `in_doubt` (it was sent and whether it acted is unknown).
- */
-export const APPROVAL_EXECUTIONS = ["executed", "refused", "not_sent", "in_doubt"] as const;
-export const ApprovalExecutionSchema = z.enum(APPROVAL_EXECUTIONS);
-export type ApprovalExecution = z.infer<typeof ApprovalExecutionSchema>;
 
 /** One operator's approval of a call that needs more than one, in the order they came. */
 export const ApproverSchema = z.strictObject({

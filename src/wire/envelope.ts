@@ -101,14 +101,27 @@ export const ApprovalStateSchema = z.enum(APPROVAL_STATES);
 export type ApprovalState = z.infer<typeof ApprovalStateSchema>;
 
 /**
+ * What an approval's call did, told apart from its state: `executed` (it acted, `result` says
+ * how), `refused` (the upstream refused it, known not to have acted), `not_sent` (it never left:
+ * rejected, expired, or refused by the proxy before sending, as a remote tool that drifted from
+ * its pin), `in_doubt` (it was sent and whether it acted is unknown).
+ */
+export const APPROVAL_EXECUTIONS = ["executed", "refused", "not_sent", "in_doubt"] as const;
+export const ApprovalExecutionSchema = z.enum(APPROVAL_EXECUTIONS);
+export type ApprovalExecution = z.infer<typeof ApprovalExecutionSchema>;
+
+/**
  * The part of an approval an agent may see: which one, where it stands, until when it can be granted,
- * and, when an operator changed the arguments, what was asked and what was approved.
+ * what its call did once that is known, and, when an operator changed the arguments, what was asked and what was approved.
  */
 export const approvalBlockSchema = lazily(() =>
   z.object({
     id: z.string(),
     state: ApprovalStateSchema,
     expires_at: z.string(),
+    execution: ApprovalExecutionSchema.optional().describe(
+      "What the approved call did, once known (refused and not_sent: nothing was done).",
+    ),
     edit: z
       .strictObject({
         asked_args: z.record(z.string(), z.unknown()).describe("The arguments the agent asked for."),

@@ -8,6 +8,8 @@ import { freePort } from "../../scripts/free-port.mjs";
 import { offlineEnv } from "../../scripts/offline-env.mjs";
 import { links, section } from "../../scripts/readme/markdown";
 import { markdownFiles } from "../../scripts/readme/regions";
+import { fillMarkers, reviewText } from "../fixtures/postcodes-review";
+import { startPostcodesUpstream } from "../fixtures/postcodes-upstream.mjs";
 import { cloneProject, ready, root, runIn, stopAll } from "./project-copy";
 
 /**
@@ -32,6 +34,15 @@ interface Block {
 }
 
 const TITLE = "Put your own API behind the proxy";
+
+/**
+ * A vendor's document that passes its credentials as parameters (`api_key` in the query, a secret
+ * `user_token` header) and answers with `oneOf` results, written for the importer's tests; its API is
+ * served by test/fixtures/postcodes-upstream.mjs on a free port, wanting these values, which the
+ * steps write to .dev.vars as a newcomer would.
+ */
+const VENDOR_DOCUMENT = "test/unit/fixtures/openapi/postcodes.yaml";
+const VENDOR_SECRETS = { apiKey: "pc-key-7f3a91", userToken: "pc-token-c2e804" };
 
 /** The one Markdown page holding the section titled `title`, and the section's code blocks. */
 function documentedSection(title: string): { file: string; blocks: Block[] } {
@@ -75,25 +86,61 @@ function review(dir: string, decisions: Record<string, unknown>) {
   writeFileSync(path, document.toString({ lineWidth: 100 }));
 }
 
+const background: ChildProcess[] = [];
+let dir = "";
+let vendor: Awaited<ReturnType<typeof startPostcodesUpstream>>;
+
+beforeAll(async () => {
+  dir = cloneProject();
+  proxyPort = await freePort();
+  examplePort = await freePort();
+  // The example's OpenAPI document names the server's address, which the importer drafts from.
+  const openapi = join(dir, "examples", "warehouse", "openapi.yaml");
+  writeFileSync(openapi, onOurPorts(readFileSync(openapi, "utf8")));
+  vendor = await startPostcodesUpstream(VENDOR_SECRETS);
+});
+
+afterAll(async () => {
+  stopAll(background);
+  await vendor?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the same steps on a vendor's document that passes its credentials as parameters", () => {
+  it("imports it, takes a review of the markers alone, enables it and checks it", () => {
+    // The document names the vendor's sandbox server, which the importer drafts the base from.
+    const document = join(dir, VENDOR_DOCUMENT);
+    writeFileSync(document, readFileSync(document, "utf8").replace("http://127.0.0.1:8799/v2", vendor.url));
+    runIn(dir, `npm run tools -- import openapi ${VENDOR_DOCUMENT} --namespace postcodes`);
+    const file = join(dir, "catalog", "postcodes.yaml");
+    const drafted = readFileSync(file, "utf8");
+    expect(() => runIn(dir, "npm run tools -- check")).toThrow(/postcodes\.yaml: .*left for review/);
+
+    // The reviewer edits the marked values and nothing else: every comment and every other value
+    // stays as drafted.
+    const { text, changed } = reviewText(drafted);
+    writeFileSync(file, text);
+    expect(changed).toContain("upstreams.POSTCODES_API.credential.kind");
+    expect(YAML.parse(text)).toEqual(fillMarkers(YAML.parse(drafted)));
+    for (const comment of drafted.split("\n").filter((line) => line.trim().startsWith("#"))) {
+      expect(text).toContain(comment);
+    }
+
+    runIn(dir, "npm run tools -- enable postcodes --tenant acme");
+    runIn(
+      dir,
+      `echo 'POSTCODES_API_KEY=${VENDOR_SECRETS.apiKey}' >> .dev.vars && echo 'POSTCODES_USER_TOKEN_API_KEY=${VENDOR_SECRETS.userToken}' >> .dev.vars`,
+    );
+    runIn(dir, "npm run tools -- check");
+    const compiled = readFileSync(join(dir, "src", "generated", "catalog.ts"), "utf8");
+    for (const name of ["get_postcode", "list_postcodes", "get_udprn"])
+      expect(compiled).toContain(`"${name}"`);
+  });
+});
+
 describe("the documented path: put your own API behind the proxy", () => {
   const { file, blocks } = documentedSection(TITLE);
-  const background: ChildProcess[] = [];
-  let dir = "";
   const outputs: string[] = [];
-
-  beforeAll(async () => {
-    dir = cloneProject();
-    proxyPort = await freePort();
-    examplePort = await freePort();
-    // The example's OpenAPI document names the server's address, which the importer drafts from.
-    const openapi = join(dir, "examples", "warehouse", "openapi.yaml");
-    writeFileSync(openapi, onOurPorts(readFileSync(openapi, "utf8")));
-  });
-
-  afterAll(() => {
-    stopAll(background);
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
 
   it("is reached from README.md, which links to the page holding the steps", () => {
     const readme = readFileSync(join(root, "README.md"), "utf8");
@@ -172,5 +219,135 @@ describe("the documented path: put your own API behind the proxy", () => {
     expect(refusal.error.problems[0]?.field).toBe("sku");
     const unknown = await call("get_stock_levels", { sku: "W-1001" });
     expect(JSON.stringify(await unknown.json())).toContain("get_stock_level");
+  });
+});
+
+describe("the vendor's tools through the running proxy", () => {
+  const base = () => `http://127.0.0.1:${proxyPort}`;
+  let run: { run_id: string; run_token: string };
+  const secrets = Object.values(VENDOR_SECRETS);
+  const call = async (tool: string, args: unknown) => {
+    const response = await fetch(`${base()}/v1/runs/${run.run_id}/calls`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${run.run_token}`, "content-type": "application/json" },
+      body: JSON.stringify({ tool, args }),
+    });
+    const text = await response.text();
+    for (const secret of secrets) expect(text).not.toContain(secret);
+    return JSON.parse(text) as { outcome: string; data: unknown; error: unknown };
+  };
+
+  beforeAll(async () => {
+    const opened = await fetch(`${base()}/v1/runs`, {
+      method: "POST",
+      headers: { authorization: "Bearer acme-demo-key", "content-type": "application/json" },
+      body: JSON.stringify({ namespace: "postcodes" }),
+    });
+    const text = await opened.text();
+    expect(opened.status, text).toBe(201);
+    for (const secret of secrets) expect(text).not.toContain(secret);
+    run = (JSON.parse(text) as { data: typeof run }).data;
+  });
+
+  it("lists each tool without its credential among the inputs the model fills", async () => {
+    for (const format of ["jsonschema", "anthropic", "openai", "mcp"]) {
+      const listed = await fetch(`${base()}/v1/tools?namespace=postcodes&format=${format}`, {
+        headers: { authorization: `Bearer ${run.run_token}` },
+      });
+      const text = await listed.text();
+      expect(listed.status, text).toBe(200);
+      expect(text).toContain("get_udprn");
+      for (const secret of secrets) expect(text).not.toContain(secret);
+      // Neither credential's name is an input (nor anywhere else) the model sees.
+      expect(text).not.toMatch(/api_key|user_token/);
+    }
+  });
+
+  it("answers every variant of a oneOf result, the credential sent where the API reads it", async () => {
+    const before = vendor.requests.length;
+    expect(await call("get_postcode", { postcode: "SW1A 1AA" })).toMatchObject({
+      outcome: "success",
+      data: {
+        code: 2000,
+        result: {
+          match: "exact",
+          address: { udprn: 23747771, postcode: "SW1A 1AA", line_1: "Buckingham Palace" },
+        },
+      },
+    });
+    expect(await call("get_postcode", { postcode: "EC1A" })).toMatchObject({
+      outcome: "success",
+      data: { result: { match: "partial", suggestions: ["EC1A 1BB"] } },
+    });
+    expect(await call("list_postcodes", { q: "SW1A" })).toMatchObject({
+      outcome: "success",
+      data: { result: [{ postcode: "SW1A 1AA" }, { postcode: "SW1A 2AA" }] },
+    });
+    expect(await call("list_postcodes", { q: "ZZ9" })).toMatchObject({
+      outcome: "success",
+      data: { result: null },
+    });
+    expect(await call("get_udprn", { udprn: 23747772 })).toMatchObject({
+      outcome: "success",
+      data: { result: { udprn: 23747772, line_1: "10 Downing Street" } },
+    });
+    expect(await call("get_udprn", { udprn: 50000000 })).toMatchObject({
+      outcome: "success",
+      data: { result: [{ line_1: "1 Long Lane, Flat 1" }, { line_1: "1 Long Lane, Flat 2" }] },
+    });
+
+    // The vendor saw each credential in its declared place, and in no other.
+    const seen = vendor.requests.slice(before);
+    expect(seen.map((request) => request.path)).toEqual([
+      "/v2/postcodes/SW1A%201AA",
+      "/v2/postcodes/EC1A",
+      "/v2/postcodes",
+      "/v2/postcodes",
+      "/v2/udprn/23747772",
+      "/v2/udprn/50000000",
+    ]);
+    for (const request of seen) {
+      const query = new URLSearchParams(request.query);
+      const headerValues = Object.values(request.headers).flat().join("\n");
+      if (request.path.startsWith("/v2/postcodes")) {
+        expect(query.get("api_key")).toBe(VENDOR_SECRETS.apiKey);
+        expect(headerValues).not.toContain(VENDOR_SECRETS.apiKey);
+      } else {
+        expect(request.headers.user_token).toBe(VENDOR_SECRETS.userToken);
+        expect(request.query).not.toContain(VENDOR_SECRETS.userToken);
+      }
+      // Never the proxy's own JWT in a declared credential's place, nor the other credential.
+      expect(request.headers.authorization).toBeUndefined();
+      expect(`${request.query}\n${headerValues}`).not.toContain(
+        request.path.startsWith("/v2/postcodes") ? VENDOR_SECRETS.userToken : VENDOR_SECRETS.apiKey,
+      );
+    }
+  });
+
+  it("keeps both credentials out of the run's trace, in every export", async () => {
+    const headers = { authorization: `Bearer ${run.run_token}` };
+    const page = await fetch(`${base()}/v1/runs/${run.run_id}/trace?limit=100`, { headers });
+    const trace = await page.text();
+    expect(page.status, trace).toBe(200);
+    const entries = (JSON.parse(trace) as { data: { entries: Array<{ tool: string; outcome: string }> } })
+      .data.entries;
+    expect(entries.map((entry) => [entry.tool, entry.outcome])).toEqual([
+      ["get_postcode", "success"],
+      ["get_postcode", "success"],
+      ["list_postcodes", "success"],
+      ["list_postcodes", "success"],
+      ["get_udprn", "success"],
+      ["get_udprn", "success"],
+    ]);
+    const ndjson = await (
+      await fetch(`${base()}/v1/runs/${run.run_id}/trace`, {
+        headers: { ...headers, accept: "application/x-ndjson" },
+      })
+    ).text();
+    const otlp = await (await fetch(`${base()}/v1/runs/${run.run_id}/trace?format=otlp`, { headers })).text();
+    for (const text of [trace, ndjson, otlp]) {
+      for (const secret of secrets) expect(text).not.toContain(secret);
+      expect(text).not.toMatch(/api_key|user_token/);
+    }
   });
 });

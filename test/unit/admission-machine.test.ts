@@ -1,6 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { APPROVAL_POLL_MS, APPROVAL_TTL_MS, type ApprovalRecord } from "../../src/approvals/model";
+import {
+  APPROVAL_POLL_MS,
+  APPROVAL_TTL_MS,
+  type ApprovalRecord,
+  approvalBlock,
+} from "../../src/approvals/model";
 import type { ToolSpec } from "../../src/catalog/define-tool";
 import { DEFAULT_LIMITS, tenantConfigSchema } from "../../src/config/tenants";
 import { canonicalJson } from "../../src/core/canonical-json";
@@ -1147,8 +1152,13 @@ for (const state of ["sending", "in_doubt"] as const) {
     it("a retryable upstream outcome leaves the key in doubt, keeping its answer, and the approval approved", () => {
       const envelope = upstreamEnvelope(runMeta(), "call_x", record.key, "retryable");
       const completion = completionOf(envelope, NOW + 5);
+      // The agent's answer says so too: its approval block is still approved, its call in doubt.
+      const told = {
+        ...envelope,
+        approval: { ...approvalBlock(approved), state: "approved" as const, execution: "in_doubt" as const },
+      };
       expect(settleOf(record.key, approved, envelope, completion, "call_x")).toEqual([
-        { kind: "key_settle", key: record.key, state: "in_doubt", envelope, now: NOW + 5 },
+        { kind: "key_settle", key: record.key, state: "in_doubt", envelope: told, now: NOW + 5 },
         // Still approved, and now known to be in doubt: the operator is not told it executed.
         { kind: "approval_in_doubt", id: approved.id },
         { kind: "trace_close", call_id: "call_x", completion },
@@ -1160,16 +1170,22 @@ for (const state of ["sending", "in_doubt"] as const) {
       (outcome) => {
         const envelope = upstreamEnvelope(runMeta(), "call_x", record.key, outcome);
         const completion = completionOf(envelope, NOW + 5);
+        // The terminal answer is the upstream's refusal, known not to have acted.
+        const execution = outcome === "success" ? "executed" : "refused";
+        // The agent's answer says what its approved call did, as the approval records it.
+        const told = {
+          ...envelope,
+          approval: { ...approvalBlock(approved), state: "executed" as const, execution },
+        };
         expect(settleOf(record.key, approved, envelope, completion, "call_x")).toEqual([
-          { kind: "key_settle", key: record.key, state: "completed", envelope, now: NOW + 5 },
+          { kind: "key_settle", key: record.key, state: "completed", envelope: told, now: NOW + 5 },
           {
             kind: "approval_state",
             id: approved.id,
             state: "executed",
             decision: null,
-            result: envelope,
-            // The terminal answer is the upstream's refusal, known not to have acted.
-            execution: outcome === "success" ? "executed" : "refused",
+            result: told,
+            execution,
           },
           { kind: "trace_close", call_id: "call_x", completion },
         ]);

@@ -10,6 +10,7 @@ import { evaluateSchemas, schemaSources } from "../../scripts/tools/catalog-modu
 import { runEnable } from "../../scripts/tools/enable.mjs";
 import { importOpenApi, runImportOpenApi } from "../../scripts/tools/import-openapi.mjs";
 import type { CatalogFile, ToolDeclaration } from "../../src/catalog/declaration";
+import { fillMarkers } from "../fixtures/postcodes-review";
 
 /**
  * A vendor's document as such documents often are (fixtures/openapi/postcodes.yaml, written for
@@ -21,34 +22,6 @@ import type { CatalogFile, ToolDeclaration } from "../../src/catalog/declaration
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const DOCUMENT = join(root, "test", "unit", "fixtures", "openapi", "postcodes.yaml");
-const MARKER = "TODO(review):";
-
-/** Each marker replaced by the decision it asks for, the way a reviewer finishes a draft. */
-function fillMarkers(value: unknown, path: string[] = []): unknown {
-  if (typeof value === "string" && value.startsWith(MARKER)) return decide(value, path);
-  if (Array.isArray(value)) return value.map((item, index) => fillMarkers(item, [...path, String(index)]));
-  if (typeof value !== "object" || value === null) return value;
-  const record = value as Record<string, unknown>;
-  if ("draft" in record && "why" in record) return record.draft;
-  return Object.fromEntries(
-    Object.entries(record).map(([key, item]) => [key, fillMarkers(item, [...path, key])]),
-  );
-}
-
-function decide(marker: string, path: string[]): string {
-  const field = path.join(".");
-  // The credential's kind: the one proposed, confirmed.
-  if (field.endsWith("credential.kind")) {
-    const proposed = /^TODO\(review\): (static_query|static_header|proxy_jwt) proposed/.exec(marker)?.[1];
-    if (!proposed) throw new Error(`no kind proposed at ${field}: ${marker}`);
-    return proposed;
-  }
-  if (path.includes("trusted_text")) return "the postal register's own text, which no customer writes";
-  if (field.endsWith("side_effects")) return "None. Reads only.";
-  if (path.includes("description"))
-    return `Decided in review: the tool's ${path.at(-1)} for a support agent.`;
-  throw new Error(`a marker this review does not expect, at ${field}: ${marker}`);
-}
 
 describe("a document that passes credentials as parameters and answers with oneOf", () => {
   let dir = "";

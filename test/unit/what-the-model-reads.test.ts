@@ -73,6 +73,29 @@ describe("the content text a model reads", () => {
     expect(text).toContain('Result: {"refund_id":"rf_1"}');
   });
 
+  it.each([
+    ["refused", "was granted, but the upstream refused the call: it did not take effect", false],
+    ["not_sent", "was granted, but the call was not sent: nothing was done", false],
+    ["in_doubt", "was granted, but whether the call took effect is unknown", null],
+  ] as const)(
+    "an approved call that did not execute (%s): says what it did, never that it executed",
+    (execution, said, confirmed) => {
+      const state = execution === "in_doubt" ? "approved" : "executed";
+      const text = read(
+        failure(
+          ctx({ approval: { id: "apr_8", state, expires_at: "2026-07-02T12:00:00.000Z", execution } }),
+          {
+            code: execution === "not_sent" ? "upstream_changed" : "terminal_error",
+            message: "The upstream said no.",
+            side_effect_confirmed: confirmed,
+          },
+        ),
+      );
+      expect(text).toContain(`Approval apr_8 ${said}.`);
+      expect(text).not.toContain("executed");
+    },
+  );
+
   it("approval_required: names the approval, its expiry and when to call again", () => {
     const text = read(
       failure(ctx({ approval: { id: "apr_42", state: "pending", expires_at: "2026-07-02T12:00:00.000Z" } }), {

@@ -165,7 +165,11 @@ describe("the SDK client on 2026-07-28 with the tasks extension", () => {
     expect(done.status).toBe("completed");
     expect(done.result?.isError).toBe(false);
     const envelope = envelopeOf(done.result ?? {});
-    expect(envelope).toMatchObject({ outcome: "success", approval: { id: approvalId, state: "executed" } });
+    expect(envelope).toMatchObject({
+      outcome: "success",
+      approval: { id: approvalId, state: "executed", execution: "executed" },
+    });
+    expect(done.statusMessage).toBe(`Approval ${approvalId} was granted and the call executed.`);
     expect(textOf(done.result ?? {})).toMatch(/issue_refund succeeded/);
     expect(await refundsOf("A1002")).toHaveLength(before + 1);
 
@@ -174,6 +178,26 @@ describe("the SDK client on 2026-07-28 with the tasks extension", () => {
     expect(again.status).toBe("completed");
     expect(again.result).toEqual(done.result);
     expect(await refundsOf("A1002")).toHaveLength(before + 1);
+    await client.close();
+  });
+
+  it("an approved call the upstream refused completes as an error saying it did not take effect", async () => {
+    const client = await connected();
+    // A1005 is cancelled: the payments API refuses any refund of it, having done nothing.
+    const before = (await refundsOf("A1005")).length;
+    const { task, approvalId } = await askRefund(client, "A1005", 161);
+    expect((await decide(approvalId, "approve", "checked", "acme", { confirm_duplicate: true })).status).toBe(
+      502,
+    );
+    const done = await client.getTask(task.taskId);
+    expect(done.status).toBe("completed");
+    expect(done.result?.isError).toBe(true);
+    const told = `Approval ${approvalId} was granted, but the upstream refused the call: it did not take effect.`;
+    expect(done.statusMessage).toBe(told);
+    expect(textOf(done.result ?? {})).toContain(told);
+    expect(textOf(done.result ?? {})).not.toMatch(/call (executed|ran)/);
+    expect(envelopeOf(done.result ?? {}).approval).toMatchObject({ state: "executed", execution: "refused" });
+    expect(await refundsOf("A1005")).toHaveLength(before);
     await client.close();
   });
 

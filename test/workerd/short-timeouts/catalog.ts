@@ -155,6 +155,28 @@ function overSessions(product: readonly ToolSpec[]): ToolSpec[] {
   ];
 }
 
+/** The re-list window `get_ticket_notes_5s`'s server declares (`definitions_max_age_s: 5`). */
+export const SHORT_RELIST_WINDOW_MS = 5_000;
+
+/**
+ * `get_ticket_notes_5s`: the helpdesk's ticket notes from a server declared with a re-list window
+ * shorter than the default, its own entry in the proxy's memory of listings, so drift-window.test.ts
+ * sees the declared window hold instead of the default one.
+ */
+function relistedSooner(product: readonly ToolSpec[]): ToolSpec[] {
+  const notes = product.find((tool) => tool.name === "get_ticket_notes");
+  const remote = notes?.upstream?.remote;
+  if (!notes?.upstream || !remote) return [];
+  const server = {
+    ...remote.server,
+    name: "HELPDESK_MCP_5S",
+    definitions_max_age_ms: SHORT_RELIST_WINDOW_MS,
+  };
+  return [
+    { ...notes, name: "get_ticket_notes_5s", upstream: { ...notes.upstream, remote: { ...remote, server } } },
+  ];
+}
+
 /** The product's timeout rule by class, scaled down to the short timeout: still checked. */
 const SHORT_TIMEOUT_RULE = { readMinMs: SHORT_TIMEOUT_MS, keyedMaxMs: SHORT_TIMEOUT_MS };
 
@@ -172,6 +194,7 @@ export const catalog = loadCatalog(
     ...wideHelpdesk(product),
     ...withoutTheirSecret(product),
     ...overSessions(product),
+    ...relistedSooner(product),
   ].map((tool) =>
     listedByDefault(
       expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),

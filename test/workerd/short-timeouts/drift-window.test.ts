@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { forgetRemoteDefinitions } from "../../../src/upstream/mcp-definitions";
+import { ageRemoteDefinitions, forgetRemoteDefinitions } from "../../../src/upstream/mcp-definitions";
 import { callTool, openRun, sandbox } from "../helpers";
+import { SHORT_RELIST_WINDOW_MS } from "./catalog";
 
 /**
  * How soon a remote tool whose definition changed is refused. The proxy trusts a listing for at most
@@ -58,4 +59,41 @@ describe("a drifted remote tool behind a 2025 session", () => {
     const relisted = await callTool(run, TOOL, OTHER);
     expect(relisted.body.outcome, JSON.stringify(relisted.body.error)).toBe("success");
   });
+});
+
+/** The helpdesk's window: the default `definitions_max_age_s`, 60 s, which catalog/helpdesk.yaml also states. */
+const DEFAULT_RELIST_WINDOW_MS = 60_000;
+
+describe("a drifted remote tool behind a server that never says its tools changed", () => {
+  // Time passes by making the proxy's listings older, never by waiting: a 2026-07-28 server (the
+  // helpdesk here) sends no notice of a change, so only the listing's age brings the drift to light.
+  it.each([
+    ["get_ticket_notes", "the 60 s window", DEFAULT_RELIST_WINDOW_MS],
+    ["get_ticket_notes_5s", "the window its upstream declares", SHORT_RELIST_WINDOW_MS],
+  ])(
+    "%s is served within %s, and refused upstream_changed from the first call after it",
+    async (tool, _window, windowMs) => {
+      forgetRemoteDefinitions();
+      const run = await openRun("acme", { tools: [`helpdesk.${tool}`] });
+      const listed = await callTool(run, tool, ARGS);
+      expect(listed.body.outcome, JSON.stringify(listed.body.error)).toBe("success");
+
+      await drift("annotations");
+      // Two seconds before the window ends, the listing still stands: the changed tool is served.
+      ageRemoteDefinitions(windowMs - 2_000);
+      const within = await callTool(run, tool, OTHER);
+      expect(within.body.outcome, JSON.stringify(within.body.error)).toBe("success");
+
+      // The window has passed: the next call lists again and refuses the changed definition.
+      ageRemoteDefinitions(2_000);
+      const refused = await callTool(run, tool, ARGS);
+      expect(refused.status).toBe(502);
+      expect(refused.body.error?.code).toBe("upstream_changed");
+      expect(refused.body.error?.details).toMatchObject({
+        drift: "changed",
+        remote_tool: "get_ticket_notes",
+      });
+      expect(refused.body.error?.side_effect_confirmed).toBe(false);
+    },
+  );
 });
