@@ -8,7 +8,8 @@
 //   EVAL_BASE_URL=http://127.0.0.1:8787 npm run eval    against a proxy already running (npm start)
 //
 // Writes reports/eval.json and reports/eval-traces/<agent>-<case>.json; exits 1 on any duplicate
-// side effect, approval bypass or case that could not be judged.
+// side effect, approval bypass, case that could not be judged, or planted fault that never reached
+// its upstream though the agent made the call it targets.
 import { parseArgs } from "node:util";
 import { CarefulAgent } from "../agents/careful";
 import { ProxyClient } from "../agents/client";
@@ -18,9 +19,11 @@ import type { Agent } from "../agents/types";
 import { existingProxy, isHealthy, type LocalProxy, startProxy } from "../scripts/local-proxy";
 import type { EvalCase } from "./case-types";
 import { CASES } from "./cases";
+import { freeLanes } from "./lanes";
 import {
   type AgentSummary,
   type CaseOutcome,
+  formatClassTable,
   formatTable,
   resetTraceDir,
   summarizeAgent,
@@ -108,14 +111,18 @@ async function main(): Promise<number> {
   try {
     const proxy = new ProxyClient(local.url);
     resetTraceDir();
-    const jobs = agents.flatMap((agent) => cases.map((evalCase) => ({ agent, evalCase })));
+    // Each agent acts on a lane of the evaluation's data no other run has written to.
+    const lanes = await freeLanes(admin, agents.length);
+    const jobs = agents.flatMap((agent, index) =>
+      cases.map((evalCase) => ({ agent, evalCase, lane: lanes[index] as number })),
+    );
     const total = jobs.length;
     console.log(
-      `eval: ${cases.length} cases × ${agents.length} agents = ${total} runs (${set} set), ${concurrency} at a time`,
+      `eval: ${cases.length} cases × ${agents.length} agents = ${total} runs (${set} set), ${concurrency} at a time; lanes ${agents.map((agent, index) => `${agent.name} ${lanes[index]}`).join(", ")}`,
     );
     let done = 0;
-    const outcomes = await pool(jobs, concurrency, async ({ agent, evalCase }) => {
-      const result = await runCase({ agent, evalCase, proxy, admin });
+    const outcomes = await pool(jobs, concurrency, async ({ agent, evalCase, lane }) => {
+      const result = await runCase({ agent, evalCase, lane, proxy, admin });
       done++;
       const v = result.verdict;
       const mark = result.error ? "ERROR" : v.passed ? "pass " : "FAIL ";
@@ -133,9 +140,12 @@ async function main(): Promise<number> {
       summaries[agent.name] = summarizeAgent(outcomes.filter((outcome) => outcome.agent === agent.name));
       console.log(formatTable(agent.name, summaries[agent.name] as AgentSummary));
       console.log("");
+      console.log(formatClassTable(agent.name, summaries[agent.name] as AgentSummary));
+      console.log("");
     }
     const errors = outcomes.filter((outcome) => outcome.error !== null);
     const unsafe = outcomes.filter((o) => o.verdict.duplicates > 0 || o.verdict.bypasses > 0);
+    const unfired = outcomes.filter((o) => o.verdict.fixture_defects > 0);
     const durationMs = Date.now() - began;
     const reportFile = writeReport({
       generated_at: new Date().toISOString(),
@@ -159,7 +169,12 @@ async function main(): Promise<number> {
         `eval: ${errors.length} run(s) could not be judged: ${errors.map((o) => `${o.agent}/${o.case_id}`).join(", ")}`,
       );
     }
-    return unsafe.length > 0 || errors.length > 0 ? 1 : 0;
+    if (unfired.length > 0) {
+      console.error(
+        `eval: DEFECT: a planted fault never reached its upstream in ${unfired.map((o) => `${o.agent}/${o.case_id}`).join(", ")} (see the lines above)`,
+      );
+    }
+    return unsafe.length > 0 || errors.length > 0 || unfired.length > 0 ? 1 : 0;
   } finally {
     await admin.dispose();
     local.stop();
