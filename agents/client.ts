@@ -14,6 +14,8 @@ export interface CallRecord {
   args: unknown;
   /** X-Call-Intent, when the orchestrator's plan marks two identical writes as distinct. */
   intent: string | null;
+  /** `Prefer: wait=<seconds>`, when the call asked to wait for a pending approval's decision. */
+  wait_s?: number;
   http_status: number;
   envelope: Envelope;
   started_at: string;
@@ -109,14 +111,23 @@ export class RunClient {
     return this.#log;
   }
 
-  /** `POST /v1/runs/{id}/calls`. Failures are envelopes too; only a broken contract throws. */
-  async call(tool: string, args: unknown, opts: { intent?: string | null } = {}): Promise<Envelope> {
+  /**
+   * `POST /v1/runs/{id}/calls`. Failures are envelopes too; only a broken contract throws. `waitS`
+   * asks a call whose approval is pending to wait that long for the decision (`Prefer: wait`), a
+   * poll that costs nothing however soon it comes.
+   */
+  async call(
+    tool: string,
+    args: unknown,
+    opts: { intent?: string | null; waitS?: number } = {},
+  ): Promise<Envelope> {
     const n = this.#log.length + 1;
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.#token}`,
       "content-type": "application/json",
     };
     if (opts.intent) headers["x-call-intent"] = opts.intent;
+    if (opts.waitS !== undefined) headers.prefer = `wait=${opts.waitS}`;
     const started = Date.now();
     const response = await fetch(`${this.#baseUrl}/v1/runs/${this.runId}/calls`, {
       method: "POST",
@@ -129,6 +140,7 @@ export class RunClient {
       tool,
       args,
       intent: opts.intent ?? null,
+      ...(opts.waitS !== undefined ? { wait_s: opts.waitS } : {}),
       http_status: response.status,
       envelope,
       started_at: new Date(started).toISOString(),
