@@ -1,4 +1,5 @@
 import { type Envelope, envelopeSchema } from "../src/wire/envelope";
+import type { SpecFormat } from "../src/wire/requests";
 
 /**
  * REST clients of the proxy, as an orchestrator and an agent loop use it over HTTP. The orchestrator
@@ -150,7 +151,7 @@ export class RunClient {
   }
 
   /** `GET /v1/tools?format=`: the run's tool specs, ready for a model framework. */
-  async toolSpecs<T = unknown>(format: "openai" | "anthropic" | "mcp" | "jsonschema"): Promise<T[]> {
+  async toolSpecs<T = unknown>(format: SpecFormat): Promise<T[]> {
     const envelope = await this.#get(`/v1/tools?format=${format}`);
     return ((envelope.data as { tools?: T[] } | null)?.tools ?? []) as T[];
   }
