@@ -83,7 +83,8 @@ const percent = (value: number) => `${(value * 100).toFixed(1)}%`;
 /** A rate with no denominator in this row (no case with expected calls, none that rules calls out). */
 const rate = (value: number | null) => (value === null ? "–" : percent(value));
 
-const COLUMNS: ReadonlyArray<[string, (metrics: AgentMetrics) => string]> = [
+/** The per-agent table's columns: a name and how its cell reads a row's metrics. */
+export const TABLE_COLUMNS: ReadonlyArray<[string, (metrics: AgentMetrics) => string]> = [
   ["cases", (m) => String(m.cases)],
   ["task success", (m) => percent(m.task_success_rate)],
   ["invalid calls", (m) => percent(m.invalid_call_rate)],
@@ -106,8 +107,8 @@ export function formatTable(agent: string, summary: AgentSummary): string {
     ...CASE_GROUPS.map((group): [string, AgentMetrics] => [group, summary.by_group[group]]),
     ["all", summary.all],
   ];
-  const header = ["group", ...COLUMNS.map(([name]) => name)];
-  const body = rows.map(([group, metrics]) => [group, ...COLUMNS.map(([, cell]) => cell(metrics))]);
+  const header = ["group", ...TABLE_COLUMNS.map(([name]) => name)];
+  const body = rows.map(([group, metrics]) => [group, ...TABLE_COLUMNS.map(([, cell]) => cell(metrics))]);
   return [`agent: ${agent}`, ...markdownTable(header, body, 1)].join("\n");
 }
 

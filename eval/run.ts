@@ -4,12 +4,15 @@
 //   npm run eval -- --ci               what CI runs: every case, 2 at a time (CI has 2 cores)
 //   npm run eval -- --quick            a reduced set for a fast local check (cases marked quick)
 //   npm run eval -- --only a,b         these case ids only
-//   npm run eval -- --agents careful,openai    the OpenAI-compatible agent needs OPENAI_* (see agents/)
+//   npm run eval -- --agent openai      the scripted agents and the OpenAI-compatible one, side by
+//                                       side in one report (it needs OPENAI_*: agents/openai-compatible.ts)
+//   npm run eval -- --agents careful,openai    exactly these agents
 //   EVAL_BASE_URL=http://127.0.0.1:8787 npm run eval    against a proxy already running (npm start)
 //
 // Writes reports/eval.json and reports/eval-traces/<agent>-<case>.json; exits 1 on any duplicate
 // side effect, approval bypass, case that could not be judged, or planted fault that never reached
 // its upstream though the agent made the call it targets.
+import { execFileSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { CarefulAgent } from "../agents/careful";
 import { ProxyClient } from "../agents/client";
@@ -19,7 +22,9 @@ import type { Agent } from "../agents/types";
 import { existingProxy, isHealthy, type LocalProxy, startProxy } from "../scripts/local-proxy";
 import type { EvalCase } from "./case-types";
 import { CASES } from "./cases";
+import { casesFingerprint } from "./cases-fingerprint";
 import { freeLanes } from "./lanes";
+import { ROOT } from "./paths";
 import {
   type AgentSummary,
   type CaseOutcome,
@@ -53,12 +58,34 @@ function agentsNamed(names: string[]): Agent[] {
   });
 }
 
+/** The agents every evaluation runs unless told otherwise. */
+const SCRIPTED = ["naive", "careful"];
+
+/** `--agents a,b` names exactly the agents; each `--agent x` adds one beside them, once. */
+function agentNames(agents: string, added: readonly string[]): string[] {
+  const names = agents.split(",").map((name) => name.trim());
+  return [...new Set([...names, ...added.map((name) => name.trim())])].filter((name) => name !== "");
+}
+
 function selectCases(quick: boolean, only: string | undefined): EvalCase[] {
   const ids = only ? new Set(only.split(",").map((id) => id.trim())) : null;
   const selected = CASES.filter((c) => (ids ? ids.has(c.id) : !quick || c.quick));
   const unknown = ids ? [...ids].filter((id) => !CASES.some((c) => c.id === id)) : [];
   if (unknown.length > 0) throw new Error(`no such case: ${unknown.join(", ")}`);
   return selected;
+}
+
+/** The commit evaluated, and whether tracked files had changes beside it. */
+function commitOf(): { commit: string; dirty: boolean } {
+  try {
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" }).trim();
+    return {
+      commit: git("rev-parse", "HEAD"),
+      dirty: git("status", "--porcelain", "--untracked-files=no") !== "",
+    };
+  } catch {
+    return { commit: "unknown", dirty: false };
+  }
 }
 
 /** Runs jobs with at most `limit` in flight, in order of the list. */
@@ -82,14 +109,15 @@ async function main(): Promise<number> {
       ci: { type: "boolean", default: false },
       quick: { type: "boolean", default: false },
       only: { type: "string" },
-      agents: { type: "string", default: "naive,careful" },
+      agents: { type: "string", default: SCRIPTED.join(",") },
+      agent: { type: "string", multiple: true },
       concurrency: { type: "string" },
     },
   });
   const began = Date.now();
   const cases = selectCases(values.quick ?? false, values.only);
   const set = values.only ? "selected" : values.quick ? "quick" : values.ci ? "ci (full)" : "full";
-  const agents = agentsNamed((values.agents ?? "").split(",").map((name) => name.trim()));
+  const agents = agentsNamed(agentNames(values.agents ?? "", values.agent ?? []));
   // Every case's run is its own Durable Object; a few at once keep the machine busy without
   // starving wrangler. CI machines have two cores.
   const concurrency = Math.max(1, Number(values.concurrency ?? (values.ci ? 2 : 4)) || 1);
@@ -149,7 +177,12 @@ async function main(): Promise<number> {
     const durationMs = Date.now() - began;
     const reportFile = writeReport({
       generated_at: new Date().toISOString(),
+      ...commitOf(),
       set,
+      concurrency,
+      // Every case, or a subset: only a report of every case may be written into docs/evaluation.md.
+      all_cases: cases.length === CASES.length,
+      cases_fingerprint: casesFingerprint(),
       base_url: local.url,
       started_proxy: local.started,
       duration_ms: durationMs,
