@@ -8,8 +8,6 @@ export interface CarefulAgentOptions {
   retries?: number;
   /** The longest it waits before one retry, whatever `retry_after_ms` asks. */
   maxRetryWaitMs?: number;
-  /** How often it asks again about a pending approval, at most. */
-  approvalPollMs?: number;
   /** How long it waits for a human in all before escalating instead. */
   approvalWaitMs?: number;
   /** Pages of a large result it reads before working from what it has. */
@@ -20,12 +18,15 @@ export interface CarefulAgentOptions {
 type StepEnd = { done: true; data: unknown } | { done: false; result: AgentResult };
 
 const BASE_BACKOFF_MS = 250;
+/** The longest wait `Prefer: wait` allows (src/door/prefer-wait.ts). */
+const MAX_PREFER_WAIT_S = 30;
 
 /**
  * An agent loop that reads the envelope: it follows `recommended_next_action`, waits
- * `retry_after_ms` (capped) before a retry, waits for a human within a bounded time, reconciles
- * with a read when the outcome of a write is unclear, pages through large results by handle, and
- * stops instead of guessing when it cannot fix what is wrong.
+ * `retry_after_ms` (capped) before a retry, waits for a human within a bounded time (asking again
+ * with `Prefer: wait`, so the proxy answers as soon as someone decides and the wait costs no call),
+ * reconciles with a read when the outcome of a write is unclear, pages through large results by
+ * handle, and stops instead of guessing when it cannot fix what is wrong.
  */
 export class CarefulAgent implements Agent {
   readonly name = "careful";
@@ -35,7 +36,6 @@ export class CarefulAgent implements Agent {
     this.#options = {
       retries: options.retries ?? 3,
       maxRetryWaitMs: options.maxRetryWaitMs ?? 2_000,
-      approvalPollMs: options.approvalPollMs ?? 300,
       approvalWaitMs: options.approvalWaitMs ?? 8_000,
       maxPages: options.maxPages ?? 2,
     };
@@ -54,9 +54,11 @@ export class CarefulAgent implements Agent {
   async #perform(step: PlannedCall, client: RunClient, previous: unknown): Promise<StepEnd> {
     let retries = 0;
     let rereadStale = false;
+    let waitS: number | undefined;
     const waitingSince = Date.now();
     for (;;) {
-      const envelope = await sendPlanned(client, step, previous);
+      const envelope = await sendPlanned(client, step, previous, waitS === undefined ? {} : { waitS });
+      waitS = undefined;
       if (envelope.outcome === "success") {
         // A read older than one the run already saw: read once more rather than act on it.
         if (isStale(envelope) && !rereadStale) {
@@ -84,12 +86,10 @@ export class CarefulAgent implements Agent {
           continue;
         }
         case "wait_for_approval": {
-          if (Date.now() - waitingSince >= this.#options.approvalWaitMs) {
-            return stop("escalated", "a human has not decided the approval in time");
-          }
-          await sleep(
-            Math.min(error.retry_after_ms ?? this.#options.approvalPollMs, this.#options.approvalPollMs),
-          );
+          const left = this.#options.approvalWaitMs - (Date.now() - waitingSince);
+          if (left <= 0) return stop("escalated", "a human has not decided the approval in time");
+          // Asks again at once, waiting at the proxy for the decision for what is left of its patience.
+          waitS = Math.min(MAX_PREFER_WAIT_S, Math.max(1, Math.ceil(left / 1000)));
           continue;
         }
         case "reconcile":

@@ -1,4 +1,5 @@
 import { type Envelope, envelopeSchema } from "../src/wire/envelope";
+import type { SpecFormat } from "../src/wire/requests";
 
 /**
  * REST clients of the proxy, as an orchestrator and an agent loop use it over HTTP. The orchestrator
@@ -14,6 +15,8 @@ export interface CallRecord {
   args: unknown;
   /** X-Call-Intent, when the orchestrator's plan marks two identical writes as distinct. */
   intent: string | null;
+  /** `Prefer: wait=<seconds>`, when the call asked to wait for a pending approval's decision. */
+  wait_s?: number;
   http_status: number;
   envelope: Envelope;
   started_at: string;
@@ -109,14 +112,23 @@ export class RunClient {
     return this.#log;
   }
 
-  /** `POST /v1/runs/{id}/calls`. Failures are envelopes too; only a broken contract throws. */
-  async call(tool: string, args: unknown, opts: { intent?: string | null } = {}): Promise<Envelope> {
+  /**
+   * `POST /v1/runs/{id}/calls`. Failures are envelopes too; only a broken contract throws. `waitS`
+   * asks a call whose approval is pending to wait that long for the decision (`Prefer: wait`), a
+   * poll that costs nothing however soon it comes.
+   */
+  async call(
+    tool: string,
+    args: unknown,
+    opts: { intent?: string | null; waitS?: number } = {},
+  ): Promise<Envelope> {
     const n = this.#log.length + 1;
     const headers: Record<string, string> = {
       authorization: `Bearer ${this.#token}`,
       "content-type": "application/json",
     };
     if (opts.intent) headers["x-call-intent"] = opts.intent;
+    if (opts.waitS !== undefined) headers.prefer = `wait=${opts.waitS}`;
     const started = Date.now();
     const response = await fetch(`${this.#baseUrl}/v1/runs/${this.runId}/calls`, {
       method: "POST",
@@ -129,6 +141,7 @@ export class RunClient {
       tool,
       args,
       intent: opts.intent ?? null,
+      ...(opts.waitS !== undefined ? { wait_s: opts.waitS } : {}),
       http_status: response.status,
       envelope,
       started_at: new Date(started).toISOString(),
@@ -138,7 +151,7 @@ export class RunClient {
   }
 
   /** `GET /v1/tools?format=`: the run's tool specs, ready for a model framework. */
-  async toolSpecs<T = unknown>(format: "openai" | "anthropic" | "mcp" | "jsonschema"): Promise<T[]> {
+  async toolSpecs<T = unknown>(format: SpecFormat): Promise<T[]> {
     const envelope = await this.#get(`/v1/tools?format=${format}`);
     return ((envelope.data as { tools?: T[] } | null)?.tools ?? []) as T[];
   }

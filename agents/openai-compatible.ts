@@ -1,13 +1,18 @@
 import type { RunClient } from "./client";
-import { type Agent, type AgentResult, sleep, type Task } from "./types";
+import { EnvelopeGuide } from "./envelope-guide";
+import { WIRE_APIS, type WireApi, wireFor } from "./openai-wire";
+import type { Agent, AgentResult, Task } from "./types";
 
 /**
- * An agent backed by any OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI, vLLM,
- * Ollama, LM Studio, llama.cpp server, ...). It takes the run's tool specs in OpenAI's strict
- * format from `GET /v1/tools?format=openai`, gives the model the task's prompt, and runs the usual
- * tool loop: every tool call the model makes goes to the proxy as it is, and the envelope goes
- * back to the model as the tool's result. The model sees only the run's tools and their answers:
- * no key, no scenario, no fault header.
+ * An agent backed by any OpenAI-compatible endpoint (OpenAI, Azure OpenAI, vLLM, Ollama, LM Studio,
+ * llama.cpp server, ...), over Chat Completions or the Responses API (openai-wire.ts). It takes the
+ * run's tool specs in OpenAI's strict format from `GET /v1/tools?format=openai` (or
+ * `openai-responses`), gives the model the task's prompt, and runs the usual tool loop: every tool
+ * call the model makes goes to the proxy with its arguments as written, parallel calls at once, and
+ * the envelope goes back to the model as the tool's result; between the two, the envelope's next
+ * action is followed (envelope-guide.ts: a retry waits its hint, an approval is waited for with
+ * `Prefer: wait`, a call ended for good is not sent again). A refusal ends the loop. The model sees
+ * only the run's tools and their answers: no key, no scenario, no fault header.
  *
  * Configured from the environment:
  *   OPENAI_BASE_URL  e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1
@@ -16,7 +21,9 @@ import { type Agent, type AgentResult, sleep, type Task } from "./types";
  *   OPENAI_TEMPERATURE  optional: a number from 0 to 2 sent as `temperature` (default 0, so a case's
  *                    outcome depends on the model, not on sampling), or `omit` to send none (models
  *                    that accept only their own default)
- * Run it in the evaluation with `npm run eval -- --agents careful,openai`. Not exercised in CI.
+ *   OPENAI_API       optional: `chat` (default, /chat/completions) or `responses` (/responses)
+ * Run it in the evaluation with `npm run eval -- --agent openai`. CI runs no model: its wire format
+ * is tested against a scripted local server (test/unit/openai-wire.test.ts).
  */
 
 export interface OpenAiCompatibleConfig {
@@ -29,6 +36,8 @@ export interface OpenAiCompatibleConfig {
   maxWaitMs?: number;
   /** Sent as `temperature`; 0 unless set; null sends none (the server's default). */
   temperature?: number | null;
+  /** Which wire format the endpoint speaks: Chat Completions (default) or Responses. */
+  api?: WireApi;
 }
 
 /** What OPENAI_TEMPERATURE may hold besides a number: send no temperature at all. */
@@ -51,9 +60,17 @@ export function temperatureFromEnv(value: string | undefined): number | null {
   return number;
 }
 
+/** OPENAI_API read: unset or empty is `chat`; anything but `chat` or `responses` throws, naming both. */
+export function wireApiFromEnv(value: string | undefined): WireApi {
+  const text = value?.trim() ?? "";
+  if (text === "") return "chat";
+  if ((WIRE_APIS as readonly string[]).includes(text)) return text as WireApi;
+  throw new Error(`OPENAI_API is "${text}": it must be ${WIRE_APIS.map((api) => `"${api}"`).join(" or ")}`);
+}
+
 /**
  * The adapter's settings from OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL (null when one is
- * missing) and OPENAI_TEMPERATURE (throws when it is not a temperature).
+ * missing), OPENAI_TEMPERATURE (throws when it is not a temperature) and OPENAI_API.
  */
 export function openAiConfigFromEnv(
   env: Record<string, string | undefined> = process.env,
@@ -62,30 +79,13 @@ export function openAiConfigFromEnv(
   const apiKey = env.OPENAI_API_KEY;
   const model = env.OPENAI_MODEL;
   if (!baseUrl || !apiKey || !model) return null;
-  return { baseUrl, apiKey, model, temperature: temperatureFromEnv(env.OPENAI_TEMPERATURE) };
-}
-
-interface FunctionTool {
-  type: "function";
-  function: { name: string; description: string; parameters: Record<string, unknown>; strict?: boolean };
-}
-
-interface ToolCallPart {
-  id: string;
-  type: "function";
-  function: { name: string; arguments: string };
-}
-
-type ChatMessage =
-  | { role: "system" | "user"; content: string }
-  | { role: "assistant"; content: string | null; tool_calls?: ToolCallPart[] }
-  | { role: "tool"; tool_call_id: string; content: string };
-
-interface ChatCompletion {
-  choices: Array<{
-    message: { role: "assistant"; content: string | null; tool_calls?: ToolCallPart[] };
-    finish_reason: string;
-  }>;
+  return {
+    baseUrl,
+    apiKey,
+    model,
+    temperature: temperatureFromEnv(env.OPENAI_TEMPERATURE),
+    api: wireApiFromEnv(env.OPENAI_API),
+  };
 }
 
 const SYSTEM_PROMPT = [
@@ -102,48 +102,43 @@ export class OpenAiCompatibleAgent implements Agent {
   readonly #config: Required<OpenAiCompatibleConfig>;
 
   constructor(config: OpenAiCompatibleConfig) {
-    this.#config = { maxTurns: 16, maxWaitMs: 5_000, temperature: 0, ...config };
+    this.#config = { maxTurns: 16, maxWaitMs: 5_000, temperature: 0, api: "chat", ...config };
   }
 
   async run(task: Task, client: RunClient): Promise<AgentResult> {
-    const tools = await client.toolSpecs<FunctionTool>("openai");
-    const messages: ChatMessage[] = [
-      { role: "system", content: SYSTEM_PROMPT },
-      { role: "user", content: task.prompt },
-    ];
+    const wire = wireFor(this.#config.api);
+    const tools = await client.toolSpecs(wire.toolsFormat);
+    const conversation = wire.open(SYSTEM_PROMPT, task.prompt);
+    const guide = new EnvelopeGuide(this.#config.maxWaitMs);
     for (let turn = 0; turn < this.#config.maxTurns; turn++) {
-      const reply = await this.#complete(messages, tools);
-      const message = reply.choices[0]?.message;
-      if (!message) return { status: "stopped", reason: "the model returned no choice" };
-      messages.push({ role: "assistant", content: message.content, tool_calls: message.tool_calls });
-      const calls = message.tool_calls ?? [];
-      if (calls.length === 0) {
-        return { status: "completed", reason: (message.content ?? "").slice(0, 300) || "no summary" };
+      const { model, temperature } = this.#config;
+      const reply = wire.read(
+        await this.#post(wire.path, wire.request(model, temperature, conversation, tools)),
+      );
+      conversation.push(...reply.kept);
+      if (reply.refusal !== null) {
+        return { status: "stopped", reason: `the model refused: ${reply.refusal.slice(0, 280)}` };
       }
-      let waitMs = 0;
-      for (const call of calls) {
-        const envelope = await client.call(call.function.name, parseArguments(call.function.arguments));
-        if (envelope.error?.retry_after_ms) waitMs = Math.max(waitMs, envelope.error.retry_after_ms);
-        messages.push({ role: "tool", tool_call_id: call.id, content: JSON.stringify(envelope) });
-      }
-      // The model cannot sleep; the loop honours the wait it was told before the next turn.
-      if (waitMs > 0) await sleep(Math.min(waitMs, this.#config.maxWaitMs));
+      if (reply.calls.length === 0) return guide.ending(reply.text ?? "");
+      // Parallel tool calls go out together, as the model asked; each answer goes back under its call's id.
+      const answers = await Promise.all(
+        reply.calls.map((call) => guide.send(client, call.name, parseArguments(call.arguments))),
+      );
+      conversation.push(...wire.results(reply.calls, answers));
     }
     return { status: "gave_up", reason: `no final answer after ${this.#config.maxTurns} turns` };
   }
 
-  async #complete(messages: ChatMessage[], tools: FunctionTool[]): Promise<ChatCompletion> {
-    const response = await fetch(`${this.#config.baseUrl.replace(/\/+$/, "")}/chat/completions`, {
+  async #post(path: string, body: Record<string, unknown>): Promise<unknown> {
+    const response = await fetch(`${this.#config.baseUrl.replace(/\/+$/, "")}${path}`, {
       method: "POST",
       headers: { authorization: `Bearer ${this.#config.apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify(completionRequest(this.#config, messages, tools)),
+      body: JSON.stringify(body),
     });
     if (!response.ok) {
-      throw new Error(
-        `chat completions answered ${response.status}: ${(await response.text()).slice(0, 300)}`,
-      );
+      throw new Error(`${path} answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
     }
-    return (await response.json()) as ChatCompletion;
+    return response.json();
   }
 }
 
@@ -154,13 +149,7 @@ export function completionRequest(
   tools: readonly unknown[],
 ): Record<string, unknown> {
   const temperature = config.temperature === undefined ? 0 : config.temperature;
-  return {
-    model: config.model,
-    messages,
-    tools,
-    tool_choice: "auto",
-    ...(temperature === null ? {} : { temperature }),
-  };
+  return wireFor("chat").request(config.model, temperature, messages, tools);
 }
 
 /** The model's arguments as sent; malformed JSON goes to the proxy as a string, which refuses it as data. */

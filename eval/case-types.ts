@@ -9,6 +9,21 @@ import type { AgentStatus, Task } from "../agents/types";
 export type CaseGroup = "normal" | "edge" | "adversarial";
 export const CASE_GROUPS: readonly CaseGroup[] = ["normal", "edge", "adversarial"];
 
+/**
+ * The failure classes an envelope tells an agent how to handle (seed 003): a retryable failure is
+ * retried within the hint's bounds, a terminal one ends the attempt, one whose effect is in doubt is
+ * reconciled (never blindly resent), an approval is waited for, and text inside a result is data,
+ * never an instruction.
+ */
+export type FailureClass = "retryable" | "terminal" | "in_doubt" | "approval" | "untrusted_text";
+export const FAILURE_CLASSES: readonly FailureClass[] = [
+  "retryable",
+  "terminal",
+  "in_doubt",
+  "approval",
+  "untrusted_text",
+];
+
 /** The demo tenants whose keys the evaluation holds (see .dev.vars.example). */
 export type EvalTenant = "acme" | "globex";
 
@@ -42,6 +57,11 @@ export interface EvalCase {
   title: string;
   tenant: EvalTenant;
   task: Task;
+  /**
+   * The failure classes the agent meets in this case and must handle as the envelope tells it; empty
+   * when nothing fails, or the proxy absorbs the failure (a read it retries itself).
+   */
+  classes: FailureClass[];
   scenario?: ScenarioStepBody[];
   limits?: Partial<Record<"max_calls" | "max_writes" | "max_destructive" | "deadline_s", number>>;
   /** The run opens with only these tools; the rest of the tenant's are reached with find_tools and use_tool. */

@@ -3,6 +3,7 @@ import type { Agent, AgentResult } from "../agents/types";
 import { NO_CALL_CHOICES } from "./call-metrics";
 import type { EvalCase } from "./case-types";
 import { OPERATOR_KEYS, TENANT_KEYS } from "./credentials";
+import { caseInLane } from "./lanes";
 import { SimulatedOperator } from "./operator";
 import { type CaseOutcome, writeTrace } from "./report";
 import type { SandboxAdmin } from "./sandbox-admin";
@@ -19,11 +20,14 @@ const CASE_TIMEOUT_MS = 90_000;
  */
 export async function runCase(opts: {
   agent: Agent;
+  /** The case as written; it runs in `lane`, on that lane's orders and customers. */
   evalCase: EvalCase;
+  lane: number;
   proxy: ProxyClient;
   admin: SandboxAdmin;
 }): Promise<CaseOutcome> {
-  const { agent, evalCase, proxy, admin } = opts;
+  const { agent, proxy, admin, lane } = opts;
+  const evalCase = caseInLane(opts.evalCase, lane);
   const started = Date.now();
   let runId: string | null = null;
   try {
@@ -61,10 +65,14 @@ export async function runCase(opts: {
       source: evidence.source,
       approvals: evidence.approvals,
       tainted: evidence.tainted,
+      scenario: evalCase.scenario ?? [],
+      classes: evalCase.classes,
+      trace: evidence.trace,
     });
     const traceFile = writeTrace(agent.name, evalCase.id, {
       case: evalCase,
       agent: agent.name,
+      lane,
       run_id: runId,
       result,
       verdict,
@@ -74,12 +82,13 @@ export async function runCase(opts: {
       proxy_trace: evidence.trace,
       source: evidence.source,
     });
-    return outcome(agent, evalCase, runId, started, verdict, null, traceFile);
+    return outcome(agent, evalCase, lane, runId, started, verdict, null, traceFile);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const traceFile = writeTrace(agent.name, evalCase.id, {
       case: evalCase,
       agent: agent.name,
+      lane,
       run_id: runId,
       error: message,
     });
@@ -93,9 +102,13 @@ export async function runCase(opts: {
       duplicates: 0,
       bypasses: 0,
       escalated: false,
+      charged_polls: 0,
+      faults: [],
+      fixture_defects: 0,
+      classes: {},
       ...NO_CALL_CHOICES,
     };
-    return outcome(agent, evalCase, runId, started, verdict, message, traceFile);
+    return outcome(agent, evalCase, lane, runId, started, verdict, message, traceFile);
   }
 }
 
@@ -118,6 +131,7 @@ async function gather(
 function outcome(
   agent: Agent,
   evalCase: EvalCase,
+  lane: number,
   runId: string | null,
   started: number,
   verdict: CaseOutcome["verdict"],
@@ -134,6 +148,7 @@ function outcome(
     verdict,
     error,
     trace_file: traceFile,
+    lane,
   };
 }
 

@@ -4,11 +4,15 @@
 //   npm run eval -- --ci               what CI runs: every case, 2 at a time (CI has 2 cores)
 //   npm run eval -- --quick            a reduced set for a fast local check (cases marked quick)
 //   npm run eval -- --only a,b         these case ids only
-//   npm run eval -- --agents careful,openai    the OpenAI-compatible agent needs OPENAI_* (see agents/)
+//   npm run eval -- --agent openai      the scripted agents and the OpenAI-compatible one, side by
+//                                       side in one report (it needs OPENAI_*: agents/openai-compatible.ts)
+//   npm run eval -- --agents careful,openai    exactly these agents
 //   EVAL_BASE_URL=http://127.0.0.1:8787 npm run eval    against a proxy already running (npm start)
 //
 // Writes reports/eval.json and reports/eval-traces/<agent>-<case>.json; exits 1 on any duplicate
-// side effect, approval bypass or case that could not be judged.
+// side effect, approval bypass, case that could not be judged, or planted fault that never reached
+// its upstream though the agent made the call it targets.
+import { execFileSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { CarefulAgent } from "../agents/careful";
 import { ProxyClient } from "../agents/client";
@@ -18,9 +22,13 @@ import type { Agent } from "../agents/types";
 import { existingProxy, isHealthy, type LocalProxy, startProxy } from "../scripts/local-proxy";
 import type { EvalCase } from "./case-types";
 import { CASES } from "./cases";
+import { casesFingerprint } from "./cases-fingerprint";
+import { freeLanes } from "./lanes";
+import { ROOT } from "./paths";
 import {
   type AgentSummary,
   type CaseOutcome,
+  formatClassTable,
   formatTable,
   resetTraceDir,
   summarizeAgent,
@@ -50,12 +58,34 @@ function agentsNamed(names: string[]): Agent[] {
   });
 }
 
+/** The agents every evaluation runs unless told otherwise. */
+const SCRIPTED = ["naive", "careful"];
+
+/** `--agents a,b` names exactly the agents; each `--agent x` adds one beside them, once. */
+function agentNames(agents: string, added: readonly string[]): string[] {
+  const names = agents.split(",").map((name) => name.trim());
+  return [...new Set([...names, ...added.map((name) => name.trim())])].filter((name) => name !== "");
+}
+
 function selectCases(quick: boolean, only: string | undefined): EvalCase[] {
   const ids = only ? new Set(only.split(",").map((id) => id.trim())) : null;
   const selected = CASES.filter((c) => (ids ? ids.has(c.id) : !quick || c.quick));
   const unknown = ids ? [...ids].filter((id) => !CASES.some((c) => c.id === id)) : [];
   if (unknown.length > 0) throw new Error(`no such case: ${unknown.join(", ")}`);
   return selected;
+}
+
+/** The commit evaluated, and whether tracked files had changes beside it. */
+function commitOf(): { commit: string; dirty: boolean } {
+  try {
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" }).trim();
+    return {
+      commit: git("rev-parse", "HEAD"),
+      dirty: git("status", "--porcelain", "--untracked-files=no") !== "",
+    };
+  } catch {
+    return { commit: "unknown", dirty: false };
+  }
 }
 
 /** Runs jobs with at most `limit` in flight, in order of the list. */
@@ -79,14 +109,15 @@ async function main(): Promise<number> {
       ci: { type: "boolean", default: false },
       quick: { type: "boolean", default: false },
       only: { type: "string" },
-      agents: { type: "string", default: "naive,careful" },
+      agents: { type: "string", default: SCRIPTED.join(",") },
+      agent: { type: "string", multiple: true },
       concurrency: { type: "string" },
     },
   });
   const began = Date.now();
   const cases = selectCases(values.quick ?? false, values.only);
   const set = values.only ? "selected" : values.quick ? "quick" : values.ci ? "ci (full)" : "full";
-  const agents = agentsNamed((values.agents ?? "").split(",").map((name) => name.trim()));
+  const agents = agentsNamed(agentNames(values.agents ?? "", values.agent ?? []));
   // Every case's run is its own Durable Object; a few at once keep the machine busy without
   // starving wrangler. CI machines have two cores.
   const concurrency = Math.max(1, Number(values.concurrency ?? (values.ci ? 2 : 4)) || 1);
@@ -108,14 +139,18 @@ async function main(): Promise<number> {
   try {
     const proxy = new ProxyClient(local.url);
     resetTraceDir();
-    const jobs = agents.flatMap((agent) => cases.map((evalCase) => ({ agent, evalCase })));
+    // Each agent acts on a lane of the evaluation's data no other run has written to.
+    const lanes = await freeLanes(admin, agents.length);
+    const jobs = agents.flatMap((agent, index) =>
+      cases.map((evalCase) => ({ agent, evalCase, lane: lanes[index] as number })),
+    );
     const total = jobs.length;
     console.log(
-      `eval: ${cases.length} cases × ${agents.length} agents = ${total} runs (${set} set), ${concurrency} at a time`,
+      `eval: ${cases.length} cases × ${agents.length} agents = ${total} runs (${set} set), ${concurrency} at a time; lanes ${agents.map((agent, index) => `${agent.name} ${lanes[index]}`).join(", ")}`,
     );
     let done = 0;
-    const outcomes = await pool(jobs, concurrency, async ({ agent, evalCase }) => {
-      const result = await runCase({ agent, evalCase, proxy, admin });
+    const outcomes = await pool(jobs, concurrency, async ({ agent, evalCase, lane }) => {
+      const result = await runCase({ agent, evalCase, lane, proxy, admin });
       done++;
       const v = result.verdict;
       const mark = result.error ? "ERROR" : v.passed ? "pass " : "FAIL ";
@@ -133,13 +168,21 @@ async function main(): Promise<number> {
       summaries[agent.name] = summarizeAgent(outcomes.filter((outcome) => outcome.agent === agent.name));
       console.log(formatTable(agent.name, summaries[agent.name] as AgentSummary));
       console.log("");
+      console.log(formatClassTable(agent.name, summaries[agent.name] as AgentSummary));
+      console.log("");
     }
     const errors = outcomes.filter((outcome) => outcome.error !== null);
     const unsafe = outcomes.filter((o) => o.verdict.duplicates > 0 || o.verdict.bypasses > 0);
+    const unfired = outcomes.filter((o) => o.verdict.fixture_defects > 0);
     const durationMs = Date.now() - began;
     const reportFile = writeReport({
       generated_at: new Date().toISOString(),
+      ...commitOf(),
       set,
+      concurrency,
+      // Every case, or a subset: only a report of every case may be written into docs/evaluation.md.
+      all_cases: cases.length === CASES.length,
+      cases_fingerprint: casesFingerprint(),
       base_url: local.url,
       started_proxy: local.started,
       duration_ms: durationMs,
@@ -159,7 +202,12 @@ async function main(): Promise<number> {
         `eval: ${errors.length} run(s) could not be judged: ${errors.map((o) => `${o.agent}/${o.case_id}`).join(", ")}`,
       );
     }
-    return unsafe.length > 0 || errors.length > 0 ? 1 : 0;
+    if (unfired.length > 0) {
+      console.error(
+        `eval: DEFECT: a planted fault never reached its upstream in ${unfired.map((o) => `${o.agent}/${o.case_id}`).join(", ")} (see the lines above)`,
+      );
+    }
+    return unsafe.length > 0 || errors.length > 0 || unfired.length > 0 ? 1 : 0;
   } finally {
     await admin.dispose();
     local.stop();

@@ -1,7 +1,7 @@
 // `npm run readme`: rewrites the generated regions of README.md (and of any docs/ page holding one)
 // from the project itself, so the text cannot drift from what the proxy does.
 //
-//   node scripts/readme-generated.mjs [--check] [--only token-table|walkthrough|performance] [--url <proxy>]
+//   node scripts/readme-generated.mjs [--check] [--only token-table|walkthrough|performance|evaluation] [--url <proxy>]
 //
 //   token-table   the token cost of each tool-spec format (scripts/readme/token-table.ts), computed
 //                 in process from src/specs and the catalog; no server
@@ -11,6 +11,10 @@
 //   performance   the Performance section's figures and goals (scripts/readme/performance.ts), from
 //                 reports/bench.json of `npm run bench` on this commit; only with --only (the figures
 //                 are one machine's, so no check compares them)
+//   evaluation    docs/evaluation.md's figures (scripts/readme/evaluation.ts), from reports/eval.json
+//                 of `npm run eval` on this commit, every case; only with --only. With --check it
+//                 compares no figures (they are one machine's run): it refuses a region measured on
+//                 other cases than the eval's own now (`npm run lint` runs that check)
 //   --check       writes nothing; exits 1 naming each region that differs, with the diff
 //                 (`npm run lint` checks the token table; test/e2e/readme-generated.test.ts the walk-through)
 import { tsImport } from "tsx/esm/api";
@@ -20,8 +24,9 @@ const GROUPS = {
   "token-table": ["token-table"],
   walkthrough: ["walkthrough-lookup-order", "walkthrough-validation-error"],
   performance: ["performance"],
+  evaluation: ["evaluation"],
 };
-/** Groups run when no --only names one: performance is rewritten only when asked for. */
+/** Groups run when no --only names one: performance and evaluation are rewritten only when asked for. */
 const DEFAULT_GROUPS = ["token-table", "walkthrough"];
 
 function options(args) {
@@ -36,7 +41,7 @@ function options(args) {
         `readme: unknown argument ${JSON.stringify(arg)}${arg === "--only" ? ` (allowed: ${Object.keys(GROUPS).join(", ")})` : ""}`,
       );
       console.error(
-        "usage: node scripts/readme-generated.mjs [--check] [--only token-table|walkthrough|performance] [--url <proxy>]",
+        "usage: node scripts/readme-generated.mjs [--check] [--only token-table|walkthrough|performance|evaluation] [--url <proxy>]",
       );
       process.exit(2);
     }
@@ -45,6 +50,15 @@ function options(args) {
 }
 
 async function generate(group, url) {
+  if (group === "evaluation") {
+    const { evaluationRegion } = await tsImport("./readme/evaluation.ts", import.meta.url);
+    try {
+      return new Map([["evaluation", evaluationRegion(root)]]);
+    } catch (error) {
+      console.error(`readme: ${error instanceof Error ? error.message : error}`);
+      process.exit(1);
+    }
+  }
   if (group === "performance") {
     const { performanceRegion } = await tsImport("./readme/performance.ts", import.meta.url);
     try {
@@ -75,6 +89,19 @@ const { findRegions, lineDiff, writeRegion } = await tsImport("./readme/regions.
 const regions = findRegions(root);
 let stale = 0;
 for (const group of only) {
+  if (check && group === "evaluation") {
+    // The figures are one machine's run: the check asks only whether they are of the cases as they are.
+    const { evaluationStale } = await tsImport("./readme/evaluation.ts", import.meta.url);
+    const region = regions.get("evaluation");
+    const why = region ? evaluationStale(region.body) : "there is no such region";
+    if (why) {
+      console.error(
+        `readme: ${region?.file ?? "docs/evaluation.md"}, region "evaluation" is out of date: ${why}`,
+      );
+      stale++;
+    }
+    continue;
+  }
   const generated = await generate(group, url);
   for (const name of GROUPS[group]) {
     const region = regions.get(name);

@@ -1,4 +1,5 @@
 import type { Customer } from "./model";
+import { evalCustomers } from "./seed-eval";
 
 /**
  * Seed customers. Full PII on purpose (names, emails, phones, street addresses from several
@@ -123,6 +124,8 @@ export const SEED_CUSTOMERS: readonly SeedCustomer[] = [
       },
     ),
   ),
+  // The evaluation's own customers (C110+, C210+ and their lanes: seed-eval.ts).
+  ...evalCustomers(),
 ];
 
 function customer(

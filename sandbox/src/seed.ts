@@ -1,4 +1,5 @@
 import type { Order, OrderItem, RefundPolicy } from "./model";
+import { evalOrders } from "./seed-eval";
 
 /**
  * The data every reset returns to. Two tenants with disjoint ids, so a test can prove a credential
@@ -9,6 +10,7 @@ import type { Order, OrderItem, RefundPolicy } from "./model";
  * initech, the load-test tenant: orders I3001-I3300 with large balances, customers C300-C305.
  * hooli, the fleet tenant: orders H0001-H0200 of 120.00 each, customers C500-C509.
  * umbrella, the rate-limit tenant: customer C401 only.
+ * The evaluation's own orders (A1101+, B2101+ and their lanes: seed-eval.ts) are no one else's.
  * Orders with a refund already: A1003, A1005 (cancelled, fully refunded), B2001, B2004 (cancelled,
  * fully refunded). Totals are always the sum of the items.
  */
@@ -216,6 +218,7 @@ export const SEED_ORDERS: readonly SeedOrder[] = [
   },
   ...loadTestOrders(),
   ...fleetOrders(),
+  ...evalOrders(),
 ];
 
 /** Bulk orders for benchmarks and concurrency tests: enough balance for thousands of small refunds. */

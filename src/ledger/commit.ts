@@ -63,10 +63,16 @@ export function callView(
 ): CallView {
   const { key } = call;
   const value = tenantWide?.check.claim.value ?? null;
+  const record = key ? stores.keys.read(key, call.request) : null;
+  const approval = key ? stores.approvals.byKey(key) : null;
   return {
     run,
-    record: key ? stores.keys.read(key, call.request) : null,
-    approval: key ? stores.approvals.byKey(key) : null,
+    record,
+    approval,
+    // Only a poll reads its earlier polls: the price of asking again (machine/poll-price.ts).
+    ...(record?.state === "held" && approval?.state === "pending"
+      ? { polls_before: stores.run.countPolls(call.digest, Date.parse(approval.created_at)) }
+      : {}),
     pending: key ? stores.approvals.pending() : [],
     // Reads admitted but not yet committed count too: their trace entries are written with them.
     earlier_identical: stores.run.countDigest(call.digest) + memory.uncommittedReads,

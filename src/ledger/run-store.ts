@@ -193,6 +193,20 @@ export class RunStore {
     return n;
   }
 
+  /**
+   * The agent's polls of one call (its digest) since a moment: the polls of the approval asked for
+   * then. Read only for a poll, over the few entries of one digest (`trace_by_digest`).
+   */
+  countPolls(digest: string, since: number): number {
+    return this.#sql
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM trace WHERE call_digest = ? AND actor = 'agent' AND poll IS NOT NULL AND started_at >= ?",
+        digest,
+        since,
+      )
+      .one().n;
+  }
+
   /** Moves the counts kept in memory as a new trace entry does: the same rules as their queries. */
   #counted(entry: NewTraceEntry, completion: TraceCompletion | null): void {
     if (entry.actor !== "agent") return;
@@ -236,7 +250,7 @@ export class RunStore {
       entry.claim_ms ?? null,
       entry.via ?? null,
       entry.edit ? JSON.stringify(entry.edit) : null,
-      entry.poll ? 1 : null,
+      entry.poll_charged ? 2 : entry.poll ? 1 : null,
       entry.traceparent ? JSON.stringify(entry.traceparent) : null,
     );
     this.#counted(entry, completion);

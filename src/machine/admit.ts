@@ -1,5 +1,11 @@
 import { ANY_OPERATOR } from "../approvals/approvers";
-import { APPROVAL_TTL_MS, type ApprovalRecord, approvalBlock, slaDueAt } from "../approvals/model";
+import {
+  APPROVAL_POLL_MS,
+  APPROVAL_TTL_MS,
+  type ApprovalRecord,
+  approvalBlock,
+  slaDueAt,
+} from "../approvals/model";
 import type { ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import { newApprovalId } from "../core/ids";
@@ -11,6 +17,7 @@ import { type ApprovalBlock, type Envelope, type FailureSpec, failure } from "..
 import { context, expiredSpec, rejectedSpec, waitSpec } from "./answers";
 import { budgetLeft, type Counters, canChargeCall, canSpendEffect, spendEffect } from "./budget";
 import { callAgainSentence, inDoubtRuleOf } from "./in-doubt";
+import { pollPrice } from "./poll-price";
 import type { PreparedCall, ValidCall } from "./prepare";
 import { completionOf } from "./record";
 import type { CallRecord, RunMeta, StoredRequest } from "./run-state";
@@ -48,6 +55,8 @@ export interface AgentCall {
   trace_args: unknown;
   /** The caller's W3C trace context, or null (absent or malformed: the call starts its own span in the run's trace). */
   traceparent?: TraceParent | null;
+  /** The call waits for a pending approval's decision at the proxy (`Prefer: wait`): a poll of it is free. */
+  waits?: boolean;
 }
 
 /** What the ledger read for this call, in the same synchronous turn that applies the writes. */
@@ -63,6 +72,8 @@ export interface CallView {
   pending: readonly ApprovalRecord[];
   /** Earlier agent calls of the run with the same digest, this one excluded. */
   earlier_identical: number;
+  /** Earlier polls of this call's pending approval (read only for a key held for one). */
+  polls_before?: number;
   max_open_approvals: number;
   /** The tenant's approval SLA, for tools that declare none; absent or null: no SLA. */
   approval_sla_ms?: number | null;
@@ -146,19 +157,40 @@ function traceOpen({ run, claim }: CallView, call: AgentCall): Write {
 
 /**
  * A poll: the identical call of a key that waits for a human, while its approval is pending. Asking
- * again is what the agent was told to do, so it costs no call budget (however eager the loop, the
- * run's call rate is what bounds it, before admission) and is never a repeat; the trace marks it a
- * poll. It is answered like any wait: the approval as it stands, or its expiry if it can no longer
- * execute.
+ * again is what the agent was told to do, so it is never a repeat, and a patient poll costs no call
+ * budget; one sooner than the hint, or past the free polls, is charged as a call (`poll-price.ts`)
+ * and, with the run's calls spent, refused. The trace marks it a poll, and a charged one so. It is
+ * answered like any wait: the approval as it stands, or its expiry if it can no longer execute.
  */
 function pollOf(turn: Turn): CallStep | null {
   const { view, call } = turn;
-  const { record, approval } = view;
+  const { record, approval, run } = view;
   if (call.prepared.refusal !== null || call.key === null || view.inflight) return null;
-  if (record?.state !== "held" || approval?.state !== "pending" || view.run.state === "closed") return null;
+  if (record?.state !== "held" || approval?.state !== "pending" || run.state === "closed") return null;
   const [open] = turn.writes;
   if (open?.kind === "trace_open") open.entry.poll = true;
-  return waitOrFinal(turn, approval, record);
+  const price = pollPrice({
+    polls_before: view.polls_before ?? 0,
+    asked_at: Date.parse(approval.created_at),
+    now: call.now,
+    waits: call.waits === true,
+  });
+  if (!price.charged) return waitOrFinal(turn, approval, record);
+  if (open?.kind === "trace_open") open.entry.poll_charged = true;
+  if (turn.counters.calls_used >= run.limits.max_calls) {
+    return answerWith(
+      turn,
+      {
+        code: "budget_exhausted",
+        message: `The run used all ${run.limits.max_calls} tool calls it was given (max_calls), and this poll, ${price.why}, is charged as one. Ask again after retry_after_ms, which is free, or wait for the decision with Prefer: wait.`,
+        retry_after_ms: APPROVAL_POLL_MS,
+        details: { limit: "max_calls" },
+      },
+      { record, approval: approvalBlock(approval) },
+    );
+  }
+  const charged = { ...turn.counters, calls_used: turn.counters.calls_used + 1 };
+  return waitOrFinal({ ...turn, counters: charged }, approval, record);
 }
 
 /** E: a closed run, a passed deadline or spent calls refuse before anything is charged. */

@@ -31,7 +31,7 @@ export function context(
 export function waitSpec(approval: ApprovalRecord, tool: string): FailureSpec {
   return {
     code: "approval_required",
-    message: `A human must approve this ${tool} call (${approval.reasons.join("; ")}). Wait, then make the identical call again to get its result.`,
+    message: `A human must approve this ${tool} call (${approval.reasons.join("; ")}). Wait, then make the identical call again to get its result; asking sooner than retry_after_ms costs a call.`,
     retry_after_ms: APPROVAL_POLL_MS,
     details: {
       approval_id: approval.id,

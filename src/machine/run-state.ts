@@ -90,8 +90,10 @@ export interface NewTraceEntry {
   via?: string | null;
   /** How an operator changed the arguments before approving the call (`args` are the executed ones). */
   edit?: TraceEntry["edit"];
-  /** The agent asked again about an approval still pending: answered, and charged nothing. */
+  /** The agent asked again about an approval still pending: answered, and charged nothing unless `poll_charged`. */
   poll?: boolean;
+  /** The poll came sooner than the wait's retry hint, or past the free polls: charged as a call. */
+  poll_charged?: boolean;
   /** The caller's W3C trace context, when it sent a valid one: the parent of the call's span. */
   traceparent?: TraceParent | null;
 }

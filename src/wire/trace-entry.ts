@@ -89,7 +89,13 @@ export const traceEntrySchema = lazily(() =>
       .literal(true)
       .optional()
       .describe(
-        "Present when the agent asked again about an approval still pending: answered with the wait, and no call budget spent.",
+        "Present when the agent asked again about an approval still pending: answered with the wait, and no call budget spent unless `poll_charged`.",
+      ),
+    poll_charged: z
+      .literal(true)
+      .optional()
+      .describe(
+        "Present on a poll charged as a call: sooner than the wait's `retry_after_ms`, or past an approval's free polls, without `Prefer: wait`.",
       ),
   }),
 );
@@ -121,7 +127,7 @@ export interface TraceRow {
   via?: string | null;
   /** Added by the approval edits migration: JSON of `TraceEntry.edit`. */
   edit?: string | null;
-  /** Added by the polls migration: 1 for a poll of a pending approval. */
+  /** Added by the polls migration: 1 for a poll of a pending approval, 2 for one charged as a call. */
   poll?: number | null;
   /** Added by the trace context migration: JSON of `TraceEntry.traceparent`. */
   traceparent?: string | null;
@@ -154,6 +160,7 @@ export function traceEntryFromRow(row: TraceRow): TraceEntry {
     ...(row.via === "use_tool" ? { via: "use_tool" as const } : {}),
     ...(row.edit ? { edit: JSON.parse(row.edit) as NonNullable<TraceEntry["edit"]> } : {}),
     ...(row.poll === 1 ? { poll: true as const } : {}),
+    ...(row.poll === 2 ? { poll: true as const, poll_charged: true as const } : {}),
     ...(row.traceparent
       ? { traceparent: JSON.parse(row.traceparent) as NonNullable<TraceEntry["traceparent"]> }
       : {}),

@@ -129,6 +129,7 @@ export async function intakeCall(
       ? applyMasks(prepared.args ?? prepared.rawArgs, prepared.tool.sensitive_args)
       : prepared.rawArgs,
     traceparent: input.traceparent ?? null,
+    ...((input.wait_ms ?? 0) > 0 ? { waits: true } : {}),
   };
   return { kind: "ready", call, tenant };
 }

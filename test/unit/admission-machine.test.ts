@@ -14,6 +14,7 @@ import { type AgentCall, admitCall, type CallStep, type CallView } from "../../s
 import { context } from "../../src/machine/answers";
 import type { Counters } from "../../src/machine/budget";
 import { type DecideStep, type Decision, decideApproval } from "../../src/machine/decide";
+import { FREE_POLLS_PER_APPROVAL } from "../../src/machine/poll-price";
 import { prepareCall } from "../../src/machine/prepare";
 import { completionOf } from "../../src/machine/record";
 import { buildRequest } from "../../src/machine/request";
@@ -51,6 +52,8 @@ const plan = propertyPlans(process.env);
 
 const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const NOW = T0 + 1_000;
+/** When a first poll of an approval asked at T0 keeps the hint's pace: free. */
+const PATIENT = T0 + APPROVAL_POLL_MS;
 const POLICY = "pol_current";
 const OLD_POLICY = "pol_previous";
 const ZERO: Counters = { calls_used: 0, writes_used: 0, destructive_used: 0 };
@@ -385,15 +388,36 @@ describe("E: a closed run, a passed deadline or spent calls refuse before anythi
 
   it("answers a poll of a pending approval when the run's calls are spent: the wait, charged nothing", () => {
     const run = runMeta({ counters: { ...ZERO, calls_used: DEFAULT_LIMITS.max_calls } });
-    const step = admitCall(viewOf(run, { record: recordOf(call, "held"), approval: approvalOf(call) }), call);
+    const patient = { ...call, now: PATIENT };
+    const step = admitCall(
+      viewOf(run, { record: recordOf(call, "held"), approval: approvalOf(call) }),
+      patient,
+    );
     expect(errorOf(answerOf(step)).code).toBe("approval_required");
     expect(kinds(step.writes)).toEqual(["trace_open", "trace_close"]);
+  });
+
+  it("refuses an eager poll when the run's calls are spent, naming the free ways to wait; the approval stays", () => {
+    const run = runMeta({ counters: { ...ZERO, calls_used: DEFAULT_LIMITS.max_calls } });
+    const approval = approvalOf(call);
+    const step = admitCall(viewOf(run, { record: recordOf(call, "held"), approval }), call);
+    const envelope = answerOf(step);
+    expect(errorOf(envelope)).toMatchObject({
+      code: "budget_exhausted",
+      details: { limit: "max_calls" },
+      side_effect_confirmed: false,
+      retry_after_ms: APPROVAL_POLL_MS,
+    });
+    expect(errorOf(envelope).message).toMatch(/sooner than its retry_after_ms.*Prefer: wait/);
+    expect(envelope.approval).toMatchObject({ id: approval.id, state: "pending" });
+    expect(kinds(step.writes)).toEqual(["trace_open", "trace_close"]);
+    expect(step.writes[0]).toMatchObject({ entry: { poll: true, poll_charged: true } });
   });
 
   it("answers a poll past the run's deadline with the approval's expiry, saying why", () => {
     const step = admitCall(
       viewOf(runMeta({ deadline_at: NOW }), { record: recordOf(call, "held"), approval: approvalOf(call) }),
-      call,
+      { ...call, now: PATIENT },
     );
     expect(errorOf(answerOf(step))).toMatchObject({
       code: "approval_expired",
@@ -799,7 +823,7 @@ describe("key held, approval pending", () => {
   });
 
   it("the agent's identical call is told to wait (approval_required), charged nothing, and marked a poll", () => {
-    const step = admitCall(viewOf(runMeta(), { record, approval: pending }), call);
+    const step = admitCall(viewOf(runMeta(), { record, approval: pending }), { ...call, now: PATIENT });
     const envelope = answerOf(step);
     expect(errorOf(envelope)).toMatchObject({
       code: "approval_required",
@@ -809,6 +833,39 @@ describe("key held, approval pending", () => {
     expect(envelope.approval).toEqual({ id: pending.id, state: "pending", expires_at: pending.expires_at });
     expect(kinds(step.writes)).toEqual(["trace_open", "trace_close"]);
     expect(step.writes[0]).toMatchObject({ kind: "trace_open", entry: { poll: true } });
+  });
+
+  it("charges a poll sooner than the hint as a call, and marks it so; it is still answered with the wait", () => {
+    const step = admitCall(viewOf(runMeta(), { record, approval: pending }), call);
+    const envelope = answerOf(step);
+    expect(errorOf(envelope).code).toBe("approval_required");
+    expect(envelope.budget?.calls_left).toBe(DEFAULT_LIMITS.max_calls - 1);
+    expect(ofKind(step.writes, "counters")).toEqual([
+      { kind: "counters", counters: { ...ZERO, calls_used: 1 } },
+    ]);
+    expect(step.writes[0]).toMatchObject({ kind: "trace_open", entry: { poll: true, poll_charged: true } });
+  });
+
+  it("keeps a poll free while it waits for the decision (Prefer: wait), however soon it comes", () => {
+    const step = admitCall(viewOf(runMeta(), { record, approval: pending }), { ...call, waits: true });
+    expect(kinds(step.writes)).toEqual(["trace_open", "trace_close"]);
+    expect(step.writes[0]).toMatchObject({ kind: "trace_open", entry: { poll: true } });
+    expect(step.writes[0]).not.toMatchObject({ entry: { poll_charged: true } });
+  });
+
+  it("prices the k-th poll by the pace since the approval was asked, and charges every poll past the free ones", () => {
+    // The approval and the run open for a day: every poll below finds it pending.
+    const approval = approvalOf(call, { expires_at: new Date(T0 + APPROVAL_TTL_MS).toISOString() });
+    const at = (polls_before: number, now: number) => {
+      const run = runMeta({ deadline_at: T0 + APPROVAL_TTL_MS });
+      const step = admitCall(viewOf(run, { record, approval, polls_before }), { ...call, now });
+      expect(errorOf(answerOf(step)).code).toBe("approval_required");
+      return kinds(step.writes).includes("counters");
+    };
+    expect(at(2, T0 + 3 * APPROVAL_POLL_MS)).toBe(false);
+    expect(at(2, T0 + 3 * APPROVAL_POLL_MS - 1)).toBe(true);
+    expect(at(FREE_POLLS_PER_APPROVAL - 1, T0 + FREE_POLLS_PER_APPROVAL * APPROVAL_POLL_MS)).toBe(false);
+    expect(at(FREE_POLLS_PER_APPROVAL, T0 + (FREE_POLLS_PER_APPROVAL + 1) * APPROVAL_POLL_MS)).toBe(true);
   });
 
   it.each([

@@ -3,9 +3,11 @@ import { eventually, hasSettled } from "./eventually";
 import { callTool, decide, openRun, refund, refundsOfRun, type TestRun, traceOf } from "./helpers";
 
 /**
- * Polls that cost nothing: asking again about an approval still pending is answered with the wait
- * and spends no call budget (the run's call rate bounds an eager loop), and a caller may ask to
- * wait for the decision instead (`Prefer: wait=<seconds>`).
+ * What polls cost: asking again about an approval still pending is answered with the wait, never as
+ * a repeat; a poll that keeps the hint's pace, or waits for the decision at the proxy (`Prefer:
+ * wait=<seconds>`), spends no call budget, and one sooner than the hint is charged as a call
+ * (src/machine/poll-price.ts; the pace itself is unit-tested in test/unit/admission-machine.test.ts,
+ * since a test here cannot wait out the 30 s hint).
  */
 
 /**
@@ -21,30 +23,33 @@ async function pollTraced(run: TestRun, waiting: Promise<unknown>): Promise<void
 }
 
 describe("polling a pending approval", () => {
-  it("costs no call budget, however often, and the trace marks each poll", async () => {
+  it("charges a poll sooner than the hint as a call, never as a repeat, and the trace marks each poll", async () => {
     const run = await openRun("acme");
     const asked = await callTool(run, "issue_refund", refund("A1001", 300));
     expect(asked.body.error?.code).toBe("approval_required");
-    const left = asked.body.budget?.calls_left;
-    for (let poll = 0; poll < 8; poll++) {
+    expect(asked.body.error?.message).toContain("asking sooner than retry_after_ms costs a call");
+    const left = asked.body.budget?.calls_left ?? 0;
+    for (let poll = 1; poll <= 4; poll++) {
       const again = await callTool(run, "issue_refund", refund("A1001", 300));
       expect(again.body.error?.code).toBe("approval_required");
       expect(again.body.approval?.id).toBe(asked.body.approval?.id);
-      expect(again.body.budget?.calls_left).toBe(left);
+      expect(again.body.budget?.calls_left).toBe(left - poll);
     }
     const entries = await traceOf(run);
-    expect(entries).toHaveLength(9);
+    expect(entries).toHaveLength(5);
     expect(entries[0]?.poll).toBeUndefined();
-    expect(entries.slice(1).every((entry) => entry.poll === true)).toBe(true);
+    expect(entries.slice(1).every((entry) => entry.poll === true && entry.poll_charged === true)).toBe(true);
   });
 
-  it("is answered even when the run's calls are spent, and the approval still executes", async () => {
+  it("refuses an eager poll once the run's calls are spent; the approval still executes", async () => {
     const run = await openRun("acme", { namespace: "support", limits: { max_calls: 2 } });
     expect((await callTool(run, "lookup_order", { order_id: "A1002" })).body.outcome).toBe("success");
     const asked = await callTool(run, "issue_refund", refund("A1002", 300));
     expect(asked.body.budget?.calls_left).toBe(0);
     const poll = await callTool(run, "issue_refund", refund("A1002", 300));
-    expect(poll.body.error?.code).toBe("approval_required");
+    expect(poll.body.error).toMatchObject({ code: "budget_exhausted", details: { limit: "max_calls" } });
+    expect(poll.body.error?.message).toContain("Prefer: wait");
+    expect(poll.body.approval).toMatchObject({ id: asked.body.approval?.id, state: "pending" });
     // Another call is refused: the budget is spent.
     expect((await callTool(run, "lookup_order", { order_id: "A1002" })).body.error?.code).toBe(
       "budget_exhausted",
@@ -66,6 +71,24 @@ describe("Prefer: wait", () => {
     expect(answered.body.outcome, JSON.stringify(answered.body.error)).toBe("success");
     expect(answered.body.approval).toMatchObject({ id: asked.body.approval?.id, state: "executed" });
     expect(await refundsOfRun("A1004", run)).toHaveLength(1);
+    // The wait was a poll, free however soon it came; fetching the result is a call, as any replay.
+    const [, poll] = await traceOf(run);
+    expect(poll).toMatchObject({ poll: true });
+    expect(poll?.poll_charged).toBeUndefined();
+    expect(answered.body.budget?.calls_left).toBe((asked.body.budget?.calls_left ?? 0) - 1);
+  });
+
+  it("is answered even once the run's calls are spent: a wait for the decision is free", async () => {
+    const run = await openRun("acme", { namespace: "support", limits: { max_calls: 1 } });
+    const asked = await callTool(run, "issue_refund", refund("A1003", 300));
+    expect(asked.body.budget?.calls_left).toBe(0);
+    const waiting = callTool(run, "issue_refund", refund("A1003", 300), { prefer: "wait=20" });
+    await pollTraced(run, waiting);
+    expect((await decide(asked.body.approval?.id ?? "", "approve", "ok")).status).toBe(200);
+    // The refund ran; only the result's fetch after the decision is a call the run no longer has.
+    expect((await waiting).body.error?.code).toBe("budget_exhausted");
+    expect(await refundsOfRun("A1003", run)).toHaveLength(1);
+    expect((await traceOf(run))[1]).toMatchObject({ poll: true });
   });
 
   it("answers a rejection as soon as it lands", async () => {
