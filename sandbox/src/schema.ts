@@ -130,10 +130,10 @@ export function createSchema(sql: SqlStorage): void {
 }
 
 /**
- * Raised whenever the seed gains data an older store lacks (v2: customer messages, v3: shipments, v4: the helpdesk, v5: hooli's fleet orders, v6: the evaluation's own orders and customers). A store seeded
+ * Raised whenever the seed gains data an older store lacks (v2: customer messages, v3: shipments, v4: the helpdesk, v5: hooli's fleet orders, v6: the evaluation's own orders and customers, v7: wayne's orders). A store seeded
  * by an older version is reseeded on start: sandbox state is disposable, a half-seeded one is not.
  */
-const SEED_VERSION = "6";
+const SEED_VERSION = "7";
 
 export function isSeeded(sql: SqlStorage): boolean {
   const row = sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'seed_version'").toArray()[0];

@@ -9,6 +9,7 @@ import { evalOrders } from "./seed-eval";
  * acme: orders A1001-A1005, customers C100-C105. globex: orders B2001-B2005, customers C200-C205.
  * initech, the load-test tenant: orders I3001-I3300 with large balances, customers C300-C305.
  * hooli, the fleet tenant: orders H0001-H0200 of 120.00 each, customers C500-C509.
+ * wayne, whose runs act for users: orders W0001-W0040 of 500.00 each, customers C700-C709.
  * umbrella, the rate-limit tenant: customer C401 only.
  * The evaluation's own orders (A1101+, B2101+ and their lanes: seed-eval.ts) are no one else's.
  * Orders with a refund already: A1003, A1005 (cancelled, fully refunded), B2001, B2004 (cancelled,
@@ -219,6 +220,7 @@ export const SEED_ORDERS: readonly SeedOrder[] = [
   ...loadTestOrders(),
   ...fleetOrders(),
   ...evalOrders(),
+  ...userOrders(),
 ];
 
 /** Bulk orders for benchmarks and concurrency tests: enough balance for thousands of small refunds. */
@@ -257,6 +259,24 @@ function fleetOrders(): SeedOrder[] {
     refunds: [],
     internal_notes: "Fleet account; refunds reconciled monthly.",
     warehouse_id: "wh-sjc-1",
+  }));
+}
+
+/** Orders of wayne, whose runs act for its users: W0001-W0040, each refundable up to 500.00. */
+function userOrders(): SeedOrder[] {
+  return Array.from({ length: 40 }, (_, index) => ({
+    tenant: "wayne",
+    order_id: `W${String(index + 1).padStart(4, "0")}`,
+    customer_id: `C70${index % 10}`,
+    status: "delivered" as const,
+    currency: "USD",
+    placed_at: "2026-02-02T08:00:00.000Z",
+    updated_at: "2026-02-06T08:00:00.000Z",
+    version: 1,
+    items: [item("BAT-CAPE-01", "Utility Cape", 1, 50000)],
+    refunds: [],
+    internal_notes: "Household account.",
+    warehouse_id: "wh-gtm-1",
   }));
 }
 

@@ -233,7 +233,7 @@ function toolRules(
       needSetting([...at, "max_from_setting", "setting"], policy.max_from_setting.setting);
     else if ("waive_approval_below" in policy) {
       needSetting([...at, "waive_approval_below", "setting"], policy.waive_approval_below.setting);
-    } else if ("at_least_setting" in policy.approval_when) {
+    } else if ("approval_when" in policy && "at_least_setting" in policy.approval_when) {
       needSetting([...at, "approval_when", "at_least_setting"], policy.approval_when.at_least_setting);
     }
   }

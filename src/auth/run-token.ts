@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { runLimitsSchema } from "../wire/run-status";
+import { runUserSchema } from "../wire/run-user";
 import { signToken, type TokenVerification, verifyToken } from "./signed-token";
 
 /** An open that stored nothing, as a run's credential carries it (`runs/pending-open.ts`). */
@@ -12,6 +13,8 @@ export const PendingOpenClaimsSchema = z.object({
   catalog_version: z.string(),
   /** The namespaces its tools may come from. */
   reach: z.array(z.string()),
+  /** Whom the run acts for, as verified when it was opened: signed into the credential, never sent by a model. */
+  user: z.lazy(runUserSchema).optional(),
 });
 export type PendingOpenClaims = z.infer<typeof PendingOpenClaimsSchema>;
 

@@ -226,6 +226,8 @@ const OutputSchema = z.strictObject({
   omitted: z.record(z.string().min(1), ReasonSchema).optional(),
 });
 
+/** The one claim form a policy may name: a top-level claim of the run's user's assertion. */
+const USER_CLAIM = /^user\.[A-Za-z_][A-Za-z0-9_]*$/;
 const FieldSettingSchema = z.strictObject({ field: z.string(), setting: z.string() });
 /** A sentence with `{placeholders}`: each rule names the values it offers (`{value}`, `{limit}`). */
 const TextTemplateSchema = z.string().min(1);
@@ -250,6 +252,23 @@ const PolicySchema = z.union([
   }),
   /** `reason` may name `{limit}`, the setting's value. */
   z.strictObject({ waive_approval_below: FieldSettingSchema.extend({ reason: TextTemplateSchema }) }),
+  /**
+   * An argument bounded by a claim of the run's user (`at_most: user.refund_limit_cents`): above it
+   * the call waits for a human (`otherwise: approval`, the default) or is refused. A run that acts
+   * for no user is not bound by it; a user whose assertion lacks the claim is refused.
+   * `reason` may name `{value}`, `{limit}` and `{field}`.
+   */
+  z.strictObject({
+    within_user_claim: z.strictObject({
+      field: z.string(),
+      at_most: z.string().regex(USER_CLAIM, {
+        error:
+          'names a claim form this catalog does not know: write "user.<claim>", such as user.refund_limit_cents',
+      }),
+      otherwise: z.enum(["approval", "refuse"]).default("approval"),
+      reason: TextTemplateSchema,
+    }),
+  }),
 ]);
 
 const PostconditionSchema = z.strictObject({

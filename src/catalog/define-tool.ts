@@ -2,6 +2,7 @@ import type * as z from "zod";
 import type { TenantConfig } from "../config/tenants";
 import type { MaskRule } from "../shaping/mask";
 import type { EnvironmentName } from "../wire/envelope";
+import type { RunUser } from "../wire/run-user";
 import type { SIDE_EFFECTS } from "../wire/side-effect";
 
 /**
@@ -102,6 +103,8 @@ export type PolicyDecision =
 export interface PolicyContext {
   tenantId: string;
   tenant: TenantConfig;
+  /** Whom the run acts for (verified when it opened); null or absent: no one named. */
+  user?: RunUser | null;
 }
 
 export type ToolPolicy<Args> = (args: Args, ctx: PolicyContext) => PolicyDecision;

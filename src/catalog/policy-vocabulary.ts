@@ -85,6 +85,7 @@ export function compilePolicy(namespace: string, policy: PolicyDeclaration): Too
         : { allow: true };
     };
   }
+  if ("within_user_claim" in policy) return withinUserClaim(policy.within_user_claim);
   const { field, setting, reason } = policy.waive_approval_below;
   return (args, { tenant }) => {
     const limit = tenantSetting(tenant, namespace, setting);
@@ -92,5 +93,42 @@ export function compilePolicy(namespace: string, policy: PolicyDeclaration): Too
     // No setting waives nothing: the approval the side-effect class asks for stays.
     if (limit === undefined || typeof value !== "number" || value > limit) return { allow: true };
     return { allow: true, approval: { required: false, reason: fillText(reason, { limit }) } };
+  };
+}
+
+/**
+ * An argument bounded by a claim of the run's user: a run that acts for no user is not bound by it
+ * (the tenant's `users.required` makes every run name one); a user without a numeric claim of that
+ * name fails closed, refused naming the claim; above the claim the call waits for a human or is refused.
+ */
+function withinUserClaim(rule: {
+  field: string;
+  at_most: string;
+  otherwise: "approval" | "refuse";
+  reason: string;
+}): ToolPolicy<Args> {
+  const claim = rule.at_most.slice("user.".length);
+  return (args, { user }) => {
+    if (!user) return { allow: true };
+    const value = args[rule.field];
+    if (typeof value !== "number") return { allow: true };
+    const limit = user.claims[claim];
+    if (typeof limit !== "number") {
+      return {
+        allow: false,
+        field: rule.field,
+        reason: `the run's user has no numeric "${claim}" claim, which this tool's policy needs`,
+        hint: "This call cannot be made for this user until the identity provider asserts the claim; escalate to a human.",
+      };
+    }
+    if (value <= limit) return { allow: true };
+    const text = fillText(rule.reason, { value, limit, field: rule.field });
+    if (rule.otherwise === "approval") return { allow: true, approval: { required: true, reason: text } };
+    return {
+      allow: false,
+      field: rule.field,
+      reason: text,
+      hint: `At most ${limit} for this user; larger values need a human.`,
+    };
   };
 }

@@ -10,6 +10,7 @@ import { approversSchema } from "./approver-settings";
 import { rateLimitSettingsSchema } from "./rate-settings";
 import { residencySchema } from "./residency";
 import { toolLimitNamespaceIssues, toolLimitsSchema } from "./tool-limits";
+import { userIdentitySchema } from "./user-identity";
 
 export const DEFAULT_LIMITS: RunLimits = {
   max_calls: 20,
@@ -129,6 +130,8 @@ export const tenantConfigSchema = lazily(() =>
     ...approvalEscalationSettings(),
     /** Roles above amounts and the two-person rule, per tool: see `approversSchema`. */
     approvers: approversSchema(),
+    /** The identity provider whose assertions name a run's user; absent: runs name none. */
+    users: userIdentitySchema().optional(),
   }),
 );
 export type TenantConfig = z.infer<ReturnType<typeof tenantConfigSchema>>;

@@ -896,6 +896,14 @@ export const declaredNamespaces: DeclaredNamespace[] = [
                 "setting": "auto_approve_refund_cents",
                 "reason": "refunds up to {limit} cents are auto-approved"
               }
+            },
+            {
+              "within_user_claim": {
+                "field": "amount_cents",
+                "at_most": "user.refund_limit_cents",
+                "otherwise": "approval",
+                "reason": "{value} is above this user's refund limit of {limit}"
+              }
             }
           ],
           "postcondition": {
@@ -1121,25 +1129,25 @@ export const declaredNamespaces: DeclaredNamespace[] = [
         "status": "certified",
         "key_reuse": "pass",
         "credential": "pass",
-        "at": "2026-12-07T23:15:26.475Z"
+        "at": "2026-12-08T02:19:07.617Z"
       },
       "EMAIL_API": {
         "status": "none",
         "key_reuse": null,
         "credential": "pass",
-        "at": "2026-12-07T23:15:26.475Z"
+        "at": "2026-12-08T02:19:07.617Z"
       },
       "ORDERS_API": {
         "status": "none",
         "key_reuse": null,
         "credential": "pass",
-        "at": "2026-12-07T23:15:26.475Z"
+        "at": "2026-12-08T02:19:07.617Z"
       },
       "PAYMENTS_API": {
         "status": "certified",
         "key_reuse": "pass",
         "credential": "pass",
-        "at": "2026-12-07T23:15:26.475Z"
+        "at": "2026-12-08T02:19:07.617Z"
       }
     },
     schemas: {

@@ -4,6 +4,7 @@ import type { KeyState } from "../machine/run-state";
 import type { ScenarioStep } from "../scenarios/scenario";
 import type { Envelope, FailureSpec, Problem } from "../wire/envelope";
 import type { RunLimits, RunStatus } from "../wire/run-status";
+import type { RunUser } from "../wire/run-user";
 import type { AgentCallInput } from "../workflow/intake-call";
 
 /** What the worker hands the RunLedger Durable Object over RPC, and what it gets back. */
@@ -27,6 +28,8 @@ export interface OpenRunInput {
    * an open of that id that finds the run (a concurrent first call of the same session) gets it back.
    */
   reserved?: true;
+  /** Whom the run acts for: the user its opener's verified assertion named. */
+  user?: RunUser | null;
 }
 
 /**
@@ -70,6 +73,8 @@ export interface PendingOpen {
   opened_at: number;
   /** The catalog version the open's tool list was built from. */
   catalog_version: string;
+  /** Whom the run acts for, as verified when it was opened. */
+  user?: RunUser | null;
 }
 
 export interface DecideInput {

@@ -3,6 +3,7 @@ import type { OpenEntry } from "../machine/run-events";
 import type { NewTraceEntry, RunMeta, Taint, TraceCompletion } from "../machine/run-state";
 import type { EnvironmentName } from "../wire/envelope";
 import type { RunLimits } from "../wire/run-status";
+import type { RunUser } from "../wire/run-user";
 import { type TraceEntry, type TraceRow, traceEntryFromRow } from "../wire/trace-entry";
 import { createLedger, migrateExistingLedger } from "./schema";
 
@@ -27,6 +28,7 @@ interface RunRow extends Record<string, SqlStorageValue> {
   added_tools: string;
   reach: string | null;
   told: string | null;
+  acts_for: string | null;
 }
 
 /**
@@ -107,8 +109,8 @@ export class RunStore {
   insertRun(run: RunMeta): void {
     this.#sql.exec(
       `INSERT INTO run (id, tenant, run_id, namespace, environment, catalog_version, limits, repeat_threshold, state,
-         created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used, fence_marker, tools, reach)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?, ?, ?)`,
+         created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used, fence_marker, tools, reach, acts_for)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?, ?, ?, ?)`,
       run.tenant,
       run.run_id,
       run.namespace,
@@ -122,6 +124,7 @@ export class RunStore {
       run.fence_marker,
       run.tools == null ? null : JSON.stringify(run.tools),
       JSON.stringify(run.reach ?? [run.namespace]),
+      run.user == null ? null : JSON.stringify(run.user),
     );
   }
 
@@ -353,5 +356,6 @@ function runOf(row: RunRow): RunMeta {
     added_tools: JSON.parse(row.added_tools) as string[],
     // A run opened before runs had tool sets reaches its own namespace only.
     reach: row.reach === null ? [row.namespace] : (JSON.parse(row.reach) as string[]),
+    user: row.acts_for === null ? null : (JSON.parse(row.acts_for) as RunUser),
   };
 }

@@ -184,6 +184,11 @@ const V18_APPROVAL_EXECUTION = `
 ALTER TABLE approvals ADD COLUMN execution TEXT;
 `;
 
+/** Whom the run acts for: the user its opener's verified assertion named (JSON), NULL for none. */
+const V19_RUN_USER = `
+ALTER TABLE run ADD COLUMN acts_for TEXT;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -203,6 +208,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V16_RUN_TOLD,
   V17_OPEN_TRACE_BY_CALL,
   V18_APPROVAL_EXECUTION,
+  V19_RUN_USER,
 ];
 
 /**

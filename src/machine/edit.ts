@@ -57,7 +57,8 @@ export async function prepareEdit(
     catalog,
     { tools: [tool], granted: [], discovery_left: 0 },
     { ok: true, tool: tool.name, args: input.args },
-    { tenantId: run.tenant, tenant },
+    // The edited call is the run's user's as the asked one was: their claims bound it alike.
+    { tenantId: run.tenant, tenant, user: run.user ?? null },
   );
   if (prepared.refusal !== null) {
     return {

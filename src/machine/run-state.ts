@@ -3,6 +3,7 @@ import { newFenceMarker } from "../core/ids";
 import type { TraceParent } from "../core/trace-context";
 import type { Envelope, EnvironmentName } from "../wire/envelope";
 import type { RunLimits, Taint } from "../wire/run-status";
+import type { RunUser } from "../wire/run-user";
 import type { AttemptRecord, TraceEntry } from "../wire/trace-entry";
 import type { Counters } from "./budget";
 
@@ -36,6 +37,8 @@ export interface RunMeta {
   added_tools?: string[];
   /** The namespaces its tools may come from: the tenant's, or the agent profile's one. */
   reach?: string[];
+  /** Whom the run acts for (a verified assertion of the tenant's identity provider); null: no one named. */
+  user?: RunUser | null;
 }
 
 /**
@@ -119,6 +122,7 @@ export function newRun(
     repeat_threshold: number;
     tools?: string[] | null | undefined;
     reach?: string[] | undefined;
+    user?: RunUser | null | undefined;
   },
   environment: EnvironmentName,
   catalogVersion: string,
@@ -142,5 +146,6 @@ export function newRun(
     tools: input.tools ?? null,
     added_tools: [],
     reach: input.reach ?? [input.namespace],
+    user: input.user ?? null,
   };
 }

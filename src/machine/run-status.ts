@@ -17,5 +17,6 @@ export function runStatus(run: RunMeta, now: number): RunStatus {
     used: run.counters,
     budget: budgetLeft(run.limits, run.counters, run.deadline_at, now),
     tainted_by: run.tainted_by,
+    ...(run.user ? { user: run.user } : {}),
   };
 }

@@ -11,6 +11,7 @@ import { jsonBody, validated } from "../http/validation-hook";
 import { ledgerFor } from "../ledger/client";
 import { openRunFor } from "../runs/open-run";
 import { askRun, callerOf } from "../runs/pending-open";
+import { USER_ASSERTION_HEADER, verifyUserAssertion } from "../runs/user-assertion";
 import { defineOperation, envelope, FAILURES, RUN_ID, routeOf, toolCallSuccess } from "../specs/operation";
 import { runSpecs } from "../specs/tool-specs";
 import { CallBodySchema } from "../wire/call-body";
@@ -45,6 +46,16 @@ export const OPEN_RUN = defineOperation({
   description:
     "Opens a run in one namespace of the tenant. Returns run_id, run_token (short-lived, scoped to this run and namespace), expires_at, environment, limits and the run's tools in the jsonschema format: the namespace's, or with `tools` only that subset plus find_tools and use_tool. With an agent key the run gets the key's agent profile: its namespace, and its limits (a request may ask for less, never more). With a task_key, opening is idempotent: the same key and body answer the same run.",
   credentials: ["tenantKey", "agentKey"],
+  parameters: [
+    {
+      name: "X-User-Assertion",
+      in: "header",
+      required: false,
+      schema: { type: "string" },
+      description:
+        "Whom the run acts for: a JWT of the tenant's identity provider (its issuer, audience and keys as the tenant's `users` configures), verified before anything opens. The run records its subject, issuer and name; policies, per-user caps, approvals and upstream credentials use it. Required when the tenant's `users.required` is set. Send it from the orchestrator; never let the model set it.",
+    },
+  ],
   body: {
     component: "OpenRunBody",
     description: "Namespace and optional limits within the tenant's ceilings.",
@@ -56,7 +67,9 @@ export const OPEN_RUN = defineOperation({
       "RunOpened",
     ),
     "201": envelope("The run is open.", "RunOpened"),
-    "401": FAILURES["401"],
+    "401": envelope(
+      "The key is not valid, or the user assertion is missing where the tenant requires one, forged, expired or of another issuer or audience (`permission_error`); nothing is opened.",
+    ),
     "404": envelope("The namespace is not available to this tenant (`not_found`)."),
     "409": envelope(
       "This task_key opened a run with another body (`conflict_error`, naming the differing fields); nothing is opened.",
@@ -74,7 +87,12 @@ runs.on(
   jsonBody,
   validated("json", OPEN_RUN.body.schema),
   async (c) => {
-    const opened = await openRunFor(c.env, c.get("opener"), c.req.valid("json"));
+    const opener = c.get("opener");
+    const tenant = opener.kind === "tenant" ? opener.tenant : opener.agent.tenant;
+    const header = c.req.header(USER_ASSERTION_HEADER);
+    const user = await verifyUserAssertion(c.env, tenant, header, new URL(c.req.url).host);
+    if (!user.ok) return respond(c, user.envelope, { authFailure: true });
+    const opened = await openRunFor(c.env, opener, c.req.valid("json"), undefined, user.user);
     // A task's run answered again is not created: 200, as for any repeat of a completed request.
     if (opened.ok) return respond(c, opened.envelope, { status: opened.reused ? 200 : 201 });
     return respond(c, opened.envelope);

@@ -20,6 +20,7 @@ import { catalog } from "../tools";
 import { type Envelope, type EnvironmentName, failure, type Problem, success } from "../wire/envelope";
 import type { RunOpened } from "../wire/run-open";
 import type { RunLimits } from "../wire/run-status";
+import type { RunUser } from "../wire/run-user";
 import type { ScenarioStepInput } from "../wire/scenario";
 
 /** Run tokens outlive the deadline a little, so an agent can still read its status and trace. */
@@ -173,12 +174,15 @@ export function planRunOpen(env: Env, opener: RunOpener, request: OpenRunRequest
  * on opening runs (checked once the request is valid, and not for a run that exists). A tenant key
  * may open a run in any of the tenant's namespaces with limits under its ceilings; an agent key
  * only in its profile's namespace, with the profile's limits (a request may ask for less, never more).
+ * `user` is whom the run acts for, verified from its opener's assertion (`user-assertion.ts`): never
+ * a field of the request, so no body and no model can name one.
  */
 export async function openRunFor(
   env: Env,
   opener: RunOpener,
   request: OpenRunRequest,
   reserved?: ReservedRun,
+  user: RunUser | null = null,
 ): Promise<OpenRunResult> {
   const planned = planRunOpen(env, opener, request);
   if (!planned.ok) return planned;
@@ -213,6 +217,7 @@ export async function openRunFor(
     repeat_threshold: plan.repeat_threshold,
     tools: refs,
     reach: plan.reach,
+    ...(user === null ? {} : { user }),
   };
   // An open with nothing to keep before the run's first request (no task to answer again, no
   // session's reserved id, no scenario) stores nothing: its token carries the open (pending-open.ts).
@@ -235,6 +240,8 @@ export async function openRunFor(
                 limits: request.limits ?? null,
                 scenario: request.scenario ?? null,
                 ...(plan.asked_tools === null ? {} : { tools: plan.asked_tools }),
+                // Another user's open of the same task is another task: a conflict, not this run.
+                ...(user === null ? {} : { user: { iss: user.iss, sub: user.sub } }),
               },
             },
           }),
@@ -326,6 +333,7 @@ async function pendingOpen(
       repeat_threshold: input.repeat_threshold,
       catalog_version: catalogVersion,
       reach: input.reach,
+      ...(input.user ? { user: input.user } : {}),
     },
   };
 }

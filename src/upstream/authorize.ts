@@ -7,6 +7,7 @@ import {
   bearer,
   CREDENTIAL_MARGIN_MS,
   type CredentialRequest,
+  type CredentialUser,
   credentialExpiry,
   issueUpstreamCredential,
   missingSecret,
@@ -25,6 +26,8 @@ export interface CredentialHolder {
   run: string;
   /** Epoch ms (the run's deadline) no credential outlives; null: only its request's time bounds it. */
   notAfter: number | null;
+  /** Whom the run acts for, carried as the credential's `act` claim; null: no user. */
+  user?: CredentialUser | null;
 }
 
 /**
@@ -63,7 +66,7 @@ export async function authorizationFor(
   const exp =
     holder.notAfter === null ? expiry : Math.min(expiry, Math.floor(holder.notAfter / 1_000) * 1_000);
   const token = await issueUpstreamCredential(
-    { tenant: holder.tenant, run: holder.run, tool: audience, exp, request },
+    { tenant: holder.tenant, run: holder.run, tool: audience, exp, request, user: holder.user ?? null },
     loadConfig(env).upstreamSigningKeys,
     now,
   );

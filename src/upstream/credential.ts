@@ -93,6 +93,18 @@ export interface UpstreamCredential {
   tool: string;
   exp: number;
   request: CredentialRequest;
+  /**
+   * The user the run acts for, as the `act` claim carries it (RFC 8693's actor claim: `sub` and
+   * `iss` of the user at the tenant's identity provider), so an upstream can authorize per user;
+   * null or absent: the run names no user, and the credential has no `act`.
+   */
+  user?: CredentialUser | null;
+}
+
+/** Whom a credential's request is made for: the user's subject and identity provider. */
+export interface CredentialUser {
+  sub: string;
+  iss: string;
 }
 
 /** A credential that verified: its claims, with times in epoch milliseconds like the rest of the code. */
@@ -116,6 +128,7 @@ const upstreamCredentialClaimsSchema = lazily(() =>
     htu: z.string().startsWith("/"),
     body_sha256: z.string().regex(/^[A-Za-z0-9_-]{43}$/),
     idempotency_key: z.string().min(1).nullable(),
+    act: z.object({ sub: z.string().min(1), iss: z.string().min(1) }).optional(),
   }),
 );
 
@@ -208,6 +221,7 @@ export async function issueUpstreamCredential(
     htu: request.target,
     body_sha256: await bodyDigest(request.body),
     idempotency_key: request.idempotency_key,
+    ...(credential.user ? { act: { sub: credential.user.sub, iss: credential.user.iss } } : {}),
   })
     .setProtectedHeader({ alg: UPSTREAM_CREDENTIAL_ALG, kid: key.kid, typ: "JWT" })
     .setIssuer(UPSTREAM_CREDENTIAL_ISSUER)
@@ -241,7 +255,7 @@ export async function verifyUpstreamCredential(
     });
     const claims = upstreamCredentialClaimsSchema().safeParse(payload);
     if (!claims.success || !protectedHeader.kid) return { ok: false, reason: "malformed" };
-    const { sub, aud, run, exp, iat, jti } = claims.data;
+    const { sub, aud, run, exp, iat, jti, act } = claims.data;
     if (!(await sameRequest(claims.data, expected.request))) return { ok: false, reason: "wrong_request" };
     return {
       ok: true,
@@ -253,6 +267,7 @@ export async function verifyUpstreamCredential(
         iat: iat * 1_000,
         jti,
         kid: protectedHeader.kid,
+        user: act ? { sub: act.sub, iss: act.iss } : null,
       },
     };
   } catch (error) {

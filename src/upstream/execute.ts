@@ -250,7 +250,8 @@ function holderOf(run: RunMeta): CredentialHolder {
   if (run.state !== "open" || Date.now() >= run.deadline_at) {
     throw new Error("no credential is issued for a run that is ended or past its deadline");
   }
-  return { tenant: run.tenant, run: run.run_id, notAfter: run.deadline_at };
+  const user = run.user ? { sub: run.user.sub, iss: run.user.iss } : null;
+  return { tenant: run.tenant, run: run.run_id, notAfter: run.deadline_at, user };
 }
 
 function upstreamOf(

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { lazily } from "../core/lazily";
 import { budgetSchema, EnvironmentSchema } from "./envelope";
+import { runUserSchema } from "./run-user";
 
 /** Run limits: what a run may spend. A tenant's ceilings bound what any of its runs may ask for. */
 export const runLimitsSchema = lazily(() =>
@@ -59,6 +60,9 @@ export const runStatusSchema = lazily(() =>
       .describe(
         "Set once the run has read third-party text: from then on writes and destructive calls wait for a human (or are refused, per the tenant's tainted_runs policy).",
       ),
+    user: runUserSchema()
+      .optional()
+      .describe("Whom the run acts for: the user its opener's verified assertion named. Absent: no user."),
   }),
 );
 export type RunStatus = z.infer<ReturnType<typeof runStatusSchema>>;

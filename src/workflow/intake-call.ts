@@ -76,6 +76,7 @@ export async function intakeCall(
   const validated = prepareCall(catalog, callScope(run, tenant, discoveryUsed), input.request, {
     tenantId: run.tenant,
     tenant,
+    user: run.user ?? null,
   });
   const prepared = withTaint(validated, run.tainted_by, tenant.tainted_runs);
   // The digest and the key are both computed from the validated arguments, so whatever the agent

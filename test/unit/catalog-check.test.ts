@@ -49,6 +49,14 @@ describe("npm run tools -- check", () => {
     );
   });
 
+  it("refuses a policy naming a claim form it does not know, at the claim", () => {
+    expectProblem(
+      "user_claims",
+      "tools[1].policies[0].within_user_claim.at_most",
+      'names a claim form this catalog does not know: write "user.<claim>"',
+    );
+  });
+
   it("refuses a write through an upstream that leaves undecided whether it honours keys", () => {
     expectProblem(
       "idempotency",
@@ -245,7 +253,7 @@ describe("npm run tools -- check", () => {
 
   it("reports the problems of every file at once and compiles nothing", () => {
     const files = new Set(problems.map((problem) => problem.split(":")[0]));
-    expect(files.size).toBe(20);
+    expect(files.size).toBe(21);
     expect(compiled).toEqual([]);
   });
 

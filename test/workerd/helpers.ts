@@ -26,6 +26,7 @@ export const KEYS = {
   hooli: "hooli-demo-key",
   stark: "stark-demo-key",
   umbrella: "umbrella-demo-key",
+  wayne: "wayne-demo-key",
 } as const;
 export const SANDBOX_ADMIN = "sandbox-admin-demo-token";
 

@@ -1,0 +1,115 @@
+import { decodeJwt } from "jose";
+import { describe, expect, it } from "vitest";
+import type { PresentedCredential } from "../../sandbox/src/model";
+import { callTool, KEYS, refund, request, sandbox, type TestRun } from "./helpers";
+import { forgerKey, userAssertion, WAYNE_ISSUER } from "./user-assertions";
+
+/** Opens a wayne run, presenting `assertion` as the orchestrator would. */
+function open(assertion: string | null, body: Record<string, unknown> = { namespace: "support" }) {
+  return request("/v1/runs", {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${KEYS.wayne}`,
+      "content-type": "application/json",
+      ...(assertion === null ? {} : { "x-user-assertion": assertion }),
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+async function runFor(sub: string, claims: Record<string, unknown>): Promise<TestRun> {
+  const opened = await open(await userAssertion(sub, claims), {
+    namespace: "support",
+    limits: { max_writes: 10, max_destructive: 10 },
+  });
+  expect(opened.status, JSON.stringify(opened.body.error)).toBe(201);
+  const data = opened.body.data as { run_id: string; run_token: string };
+  return { id: data.run_id, token: data.run_token, tenant: "wayne", data };
+}
+
+const ALICE = { name: "Alice Ng", refund_limit_cents: 10_000 };
+const BOB = { name: "Bob Ortiz", refund_limit_cents: 30_000 };
+
+describe("a run acts for a verified user", () => {
+  it("records the user its opener's assertion names: subject, issuer, name and claims", async () => {
+    const run = await runFor("alice", ALICE);
+    expect(run.data.user).toEqual({
+      sub: "alice",
+      iss: WAYNE_ISSUER,
+      name: "Alice Ng",
+      claims: { refund_limit_cents: 10_000 },
+    });
+    const status = await request(`/v1/runs/${run.id}`, { headers: { authorization: `Bearer ${run.token}` } });
+    expect((status.body.data as { user?: { sub: string } }).user?.sub).toBe("alice");
+  });
+
+  it("refuses, with a 401 envelope and no run, a missing, forged, expired or foreign assertion", async () => {
+    const refusals = [
+      ["missing", null],
+      ["forged", await userAssertion("alice", ALICE, { key: await forgerKey() })],
+      ["expired", await userAssertion("alice", ALICE, { expiresIn: -120 })],
+      ["foreign issuer", await userAssertion("alice", ALICE, { issuer: "https://idp.evil.example" })],
+      ["foreign audience", await userAssertion("alice", ALICE, { audience: "another-service" })],
+      ["not a JWT", "not-a-jwt"],
+    ] as const;
+    for (const [what, assertion] of refusals) {
+      const answer = await open(assertion);
+      expect(answer.status, what).toBe(401);
+      expect(answer.body.error?.code, what).toBe("permission_error");
+      expect(answer.body.data, what).toBeNull();
+    }
+    const expired = await open(await userAssertion("alice", ALICE, { expiresIn: -120 }));
+    expect(expired.body.error?.message).toContain("expired");
+  });
+
+  it("tolerates a little clock skew on an assertion's expiry", async () => {
+    const answer = await open(await userAssertion("alice", ALICE, { expiresIn: -5 }));
+    expect(answer.status).toBe(201);
+  });
+
+  it("holds each user's refund above their own limit for a human, and lets the other's within it through", async () => {
+    const [alice, bob] = await Promise.all([runFor("alice", ALICE), runFor("bob", BOB)]);
+    const aliceAbove = await callTool(alice, "issue_refund", refund("W0001", 20_000));
+    const bobWithin = await callTool(bob, "issue_refund", refund("W0002", 20_000));
+    expect(aliceAbove.body.error?.code).toBe("approval_required");
+    expect(JSON.stringify(aliceAbove.body)).toContain("20000 is above this user's refund limit of 10000");
+    expect(bobWithin.body.outcome, JSON.stringify(bobWithin.body.error)).toBe("success");
+    const bobAbove = await callTool(bob, "issue_refund", refund("W0003", 40_000));
+    const aliceWithin = await callTool(alice, "issue_refund", refund("W0004", 5_000));
+    expect(bobAbove.body.error?.code).toBe("approval_required");
+    expect(aliceWithin.body.outcome, JSON.stringify(aliceWithin.body.error)).toBe("success");
+  });
+
+  it("lets nothing a model or a body sends name or change the user", async () => {
+    const alice = await runFor("alice", ALICE);
+    const asBob = await callTool(alice, "issue_refund", {
+      ...refund("W0005", 20_000),
+      user: { sub: "bob", refund_limit_cents: 1_000_000 },
+    });
+    expect(asBob.body.outcome).not.toBe("success");
+    const held = await callTool(alice, "issue_refund", refund("W0005", 20_000), {
+      "x-user-assertion": await userAssertion("bob", BOB),
+    });
+    expect(held.body.error?.code).toBe("approval_required");
+    const withBody = await open(await userAssertion("alice", ALICE), {
+      namespace: "support",
+      user: { sub: "bob", iss: WAYNE_ISSUER, name: null, claims: { refund_limit_cents: 1_000_000 } },
+    });
+    expect(withBody.status).toBe(422);
+  });
+
+  it("names the user in the credential the upstream receives (act), which it verifies", async () => {
+    const bob = await runFor("bob", BOB);
+    const done = await callTool(bob, "issue_refund", refund("W0006", 1_000));
+    expect(done.body.outcome, JSON.stringify(done.body.error)).toBe("success");
+    const { credentials } = await sandbox<{ credentials: PresentedCredential[] }>(
+      `/_admin/credentials?run_id=${encodeURIComponent(bob.id)}`,
+    );
+    const presented = credentials.find((entry) => entry.tool === "issue_refund");
+    if (!presented) throw new Error("the sandbox was shown no issue_refund credential");
+    // The sandbox verified it before it refunded (sandbox/src/auth.ts); its claims name the user.
+    const payload = decodeJwt(presented.credential);
+    expect(payload.act).toEqual({ sub: "bob", iss: WAYNE_ISSUER });
+    expect(payload.sub).toBe("wayne");
+  });
+});
