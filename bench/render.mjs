@@ -101,6 +101,28 @@ export function throughputTable(throughput) {
   );
 }
 
+const STAGE_NAMES = { read: "read", first_write: "first write", replay: "replay" };
+
+/** Each profiled stage's heaviest functions, by self time and the project's by total time. */
+export function profileTables(profile) {
+  const table = (title, rows) =>
+    markdownTable(
+      [title, "ms/call", "share"],
+      rows.map((row) => [row.function, num(row.ms_per_call, 3), `${(row.share * 100).toFixed(1)}%`]),
+    );
+  return Object.entries(profile.stages)
+    .flatMap(([stage, figures]) => {
+      const head = `${STAGE_NAMES[stage] ?? stage} (${num(figures.busy_ms_per_call, 3)} ms busy per call)`;
+      return [
+        table(`${head}: heaviest, self time`, figures.heaviest),
+        ...(figures.heaviest_total
+          ? [table(`${head}: heaviest of src/, with callees`, figures.heaviest_total)]
+          : []),
+      ];
+    })
+    .join("\n\n");
+}
+
 /** One line saying where and how the report was measured. */
 export function provenance(report) {
   const load = report.machine.load_average_1m;

@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { root } from "../scripts/local-stack.mjs";
-import { goalsTable, latencyTable, provenance, throughputTable } from "./render.mjs";
+import { goalsTable, latencyTable, profileTables, provenance, throughputTable } from "./render.mjs";
 
 /** Where `npm run bench` writes its report, and the README's generator reads it. */
 export const REPORT_PATH = join(root, "reports", "bench.json");
@@ -15,6 +15,12 @@ export function printReport(report) {
   console.log(`${latencyTable(figures)}\n`);
   console.log(`${throughputTable(figures.throughput)}\n`);
   console.log(`${goalsTable(report.goals)}\n`);
+  if (figures.profile) printProfile(figures.profile);
+}
+
+/** Prints each profiled stage's heaviest functions. */
+export function printProfile(profile) {
+  console.log(`${profileTables(profile)}\n`);
 }
 
 /** Removes a report left by an earlier run, so a run that fails leaves none behind. */

@@ -6,9 +6,10 @@
 // service-binding subrequest through its inspector, a cost production never pays). Nothing leaves
 // 127.0.0.1.
 //
-//   npm run bench [-- --no-trace] [-- --tmpfs] [-- --proxy-root <tree>]
+//   npm run bench [-- --no-trace] [-- --tmpfs] [-- --proxy-root <tree>] [-- --profile-only]
 //     BENCH_SAMPLES (c=1 rounds, default 300), BENCH_SECONDS (one throughput round, default 1),
-//     BENCH_ROUNDS (throughput rounds of each batch, default 5)
+//     BENCH_ROUNDS (throughput rounds of each batch, default 5), BENCH_PROFILE_CALLS (calls of each
+//     profiled stage, default 300)
 //   npm run bench -- --abuse [...]    the abuse load test (scripts/bench-abuse.mjs), options passed on
 //
 // --proxy-root builds the proxy and the sandbox from another checkout of the project (a worktree of
@@ -20,7 +21,9 @@
 // removes the previous report and exits 1): c=1 latency with paired differences, throughput batches
 // interleaved round-robin, workerd's CPU per request, run open, first write, MCP session call, the
 // idle run's next call, startup CPU, cold start, bundle size, the trace's first page, and each goal
-// with whether it is met.
+// with whether it is met; last, on a stack of its own with workerd's inspector open (so no other
+// figure is measured with it), a CPU profile of the read, the first write and the replay, with
+// each stage's ten heaviest functions. --profile-only builds, profiles and prints that alone.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -41,7 +44,8 @@ import {
   throughputPhase,
   tracePhase,
 } from "./phases.mjs";
-import { printReport, removeReport, writeReport } from "./report.mjs";
+import { profilePhase } from "./profile.mjs";
+import { printProfile, printReport, removeReport, writeReport } from "./report.mjs";
 import { onStack } from "./stack.mjs";
 import { bundleSizes, checkStartups, coldStarts } from "./startup.mjs";
 import { workloadFor } from "./workload.mjs";
@@ -63,6 +67,11 @@ for (const [name, value] of Object.entries({
   }
 }
 const TRACE_SAMPLES = 50;
+const PROFILE_CALLS = Number(process.env.BENCH_PROFILE_CALLS ?? 300);
+if (!(PROFILE_CALLS > 0)) {
+  console.error("bench: BENCH_PROFILE_CALLS must be a positive number");
+  process.exit(2);
+}
 
 // The wrangler API runs in this process too: no metrics, no error reports, no cf fetch.
 Object.assign(process.env, offlineEnv);
@@ -155,6 +164,22 @@ async function measure(bundles, outdir, { trace, persistRoot }) {
   });
 }
 
+/** The proxy's CPU profile per stage, on a stack of its own with workerd's inspector open. */
+function profileFigures(bundles, persistRoot) {
+  step(
+    `CPU profile of the proxy: ${PROFILE_CALLS} reads, first writes and replays, each stage one call after another ...`,
+  );
+  return onStack(bundles, { persistRoot, inspector: true }, async (stack) =>
+    profilePhase(await workloadFor(stack), {
+      inspectorUrl: stack.inspectorUrl,
+      workerName: stack.proxyName,
+      bundlePath: bundles.proxy,
+      root: bundles.root,
+      count: PROFILE_CALLS,
+    }),
+  );
+}
+
 /** The commit of the tree at `from`, and whether it has uncommitted changes to tracked files. */
 function commitOf(from) {
   const git = (...args) =>
@@ -206,7 +231,12 @@ async function main() {
     const persistRoot = args.includes("--tmpfs") ? mkdtempSync("/dev/shm/edge-tool-proxy-bench-") : undefined;
     let figures;
     try {
+      if (args.includes("--profile-only")) {
+        printProfile(await profileFigures(bundles, persistRoot));
+        return 0;
+      }
       figures = await measure(bundles, outdir, { trace: !args.includes("--no-trace"), persistRoot });
+      figures.profile = await profileFigures(bundles, persistRoot);
     } finally {
       if (persistRoot) rmSync(persistRoot, { recursive: true, force: true });
     }

@@ -110,7 +110,7 @@ export function bindServicesTo(worker, target) {
  * Miniflare's options for `workers`, each with its own loopback socket. workerd's own output is
  * kept (the last lines) rather than printed, and shown when something fails.
  */
-export function miniflareOptions(workers, runtimeOutput = [], persistRoot = undefined) {
+export function miniflareOptions(workers, runtimeOutput = [], persistRoot = undefined, inspector = false) {
   const keep = (stream) =>
     stream.on("data", (chunk) => {
       runtimeOutput.push(...chunk.toString("utf8").split("\n").filter(Boolean));
@@ -123,6 +123,8 @@ export function miniflareOptions(workers, runtimeOutput = [], persistRoot = unde
     cf: false,
     // Where Durable Objects and KV keep their SQLite files; by default a folder of the OS's temp dir.
     ...(persistRoot ? { defaultPersistRoot: persistRoot } : {}),
+    // The profile phase drives V8's profiler through workerd's inspector, on a port of its own.
+    ...(inspector ? { inspectorPort: 0 } : {}),
     handleRuntimeStdio: (stdout, stderr) => {
       keep(stdout);
       keep(stderr);
@@ -164,22 +166,31 @@ function newWorkerd(before) {
 
 /**
  * Starts the proxy, the sandbox, the hello Worker and the floor worker in one workerd, their
- * storage under `persistRoot` when given. Resolves with each one's URL, the workerd process id (for
+ * storage under `persistRoot` when given (and workerd's inspector on a port of its own when
+ * `inspector`). Resolves with each one's URL, the workerd process id (for
  * its CPU time), the secrets the proxy was given, and `restart()`: a new workerd on the same
  * storage, so every Durable Object is out of memory at its next request (URLs and pid follow).
  */
-export async function startStack(bundles, { persistRoot } = {}) {
+export async function startStack(bundles, { persistRoot, inspector = false } = {}) {
   const proxy = proxyWorker(bundles);
   const sandbox = sandboxWorker(bundles);
   const hello = helloWorker(proxy.compatibilityDate);
   const floor = floorWorker(proxy.compatibilityDate, HELLO_WORKER);
   const runtimeOutput = [];
-  const options = miniflareOptions([proxy, sandbox, hello, floor], runtimeOutput, persistRoot);
+  const options = miniflareOptions([proxy, sandbox, hello, floor], runtimeOutput, persistRoot, inspector);
   let before = new Set(workerdChildren());
   const mf = new Miniflare(options);
   try {
     await mf.ready;
-    const stack = { mf, urls: {}, workerdPid: 0, secrets: proxy.bindings, runtimeOutput };
+    const stack = {
+      mf,
+      urls: {},
+      workerdPid: 0,
+      secrets: proxy.bindings,
+      runtimeOutput,
+      proxyName: proxy.name,
+      inspectorUrl: inspector ? (await mf.getInspectorURL()).toString() : null,
+    };
     const locate = async () => {
       stack.urls = {
         proxy: await urlOf(mf, proxy.name),
