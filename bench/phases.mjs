@@ -94,6 +94,63 @@ export async function latencyPhase(workload, { warmup, samples }) {
   };
 }
 
+/** The median of `values`. */
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/**
+ * workerd's CPU per request at c=1: `rounds` rounds, each a serial batch of `count` requests of
+ * every series in turn (hello, the floor worker, the read direct and through the proxy, the replay,
+ * the read as an MCP session's tools/call), so whatever else the machine does reaches each alike;
+ * min and median of the rounds per series. The proxy's own CPU per read is proxied − direct − floor.
+ */
+export async function cpuPhase(workload, { rounds, count, pid }) {
+  const mcpCall = await workload.mcpSession();
+  const series = {
+    hello: { send: () => workload.hello() },
+    floor: { send: () => workload.floor() },
+    direct_read: { send: (_, index) => workload.directRead(index) },
+    proxied_read: {
+      prepare: () => workload.openRun(),
+      send: (run, index) => workload.proxiedRead(run, index),
+    },
+    replay: {
+      // A fresh run's first writes, written before the batch's CPU count starts.
+      prepare: async () => {
+        const run = await workload.openRun();
+        for (let index = 0; index < count; index++) await workload.firstWrite(run, index);
+        return run;
+      },
+      send: (run, index) => workload.replay(run, index),
+    },
+    mcp_session_call: { send: (_, index) => mcpCall(index) },
+  };
+  const perRound = Object.fromEntries(Object.keys(series).map((name) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, { prepare, send }] of Object.entries(series)) {
+      const ctx = prepare ? await prepare() : undefined;
+      // One unmeasured request first: a fresh run's ledger is created by its first call.
+      await send(ctx, 0);
+      const batch = await serialBatch((index) => send(ctx, index), { count, pid: pid() });
+      perRound[name].push(batch.cpu_ms_per_request);
+    }
+  }
+  return {
+    how: `workerd CPU (from /proc) over serial batches of ${count} requests, ${rounds} rounds of every series in turn; min and median of the rounds`,
+    rounds,
+    count,
+    cpu_ms: Object.fromEntries(
+      Object.entries(perRound).map(([name, list]) => [
+        name,
+        { min: Math.min(...list), median: median(list) },
+      ]),
+    ),
+  };
+}
+
 /**
  * Run open: `samples` opens one after another (latency, and workerd's CPU per open, any work it
  * leaves for later included), as many opens each followed by its first read, which creates the

@@ -36,6 +36,7 @@ import { buildBundles } from "./build.mjs";
 import { evaluateGoals } from "./goals.mjs";
 import { resent } from "./http.mjs";
 import {
+  cpuPhase,
   firstWritePhase,
   idleRunPhase,
   latencyPhase,
@@ -122,6 +123,8 @@ async function measure(bundles, outdir, { trace, persistRoot }) {
     const latency = await latencyPhase(workload, { warmup: WARMUP, samples: SAMPLES });
     step(`run open: 100 one after another, then ${MANY_RUNS} at c=16 (and as many new floor objects) ...`);
     const runOpen = await runOpenPhase(workload, { samples: 100, batch: MANY_RUNS, concurrency: 16, pid });
+    step("workerd CPU per request at c=1: 3 rounds of 100 of each series in turn ...");
+    const cpu = await cpuPhase(workload, { rounds: 3, count: 100, pid });
     step("first write: workerd CPU over 100 writes one after another ...");
     const firstWrite = await firstWritePhase(workload, { count: 100, pid });
     step(`throughput at c=${CONCURRENCY}: ${ROUNDS} rounds of ${SECONDS} s of each batch, round-robin ...`);
@@ -152,6 +155,7 @@ async function measure(bundles, outdir, { trace, persistRoot }) {
     });
     return {
       ...latency,
+      cpu_c1: cpu,
       run_open: runOpen.figures,
       first_write: firstWrite,
       throughput,
