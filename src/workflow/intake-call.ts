@@ -1,6 +1,7 @@
 import { policyVersion } from "../approvals/policy-version";
 import { loadConfig } from "../config/load";
 import type { TenantConfig } from "../config/tenants";
+import { canonicalJson } from "../core/canonical-json";
 import { callDigest, deriveIdempotencyKey } from "../core/idempotency-key";
 import type { TraceParent } from "../core/trace-context";
 import { knownEffect } from "../effects/known-effect";
@@ -81,20 +82,27 @@ export async function intakeCall(
   const prepared = withTaint(validated, run.tainted_by, tenant.tainted_runs);
   // The digest and the key are both computed from the validated arguments, so whatever the agent
   // sent that validation dropped or normalised cannot make "the same call" look different to one of them.
-  const digest = await callDigest(prepared.toolName ?? "", prepared.args ?? prepared.rawArgs);
+  const digestArgs = prepared.args ?? prepared.rawArgs;
+  // Written once as canonical JSON for both, and hashed side by side.
+  const argsJson = canonicalJson(digestArgs ?? null);
   // The key is the validated call's, even when the run's taint refuses it: that refusal may meet
   // the resend of a call made before the taint, and must say what its key made (admit.ts).
   const valid = validated.refusal === null ? validated : null;
-  const key =
+  const [digest, key] = await Promise.all([
+    callDigest(prepared.toolName ?? "", digestArgs, argsJson),
     valid && valid.tool.side_effect !== "read"
-      ? await deriveIdempotencyKey({
-          tenant: run.tenant,
-          runId: run.run_id,
-          tool: valid.tool.name,
-          args: valid.args,
-          intent: input.intent,
-        })
-      : null;
+      ? deriveIdempotencyKey(
+          {
+            tenant: run.tenant,
+            runId: run.run_id,
+            tool: valid.tool.name,
+            args: valid.args,
+            intent: input.intent,
+          },
+          valid.args === digestArgs ? argsJson : undefined,
+        )
+      : null,
+  ]);
   // Refused before admission, like a malformed header: the orchestrator's mistake costs no budget.
   // It sends nothing, but an earlier call under the same key may have acted: the refusal says what
   // is known of that effect, never "not done" for one that happened.
@@ -139,7 +147,10 @@ export async function intakeCall(
 function callScope(run: RunMeta, tenant: TenantConfig, discoveryUsed: () => number): CallScope {
   return {
     tools: runTools(catalog, run, discoveryTools(run.namespace)),
-    granted: grantedTools(catalog, reachOf(run), tenant.namespaces),
+    // Asked only by use_tool: no other call lists what the tenant grants the run.
+    get granted() {
+      return grantedTools(catalog, reachOf(run), tenant.namespaces);
+    },
     get discovery_left() {
       return MAX_DISCOVERY_CALLS - discoveryUsed();
     },
