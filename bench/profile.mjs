@@ -8,7 +8,7 @@ import { sourceMapLookup } from "./source-map.mjs";
 
 /** Microseconds between samples: fine enough for calls of a millisecond or two. */
 const SAMPLING_INTERVAL_US = 50;
-const TOP = 10;
+const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 10);
 /**
  * The most one sample counts for. V8 stamps each sample with the time since the one before; the
  * first sample after the isolate waited (for its object, a commit, the upstream) carries the whole

@@ -123,8 +123,8 @@ async function measure(bundles, outdir, { trace, persistRoot }) {
     const latency = await latencyPhase(workload, { warmup: WARMUP, samples: SAMPLES });
     step(`run open: 100 one after another, then ${MANY_RUNS} at c=16 (and as many new floor objects) ...`);
     const runOpen = await runOpenPhase(workload, { samples: 100, batch: MANY_RUNS, concurrency: 16, pid });
-    step("workerd CPU per request at c=1: 3 rounds of 100 of each series in turn ...");
-    const cpu = await cpuPhase(workload, { rounds: 3, count: 100, pid });
+    step("workerd CPU per request at c=1: 3 rounds of 300 of each series in turn ...");
+    const cpu = await cpuPhase(workload, { rounds: 3, count: 300, pid });
     step("first write: workerd CPU over 100 writes one after another ...");
     const firstWrite = await firstWritePhase(workload, { count: 100, pid });
     step(`throughput at c=${CONCURRENCY}: ${ROUNDS} rounds of ${SECONDS} s of each batch, round-robin ...`);
