@@ -134,12 +134,39 @@ export function provenance(report) {
   ].join("\n");
 }
 
-/** The README's generated Performance region: provenance, goals, latency and throughput. */
+const CPU_NAMES = {
+  hello: "hello",
+  floor: "floor worker",
+  direct_read: "read, direct",
+  proxied_read: "read, through the proxy",
+  replay: "replay",
+  mcp_session_call: "read, MCP 2025 session `tools/call`",
+};
+
+/** workerd's CPU per request at c=1, min and median of the rounds. */
+export function cpuTable(cpu) {
+  return markdownTable(
+    [`workerd CPU per request, c=1, ${cpu.rounds} rounds of ${cpu.count} (ms)`, "min", "median"],
+    Object.entries(cpu.cpu_ms).map(([name, figures]) => [
+      CPU_NAMES[name] ?? name,
+      num(figures.min, 3),
+      num(figures.median, 3),
+    ]),
+  );
+}
+
+/**
+ * The README's generated Performance region: provenance, goals, latency and throughput, and where
+ * measured, the CPU per request at c=1 and each stage's profile.
+ */
 export function performanceMarkdown(report) {
+  const { figures } = report;
   return `${[
     provenance(report),
     goalsTable(report.goals),
-    latencyTable(report.figures),
-    throughputTable(report.figures.throughput),
+    latencyTable(figures),
+    throughputTable(figures.throughput),
+    ...(figures.cpu_c1 ? [cpuTable(figures.cpu_c1)] : []),
+    ...(figures.profile ? [profileTables(figures.profile)] : []),
   ].join("\n\n")}\n`;
 }

@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { root } from "../scripts/local-stack.mjs";
-import { goalsTable, latencyTable, profileTables, provenance, throughputTable } from "./render.mjs";
+import { cpuTable, goalsTable, latencyTable, profileTables, provenance, throughputTable } from "./render.mjs";
 
 /** Where `npm run bench` writes its report, and the README's generator reads it. */
 export const REPORT_PATH = join(root, "reports", "bench.json");
@@ -14,6 +14,7 @@ export function printReport(report) {
   console.log(`\n${provenance(report)}\n`);
   console.log(`${latencyTable(figures)}\n`);
   console.log(`${throughputTable(figures.throughput)}\n`);
+  if (figures.cpu_c1) console.log(`${cpuTable(figures.cpu_c1)}\n`);
   console.log(`${goalsTable(report.goals)}\n`);
   if (figures.profile) printProfile(figures.profile);
 }

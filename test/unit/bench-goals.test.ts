@@ -351,4 +351,24 @@ describe("the bench's report as Markdown", () => {
     expect(text).toContain("| read, proxy, 200 runs | 360 | 324–396 | 1.000 |");
     expect(text.endsWith("\n")).toBe(true);
   });
+
+  it("adds the CPU per request at c=1 and each stage's profile to the region, when measured", () => {
+    const text = performanceMarkdown({
+      ...report,
+      figures: { ...report.figures, cpu_c1: { ...figures().cpu_c1, rounds: 3, count: 300 } },
+    });
+    expect(text).toContain("| workerd CPU per request, c=1, 3 rounds of 300 (ms) | min | median |");
+    expect(text).toContain("| read, through the proxy | 1.200 | 1.250 |");
+    expect(text).toContain(
+      "| read (1.200 ms busy per call): heaviest of src/, with callees | ms/call | share |",
+    );
+    expect(text).toContain("| commit src/ledger/run-ledger.ts:82 | 0.200 | 20.0% |");
+    // A report without them has neither.
+    const older = performanceMarkdown({
+      ...report,
+      figures: { ...report.figures, cpu_c1: undefined, profile: undefined },
+    });
+    expect(older).not.toContain("c=1, 3 rounds");
+    expect(older).not.toContain("heaviest of src/, with callees");
+  });
 });
