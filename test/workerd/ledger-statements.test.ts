@@ -107,7 +107,7 @@ const ticket = { customer_id: "C301", summary: "Counting statements of a first w
 
 // Timers held throughout: a delivered row's deletion happens when `settle` runs it, between calls.
 describe("what a call asks of its run's ledger", () => {
-  it("a read: two statements and one commit, nine when it names a new subject (its run's entry goes to the directory)", () =>
+  it("a read: two statements and one commit; nine for an order the run had not read (its repeat count, its version, its subject for the directory)", () =>
     withHeldTimers(async () => {
       const run = await warmRun();
       const known = await countedCall(run, async () => {
@@ -115,7 +115,9 @@ describe("what a call asks of its run's ledger", () => {
         expect(read.body.outcome, JSON.stringify(read.body.error)).toBe("success");
       });
       expect(figures(known), known.sql.join("\n")).toEqual({ statements: 2, commits: 1 });
-      // A new order is a new subject of the run's directory entry: the entry goes out with the commit.
+      // A new order: the repeat breaker counts the run's earlier identical calls, the result store
+      // records the order's version, and the order is a new subject of the run's directory entry,
+      // which goes out with the commit and is deleted once delivered.
       const named = await countedCall(
         run,
         async () => {
