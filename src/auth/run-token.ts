@@ -12,6 +12,8 @@ export const PendingOpenClaimsSchema = z.object({
   catalog_version: z.string(),
   /** The namespaces its tools may come from. */
   reach: z.array(z.string()),
+  /** The agent profile that opened it; absent for a tenant key. */
+  profile: z.string().optional(),
 });
 export type PendingOpenClaims = z.infer<typeof PendingOpenClaimsSchema>;
 

@@ -7,6 +7,7 @@ import { type RunLimits, runLimitsSchema } from "../wire/run-status";
 import { alertsSchema } from "./alerts";
 import { approvalEscalationSettings } from "./approval-escalation";
 import { approversSchema } from "./approver-settings";
+import { auditSettingsSchema } from "./audit";
 import { rateLimitSettingsSchema } from "./rate-settings";
 import { residencySchema } from "./residency";
 import { toolLimitNamespaceIssues, toolLimitsSchema } from "./tool-limits";
@@ -129,6 +130,8 @@ export const tenantConfigSchema = lazily(() =>
     ...approvalEscalationSettings(),
     /** Roles above amounts and the two-person rule, per tool: see `approversSchema`. */
     approvers: approversSchema(),
+    /** The audit log's retention and push: see `auditSettingsSchema`. */
+    audit: auditSettingsSchema(),
   }),
 );
 export type TenantConfig = z.infer<ReturnType<typeof tenantConfigSchema>>;

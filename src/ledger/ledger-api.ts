@@ -18,6 +18,8 @@ export interface OpenRunInput {
   tools?: string[] | null;
   /** The namespaces its tools may come from. */
   reach?: string[];
+  /** The agent profile that opens it; null or absent for a tenant key. */
+  profile?: string | null;
   /** Upstream faults for this run, already checked; only where fault injection is enabled. */
   scenario?: ScenarioStep[];
   /** The orchestrator's task this run is for, and the open request as it came (its fields by name). */
@@ -70,6 +72,8 @@ export interface PendingOpen {
   opened_at: number;
   /** The catalog version the open's tool list was built from. */
   catalog_version: string;
+  /** The agent profile that opened it; null for a tenant key. */
+  profile?: string | null;
 }
 
 export interface DecideInput {

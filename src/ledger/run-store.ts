@@ -27,6 +27,7 @@ interface RunRow extends Record<string, SqlStorageValue> {
   added_tools: string;
   reach: string | null;
   told: string | null;
+  profile: string | null;
 }
 
 /**
@@ -107,8 +108,8 @@ export class RunStore {
   insertRun(run: RunMeta): void {
     this.#sql.exec(
       `INSERT INTO run (id, tenant, run_id, namespace, environment, catalog_version, limits, repeat_threshold, state,
-         created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used, fence_marker, tools, reach)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?, ?, ?)`,
+         created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used, fence_marker, tools, reach, profile)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?, ?, ?, ?)`,
       run.tenant,
       run.run_id,
       run.namespace,
@@ -122,6 +123,7 @@ export class RunStore {
       run.fence_marker,
       run.tools == null ? null : JSON.stringify(run.tools),
       JSON.stringify(run.reach ?? [run.namespace]),
+      run.profile ?? null,
     );
   }
 
@@ -262,6 +264,20 @@ export class RunStore {
   }
 
   /**
+   * What the audit log records of an open entry's call (its actor, masked arguments, digest), read
+   * through the index of open entries before the settlement that closes it.
+   */
+  openEntry(callId: string): OpenCall | null {
+    const row = this.#sql
+      .exec<{ actor: string; actor_name: string | null; args: string; call_digest: string }>(
+        "SELECT actor, actor_name, args, call_digest FROM trace WHERE call_id = ? AND ended_at IS NULL",
+        callId,
+      )
+      .toArray()[0];
+    return row ? { ...row, args: JSON.parse(row.args) as unknown } : null;
+  }
+
+  /**
    * Entries opened and never closed: calls being sent now, or cut off by a restart. Read by the
    * alarm only, through the index of open entries: the closed ones, however many, are not read.
    */
@@ -306,6 +322,14 @@ interface WakeCounts extends Record<string, SqlStorageValue> {
   wake_scenario: number;
 }
 
+/** An open trace entry's call, as `openEntry` reads it. */
+export interface OpenCall {
+  actor: string;
+  actor_name: string | null;
+  args: unknown;
+  call_digest: string;
+}
+
 /** What the other stores of a woken ledger learn from its first read (`readRunAtWake`). */
 export interface WakeMemory {
   outboxNext: number | null;
@@ -339,5 +363,6 @@ function runOf(row: RunRow): RunMeta {
     added_tools: JSON.parse(row.added_tools) as string[],
     // A run opened before runs had tool sets reaches its own namespace only.
     reach: row.reach === null ? [row.namespace] : (JSON.parse(row.reach) as string[]),
+    profile: row.profile ?? null,
   };
 }

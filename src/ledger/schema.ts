@@ -184,6 +184,11 @@ const V18_APPROVAL_EXECUTION = `
 ALTER TABLE approvals ADD COLUMN execution TEXT;
 `;
 
+/** The agent profile a run was opened with (NULL for a tenant key's run), for its audit receipts. */
+const V19_RUN_PROFILE = `
+ALTER TABLE run ADD COLUMN profile TEXT;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -203,6 +208,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V16_RUN_TOLD,
   V17_OPEN_TRACE_BY_CALL,
   V18_APPROVAL_EXECUTION,
+  V19_RUN_PROFILE,
 ];
 
 /**

@@ -1,5 +1,5 @@
 import { type Approver, approvalProgress, holdsRole, samePerson } from "../approvals/approvers";
-import type { ApprovalRecord, EditedApproval } from "../approvals/model";
+import { type ApprovalRecord, type EditedApproval, WITHDRAWN_PREFIX } from "../approvals/model";
 import type { ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import { crossRunReasons, effectsToConfirm, type TenantCheck } from "../effects/reasons";
@@ -368,9 +368,6 @@ function refusedOrDone(refusal: Refusal | null): DecideStep {
 function refused(refusal: Refusal, writes: Write[] = []): DecideStep {
   return { kind: "done", writes, refusal };
 }
-
-/** What an agent's withdrawal of its approval request expires it with, so its result can say so. */
-export const WITHDRAWN_PREFIX = "withdrawn by the agent";
 
 /**
  * The admission machine's event "the agent withdraws its request" (an MCP client cancels the task

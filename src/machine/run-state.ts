@@ -36,6 +36,8 @@ export interface RunMeta {
   added_tools?: string[];
   /** The namespaces its tools may come from: the tenant's, or the agent profile's one. */
   reach?: string[];
+  /** The agent profile it was opened with (an agent key or an OAuth grant); null for a tenant key's. */
+  profile?: string | null;
 }
 
 /**
@@ -105,6 +107,19 @@ export interface TraceCompletion {
   upstream_status: number | null;
   replayed: boolean;
   attempts: readonly AttemptRecord[];
+  /**
+   * What a read after the call concluded, for the audit log: the postcondition's verdict on a
+   * claimed success, or the settling read's on a write in doubt. The trace shows the read's
+   * attempts (purpose "check") and does not store this.
+   */
+  read_back?: ReadBack | null;
+}
+
+/** A read's verdict on a write's effect: see `TraceCompletion.read_back`. */
+export interface ReadBack {
+  kind: "postcondition" | "settle";
+  /** held, silent_failure or partial_success; found, absent, unclear, or unread when the read failed. */
+  verdict: string;
 }
 
 /** A new run as `POST /v1/runs` opens it: nothing spent, its deadline counted from now. */
@@ -117,6 +132,7 @@ export function newRun(
     repeat_threshold: number;
     tools?: string[] | null | undefined;
     reach?: string[] | undefined;
+    profile?: string | null | undefined;
   },
   environment: EnvironmentName,
   catalogVersion: string,
@@ -140,5 +156,6 @@ export function newRun(
     tools: input.tools ?? null,
     added_tools: [],
     reach: input.reach ?? [input.namespace],
+    profile: input.profile ?? null,
   };
 }

@@ -58,6 +58,8 @@ export type Write =
       state: "in_doubt" | "completed";
       envelope: Envelope | null;
       now: number;
+      /** Set by the alarm's reconciliation of a send a restart cut off (the audit log says so). */
+      reconciled?: true;
     }
   | { kind: "approval_open"; approval: ApprovalRecord }
   /**

@@ -213,6 +213,7 @@ export async function openRunFor(
     repeat_threshold: plan.repeat_threshold,
     tools: refs,
     reach: plan.reach,
+    profile: opener.kind === "agent" ? opener.agent.profile : null,
   };
   // An open with nothing to keep before the run's first request (no task to answer again, no
   // session's reserved id, no scenario) stores nothing: its token carries the open (pending-open.ts).
@@ -326,6 +327,7 @@ async function pendingOpen(
       repeat_threshold: input.repeat_threshold,
       catalog_version: catalogVersion,
       reach: input.reach,
+      ...(input.profile ? { profile: input.profile } : {}),
     },
   };
 }
