@@ -67,7 +67,9 @@ function operatorsOf(receipt: Receipt): string[] {
     receipt.approval?.edit?.by ?? null,
     ...(receipt.approval?.approvers.map((approver) => approver.operator) ?? []),
   ];
-  return [...new Set(named.filter((id): id is string => typeof id === "string" && id.startsWith("operator:")))];
+  return [
+    ...new Set(named.filter((id): id is string => typeof id === "string" && id.startsWith("operator:"))),
+  ];
 }
 
 export class AuditStore {
