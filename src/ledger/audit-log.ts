@@ -65,8 +65,14 @@ export class AuditLog extends DurableObject<Env> {
   async #append(tenant: string, drafts: readonly AuditDraft[]): Promise<void> {
     const chain = this.#store.chain();
     if (chain && chain.tenant !== tenant) throw new Error("this audit log belongs to another tenant");
-    const known = this.#store.known(drafts.map((draft) => draft.id));
-    const fresh = drafts.filter((draft) => !known.has(draft.id) && known.add(draft.id));
+    // A receipt the log holds (a delivery repeated after a lost answer) is not appended again.
+    const seen = this.#store.known(drafts.map((draft) => draft.id));
+    const fresh: AuditDraft[] = [];
+    for (const draft of drafts) {
+      if (seen.has(draft.id)) continue;
+      seen.add(draft.id);
+      fresh.push(draft);
+    }
     if (fresh.length === 0) return;
     const signer = await auditSignerOf(loadConfig(this.env).auditSigningKeys);
     let head: ChainHead | null = chain;
@@ -110,7 +116,8 @@ export class AuditLog extends DurableObject<Env> {
     if (!tenant) return;
     const retention = this.#settings(tenant).retention_days * DAY_MS;
     this.#store.deleteRecordedBefore(Date.now() - retention);
-    if (this.#settings(tenant).push) await this.#push(tenant);
+    // The alarm is the retry: a failed batch goes again now, whenever its backoff said.
+    if (this.#settings(tenant).push) await this.#push(tenant, true);
     await this.#scheduleAlarm(tenant);
   }
 
@@ -133,18 +140,21 @@ export class AuditLog extends DurableObject<Env> {
     if ((await this.ctx.storage.getAlarm()) !== at) await this.ctx.storage.setAlarm(at);
   }
 
-  /** Pushes every batch owed, one at a time; a failure leaves the batch for the alarm. */
-  #push(tenant: string): Promise<void> {
-    this.#pushing ??= this.#pushOwed(tenant).finally(() => {
+  /**
+   * Pushes every batch owed, one at a time; a failure leaves the batch for the alarm. A batch that
+   * failed waits for its backoff (`due`) unless the alarm itself pushes.
+   */
+  #push(tenant: string, due = false): Promise<void> {
+    this.#pushing ??= this.#pushOwed(tenant, due).finally(() => {
       this.#pushing = null;
     });
     return this.#pushing;
   }
 
-  async #pushOwed(tenant: string): Promise<void> {
+  async #pushOwed(tenant: string, due: boolean): Promise<void> {
     for (;;) {
-      const due = this.#store.pushDueAt();
-      if (due !== null && due > Date.now()) return;
+      const retryAt = this.#store.pushDueAt();
+      if (!due && retryAt !== null && retryAt > Date.now()) return;
       const batch = this.#store.nextBatch(PUSH_BATCH);
       if (!batch) return;
       const receipts = this.#store.range(batch.first, batch.last);
