@@ -1,3 +1,4 @@
+import type { CryptoKey } from "jose";
 import { CompactSign } from "jose/jws/compact/sign";
 import { compactVerify } from "jose/jws/compact/verify";
 import { canonicalJson } from "../core/canonical-json";
