@@ -154,13 +154,15 @@ function settled(
   const approval = stores.approvals.byKey(write.key);
   const envelope = write.envelope;
   const known = knownEffect({ ...record, state: write.state, envelope });
+  // What the answer says of the effect first: a key left in doubt may hold an answer proving it absent.
+  const confirmed = envelope?.outcome === "success" ? true : (envelope?.error?.side_effect_confirmed ?? null);
   const outcome =
-    write.state === "in_doubt"
-      ? "in_doubt"
-      : known.side_effect_confirmed === true
-        ? "made"
-        : known.side_effect_confirmed === false
-          ? "refused"
+    confirmed === true
+      ? "made"
+      : confirmed === false
+        ? "not_made"
+        : write.state === "in_doubt"
+          ? "in_doubt"
           : "unknown";
   const readBack = completion?.read_back ?? null;
   const type = write.reconciled ? "effect.reconciled" : "effect.outcome";
@@ -182,7 +184,8 @@ function settled(
       outcome,
       status: completion?.upstream_status ?? null,
       error_code: envelope?.error?.code ?? null,
-      external_id: typeof known.external_id === "string" ? known.external_id : null,
+      external_id:
+        typeof known.external_id === "string" ? known.external_id : (envelope?.error?.external_id ?? null),
       // Sent before (a resend), or holding an earlier answer that left it unknown, or read to settle.
       settled_after_doubt:
         record.state === "in_doubt" ||

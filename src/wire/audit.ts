@@ -30,8 +30,13 @@ export const AUDIT_TYPES = [
 export const AuditTypeSchema = z.enum(AUDIT_TYPES);
 export type AuditType = z.infer<typeof AuditTypeSchema>;
 
-/** What became of a write, as the proxy knows it when the receipt is written. */
-export const EFFECT_OUTCOMES = ["made", "refused", "in_doubt", "unknown"] as const;
+/**
+ * What became of a write, as the proxy knows it when the receipt is written: `made` (confirmed),
+ * `not_made` (the upstream refused it, or a read proved it absent: `status` and `read_back` say
+ * which), `in_doubt` (sent, its fate unknown; a resend or a read may settle it in a later receipt),
+ * `unknown` (settled as unknown: a human must reconcile it).
+ */
+export const EFFECT_OUTCOMES = ["made", "not_made", "in_doubt", "unknown"] as const;
 
 const Digest = z.string().regex(/^[0-9a-f]{64}$/);
 

@@ -146,7 +146,7 @@ describe("the audit log's receipts", () => {
       type: "effect.outcome",
       actor: { kind: "agent", id: null },
       approval: null,
-      upstream: { outcome: "refused", status: 422, error_code: refused.body.error?.code },
+      upstream: { outcome: "not_made", status: 422, error_code: refused.body.error?.code },
       read_back: null,
     });
     expect(await receiptsOf(asked.id)).toMatchObject([
