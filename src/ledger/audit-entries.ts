@@ -77,20 +77,26 @@ export function auditDrafts(
         break;
       }
       case "approval_edit":
-        drafts.push(...decided(stores, run, write.id, "approval.edited", write.edited.edit.at));
+        drafts.push(
+          ...decided(stores, run, write.id, "approval.edited", write.edited.edit.at, write.context_digest),
+        );
         break;
       case "approval_approver":
         // The approver whose approval executes the call is in the approval's own receipt.
-        if (!approvedNow.has(write.id))
-          drafts.push(...decided(stores, run, write.id, "approval.approver", write.approver.at));
+        if (!approvedNow.has(write.id)) {
+          drafts.push(
+            ...decided(stores, run, write.id, "approval.approver", write.approver.at, write.context_digest),
+          );
+        }
         break;
       case "approval_state": {
         const at = new Date(write.decision?.at ?? Date.now()).toISOString();
+        const seen = write.decision?.context_digest;
         if (write.state === "approved")
-          drafts.push(...decided(stores, run, write.id, "approval.approved", at));
-        else if (write.state === "rejected")
-          drafts.push(...decided(stores, run, write.id, "approval.rejected", at));
-        else if (write.state === "expired") {
+          drafts.push(...decided(stores, run, write.id, "approval.approved", at, seen));
+        else if (write.state === "rejected") {
+          drafts.push(...decided(stores, run, write.id, "approval.rejected", at, seen));
+        } else if (write.state === "expired") {
           const withdrawn = (write.decision?.reason ?? "").startsWith(WITHDRAWN_PREFIX);
           drafts.push(
             ...decided(stores, run, write.id, withdrawn ? "approval.withdrawn" : "approval.expired", at),
@@ -205,6 +211,7 @@ function decided(
   id: string,
   type: AuditEvent["type"],
   at: string,
+  contextDigest: string | null = null,
 ): AuditDraft[] {
   const approval = stores.approvals.byId(id);
   if (!approval) return [];
@@ -234,7 +241,7 @@ function decided(
         args: masked(approval.args, tool),
         args_digest: approval.args_digest,
       },
-      approval: approvalOf(approval, tool),
+      approval: approvalOf(approval, tool, contextDigest),
       upstream: null,
       read_back: null,
     },
@@ -253,6 +260,7 @@ function masked(args: Record<string, unknown>, tool: ToolSpec | undefined): unkn
 function approvalOf(
   approval: ApprovalRecord,
   tool: ToolSpec | undefined,
+  contextDigest: string | null = null,
 ): NonNullable<AuditEvent["approval"]> {
   const edit = approval.edit;
   return {
@@ -266,7 +274,7 @@ function approvalOf(
     decided_by_name: approval.decided_by_name,
     decided_at: approval.decided_at,
     reason: approval.decision_reason,
-    seen: { args_digest: approval.args_digest, context_digest: null },
+    seen: { args_digest: approval.args_digest, context_digest: contextDigest },
     edit: edit
       ? {
           by: edit.by,

@@ -91,6 +91,8 @@ export interface DecideInput {
   args?: Record<string, unknown> | null;
   /** For an edit: the operator saw the earlier effects of other runs the edited call repeats. */
   confirm_duplicate?: boolean;
+  /** The SHA-256 of the decision context the operator saw, recorded on the audit receipt. */
+  context_digest?: string | null;
 }
 
 export type DecideResult =

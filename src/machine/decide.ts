@@ -47,6 +47,8 @@ export interface Decision {
   edit?: EditPlan | null;
   /** The operator saw the earlier effects of other runs the edited call repeats, and approves it anyway. */
   confirm_duplicate?: boolean;
+  /** The digest of the decision context the operator saw, carried to the audit receipt. */
+  context_digest?: string | null;
   /**
    * What an approval approves, as its operator decided it (`late-decision.ts`); absent, it approves
    * the approval's arguments as they are when it applies.
@@ -122,6 +124,7 @@ export function decideApproval(view: DecisionView, decision: Decision): DecideSt
     by: decision.operator,
     by_name: decision.operator_name,
     reason: decision.reason,
+    ...seenOf(decision),
   };
   if (decision.decision === "reject") {
     return {
@@ -150,11 +153,16 @@ export function decideApproval(view: DecisionView, decision: Decision): DecideSt
   // More than one approver: each is recorded, and only the last one's approval executes.
   const earlier = approval.approvers.find((other) => samePerson(other, approver));
   if (earlier) return refused(approvedAlready(approval, earlier, approver));
-  const vote: Write = { kind: "approval_approver", id: approval.id, approver };
+  const vote: Write = { kind: "approval_approver", id: approval.id, approver, ...seenOf(decision) };
   if (approval.approvers.length + 1 < approval.approvals_required) {
     return { kind: "done", writes: [vote], refusal: null };
   }
   return { ...step, writes: [vote, ...step.writes] };
+}
+
+/** What the operator said they saw, carried on the decision's writes to its audit receipt; nothing when they said nothing. */
+function seenOf(decision: Decision): { context_digest?: string } {
+  return decision.context_digest ? { context_digest: decision.context_digest } : {};
 }
 
 function roleRefusal(
@@ -273,7 +281,7 @@ function approveEdited(
     sends: 0,
   };
   const writes: Write[] = [
-    { kind: "approval_edit", id: approval.id, edited },
+    { kind: "approval_edit", id: approval.id, edited, ...seenOf(decision) },
     { kind: "key_drop", key: record.key },
     { kind: "key_hold", record: held, now: decision.now },
   ];

@@ -80,9 +80,9 @@ export type Write =
    */
   | { kind: "approval_escalate"; id: string; at: number; escalation_role: string | null }
   /** An operator's edit: the approval binds the edited call from now on (see `decide.ts`). */
-  | { kind: "approval_edit"; id: string; edited: EditedApproval }
+  | { kind: "approval_edit"; id: string; edited: EditedApproval; context_digest?: string | null }
   /** One operator's approval of an approval that needs more than one, recorded before it executes. */
-  | { kind: "approval_approver"; id: string; approver: Approver }
+  | { kind: "approval_approver"; id: string; approver: Approver; context_digest?: string | null }
   | {
       kind: "approval_state";
       id: string;
@@ -104,6 +104,8 @@ export interface ApprovalDecisionRecord {
   by: string | null;
   by_name: string | null;
   reason: string | null;
+  /** What the deciding operator saw (the digest of the decision context), for the audit log only. */
+  context_digest?: string | null;
 }
 
 /** Why an approval expired when nobody decided it within its window: it expired undecided. */

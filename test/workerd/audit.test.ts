@@ -4,6 +4,7 @@ import { createLocalJWKSet } from "jose/jwks/local";
 import { describe, expect, it } from "vitest";
 import { verifyExport } from "../../src/audit/verify";
 import type { Receipt } from "../../src/wire/audit";
+import { signedInOperator } from "./console-client";
 import {
   ACME_OPERATORS,
   askAcmeRefund,
@@ -201,5 +202,31 @@ describe("the audit log's receipts", () => {
     expect(await verifyExport(`${changed.join("\n")}\n`, keys)).toMatchObject({ ok: false, line: 2, seq: 2 });
     const without = [lines[0], ...lines.slice(2)];
     expect(await verifyExport(`${without.join("\n")}\n`, keys)).toMatchObject({ ok: false, line: 2, seq: 2 });
+  });
+
+  it("records what the deciding operator saw: the digest of the decision context the console showed", async () => {
+    const { run, id } = await askAcmeRefund("A1003", 260);
+    const operator = await signedInOperator();
+    const page = await operator.get(`/console/approvals/${id}`);
+    expect(page.html).toContain("What you are deciding on");
+    const seen = /name="context_digest" value="([0-9a-f]{64})"/.exec(page.html)?.[1];
+    expect(seen).toBeDefined();
+    const rejected = await operator.post(`/console/approvals/${id}/reject`, {
+      csrf: operator.csrf,
+      reason: "already refunded in full",
+      context_digest: seen ?? "",
+    });
+    expect(rejected.status).toBe(303);
+    expect(await receiptsOf(run.id)).toMatchObject([
+      { type: "approval.rejected", approval: { seen: { context_digest: seen } } },
+    ]);
+    // The operator API takes the same digest, and refuses anything else, naming the field.
+    const { id: other } = await askAcmeRefund("A1002", 270);
+    const refused = await asOperator(`/v1/approvals/${other}/reject`, {
+      method: "POST",
+      body: JSON.stringify({ reason: "no", context_digest: "seen it" }),
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error?.problems).toEqual([expect.objectContaining({ field: "context_digest" })]);
   });
 });
