@@ -22,6 +22,12 @@ export async function auditPage(env: Env, tenant: string, filters: AuditFilters)
   };
 }
 
+/** One receipt by its place in the tenant's chain; null when it is not kept. */
+export async function auditReceipt(env: Env, tenant: string, seq: number): Promise<Receipt | null> {
+  const line = await auditLogOf(env, tenant).receipt(tenant, seq);
+  return line === null ? null : (JSON.parse(line) as Receipt);
+}
+
 /** Every receipt the filters match from their cursor on, one line each, read a page at a time. */
 export function auditExport(env: Env, tenant: string, filters: AuditFilters): ReadableStream<Uint8Array> {
   const log = auditLogOf(env, tenant);

@@ -104,6 +104,11 @@ export class AuditLog extends DurableObject<Env> {
     };
   }
 
+  /** One receipt by its place in the chain, as the log wrote it; null when not kept, or another tenant's. */
+  receipt(tenant: string, seq: number): string | null {
+    return this.#store.chain()?.tenant === tenant ? this.#store.one(seq) : null;
+  }
+
   /** The chain's head: how many receipts the log has written, and the last one's hash. */
   head(tenant: string): ChainHead | null {
     const chain = this.#store.chain();

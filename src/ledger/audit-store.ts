@@ -155,6 +155,14 @@ export class AuditStore {
       .toArray();
   }
 
+  /** One receipt by its place in the chain, as the log wrote it; null when it is not kept. */
+  one(seq: number): string | null {
+    return (
+      this.#sql.exec<{ receipt: string }>("SELECT receipt FROM receipts WHERE seq = ?", seq).toArray()[0]
+        ?.receipt ?? null
+    );
+  }
+
   /** The receipts from `first` to `last` that are still kept, in order. */
   range(first: number, last: number): string[] {
     return this.#sql
