@@ -28,7 +28,6 @@ export const AUDIT_TYPES = [
   "approval.withdrawn",
 ] as const;
 export const AuditTypeSchema = z.enum(AUDIT_TYPES);
-export type AuditType = z.infer<typeof AuditTypeSchema>;
 
 /**
  * What became of a write, as the proxy knows it when the receipt is written: `made` (confirmed),

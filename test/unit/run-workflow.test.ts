@@ -93,7 +93,12 @@ function fakePorts(run: RunMeta, shards: (...claim: Claim) => Promise<TenantChec
       return { result, changed: [] };
     },
     deferredReads: { hold: unused, release: unused },
-    outbox: { publish: async () => {}, learnCall: () => {}, deliverOwed: async () => {}, owesAudit: () => false },
+    outbox: {
+      publish: async () => {},
+      learnCall: () => {},
+      deliverOwed: async () => {},
+      owesAudit: () => false,
+    },
     inflight: {
       has: (key) => key !== null && inflight.has(key),
       mark: unused,
