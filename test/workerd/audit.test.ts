@@ -52,6 +52,8 @@ async function publishedKeys() {
   expect(response.status).toBe(200);
   const jwks = (await response.json()) as { keys: Array<Record<string, unknown>> };
   expect(jwks.keys.every((key) => !("d" in key))).toBe(true);
+  // The key that signs, and a retired one kept so what it signed before the rotation still verifies.
+  expect(jwks.keys.map((key) => key.kid)).toEqual(["audit-demo-2026-11", "audit-demo-2026-08"]);
   return createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]);
 }
 
@@ -195,6 +197,11 @@ describe("the audit log's receipts", () => {
     const verdict = await verifyExport(text, keys);
     expect(verdict).toMatchObject({ ok: true, first_seq: 1, tenant: "acme" });
     const lines = text.trimEnd().split("\n");
+    const [first] = lines.map((line) => JSON.parse(line) as Receipt);
+    const header = JSON.parse(
+      atob((first?.sig.split(".")[0] ?? "").replaceAll("-", "+").replaceAll("_", "/")),
+    ) as Record<string, unknown>;
+    expect(header).toEqual({ alg: "EdDSA", kid: "audit-demo-2026-11", typ: "audit-receipt+jws" });
     expect(verdict.ok && verdict.receipts).toBe(lines.length);
 
     const changed = [...lines];
