@@ -1,6 +1,5 @@
 import type { CryptoKey } from "jose";
 import { CompactSign } from "jose/jws/compact/sign";
-import { compactVerify } from "jose/jws/compact/verify";
 import { canonicalJson } from "../core/canonical-json";
 import { sha256Hex } from "../core/digest";
 import type { AuditEvent, Receipt } from "../wire/audit";
@@ -75,20 +74,4 @@ export function nextReceipt(
     recorded_at: new Date(recordedAt).toISOString(),
   };
   return sealReceipt(receiptBody(event, place), signer);
-}
-
-/** Looks a public key up by the kid a signature's header names (jose's `createLocalJWKSet`). */
-export type PublicKeyLookup = Parameters<typeof compactVerify>[1];
-
-/**
- * Whether `sig` is a valid signature of `hash` by one of the published keys: its header names a key
- * of the set, the signature verifies, and its payload is that hash.
- */
-export async function signatureHolds(sig: string, hash: string, keys: PublicKeyLookup): Promise<boolean> {
-  try {
-    const { payload, protectedHeader } = await compactVerify(sig, keys, { algorithms: [AUDIT_ALG] });
-    return protectedHeader.alg === AUDIT_ALG && new TextDecoder().decode(payload) === hash;
-  } catch {
-    return false;
-  }
 }

@@ -1,6 +1,7 @@
+import { compactVerify } from "jose/jws/compact/verify";
 import { canonicalJson } from "../core/canonical-json";
 import { type Receipt, ReceiptSchema } from "../wire/audit";
-import { GENESIS, type PublicKeyLookup, receiptHash, signatureHolds } from "./chain";
+import { AUDIT_ALG, GENESIS, receiptHash } from "./chain";
 
 /**
  * Offline verification of an export of a tenant's audit log (NDJSON: one receipt per line, in
@@ -127,4 +128,20 @@ function parseLine(line: string): { ok: true; receipt: Receipt } | { ok: false; 
     return { ok: false, problem: "the line is not the receipt as the log wrote it (not its canonical JSON)" };
   }
   return { ok: true, receipt: parsed.data };
+}
+
+/** Looks a public key up by the kid a signature's header names (jose's `createLocalJWKSet`). */
+export type PublicKeyLookup = Parameters<typeof compactVerify>[1];
+
+/**
+ * Whether `sig` is a valid signature of `hash` by one of the published keys: its header names a key
+ * of the set, the signature verifies, and its payload is that hash.
+ */
+export async function signatureHolds(sig: string, hash: string, keys: PublicKeyLookup): Promise<boolean> {
+  try {
+    const { payload, protectedHeader } = await compactVerify(sig, keys, { algorithms: [AUDIT_ALG] });
+    return protectedHeader.alg === AUDIT_ALG && new TextDecoder().decode(payload) === hash;
+  } catch {
+    return false;
+  }
 }
