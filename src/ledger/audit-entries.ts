@@ -4,7 +4,7 @@ import { newReceiptId } from "../core/ids";
 import { knownEffect } from "../effects/known-effect";
 import { toolOfRun } from "../machine/grants";
 import type { CallRecord, RunMeta, TraceCompletion } from "../machine/run-state";
-import type { Write } from "../machine/writes";
+import type { DecisionSeen, Write } from "../machine/writes";
 import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
 import type { AuditDraft, AuditEvent } from "../wire/audit";
@@ -77,21 +77,17 @@ export function auditDrafts(
         break;
       }
       case "approval_edit":
-        drafts.push(
-          ...decided(stores, run, write.id, "approval.edited", write.edited.edit.at, write.context_digest),
-        );
+        drafts.push(...decided(stores, run, write.id, "approval.edited", write.edited.edit.at, write));
         break;
       case "approval_approver":
         // The approver whose approval executes the call is in the approval's own receipt.
         if (!approvedNow.has(write.id)) {
-          drafts.push(
-            ...decided(stores, run, write.id, "approval.approver", write.approver.at, write.context_digest),
-          );
+          drafts.push(...decided(stores, run, write.id, "approval.approver", write.approver.at, write));
         }
         break;
       case "approval_state": {
         const at = new Date(write.decision?.at ?? Date.now()).toISOString();
-        const seen = write.decision?.context_digest;
+        const seen = write.decision;
         if (write.state === "approved")
           drafts.push(...decided(stores, run, write.id, "approval.approved", at, seen));
         else if (write.state === "rejected") {
@@ -211,7 +207,7 @@ function decided(
   id: string,
   type: AuditEvent["type"],
   at: string,
-  contextDigest: string | null = null,
+  seen: DecisionSeen | null = null,
 ): AuditDraft[] {
   const approval = stores.approvals.byId(id);
   if (!approval) return [];
@@ -241,7 +237,7 @@ function decided(
         args: masked(approval.args, tool),
         args_digest: approval.args_digest,
       },
-      approval: approvalOf(approval, tool, contextDigest),
+      approval: approvalOf(approval, tool, seen),
       upstream: null,
       read_back: null,
     },
@@ -260,7 +256,7 @@ function masked(args: Record<string, unknown>, tool: ToolSpec | undefined): unkn
 function approvalOf(
   approval: ApprovalRecord,
   tool: ToolSpec | undefined,
-  contextDigest: string | null = null,
+  seen: DecisionSeen | null = null,
 ): NonNullable<AuditEvent["approval"]> {
   const edit = approval.edit;
   return {
@@ -274,7 +270,7 @@ function approvalOf(
     decided_by_name: approval.decided_by_name,
     decided_at: approval.decided_at,
     reason: approval.decision_reason,
-    seen: { args_digest: approval.args_digest, context_digest: contextDigest },
+    seen: { args_digest: approval.args_digest, context_digest: seen?.context_digest ?? null },
     edit: edit
       ? {
           by: edit.by,
@@ -288,7 +284,7 @@ function approvalOf(
     overrides: {
       cap: approval.limit,
       earlier_effects: approval.earlier_effects.length,
-      duplicate_confirmed: approval.earlier_effects.length > 0 && approval.state !== "pending",
+      duplicate_confirmed: seen?.duplicate_confirmed === true,
     },
   };
 }

@@ -9,7 +9,14 @@ import { spendEffect } from "./budget";
 import type { EditPlan } from "./edit";
 import { type Approving, decidedAgain, editedSince } from "./late-decision";
 import type { CallRecord, RunMeta, StoredRequest } from "./run-state";
-import { type ApprovalDecisionRecord, expireWrite, sendKey, type Write, whyCannotExecute } from "./writes";
+import {
+  type ApprovalDecisionRecord,
+  type DecisionSeen,
+  expireWrite,
+  sendKey,
+  type Write,
+  whyCannotExecute,
+} from "./writes";
 
 /**
  * The admission machine's event "an operator decides". Only an operator holding one of the
@@ -160,9 +167,15 @@ export function decideApproval(view: DecisionView, decision: Decision): DecideSt
   return { ...step, writes: [vote, ...step.writes] };
 }
 
-/** What the operator said they saw, carried on the decision's writes to its audit receipt; nothing when they said nothing. */
-function seenOf(decision: Decision): { context_digest?: string } {
-  return decision.context_digest ? { context_digest: decision.context_digest } : {};
+/**
+ * What the operator said they saw (the decision context's digest) and confirmed (a repeat of another
+ * run's effect), carried on the decision's writes to its audit receipt; nothing when they said nothing.
+ */
+function seenOf(decision: Decision): DecisionSeen {
+  return {
+    ...(decision.context_digest ? { context_digest: decision.context_digest } : {}),
+    ...(decision.confirm_duplicate ? { duplicate_confirmed: true as const } : {}),
+  };
 }
 
 function roleRefusal(

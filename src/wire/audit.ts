@@ -115,7 +115,9 @@ const AuditApprovalSchema = z.strictObject({
         .describe("Other runs' effects on the same business thing the approval showed."),
       duplicate_confirmed: z
         .boolean()
-        .describe("An operator confirmed an edit that repeats another run's effect."),
+        .describe(
+          "The deciding operator confirmed approving a repeat of another run's call or effect (confirm_duplicate).",
+        ),
     })
     .describe("What the decision lets through that the proxy would have stopped."),
 });

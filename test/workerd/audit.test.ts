@@ -101,6 +101,7 @@ describe("the audit log's receipts", () => {
         roles: ["finance_lead"],
         approvals_required: 2,
         edit: { by_name: "Dana Reyes", fields: ["amount_cents"], asked_args: refund("A1004", 35_000) },
+        overrides: { cap: null, earlier_effects: 0, duplicate_confirmed: false },
       },
       upstream: null,
     });
@@ -112,6 +113,7 @@ describe("the audit log's receipts", () => {
         reason: "checked",
         approvers: [{ name: "Dana Reyes" }, { name: "Lee Park" }],
         seen: { args_digest: edit.call?.args_digest },
+        overrides: { duplicate_confirmed: true },
       },
     });
     expect(outcome).toMatchObject({
