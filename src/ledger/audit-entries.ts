@@ -14,8 +14,8 @@ import type { OpenCall } from "./run-store";
 
 /**
  * What the audit log is told of a commit: one receipt per effect decision its writes make. A write
- * or destructive key settling (made, refused, in doubt, settled after doubt; reconciled after a
- * restart), an approval approved, rejected, expired or withdrawn, one approver of two, an edit. Each
+ * or destructive key settling (made, not made, in doubt, unknown, settled after doubt; reconciled
+ * after a restart), an approval approved, rejected, expired or withdrawn, one approver of two, an edit. Each
  * is written to the run's outbox in the commit's own transaction (`commit.ts`), so the receipt
  * exists exactly when the decision does: a crash can delay its delivery, never lose or repeat it.
  */
