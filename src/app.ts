@@ -68,7 +68,11 @@ app.get(
   "/v1/value-usage",
   lazyRoutes("/v1/value-usage", () => import("./routes/value-usage").then((part) => part.valueUsage)),
 );
-// The public keys of upstream credentials, for the APIs behind the tools.
+app.get(
+  "/v1/audit",
+  lazyRoutes("/v1/audit", () => import("./routes/audit").then((part) => part.audit)),
+);
+// The public keys of upstream credentials, for the APIs behind the tools, and of audit receipts.
 app.route("/", jwks);
 
 // Cold paths, loaded on first use: a proxy serving tool calls never evaluates them.

@@ -1,3 +1,4 @@
+import type { AuditLog } from "./ledger/audit-log";
 import type { CapPool } from "./ledger/cap-pool";
 import type { CatalogBeacon } from "./ledger/catalog-beacon";
 import type { ApprovalDirectory } from "./ledger/directory";
@@ -24,6 +25,12 @@ export interface Env {
    * first signs, every one is published at `/.well-known/jwks.json` (public members only).
    */
   UPSTREAM_SIGNING_KEYS: string;
+  /**
+   * Secret. JSON array of Ed25519 private JWKs that sign the audit log's receipts: the first signs,
+   * every one is published at `/.well-known/audit-jwks.json` (public members only), so receipts
+   * signed before a rotation keep verifying.
+   */
+  AUDIT_SIGNING_KEYS: string;
   /** Secret. JSON `{ tenant: [sha256 hex of each operator key] }`. */
   OPERATOR_KEYS: string;
   /** Secret, optional. JSON `{ tenant: { agent profile: [sha256 hex of each agent key] } }`. */
@@ -57,6 +64,11 @@ export interface Env {
   EFFECT_SHARD: DurableObjectNamespace<EffectShard>;
   /** One per tenant, currency and day: the daily value cap, leased in parts to the effect shards. */
   CAP_POOL: DurableObjectNamespace<CapPool>;
+  /**
+   * One per tenant: the audit log, every effect decision of the tenant's runs as a signed receipt in
+   * one hash chain, kept for the tenant's audit retention (src/ledger/audit-log.ts).
+   */
+  AUDIT_LOG: DurableObjectNamespace<AuditLog>;
   /** One per tenant: request-rate buckets checked before any run ledger is touched. */
   RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
   /**

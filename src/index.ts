@@ -7,6 +7,7 @@ import { announceCatalog } from "./ledger/catalog-client";
 import { withOAuth } from "./oauth/entry";
 import { startupCheck } from "./startup";
 
+export { AuditLog } from "./ledger/audit-log";
 export { CapPool } from "./ledger/cap-pool";
 export { CatalogBeacon } from "./ledger/catalog-beacon";
 export { ApprovalDirectory } from "./ledger/directory";

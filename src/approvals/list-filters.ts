@@ -40,11 +40,11 @@ function instant(edge: "start" | "end", description: string) {
     .describe(description);
 }
 
-const SinceSchema = instant(
+export const SinceSchema = instant(
   "start",
   "Only what was created at or after this instant (ISO 8601; a date alone means its start).",
 );
-const UntilSchema = instant(
+export const UntilSchema = instant(
   "end",
   "Only what was created before this instant (ISO 8601; a date alone includes that whole day).",
 );
@@ -62,7 +62,7 @@ const CursorSchema = z
   .optional()
   .describe("The next_cursor of the previous page; omit it for the newest page.");
 
-const LimitSchema = z
+export const LimitSchema = z
   .string()
   .regex(/^\d{1,6}$/, "not a whole number")
   .transform(Number)
@@ -70,7 +70,7 @@ const LimitSchema = z
   .optional()
   .describe(`How many to list, 1 to ${MAX_LIST_LIMIT}; ${DEFAULT_LIST_LIMIT} when omitted.`);
 
-const ToolSchema = z
+export const ToolSchema = z
   .string()
   .regex(/^[a-z][a-z0-9_]{0,63}$/, "not a tool name")
   .optional()
@@ -94,14 +94,14 @@ const SubjectSchema = z
     "An id from the arguments, such as A1002 (any argument ending in _id with that value) or order_id=A1002 (that argument only).",
   );
 
-const RunIdSchema = z
+export const RunIdSchema = z
   .string()
   .regex(/^run_[A-Za-z0-9]{1,64}$/, "not a run id")
   .optional()
   .describe("Only the approvals of this run.");
 
 /** An `until` before `since` is a mistake worth saying, not an empty list. */
-function untilAfterSince(
+export function untilAfterSince(
   filters: { since?: string | undefined; until?: string | undefined },
   ctx: z.RefinementCtx,
 ) {

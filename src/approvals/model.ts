@@ -18,6 +18,9 @@ export type EditedApproval = Pick<
   | "limit"
 > & { edit: NonNullable<ApprovalRecord["edit"]> };
 
+/** What an agent's withdrawal of its approval request expires it with, so its result can say so. */
+export const WITHDRAWN_PREFIX = "withdrawn by the agent";
+
 /** Approvals outlive nothing: they are granted within this window or expire. */
 export const APPROVAL_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long an agent is told to wait before asking again about a pending approval. */

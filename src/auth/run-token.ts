@@ -15,6 +15,8 @@ export const PendingOpenClaimsSchema = z.object({
   reach: z.array(z.string()),
   /** Whom the run acts for, as verified when it was opened: signed into the credential, never sent by a model. */
   user: z.lazy(runUserSchema).optional(),
+  /** The agent profile that opened it; absent for a tenant key. */
+  profile: z.string().optional(),
 });
 export type PendingOpenClaims = z.infer<typeof PendingOpenClaimsSchema>;
 

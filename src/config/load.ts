@@ -25,6 +25,8 @@ export interface ProxyConfig {
   runTokenKeys: string[];
   /** Ed25519 private JWKs: the first signs upstream credentials, all are published. */
   upstreamSigningKeys: UpstreamSigningKey[];
+  /** Ed25519 private JWKs: the first signs audit receipts, all are published. */
+  auditSigningKeys: UpstreamSigningKey[];
   /** Whether run scenarios and X-Sandbox-Fault headers are accepted and forwarded upstream. */
   faultInjection: FaultInjection;
   /** How often an open `subscriptions/listen` stream asks which catalog is live. */
@@ -50,6 +52,7 @@ export function loadConfig(env: Env): ProxyConfig {
       agentKeyHashes: parseAgentKeyHashes(env.AGENT_KEYS),
       runTokenKeys: parseKeyList("RUN_TOKEN_KEYS", env.RUN_TOKEN_KEYS),
       upstreamSigningKeys: parseUpstreamSigningKeys("UPSTREAM_SIGNING_KEYS", env.UPSTREAM_SIGNING_KEYS),
+      auditSigningKeys: parseUpstreamSigningKeys("AUDIT_SIGNING_KEYS", env.AUDIT_SIGNING_KEYS),
       faultInjection: parseFaultInjection(env.FAULT_INJECTION),
       catalogWatchMs: parseCatalogWatchMs(env.CATALOG_WATCH_MS),
       residencyMode: parseResidencyMode(env.RESIDENCY, environment.data),

@@ -3,7 +3,7 @@ import type { EnvironmentName } from "../wire/envelope";
 
 /**
  * The secrets every environment of the proxy needs. Without one the proxy cannot authenticate a
- * caller, sign a run token or an upstream credential, so it refuses all traffic and names what is
+ * caller, sign a run token, an upstream credential or an audit receipt, so it refuses all traffic and names what is
  * missing (src/startup.ts). Keep this list, `.dev.vars.example` and the template of docs/deploying.md,
  * `secrets.production.example.json`, in step: test/workerd/startup.test.ts checks the first two agree.
  */
@@ -12,6 +12,7 @@ export const REQUIRED_SECRETS = [
   "OPERATOR_KEYS",
   "RUN_TOKEN_KEYS",
   "UPSTREAM_SIGNING_KEYS",
+  "AUDIT_SIGNING_KEYS",
 ] as const satisfies readonly (keyof Env)[];
 
 /**

@@ -7,6 +7,7 @@ import { type RunLimits, runLimitsSchema } from "../wire/run-status";
 import { alertsSchema } from "./alerts";
 import { approvalEscalationSettings } from "./approval-escalation";
 import { approversSchema } from "./approver-settings";
+import { auditSettingsSchema } from "./audit";
 import { rateLimitSettingsSchema } from "./rate-settings";
 import { residencySchema } from "./residency";
 import { toolLimitNamespaceIssues, toolLimitsSchema } from "./tool-limits";
@@ -132,6 +133,8 @@ export const tenantConfigSchema = lazily(() =>
     approvers: approversSchema(),
     /** The identity provider whose assertions name a run's user; absent: runs name none. */
     users: userIdentitySchema().optional(),
+    /** The audit log's retention and push: see `auditSettingsSchema`. */
+    audit: auditSettingsSchema(),
   }),
 );
 export type TenantConfig = z.infer<ReturnType<typeof tenantConfigSchema>>;

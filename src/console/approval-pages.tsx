@@ -3,6 +3,8 @@ import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { environmentOf } from "../config/environment";
 import { loadConfig } from "../config/load";
+import { canonicalJson } from "../core/canonical-json";
+import { sha256Hex } from "../core/digest";
 import type { Env } from "../env";
 import { valueUsageToday } from "../ledger/effects-client";
 import { decideApproval, inspectApproval } from "../ledger/operator-client";
@@ -17,6 +19,9 @@ import { messagePage } from "./guards";
 import { keyPromiseText } from "./key-promise-text";
 import { tenantToolValues, toolValuesOf } from "./tool-values";
 import { ApprovalPage } from "./views/approval-page";
+
+/** A decision context's digest as the forms carry it; anything else is not recorded. */
+const DIGEST = /^[0-9a-f]{64}$/;
 
 /** Approval ids are `apr_` and hex; anything else is not looked up, so junk never wakes a Durable Object. */
 const APPROVAL_ID = /^apr_[A-Za-z0-9]{1,64}$/;
@@ -52,6 +57,9 @@ async function renderApproval(
       ])
     : [null, null, undefined];
   const tool = found.tool_namespace ? catalog.find(found.tool_namespace, found.approval.tool) : undefined;
+  // What the decision forms say the operator saw: the digest of the facts this page shows, which
+  // the decision's audit receipt records.
+  const seen = context && context.facts.length > 0 ? await sha256Hex(canonicalJson(context.facts)) : null;
   return c.html(
     <ApprovalPage
       environment={environmentOf(c.env)}
@@ -67,6 +75,7 @@ async function renderApproval(
       error={opts.error}
       draft={draft}
       context={context}
+      seen={seen}
       duplicates={found.duplicates}
       valueUsage={valueUsage}
       dryRun={tool?.dry_run ?? null}
@@ -131,6 +140,10 @@ export function decide(decision: "approve" | "reject") {
       reason: form.reason,
       confirm_duplicate: decision === "approve" && body.confirm_duplicate === "yes",
       args: edit?.args ?? null,
+      context_digest:
+        typeof body.context_digest === "string" && DIGEST.test(body.context_digest)
+          ? body.context_digest
+          : null,
     });
     if (!result.ok) {
       // A refused edit keeps what the operator typed, with each problem beside its input.

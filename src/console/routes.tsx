@@ -1,6 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import { Hono } from "hono";
 import { decide, showApproval } from "./approval-pages";
+import { exportAudit, showAudit, showReceipt } from "./audit-pages";
 import type { ConsoleEnv } from "./console-env";
 import { disconnectClient, revokeGrant, showGrants } from "./grant-pages";
 import { limitForm, messagePage, requireCsrf, requireSession } from "./guards";
@@ -46,6 +47,9 @@ for (const decision of ["approve", "reject"] as const) {
 operatorConsole.get("/runs", requireSession, showRuns);
 operatorConsole.get("/fragments/runs", requireSession, runsFragment);
 operatorConsole.get("/runs/:run_id", requireSession, showRun);
+operatorConsole.get("/audit", requireSession, showAudit);
+operatorConsole.get("/audit/export", requireSession, exportAudit);
+operatorConsole.get("/audit/:seq", requireSession, showReceipt);
 operatorConsole.get("/health", requireSession, showHealth);
 
 operatorConsole.get("/oauth", requireSession, showGrants);

@@ -32,6 +32,11 @@ export function newApprovalId(): string {
   return `apr_${randomHex(24)}`;
 }
 
+/** A receipt of the tenant's audit log: `rcp_` + 24 hex, minted with the decision it records. */
+export function newReceiptId(): string {
+  return `rcp_${randomHex(24)}`;
+}
+
 /** A large result kept in pages: `res_` + 24 hex. */
 export function newResultHandle(): string {
   return `res_${randomHex(24)}`;

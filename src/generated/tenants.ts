@@ -7,7 +7,7 @@ import type { CompiledTenants } from "../config/tenants";
 export const compiledTenants: readonly CompiledTenants[] = [
   {
     "environment": "sandbox",
-    "input": "{\"acme\":{\"agent_profiles\":{\"support\":{\"limits\":{\"deadline_s\":1800,\"max_calls\":60,\"max_destructive\":2,\"max_writes\":10},\"namespace\":\"support\"},\"triage\":{\"namespace\":\"support\",\"tools\":[\"lookup_order\",\"shipping.lookup_shipment\"]}},\"approval_sla_s\":900,\"approvers\":{\"support\":{\"issue_refund\":{\"rules\":[{\"above\":20000,\"role\":\"finance_lead\"}],\"two_person_above\":30000}}},\"ceilings\":{\"deadline_s\":3600,\"max_calls\":200,\"max_destructive\":10,\"max_writes\":50},\"escalation_role\":\"support_lead\",\"max_refund_cents\":50000,\"namespaces\":[\"support\",\"shipping\",\"helpdesk\"],\"owns\":{\"customer_id\":\"^C1\\\\d{2}$\",\"order_id\":\"^A\\\\d{4}$\"},\"repeat_effects\":{\"helpdesk\":[\"add_ticket_note\"]},\"repeat_threshold\":3},\"globex\":{\"agent_profiles\":{\"support\":{\"limits\":{\"deadline_s\":1800,\"max_calls\":60,\"max_destructive\":2,\"max_writes\":10},\"namespace\":\"support\"}},\"auto_approve_refund_cents\":1000,\"ceilings\":{\"deadline_s\":1800,\"max_calls\":100,\"max_destructive\":5,\"max_writes\":20},\"max_refund_cents\":20000,\"namespaces\":[\"support\",\"shipping\"],\"owns\":{\"customer_id\":\"^C2\\\\d{2}$\",\"order_id\":\"^B\\\\d{4}$\"},\"repeat_threshold\":3,\"value_caps\":{\"USD\":{\"per_day\":200000,\"per_run\":20000,\"per_subject_day\":40000}}},\"hooli\":{\"alerts\":{\"invalid_calls\":{\"min_sample\":20,\"threshold\":0.5,\"window_minutes\":60}},\"auto_approve_refund_cents\":1000,\"ceilings\":{\"deadline_s\":3600,\"max_calls\":10000,\"max_destructive\":100,\"max_writes\":1000},\"effect_shards\":8,\"max_refund_cents\":100000,\"namespaces\":[\"support\"],\"owns\":{\"customer_id\":\"^C5\\\\d{2}$\",\"order_id\":\"^H\\\\d{4}$\"},\"rate_limits\":{\"calls_per_run\":1000000,\"calls_per_tenant\":1000000,\"runs_opened\":100000},\"repeat_threshold\":1000,\"value_caps\":{\"USD\":{\"per_day\":50000,\"per_run\":4000,\"per_subject_day\":2500}}},\"initech\":{\"auto_approve_refund_cents\":100000,\"ceilings\":{\"deadline_s\":3600,\"max_calls\":10000,\"max_destructive\":100,\"max_writes\":1000},\"max_refund_cents\":100000,\"namespaces\":[\"support\"],\"owns\":{\"customer_id\":\"^C3\\\\d{2}$\",\"order_id\":\"^I\\\\d{4}$\"},\"rate_limits\":{\"calls_per_run\":1000000,\"calls_per_tenant\":1000000,\"runs_opened\":100000},\"repeat_threshold\":1000},\"stark\":{\"ceilings\":{\"deadline_s\":600,\"max_calls\":50,\"max_destructive\":2,\"max_writes\":10},\"max_refund_cents\":10000,\"namespaces\":[\"support\"],\"owns\":{\"customer_id\":\"^C6\\\\d{2}$\",\"order_id\":\"^S\\\\d{4}$\"},\"repeat_threshold\":3,\"residency\":{\"jurisdiction\":\"eu\",\"location_hint\":\"weur\"},\"tool_limits\":{\"support\":{\"create_internal_ticket\":{\"calls\":2,\"per\":\"customer_id\",\"window_s\":60},\"lookup_order\":{\"calls\":4,\"window_s\":60}}}},\"umbrella\":{\"agent_profiles\":{\"support\":{\"limits\":{\"deadline_s\":600,\"max_calls\":10,\"max_destructive\":1,\"max_writes\":2},\"namespace\":\"support\"}},\"ceilings\":{\"deadline_s\":600,\"max_calls\":50,\"max_destructive\":2,\"max_writes\":10},\"max_refund_cents\":10000,\"namespaces\":[\"support\"],\"owns\":{\"customer_id\":\"^C4\\\\d{2}$\",\"order_id\":\"^U\\\\d{4}$\"},\"rate_limits\":{\"calls_per_run\":3,\"calls_per_tenant\":5,\"runs_opened\":4,\"window_s\":60},\"repeat_threshold\":3,\"tainted_runs\":{\"destructive\":\"refuse\",\"write\":\"refuse\"}},\"wayne\":{\"auto_approve_refund_cents\":50000,\"ceilings\":{\"deadline_s\":3600,\"max_calls\":200,\"max_destructive\":20,\"max_writes\":50},\"max_refund_cents\":50000,\"namespaces\":[\"support\"],\"owns\":{\"customer_id\":\"^C7\\\\d{2}$\",\"order_id\":\"^W\\\\d{4}$\"},\"rate_limits\":{\"calls_per_run\":1000000,\"calls_per_tenant\":1000000,\"runs_opened\":100000},\"repeat_threshold\":1000,\"users\":{\"audience\":\"edge-tool-proxy\",\"issuer\":\"https://idp.wayne.example\",\"jwks\":{\"keys\":[{\"alg\":\"ES256\",\"crv\":\"P-256\",\"kid\":\"wayne-idp-1\",\"kty\":\"EC\",\"use\":\"sig\",\"x\":\"v9tM4MJBHy1S0qyHGKxcaLClUJhOoA5mg1AOzyzYcJE\",\"y\":\"tJ8MjjgahuD3Wh3XNrSsYMJY8LggkQ009OV5RrxKzqY\"}]},\"required\":true}}}",
+    "input": "{\"acme\":{\"agent_profiles\":{\"support\":{\"limits\":{\"deadline_s\":1800,\"max_calls\":60,\"max_destructive\":2,\"max_writes\":10},\"namespace\":\"support\"},\"triage\":{\"namespace\":\"support\",\"tools\":[\"lookup_order\",\"shipping.lookup_shipment\"]}},\"approval_sla_s\":900,\"approvers\":{\"support\":{\"issue_refund\":{\"rules\":[{\"above\":20000,\"role\":\"finance_lead\"}],\"two_person_above\":30000}}},\"ceilings\":{\"deadline_s\":3600,\"max_calls\":200,\"max_destructive\":10,\"max_writes\":50},\"escalation_role\":\"support_lead\",\"max_refund_cents\":50000,\"namespaces\":[\"support\",\"shipping\",\"helpdesk\"],\"owns\":{\"customer_id\":\"^C1\\\\d{2}$\",\"order_id\":\"^A\\\\d{4}$\"},\"repeat_effects\":{\"helpdesk\":[\"add_ticket_note\"]},\"repeat_threshold\":3},\"globex\":{\"agent_profiles\":{\"support\":{\"limits\":{\"deadline_s\":1800,\"max_calls\":60,\"max_destructive\":2,\"max_writes\":10},\"namespace\":\"support\"}},\"audit\":{\"push\":true},\"auto_approve_refund_cents\":1000,\"ceilings\":{\"deadline_s\":1800,\"max_calls\":100,\"max_destructive\":5,\"max_writes\":20},\"max_refund_cents\":20000,\"namespaces\":[\"support\",\"shipping\"],\"owns\":{\"customer_id\":\"^C2\\\\d{2}$\",\"order_id\":\"^B\\\\d{4}$\"},\"repeat_threshold\":3,\"value_caps\":{\"USD\":{\"per_day\":200000,\"per_run\":20000,\"per_subject_day\":40000}}},\"hooli\":{\"alerts\":{\"invalid_calls\":{\"min_sample\":20,\"threshold\":0.5,\"window_minutes\":60}},\"auto_approve_refund_cents\":1000,\"ceilings\":{\"deadline_s\":3600,\"max_calls\":10000,\"max_destructive\":100,\"max_writes\":1000},\"effect_shards\":8,\"max_refund_cents\":100000,\"namespaces\":[\"support\"],\"owns\":{\"customer_id\":\"^C5\\\\d{2}$\",\"order_id\":\"^H\\\\d{4}$\"},\"rate_limits\":{\"calls_per_run\":1000000,\"calls_per_tenant\":1000000,\"runs_opened\":100000},\"repeat_threshold\":1000,\"value_caps\":{\"USD\":{\"per_day\":50000,\"per_run\":4000,\"per_subject_day\":2500}}},\"initech\":{\"auto_approve_refund_cents\":100000,\"ceilings\":{\"deadline_s\":3600,\"max_calls\":10000,\"max_destructive\":100,\"max_writes\":1000},\"max_refund_cents\":100000,\"namespaces\":[\"support\"],\"owns\":{\"customer_id\":\"^C3\\\\d{2}$\",\"order_id\":\"^I\\\\d{4}$\"},\"rate_limits\":{\"calls_per_run\":1000000,\"calls_per_tenant\":1000000,\"runs_opened\":100000},\"repeat_threshold\":1000},\"stark\":{\"ceilings\":{\"deadline_s\":600,\"max_calls\":50,\"max_destructive\":2,\"max_writes\":10},\"max_refund_cents\":10000,\"namespaces\":[\"support\"],\"owns\":{\"customer_id\":\"^C6\\\\d{2}$\",\"order_id\":\"^S\\\\d{4}$\"},\"repeat_threshold\":3,\"residency\":{\"jurisdiction\":\"eu\",\"location_hint\":\"weur\"},\"tool_limits\":{\"support\":{\"create_internal_ticket\":{\"calls\":2,\"per\":\"customer_id\",\"window_s\":60},\"lookup_order\":{\"calls\":4,\"window_s\":60}}}},\"umbrella\":{\"agent_profiles\":{\"support\":{\"limits\":{\"deadline_s\":600,\"max_calls\":10,\"max_destructive\":1,\"max_writes\":2},\"namespace\":\"support\"}},\"ceilings\":{\"deadline_s\":600,\"max_calls\":50,\"max_destructive\":2,\"max_writes\":10},\"max_refund_cents\":10000,\"namespaces\":[\"support\"],\"owns\":{\"customer_id\":\"^C4\\\\d{2}$\",\"order_id\":\"^U\\\\d{4}$\"},\"rate_limits\":{\"calls_per_run\":3,\"calls_per_tenant\":5,\"runs_opened\":4,\"window_s\":60},\"repeat_threshold\":3,\"tainted_runs\":{\"destructive\":\"refuse\",\"write\":\"refuse\"}},\"wayne\":{\"auto_approve_refund_cents\":50000,\"ceilings\":{\"deadline_s\":3600,\"max_calls\":200,\"max_destructive\":20,\"max_writes\":50},\"max_refund_cents\":50000,\"namespaces\":[\"support\"],\"owns\":{\"customer_id\":\"^C7\\\\d{2}$\",\"order_id\":\"^W\\\\d{4}$\"},\"rate_limits\":{\"calls_per_run\":1000000,\"calls_per_tenant\":1000000,\"runs_opened\":100000},\"repeat_threshold\":1000,\"users\":{\"audience\":\"edge-tool-proxy\",\"issuer\":\"https://idp.wayne.example\",\"jwks\":{\"keys\":[{\"alg\":\"ES256\",\"crv\":\"P-256\",\"kid\":\"wayne-idp-1\",\"kty\":\"EC\",\"use\":\"sig\",\"x\":\"v9tM4MJBHy1S0qyHGKxcaLClUJhOoA5mg1AOzyzYcJE\",\"y\":\"tJ8MjjgahuD3Wh3XNrSsYMJY8LggkQ009OV5RrxKzqY\"}]},\"required\":true}}}",
     "tenants": {
       "acme": {
         "namespaces": [
@@ -83,6 +83,10 @@ export const compiledTenants: readonly CompiledTenants[] = [
               "two_person_above": 30000
             }
           }
+        },
+        "audit": {
+          "retention_days": 400,
+          "push": false
         }
       },
       "globex": {
@@ -138,7 +142,11 @@ export const compiledTenants: readonly CompiledTenants[] = [
           }
         },
         "alerts": {},
-        "approvers": {}
+        "approvers": {},
+        "audit": {
+          "retention_days": 400,
+          "push": true
+        }
       },
       "initech": {
         "namespaces": [
@@ -176,7 +184,11 @@ export const compiledTenants: readonly CompiledTenants[] = [
         "effect_shards": 4,
         "agent_profiles": {},
         "alerts": {},
-        "approvers": {}
+        "approvers": {},
+        "audit": {
+          "retention_days": 400,
+          "push": false
+        }
       },
       "hooli": {
         "namespaces": [
@@ -226,7 +238,11 @@ export const compiledTenants: readonly CompiledTenants[] = [
             "min_sample": 20
           }
         },
-        "approvers": {}
+        "approvers": {},
+        "audit": {
+          "retention_days": 400,
+          "push": false
+        }
       },
       "umbrella": {
         "namespaces": [
@@ -274,7 +290,11 @@ export const compiledTenants: readonly CompiledTenants[] = [
           }
         },
         "alerts": {},
-        "approvers": {}
+        "approvers": {},
+        "audit": {
+          "retention_days": 400,
+          "push": false
+        }
       },
       "stark": {
         "namespaces": [
@@ -327,7 +347,11 @@ export const compiledTenants: readonly CompiledTenants[] = [
         "effect_shards": 4,
         "agent_profiles": {},
         "alerts": {},
-        "approvers": {}
+        "approvers": {},
+        "audit": {
+          "retention_days": 400,
+          "push": false
+        }
       },
       "wayne": {
         "namespaces": [
@@ -384,6 +408,10 @@ export const compiledTenants: readonly CompiledTenants[] = [
           },
           "required": true,
           "clock_skew_s": 30
+        },
+        "audit": {
+          "retention_days": 400,
+          "push": false
         }
       }
     }
@@ -432,7 +460,11 @@ export const compiledTenants: readonly CompiledTenants[] = [
         "alerts": {},
         "approval_sla_s": 900,
         "escalation_role": "support_lead",
-        "approvers": {}
+        "approvers": {},
+        "audit": {
+          "retention_days": 400,
+          "push": false
+        }
       },
       "globex": {
         "namespaces": [
@@ -471,7 +503,11 @@ export const compiledTenants: readonly CompiledTenants[] = [
         "effect_shards": 4,
         "agent_profiles": {},
         "alerts": {},
-        "approvers": {}
+        "approvers": {},
+        "audit": {
+          "retention_days": 400,
+          "push": false
+        }
       }
     }
   }

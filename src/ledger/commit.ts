@@ -13,6 +13,7 @@ import type { Write } from "../machine/writes";
 import { catalog } from "../tools";
 import { assertNever } from "../wire/envelope";
 import { ApprovalStore } from "./approval-store";
+import { auditBefore, auditDrafts } from "./audit-entries";
 import { ClaimStore } from "./claim-store";
 import { KeyStore } from "./key-store";
 import { Outbox } from "./outbox";
@@ -192,6 +193,8 @@ export function commitWrites(
   const closes = new Map<string, TraceCompletion>();
   for (const write of writes) if (write.kind === "trace_close") closes.set(write.call_id, write.completion);
   const writtenWhole = new Set<string>();
+  // What the audit's receipts need of the state these writes change, read before they apply.
+  const audited = auditBefore(stores, writes);
   for (const write of writes) {
     switch (write.kind) {
       case "counters":
@@ -272,6 +275,8 @@ export function commitWrites(
   }
   const now = Date.now();
   reportFates(stores, writes, now);
+  for (const event of auditDrafts(stores, next, writes, audited))
+    stores.outbox.enqueue({ kind: "audit", event }, now);
   const changed: ApprovalSummary[] = [];
   // An escalated approval's state did not change: its `approval.overdue` webhook goes out through the
   // outbox (retried until delivered, written once with the mark), and its directory copy is refreshed.

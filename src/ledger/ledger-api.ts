@@ -19,6 +19,8 @@ export interface OpenRunInput {
   tools?: string[] | null;
   /** The namespaces its tools may come from. */
   reach?: string[];
+  /** The agent profile that opens it; null or absent for a tenant key. */
+  profile?: string | null;
   /** Upstream faults for this run, already checked; only where fault injection is enabled. */
   scenario?: ScenarioStep[];
   /** The orchestrator's task this run is for, and the open request as it came (its fields by name). */
@@ -75,6 +77,8 @@ export interface PendingOpen {
   catalog_version: string;
   /** Whom the run acts for, as verified when it was opened. */
   user?: RunUser | null;
+  /** The agent profile that opened it; null for a tenant key. */
+  profile?: string | null;
 }
 
 export interface DecideInput {
@@ -92,6 +96,8 @@ export interface DecideInput {
   args?: Record<string, unknown> | null;
   /** For an edit: the operator saw the earlier effects of other runs the edited call repeats. */
   confirm_duplicate?: boolean;
+  /** The SHA-256 of the decision context the operator saw, recorded on the audit receipt. */
+  context_digest?: string | null;
 }
 
 export type DecideResult =

@@ -101,6 +101,8 @@ export async function decideApproval(
     confirm_duplicate: boolean;
     /** Approve these arguments instead of the asked ones (approve with edit). */
     args?: Record<string, unknown> | null;
+    /** The digest of the decision context the operator saw, for the audit receipt. */
+    context_digest?: string | null;
   },
 ): Promise<OperatorDecision> {
   const ledger = await locate(env, input.tenant, input.approvalId);
@@ -144,6 +146,7 @@ export async function decideApproval(
     reason: input.reason,
     args: input.decision === "approve" ? (input.args ?? null) : null,
     confirm_duplicate: input.confirm_duplicate,
+    context_digest: input.context_digest ?? null,
   });
 }
 

@@ -1,6 +1,7 @@
 import type { ApprovalSummary } from "../approvals/model";
 import { mergeSorted } from "../approvals/subjects";
 import type { EffectUpdate } from "../effects/shard-rules";
+import type { AuditDraft } from "../wire/audit";
 import type { RunIndexEntry } from "../wire/run-summary";
 
 /**
@@ -35,7 +36,9 @@ export type DirectoryMessage =
   /** An approval past its SLA, announced on the approval webhook (`approval.overdue`) to the escalation role. */
   | { kind: "escalation"; summary: ApprovalSummary; escalation_role: string | null }
   | { kind: "run"; entry: RunIndexEntry }
-  | { kind: "effect"; shards: number[]; update: EffectUpdate };
+  | { kind: "effect"; shards: number[]; update: EffectUpdate }
+  /** One effect decision for the tenant's audit log: a topic of its own, never replaced by a later one. */
+  | { kind: "audit"; event: AuditDraft };
 
 export interface OutboxRow {
   topic: string;
@@ -72,6 +75,8 @@ function topicOf(message: DirectoryMessage): string {
       return `run:${message.entry.run_id}`;
     case "effect":
       return `effect:${message.update.key}`;
+    case "audit":
+      return `audit:${message.event.id}`;
   }
 }
 
@@ -265,6 +270,18 @@ export class Outbox {
   #cancelDeletion(): void {
     if (this.#deleteTimer !== null) clearTimeout(this.#deleteTimer);
     this.#deleteTimer = null;
+  }
+
+  /**
+   * Whether a receipt for the audit log is still owed: the run's storage is not deleted while one
+   * is, so a receipt outlives its run's retention until the log has it.
+   */
+  owesAudit(): boolean {
+    if (this.#empty) return false;
+    return (
+      this.#sql.exec("SELECT 1 FROM outbox WHERE topic >= 'audit:' AND topic < 'audit;' LIMIT 1").toArray()
+        .length > 0
+    );
   }
 
   /** When the alarm must ring to retry the first message due, or null when nothing is owed. */

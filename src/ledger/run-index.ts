@@ -6,9 +6,10 @@ import type { Env } from "../env";
 import type { RunMeta } from "../machine/run-state";
 import { assertNever } from "../wire/envelope";
 import type { RunIndexEntry } from "../wire/run-summary";
+import { auditLogOf } from "./audit-log";
 import type { ApprovalDirectory } from "./directory";
 import { reportEffect } from "./effects-client";
-import type { DirectoryMessage, Outbox } from "./outbox";
+import type { DirectoryMessage, Outbox, OutboxRow } from "./outbox";
 
 /**
  * How long a new run's entry waits in the outbox for the run's first call before the alarm delivers
@@ -193,17 +194,22 @@ export class RunDirectory {
     const due = this.#outbox
       .undelivered()
       .filter((row) => row.message.kind !== "escalation" || row.attempts === 0 || row.next_attempt_at <= now);
-    const sent = await Promise.all(
-      due.map(async (row) => {
-        try {
-          await deliverMessage(this.#env, directory, tenant, row.message);
-          return { row, error: null, delivered: true };
-        } catch (error) {
-          return { row, error, delivered: false };
-        }
-      }),
-    );
-    for (const { row, error, delivered } of sent) {
+    // A commit's receipts go to the audit log together, in one RPC that stores them in their order.
+    const receipts = due.filter((row) => row.message.kind === "audit");
+    const sent = await Promise.all([
+      ...due
+        .filter((row) => row.message.kind !== "audit")
+        .map(async (row) => {
+          try {
+            await deliverMessage(this.#env, directory, tenant, row.message);
+            return [{ row, error: null, delivered: true }];
+          } catch (error) {
+            return [{ row, error, delivered: false }];
+          }
+        }),
+      deliverReceipts(this.#env, tenant, receipts),
+    ]);
+    for (const { row, error, delivered } of sent.flat()) {
       if (delivered) {
         this.#outbox.acknowledge(row, answerWaits);
         continue;
@@ -211,6 +217,18 @@ export class RunDirectory {
       console.error(`directory delivery of ${row.topic} failed; the alarm retries it`, error);
       this.#outbox.postpone(row, Date.now());
     }
+  }
+}
+
+/** A commit's receipts to the tenant's audit log, in one RPC; every row shares its fate. */
+async function deliverReceipts(env: Env, tenant: string, rows: readonly OutboxRow[]) {
+  const drafts = rows.flatMap((row) => (row.message.kind === "audit" ? [row.message.event] : []));
+  if (drafts.length === 0) return [];
+  try {
+    await auditLogOf(env, tenant).append(tenant, drafts);
+    return rows.map((row) => ({ row, error: null, delivered: true }));
+  } catch (error) {
+    return rows.map((row) => ({ row, error, delivered: false }));
   }
 }
 
@@ -233,6 +251,9 @@ async function deliverMessage(
       return;
     case "effect":
       await reportEffect(env, tenant, message.shards, message.update);
+      return;
+    case "audit":
+      await auditLogOf(env, tenant).append(tenant, [message.event]);
       return;
     default:
       assertNever(message);

@@ -84,6 +84,7 @@ export function runPorts(parts: LedgerParts): RunPorts {
         // No answer waits for the alarm: what its deliveries acknowledged is deleted now.
         stores.outbox.deleteAcknowledged();
       },
+      owesAudit: () => stores.outbox.owesAudit(),
     },
     inflight,
     deciding: parts.deciding,

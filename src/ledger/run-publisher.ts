@@ -1,6 +1,6 @@
 import type { ApprovalSummary } from "../approvals/model";
 import type { Env } from "../env";
-import { nextAlarmAt, RECONCILE_AFTER_MS } from "../machine/run-events";
+import { nextAlarmAt, RECONCILE_AFTER_MS, retainUntil } from "../machine/run-events";
 import type { RunMeta } from "../machine/run-state";
 import { announceApprovals } from "./approval-store";
 import type { LedgerStores } from "./commit";
@@ -125,7 +125,10 @@ export class RunPublisher {
     const { approvals } = this.#stores;
     // A run without a pending approval (a new one, most) reads none here: the store counts them.
     const due = nextAlarmAt(run, approvals.nextExpiry(), this.#reconcileAt, approvals.nextEscalation());
-    const at = Math.min(due, this.#directory.nextAttemptAt() ?? due);
+    const retry = this.#directory.nextAttemptAt();
+    // Past its retention a run is kept only for what its outbox still owes (a receipt the audit log
+    // has not taken): its alarm follows the outbox's backoff, not the deletion already due.
+    const at = retry !== null && retainUntil(run) <= now ? retry : Math.min(due, retry ?? due);
     if (at === this.#alarmAt) return;
     const set = this.#alarmAt;
     const slack = set === this.#reconcileAt ? RECONCILE_AFTER_MS : GUARD_SLACK_MS;

@@ -29,6 +29,7 @@ interface RunRow extends Record<string, SqlStorageValue> {
   reach: string | null;
   told: string | null;
   acts_for: string | null;
+  profile: string | null;
 }
 
 /**
@@ -109,8 +110,9 @@ export class RunStore {
   insertRun(run: RunMeta): void {
     this.#sql.exec(
       `INSERT INTO run (id, tenant, run_id, namespace, environment, catalog_version, limits, repeat_threshold, state,
-         created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used, fence_marker, tools, reach, acts_for)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?, ?, ?, ?)`,
+         created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used, fence_marker, tools, reach, acts_for,
+         profile)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?, ?, ?, ?, ?)`,
       run.tenant,
       run.run_id,
       run.namespace,
@@ -125,6 +127,7 @@ export class RunStore {
       run.tools == null ? null : JSON.stringify(run.tools),
       JSON.stringify(run.reach ?? [run.namespace]),
       run.user == null ? null : JSON.stringify(run.user),
+      run.profile ?? null,
     );
   }
 
@@ -279,6 +282,20 @@ export class RunStore {
   }
 
   /**
+   * What the audit log records of an open entry's call (its actor, masked arguments, digest), read
+   * through the index of open entries before the settlement that closes it.
+   */
+  openEntry(callId: string): OpenCall | null {
+    const row = this.#sql
+      .exec<{ actor: string; actor_name: string | null; args: string; call_digest: string }>(
+        "SELECT actor, actor_name, args, call_digest FROM trace WHERE call_id = ? AND ended_at IS NULL",
+        callId,
+      )
+      .toArray()[0];
+    return row ? { ...row, args: JSON.parse(row.args) as unknown } : null;
+  }
+
+  /**
    * Entries opened and never closed: calls being sent now, or cut off by a restart. Read by the
    * alarm only, through the index of open entries: the closed ones, however many, are not read.
    */
@@ -323,6 +340,14 @@ interface WakeCounts extends Record<string, SqlStorageValue> {
   wake_scenario: number;
 }
 
+/** An open trace entry's call, as `openEntry` reads it. */
+export interface OpenCall {
+  actor: string;
+  actor_name: string | null;
+  args: unknown;
+  call_digest: string;
+}
+
 /** What the other stores of a woken ledger learn from its first read (`readRunAtWake`). */
 export interface WakeMemory {
   outboxNext: number | null;
@@ -357,5 +382,6 @@ function runOf(row: RunRow): RunMeta {
     // A run opened before runs had tool sets reaches its own namespace only.
     reach: row.reach === null ? [row.namespace] : (JSON.parse(row.reach) as string[]),
     user: row.acts_for === null ? null : (JSON.parse(row.acts_for) as RunUser),
+    profile: row.profile ?? null,
   };
 }

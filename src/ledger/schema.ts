@@ -189,6 +189,11 @@ const V19_RUN_USER = `
 ALTER TABLE run ADD COLUMN acts_for TEXT;
 `;
 
+/** The agent profile a run was opened with (NULL for a tenant key's run), for its audit receipts. */
+const V20_RUN_PROFILE = `
+ALTER TABLE run ADD COLUMN profile TEXT;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -209,6 +214,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V17_OPEN_TRACE_BY_CALL,
   V18_APPROVAL_EXECUTION,
   V19_RUN_USER,
+  V20_RUN_PROFILE,
 ];
 
 /**

@@ -1,5 +1,5 @@
 import { type Approver, approvalProgress, holdsRole, samePerson } from "../approvals/approvers";
-import type { ApprovalRecord, EditedApproval } from "../approvals/model";
+import { type ApprovalRecord, type EditedApproval, WITHDRAWN_PREFIX } from "../approvals/model";
 import type { ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import { crossRunReasons, effectsToConfirm, type TenantCheck } from "../effects/reasons";
@@ -9,7 +9,14 @@ import { spendEffect } from "./budget";
 import type { EditPlan } from "./edit";
 import { type Approving, decidedAgain, editedSince } from "./late-decision";
 import type { CallRecord, RunMeta, StoredRequest } from "./run-state";
-import { type ApprovalDecisionRecord, expireWrite, sendKey, type Write, whyCannotExecute } from "./writes";
+import {
+  type ApprovalDecisionRecord,
+  type DecisionSeen,
+  expireWrite,
+  sendKey,
+  type Write,
+  whyCannotExecute,
+} from "./writes";
 
 /**
  * The admission machine's event "an operator decides". Only an operator holding one of the
@@ -47,6 +54,8 @@ export interface Decision {
   edit?: EditPlan | null;
   /** The operator saw the earlier effects of other runs the edited call repeats, and approves it anyway. */
   confirm_duplicate?: boolean;
+  /** The digest of the decision context the operator saw, carried to the audit receipt. */
+  context_digest?: string | null;
   /**
    * What an approval approves, as its operator decided it (`late-decision.ts`); absent, it approves
    * the approval's arguments as they are when it applies.
@@ -122,6 +131,7 @@ export function decideApproval(view: DecisionView, decision: Decision): DecideSt
     by: decision.operator,
     by_name: decision.operator_name,
     reason: decision.reason,
+    ...seenOf(decision),
   };
   if (decision.decision === "reject") {
     return {
@@ -150,11 +160,22 @@ export function decideApproval(view: DecisionView, decision: Decision): DecideSt
   // More than one approver: each is recorded, and only the last one's approval executes.
   const earlier = approval.approvers.find((other) => samePerson(other, approver));
   if (earlier) return refused(approvedAlready(approval, earlier, approver));
-  const vote: Write = { kind: "approval_approver", id: approval.id, approver };
+  const vote: Write = { kind: "approval_approver", id: approval.id, approver, ...seenOf(decision) };
   if (approval.approvers.length + 1 < approval.approvals_required) {
     return { kind: "done", writes: [vote], refusal: null };
   }
   return { ...step, writes: [vote, ...step.writes] };
+}
+
+/**
+ * What the operator said they saw (the decision context's digest) and confirmed (a repeat of another
+ * run's effect), carried on the decision's writes to its audit receipt; nothing when they said nothing.
+ */
+function seenOf(decision: Decision): DecisionSeen {
+  return {
+    ...(decision.context_digest ? { context_digest: decision.context_digest } : {}),
+    ...(decision.confirm_duplicate ? { duplicate_confirmed: true as const } : {}),
+  };
 }
 
 function roleRefusal(
@@ -273,7 +294,7 @@ function approveEdited(
     sends: 0,
   };
   const writes: Write[] = [
-    { kind: "approval_edit", id: approval.id, edited },
+    { kind: "approval_edit", id: approval.id, edited, ...seenOf(decision) },
     { kind: "key_drop", key: record.key },
     { kind: "key_hold", record: held, now: decision.now },
   ];
@@ -368,9 +389,6 @@ function refusedOrDone(refusal: Refusal | null): DecideStep {
 function refused(refusal: Refusal, writes: Write[] = []): DecideStep {
   return { kind: "done", writes, refusal };
 }
-
-/** What an agent's withdrawal of its approval request expires it with, so its result can say so. */
-export const WITHDRAWN_PREFIX = "withdrawn by the agent";
 
 /**
  * The admission machine's event "the agent withdraws its request" (an MCP client cancels the task

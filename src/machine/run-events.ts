@@ -121,7 +121,7 @@ export function reconcileInterrupted(
       context(view.run, callId, record.tool, record.key, view.run.counters, now),
       interruptedSpec(record.side_effect === "read", callAgain(record.tool)),
     );
-    writes.push({ kind: "key_settle", key: record.key, state: "in_doubt", envelope, now });
+    writes.push({ kind: "key_settle", key: record.key, state: "in_doubt", envelope, now, reconciled: true });
     const approval = view.approvals?.get(record.key);
     if (approval?.state === "approved" && approval.execution !== "in_doubt") {
       writes.push({ kind: "approval_in_doubt", id: approval.id });

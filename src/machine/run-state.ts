@@ -39,6 +39,8 @@ export interface RunMeta {
   reach?: string[];
   /** Whom the run acts for (a verified assertion of the tenant's identity provider); null: no one named. */
   user?: RunUser | null;
+  /** The agent profile it was opened with (an agent key or an OAuth grant); null for a tenant key's. */
+  profile?: string | null;
 }
 
 /**
@@ -110,6 +112,19 @@ export interface TraceCompletion {
   upstream_status: number | null;
   replayed: boolean;
   attempts: readonly AttemptRecord[];
+  /**
+   * What a read after the call concluded, for the audit log: the postcondition's verdict on a
+   * claimed success, or the settling read's on a write in doubt. The trace shows the read's
+   * attempts (purpose "check") and does not store this.
+   */
+  read_back?: ReadBack | null;
+}
+
+/** A read's verdict on a write's effect: see `TraceCompletion.read_back`. */
+export interface ReadBack {
+  kind: "postcondition" | "settle";
+  /** held, silent_failure or partial_success; found, absent, unclear, or unread when the read failed. */
+  verdict: string;
 }
 
 /** A new run as `POST /v1/runs` opens it: nothing spent, its deadline counted from now. */
@@ -123,6 +138,7 @@ export function newRun(
     tools?: string[] | null | undefined;
     reach?: string[] | undefined;
     user?: RunUser | null | undefined;
+    profile?: string | null | undefined;
   },
   environment: EnvironmentName,
   catalogVersion: string,
@@ -147,5 +163,6 @@ export function newRun(
     added_tools: [],
     reach: input.reach ?? [input.namespace],
     user: input.user ?? null,
+    profile: input.profile ?? null,
   };
 }

@@ -57,6 +57,8 @@ export type Write =
       state: "in_doubt" | "completed";
       envelope: Envelope | null;
       now: number;
+      /** Set by the alarm's reconciliation of a send a restart cut off (the audit log says so). */
+      reconciled?: true;
     }
   | { kind: "approval_open"; approval: ApprovalRecord }
   /**
@@ -77,9 +79,9 @@ export type Write =
    */
   | { kind: "approval_escalate"; id: string; at: number; escalation_role: string | null }
   /** An operator's edit: the approval binds the edited call from now on (see `decide.ts`). */
-  | { kind: "approval_edit"; id: string; edited: EditedApproval }
+  | ({ kind: "approval_edit"; id: string; edited: EditedApproval } & DecisionSeen)
   /** One operator's approval of an approval that needs more than one, recorded before it executes. */
-  | { kind: "approval_approver"; id: string; approver: Approver }
+  | ({ kind: "approval_approver"; id: string; approver: Approver } & DecisionSeen)
   | {
       kind: "approval_state";
       id: string;
@@ -96,11 +98,21 @@ export type Write =
   | { kind: "approval_in_doubt"; id: string };
 
 /** Who decided an approval and why, as recorded; `by` is null when the proxy expired it itself. */
-export interface ApprovalDecisionRecord {
+export interface ApprovalDecisionRecord extends DecisionSeen {
   at: number;
   by: string | null;
   by_name: string | null;
   reason: string | null;
+}
+
+/**
+ * What a deciding operator said they saw and confirmed, for the audit log only (never stored with
+ * the approval): the digest of the decision context their page showed, and that they approve a
+ * repeat of another run's effect (`confirm_duplicate`).
+ */
+export interface DecisionSeen {
+  context_digest?: string | null;
+  duplicate_confirmed?: true;
 }
 
 /** Why an approval expired when nobody decided it within its window: it expired undecided. */

@@ -8,7 +8,7 @@ import {
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import { executionOf } from "../approvals/execution";
-import { APPROVAL_POLL_MS, type ApprovalRecord } from "../approvals/model";
+import { APPROVAL_POLL_MS, type ApprovalRecord, WITHDRAWN_PREFIX } from "../approvals/model";
 import { signToken, verifyToken } from "../auth/signed-token";
 import { loadConfig } from "../config/load";
 import { callAgainOf } from "../door/call-again";
@@ -17,7 +17,6 @@ import { requestContext } from "../http/respond";
 import { ledgerFor } from "../ledger/client";
 import type { ApprovalWithCall } from "../ledger/ledger-api";
 import { APPROVAL_END_NEXT, expiredSpec, expiryOf, rejectedSpec } from "../machine/answers";
-import { WITHDRAWN_PREFIX } from "../machine/decide";
 import { RETENTION_MS } from "../machine/run-events";
 import { type Envelope, failure } from "../wire/envelope";
 import { grantedText, toCallToolResult } from "./call-result";

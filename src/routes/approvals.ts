@@ -26,6 +26,15 @@ const MOUNT = "/v1/approvals";
 /** A decision body is a sentence at most; anything near this size is not one. */
 const MAX_DECISION_BODY_BYTES = 8 * 1024;
 
+/** What the deciding operator saw, in the audit's words: the digest the approval page showed. */
+const ContextDigestSchema = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, "not a SHA-256 digest (64 lowercase hex digits)")
+  .optional()
+  .describe(
+    "The SHA-256 of the decision context the operator saw (the console sends the digest of the facts its page showed); recorded on the decision's audit receipt.",
+  );
+
 export const DecisionBodySchema = z.strictObject({
   reason: z
     .string()
@@ -46,6 +55,7 @@ export const DecisionBodySchema = z.strictObject({
     .describe(
       "Approve these arguments instead of the ones asked for (approve with edit): the complete arguments of the tool, checked like an agent's call (schema, policy, caps). The approval then binds them, the edited call is what executes, and the agent's resend of its own call is answered with it. An edit that needs a higher role or a second approver gets it.",
     ),
+  context_digest: ContextDigestSchema,
 });
 export const RejectBodySchema = z.strictObject({
   reason: z
@@ -54,6 +64,7 @@ export const RejectBodySchema = z.strictObject({
     .min(1)
     .max(500)
     .describe("Why the call is rejected; the agent is told this reason."),
+  context_digest: ContextDigestSchema,
 });
 
 /** Whether a decision body confirms approving a call another run already asked for (approvals only). */
@@ -186,6 +197,7 @@ for (const decision of ["approve", "reject"] as const) {
         reason: c.req.valid("json").reason ?? null,
         confirm_duplicate: confirmsDuplicate(c.req.valid("json")),
         args: editedArgs(c.req.valid("json")),
+        context_digest: c.req.valid("json").context_digest ?? null,
       });
       if (!result.ok) {
         if (result.code === "not_found") return respond(c, notFound(c.env));

@@ -6,8 +6,9 @@ import { renderDocsPage, SANDBOX_DEMO_TENANT_KEY, TENANT_KEY_PLACEHOLDER } from 
 import { openApiDocumentOf } from "../specs/openapi";
 import { defineOperation, type Operation, routeOf } from "../specs/operation";
 import { APPROVAL, DECISIONS, LIST_APPROVALS } from "./approvals";
+import { AUDIT } from "./audit";
 import { HEALTH } from "./health";
-import { JWKS } from "./jwks";
+import { AUDIT_JWKS, JWKS } from "./jwks";
 import { MCP_OPERATIONS } from "./mcp-operations";
 import { LIST_RUNS } from "./operator-runs";
 import { ADD_RUN_TOOLS, CALL, END_RUN, OPEN_RUN, RESULT_PAGE, RUN_STATUS, TRACE } from "./runs";
@@ -63,11 +64,13 @@ export const OPERATIONS: readonly Operation[] = [
   APPROVAL,
   DECISIONS.approve,
   DECISIONS.reject,
+  AUDIT,
   METRICS,
   VALUE_USAGE,
   TOOL_SPECS,
   ...MCP_OPERATIONS,
   JWKS,
+  AUDIT_JWKS,
   OPENAPI_JSON,
   DOCS_PAGE,
 ];

@@ -30,3 +30,21 @@ jwks.on(JWKS.method, routeOf(JWKS, ""), (c) => {
   c.header("Cache-Control", `public, max-age=${JWKS_MAX_AGE_S}`);
   return c.json(publicJwks(loadConfig(c.env).upstreamSigningKeys));
 });
+
+export const AUDIT_JWKS = defineOperation({
+  method: "get",
+  path: "/.well-known/audit-jwks.json",
+  tag: "meta",
+  summary: "Audit receipt keys (RFC 7517)",
+  description:
+    "The public keys the proxy signs audit receipts with (`GET /v1/audit`), as a JWK Set, for anyone to verify an export offline (`npm run audit -- verify`): every configured key, retired ones included, so receipts signed before a rotation keep verifying; public members only. Not an envelope: the RFC defines the shape.",
+  credentials: [],
+  notEnvelope: "RFC 7517 defines the JWK Set.",
+  responses: { "200": { description: "The JWK Set.", content: { "application/json": {} } } },
+});
+
+/** The public keys of audit receipts, every configured one (docs/audit.md). */
+jwks.on(AUDIT_JWKS.method, routeOf(AUDIT_JWKS, ""), (c) => {
+  c.header("Cache-Control", `public, max-age=${JWKS_MAX_AGE_S}`);
+  return c.json(publicJwks(loadConfig(c.env).auditSigningKeys));
+});

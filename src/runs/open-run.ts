@@ -218,6 +218,7 @@ export async function openRunFor(
     tools: refs,
     reach: plan.reach,
     ...(user === null ? {} : { user }),
+    profile: opener.kind === "agent" ? opener.agent.profile : null,
   };
   // An open with nothing to keep before the run's first request (no task to answer again, no
   // session's reserved id, no scenario) stores nothing: its token carries the open (pending-open.ts).
@@ -334,6 +335,7 @@ async function pendingOpen(
       catalog_version: catalogVersion,
       reach: input.reach,
       ...(input.user ? { user: input.user } : {}),
+      ...(input.profile ? { profile: input.profile } : {}),
     },
   };
 }

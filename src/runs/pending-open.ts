@@ -29,6 +29,7 @@ export function pendingOpenOf(claims: RunClaims): PendingOpen | undefined {
     opened_at: open.at,
     catalog_version: open.catalog_version,
     ...(open.user === undefined ? {} : { user: open.user }),
+    profile: open.profile ?? null,
   };
 }
 

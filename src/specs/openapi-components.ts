@@ -3,6 +3,7 @@ import type { ToolSpec } from "../catalog/define-tool";
 import { ResultPageSchema } from "../tools/builtins";
 import { ApprovalRecordSchema, ApprovalSummarySchema } from "../wire/approval";
 import { ApprovalDecisionSchema, ApprovalDetailSchema, ApprovalListSchema } from "../wire/approval-answers";
+import { AuditPageSchema } from "../wire/audit";
 import { ValueUsageReportSchema } from "../wire/effects";
 import { envelopeSchema } from "../wire/envelope";
 import { HealthSchema } from "../wire/health";
@@ -33,6 +34,7 @@ export const DATA_COMPONENTS = {
   NamespaceSpecs: namespaceSpecsSchema(),
   MetricsReport: MetricsReportSchema,
   ValueUsageReport: ValueUsageReportSchema,
+  AuditPage: AuditPageSchema,
 } as const satisfies Record<string, z.ZodType>;
 export type DataComponent = keyof typeof DATA_COMPONENTS;
 

@@ -161,6 +161,10 @@ function buildDocument(operations: readonly Operation[]): JsonSchema {
     tags: [
       { name: "runs", description: "Runs and tool calls (REST door)." },
       { name: "approvals", description: "The human gate for destructive calls." },
+      {
+        name: "audit",
+        description: "Signed, hash-chained receipts of every effect decision (docs/audit.md).",
+      },
       { name: "metrics", description: "The health of the tenant's agents over time." },
       { name: "tools", description: "Tool specs for agent frameworks." },
       { name: "mcp", description: "The MCP door to the same pipeline." },

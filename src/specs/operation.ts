@@ -22,7 +22,7 @@ export interface Operation {
   path: string;
   summary: string;
   description: string;
-  tag: "runs" | "approvals" | "metrics" | "tools" | "mcp" | "meta";
+  tag: "runs" | "approvals" | "audit" | "metrics" | "tools" | "mcp" | "meta";
   /** Any one of these is accepted; empty means no credential. */
   credentials: readonly Credential[];
   /** Path and header parameters; the query's come from `query`. */

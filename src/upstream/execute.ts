@@ -8,7 +8,7 @@ import { grantedTools, reachOf } from "../machine/grants";
 import { inDoubtRuleOf, type Settled, settledAnswer, unsettledAnswer } from "../machine/in-doubt";
 import { completionOf, traceable } from "../machine/record";
 import { buildRequest, type Execution } from "../machine/request";
-import type { RunMeta, StoredRequest, Taint, TraceCompletion } from "../machine/run-state";
+import type { ReadBack, RunMeta, StoredRequest, Taint, TraceCompletion } from "../machine/run-state";
 import { type ResultKeeper, type ShapedResult, shapeResult } from "../machine/shape";
 import { type FaultSource, injectFaults } from "../scenarios/inject";
 import type { FaultPlan } from "../scenarios/modes";
@@ -101,6 +101,7 @@ export async function executeCall(env: Env, plan: ExecutionPlan): Promise<Execut
     attempts: seen.attempts,
     replayed: false,
     result: traceable(envelope.data),
+    read_back: postconditionOf(shaped) ?? seen.readBack ?? null,
   });
   return { envelope, completion, record: shaped?.record ?? (() => {}), taint: shaped?.taint ?? null };
 }
@@ -108,6 +109,25 @@ export async function executeCall(env: Env, plan: ExecutionPlan): Promise<Execut
 interface Seen {
   status: number | null;
   attempts: AttemptRecord[];
+  /** What a settling read concluded, when one was sent. */
+  readBack?: ReadBack;
+}
+
+/** What a postcondition's read concluded of a claimed success, when one was read. */
+function postconditionOf(shaped: ShapedResult | null): ReadBack | null {
+  const post = shaped?.observed?.postcondition as { verified?: boolean | null } | undefined;
+  if (!post) return null;
+  const verdict =
+    post.verified === true
+      ? "held"
+      : post.verified === false
+        ? (shaped?.failure?.code ?? "refuted")
+        : "unread";
+  return { kind: "postcondition", verdict };
+}
+
+function settleReadBack(verdict: { kind: string } | null): ReadBack {
+  return { kind: "settle", verdict: verdict?.kind ?? "unread" };
 }
 
 async function carryOut(
@@ -171,6 +191,7 @@ async function carryOut(
     const check = await readToSettle(tool, plan.args, plan.settleFirstSince, settling);
     checks.push(...check.attempts);
     seen.attempts = checks;
+    seen.readBack = settleReadBack(check.verdict);
     if (check.verdict?.kind !== "absent")
       return settledEnvelope(plan, settledAnswer(tool, check.verdict, null));
   }
@@ -190,6 +211,7 @@ async function carryOut(
       const since = plan.settleFirstSince ?? execution.attempts[0]?.started_at ?? Date.now();
       const check = await readToSettle(tool, plan.args, since, settling);
       seen.attempts = [...seen.attempts, ...check.attempts];
+      seen.readBack = settleReadBack(check.verdict);
       return settledEnvelope(plan, settledAnswer(tool, check.verdict, execution.failure));
     }
     return { envelope: failure(contextOf(plan), execution.failure), shaped: null };

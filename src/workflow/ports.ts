@@ -109,6 +109,8 @@ export interface OutboxPort {
   learnCall(tool: ToolSpec | null, args: Record<string, unknown> | null): void;
   /** Retries whatever the tenant's directory and shards are still owed, then drops what they acknowledged. */
   deliverOwed(tenant: string): Promise<void>;
+  /** Whether the tenant's audit log is still owed a receipt: the run is not deleted while it is. */
+  owesAudit(): boolean;
 }
 
 /** How the call that sends a key's request answers the identical calls that joined it. */

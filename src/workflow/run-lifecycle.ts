@@ -68,7 +68,8 @@ export async function ringAlarm(ports: RunPorts, run: RunMeta): Promise<"retaine
     ...alarmRings(run, ports.reads.pending(), now, policy, escalationRole),
   ]);
   await ports.outbox.deliverOwed(run.tenant);
-  return now >= retainUntil(run) ? "expired" : "retained";
+  // A receipt the audit log has not acknowledged keeps the run's storage: it is retried, not lost.
+  return now >= retainUntil(run) && !ports.outbox.owesAudit() ? "expired" : "retained";
 }
 
 /**

@@ -38,7 +38,7 @@ const TENANT_SETTINGS = {
   owns: { order_id: "^A\\d{4}$" },
 };
 const TENANT = tenantConfigSchema().parse(TENANT_SETTINGS);
-// Intake reads the whole configuration: the upstream signing key is one made for this file.
+// Intake reads the whole configuration: the upstream and audit signing key is one made for this file.
 const { privateKey } = await generateKeyPair("EdDSA", { crv: "Ed25519", extractable: true });
 const SIGNING_KEY = { ...(await exportJWK(privateKey)), kid: "unit-workflow", alg: "EdDSA" };
 const ENV = {
@@ -47,6 +47,7 @@ const ENV = {
   TENANT_KEYS: "{}",
   RUN_TOKEN_KEYS: JSON.stringify(["run-token-key-for-unit-tests"]),
   UPSTREAM_SIGNING_KEYS: JSON.stringify([SIGNING_KEY]),
+  AUDIT_SIGNING_KEYS: JSON.stringify([SIGNING_KEY]),
   TENANTS: { acme: TENANT_SETTINGS },
 } as unknown as Env;
 
@@ -92,7 +93,12 @@ function fakePorts(run: RunMeta, shards: (...claim: Claim) => Promise<TenantChec
       return { result, changed: [] };
     },
     deferredReads: { hold: unused, release: unused },
-    outbox: { publish: async () => {}, learnCall: () => {}, deliverOwed: async () => {} },
+    outbox: {
+      publish: async () => {},
+      learnCall: () => {},
+      deliverOwed: async () => {},
+      owesAudit: () => false,
+    },
     inflight: {
       has: (key) => key !== null && inflight.has(key),
       mark: unused,

@@ -128,6 +128,17 @@ describe("parseTenants, as the Worker reads TENANTS", () => {
     );
   });
 
+  it("keeps a tenant's receipts 400 days unless it says otherwise, and refuses a retention that is no number of days", () => {
+    expect(parseTenants({ t: tenant }).t?.audit).toEqual({ retention_days: 400, push: false });
+    expect(parseTenants({ t: { ...tenant, audit: { retention_days: 2555, push: true } } }).t?.audit).toEqual({
+      retention_days: 2555,
+      push: true,
+    });
+    expect(() => parseTenants({ t: { ...tenant, audit: { retention_days: 0, keep: true } } })).toThrow(
+      'TENANTS is invalid at "t.audit.retention_days": must be a whole number of days from 1 to 3650 (got 0); TENANTS is invalid at "t.audit": Unrecognized key: "keep"',
+    );
+  });
+
   it("says when TENANTS is not JSON at all", () => {
     expect(() => parseTenants("{acme:")).toThrow(/^TENANTS is not JSON: /);
   });

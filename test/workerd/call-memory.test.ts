@@ -235,10 +235,14 @@ describe("the ledger's memory of its run's calls", () => {
           query.replace(/\s+/g, " ").trim().split(" ").slice(0, 2).join(" "),
         );
       expect(await kinds(outbox)).toEqual([
-        // The first write's rows, delivered before its answer, go with this write's first commit.
+        // The first write's rows (its fate, the run's entry, its audit receipt), delivered before its
+        // answer, go with this write's first commit.
         "DELETE FROM",
         "DELETE FROM",
-        // The admission's "sent", then the outcome's "confirmed" over it, written unread.
+        "DELETE FROM",
+        // The admission's "sent", then the outcome's "confirmed" over it, written unread, and the
+        // outcome's audit receipt, a row of its own.
+        "INSERT INTO",
         "INSERT INTO",
         "INSERT INTO",
         // The delivery, done before the answer came: when the next message is due, and what is owed.
@@ -246,8 +250,12 @@ describe("the ledger's memory of its run's calls", () => {
         "SELECT MIN(next_attempt_at)",
         "SELECT topic,",
       ]);
-      // Delivered, its row waits for the next commit, and nothing is owed: the alarm is not moved for it.
-      expect(await outboxTopicsOf(run)).toEqual([`effect:${write.body.idempotency_key}`]);
+      // Delivered, its rows wait for the next commit, and nothing is owed: the alarm is not moved for them.
+      const topics = await outboxTopicsOf(run);
+      expect(topics.filter((topic) => !topic.startsWith("audit:"))).toEqual([
+        `effect:${write.body.idempotency_key}`,
+      ]);
+      expect(topics.filter((topic) => topic.startsWith("audit:"))).toHaveLength(1);
       const nextStatements = await recordStatementsOn(run, "outbox");
       const next = await callTool(run, "lookup_order", { order_id: "A1001" });
       expect(next.body.outcome, JSON.stringify(next.body.error)).toBe("success");

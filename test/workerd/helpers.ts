@@ -39,7 +39,7 @@ export function namespacesOf(tenant: string): string[] {
 
 /**
  * Secrets no response may ever contain: every tenant, operator and agent key, the run-token keys, the
- * private half (`d`) of every upstream signing key, the sandbox admin token. Run tokens are checked
+ * private half (`d`) of every upstream and audit signing key, the sandbox admin token. Run tokens are checked
  * separately: only the run-open answer may carry one.
  */
 const SECRETS = [
@@ -61,6 +61,7 @@ const SECRETS = [
   "globex-agent-key",
   ...(JSON.parse(env.RUN_TOKEN_KEYS) as string[]),
   ...(JSON.parse(env.UPSTREAM_SIGNING_KEYS) as Array<{ d: string }>).map((key) => key.d),
+  ...(JSON.parse(env.AUDIT_SIGNING_KEYS) as Array<{ d: string }>).map((key) => key.d),
   "sandbox-admin-demo-token",
 ];
 const RUN_TOKEN = /rt1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+/;

@@ -9,7 +9,8 @@ import {
 } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { decide, ledgerStubOf, refund, refundsOf, type TestRun } from "./helpers";
+import type { Receipt } from "../../src/wire/audit";
+import { asOperator, decide, ledgerStubOf, refund, refundsOf, type TestRun } from "./helpers";
 import { connect, envelopeOf, textOf } from "./mcp-client";
 
 /**
@@ -229,6 +230,22 @@ describe("the SDK client on 2026-07-28 with the tasks extension", () => {
     expect((await decide(approvalId, "approve", "too late")).status).toBe(409);
     expect((await client.getTask(task.taskId)).status).toBe("cancelled");
     expect(await refundsOf("A1004")).toHaveLength(before);
+    // The cancellation is the one decision of the approval the audit log records; the late approval is none.
+    const runId = (
+      (await asOperator(`/v1/approvals/${approvalId}`)).body.data as { approval: { run_id: string } }
+    ).approval.run_id;
+    const audit = (await asOperator(`/v1/audit?run_id=${runId}`)).body.data as { receipts: Receipt[] };
+    expect(audit.receipts).toMatchObject([
+      {
+        type: "approval.withdrawn",
+        actor: { kind: "agent" },
+        approval: {
+          id: approvalId,
+          state: "expired",
+          reason: "withdrawn by the agent: the customer changed their mind",
+        },
+      },
+    ]);
     await client.close();
   });
 

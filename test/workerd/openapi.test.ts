@@ -430,6 +430,9 @@ describe("the data of every success answer", () => {
     await check("get", "/v1/approvals", asOperator("/v1/approvals?state=executed"));
     await check("get", "/v1/approvals", asOperator("/v1/approvals?state=rejected"));
     await check("get", "/v1/approvals/{id}", asOperator(`/v1/approvals/${approved}`));
+    // The decisions and the refund they executed, as the audit log's receipts.
+    const audit = await check("get", "/v1/audit", asOperator(`/v1/audit?run_id=${run.id}`));
+    expect((audit.receipts as unknown[]).length).toBe(3);
     const trace = await check("get", "/v1/runs/{run_id}/trace", request(`/v1/runs/${run.id}/trace`, asAgent));
     expect((trace.entries as unknown[]).length).toBeGreaterThan(4);
     const added = await check(

@@ -137,7 +137,11 @@ describe("operator decisions through the validation hook", () => {
     expect(misspelt.status).toBe(422);
     expect(misspelt.body.error?.problems).toEqual([
       expect.objectContaining({ field: "reason", reason: "missing required field" }),
-      { field: "reasn", reason: "unknown field", hint: 'Did you mean "reason"? Valid fields: reason.' },
+      {
+        field: "reasn",
+        reason: "unknown field",
+        hint: 'Did you mean "reason"? Valid fields: reason, context_digest.',
+      },
     ]);
     const wrongType = await asOperator(`/v1/approvals/${id}/approve`, {
       method: "POST",

@@ -40,6 +40,8 @@ export interface ApprovalPageProps {
   draft?: DraftPreview | null;
   /** What the tool says an operator needs to judge the call (a refund: the order's money), read now. */
   context?: DecisionContextView | null;
+  /** The digest of the context's facts, sent with a decision for its audit receipt; null when none were shown. */
+  seen?: string | null;
   /** Other runs' approvals of the same destructive call, pending or gone ahead. */
   duplicates?: readonly ApprovalDuplicate[];
   /** What the tenant moved today per capped currency (pending only); null when it could not be read. */
@@ -386,6 +388,7 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
           session={session}
           duplicates={props.duplicates ?? []}
           edit={props.edit}
+          seen={props.seen ?? null}
         />
       ) : (
         <Decided approval={approval} />

@@ -52,7 +52,9 @@ export const DecisionForms: FC<{
   session: SignedInOperator;
   duplicates: readonly ApprovalDuplicate[];
   edit: ApprovalPageProps["edit"];
-}> = ({ approval, session, duplicates, edit }) => {
+  /** The digest of the decision context the page showed, posted with the decision (its audit receipt). */
+  seen: string | null;
+}> = ({ approval, session, duplicates, edit, seen }) => {
   const base = `/console/approvals/${encodeURIComponent(approval.id)}`;
   if (!holdsRole(approval.approver_roles, session.roles)) {
     // Read-only: the forms would only be refused.
@@ -93,6 +95,7 @@ export const DecisionForms: FC<{
         {approvedByMe ? null : (
           <form method="post" action={`${base}/approve`} class="panel card">
             <input type="hidden" name="csrf" value={session.csrf} />
+            {seen ? <input type="hidden" name="context_digest" value={seen} /> : null}
             <h3>Approve</h3>
             <p class="hint">
               {last
@@ -122,6 +125,7 @@ export const DecisionForms: FC<{
         )}
         <form method="post" action={`${base}/reject`} class="panel card">
           <input type="hidden" name="csrf" value={session.csrf} />
+          {seen ? <input type="hidden" name="context_digest" value={seen} /> : null}
           <h3>Reject</h3>
           <p class="hint" id="reject-hint">
             Nothing executes. The agent is told your reason.
@@ -144,6 +148,7 @@ export const DecisionForms: FC<{
         <EditApproveForm
           action={`${base}/approve`}
           csrf={session.csrf}
+          seen={seen}
           fields={edit.fields}
           values={edit.state?.values ?? formValuesOf(edit.fields, approval.args)}
           state={edit.state}

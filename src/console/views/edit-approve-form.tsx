@@ -7,6 +7,8 @@ import { Notice } from "./layout";
 export interface EditApproveFormProps {
   action: string;
   csrf: string;
+  /** The digest of the decision context the page showed, posted with the edit (its audit receipt). */
+  seen?: string | null;
   fields: readonly EditField[];
   /** What the inputs hold: the approval's arguments, or what the operator typed before a refusal. */
   values: Record<string, string>;
@@ -107,6 +109,7 @@ export const EditApproveForm: FC<EditApproveFormProps> = (props) => {
     <form method="post" action={props.action} class="panel card edit-form" id="edit-approve">
       <input type="hidden" name="csrf" value={props.csrf} />
       <input type="hidden" name="edit" value="yes" />
+      {props.seen ? <input type="hidden" name="context_digest" value={props.seen} /> : null}
       <h3>Edit and approve</h3>
       <p class="hint">
         Change the arguments, then approve: the edited call is checked like the agent's (schema, policy, caps)

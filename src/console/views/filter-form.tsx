@@ -3,13 +3,14 @@ import type { FC } from "hono/jsx";
 import type { Problem } from "../../wire/envelope";
 import { Notice } from "./layout";
 
-export type FilterField = "subject" | "state" | "tool" | "run_id" | "since" | "until";
+export type FilterField = "subject" | "state" | "tool" | "run_id" | "operator" | "since" | "until";
 
 const LABELS: Record<FilterField, string> = {
   subject: "Order, customer or other id",
   state: "State",
   tool: "Tool",
   run_id: "Run id",
+  operator: "Operator id",
   since: "Created from",
   until: "Created until",
 };
@@ -62,6 +63,8 @@ export const FilterForm: FC<FilterFormProps> = ({ action, fields, values, states
         return <input type="search" placeholder="A1002" autocomplete="off" {...common} />;
       case "run_id":
         return <input type="text" placeholder="run_…" autocomplete="off" {...common} />;
+      case "operator":
+        return <input type="text" placeholder="operator:…" autocomplete="off" {...common} />;
     }
   };
   return (

@@ -18,12 +18,13 @@ export interface LayoutProps {
   children?: Child;
 }
 
-export type ConsoleSection = "pending" | "approvals" | "runs" | "health" | "oauth";
+export type ConsoleSection = "pending" | "approvals" | "runs" | "audit" | "health" | "oauth";
 
 const SECTIONS: ReadonlyArray<{ section: ConsoleSection; href: string; label: string }> = [
   { section: "pending", href: "/console", label: "Waiting for you" },
   { section: "approvals", href: "/console/approvals", label: "Approval history" },
   { section: "runs", href: "/console/runs", label: "Runs" },
+  { section: "audit", href: "/console/audit", label: "Audit" },
   { section: "health", href: "/console/health", label: "Agent health" },
   { section: "oauth", href: "/console/oauth", label: "OAuth clients" },
 ];

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import type { ApprovalListItem } from "../../../src/wire/approval";
 import type { RunSummary } from "../../../src/wire/run-summary";
 import { asOperator, failDirectoryWritesOf, ledgerStubOf, restartDurableObject } from "../helpers";
+import { checkAuditOf } from "./audit-checks";
 import type { RunModel, TenantName } from "./reference";
 import { violated } from "./violation";
 
@@ -133,10 +134,12 @@ export async function checkViewsConverge(run: RunModel): Promise<void> {
 
 /**
  * The sequence goes quiet: every directory back, every ledger's alarm rung, then rule 8 for each
- * run. Also what a directory's recovery does for the runs of its tenant.
+ * run and rule 13 for their tenants' audit logs. Also what a directory's recovery does for the runs
+ * of its tenant.
  */
 export async function settleAndCheckViews(runs: readonly RunModel[]): Promise<void> {
   for (const run of runs) await restoreDirectory(run.tenant);
   for (const run of runs) await ringLedgerAlarm(run);
   for (const run of runs) await checkViewsConverge(run);
+  await checkAuditOf(runs);
 }

@@ -29,6 +29,10 @@ import type { Envelope } from "../../../src/wire/envelope";
  *    once), whatever races, restarts and expiries came between.
  * 12. An edited approval executes exactly one call, the edited one: once an operator approved other
  *    arguments, the call as asked never reaches the upstream, whatever the agent resends.
+ * 13. The audit log is the ledgers' record: once quiet, each tenant's chain verifies whole with the
+ *    published keys, holds each receipt once, and holds exactly one receipt of each approval decision
+ *    and exactly one `made` receipt of each write a run's ledger holds as done, and no other,
+ *    whatever restarted between a decision's commit and its delivery (docs/audit.md).
  *
  * A failure names its rule and shows the answer that broke it, so a shrunk counterexample reads as
  * "this sequence of commands breaks rule N, and here is the answer that did it".
