@@ -129,14 +129,15 @@ describe("what a call asks of its run's ledger", () => {
       expect(figures(named), named.sql.join("\n")).toEqual({ statements: 9, commits: 1 });
     }));
 
-  it("a first write: eighteen statements and two commits; its replay two and one", () =>
+  it("a first write: twenty statements and two commits, its audit receipt among them; its replay two and one", () =>
     withHeldTimers(async () => {
+      // The outcome's commit writes the write's audit receipt to the outbox beside its effect's fate.
       const run = await warmRun();
       const written = await countedCall(run, async () => {
         const first = await callTool(run, "create_internal_ticket", ticket);
         expect(first.body.outcome, JSON.stringify(first.body.error)).toBe("success");
       });
-      expect(figures(written), written.sql.join("\n")).toEqual({ statements: 18, commits: 2 });
+      expect(figures(written), written.sql.join("\n")).toEqual({ statements: 20, commits: 2 });
       const replayed = await countedCall(run, async () => {
         const replay = await callTool(run, "create_internal_ticket", ticket);
         expect(replay.body).toMatchObject({ outcome: "success", replayed: true });
