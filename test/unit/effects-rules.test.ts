@@ -33,7 +33,7 @@ const tenant = parseTenants({
 if (!tenant) throw new Error("no tenant");
 
 const claim = (tool: ToolSpec, args: Record<string, unknown>) =>
-  claimOf({ tool, tenant, key: "idk_1", run_id: "run_1", args, trace_args: args, now: NOW });
+  claimOf({ tool, tenant, key: "idk_1", run_id: "run_1", args, trace_args: args, now: NOW, user: null });
 
 describe("a call's claim", () => {
   it("names a refund by its order: another amount or reason is the same identity", async () => {
