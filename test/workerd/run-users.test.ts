@@ -1,7 +1,7 @@
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import type { PresentedCredential } from "../../sandbox/src/model";
-import { callTool, KEYS, refund, request, sandbox, type TestRun } from "./helpers";
+import { callTool, KEYS, refund, refundsOf, request, sandbox, type TestRun } from "./helpers";
 import { forgerKey, userAssertion, WAYNE_ISSUER } from "./user-assertions";
 
 /** Opens a wayne run, presenting `assertion` as the orchestrator would. */
@@ -111,5 +111,25 @@ describe("a run acts for a verified user", () => {
     const payload = decodeJwt(presented.credential);
     expect(payload.act).toEqual({ sub: "bob", iss: WAYNE_ISSUER });
     expect(payload.sub).toBe("wayne");
+  });
+});
+
+describe("an upstream that authorizes per user", () => {
+  it("refuses a refund of another user's order, as the user its credential names is not the owner", async () => {
+    const [alice, bob] = await Promise.all([runFor("alice", ALICE), runFor("bob", BOB)]);
+    const before = await refundsOf("W0036");
+    const refused = await callTool(alice, "issue_refund", refund("W0036", 1_000));
+    expect(refused.body.error?.code).toBe("permission_error");
+    expect(refused.body.error?.message).toContain("not_the_users_order");
+    expect(refused.body.error?.details).toMatchObject({
+      upstream_status: 403,
+      upstream_code: "not_the_users_order",
+    });
+    expect(await refundsOf("W0036")).toHaveLength(before.length);
+    const own = await callTool(bob, "issue_refund", refund("W0036", 1_000));
+    expect(own.body.outcome, JSON.stringify(own.body.error)).toBe("success");
+    const hers = await callTool(alice, "issue_refund", refund("W0031", 1_000));
+    expect(hers.body.outcome, JSON.stringify(hers.body.error)).toBe("success");
+    expect(await refundsOf("W0036")).toHaveLength(before.length + 1);
   });
 });
