@@ -275,6 +275,7 @@ export function declaredTool(
           fields: tool.effect.identity,
           window_ms:
             tool.effect.window_s === undefined ? DEFAULT_EFFECT_WINDOW_MS : tool.effect.window_s * 1_000,
+          ...(tool.effect.per_user ? { per_user: true } : {}),
         }
       : defaultEffect(tool.side_effect),
     value: tool.value ? { ...tool.value, subject: tool.value.subject ?? null } : null,

@@ -409,6 +409,11 @@ export interface EffectIdentity {
   /** Top-level argument names; null: the tool plus its whole canonical arguments. */
   fields: readonly string[] | null;
   window_ms: number;
+  /**
+   * The user the run acts for (docs/users.md) is part of the identity: the same call for two users is
+   * two effects, and one user's repeat across runs is one. A run that acts for no user adds nothing.
+   */
+  per_user?: boolean;
 }
 
 /** The value a call's effect moves: an integer argument counted in a currency's minor unit. */

@@ -53,6 +53,9 @@ export interface ClaimedValue {
   subject_in_identity: boolean;
 }
 
+/** The identity field a per-user effect names its user in (`iss sub`), shown with the identity. */
+const USER_IDENTITY_FIELD = "@user";
+
 /** The UTC day of a moment, `YYYY-MM-DD`: the unit of the daily caps. */
 export function utcDay(at: number): string {
   return new Date(at).toISOString().slice(0, 10);
@@ -72,7 +75,11 @@ export async function claimOf(input: {
   const { tool, tenant, args, now } = input;
   if (!tool.effect) return null;
   const fields = tool.effect.fields ?? Object.keys(args).sort();
-  const identity = Object.fromEntries(fields.map((field) => [field, args[field] ?? null]));
+  const named = Object.fromEntries(fields.map((field) => [field, args[field] ?? null]));
+  // The user joins the identity last, under a field of its own: no argument (not even one named
+  // `user` or `@user`) can stand for the run's user or hide it.
+  const identity =
+    tool.effect.per_user && input.user ? { ...named, [USER_IDENTITY_FIELD]: userKey(input.user) } : named;
   const name = `${tool.namespace}.${tool.name}`;
   return {
     key: input.key,

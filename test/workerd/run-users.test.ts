@@ -133,3 +133,25 @@ describe("an upstream that authorizes per user", () => {
     expect(await refundsOf("W0036")).toHaveLength(before.length + 1);
   });
 });
+
+describe("a refund's effect, per user", () => {
+  it("tells two users' refunds of one order apart, and holds one user's repeat from another run", async () => {
+    const [alice, bob, aliceAgain] = await Promise.all([
+      runFor("alice", ALICE),
+      runFor("bob", BOB),
+      runFor("alice", ALICE),
+    ]);
+    const hers = await callTool(alice, "issue_refund", refund("W0007", 1_000));
+    expect(hers.body.outcome, JSON.stringify(hers.body.error)).toBe("success");
+    const his = await callTool(bob, "issue_refund", refund("W0007", 1_000));
+    expect(his.body.outcome, JSON.stringify(his.body.error)).toBe("success");
+    const repeat = await callTool(aliceAgain, "issue_refund", refund("W0007", 1_000));
+    expect(repeat.body.error?.code).toBe("approval_required");
+    const earlier = (
+      repeat.body.error?.details as { earlier_effects: { run_id: string; identity: unknown }[] }
+    ).earlier_effects;
+    expect(earlier.map((effect) => effect.run_id)).toEqual([alice.id]);
+    expect(earlier[0]?.identity).toEqual({ order_id: "W0007", "@user": `${WAYNE_ISSUER} alice` });
+    expect(await refundsOf("W0007")).toHaveLength(2);
+  });
+});
