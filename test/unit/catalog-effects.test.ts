@@ -7,7 +7,8 @@ import { evaluateSchemas, schemaSources } from "../../scripts/tools/catalog-modu
 import { CatalogError, loadCatalog } from "../../src/catalog/catalog";
 import { type CatalogFile, CatalogFileSchema } from "../../src/catalog/declaration";
 import { declaredTool } from "../../src/catalog/declared-tool";
-import { DEFAULT_EFFECT_WINDOW_MS, type ToolSpec } from "../../src/catalog/define-tool";
+import type { ToolSpec } from "../../src/catalog/define-tool";
+import { DEFAULT_EFFECT_WINDOW_MS } from "../../src/catalog/effect-identity";
 import { catalog } from "../../src/tools";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));

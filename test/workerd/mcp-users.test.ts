@@ -68,7 +68,7 @@ describe("a 2025 session's initialize", () => {
       const answer = await rpc({ ...bearer(AGENT), ...withUser(assertion) }, INITIALIZE);
       expect(answer.status, what).toBe(401);
       expect(answer.headers.get("mcp-session-id"), what).toBeNull();
-      const error = (answer.json?.error as { data?: { code?: string; message?: string } }).data;
+      const error = (answer.json?.error as { data?: { code?: string; message?: string } } | undefined)?.data;
       expect(error?.code, what).toBe("permission_error");
       expect(error?.message, what).toMatch(reason);
     }

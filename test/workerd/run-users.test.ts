@@ -147,9 +147,10 @@ describe("a refund's effect, per user", () => {
     expect(his.body.outcome, JSON.stringify(his.body.error)).toBe("success");
     const repeat = await callTool(aliceAgain, "issue_refund", refund("W0007", 1_000));
     expect(repeat.body.error?.code).toBe("approval_required");
-    const earlier = (
-      repeat.body.error?.details as { earlier_effects: { run_id: string; identity: unknown }[] }
-    ).earlier_effects;
+    const details = repeat.body.error?.details as
+      | { earlier_effects: { run_id: string; identity: unknown }[] }
+      | undefined;
+    const earlier = details?.earlier_effects ?? [];
     expect(earlier.map((effect) => effect.run_id)).toEqual([alice.id]);
     expect(earlier[0]?.identity).toEqual({ order_id: "W0007", "@user": `${WAYNE_ISSUER} alice` });
     expect(await refundsOf("W0007")).toHaveLength(2);
