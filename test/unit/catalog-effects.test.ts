@@ -44,9 +44,13 @@ describe("a tool's effect identity and value, as declared", () => {
     expect(plain.effect).toEqual({ fields: null, window_ms: DEFAULT_EFFECT_WINDOW_MS });
   });
 
-  it("declares issue_refund's identity and value in the shipped catalog, and a reroute's by its order's shipment", () => {
+  it("declares issue_refund's identity (per user) and value in the shipped catalog, and a reroute's by its order's shipment", () => {
     const refund = catalog.find("support", "issue_refund");
-    expect(refund?.effect).toEqual({ fields: ["order_id"], window_ms: DEFAULT_EFFECT_WINDOW_MS });
+    expect(refund?.effect).toEqual({
+      fields: ["order_id"],
+      window_ms: DEFAULT_EFFECT_WINDOW_MS,
+      per_user: true,
+    });
     expect(refund?.value).toEqual({ field: "amount_cents", currency: "USD", subject: "order_id" });
     expect(catalog.find("shipping", "reroute_shipment")?.effect?.fields).toEqual(["order_id"]);
     expect(catalog.find("helpdesk", "add_ticket_note")?.effect?.fields).toBeNull();
