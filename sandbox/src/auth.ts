@@ -74,8 +74,8 @@ export function requireCredential(tool: string): MiddlewareHandler<AppEnv> {
       await storeOf(c.env).finish(meta, null, 401, null);
       return errorResponse(401, "unauthorized", REJECTIONS[verdict.reason]);
     }
-    const { tenant, run } = verdict.credential;
-    const caller = { tenant, run_id: run, tool };
+    const { tenant, run, user } = verdict.credential;
+    const caller = { tenant, run_id: run, tool, user: user?.sub ?? null };
     c.set("caller", caller);
     // Kept like a leaky upstream's access log would keep it: GET /_admin/credentials replays it. A
     // request served by the lifecycle keeps it in the commit that logs the request; any other route

@@ -25,6 +25,10 @@ const TABLES = [
     currency TEXT NOT NULL, total_cents INTEGER NOT NULL, placed_at TEXT NOT NULL,
     updated_at TEXT NOT NULL, version INTEGER NOT NULL, items TEXT NOT NULL,
     internal_notes TEXT NOT NULL, warehouse_id TEXT NOT NULL)`,
+  // Whose an order is, where the tenant's upstream authorizes per user: only that user's credential
+  // (its act claim) may refund it. Orders with no row here are anyone's of the tenant.
+  `CREATE TABLE IF NOT EXISTS order_owners (
+    tenant TEXT NOT NULL, order_id TEXT NOT NULL, owner TEXT NOT NULL, PRIMARY KEY (tenant, order_id))`,
   `CREATE TABLE IF NOT EXISTS refunds (
     refund_id TEXT PRIMARY KEY, tenant TEXT NOT NULL, order_id TEXT NOT NULL,
     amount_cents INTEGER NOT NULL, reason TEXT NOT NULL, status TEXT NOT NULL,
@@ -81,6 +85,7 @@ const RESETTABLE = [
   "customers",
   "customer_messages",
   "orders",
+  "order_owners",
   "order_notes",
   "refunds",
   "tickets",
@@ -130,10 +135,10 @@ export function createSchema(sql: SqlStorage): void {
 }
 
 /**
- * Raised whenever the seed gains data an older store lacks (v2: customer messages, v3: shipments, v4: the helpdesk, v5: hooli's fleet orders, v6: the evaluation's own orders and customers, v7: wayne's orders). A store seeded
+ * Raised whenever the seed gains data an older store lacks (v2: customer messages, v3: shipments, v4: the helpdesk, v5: hooli's fleet orders, v6: the evaluation's own orders and customers, v7: wayne's orders, v8: the owners of some of them). A store seeded
  * by an older version is reseeded on start: sandbox state is disposable, a half-seeded one is not.
  */
-const SEED_VERSION = "7";
+const SEED_VERSION = "8";
 
 export function isSeeded(sql: SqlStorage): boolean {
   const row = sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'seed_version'").toArray()[0];
@@ -196,6 +201,14 @@ export function resetToSeed(sql: SqlStorage): void {
       o.internal_notes,
       o.warehouse_id,
     );
+    if (o.owner) {
+      sql.exec(
+        "INSERT INTO order_owners (tenant, order_id, owner) VALUES (?, ?, ?)",
+        o.tenant,
+        o.order_id,
+        o.owner,
+      );
+    }
     for (const r of o.refunds) {
       sql.exec(
         `INSERT INTO refunds (refund_id, tenant, order_id, amount_cents, reason, status, created_at)

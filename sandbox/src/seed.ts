@@ -9,7 +9,8 @@ import { evalOrders } from "./seed-eval";
  * acme: orders A1001-A1005, customers C100-C105. globex: orders B2001-B2005, customers C200-C205.
  * initech, the load-test tenant: orders I3001-I3300 with large balances, customers C300-C305.
  * hooli, the fleet tenant: orders H0001-H0200 of 120.00 each, customers C500-C509.
- * wayne, whose runs act for users: orders W0001-W0040 of 500.00 each, customers C700-C709.
+ * wayne, whose runs act for users: orders W0001-W0040 of 500.00 each, customers C700-C709; W0031-W0035
+ * are alice's and W0036-W0040 bob's (only a credential acting for that user may refund them).
  * umbrella, the rate-limit tenant: customer C401 only.
  * The evaluation's own orders (A1101+, B2101+ and their lanes: seed-eval.ts) are no one else's.
  * Orders with a refund already: A1003, A1005 (cancelled, fully refunded), B2001, B2004 (cancelled,
@@ -18,6 +19,8 @@ import { evalOrders } from "./seed-eval";
 
 export interface SeedOrder extends Omit<Order, "total_cents" | "refundable_cents" | "refunds"> {
   tenant: string;
+  /** The user (`sub` at the tenant's identity provider) whose order it is; only their credential may refund it. */
+  owner?: string;
   refunds: { refund_id: string; amount_cents: number; reason: string; created_at: string }[];
 }
 
@@ -277,6 +280,7 @@ function userOrders(): SeedOrder[] {
     refunds: [],
     internal_notes: "Household account.",
     warehouse_id: "wh-gtm-1",
+    ...(index >= 30 ? { owner: index >= 35 ? "bob" : "alice" } : {}),
   }));
 }
 

@@ -124,6 +124,8 @@ export interface Caller {
   tenant: string;
   run_id: string;
   tool: string;
+  /** The user the credential's act claim names (their `sub`), or null: the run acts for no user. */
+  user?: string | null;
 }
 
 /** A finished response to remember under an Idempotency-Key. */

@@ -33,6 +33,14 @@ export function insertRefund(
 ): Outcome<Refund> {
   const order = readOrder(sql, caller.tenant, input.order_id);
   if (!order) return failure(404, "not_found", `No order with id '${input.order_id}'.`);
+  const owner = orderOwner(sql, caller.tenant, order.order_id);
+  if (owner !== null && caller.user !== owner) {
+    return failure(
+      403,
+      "not_the_users_order",
+      `Order ${order.order_id} is not ${caller.user ? `${caller.user}'s` : "the order of a user the credential names"}: only its owner may have it refunded.`,
+    );
+  }
   if (order.status === "cancelled") {
     return failure(
       422,
@@ -69,6 +77,19 @@ export function insertRefund(
     order.order_id,
   );
   return { status: 201, body: toRefund(row) };
+}
+
+/** The user an order belongs to, or null when it is anyone's of the tenant. */
+function orderOwner(sql: SqlStorage, tenant: string, orderId: string): string | null {
+  return (
+    sql
+      .exec<{ owner: string }>(
+        "SELECT owner FROM order_owners WHERE tenant = ? AND order_id = ?",
+        tenant,
+        orderId,
+      )
+      .toArray()[0]?.owner ?? null
+  );
 }
 
 export function insertTicket(

@@ -1,5 +1,6 @@
 import type { ApprovalRecord, ApprovalSummary } from "../wire/approval";
 import type { ApprovalBlock, ApprovalState } from "../wire/envelope";
+import type { ApprovalUser, RunUser } from "../wire/run-user";
 
 /** The wire schemas' types: src/wire/approval.ts is their one definition. */
 export type { ApprovalRecord, ApprovalSummary } from "../wire/approval";
@@ -48,7 +49,13 @@ export function summarize(record: ApprovalRecord): ApprovalSummary {
     approver_roles: record.approver_roles,
     approvals_required: record.approvals_required,
     approvers: record.approvers,
+    user: record.user,
   };
+}
+
+/** The run's user as an approval names them, or null for a run that acts for no user. */
+export function approvalUserOf(user: RunUser | null | undefined): ApprovalUser | null {
+  return user ? { sub: user.sub, iss: user.iss, name: user.name } : null;
 }
 
 /**

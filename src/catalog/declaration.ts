@@ -360,6 +360,12 @@ const EffectDeclarationSchema = z.strictObject({
     .max(WINDOW_S.max, `at most ${WINDOW_S.max} seconds (30 days)`)
     .optional()
     .describe("default 86400 (a day)"),
+  per_user: z
+    .boolean()
+    .optional()
+    .describe(
+      "The user a run acts for is part of the identity: two users' same call are two effects, one user's repeat across runs is one (default false).",
+    ),
 });
 
 /** The value a write moves, for the tenant's value caps: an integer argument in a currency's minor unit. */

@@ -5,9 +5,7 @@ import type { Certification } from "./certification";
 import { declaredFacts } from "./decision-facts";
 import type { CatalogFile, Expected, ExpectedValue, ToolDeclaration } from "./declaration";
 import {
-  DEFAULT_EFFECT_WINDOW_MS,
   DEFAULT_MAX_RESULT_BYTES,
-  defaultEffect,
   type InputSchema,
   type RemoteTool,
   type StaticCredential,
@@ -15,6 +13,7 @@ import {
   type UpstreamRequest,
   type Verdict,
 } from "./define-tool";
+import { DEFAULT_EFFECT_WINDOW_MS, defaultEffect } from "./effect-identity";
 import { keyPromiseOf } from "./key-promise";
 import { compilePolicy } from "./policy-vocabulary";
 import { settleReadOf } from "./settle-read";
@@ -275,6 +274,7 @@ export function declaredTool(
           fields: tool.effect.identity,
           window_ms:
             tool.effect.window_s === undefined ? DEFAULT_EFFECT_WINDOW_MS : tool.effect.window_s * 1_000,
+          ...(tool.effect.per_user ? { per_user: true } : {}),
         }
       : defaultEffect(tool.side_effect),
     value: tool.value ? { ...tool.value, subject: tool.value.subject ?? null } : null,

@@ -4,6 +4,7 @@ import type { MaskRule } from "../shaping/mask";
 import type { EnvironmentName } from "../wire/envelope";
 import type { RunUser } from "../wire/run-user";
 import type { SIDE_EFFECTS } from "../wire/side-effect";
+import { defaultEffect, type EffectIdentity, type EffectValue } from "./effect-identity";
 
 /**
  * What calling a tool does to the world; it decides retries, idempotency keys and approvals.
@@ -396,36 +397,6 @@ export interface ToolSpec {
   approval_roles: readonly string[];
   /** In its namespace's default set: what a run opened without a subset lists (`default-tools.ts`). */
   listed_by_default: boolean;
-}
-
-/** How long a second effect on the same identity from another run counts as a repeat, by default. */
-export const DEFAULT_EFFECT_WINDOW_MS = 24 * 60 * 60 * 1000;
-
-/**
- * The identity of a call's effect across runs: the argument fields that name the business thing it
- * changes (an order for a refund), and the window in which a second effect on it is a repeat.
- */
-export interface EffectIdentity {
-  /** Top-level argument names; null: the tool plus its whole canonical arguments. */
-  fields: readonly string[] | null;
-  window_ms: number;
-}
-
-/** The value a call's effect moves: an integer argument counted in a currency's minor unit. */
-export interface EffectValue {
-  /** A top-level integer argument, such as `amount_cents`. */
-  field: string;
-  /** An ISO 4217 code: the tenant's caps are set per currency. */
-  currency: string;
-  /** The top-level argument naming whom per-subject caps count for (a customer, an order); null: none. */
-  subject: string | null;
-}
-
-/** The effect identity every write and destructive tool has unless it declares its own. */
-export function defaultEffect(sideEffect: SideEffect): EffectIdentity | null {
-  return sideEffect === "write" || sideEffect === "destructive"
-    ? { fields: null, window_ms: DEFAULT_EFFECT_WINDOW_MS }
-    : null;
 }
 
 /** Results up to this size are returned inline unless the tool says otherwise. */

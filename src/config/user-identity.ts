@@ -21,6 +21,17 @@ export const userIdentitySchema = () =>
       required: z.boolean().default(false),
       /** How far the clocks of the provider and the proxy may disagree on `exp` and `nbf`, in seconds. */
       clock_skew_s: z.number().int().min(0).max(300).default(30),
+      /**
+       * What one user's runs together may do in a UTC day: destructive calls, and value moved per
+       * currency (ISO 4217 code → minor units). Held by the tenant's effect shards and reserved
+       * before a request leaves, as the tenant's other daily caps; a call beyond one waits for a human.
+       */
+      per_user_day: z
+        .strictObject({
+          destructive: z.number().int().min(0).optional(),
+          value: z.record(z.string().regex(/^[A-Z]{3}$/), z.number().int().min(0)).optional(),
+        })
+        .optional(),
     })
     .refine((users) => (users.jwks === undefined) !== (users.jwks_uri === undefined), {
       message: "give the provider's keys either inline (jwks) or as jwks_uri, exactly one of them",

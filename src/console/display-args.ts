@@ -1,4 +1,4 @@
-import type { EffectValue } from "../catalog/define-tool";
+import type { EffectValue } from "../catalog/effect-identity";
 import { formatMoney } from "../core/money";
 
 /** One argument of a call as an operator sees it. */

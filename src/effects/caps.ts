@@ -2,7 +2,8 @@ import type { CapLimit, ValueCapName } from "../wire/effects";
 
 /**
  * The value caps' one rule, for every place that holds a total (the run's ledger for `per_run`, a
- * shard for a subject's day and for its lease of the tenant's day): a call may reserve its amount
+ * shard for a subject's or a user's day and for its lease of the tenant's day; a user's destructive
+ * calls count as one unit each, in `calls`): a call may reserve its amount
  * only when what is used and reserved, plus the amount, stays within the cap. Overrides count as
  * used: an operator's approval beyond a cap does not make room for the next call.
  */
@@ -24,7 +25,8 @@ export function capLimit(
   return {
     cap,
     currency: claim.currency,
-    subject: cap === "per_subject_day" ? claim.subject : null,
+    // A per-user cap is handed the user as its subject (`userOver`).
+    subject: cap === "per_run" || cap === "per_day" ? null : claim.subject,
     limit,
     used: totals.used,
     reserved: totals.reserved,

@@ -2,6 +2,7 @@ import type { ToolSpec } from "../catalog/define-tool";
 import type { TenantConfig } from "../config/tenants";
 import { canonicalJson } from "../core/canonical-json";
 import { sha256Hex } from "../core/digest";
+import type { RunUser } from "../wire/run-user";
 
 /**
  * What a write or destructive call claims of its tenant's shared state before its request may leave:
@@ -26,6 +27,19 @@ export interface EffectClaim {
   value: ClaimedValue | null;
   /** The tenant allows this tool's effect to repeat across runs (`repeat_effects`). */
   repeatable: boolean;
+  /**
+   * The user the run acts for, whose daily caps the claim counts against; null: the run names none.
+   * Optional, like `destructive`, because a claim crosses to shards that may run another deploy's code.
+   */
+  user?: ClaimUser | null;
+  /** A destructive call: it counts against its user's daily destructive calls. */
+  destructive?: boolean;
+}
+
+/** A user as a claim names them: the identity provider's issuer and the user's subject there. */
+export interface ClaimUser {
+  iss: string;
+  sub: string;
 }
 
 export interface ClaimedValue {
@@ -38,6 +52,9 @@ export interface ClaimedValue {
    */
   subject_in_identity: boolean;
 }
+
+/** The identity field a per-user effect names its user in (`iss sub`), shown with the identity. */
+const USER_IDENTITY_FIELD = "@user";
 
 /** The UTC day of a moment, `YYYY-MM-DD`: the unit of the daily caps. */
 export function utcDay(at: number): string {
@@ -53,11 +70,16 @@ export async function claimOf(input: {
   args: Record<string, unknown>;
   trace_args: unknown;
   now: number;
+  user: RunUser | null;
 }): Promise<EffectClaim | null> {
   const { tool, tenant, args, now } = input;
   if (!tool.effect) return null;
   const fields = tool.effect.fields ?? Object.keys(args).sort();
-  const identity = Object.fromEntries(fields.map((field) => [field, args[field] ?? null]));
+  const named = Object.fromEntries(fields.map((field) => [field, args[field] ?? null]));
+  // The user joins the identity last, under a field of its own: no argument (not even one named
+  // `user` or `@user`) can stand for the run's user or hide it.
+  const identity =
+    tool.effect.per_user && input.user ? { ...named, [USER_IDENTITY_FIELD]: userKey(input.user) } : named;
   const name = `${tool.namespace}.${tool.name}`;
   return {
     key: input.key,
@@ -71,6 +93,8 @@ export async function claimOf(input: {
     day: utcDay(now),
     value: claimedValue(tool, args, fields),
     repeatable: tenant.repeat_effects[tool.namespace]?.includes(tool.name) ?? false,
+    user: input.user ? { iss: input.user.iss, sub: input.user.sub } : null,
+    destructive: tool.side_effect === "destructive",
   };
 }
 
@@ -105,4 +129,29 @@ export function shardOf(digest: string, shards: number): number {
 export function subjectDigest(claim: EffectClaim): Promise<string> | null {
   const { value } = claim;
   return value?.subject == null ? null : sha256Hex(`${value.currency}:${value.subject}`);
+}
+
+/** How a shard's rows name a claim's user: issuer and subject, so two providers' `alice` stay apart. */
+export function userKey(user: ClaimUser): string {
+  return `${user.iss} ${user.sub}`;
+}
+
+/** The digest a user's daily totals are sharded by. */
+export function userDigest(claim: EffectClaim): Promise<string> | null {
+  return claim.user ? sha256Hex(`user:${userKey(claim.user)}`) : null;
+}
+
+/** A user's daily caps a claim counts against: its currency's value cap, and destructive calls for a destructive call. */
+export interface UserDayCaps {
+  value: number | null;
+  destructive: number | null;
+}
+
+/** The tenant's per-user daily caps that apply to a claim, or null when none does (or the run names no user). */
+export function userCapsOf(tenant: TenantConfig, claim: EffectClaim): UserDayCaps | null {
+  const caps = tenant.users?.per_user_day;
+  if (!caps || !claim.user) return null;
+  const value = claim.value ? (caps.value?.[claim.value.currency] ?? null) : null;
+  const destructive = claim.destructive ? (caps.destructive ?? null) : null;
+  return value === null && destructive === null ? null : { value, destructive };
 }

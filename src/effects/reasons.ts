@@ -10,7 +10,7 @@ export interface TenantCheck {
   /** The shards that hold the claim, which hear of its fate. */
   shards: number[];
   earlier: EarlierEffect[];
-  /** A tenant-wide cap (per day, per subject and day) the call would exceed. */
+  /** A tenant-wide cap (per day, per subject or user and day) the call would exceed. */
   over: CapLimit | null;
   /** How long the step took, as the run's ledger measured it. */
   ms: number;
@@ -25,6 +25,8 @@ const CAP_WORDS = {
   per_run: "per-run",
   per_day: "daily",
   per_subject_day: "daily per-subject",
+  per_user_day: "daily per-user",
+  per_user_destructive_day: "daily per-user",
 } as const satisfies Record<CapLimit["cap"], string>;
 
 /** Why a call waits for a human, in the words of an approval's reasons. */
@@ -43,6 +45,12 @@ export function crossRunReasons(earlier: readonly EarlierEffect[], limit: CapLim
   }
   if (limit) {
     const subject = limit.subject ? ` for ${limit.subject}` : "";
+    if (limit.cap === "per_user_destructive_day") {
+      reasons.push(
+        `it would exceed the daily per-user cap of destructive calls${subject}: ${limit.used} made and ${limit.reserved} reserved of ${limit.limit}`,
+      );
+      return reasons;
+    }
     reasons.push(
       `it would exceed the ${CAP_WORDS[limit.cap]} ${limit.currency} cap${subject}: ${limit.used} used and ${limit.reserved} reserved of ${limit.limit}, this call moves ${limit.amount}`,
     );

@@ -1,6 +1,6 @@
 import type { CapLimit, EarlierEffect } from "../wire/effects";
 import { capLimit, leaseWant, type ValueTotals } from "./caps";
-import type { EffectClaim } from "./claim";
+import { type EffectClaim, type UserDayCaps, userKey } from "./claim";
 import { advanceFate, type EffectFate } from "./fate";
 
 /**
@@ -33,6 +33,8 @@ export interface ShardReservation {
   per_day: number | null;
   /** The per-subject daily cap, when this shard holds the claim's subject. */
   per_subject_day: number | null;
+  /** The user's daily caps, when this shard holds the claim's user. */
+  per_user_day?: UserDayCaps | null;
   /**
    * The key of the same run's claim this one replaces (an operator edited its call before approving
    * it): its value is not counted against this claim, since only one of the two can ever be sent.
@@ -76,6 +78,10 @@ export interface LeaseHeld {
 export interface ShardReads {
   /** Used and reserved value of the claims held against a subject's cap on a day. */
   subjectTotals(currency: string, day: string, subject: string): ValueTotals;
+  /** Used and reserved value of the claims held against a user's value cap on a day. */
+  userTotals(currency: string, day: string, user: string): ValueTotals;
+  /** Used and reserved destructive calls held against a user's cap on a day, one unit each. */
+  userDestructive(day: string, user: string): ValueTotals;
   /** What the claims counted against the day's cap hold of this shard's lease: counted and overridden value. */
   dayHeld(currency: string, day: string): number;
   /** Used and reserved value of the claims counted against the day's cap. */
@@ -99,6 +105,36 @@ export function subjectOver(request: ShardReservation, reads: ShardReads): CapLi
   return capLimit("per_subject_day", cap, totals, claim.value);
 }
 
+/**
+ * The cap of the claim's user and day it exceeds in this shard, if it holds that user: their
+ * destructive calls first (each counts one), then the value moved in the claim's currency.
+ */
+export function userOver(request: ShardReservation, reads: ShardReads): CapLimit | null {
+  const { claim } = request;
+  const caps = request.per_user_day ?? null;
+  if (caps === null || !claim.user) return null;
+  const user = userKey(claim.user);
+  if (caps.destructive !== null && claim.destructive) {
+    const totals = reads.userDestructive(claim.day, user);
+    const unit = { amount: 1, currency: "calls", subject: claim.user.sub };
+    const over = capLimit("per_user_destructive_day", caps.destructive, totals, unit);
+    if (over) return over;
+  }
+  if (caps.value === null || !claim.value) return null;
+  const totals = reads.userTotals(claim.value.currency, claim.day, user);
+  return capLimit("per_user_day", caps.value, totals, { ...claim.value, subject: claim.user.sub });
+}
+
+/** Whether this shard counts the claim against its user's caps: it holds the user, and a cap applies. */
+function userRole(request: ShardReservation): boolean {
+  const { claim } = request;
+  const caps = request.per_user_day ?? null;
+  if (caps === null || !claim.user) return false;
+  return (
+    (caps.destructive !== null && claim.destructive === true) || (caps.value !== null && claim.value !== null)
+  );
+}
+
 /** A day's lease a reservation may need topped up before it is decided. */
 export interface LeaseNeed {
   currency: string;
@@ -110,13 +146,14 @@ export interface LeaseNeed {
 
 /**
  * The lease of the day a reservation may top up first, or null when it needs none: no daily cap
- * here, or a claim its subject's cap already holds, which waits for a human whatever this shard
+ * here, or a claim its subject's or user's cap already holds, which waits for a human whatever this shard
  * leases (a part taken for it, never given back, would only keep the day's room from calls that fit).
  */
 export function leaseNeed(request: ShardReservation, reads: ShardReads): LeaseNeed | null {
   const cap = dayCapOf(request);
   const value = request.claim.value;
-  if (cap === null || !value || subjectOver(request, reads) !== null) return null;
+  if (cap === null || !value || subjectOver(request, reads) !== null || userOver(request, reads) !== null)
+    return null;
   return { currency: value.currency, day: request.claim.day, amount: value.amount, cap };
 }
 
@@ -167,6 +204,8 @@ export interface Reservation {
   day_role: boolean;
   /** The claim is counted against its subject's cap in this shard. */
   subject_role: boolean;
+  /** The claim is counted against its user's caps in this shard. */
+  user_role: boolean;
   value_state: ValueState;
   /** The daily cap it was decided against, which an operator's approval beyond it is charged to. */
   day_cap: number | null;
@@ -174,21 +213,26 @@ export interface Reservation {
 
 /**
  * Decides a claim once its lease is topped up: the earlier effects it repeats (for the identity's
- * shard, unless the tenant lets the tool repeat), and the first cap it exceeds, its subject's
- * before the day's.
+ * shard, unless the tenant lets the tool repeat), and the first cap it exceeds: its subject's, then
+ * its user's, then the day's.
  */
 export function decideReservation(request: ShardReservation, reads: ShardReads): Reservation {
   const { claim } = request;
   const day = dayCapOf(request);
   const verdict: ShardVerdict = {
     earlier: request.identity && !claim.repeatable ? reads.earlier(claim) : [],
-    over: subjectOver(request, reads) ?? (day !== null ? dayOver(claim, day, reads) : null),
+    over:
+      subjectOver(request, reads) ??
+      userOver(request, reads) ??
+      (day !== null ? dayOver(claim, day, reads) : null),
   };
-  const valued = claim.value !== null && (day !== null || request.per_subject_day !== null);
+  const user = userRole(request);
+  const valued = (claim.value !== null && (day !== null || request.per_subject_day !== null)) || user;
   return {
     verdict,
     day_role: day !== null,
     subject_role: request.per_subject_day !== null,
+    user_role: user,
     value_state: !valued ? "none" : verdict.over ? "over" : "counted",
     day_cap: day,
   };

@@ -999,7 +999,8 @@ export const declaredNamespaces: DeclaredNamespace[] = [
           "effect": {
             "identity": [
               "order_id"
-            ]
+            ],
+            "per_user": true
           },
           "value": {
             "field": "amount_cents",
@@ -1129,25 +1130,25 @@ export const declaredNamespaces: DeclaredNamespace[] = [
         "status": "certified",
         "key_reuse": "pass",
         "credential": "pass",
-        "at": "2026-12-08T02:19:07.617Z"
+        "at": "2026-12-08T03:01:53.555Z"
       },
       "EMAIL_API": {
         "status": "none",
         "key_reuse": null,
         "credential": "pass",
-        "at": "2026-12-08T02:19:07.617Z"
+        "at": "2026-12-08T03:01:53.555Z"
       },
       "ORDERS_API": {
         "status": "none",
         "key_reuse": null,
         "credential": "pass",
-        "at": "2026-12-08T02:19:07.617Z"
+        "at": "2026-12-08T03:01:53.555Z"
       },
       "PAYMENTS_API": {
         "status": "certified",
         "key_reuse": "pass",
         "credential": "pass",
-        "at": "2026-12-08T02:19:07.617Z"
+        "at": "2026-12-08T03:01:53.555Z"
       }
     },
     schemas: {

@@ -3,6 +3,7 @@ import { executionOfState } from "../approvals/execution";
 import {
   type ApprovalRecord,
   type ApprovalSummary,
+  approvalUserOf,
   type EditedApproval,
   isOverdue,
 } from "../approvals/model";
@@ -10,6 +11,7 @@ import { notifyApproval } from "../approvals/notify";
 import type { SideEffect } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import type { Env } from "../env";
+import type { RunMeta } from "../machine/run-state";
 import type { ApprovalDecisionRecord } from "../machine/writes";
 import type { ApprovalEdit } from "../wire/approval";
 import type { ApprovalExecution, ApprovalState, Envelope } from "../wire/envelope";
@@ -50,6 +52,9 @@ interface ApprovalRow extends Record<string, SqlStorageValue> {
   execution: string | null;
 }
 
+/** The run that holds the approvals, as they read it: its tenant, its id, and whom it acts for. */
+export type ApprovalOwner = Pick<RunMeta, "tenant" | "run_id" | "user">;
+
 /** What the `approvers` column keeps. */
 interface StoredApprovers {
   roles: string[];
@@ -83,7 +88,7 @@ CREATE INDEX IF NOT EXISTS approvals_by_state ON approvals (state, expires_at);
 export class ApprovalStore {
   readonly #sql: SqlStorage;
   /** The run the approvals belong to; read when a record is built, since the run loads after this store. */
-  readonly #owner: () => { tenant: string; run_id: string } | null;
+  readonly #owner: () => ApprovalOwner | null;
   /**
    * How many approvals the run has, and how many are pending, kept in memory so a call of a run
    * without any reads none of them. Read from storage on first need; a write that can change them
@@ -91,7 +96,7 @@ export class ApprovalStore {
    */
   #counts: { total: number; pending: number } | null = null;
 
-  constructor(sql: SqlStorage, owner: () => { tenant: string; run_id: string } | null) {
+  constructor(sql: SqlStorage, owner: () => ApprovalOwner | null) {
     this.#sql = sql;
     this.#owner = owner;
   }
@@ -293,6 +298,8 @@ export class ApprovalStore {
         result: row.result === null ? null : (JSON.parse(row.result) as Envelope),
         ...crossRunOf(row.cross_run),
         ...approversOf(row.approvers),
+        // Kept with the run, which holds its approvals: the user is the run's, and never changes.
+        user: approvalUserOf(owner.user),
         edit: row.edit ? editOf(row.edit) : null,
       }))
       .map((approval) => ({ ...approval, overdue: isOverdue(approval, now) }));

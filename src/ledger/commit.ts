@@ -12,7 +12,7 @@ import type { Settlement } from "../machine/settle";
 import type { Write } from "../machine/writes";
 import { catalog } from "../tools";
 import { assertNever } from "../wire/envelope";
-import { ApprovalStore } from "./approval-store";
+import { type ApprovalOwner, ApprovalStore } from "./approval-store";
 import { auditBefore, auditDrafts } from "./audit-entries";
 import { ClaimStore } from "./claim-store";
 import { KeyStore } from "./key-store";
@@ -30,10 +30,7 @@ export interface LedgerStores {
 }
 
 /** The run's tables in its SQLite database; approvals read the run they belong to when they are built. */
-export function ledgerStores(
-  sql: SqlStorage,
-  owner: () => { tenant: string; run_id: string } | null,
-): LedgerStores {
+export function ledgerStores(sql: SqlStorage, owner: () => ApprovalOwner | null): LedgerStores {
   return {
     run: new RunStore(sql),
     keys: new KeyStore(sql),

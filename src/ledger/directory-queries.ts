@@ -136,7 +136,8 @@ type LaterField =
   | "approver_roles"
   | "approvals_required"
   | "approvers"
-  | "execution";
+  | "execution"
+  | "user";
 
 /** A summary as stored: those written before these fields existed lack them. */
 type StoredSummary = Omit<ApprovalSummary, LaterField> & Partial<Pick<ApprovalSummary, LaterField>>;
@@ -160,6 +161,7 @@ export function approvalFromRow(row: ApprovalRow, now: string): ApprovalSummary 
     approver_roles: stored.approver_roles ?? [],
     approvals_required: stored.approvals_required ?? 1,
     approvers: stored.approvers ?? [],
+    user: stored.user ?? null,
     // One stored before executions were recorded: a rejected or expired one's call never left.
     execution: stored.execution !== undefined ? stored.execution : executionOfState(stored.state, null),
     overdue: false,

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { tenantObject } from "../config/placement";
 import { applyMigrations } from "../core/sql-migrations";
 import type { ValueTotals } from "../effects/caps";
-import type { EffectClaim } from "../effects/claim";
+import { type EffectClaim, userKey } from "../effects/claim";
 import { type EffectFate, earlierOutcome } from "../effects/fate";
 import {
   alarmForClaim,
@@ -65,6 +65,14 @@ CREATE TABLE IF NOT EXISTS leases (
 /** The daily cap a claim was decided against, which an operator's approval beyond it is charged to. */
 const V2 = "ALTER TABLE effects ADD COLUMN day_cap INTEGER;";
 
+/** The user a claim counts for (`userKey`), whether this shard counts it against their caps, and whether it is destructive. */
+const V3 = `
+ALTER TABLE effects ADD COLUMN user TEXT;
+ALTER TABLE effects ADD COLUMN user_role INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE effects ADD COLUMN destructive INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS effects_by_user ON effects (user, day);
+`;
+
 interface EffectRow extends Record<string, SqlStorageValue> {
   key: string;
   run_id: string;
@@ -94,7 +102,7 @@ export class EffectShard extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    void ctx.blockConcurrencyWhile(async () => applyMigrations(this.#sql, [V1, V2]));
+    void ctx.blockConcurrencyWhile(async () => applyMigrations(this.#sql, [V1, V2, V3]));
   }
 
   /**
@@ -131,12 +139,13 @@ export class EffectShard extends DurableObject<Env> {
     // the day it was decided for (past midnight, the next one), against the caps this shard holds now.
     this.#sql.exec(
       `INSERT INTO effects (key, run_id, tool, identity_digest, identity, args, at, until, fate, generation,
-         currency, amount, day, subject, day_role, subject_role, value_state, verdict, day_cap)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         currency, amount, day, subject, day_role, subject_role, value_state, verdict, day_cap,
+         user, user_role, destructive)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET fate = 'pending', generation = effects.generation + 1, at = excluded.at,
          until = excluded.until, identity_digest = excluded.identity_digest, day = excluded.day,
          day_role = excluded.day_role, subject_role = excluded.subject_role, value_state = excluded.value_state,
-         verdict = excluded.verdict, day_cap = excluded.day_cap`,
+         verdict = excluded.verdict, day_cap = excluded.day_cap, user_role = excluded.user_role`,
       claim.key,
       claim.run_id,
       claim.tool,
@@ -154,6 +163,9 @@ export class EffectShard extends DurableObject<Env> {
       decided.value_state,
       JSON.stringify(decided.verdict),
       decided.day_cap,
+      claim.user ? userKey(claim.user) : null,
+      decided.user_role ? 1 : 0,
+      claim.destructive === true ? 1 : 0,
     );
     const alarm = alarmForClaim(claim.at, Date.now(), await this.ctx.storage.getAlarm());
     if (alarm !== null) await this.ctx.storage.setAlarm(alarm);
@@ -203,7 +215,7 @@ export class EffectShard extends DurableObject<Env> {
 
   /** This shard's share of a currency's day: what its claims used, reserved and moved beyond a cap. */
   usage(currency: string, day: string): Omit<ValueUsage, "per_day"> {
-    const totals = this.#totals("day_role = 1 AND currency = ? AND day = ?", "", currency, day);
+    const totals = this.#totals("day_role = 1 AND currency = ? AND day = ?", "", [currency, day]);
     return { currency, day, ...totals, overrides: this.#daySum("override", currency, day, "") };
   }
 
@@ -267,16 +279,22 @@ export class EffectShard extends DurableObject<Env> {
   #reads(except: string): ShardReads {
     return {
       subjectTotals: (currency, day, subject) =>
-        this.#totals(
-          "subject_role = 1 AND currency = ? AND day = ? AND subject = ?",
-          except,
+        this.#totals("subject_role = 1 AND currency = ? AND day = ? AND subject = ?", except, [
           currency,
           day,
           subject,
-        ),
+        ]),
+      userTotals: (currency, day, user) =>
+        this.#totals("user_role = 1 AND currency = ? AND day = ? AND user = ?", except, [
+          currency,
+          day,
+          user,
+        ]),
+      userDestructive: (day, user) =>
+        this.#totals("user_role = 1 AND destructive = 1 AND day = ? AND user = ?", except, [day, user], "1"),
       dayHeld: (currency, day) => this.#dayHeld(currency, day, except),
       dayTotals: (currency, day) =>
-        this.#totals("day_role = 1 AND currency = ? AND day = ?", except, currency, day),
+        this.#totals("day_role = 1 AND currency = ? AND day = ?", except, [currency, day]),
       lease: (currency, day) => this.#lease(currency, day),
       earlier: (claim) => this.#earlier(claim),
     };
@@ -308,12 +326,18 @@ export class EffectShard extends DurableObject<Env> {
    * overridden (`ValueTotals`), reserved is counted and not yet confirmed. Summed here rather than
    * row by row in the rules: a day may hold many claims.
    */
-  #totals(where: string, except: string, ...params: SqlStorageValue[]): ValueTotals {
+  #totals(
+    where: string,
+    except: string,
+    params: SqlStorageValue[],
+    /** `1`: count the rows (a user's destructive calls) rather than sum their value. */
+    measure: "amount" | "1" = "amount",
+  ): ValueTotals {
     const row = this.#sql
       .exec<{ used: number; reserved: number }>(
         `SELECT
-           COALESCE(SUM(CASE WHEN fate = 'confirmed' OR value_state = 'override' THEN amount ELSE 0 END), 0) AS used,
-           COALESCE(SUM(CASE WHEN fate != 'confirmed' AND value_state = 'counted' THEN amount ELSE 0 END), 0) AS reserved
+           COALESCE(SUM(CASE WHEN fate = 'confirmed' OR value_state = 'override' THEN ${measure} ELSE 0 END), 0) AS used,
+           COALESCE(SUM(CASE WHEN fate != 'confirmed' AND value_state = 'counted' THEN ${measure} ELSE 0 END), 0) AS reserved
          FROM effects WHERE ${where} AND fate != 'released' AND value_state IN ('counted', 'override') AND key != ?`,
         ...params,
         except,

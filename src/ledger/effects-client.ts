@@ -1,6 +1,6 @@
 import { tenantObject } from "../config/placement";
 import type { TenantConfig } from "../config/tenants";
-import { type EffectClaim, shardOf, subjectDigest, utcDay } from "../effects/claim";
+import { type EffectClaim, shardOf, subjectDigest, userCapsOf, userDigest, utcDay } from "../effects/claim";
 import type { TenantCheck } from "../effects/reasons";
 import type { EffectUpdate, ShardReservation } from "../effects/shard-rules";
 import type { Env } from "../env";
@@ -11,7 +11,8 @@ import type { RpcClient } from "./rpc-client";
 /**
  * The tenant-wide step of a new effect, as a run's ledger takes it: the claim goes to the shard of
  * its identity (which also reserves against its lease of the daily cap) and, when the tool names a
- * subject that hashes elsewhere, to the subject's shard, both at once. Every shard asked holds the
+ * subject or the run's user has daily caps and either hashes elsewhere, to the subject's and the
+ * user's shards, all at once (one request per shard, holding every role it has). Every shard asked holds the
  * claim whatever it answers, so the run tells each of them the key's fate afterwards.
  */
 export async function claimTenantWide(
@@ -34,29 +35,30 @@ export async function claimTenantWide(
     subjectShard !== null && claim.value?.subject_in_identity
       ? subjectShard
       : shardOf(claim.identity_digest, shards);
+  const userCaps = userCapsOf(config, claim);
+  const user = userCaps ? userDigest(claim) : null;
+  const userShard = user ? shardOf(await user, shards) : null;
   const requests = new Map<number, ShardReservation>();
-  requests.set(identityShard, {
-    tenant,
-    shard: identityShard,
-    shards,
-    claim,
-    identity: true,
-    per_day: caps?.per_day ?? null,
-    per_subject_day: subjectShard === identityShard ? subjectCap : null,
-    replaces,
-  });
-  if (subjectCap !== null && subjectShard !== null && subjectShard !== identityShard) {
-    requests.set(subjectShard, {
+  const at = (shard: number): ShardReservation => {
+    const known = requests.get(shard);
+    if (known) return known;
+    const made: ShardReservation = {
       tenant,
-      shard: subjectShard,
+      shard,
       shards,
       claim,
       identity: false,
       per_day: null,
-      per_subject_day: subjectCap,
+      per_subject_day: null,
+      per_user_day: null,
       replaces,
-    });
-  }
+    };
+    requests.set(shard, made);
+    return made;
+  };
+  Object.assign(at(identityShard), { identity: true, per_day: caps?.per_day ?? null });
+  if (subjectCap !== null && subjectShard !== null) at(subjectShard).per_subject_day = subjectCap;
+  if (userShard !== null) at(userShard).per_user_day = userCaps;
   const verdicts = await Promise.all(
     [...requests.values()].map((request) => shardStub(env, tenant, request.shard).reserve(request)),
   );

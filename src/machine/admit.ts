@@ -4,6 +4,7 @@ import {
   APPROVAL_TTL_MS,
   type ApprovalRecord,
   approvalBlock,
+  approvalUserOf,
   slaDueAt,
 } from "../approvals/model";
 import type { ToolSpec } from "../catalog/define-tool";
@@ -427,6 +428,7 @@ function openApproval(
     approver_roles: [...(prepared.approval.approvers ?? ANY_OPERATOR).roles],
     approvals_required: (prepared.approval.approvers ?? ANY_OPERATOR).approvals,
     approvers: [],
+    user: approvalUserOf(run.user),
     edit: null,
   };
 }

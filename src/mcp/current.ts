@@ -6,6 +6,7 @@ import type { Env } from "../env";
 import { requestContext } from "../http/respond";
 import { agentToolRefs } from "../runs/open-run";
 import { callerOf, type RunClaims } from "../runs/pending-open";
+import { USER_ASSERTION_HEADER, verifyUserAssertion } from "../runs/user-assertion";
 import { runSpecs } from "../specs/tool-specs";
 import { failure } from "../wire/envelope";
 import { openRunBodySchema } from "../wire/requests";
@@ -36,6 +37,8 @@ export interface CurrentContext {
   env: Env;
   caller: CurrentCaller;
   header: HeaderReader;
+  /** The proxy's own host, which an identity provider's keys are never fetched from. */
+  host: string;
   catalogVersion: string;
 }
 
@@ -177,7 +180,7 @@ async function runOfCall(
   if (caller.kind === "run") {
     return { caller: callerOf(caller.claims), args };
   }
-  if (tool === START_TASK) return { result: await startTask(env, caller.agent, args) };
+  if (tool === START_TASK) return { result: await startTask(ctx, caller.agent, args) };
   const taken = await takeRunHandle(env, caller.agent, args);
   if (!taken.ok) {
     const { code, message, problems } = taken;
@@ -193,10 +196,11 @@ const StartTaskArgsSchema = openRunBodySchema().pick({ task_key: true }).strict(
 
 /** `start_task`: opens a run exactly as a 2025 session's `initialize` does, and names it in a run handle. */
 async function startTask(
-  env: Env,
+  ctx: CurrentContext,
   agent: AgentPrincipal,
   args: Record<string, unknown>,
 ): Promise<CallToolResult> {
+  const { env } = ctx;
   const parsed = StartTaskArgsSchema.safeParse(args);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => ({
@@ -211,7 +215,10 @@ async function startTask(
       ),
     );
   }
-  const opened = await openAgentRun(env, agent, parsed.data.task_key);
+  // Whom the task acts for: the orchestrator's header, as at POST /v1/runs, never an argument.
+  const user = await verifyUserAssertion(env, agent.tenant, ctx.header(USER_ASSERTION_HEADER), ctx.host);
+  if (!user.ok) return toCallToolResult(user.envelope);
+  const opened = await openAgentRun(env, agent, parsed.data.task_key, user.user);
   if (!opened.ok) return toCallToolResult(opened.envelope);
   const run = opened.opened;
   const data = {

@@ -68,6 +68,7 @@ mcp.post(MCP_PATH, async (c) => {
       env: c.env,
       caller,
       header: (name: string) => c.req.header(name),
+      host: new URL(c.req.url).host,
       catalogVersion: await catalog.version(),
     };
     const request = read.kind === "unread" ? read.request : c.req.raw;

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { AgentPrincipal } from "../auth/agent-keys";
 import type { AppEnv } from "../http/app-env";
 import { requestContext } from "../http/respond";
+import { USER_ASSERTION_HEADER, verifyUserAssertion } from "../runs/user-assertion";
 import { type Envelope, failure, httpStatusFor } from "../wire/envelope";
 import { openRunBodySchema } from "../wire/requests";
 import { type JsonRpcId, requestIdOf, rpcError, sessionNotFound } from "./json-rpc";
@@ -65,12 +66,20 @@ async function initializeSession(
     const problem = taskKey.error.issues[0]?.message ?? "not a task key";
     return rpcError(400, -32602, `${TASK_KEY_HEADER}: ${problem}.`, id);
   }
-  const opened = await openSession(c.env, agent, taskKey.data);
+  // Whom the session's run acts for: the orchestrator's header, verified as at POST /v1/runs.
+  const user = await verifyUserAssertion(
+    c.env,
+    agent.tenant,
+    c.req.header(USER_ASSERTION_HEADER),
+    new URL(c.req.url).host,
+  );
+  const opened = user.ok ? await openSession(c.env, agent, taskKey.data, user.user) : user;
   if (!opened.ok) {
     // The envelope rides along as the error's data: a rate limit's retry_after_ms, a limit's name.
     const error = opened.envelope.error;
     const response = rpcError(
-      httpStatusFor(opened.envelope),
+      // A refused user assertion is a refused credential, 401 as at POST /v1/runs.
+      user.ok ? httpStatusFor(opened.envelope) : 401,
       -32000,
       error?.message ?? "No run opened.",
       id,

@@ -11,6 +11,7 @@ import type { CallRequest } from "../machine/prepare";
 import { openRunFor, planRunOpen, TOKEN_GRACE_MS } from "../runs/open-run";
 import type { Envelope } from "../wire/envelope";
 import type { RunOpened } from "../wire/run-open";
+import { type RunUser, runUserSchema } from "../wire/run-user";
 
 /**
  * One MCP session of an agent is one run. The `Mcp-Session-Id` names that run, signed so it cannot
@@ -53,7 +54,11 @@ export type SessionClaims = z.infer<typeof SessionClaimsSchema>;
  * and no run lives longer than a day, so a run that was opened is still known to its ledger until
  * `open_by` has passed: an ended session never opens its run again.
  */
-const SessionIdClaimsSchema = SessionClaimsSchema.extend({ open_by: z.number().optional() });
+const SessionIdClaimsSchema = SessionClaimsSchema.extend({
+  open_by: z.number().optional(),
+  /** Whom the reserved run will act for: the user `initialize`'s assertion named, verified then. */
+  user: runUserSchema().optional(),
+});
 export type SessionIdClaims = z.infer<typeof SessionIdClaimsSchema>;
 
 /** The claims of a session id signed with one of `keys`, or null for anything else (forged, expired, a run token). */
@@ -90,12 +95,16 @@ export type OpenedAgentRun =
 export async function openAgentRun(
   env: Env,
   agent: AgentPrincipal,
-  taskKey?: string,
+  taskKey: string | undefined,
+  /** Whom the run acts for, verified from the opener's `X-User-Assertion` (runs/user-assertion.ts). */
+  user: RunUser | null,
 ): Promise<OpenedAgentRun> {
   const opened = await openRunFor(
     env,
     { kind: "agent", agent },
     taskKey === undefined ? {} : { task_key: taskKey },
+    undefined,
+    user,
   );
   if (!opened.ok) return opened;
   const claims: SessionClaims = {
@@ -118,10 +127,15 @@ export async function openAgentRun(
  * refusal is answered now, but no run-open token is spent and nothing is stored. With a task key
  * the task's run opens (or is found) now.
  */
-export async function openSession(env: Env, agent: AgentPrincipal, taskKey?: string): Promise<OpenedSession> {
+export async function openSession(
+  env: Env,
+  agent: AgentPrincipal,
+  taskKey: string | undefined,
+  user: RunUser | null,
+): Promise<OpenedSession> {
   const keys = loadConfig(env).runTokenKeys;
   if (taskKey !== undefined) {
-    const opened = await openAgentRun(env, agent, taskKey);
+    const opened = await openAgentRun(env, agent, taskKey, user);
     if (!opened.ok) return opened;
     const sessionId = await signToken(PREFIX, opened.claims, keys);
     return { ok: true, sessionId, claims: opened.claims, run: opened.reused ? "reused" : "opened" };
@@ -138,6 +152,7 @@ export async function openSession(env: Env, agent: AgentPrincipal, taskKey?: str
     exp: deadline + TOKEN_GRACE_MS,
     open_by: deadline,
     ...(plan.tools === null ? {} : { tools: plan.tools }),
+    ...(user === null ? {} : { user }),
   };
   return { ok: true, sessionId: await signToken(PREFIX, claims, keys), claims, run: "reserved" };
 }
@@ -230,6 +245,7 @@ export async function openReservedRun(
     // The namespace and tools the session listed, checked again against the profile as it is now.
     { namespace: claims.ns, ...(claims.tools === undefined ? {} : { tools: claims.tools }) },
     { run_id: claims.run, ends_by: claims.open_by ?? claims.exp - TOKEN_GRACE_MS },
+    claims.user ?? null,
   );
   return opened.ok ? null : opened.envelope;
 }

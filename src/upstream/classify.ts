@@ -173,6 +173,16 @@ export function classifyUpstream(
       details,
     });
   }
+  if (status === 403 && code) {
+    // A refusal the upstream names (the user the credential's act claim names does not own the
+    // record, say): its code tells the model why, where "credentials" would mislead it.
+    return failed(status, false, {
+      code: "permission_error",
+      message: `The upstream refused this call (${code}). This will not succeed on retry.`,
+      side_effect_confirmed: false,
+      details,
+    });
+  }
   if (status === 401 || status === 403) {
     return failed(status, false, {
       code: "permission_error",

@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { CapLimitSchema, EarlierEffectSchema } from "./effects";
 import { ApprovalExecutionSchema, ApprovalStateSchema, envelopeSchema } from "./envelope";
+import { approvalUserSchema } from "./run-user";
 import { SideEffectSchema } from "./side-effect";
 
 /** One operator's approval of a call that needs more than one, in the order they came. */
@@ -108,6 +109,11 @@ export const ApprovalRecordSchema = z.strictObject({
     .describe(
       'When approvals_required is above 1, each approval recorded so far, in order ("1 of 2" while pending: approvers.length of approvals_required); empty otherwise (decided_by names the one approver).',
     ),
+  user: approvalUserSchema()
+    .nullable()
+    .describe(
+      "Whom the call acts for: the user the run's opener asserted (docs/users.md); null when the run acts for no user.",
+    ),
   edit: ApprovalEditSchema.nullable().describe(
     "How an operator changed the arguments before approving (args then holds the edited ones); null when they are as asked.",
   ),
@@ -139,6 +145,7 @@ export const ApprovalSummarySchema = ApprovalRecordSchema.pick({
   approver_roles: true,
   approvals_required: true,
   approvers: true,
+  user: true,
 });
 export type ApprovalSummary = z.infer<typeof ApprovalSummarySchema>;
 

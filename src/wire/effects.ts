@@ -21,13 +21,28 @@ export const EarlierEffectSchema = z.strictObject({
 });
 export type EarlierEffect = z.infer<typeof EarlierEffectSchema>;
 
-export const VALUE_CAPS = ["per_run", "per_day", "per_subject_day"] as const;
+export const VALUE_CAPS = [
+  "per_run",
+  "per_day",
+  "per_subject_day",
+  "per_user_day",
+  "per_user_destructive_day",
+] as const;
 export type ValueCapName = (typeof VALUE_CAPS)[number];
 
 export const CapLimitSchema = z.strictObject({
   cap: z.enum(VALUE_CAPS),
-  currency: z.string(),
-  subject: z.string().nullable().describe("The subject a per-subject cap counts for."),
+  currency: z
+    .string()
+    .describe(
+      "The currency of a value cap; `calls` for per_user_destructive_day, which counts destructive calls (and its figures are calls).",
+    ),
+  subject: z
+    .string()
+    .nullable()
+    .describe(
+      "The subject a per-subject cap counts for, or the user (their `sub`) a per-user cap counts for.",
+    ),
   limit: z.number().int().describe("The cap, in the currency's minor unit."),
   used: z.number().int().describe("Confirmed today (or in the run), operator overrides included."),
   reserved: z.number().int().describe("Reserved by calls not yet confirmed."),

@@ -18,3 +18,16 @@ export const runUserSchema = lazily(() =>
   }),
 );
 export type RunUser = z.infer<ReturnType<typeof runUserSchema>>;
+
+/**
+ * Whom an approval's call acts for, as operators are shown it: the run's user without their claims
+ * (a refund limit is the provider's business, not every approver's).
+ */
+export const approvalUserSchema = lazily(() =>
+  z.strictObject({
+    sub: z.string().describe("The user's subject at the tenant's identity provider."),
+    iss: z.string().describe("The identity provider that asserted the user."),
+    name: z.string().nullable().describe("The user's display name, when the assertion carried one."),
+  }),
+);
+export type ApprovalUser = z.infer<ReturnType<typeof approvalUserSchema>>;

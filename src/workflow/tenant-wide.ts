@@ -45,6 +45,7 @@ export async function claimTenantWide(ports: RunPorts, effect: NewEffect): Promi
     args: effect.args,
     trace_args: effect.trace_args,
     now: effect.now,
+    user: run.user ?? null,
   });
   if (!claim) return { kind: "none" };
   ports.deciding.hold(key);

@@ -7,7 +7,8 @@ import { evaluateSchemas, schemaSources } from "../../scripts/tools/catalog-modu
 import { CatalogError, loadCatalog } from "../../src/catalog/catalog";
 import { type CatalogFile, CatalogFileSchema } from "../../src/catalog/declaration";
 import { declaredTool } from "../../src/catalog/declared-tool";
-import { DEFAULT_EFFECT_WINDOW_MS, type ToolSpec } from "../../src/catalog/define-tool";
+import type { ToolSpec } from "../../src/catalog/define-tool";
+import { DEFAULT_EFFECT_WINDOW_MS } from "../../src/catalog/effect-identity";
 import { catalog } from "../../src/tools";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -43,9 +44,13 @@ describe("a tool's effect identity and value, as declared", () => {
     expect(plain.effect).toEqual({ fields: null, window_ms: DEFAULT_EFFECT_WINDOW_MS });
   });
 
-  it("declares issue_refund's identity and value in the shipped catalog, and a reroute's by its order's shipment", () => {
+  it("declares issue_refund's identity (per user) and value in the shipped catalog, and a reroute's by its order's shipment", () => {
     const refund = catalog.find("support", "issue_refund");
-    expect(refund?.effect).toEqual({ fields: ["order_id"], window_ms: DEFAULT_EFFECT_WINDOW_MS });
+    expect(refund?.effect).toEqual({
+      fields: ["order_id"],
+      window_ms: DEFAULT_EFFECT_WINDOW_MS,
+      per_user: true,
+    });
     expect(refund?.value).toEqual({ field: "amount_cents", currency: "USD", subject: "order_id" });
     expect(catalog.find("shipping", "reroute_shipment")?.effect?.fields).toEqual(["order_id"]);
     expect(catalog.find("helpdesk", "add_ticket_note")?.effect?.fields).toBeNull();

@@ -67,6 +67,9 @@ function shardOf(rows: Row[], lease: LeaseHeld, earlier: EarlierEffect[] = []): 
         )
         .reduce((total, row) => total + row.amount, 0),
     dayTotals: () => totals(rows.filter((row) => row.day_role)),
+    // These rows name no user: the per-user caps are tested through the Worker (user-caps.test.ts).
+    userTotals: () => totals([]),
+    userDestructive: () => totals([]),
     lease: () => lease,
     earlier: () => earlier,
   };
@@ -134,6 +137,7 @@ describe("a shard's reservation", () => {
       verdict: { earlier: [], over: null },
       day_role: false,
       subject_role: true,
+      user_role: false,
       value_state: "none",
       day_cap: null,
     });

@@ -33,7 +33,7 @@ const tenant = parseTenants({
 if (!tenant) throw new Error("no tenant");
 
 const claim = (tool: ToolSpec, args: Record<string, unknown>) =>
-  claimOf({ tool, tenant, key: "idk_1", run_id: "run_1", args, trace_args: args, now: NOW });
+  claimOf({ tool, tenant, key: "idk_1", run_id: "run_1", args, trace_args: args, now: NOW, user: null });
 
 describe("a call's claim", () => {
   it("names a refund by its order: another amount or reason is the same identity", async () => {
@@ -50,6 +50,34 @@ describe("a call's claim", () => {
       value: { amount: 700, currency: "USD", subject: "H0001", subject_in_identity: true },
       repeatable: false,
     });
+  });
+
+  it("names a refund per user where the run acts for one: their user is part of its identity", async () => {
+    const args = { order_id: "W0001", amount_cents: 700, reason: "user_cancel" };
+    const userOf = (sub: string) => ({ sub, iss: "https://idp.example", name: null, claims: {} });
+    const as = (user: ReturnType<typeof userOf> | null, extra: Record<string, unknown> = {}) =>
+      claimOf({
+        tool: refund,
+        tenant,
+        key: "idk_1",
+        run_id: "run_1",
+        args: { ...args, ...extra },
+        trace_args: args,
+        now: NOW,
+        user,
+      });
+    const alice = await as(userOf("alice"));
+    const aliceAgain = await as(userOf("alice"), { amount_cents: 300 });
+    const bob = await as(userOf("bob"));
+    const nobody = await as(null);
+    expect(alice?.identity).toEqual({ order_id: "W0001", "@user": "https://idp.example alice" });
+    expect(aliceAgain?.identity_digest).toBe(alice?.identity_digest);
+    expect(bob?.identity_digest).not.toBe(alice?.identity_digest);
+    expect(nobody?.identity).toEqual({ order_id: "W0001" });
+    // An argument cannot stand for the run's user, nor hide it.
+    const posing = await as(userOf("alice"), { "@user": "https://idp.example bob" });
+    expect(posing?.identity).toEqual(alice?.identity);
+    expect(alice).toMatchObject({ user: { sub: "alice" }, destructive: true });
   });
 
   it("names a ticket by its customer and summary: another priority is the same identity, another summary not", async () => {

@@ -198,6 +198,7 @@ export const OPERATOR_KEYS = {
   globex: "globex-operator-key",
   initech: "initech-operator-key",
   hooli: "hooli-operator-key",
+  wayne: "wayne-operator-key",
 } as const;
 
 /**

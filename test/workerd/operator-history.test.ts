@@ -176,6 +176,7 @@ describe("GET /v1/approvals: history and search", () => {
         approver_roles: [],
         approvals_required: 1,
         approvers: [],
+        user: null,
       };
       written.push(summary);
       await directory.upsert(summary, "acme");
@@ -493,6 +494,8 @@ describe("a directory written before history and search", () => {
           approver_roles: [],
           approvals_required: 1,
           approvers: [],
+          // Stored before approvals named their user: none.
+          user: null,
           // Stored before executions were recorded: what an executed one's call did is not known here.
           execution: null,
           duplicates: 0,

@@ -1,7 +1,7 @@
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import type { PresentedCredential } from "../../sandbox/src/model";
-import { callTool, KEYS, refund, request, sandbox, type TestRun } from "./helpers";
+import { callTool, KEYS, refund, refundsOf, request, sandbox, type TestRun } from "./helpers";
 import { forgerKey, userAssertion, WAYNE_ISSUER } from "./user-assertions";
 
 /** Opens a wayne run, presenting `assertion` as the orchestrator would. */
@@ -111,5 +111,48 @@ describe("a run acts for a verified user", () => {
     const payload = decodeJwt(presented.credential);
     expect(payload.act).toEqual({ sub: "bob", iss: WAYNE_ISSUER });
     expect(payload.sub).toBe("wayne");
+  });
+});
+
+describe("an upstream that authorizes per user", () => {
+  it("refuses a refund of another user's order, as the user its credential names is not the owner", async () => {
+    const [alice, bob] = await Promise.all([runFor("alice", ALICE), runFor("bob", BOB)]);
+    const before = await refundsOf("W0036");
+    const refused = await callTool(alice, "issue_refund", refund("W0036", 1_000));
+    expect(refused.body.error?.code).toBe("permission_error");
+    expect(refused.body.error?.message).toContain("not_the_users_order");
+    expect(refused.body.error?.details).toMatchObject({
+      upstream_status: 403,
+      upstream_code: "not_the_users_order",
+    });
+    expect(await refundsOf("W0036")).toHaveLength(before.length);
+    const own = await callTool(bob, "issue_refund", refund("W0036", 1_000));
+    expect(own.body.outcome, JSON.stringify(own.body.error)).toBe("success");
+    const hers = await callTool(alice, "issue_refund", refund("W0031", 1_000));
+    expect(hers.body.outcome, JSON.stringify(hers.body.error)).toBe("success");
+    expect(await refundsOf("W0036")).toHaveLength(before.length + 1);
+  });
+});
+
+describe("a refund's effect, per user", () => {
+  it("tells two users' refunds of one order apart, and holds one user's repeat from another run", async () => {
+    const [alice, bob, aliceAgain] = await Promise.all([
+      runFor("alice", ALICE),
+      runFor("bob", BOB),
+      runFor("alice", ALICE),
+    ]);
+    const hers = await callTool(alice, "issue_refund", refund("W0007", 1_000));
+    expect(hers.body.outcome, JSON.stringify(hers.body.error)).toBe("success");
+    const his = await callTool(bob, "issue_refund", refund("W0007", 1_000));
+    expect(his.body.outcome, JSON.stringify(his.body.error)).toBe("success");
+    const repeat = await callTool(aliceAgain, "issue_refund", refund("W0007", 1_000));
+    expect(repeat.body.error?.code).toBe("approval_required");
+    const details = repeat.body.error?.details as
+      | { earlier_effects: { run_id: string; identity: unknown }[] }
+      | undefined;
+    const earlier = details?.earlier_effects ?? [];
+    expect(earlier.map((effect) => effect.run_id)).toEqual([alice.id]);
+    expect(earlier[0]?.identity).toEqual({ order_id: "W0007", "@user": `${WAYNE_ISSUER} alice` });
+    expect(await refundsOf("W0007")).toHaveLength(2);
   });
 });

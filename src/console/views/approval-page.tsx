@@ -14,6 +14,7 @@ import type { EditField, EditState } from "../edit-form";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
 import type { KeyPromiseText } from "../key-promise-text";
 import { plural } from "../plural";
+import { ActingUser } from "./acting-user";
 import { ApprovalBadge } from "./approval-badge";
 import { DecidedBy } from "./approval-table";
 import { ArgsList } from "./args-list";
@@ -344,6 +345,14 @@ export const ApprovalPage: FC<ApprovalPageProps> = (props) => {
                 <code>{props.run.tainted_by.tool}</code>), as the model saw it:
                 {/* JSX escapes it: the text is shown, never interpreted as markup. */}
                 <pre class="taint-text">{props.run.tainted_by.text ?? "(not recorded)"}</pre>
+              </dd>
+            </>
+          ) : null}
+          {approval.user ? (
+            <>
+              <dt>On behalf of</dt>
+              <dd>
+                <ActingUser user={approval.user} />, as {approval.user.iss} asserted when the run opened
               </dd>
             </>
           ) : null}

@@ -16,6 +16,8 @@ const CAP_NAMES = {
   per_run: "Per run",
   per_day: "Per day (whole tenant)",
   per_subject_day: "Per subject per day",
+  per_user_day: "Per user per day",
+  per_user_destructive_day: "Destructive calls per user per day",
 } as const satisfies Record<ValueCapName, string>;
 
 /** `order_id H0100`: the arguments that name the business thing, as a short phrase. */
@@ -65,7 +67,11 @@ export const EarlierEffects: FC<{
 
 /** The value cap the call would pass, as it stood when the call asked. */
 export const CapExceeded: FC<{ limit: CapLimit; pending: boolean }> = ({ limit, pending }) => {
-  const money = (minorUnits: number) => formatMoney(minorUnits, limit.currency);
+  // A user's destructive calls are counted, not priced.
+  const money = (minorUnits: number) =>
+    limit.cap === "per_user_destructive_day"
+      ? `${minorUnits} ${minorUnits === 1 ? "call" : "calls"}`
+      : formatMoney(minorUnits, limit.currency);
   return (
     <section aria-labelledby="cap-heading">
       <h2 id="cap-heading">Value cap this call would exceed</h2>
@@ -79,7 +85,7 @@ export const CapExceeded: FC<{ limit: CapLimit; pending: boolean }> = ({ limit, 
           <dd>{limit.currency}</dd>
           {limit.subject !== null ? (
             <>
-              <dt>Subject</dt>
+              <dt>{limit.cap.startsWith("per_user") ? "User" : "Subject"}</dt>
               <dd>
                 <code>{limit.subject}</code>
               </dd>

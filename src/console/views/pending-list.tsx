@@ -4,6 +4,7 @@ import type { ApprovalListItem } from "../../wire/approval";
 import { displayArgs, type ToolValues } from "../display-args";
 import { formatAge, formatTimestamp, formatUntil } from "../format";
 import { plural } from "../plural";
+import { ActingUser } from "./acting-user";
 import { ApprovalProgress } from "./approval-progress";
 import { ArgsList } from "./args-list";
 import { DuplicateFlag } from "./duplicate-flag";
@@ -65,6 +66,11 @@ export const PendingList: FC<PendingListProps> = ({ approvals, more, now, live, 
                 <a href={`/console/runs/${encodeURIComponent(approval.run_id)}`}>
                   <ShortId id={approval.run_id} />
                 </a>
+                {approval.user ? (
+                  <p class="meta">
+                    for <ActingUser user={approval.user} />
+                  </p>
+                ) : null}
               </td>
               <td data-label="Age">
                 <time datetime={approval.created_at} title={formatTimestamp(approval.created_at)}>

@@ -47,6 +47,7 @@ export function pendingApproval(input: {
     approver_roles: input.requirement.roles,
     approvals_required: input.requirement.approvals,
     approvers: [],
+    user: null,
     edit: null,
   };
 }
