@@ -1,4 +1,4 @@
-import { type ApprovalRecord, WITHDRAWN_PREFIX } from "../approvals/model";
+import { type ApprovalRecord, approvalUserOf, WITHDRAWN_PREFIX } from "../approvals/model";
 import type { SideEffect, ToolSpec } from "../catalog/define-tool";
 import { newReceiptId } from "../core/ids";
 import { knownEffect } from "../effects/known-effect";
@@ -133,7 +133,7 @@ function base(
     at,
     run_id: run.run_id,
     agent_profile: run.profile ?? null,
-    end_user: null,
+    end_user: approvalUserOf(run.user),
     tool: {
       name: called.name,
       // A tool the catalog no longer has is named as the run's namespace holds it.

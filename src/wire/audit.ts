@@ -1,6 +1,7 @@
 import * as z from "zod";
 import { ApproverSchema } from "./approval";
 import { CapLimitSchema } from "./effects";
+import { approvalUserSchema } from "./run-user";
 import { SideEffectSchema } from "./side-effect";
 
 /**
@@ -159,10 +160,11 @@ export const AuditEventSchema = z.strictObject({
     .string()
     .nullable()
     .describe("The agent profile the run was opened with; null for a tenant key's run."),
-  end_user: z
-    .string()
+  end_user: approvalUserSchema()
     .nullable()
-    .describe("The end user the run acted for, where known; the proxy has no such notion yet, so null."),
+    .describe(
+      "The end user the run acted for, as the tenant's identity provider asserted them when it opened (subject, issuer, name; never their other claims); null for a run that named no user.",
+    ),
   actor: AuditActorSchema,
   tool: AuditToolSchema.nullable(),
   call: AuditCallSchema.nullable(),

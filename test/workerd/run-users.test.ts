@@ -1,7 +1,8 @@
 import { decodeJwt } from "jose";
 import { describe, expect, it } from "vitest";
 import type { PresentedCredential } from "../../sandbox/src/model";
-import { callTool, KEYS, refund, refundsOf, request, sandbox, type TestRun } from "./helpers";
+import type { Receipt } from "../../src/wire/audit";
+import { asOperator, callTool, KEYS, refund, refundsOf, request, sandbox, type TestRun } from "./helpers";
 import { forgerKey, userAssertion, WAYNE_ISSUER } from "./user-assertions";
 
 /** Opens a wayne run, presenting `assertion` as the orchestrator would. */
@@ -119,7 +120,7 @@ describe("an upstream that authorizes per user", () => {
     const [alice, bob] = await Promise.all([runFor("alice", ALICE), runFor("bob", BOB)]);
     const before = await refundsOf("W0036");
     const refused = await callTool(alice, "issue_refund", refund("W0036", 1_000));
-    expect(refused.body.error?.code).toBe("permission_error");
+    expect(refused.body.error?.code, JSON.stringify(refused.body)).toBe("permission_error");
     expect(refused.body.error?.message).toContain("not_the_users_order");
     expect(refused.body.error?.details).toMatchObject({
       upstream_status: 403,
@@ -154,5 +155,20 @@ describe("a refund's effect, per user", () => {
     expect(earlier.map((effect) => effect.run_id)).toEqual([alice.id]);
     expect(earlier[0]?.identity).toEqual({ order_id: "W0007", "@user": `${WAYNE_ISSUER} alice` });
     expect(await refundsOf("W0007")).toHaveLength(2);
+  });
+});
+
+describe("the audit log, per user", () => {
+  it("names the user a write acted for in its receipt: subject, issuer and name, never their claims", async () => {
+    // A user of her own: this file's other tests spend alice's and bob's daily caps.
+    const carol = await runFor("carol", { name: "Carol Diaz", refund_limit_cents: 10_000 });
+    const made = await callTool(carol, "issue_refund", refund("W0008", 1_000));
+    expect(made.body.outcome, JSON.stringify(made.body.error)).toBe("success");
+    const { status, body } = await asOperator(`/v1/audit?run_id=${carol.id}`, {}, "wayne");
+    expect(status, JSON.stringify(body.error)).toBe(200);
+    const receipts = (body.data as { receipts: Receipt[] }).receipts;
+    expect(receipts.length).toBeGreaterThan(0);
+    for (const receipt of receipts)
+      expect(receipt.end_user).toEqual({ sub: "carol", iss: WAYNE_ISSUER, name: "Carol Diaz" });
   });
 });
