@@ -333,21 +333,6 @@ export interface SettleRead {
   judge: (args: Record<string, unknown>, observed: unknown, firstSentAt: number) => SettleVerdict;
 }
 
-/**
- * Whether a write whose outcome is unknown may be sent again under its key: when its upstream
- * honours keys, as declared and not refuted (or, for a tool defined in code, unless said otherwise).
- */
-export function resendsInDoubt(tool: Pick<ToolSpec, "upstream">): boolean {
-  // A remote MCP server's declaration states it twice (the server and the promise); either says no.
-  const upstream = tool.upstream;
-  return (upstream?.idempotency?.honoured ?? true) && (upstream?.remote?.server.honoured ?? true);
-}
-
-/** The header a tool's upstream reads the idempotency key from, lower-cased as requests store headers. */
-export function idempotencyHeaderOf(tool: Pick<ToolSpec, "upstream">): string {
-  return (tool.upstream?.idempotency?.header ?? "Idempotency-Key").toLowerCase();
-}
-
 /** A tool as the catalog stores it, with its argument types erased. */
 export interface ToolSpec {
   name: string;
