@@ -3,6 +3,8 @@ import type { TenantConfig } from "../config/tenants";
 import type { MaskRule } from "../shaping/mask";
 import type { EnvironmentName } from "../wire/envelope";
 import type { SIDE_EFFECTS } from "../wire/side-effect";
+import type { PolicyDeclaration } from "./declaration";
+import type { Deprecation } from "./deprecation";
 
 /**
  * What calling a tool does to the world; it decides retries, idempotency keys and approvals.
@@ -263,6 +265,8 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
    * (`default-tools.ts`); the namespace's other tools are found with `find_tools`.
    */
   listed_by_default?: boolean;
+  /** On its way out: a notice until its sunset, refused after it (`deprecation.ts`). */
+  deprecated?: Deprecation;
 }
 
 /** What a built-in tool may read: the run's own pages of results too large to return inline. */
@@ -378,6 +382,19 @@ export interface ToolSpec {
   approval_roles: readonly string[];
   /** In its namespace's default set: what a run opened without a subset lists (`default-tools.ts`). */
   listed_by_default: boolean;
+  deprecated?: Deprecation | null;
+  /** What a declared tool's functions were made from, as its version reads them (`tool-version.ts`). */
+  declared?: DeclaredRules | null;
+}
+
+/** A declared tool's request mapping, policies, postcondition, ... as declared (catalog/*.yaml). */
+export interface DeclaredRules {
+  request: unknown;
+  policies: readonly PolicyDeclaration[];
+  postcondition: unknown;
+  freshness: unknown;
+  decision_context: unknown;
+  settle: unknown;
 }
 
 /** How long a second effect on the same identity from another run counts as a repeat, by default. */

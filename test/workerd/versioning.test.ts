@@ -1,7 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { computeCatalogVersion } from "../../src/catalog/catalog";
-import { servedCatalogVersion } from "../../src/generated/catalog";
+import { computeToolVersion } from "../../src/catalog/tool-version";
+import { servedCatalogVersion, servedToolVersions } from "../../src/generated/catalog";
 import { catalog } from "../../src/tools";
 import {
   callTool,
@@ -19,6 +20,11 @@ describe("catalog versions", () => {
     expect(await catalog.version()).toBe(servedCatalogVersion);
     // Computed in this runtime from the served tools' JSON Schemas: compile hashed the same text.
     expect(await computeCatalogVersion(catalog.all())).toBe(servedCatalogVersion);
+    // And each tool's version, from its own contract alone.
+    for (const tool of catalog.all()) {
+      const ref = `${tool.namespace}.${tool.name}`;
+      expect(await computeToolVersion(tool), ref).toEqual(servedToolVersions[ref]);
+    }
   });
 
   it("shows the catalog's content version in /healthz, run status and every trace entry", async () => {
