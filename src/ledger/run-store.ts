@@ -1,6 +1,7 @@
 import type { Counters } from "../machine/budget";
 import type { OpenEntry } from "../machine/run-events";
 import type { NewTraceEntry, RunMeta, Taint, TraceCompletion } from "../machine/run-state";
+import type { ToolPins } from "../machine/tool-pins";
 import type { EnvironmentName } from "../wire/envelope";
 import type { RunLimits } from "../wire/run-status";
 import { type TraceEntry, type TraceRow, traceEntryFromRow } from "../wire/trace-entry";
@@ -27,6 +28,7 @@ interface RunRow extends Record<string, SqlStorageValue> {
   added_tools: string;
   reach: string | null;
   told: string | null;
+  tool_versions: string | null;
 }
 
 /**
@@ -107,8 +109,9 @@ export class RunStore {
   insertRun(run: RunMeta): void {
     this.#sql.exec(
       `INSERT INTO run (id, tenant, run_id, namespace, environment, catalog_version, limits, repeat_threshold, state,
-         created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used, fence_marker, tools, reach)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?, ?, ?)`,
+         created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used, fence_marker, tools, reach,
+         tool_versions)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?, ?, ?, ?)`,
       run.tenant,
       run.run_id,
       run.namespace,
@@ -122,7 +125,13 @@ export class RunStore {
       run.fence_marker,
       run.tools == null ? null : JSON.stringify(run.tools),
       JSON.stringify(run.reach ?? [run.namespace]),
+      JSON.stringify(run.tool_versions ?? {}),
     );
+  }
+
+  /** The run's pins of its tools' versions, as they are after a commit that pinned more. */
+  writeToolPins(pins: ToolPins): void {
+    this.#sql.exec("UPDATE run SET tool_versions = ? WHERE id = 1", JSON.stringify(pins));
   }
 
   /** Records the run's tool set after an add: the refs it holds now. */
@@ -339,5 +348,7 @@ function runOf(row: RunRow): RunMeta {
     added_tools: JSON.parse(row.added_tools) as string[],
     // A run opened before runs had tool sets reaches its own namespace only.
     reach: row.reach === null ? [row.namespace] : (JSON.parse(row.reach) as string[]),
+    // A run opened before pins were kept pins each tool at its next call.
+    tool_versions: row.tool_versions === null ? {} : (JSON.parse(row.tool_versions) as ToolPins),
   };
 }

@@ -184,6 +184,18 @@ const V18_APPROVAL_EXECUTION = `
 ALTER TABLE approvals ADD COLUMN execution TEXT;
 `;
 
+/**
+ * Versions per tool (src/catalog/tool-version.ts): the version of each tool the run was shown or
+ * called (JSON, `namespace.tool` → version and part digests; NULL for a run opened before, which
+ * pins each tool at its next call), and what an approval is bound to beside its call: its tool's
+ * version and the tenant's rules for that tool (JSON; NULL for one asked before, judged by its
+ * `policy_version` alone).
+ */
+const V19_TOOL_VERSIONS = `
+ALTER TABLE run ADD COLUMN tool_versions TEXT;
+ALTER TABLE approvals ADD COLUMN policy_binding TEXT;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -203,6 +215,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V16_RUN_TOLD,
   V17_OPEN_TRACE_BY_CALL,
   V18_APPROVAL_EXECUTION,
+  V19_TOOL_VERSIONS,
 ];
 
 /**

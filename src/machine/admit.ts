@@ -14,6 +14,7 @@ import { callAgainSentence, inDoubtRuleOf } from "./in-doubt";
 import type { PreparedCall, ValidCall } from "./prepare";
 import { completionOf } from "./record";
 import type { CallRecord, RunMeta, StoredRequest } from "./run-state";
+import type { ToolPins } from "./tool-pins";
 import { expireWrite, type KeyToSend, sendKey, type Write, whyCannotExecute } from "./writes";
 
 /**
@@ -44,6 +45,8 @@ export interface AgentCall {
   request: StoredRequest | null;
   /** The policy version the call is judged under (only when it needs a human). */
   policy_version: string | null;
+  /** The called tool's version, when the run pins it with this call (its first call of the tool). */
+  pins?: ToolPins | null;
   /** The arguments as the trace keeps them (sensitive fields masked). */
   trace_args: unknown;
   /** The caller's W3C trace context, or null (absent or malformed: the call starts its own span in the run's trace). */
@@ -110,7 +113,8 @@ interface Turn {
 
 /** Event "agent call": charge, refuse, replay, join, wait for a human, or send. */
 export function admitCall(view: CallView, call: AgentCall): CallStep {
-  const opened: Turn = { view, call, writes: [traceOpen(view, call)], counters: view.run.counters };
+  const pins: Write[] = call.pins ? [{ kind: "tool_pins", pins: call.pins }] : [];
+  const opened: Turn = { view, call, writes: [traceOpen(view, call), ...pins], counters: view.run.counters };
   const poll = pollOf(opened);
   if (poll) return poll;
   const runRefusal = refuseForRun(opened);

@@ -24,18 +24,3 @@ export function resolveTool(catalog: Catalog, scope: string | readonly ToolSpec[
     },
   };
 }
-
-/**
- * A run keeps the tools it opened with: a deploy that changed the catalog must not change a running
- * agent's tools under it, so the run is told, plainly, to start over.
- */
-export function refuseChangedCatalog(runVersion: string, current: string): FailureSpec | null {
-  if (current === runVersion) return null;
-  return {
-    code: "conflict_error",
-    message: `The tool catalog changed since this run opened (${runVersion} → ${current}). Open a new run to use the current tools.`,
-    recommended_next_action: "stop",
-    side_effect_confirmed: false,
-    details: { run_catalog_version: runVersion, current_catalog_version: current },
-  };
-}

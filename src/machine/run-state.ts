@@ -5,6 +5,7 @@ import type { Envelope, EnvironmentName } from "../wire/envelope";
 import type { RunLimits, Taint } from "../wire/run-status";
 import type { AttemptRecord, TraceEntry } from "../wire/trace-entry";
 import type { Counters } from "./budget";
+import type { ToolPins } from "./tool-pins";
 
 /**
  * The state the run's ledger keeps and the admission machine (`admit.ts`) reasons about: the run,
@@ -36,6 +37,8 @@ export interface RunMeta {
   added_tools?: string[];
   /** The namespaces its tools may come from: the tenant's, or the agent profile's one. */
   reach?: string[];
+  /** Each tool's version as the run was shown it or first called it (`tool-pins.ts`); none before pins were kept. */
+  tool_versions?: ToolPins;
 }
 
 /**
@@ -119,7 +122,7 @@ export function newRun(
     reach?: string[] | undefined;
   },
   environment: EnvironmentName,
-  catalogVersion: string,
+  shown: { catalog_version: string; tool_versions: ToolPins },
   now: number,
 ): RunMeta {
   return {
@@ -127,7 +130,7 @@ export function newRun(
     run_id: input.run_id,
     namespace: input.namespace,
     environment,
-    catalog_version: catalogVersion,
+    catalog_version: shown.catalog_version,
     limits: input.limits,
     repeat_threshold: input.repeat_threshold,
     state: "open",
@@ -140,5 +143,6 @@ export function newRun(
     tools: input.tools ?? null,
     added_tools: [],
     reach: input.reach ?? [input.namespace],
+    tool_versions: shown.tool_versions,
   };
 }

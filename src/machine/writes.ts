@@ -6,6 +6,7 @@ import type { ApprovalExecution } from "../wire/approval";
 import type { ApprovalState, Envelope } from "../wire/envelope";
 import { type Counters, canSpendEffect } from "./budget";
 import type { CallRecord, NewTraceEntry, RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
+import type { ToolPins } from "./tool-pins";
 
 /**
  * The admission machine's vocabulary: the writes every event returns, and the rules more than one
@@ -39,6 +40,8 @@ export type Write =
   | { kind: "counters"; counters: Counters }
   | { kind: "close_run"; at: number }
   | { kind: "taint"; taint: Taint }
+  /** Tools the run now knows at these versions (`tool-pins.ts`), merged into its pins. */
+  | { kind: "tool_pins"; pins: ToolPins }
   | { kind: "trace_open"; entry: NewTraceEntry }
   | { kind: "trace_close"; call_id: string; completion: TraceCompletion }
   | { kind: "key_hold"; record: CallRecord; now: number }

@@ -317,7 +317,8 @@ async function pendingOpen(
 ): Promise<{ answer: OpenRunAnswer; claim: PendingOpenClaims }> {
   const now = Date.now();
   const catalogVersion = await catalog.version();
-  const run = newRun(input, environment, catalogVersion, now);
+  // Its tools are pinned when the ledger creates it (`shownTools`), from the catalog it carries.
+  const run = newRun(input, environment, { catalog_version: catalogVersion, tool_versions: {} }, now);
   return {
     answer: { kind: "opened", status: runStatus(run, now) },
     claim: {

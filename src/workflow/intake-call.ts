@@ -10,9 +10,10 @@ import { context } from "../machine/answers";
 import { grantedTools, MAX_DISCOVERY_CALLS, reachOf, runTools } from "../machine/grants";
 import { type CallRequest, type CallScope, prepareCall } from "../machine/prepare";
 import { buildRequest } from "../machine/request";
-import { refuseChangedCatalog } from "../machine/resolve";
 import type { CallRecord, RunMeta } from "../machine/run-state";
 import { withTaint } from "../machine/taint";
+import { checkPin, type ToolPins } from "../machine/tool-pins";
+import type { Write } from "../machine/writes";
 import { refuseUnfitFault } from "../scenarios/accept";
 import type { FaultPlan } from "../scenarios/modes";
 import { applyMasks } from "../shaping/mask";
@@ -37,14 +38,16 @@ export interface AgentCallInput {
 }
 
 export type TakenCall =
-  | { kind: "refused"; envelope: Envelope }
+  /** `writes`: what the refusal teaches the run (a changed tool's new pin), for the caller to commit. */
+  | { kind: "refused"; envelope: Envelope; writes?: Write[] }
   | { kind: "ready"; call: AgentCall; tenant: TenantConfig };
 
 /**
- * Stage "intake": everything before the admission machine. The run must exist and keep the catalog
- * it opened with; then prepare (resolve → validate → policy), the run's taint, the fault's fit, the
- * repeat digest, the idempotency key and the exact upstream request. A refusal here is an
- * orchestrator's or a deploy's, not the agent's: it costs no budget and commits nothing.
+ * Stage "intake": everything before the admission machine. The run must exist; then prepare
+ * (resolve → validate → policy), the tool's version against the run's pin of it, the run's taint,
+ * the fault's fit, the repeat digest, the idempotency key and the exact upstream request. A refusal
+ * here is an orchestrator's or a deploy's, not the agent's: it costs no budget and commits nothing
+ * but what it teaches the run (a changed tool's new pin).
  */
 export async function intakeCall(
   env: Env,
@@ -66,17 +69,13 @@ export async function intakeCall(
       ),
     );
   }
-  const changed = refuseChangedCatalog(run.catalog_version, await catalog.version());
-  if (changed) {
-    return refused(
-      failure({ call_id: input.call_id, environment: run.environment, tool: input.request.tool }, changed),
-    );
-  }
   const tenant = tenantOf(env, run);
   const validated = prepareCall(catalog, callScope(run, tenant, discoveryUsed), input.request, {
     tenantId: run.tenant,
     tenant,
   });
+  const pin = await pinOf(run, validated.tool, input.call_id);
+  if (pin.kind === "refused") return pin;
   const prepared = withTaint(validated, run.tainted_by, tenant.tainted_runs);
   // The digest and the key are both computed from the validated arguments, so whatever the agent
   // sent that validation dropped or normalised cannot make "the same call" look different to one of them.
@@ -125,12 +124,36 @@ export async function intakeCall(
     // Every keyed call is judged under the current policy: a held key's approval asked under another
     // one can no longer be granted, even when the new policy would not ask for a human at all.
     policy_version: key ? await policyVersion(run.catalog_version, tenant) : null,
+    pins: pin.pins,
     trace_args: prepared.tool
       ? applyMasks(prepared.args ?? prepared.rawArgs, prepared.tool.sensitive_args)
       : prepared.rawArgs,
     traceparent: input.traceparent ?? null,
   };
   return { kind: "ready", call, tenant };
+}
+
+/**
+ * The called tool's version against the run's pin of it (`machine/tool-pins.ts`): pinned with the
+ * call when new, refused once when it changed (the refusal's writes pin the version the run now
+ * knows). A run that no longer admits calls is answered by admission instead, as before.
+ */
+async function pinOf(
+  run: RunMeta,
+  tool: AgentCall["prepared"]["tool"],
+  callId: string,
+): Promise<{ kind: "ready"; pins: ToolPins | null } | Extract<TakenCall, { kind: "refused" }>> {
+  const now = Date.now();
+  if (!tool || run.state === "closed" || now >= run.deadline_at) return { kind: "ready", pins: null };
+  const check = checkPin(run.tool_versions, tool, await catalog.toolVersion(tool));
+  if (check.kind === "same") return { kind: "ready", pins: null };
+  if (check.kind === "new") return { kind: "ready", pins: check.pins };
+  const ctx = context(run, callId, tool.name, null, run.counters, now);
+  return {
+    kind: "refused",
+    envelope: failure(ctx, check.refusal),
+    writes: [{ kind: "tool_pins", pins: check.pins }],
+  };
 }
 
 /** A run's direct tools and, for a run opened with a subset, what it reaches through discovery. */

@@ -4,7 +4,8 @@ import type { Env } from "../env";
 import type { AddToolsAnswer } from "../ledger/ledger-api";
 import { grantedTools, type RunToolSet, reachOf, runTools } from "../machine/grants";
 import type { RunMeta } from "../machine/run-state";
-import { catalog } from "../tools";
+import { isPinned, pinsOf, type ToolPins } from "../machine/tool-pins";
+import { catalog, discoveryTools } from "../tools";
 
 /** The run's tool set (opened subset, added tools, reach), for its spec export. */
 export function toolSetOf(run: RunMeta): RunToolSet {
@@ -39,4 +40,25 @@ export function toolsToAdd(
     run,
     added: [...(run.added_tools ?? []), ...resolved.refs.filter((ref) => !have.includes(ref))],
   };
+}
+
+/** What a new run is shown: the catalog's version, and the version of each tool it lists (its pins). */
+export interface ShownTools {
+  catalog_version: string;
+  tool_versions: ToolPins;
+}
+
+/**
+ * What a run opened with `set` is shown now. A run created later from an open that stored nothing
+ * (`shownUnder`: the catalog version its open showed) under another catalog pins its tools as
+ * unknown: what that open listed is not known here, so each tool's first call says it may have changed.
+ */
+export async function shownTools(set: RunToolSet, shownUnder?: string): Promise<ShownTools> {
+  const current = await catalog.version();
+  const tools = runTools(catalog, set, discoveryTools(set.namespace)).filter(isPinned);
+  if (shownUnder !== undefined && shownUnder !== current) {
+    return { catalog_version: shownUnder, tool_versions: pinsOf(tools, []) };
+  }
+  const versions = await Promise.all(tools.map((tool) => catalog.toolVersion(tool)));
+  return { catalog_version: current, tool_versions: pinsOf(tools, versions) };
 }
