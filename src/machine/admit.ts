@@ -1,5 +1,6 @@
 import { ANY_OPERATOR } from "../approvals/approvers";
 import { APPROVAL_TTL_MS, type ApprovalRecord, approvalBlock, slaDueAt } from "../approvals/model";
+import type { CurrentPolicy } from "../approvals/policy-version";
 import type { ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import { newApprovalId } from "../core/ids";
@@ -45,6 +46,8 @@ export interface AgentCall {
   request: StoredRequest | null;
   /** The policy version the call is judged under (only when it needs a human). */
   policy_version: string | null;
+  /** That policy and what it is made of (`approvals/policy-version.ts`), when the caller knows it. */
+  policy?: CurrentPolicy | null;
   /** The called tool's version, when the run pins it with this call (its first call of the tool). */
   pins?: ToolPins | null;
   /** The arguments as the trace keeps them (sensitive fields masked). */
@@ -380,6 +383,7 @@ function openApproval(
     args: JSON.parse(canonicalJson(prepared.args)) as Record<string, unknown>,
     args_digest: call.digest,
     policy_version: call.policy_version ?? "",
+    policy_binding: call.policy?.binding ?? null,
     reasons: [...prepared.approval.reasons, ...crossRunReasons(cross.earlier_effects, cross.limit)],
     state: "pending",
     execution: null,
@@ -409,7 +413,8 @@ function waitOrFinal(turn: Turn, approval: ApprovalRecord, record: CallRecord): 
   const block = approvalBlock(approval);
   switch (approval.state) {
     case "pending": {
-      const why = whyCannotExecute(view.run, turn.counters, approval, call.now, call.policy_version);
+      const policy = call.policy ? new Map([[approval.tool, call.policy]]) : call.policy_version;
+      const why = whyCannotExecute(view.run, turn.counters, approval, call.now, policy);
       if (why) {
         writes.push(expireWrite(approval.id, why, call.now));
         return answerWith(turn, expiredSpec({ id: approval.id, decision_reason: why }), {

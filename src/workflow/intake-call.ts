@@ -1,4 +1,6 @@
-import { policyVersion } from "../approvals/policy-version";
+import type { ApprovalRecord } from "../approvals/model";
+import { type CurrentPolicy, policyOf } from "../approvals/policy-version";
+import type { ToolSpec } from "../catalog/define-tool";
 import { loadConfig } from "../config/load";
 import type { TenantConfig } from "../config/tenants";
 import { callDigest, deriveIdempotencyKey } from "../core/idempotency-key";
@@ -7,13 +9,13 @@ import { knownEffect } from "../effects/known-effect";
 import type { Env } from "../env";
 import type { AgentCall } from "../machine/admit";
 import { context } from "../machine/answers";
-import { grantedTools, MAX_DISCOVERY_CALLS, reachOf, runTools } from "../machine/grants";
+import { grantedTools, MAX_DISCOVERY_CALLS, reachOf, runTools, toolOfRun } from "../machine/grants";
 import { type CallRequest, type CallScope, prepareCall } from "../machine/prepare";
 import { buildRequest } from "../machine/request";
 import type { CallRecord, RunMeta } from "../machine/run-state";
 import { withTaint } from "../machine/taint";
 import { checkPin, type ToolPins } from "../machine/tool-pins";
-import type { Write } from "../machine/writes";
+import { sweepApprovals, type Write } from "../machine/writes";
 import { refuseUnfitFault } from "../scenarios/accept";
 import type { FaultPlan } from "../scenarios/modes";
 import { applyMasks } from "../shaping/mask";
@@ -38,8 +40,16 @@ export interface AgentCallInput {
 }
 
 export type TakenCall =
-  /** `writes`: what the refusal teaches the run (a changed tool's new pin), for the caller to commit. */
-  | { kind: "refused"; envelope: Envelope; writes?: Write[] }
+  /**
+   * `teaches`: what the refusal teaches the run (a changed tool's new pin, and the expiry of its
+   * approvals asked under the old one), as writes the caller commits, made from the run and its
+   * pending approvals as that commit reads them.
+   */
+  | {
+      kind: "refused";
+      envelope: Envelope;
+      teaches?: (run: RunMeta, pending: readonly ApprovalRecord[]) => Write[];
+    }
   | { kind: "ready"; call: AgentCall; tenant: TenantConfig };
 
 /**
@@ -74,7 +84,7 @@ export async function intakeCall(
     tenantId: run.tenant,
     tenant,
   });
-  const pin = await pinOf(run, validated.tool, input.call_id);
+  const pin = await pinOf(run, validated.tool, input.call_id, tenant);
   if (pin.kind === "refused") return pin;
   const prepared = withTaint(validated, run.tainted_by, tenant.tainted_runs);
   // The digest and the key are both computed from the validated arguments, so whatever the agent
@@ -110,6 +120,7 @@ export async function intakeCall(
       }),
     );
   }
+  const policy = key && valid ? await currentPolicy(valid.tool, tenant) : null;
   const call: AgentCall = {
     call_id: input.call_id,
     now: Date.now(),
@@ -121,9 +132,10 @@ export async function intakeCall(
       prepared.refusal === null && valid && valid.tool.upstream !== null
         ? buildRequest(valid.tool, valid.args, { key, callId: input.call_id })
         : null,
-    // Every keyed call is judged under the current policy: a held key's approval asked under another
-    // one can no longer be granted, even when the new policy would not ask for a human at all.
-    policy_version: key ? await policyVersion(run.catalog_version, tenant) : null,
+    // Every keyed call is judged under its tool's current policy: a held key's approval asked under
+    // another one can no longer be granted, even when the new policy would not ask for a human at all.
+    policy_version: policy?.version ?? null,
+    policy,
     pins: pin.pins,
     trace_args: prepared.tool
       ? applyMasks(prepared.args ?? prepared.rawArgs, prepared.tool.sensitive_args)
@@ -140,19 +152,30 @@ export async function intakeCall(
  */
 async function pinOf(
   run: RunMeta,
-  tool: AgentCall["prepared"]["tool"],
+  tool: ToolSpec | null,
   callId: string,
+  tenant: TenantConfig,
 ): Promise<{ kind: "ready"; pins: ToolPins | null } | Extract<TakenCall, { kind: "refused" }>> {
   const now = Date.now();
   if (!tool || run.state === "closed" || now >= run.deadline_at) return { kind: "ready", pins: null };
   const check = checkPin(run.tool_versions, tool, await catalog.toolVersion(tool));
   if (check.kind === "same") return { kind: "ready", pins: null };
   if (check.kind === "new") return { kind: "ready", pins: check.pins };
+  // Its approvals asked under the old version can no longer execute: they expire now, saying why.
+  const policies = new Map([[tool.name, await currentPolicy(tool, tenant)]]);
   const ctx = context(run, callId, tool.name, null, run.counters, now);
   return {
     kind: "refused",
     envelope: failure(ctx, check.refusal),
-    writes: [{ kind: "tool_pins", pins: check.pins }],
+    teaches: (current, pending) => [
+      { kind: "tool_pins", pins: check.pins },
+      ...sweepApprovals(
+        current,
+        pending.filter((approval) => approval.tool === tool.name),
+        now,
+        policies,
+      ),
+    ],
   };
 }
 
@@ -173,9 +196,27 @@ function tenantOf(env: Env, run: RunMeta): TenantConfig {
   return tenant;
 }
 
-/** The policy version the run's tenant decides under now: approvals asked under another expire. */
-export function currentPolicyVersion(env: Env, run: RunMeta): Promise<string> {
-  return policyVersion(run.catalog_version, tenantOf(env, run));
+/** The policy a tool's calls are asked and decided under now, for the tenant (`approvals/policy-version.ts`). */
+function currentPolicy(tool: ToolSpec, tenant: TenantConfig): Promise<CurrentPolicy> {
+  return catalog.toolVersion(tool).then((version) => policyOf(tool, version, tenant));
+}
+
+/**
+ * The policy each named tool's approvals are judged under now, as the run finds its tools (null: no
+ * longer one of its tools): approvals asked under another expire, saying what changed.
+ */
+export async function currentPolicies(
+  env: Env,
+  run: RunMeta,
+  tools: Iterable<string>,
+): Promise<Map<string, CurrentPolicy | null>> {
+  const tenant = tenantOf(env, run);
+  const policies = new Map<string, CurrentPolicy | null>();
+  for (const name of new Set(tools)) {
+    const tool = toolOfRun(catalog, run, name);
+    policies.set(name, tool ? await currentPolicy(tool, tenant) : null);
+  }
+  return policies;
 }
 
 function refused(envelope: Envelope): TakenCall {
