@@ -70,6 +70,8 @@ export interface PendingOpen {
   opened_at: number;
   /** The catalog version the open's tool list was built from. */
   catalog_version: string;
+  /** What the open's tool list showed of each tool (`shownTools`); absent from older tokens. */
+  tools_seen?: string | undefined;
 }
 
 export interface DecideInput {

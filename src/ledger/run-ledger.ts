@@ -130,7 +130,7 @@ export class RunLedger extends DurableObject<Env> {
 
   /** Creates the run of a pending open its caller found absent and not past its deadline, and sets its alarm. */
   async #createPending(tenant: string, pending: api.PendingOpen): Promise<void> {
-    const shown = await shownTools(pending, pending.catalog_version);
+    const shown = await shownTools(pending, pending);
     this.#create({ tenant, ...pending }, shown, pending.opened_at, Date.now());
     await this.#publisher.scheduleAlarm();
   }

@@ -21,6 +21,7 @@ import { type Envelope, type EnvironmentName, failure, type Problem, success } f
 import type { RunOpened } from "../wire/run-open";
 import type { RunLimits } from "../wire/run-status";
 import type { ScenarioStepInput } from "../wire/scenario";
+import { toolsSeenBy } from "../workflow/run-tools";
 
 /** Run tokens outlive the deadline a little, so an agent can still read its status and trace. */
 export const TOKEN_GRACE_MS = 60 * 60 * 1000;
@@ -312,7 +313,7 @@ export async function openRunFor(
  * and what its token carries for the ledger to create the run from on its first request.
  */
 async function pendingOpen(
-  input: Omit<PendingOpen, "opened_at" | "catalog_version"> & { tenant: string },
+  input: Omit<PendingOpen, "opened_at" | "catalog_version" | "tools_seen"> & { tenant: string },
   environment: EnvironmentName,
 ): Promise<{ answer: OpenRunAnswer; claim: PendingOpenClaims }> {
   const now = Date.now();
@@ -326,6 +327,7 @@ async function pendingOpen(
       limits: input.limits,
       repeat_threshold: input.repeat_threshold,
       catalog_version: catalogVersion,
+      tools_seen: await toolsSeenBy(input),
       reach: input.reach,
     },
   };

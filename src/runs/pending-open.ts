@@ -28,6 +28,7 @@ export function pendingOpenOf(claims: RunClaims): PendingOpen | undefined {
     reach: open.reach,
     opened_at: open.at,
     catalog_version: open.catalog_version,
+    tools_seen: open.tools_seen,
   };
 }
 

@@ -1,5 +1,8 @@
+import type { ToolSpec } from "../catalog/define-tool";
 import { resolveSubset, toolRef } from "../catalog/subset";
+import type { ToolVersion } from "../catalog/tool-version";
 import { loadConfig } from "../config/load";
+import { sha256Hex } from "../core/digest";
 import type { Env } from "../env";
 import type { AddToolsAnswer } from "../ledger/ledger-api";
 import { grantedTools, type RunToolSet, reachOf, runTools } from "../machine/grants";
@@ -48,17 +51,56 @@ export interface ShownTools {
   tool_versions: ToolPins;
 }
 
-/**
- * What a run opened with `set` is shown now. A run created later from an open that stored nothing
- * (`shownUnder`: the catalog version its open showed) under another catalog pins its tools as
- * unknown: what that open listed is not known here, so each tool's first call says it may have changed.
- */
-export async function shownTools(set: RunToolSet, shownUnder?: string): Promise<ShownTools> {
-  const current = await catalog.version();
+/** The hex digits of a tool's digest in `toolsSeenBy`: a short one each, so a token stays small. */
+const SEEN_DIGITS = 6;
+
+const seenDigest = async (tool: ToolSpec, version: ToolVersion) =>
+  (await sha256Hex(`${tool.namespace}.${tool.name} ${version.version}`)).slice(0, SEEN_DIGITS);
+
+/** The tools a run of `set` lists now, with their versions. */
+async function listedNow(set: RunToolSet): Promise<{ tools: ToolSpec[]; versions: ToolVersion[] }> {
   const tools = runTools(catalog, set, discoveryTools(set.namespace)).filter(isPinned);
-  if (shownUnder !== undefined && shownUnder !== current) {
-    return { catalog_version: shownUnder, tool_versions: pinsOf(tools, []) };
-  }
-  const versions = await Promise.all(tools.map((tool) => catalog.toolVersion(tool)));
-  return { catalog_version: current, tool_versions: pinsOf(tools, versions) };
+  return { tools, versions: await Promise.all(tools.map((tool) => catalog.toolVersion(tool))) };
+}
+
+/**
+ * What an open that stores nothing carries of the tools it showed (its run token's `tools_seen`): a
+ * short digest of each one's name and version, so the run it creates later pins each tool it was
+ * shown unchanged, and only those.
+ */
+export async function toolsSeenBy(set: RunToolSet): Promise<string> {
+  const { tools, versions } = await listedNow(set);
+  const digests = await Promise.all(
+    tools.map((tool, index) => seenDigest(tool, versions[index] as ToolVersion)),
+  );
+  return digests.join("");
+}
+
+/**
+ * What a run opened with `set` is shown now: each tool it lists, at its version now. A run created
+ * later from an open that stored nothing (`shownUnder`: what that open's token carries) pins the
+ * tools the open showed as they are now only where their version has not moved since; any other
+ * tool it pins as unknown, so its first call says the tool may have changed. A token from before
+ * tools were carried is judged by the catalog's version alone.
+ */
+export async function shownTools(
+  set: RunToolSet,
+  shownUnder?: { catalog_version: string; tools_seen?: string | undefined },
+): Promise<ShownTools> {
+  const current = await catalog.version();
+  const { tools, versions } = await listedNow(set);
+  if (shownUnder === undefined) return { catalog_version: current, tool_versions: pinsOf(tools, versions) };
+  const seen = shownUnder.tools_seen;
+  const unchanged = await Promise.all(
+    tools.map(async (tool, index) => {
+      const version = versions[index] as ToolVersion;
+      if (seen === undefined) return shownUnder.catalog_version === current ? version : null;
+      const digest = await seenDigest(tool, version);
+      for (let at = 0; at < seen.length; at += SEEN_DIGITS) {
+        if (seen.slice(at, at + SEEN_DIGITS) === digest) return version;
+      }
+      return null;
+    }),
+  );
+  return { catalog_version: shownUnder.catalog_version, tool_versions: pinsOf(tools, unchanged) };
 }

@@ -91,10 +91,13 @@ describe("catalog versions", () => {
     expect((await traceOf(run)).map((entry) => entry.tool)).toEqual(["get_customer_profile", "lookup_order"]);
   });
 
-  it("pins a run its open stored nothing of to the catalog its open showed: a tool is not assumed unchanged", async () => {
+  it("pins a run its open stored nothing of to the tools its open showed: only a tool whose version moved since is told", async () => {
     const run = await openRun("acme");
-    // As if the open was answered by the deploy before this one.
-    const earlier = await withPendingOpen(run, { catalog_version: "cat_0000000000000000" });
+    // As if the open was answered by the deploy before this one, which showed none of today's tools.
+    const earlier = await withPendingOpen(run, {
+      catalog_version: "cat_0000000000000000",
+      tools_seen: "000000",
+    });
     const { status, body } = await callTool(earlier, "lookup_order", { order_id: "A1001" });
     expect(status).toBe(409);
     expect(body.error).toMatchObject({
@@ -103,5 +106,8 @@ describe("catalog versions", () => {
     });
     expect(body.error?.message).toContain("the catalog changed since this run's tools were listed");
     expect((await callTool(earlier, "lookup_order", { order_id: "A1001" })).status).toBe(200);
+    // An open under another catalog that showed today's tools (another tool changed): nothing to tell.
+    const other = await withPendingOpen(await openRun("acme"), { catalog_version: "cat_0000000000000000" });
+    expect((await callTool(other, "lookup_order", { order_id: "A1001" })).status).toBe(200);
   });
 });
