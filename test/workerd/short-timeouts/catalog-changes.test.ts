@@ -107,7 +107,7 @@ describe("a change to the catalog or a tenant's configuration while runs are ope
     expect((await callTool(a, "lookup_order", { order_id: "A1001" })).status).toBe(200);
     // Its trace holds the calls the run made (the refusal made none) and the one the operator executed.
     const refunds = (await traceOf(a)).filter((entry) => entry.tool === "issue_refund");
-    expect(refunds.map((entry) => entry.actor.split(":")[0])).toEqual([
+    expect(refunds.map((entry) => String(entry.actor).split(":")[0])).toEqual([
       "agent",
       "agent",
       "operator",
