@@ -1,5 +1,6 @@
 import type { Catalog } from "../catalog/catalog";
 import type { ToolSpec } from "../catalog/define-tool";
+import { isRetired } from "../catalog/deprecation";
 import { FIND_TOOLS } from "../catalog/subset";
 import type { FailureSpec } from "../wire/envelope";
 
@@ -22,5 +23,19 @@ export function resolveTool(catalog: Catalog, scope: string | readonly ToolSpec[
       recommended_next_action: "use_other_tool",
       details: { available_tools: available },
     },
+  };
+}
+
+/**
+ * A deprecated tool past its sunset is refused for good, pointing at its successor; before it, the
+ * call goes on and its answer carries the notice (`catalog/deprecation.ts`).
+ */
+export function refuseRetired(tool: ToolSpec, now: number): FailureSpec | null {
+  const deprecated = tool.deprecated;
+  if (!deprecated || !isRetired(deprecated, now)) return null;
+  return {
+    code: "tool_retired",
+    message: `${tool.name} was retired on ${deprecated.sunset}: ${deprecated.why} This call was not made; use ${deprecated.use_instead} instead.`,
+    details: { ...deprecated },
   };
 }

@@ -12,6 +12,7 @@ import { context } from "../machine/answers";
 import { grantedTools, MAX_DISCOVERY_CALLS, reachOf, runTools, toolOfRun } from "../machine/grants";
 import { type CallRequest, type CallScope, prepareCall } from "../machine/prepare";
 import { buildRequest } from "../machine/request";
+import { refuseRetired } from "../machine/resolve";
 import type { CallRecord, RunMeta } from "../machine/run-state";
 import { withTaint } from "../machine/taint";
 import { checkPin, type ToolPins } from "../machine/tool-pins";
@@ -84,6 +85,11 @@ export async function intakeCall(
     tenantId: run.tenant,
     tenant,
   });
+  const retired = validated.tool ? refuseRetired(validated.tool, Date.now()) : null;
+  if (retired) {
+    const ctx = context(run, input.call_id, validated.toolName, null, run.counters, Date.now());
+    return refused(failure(ctx, retired));
+  }
   const pin = await pinOf(run, validated.tool, input.call_id, tenant);
   if (pin.kind === "refused") return pin;
   const prepared = withTaint(validated, run.tainted_by, tenant.tainted_runs);
