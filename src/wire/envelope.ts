@@ -133,14 +133,13 @@ export const approvalBlockSchema = lazily(() =>
 );
 export type ApprovalBlock = z.infer<ReturnType<typeof approvalBlockSchema>>;
 
-/** A deprecated tool's notice (src/catalog/deprecation.ts): ISO 8601 dates, the successor and why. */
+/**
+ * A deprecated tool's notice (src/catalog/deprecation.ts): since when (ISO 8601), from when its calls
+ * are refused (`sunset`), the tool to call instead and why. Left undescribed in the schema: it rides
+ * in every tool's MCP output schema, and its names say what they are.
+ */
 export const deprecationSchema = lazily(() =>
-  z.object({
-    since: z.string().describe("When the tool was deprecated (ISO 8601)."),
-    sunset: z.string().describe("When its calls start to be refused (ISO 8601)."),
-    use_instead: z.string().describe("The tool to call instead."),
-    why: z.string(),
-  }),
+  z.object({ since: z.string(), sunset: z.string(), use_instead: z.string(), why: z.string() }),
 );
 
 export const envelopeSchema = lazily(() =>
