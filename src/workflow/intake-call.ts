@@ -21,7 +21,7 @@ import { refuseUnfitFault } from "../scenarios/accept";
 import type { FaultPlan } from "../scenarios/modes";
 import { applyMasks } from "../shaping/mask";
 import { catalog, discoveryTools } from "../tools";
-import { type Envelope, failure } from "../wire/envelope";
+import { type Envelope, type FailureSpec, failure } from "../wire/envelope";
 
 /** A tool call as the run's ledger receives it from the door. */
 export interface AgentCallInput {
@@ -39,6 +39,8 @@ export interface AgentCallInput {
   /** The caller's W3C trace context (`traceparent`), already parsed: null when absent or malformed. */
   traceparent?: TraceParent | null;
 }
+
+type Refused = Extract<TakenCall, { kind: "refused" }>;
 
 export type TakenCall =
   /**
@@ -85,13 +87,6 @@ export async function intakeCall(
     tenantId: run.tenant,
     tenant,
   });
-  const retired = validated.tool ? refuseRetired(validated.tool, Date.now()) : null;
-  if (retired) {
-    const ctx = context(run, input.call_id, validated.toolName, null, run.counters, Date.now());
-    return refused(failure(ctx, retired));
-  }
-  const pin = await pinOf(run, validated.tool, input.call_id, tenant);
-  if (pin.kind === "refused") return pin;
   const prepared = withTaint(validated, run.tainted_by, tenant.tainted_runs);
   // The digest and the key are both computed from the validated arguments, so whatever the agent
   // sent that validation dropped or normalised cannot make "the same call" look different to one of them.
@@ -109,23 +104,27 @@ export async function intakeCall(
           intent: input.intent,
         })
       : null;
-  // Refused before admission, like a malformed header: the orchestrator's mistake costs no budget.
-  // It sends nothing, but an earlier call under the same key may have acted: the refusal says what
-  // is known of that effect, never "not done" for one that happened.
-  const unfit = refuseUnfitFault(input.fault ?? null, prepared.tool);
-  if (unfit) {
+  // Refused before admission, like a malformed header or a deploy's change: it costs no budget and
+  // sends nothing, but an earlier call under the same key may have acted: the refusal says what is
+  // known of that effect, never "not done" for one that happened.
+  const knowing = (spec: FailureSpec): Envelope => {
     const known = knownEffect(key ? keys.read(key, null) : null);
     const ctx = context(run, input.call_id, prepared.toolName, key, run.counters, Date.now(), {
       observed_state: known.observed,
     });
-    return refused(
-      failure(ctx, {
-        ...unfit,
-        side_effect_confirmed: known.side_effect_confirmed,
-        external_id: known.external_id ?? null,
-      }),
-    );
-  }
+    return failure(ctx, {
+      ...spec,
+      side_effect_confirmed: known.side_effect_confirmed,
+      external_id: known.external_id ?? null,
+    });
+  };
+  const retired = validated.tool ? refuseRetired(validated.tool, Date.now()) : null;
+  if (retired) return refused(knowing(retired));
+  const pin = await pinOf(run, validated.tool, tenant);
+  if (pin.kind === "changed")
+    return { kind: "refused", envelope: knowing(pin.refusal), teaches: pin.teaches };
+  const unfit = refuseUnfitFault(input.fault ?? null, prepared.tool);
+  if (unfit) return refused(knowing(unfit));
   const policy = key && valid ? await currentPolicy(valid.tool, tenant) : null;
   const call: AgentCall = {
     call_id: input.call_id,
@@ -159,9 +158,11 @@ export async function intakeCall(
 async function pinOf(
   run: RunMeta,
   tool: ToolSpec | null,
-  callId: string,
   tenant: TenantConfig,
-): Promise<{ kind: "ready"; pins: ToolPins | null } | Extract<TakenCall, { kind: "refused" }>> {
+): Promise<
+  | { kind: "ready"; pins: ToolPins | null }
+  | { kind: "changed"; refusal: FailureSpec; teaches: NonNullable<Refused["teaches"]> }
+> {
   const now = Date.now();
   if (!tool || run.state === "closed" || now >= run.deadline_at) return { kind: "ready", pins: null };
   const check = checkPin(run.tool_versions, tool, await catalog.toolVersion(tool));
@@ -169,10 +170,9 @@ async function pinOf(
   if (check.kind === "new") return { kind: "ready", pins: check.pins };
   // Its approvals asked under the old version can no longer execute: they expire now, saying why.
   const policies = new Map([[tool.name, await currentPolicy(tool, tenant)]]);
-  const ctx = context(run, callId, tool.name, null, run.counters, now);
   return {
-    kind: "refused",
-    envelope: failure(ctx, check.refusal),
+    kind: "changed",
+    refusal: check.refusal,
     teaches: (current, pending) => [
       { kind: "tool_pins", pins: check.pins },
       ...sweepApprovals(

@@ -116,6 +116,29 @@ describe("a change to the catalog or a tenant's configuration while runs are ope
     ]);
   });
 
+  it("says, when a changed tool's call resends a key that acted, what the key made: never that nothing was done", async () => {
+    const run = await openRun("acme");
+    const ticket = { customer_id: "C101", priority: "normal", summary: "Asked for the invoice again." };
+    const made = await callTool(run, "create_internal_ticket", ticket);
+    expect(made.status, JSON.stringify(made.body.error)).toBe(200);
+    const ticketId = (made.body.data as { ticket_id: string }).ticket_id;
+    reviseCatalog(
+      changing("create_internal_ticket", (tool) => ({
+        description: { ...tool.description, does: `${tool.description.does} Tickets are triaged daily.` },
+      })),
+    );
+    const told = await callTool(run, "create_internal_ticket", ticket);
+    expect(told.body.error).toMatchObject({
+      code: "tool_changed",
+      side_effect_confirmed: true,
+      external_id: ticketId,
+    });
+    expect(told.body.idempotency_key).toBe(made.body.idempotency_key);
+    expect(told.body.observed_state).toMatchObject({ stored_outcome: { outcome: "success" } });
+    const again = await callTool(run, "create_internal_ticket", ticket);
+    expect(again.body).toMatchObject({ outcome: "success", replayed: true });
+  });
+
   it("scopes a tenant's configuration change to that tenant's approvals of the tools whose rules it changed", async () => {
     const a = await openRun("acme", { namespace: "support", limits: { max_destructive: 3 } });
     const g = await openRun("globex");
