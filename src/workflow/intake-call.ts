@@ -66,8 +66,11 @@ export async function intakeCall(
   env: Env,
   run: RunMeta | null,
   input: AgentCallInput,
-  /** The run's key records, for a refusal that must not deny an effect its key made. */
-  keys: { read(key: string, fallback: null): CallRecord | null },
+  /**
+   * The run's key records, for a refusal that must not deny an effect its key made, and the key a
+   * call's key stands for (an operator's edit replaced it by the edited call's).
+   */
+  keys: { read(key: string, fallback: null): CallRecord | null; standsFor?(key: string): string },
   /**
    * How many find_tools and use_tool calls the run made so far; asked only by a call of one of them,
    * so no other call reads the count.
@@ -108,8 +111,9 @@ export async function intakeCall(
   // sends nothing, but an earlier call under the same key may have acted: the refusal says what is
   // known of that effect, never "not done" for one that happened.
   const knowing = (spec: FailureSpec): Envelope => {
-    const known = knownEffect(key ? keys.read(key, null) : null);
-    const ctx = context(run, input.call_id, prepared.toolName, key, run.counters, Date.now(), {
+    const named = key === null ? null : (keys.standsFor?.(key) ?? key);
+    const known = knownEffect(named ? keys.read(named, null) : null);
+    const ctx = context(run, input.call_id, prepared.toolName, named, run.counters, Date.now(), {
       observed_state: known.observed,
     });
     return failure(ctx, {

@@ -19,12 +19,11 @@ export async function takeCall(
   countDiscovery = false,
 ): Promise<TakenCall> {
   const discovery = countDiscovery ? () => ports.reads.discoveryUsed() : undefined;
-  // A key an operator's edit replaced holds nothing any more: what it made is the edited call's.
   const keys = {
-    read: (key: string) => {
-      const edited = ports.reads.key(key, null) ? null : ports.reads.approvalOfAskedKey(key);
-      return ports.reads.key(edited?.idempotency_key ?? key, null);
-    },
+    read: (key: string) => ports.reads.key(key, null),
+    // A key an operator's edit replaced holds nothing any more: the call stands for the edited one.
+    standsFor: (key: string) =>
+      ports.reads.key(key, null) ? key : (ports.reads.approvalOfAskedKey(key)?.idempotency_key ?? key),
   };
   const taken = await intakeCall(ports.env, run, input, keys, discovery);
   if (taken.kind !== "ready") return taken;

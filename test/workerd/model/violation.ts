@@ -29,6 +29,9 @@ import type { Envelope } from "../../../src/wire/envelope";
  *    once), whatever races, restarts and expiries came between.
  * 12. An edited approval executes exactly one call, the edited one: once an operator approved other
  *    arguments, the call as asked never reaches the upstream, whatever the agent resends.
+ * 13. An approval executes only under the policy it was asked under: once a deploy changed its tool's
+ *    contract while it was pending, it is never approved, never executed and never waited for, and
+ *    a change to any other tool, namespace or tenant leaves the runs' calls and approvals as they were.
  *
  * A failure names its rule and shows the answer that broke it, so a shrunk counterexample reads as
  * "this sequence of commands breaks rule N, and here is the answer that did it".
