@@ -54,8 +54,18 @@ export interface ShownTools {
 /** The hex digits of a tool's digest in `toolsSeenBy`: a short one each, so a token stays small. */
 const SEEN_DIGITS = 6;
 
-const seenDigest = async (tool: ToolSpec, version: ToolVersion) =>
-  (await sha256Hex(`${tool.namespace}.${tool.name} ${version.version}`)).slice(0, SEEN_DIGITS);
+/** Digests already taken in this isolate, by tool and version: every open without a task key takes them. */
+const seen = new WeakMap<ToolSpec, { version: string; digest: Promise<string> }>();
+
+function seenDigest(tool: ToolSpec, version: ToolVersion): Promise<string> {
+  const known = seen.get(tool);
+  if (known?.version === version.version) return known.digest;
+  const digest = sha256Hex(`${tool.namespace}.${tool.name} ${version.version}`).then((hex) =>
+    hex.slice(0, SEEN_DIGITS),
+  );
+  seen.set(tool, { version: version.version, digest });
+  return digest;
+}
 
 /** The tools a run of `set` lists now, with their versions. */
 async function listedNow(set: RunToolSet): Promise<{ tools: ToolSpec[]; versions: ToolVersion[] }> {
@@ -90,14 +100,14 @@ export async function shownTools(
   const current = await catalog.version();
   const { tools, versions } = await listedNow(set);
   if (shownUnder === undefined) return { catalog_version: current, tool_versions: pinsOf(tools, versions) };
-  const seen = shownUnder.tools_seen;
+  const carried = shownUnder.tools_seen;
   const unchanged = await Promise.all(
     tools.map(async (tool, index) => {
       const version = versions[index] as ToolVersion;
-      if (seen === undefined) return shownUnder.catalog_version === current ? version : null;
+      if (carried === undefined) return shownUnder.catalog_version === current ? version : null;
       const digest = await seenDigest(tool, version);
-      for (let at = 0; at < seen.length; at += SEEN_DIGITS) {
-        if (seen.slice(at, at + SEEN_DIGITS) === digest) return version;
+      for (let at = 0; at < carried.length; at += SEEN_DIGITS) {
+        if (carried.slice(at, at + SEEN_DIGITS) === digest) return version;
       }
       return null;
     }),
