@@ -55,6 +55,7 @@ export class CarefulAgent implements Agent {
     let retries = 0;
     let rereadStale = false;
     let waitS: number | undefined;
+    let relisted = false;
     const waitingSince = Date.now();
     for (;;) {
       const envelope = await sendPlanned(client, step, previous, waitS === undefined ? {} : { waitS });
@@ -73,6 +74,12 @@ export class CarefulAgent implements Agent {
       if (!error || envelope.outcome !== "retryable_failure") {
         if (error?.recommended_next_action === "reconcile")
           return this.#reconcile(step, client, error.message);
+        // The tool changed under the run, which now knows it: a planned call's arguments are the
+        // plan's, so it is made once more as planned; a second refusal ends the step.
+        if (error?.recommended_next_action === "list_tools" && !relisted) {
+          relisted = true;
+          continue;
+        }
         return this.#endFor(envelope);
       }
       switch (error.recommended_next_action) {

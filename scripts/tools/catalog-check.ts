@@ -26,6 +26,7 @@ import { declaredTool } from "../../src/catalog/declared-tool";
 import type { SideEffect, ToolSpec } from "../../src/catalog/define-tool";
 import { tenantSetting } from "../../src/catalog/policy-vocabulary";
 import { placeholders, pointerTokens } from "../../src/catalog/templates";
+import { type ToolVersion, toolVersionWith } from "../../src/catalog/tool-version";
 import { OPTIONAL_SECRETS, REQUIRED_SECRETS } from "../../src/config/secrets";
 import type { TenantConfig } from "../../src/config/tenants";
 import { readResultPage } from "../../src/tools/builtins";
@@ -398,15 +399,20 @@ export function checkCatalog(root: string, catalogDir = "catalog"): CatalogCheck
     ...profileToolsOfDeployment(deployment.tenants, classes),
   );
   if (problems.length > 0) return { problems, compiled: [], outputs: null, standings };
-  // The served catalog's version, hashed here as the Worker's Catalog.version() would hash it.
+  // The served catalog's version and its tools', hashed here as the Worker's Catalog would hash them.
   const served = new Catalog(checked.byNamespace).all();
-  const version = catalogVersionOfDigest(createHash("sha256").update(catalogContract(served)).digest("hex"));
+  const hash = (text: string) => createHash("sha256").update(text).digest("hex");
+  const versions = served.map((tool) => toolVersionWith(tool, hash));
+  const version = catalogVersionOfDigest(hash(catalogContract(served, versions)));
+  const toolVersions = Object.fromEntries(
+    served.map((tool, index) => [`${tool.namespace}.${tool.name}`, versions[index] as ToolVersion]),
+  );
   return {
     problems,
     compiled,
     standings,
     outputs: {
-      compiled: compiledCatalogModule(compiled, version, certified),
+      compiled: compiledCatalogModule(compiled, { version, tools: toolVersions }, certified),
       schema: catalogJsonSchema(),
       tenants: compiledTenantsModule(deployment.tables),
     },

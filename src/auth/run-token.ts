@@ -11,6 +11,12 @@ export const PendingOpenClaimsSchema = z.object({
   repeat_threshold: z.number(),
   /** The catalog version it was opened under, which its tool list showed. */
   catalog_version: z.string(),
+  /**
+   * A short digest of each tool its tool list showed, name and version (`workflow/run-tools.ts`):
+   * the run, created later, pins as unknown only the tools whose version moved since. Absent in
+   * tokens issued before it was carried.
+   */
+  tools_seen: z.string().optional(),
   /** The namespaces its tools may come from. */
   reach: z.array(z.string()),
   /** Whom the run acts for, as verified when it was opened: signed into the credential, never sent by a model. */

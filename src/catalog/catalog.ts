@@ -1,11 +1,12 @@
-import * as z from "zod";
 import { sha256Hex } from "../core/digest";
 import { SIDE_EFFECTS } from "../wire/side-effect";
 import { defaultSetOf, defaultSetProblems } from "./default-tools";
 import { MAX_INLINE_RESULT_BYTES, type ToolSpec } from "./define-tool";
+import { deprecationProblems } from "./deprecation";
 import { checkEffect } from "./effect-rules";
 import { checkSchemas, type Report } from "./schema-checks";
 import { TIMEOUT_RULE, type TimeoutRule, timeoutProblem } from "./timeout-rules";
+import { computeToolVersion, type ToolVersion } from "./tool-version";
 
 /** Thrown when a tool definition breaks a catalog rule; the message names the tool and the rule. */
 export class CatalogError extends Error {
@@ -232,11 +233,18 @@ export class Catalog {
   #loaded: ByNamespace | undefined;
   /** The version computed where the catalog was compiled, when it was (`servedCatalogVersion`). */
   readonly #known: string | undefined;
+  /** Its tools' versions computed where it was compiled, by `namespace.tool` (`servedToolVersions`). */
+  readonly #knownTools: Readonly<Record<string, ToolVersion>>;
   #version: Promise<string> | undefined;
 
-  constructor(byNamespace: ByNamespace | (() => ByNamespace), version?: string) {
+  constructor(
+    byNamespace: ByNamespace | (() => ByNamespace),
+    version?: string,
+    toolVersions: Readonly<Record<string, ToolVersion>> = {},
+  ) {
     this.#load = typeof byNamespace === "function" ? byNamespace : () => byNamespace;
     this.#known = version;
+    this.#knownTools = toolVersions;
   }
 
   get #byNamespace(): ByNamespace {
@@ -274,15 +282,27 @@ export class Catalog {
   }
 
   /**
-   * A content hash of every tool's contract: changes whenever a schema, description or version
-   * does. A compiled catalog knows it without building a schema; it still loads (and throws when
-   * it breaks a rule) like any other use.
+   * A content hash of every tool's version and whether runs list it by default: it changes
+   * whenever one tool's contract does. A compiled catalog knows it without building a schema; it
+   * still loads (and throws when it breaks a rule) like any other use.
    */
   version(): Promise<string> {
     if (this.#version) return this.#version;
     this.#version =
-      this.#known === undefined ? computeCatalogVersion(this.all()) : this.#loadThen(this.#known);
+      this.#known === undefined
+        ? catalogVersionOf(this.all(), (tool) => this.toolVersion(tool))
+        : this.#loadThen(this.#known);
     return this.#version;
+  }
+
+  /**
+   * A tool's version (`tool-version.ts`): the one compile computed for a tool this catalog serves,
+   * else computed here once per tool (any other tool, such as a run's discovery built-ins).
+   */
+  toolVersion(tool: ToolSpec): Promise<ToolVersion> {
+    const known = this.#knownTools[`${tool.namespace}.${tool.name}`];
+    if (known && this.find(tool.namespace, tool.name) === tool) return Promise.resolve(known);
+    return computeToolVersion(tool);
   }
 
   /** `value` once the catalog has loaded: a catalog that breaks a rule throws here, as at every use. */
@@ -293,24 +313,17 @@ export class Catalog {
 }
 
 /**
- * What a catalog's version hashes: each tool's contract (its JSON Schemas among them), in the
- * catalog's order. Compile hashes the same text in Node (scripts/tools/catalog-check.ts).
+ * What a catalog's version hashes: each tool's `namespace.tool`, its version and whether runs list
+ * it by default, in the catalog's order. Compile hashes the same text in Node
+ * (scripts/tools/catalog-check.ts).
  */
-export function catalogContract(tools: readonly ToolSpec[]): string {
+export function catalogContract(tools: readonly ToolSpec[], versions: readonly ToolVersion[]): string {
   return JSON.stringify(
-    tools.map((tool) => ({
-      name: tool.name,
-      namespace: tool.namespace,
-      version: tool.version,
-      side_effect: tool.side_effect,
-      description: tool.description,
-      timeout_ms: tool.timeout_ms,
-      binding: tool.upstream?.binding ?? "builtin",
-      input: z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }),
-      output: z.toJSONSchema(tool.output, { io: "output", unrepresentable: "any" }),
-      // What a run lists is part of the contract; absent when false, so older versions still hold.
-      ...(tool.listed_by_default ? { listed_by_default: true } : {}),
-    })),
+    tools.map((tool, index) => [
+      `${tool.namespace}.${tool.name}`,
+      versions[index]?.version ?? null,
+      tool.listed_by_default,
+    ]),
   );
 }
 
@@ -319,9 +332,17 @@ export function catalogVersionOfDigest(hex: string): string {
   return `cat_${hex.slice(0, 16)}`;
 }
 
+async function catalogVersionOf(
+  tools: readonly ToolSpec[],
+  versionOf: (tool: ToolSpec) => Promise<ToolVersion>,
+): Promise<string> {
+  const versions = await Promise.all(tools.map(versionOf));
+  return catalogVersionOfDigest(await sha256Hex(catalogContract(tools, versions)));
+}
+
 /** The version of a catalog of `tools`, computed: every tool's schemas are built and converted. */
-export async function computeCatalogVersion(tools: readonly ToolSpec[]): Promise<string> {
-  return catalogVersionOfDigest(await sha256Hex(catalogContract(tools)));
+export function computeCatalogVersion(tools: readonly ToolSpec[]): Promise<string> {
+  return catalogVersionOf(tools, computeToolVersion);
 }
 
 /**
@@ -335,7 +356,8 @@ function countsAgainstCap(spec: ToolSpec): boolean {
 /**
  * Every catalog rule a set of tools breaks: each tool's own rules, then the namespace rules (unique
  * names, at most MAX_TOOLS_PER_NAMESPACE tools, a default set past MAX_LISTED_TOOLS of them,
- * postcondition and decision-context reads of the same namespace). Both
+ * postcondition and decision-context reads of the same namespace, a deprecation's replacement and
+ * dates). Both
  * `loadCatalog` and `npm run tools -- check` use it, so code tools and declared tools pass one set
  * of rules.
  */
@@ -376,9 +398,13 @@ export function catalogProblems(
       });
     }
   }
+  const find = (namespace: string, name: string) => byNamespace.get(namespace)?.get(name);
   for (const [namespace, tools] of byNamespace) {
     for (const spec of tools.values()) {
       checkObserverTools(tools, spec, (field, message) => problems.push({ tool: spec.name, field, message }));
+      for (const message of deprecationProblems(spec, find)) {
+        problems.push({ tool: spec.name, field: "deprecated", message });
+      }
     }
     const own = [...tools.values()].filter(countsAgainstCap);
     for (const problem of defaultSetProblems(namespace, own)) {
@@ -413,13 +439,14 @@ function checkedTools(specs: readonly ToolSpec[], rule: TimeoutRule, rules: Cata
  * The catalog of `specs`, loaded and checked (as `loadCatalog` does) on its first use rather than
  * now: an isolate that starts builds no tool. A catalog that breaks a rule throws its CatalogError
  * at every use, so it never serves a call. `version`, when compile computed it, spares the first
- * use of `version()` building and converting every tool's schemas.
+ * use of `version()` building and converting every tool's schemas; `toolVersions`, each tool's.
  */
 export function lazyCatalog(
   specs: () => readonly ToolSpec[],
   rule: TimeoutRule = TIMEOUT_RULE,
   rules: CatalogRules = "all",
   version?: string,
+  toolVersions?: Readonly<Record<string, ToolVersion>>,
 ): Catalog {
-  return new Catalog(() => checkedTools(specs(), rule, rules), version);
+  return new Catalog(() => checkedTools(specs(), rule, rules), version, toolVersions);
 }

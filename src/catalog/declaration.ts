@@ -2,6 +2,7 @@ import * as z from "zod";
 import { SIDE_EFFECTS } from "../wire/side-effect";
 import { MAX_LISTED_TOOLS } from "./default-tools";
 import { MAX_INLINE_RESULT_BYTES } from "./define-tool";
+import { instantOf } from "./deprecation";
 import { EFFECT_WINDOW_MS } from "./effect-rules";
 
 /**
@@ -428,6 +429,25 @@ const SettleSchema = z.strictObject({
 /** What `npm run tools -- certify` sends for this tool in the sandbox. */
 const CertifySchema = z.strictObject({ args: z.record(z.string(), z.unknown()) });
 
+const dateSchema = (what: string) =>
+  z
+    .string()
+    .refine(
+      (value) => !Number.isNaN(instantOf(value)),
+      `${what} must be an ISO 8601 day or date-time, such as 2026-09-01 or 2026-09-01T12:00:00Z`,
+    );
+
+/** `deprecated:` of a tool's declaration: see `deprecation.ts`. */
+const DeprecationSchema = z.strictObject({
+  since: dateSchema("since").describe("When the tool was deprecated."),
+  sunset: dateSchema("sunset").describe("When calls of it start to be refused; after since."),
+  use_instead: z
+    .string()
+    .min(1)
+    .describe("The tool to call instead: a name of this namespace, or namespace.tool."),
+  why: z.string().min(12).describe("Why, in a sentence a model and an operator read."),
+});
+
 export const ToolDeclarationSchema = z.strictObject({
   name: z.string(),
   version: z.string().min(1),
@@ -467,6 +487,7 @@ export const ToolDeclarationSchema = z.strictObject({
   /** Write and destructive tools only. */
   value: ValueDeclarationSchema.optional(),
   approval: ApprovalDeclarationSchema.optional(),
+  deprecated: DeprecationSchema.optional(),
 });
 
 export const CatalogFileSchema = z.strictObject({

@@ -281,6 +281,15 @@ export function declaredTool(
     approval_sla_ms: tool.approval?.sla_s === undefined ? null : tool.approval.sla_s * 1_000,
     approval_roles: tool.approval?.roles ?? [],
     listed_by_default: file.default_tools?.includes(tool.name) ?? false,
+    deprecated: tool.deprecated ?? null,
+    declared: {
+      request: tool.request,
+      policies: tool.policies ?? [],
+      postcondition: tool.postcondition ?? null,
+      freshness: tool.freshness ?? null,
+      decision_context: tool.decision_context ?? null,
+      settle: tool.settle ?? null,
+    },
   };
 }
 

@@ -4,6 +4,8 @@ import type { MaskRule } from "../shaping/mask";
 import type { EnvironmentName } from "../wire/envelope";
 import type { RunUser } from "../wire/run-user";
 import type { SIDE_EFFECTS } from "../wire/side-effect";
+import type { PolicyDeclaration } from "./declaration";
+import type { Deprecation } from "./deprecation";
 import { defaultEffect, type EffectIdentity, type EffectValue } from "./effect-identity";
 
 /**
@@ -267,6 +269,8 @@ export interface ToolDefinition<Input extends InputSchema, Output extends z.ZodT
    * (`default-tools.ts`); the namespace's other tools are found with `find_tools`.
    */
   listed_by_default?: boolean;
+  /** On its way out: a notice until its sunset, refused after it (`deprecation.ts`). */
+  deprecated?: Deprecation;
 }
 
 /** What a built-in tool may read: the run's own pages of results too large to return inline. */
@@ -337,21 +341,6 @@ export interface SettleRead {
   judge: (args: Record<string, unknown>, observed: unknown, firstSentAt: number) => SettleVerdict;
 }
 
-/**
- * Whether a write whose outcome is unknown may be sent again under its key: when its upstream
- * honours keys, as declared and not refuted (or, for a tool defined in code, unless said otherwise).
- */
-export function resendsInDoubt(tool: Pick<ToolSpec, "upstream">): boolean {
-  // A remote MCP server's declaration states it twice (the server and the promise); either says no.
-  const upstream = tool.upstream;
-  return (upstream?.idempotency?.honoured ?? true) && (upstream?.remote?.server.honoured ?? true);
-}
-
-/** The header a tool's upstream reads the idempotency key from, lower-cased as requests store headers. */
-export function idempotencyHeaderOf(tool: Pick<ToolSpec, "upstream">): string {
-  return (tool.upstream?.idempotency?.header ?? "Idempotency-Key").toLowerCase();
-}
-
 /** A tool as the catalog stores it, with its argument types erased. */
 export interface ToolSpec {
   name: string;
@@ -397,6 +386,19 @@ export interface ToolSpec {
   approval_roles: readonly string[];
   /** In its namespace's default set: what a run opened without a subset lists (`default-tools.ts`). */
   listed_by_default: boolean;
+  deprecated?: Deprecation | null;
+  /** What a declared tool's functions were made from, as its version reads them (`tool-version.ts`). */
+  declared?: DeclaredRules | null;
+}
+
+/** A declared tool's request mapping, policies, postcondition, ... as declared (catalog/*.yaml). */
+export interface DeclaredRules {
+  request: unknown;
+  policies: readonly PolicyDeclaration[];
+  postcondition: unknown;
+  freshness: unknown;
+  decision_context: unknown;
+  settle: unknown;
 }
 
 /** Results up to this size are returned inline unless the tool says otherwise. */

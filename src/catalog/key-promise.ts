@@ -1,6 +1,6 @@
 import type { Certification } from "./certification";
 import type { CatalogFile } from "./declaration";
-import type { KeyPromise } from "./define-tool";
+import type { KeyPromise, ToolSpec } from "./define-tool";
 
 type UpstreamDeclaration = CatalogFile["upstreams"][string];
 
@@ -33,4 +33,19 @@ export function keyPromiseOf(
     return { ...declared, honoured: true, basis: "certified", ...evidence };
   }
   return { ...declared, honoured: idempotency.honoured, basis: "declared" };
+}
+
+/**
+ * Whether a write whose outcome is unknown may be sent again under its key: when its upstream
+ * honours keys, as declared and not refuted (or, for a tool defined in code, unless said otherwise).
+ */
+export function resendsInDoubt(tool: Pick<ToolSpec, "upstream">): boolean {
+  // A remote MCP server's declaration states it twice (the server and the promise); either says no.
+  const upstream = tool.upstream;
+  return (upstream?.idempotency?.honoured ?? true) && (upstream?.remote?.server.honoured ?? true);
+}
+
+/** The header a tool's upstream reads the idempotency key from, lower-cased as requests store headers. */
+export function idempotencyHeaderOf(tool: Pick<ToolSpec, "upstream">): string {
+  return (tool.upstream?.idempotency?.header ?? "Idempotency-Key").toLowerCase();
 }

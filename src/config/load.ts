@@ -35,7 +35,15 @@ export interface ProxyConfig {
   residencyMode: ResidencyMode;
 }
 
-const cache = new WeakMap<object, ProxyConfig>();
+let cache = new WeakMap<object, ProxyConfig>();
+
+/**
+ * Forgets the configuration read in this isolate, so the next request reads the environment again,
+ * as a new deploy's isolates do: for a test that changed a var (`TENANTS`) in place.
+ */
+export function forgetConfig(): void {
+  cache = new WeakMap();
+}
 
 export function loadConfig(env: Env): ProxyConfig {
   let config = cache.get(env);

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { environmentOf } from "../config/environment";
 import { readMetrics } from "../metrics/read";
 import type { ConsoleEnv } from "./console-env";
+import { deprecatedCallers } from "./deprecated-callers";
 import { tenantUpstreams } from "./tenant-tools";
 import { HealthPage } from "./views/health-page";
 
@@ -11,12 +12,17 @@ const DAY = 24 * HOUR;
 
 /**
  * `/console/health`: the signed-in operator's tenant, two days in hourly buckets ending with the
- * current hour: the last 24 are charted and compared with the 24 before them.
+ * current hour: the last 24 are charted and compared with the 24 before them; and who still calls
+ * the tenant's deprecated tools.
  */
 export async function showHealth(c: Context<ConsoleEnv>) {
   const session = c.get("session");
   const until = Math.floor(Date.now() / HOUR) * HOUR + HOUR;
-  const reading = await readMetrics(c.env, session.tenant, { since: until - 2 * DAY, until, bucket: "hour" });
+  const since = until - 2 * DAY;
+  const [reading, deprecated] = await Promise.all([
+    readMetrics(c.env, session.tenant, { since, until, bucket: "hour" }),
+    deprecatedCallers(c.env, session.tenant, since),
+  ]);
   return c.html(
     <HealthPage
       environment={environmentOf(c.env)}
@@ -24,6 +30,7 @@ export async function showHealth(c: Context<ConsoleEnv>) {
       reading={reading}
       split={until - DAY}
       upstreams={tenantUpstreams(c.env, session.tenant)}
+      deprecated={deprecated}
     />,
     reading.ok || reading.reason === "not_configured" ? 200 : 503,
   );

@@ -15,6 +15,7 @@ import type { FaultPlan } from "../scenarios/modes";
 import { catalog } from "../tools";
 import { type Envelope, type EnvelopeContext, failure } from "../wire/envelope";
 import { callAgainOf } from "./call-again";
+import { withDeprecation } from "./deprecation";
 import { preferredWaitMs } from "./prefer-wait";
 
 /** Who is calling: what a verified run token (REST or MCP) says. */
@@ -43,8 +44,9 @@ export async function handleToolCall(
   request: CallRequest,
   header: HeaderReader,
 ): Promise<Envelope> {
-  const envelope = await answerToolCall(env, caller, request, header, null);
-  if (typeof envelope === "string") throw new Error("a call outside a session answered a session's state");
+  const answer = await answerToolCall(env, caller, request, header, null);
+  if (typeof answer === "string") throw new Error("a call outside a session answered a session's state");
+  const envelope = withDeprecation(answer, caller.namespace);
   // Counted for the agents' health after the answer is known, and sent after it is given.
   recordCall(env, caller, envelope);
   return envelope;
@@ -67,8 +69,10 @@ export async function handleSessionToolCall(
   idleMs: number,
 ): Promise<Envelope | SessionOver> {
   const answer = await answerToolCall(env, caller, request, header, idleMs);
-  if (typeof answer !== "string") recordCall(env, caller, answer);
-  return answer;
+  if (typeof answer === "string") return answer;
+  const envelope = withDeprecation(answer, caller.namespace);
+  recordCall(env, caller, envelope);
+  return envelope;
 }
 
 /** `idleMs`: null outside a session; a session's idle limit otherwise, checked with the call. */

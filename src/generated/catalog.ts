@@ -4,6 +4,7 @@
 // code tools' schemas; no JSON Schema is converted in the Worker.
 import * as z from "zod";
 import type { DeclaredNamespace } from "../catalog/declared-tool";
+import type { ToolVersion } from "../catalog/tool-version";
 
 export const declaredNamespaces: DeclaredNamespace[] = [
   {
@@ -1320,4 +1321,296 @@ export const declaredNamespaces: DeclaredNamespace[] = [
  * The version of the catalog these namespaces and the built-in tools make (Catalog.version()),
  * computed by compile over the very same tools, so no isolate builds every schema to know it.
  */
-export const servedCatalogVersion = "cat_af1e3d45ce96ed2d";
+export const servedCatalogVersion = "cat_9da8c90746c9157f";
+
+/**
+ * Each served tool's version by `namespace.tool` (Catalog.toolVersion(), src/catalog/tool-version.ts),
+ * computed by compile over the very same tools: no isolate converts a schema to know one.
+ */
+export const servedToolVersions: Record<string, ToolVersion> = {
+  "helpdesk.search_articles": {
+    "version": "tv_9e603eea8bedff74",
+    "parts": {
+      "version": "391552c0",
+      "class": "5e663c0f",
+      "description": "21a068de",
+      "input": "925eb721",
+      "output": "026eb825",
+      "upstream": "7daad68b",
+      "policies": "6715d6c5",
+      "postcondition": "7ce6803d",
+      "trust": "a6e83083",
+      "approval": "7f5bf0e9"
+    }
+  },
+  "helpdesk.get_ticket_notes": {
+    "version": "tv_57360869ef873796",
+    "parts": {
+      "version": "391552c0",
+      "class": "5e663c0f",
+      "description": "83339029",
+      "input": "0b083166",
+      "output": "82a75bbd",
+      "upstream": "6c900324",
+      "policies": "6715d6c5",
+      "postcondition": "7ce6803d",
+      "trust": "eb809b69",
+      "approval": "7f5bf0e9"
+    }
+  },
+  "helpdesk.add_ticket_note": {
+    "version": "tv_dddef7b35c65f1d9",
+    "parts": {
+      "version": "391552c0",
+      "class": "df1c4203",
+      "description": "b0f83368",
+      "input": "f010d269",
+      "output": "a36f132a",
+      "upstream": "4a3d1f76",
+      "policies": "9481884f",
+      "postcondition": "04f3e5a8",
+      "trust": "22a9fd62",
+      "approval": "003a50f3"
+    }
+  },
+  "helpdesk.get_conversation": {
+    "version": "tv_7499e458f63bcba8",
+    "parts": {
+      "version": "391552c0",
+      "class": "5e663c0f",
+      "description": "1e8eddc0",
+      "input": "07dc222a",
+      "output": "79e4abf7",
+      "upstream": "309841ca",
+      "policies": "6715d6c5",
+      "postcondition": "7ce6803d",
+      "trust": "a8e54569",
+      "approval": "7f5bf0e9"
+    }
+  },
+  "helpdesk.purge_conversation": {
+    "version": "tv_a008a1affea2d403",
+    "parts": {
+      "version": "391552c0",
+      "class": "f0830304",
+      "description": "6b9c159e",
+      "input": "76313d49",
+      "output": "d1656c24",
+      "upstream": "32f46821",
+      "policies": "a12ef28d",
+      "postcondition": "1c4776f0",
+      "trust": "a46654ca",
+      "approval": "e8f2fac1"
+    }
+  },
+  "helpdesk.read_result_page": {
+    "version": "tv_de42a6e683a5163a",
+    "parts": {
+      "version": "391552c0",
+      "class": "0603af29",
+      "description": "20e0e799",
+      "input": "7d9de963",
+      "output": "a64cdc0c",
+      "upstream": "74234e98",
+      "policies": "45b1efba",
+      "postcondition": "28dbdf18",
+      "trust": "cf94f060",
+      "approval": "7f5bf0e9"
+    }
+  },
+  "shipping.lookup_shipment": {
+    "version": "tv_169d240204c798c7",
+    "parts": {
+      "version": "391552c0",
+      "class": "5e663c0f",
+      "description": "5d85d5dc",
+      "input": "3f64195d",
+      "output": "0b2138d1",
+      "upstream": "e4b182f4",
+      "policies": "4e2e4de5",
+      "postcondition": "86ca067e",
+      "trust": "da940c1d",
+      "approval": "7f5bf0e9"
+    }
+  },
+  "shipping.reroute_shipment": {
+    "version": "tv_a9f69a9fb41627f1",
+    "parts": {
+      "version": "391552c0",
+      "class": "df1c4203",
+      "description": "bc572fd3",
+      "input": "dc8d5819",
+      "output": "05f60857",
+      "upstream": "1ee90607",
+      "policies": "a73e0ca6",
+      "postcondition": "89e902d1",
+      "trust": "e4cfde8a",
+      "approval": "5d7e7487"
+    }
+  },
+  "shipping.read_result_page": {
+    "version": "tv_de42a6e683a5163a",
+    "parts": {
+      "version": "391552c0",
+      "class": "0603af29",
+      "description": "20e0e799",
+      "input": "7d9de963",
+      "output": "a64cdc0c",
+      "upstream": "74234e98",
+      "policies": "45b1efba",
+      "postcondition": "28dbdf18",
+      "trust": "cf94f060",
+      "approval": "7f5bf0e9"
+    }
+  },
+  "support.lookup_order": {
+    "version": "tv_4b07b2200245a9e8",
+    "parts": {
+      "version": "391552c0",
+      "class": "5e663c0f",
+      "description": "ddf971e2",
+      "input": "87c420b6",
+      "output": "dbf82fc9",
+      "upstream": "954613f9",
+      "policies": "4e2e4de5",
+      "postcondition": "19376728",
+      "trust": "f94f7c98",
+      "approval": "7f5bf0e9"
+    }
+  },
+  "support.search_refund_policy": {
+    "version": "tv_a5b4dc098d7d4bd7",
+    "parts": {
+      "version": "391552c0",
+      "class": "5e663c0f",
+      "description": "c6c8b0a5",
+      "input": "83dc6fe5",
+      "output": "8653d0b6",
+      "upstream": "2b26d42c",
+      "policies": "6715d6c5",
+      "postcondition": "7ce6803d",
+      "trust": "0cd723c6",
+      "approval": "7f5bf0e9"
+    }
+  },
+  "support.get_customer_profile": {
+    "version": "tv_d05f7b9834f388ba",
+    "parts": {
+      "version": "391552c0",
+      "class": "5e663c0f",
+      "description": "f84e9290",
+      "input": "e3b22f30",
+      "output": "a1806440",
+      "upstream": "9aa1f645",
+      "policies": "cc0702a6",
+      "postcondition": "7ce6803d",
+      "trust": "7ab6abf4",
+      "approval": "7f5bf0e9"
+    }
+  },
+  "support.draft_customer_email": {
+    "version": "tv_650fb1b34e2ec2f2",
+    "parts": {
+      "version": "391552c0",
+      "class": "355bbae6",
+      "description": "c51d3a89",
+      "input": "171dbda3",
+      "output": "180939c6",
+      "upstream": "a1193c97",
+      "policies": "d7321797",
+      "postcondition": "7ce6803d",
+      "trust": "ef7afcb0",
+      "approval": "7f5bf0e9"
+    }
+  },
+  "support.create_internal_ticket": {
+    "version": "tv_bb493d2370e44721",
+    "parts": {
+      "version": "391552c0",
+      "class": "df1c4203",
+      "description": "4b28e6e5",
+      "input": "cd534ad8",
+      "output": "da7339d2",
+      "upstream": "6f6e6c9d",
+      "policies": "49afda41",
+      "postcondition": "01a855ff",
+      "trust": "9a2c5804",
+      "approval": "e46db4b4"
+    }
+  },
+  "support.lookup_ticket": {
+    "version": "tv_95b4baacac9e81b6",
+    "parts": {
+      "version": "391552c0",
+      "class": "5e663c0f",
+      "description": "e0392bf8",
+      "input": "968241bf",
+      "output": "da7339d2",
+      "upstream": "fb2381d6",
+      "policies": "6715d6c5",
+      "postcondition": "7ce6803d",
+      "trust": "e937a566",
+      "approval": "7f5bf0e9"
+    }
+  },
+  "support.issue_refund": {
+    "version": "tv_17863036100c490b",
+    "parts": {
+      "version": "391552c0",
+      "class": "f0830304",
+      "description": "8a44ffc5",
+      "input": "91ebd65e",
+      "output": "dbb74b18",
+      "upstream": "d51f010b",
+      "policies": "3271d50d",
+      "postcondition": "2c0a399e",
+      "trust": "543aca42",
+      "approval": "4a49e963"
+    }
+  },
+  "support.send_customer_email": {
+    "version": "tv_22bfc85b3f33a7d7",
+    "parts": {
+      "version": "cc11310c",
+      "class": "6df07911",
+      "description": "d8aa657f",
+      "input": "34a048af",
+      "output": "729ef12c",
+      "upstream": "c3bbe3bd",
+      "policies": "00420e81",
+      "postcondition": "b9654d14",
+      "trust": "c3e8804a",
+      "approval": "f16d7e18"
+    }
+  },
+  "support.lookup_email": {
+    "version": "tv_7a795af033afc546",
+    "parts": {
+      "version": "391552c0",
+      "class": "5e663c0f",
+      "description": "64d46e44",
+      "input": "a8c49173",
+      "output": "729ef12c",
+      "upstream": "48bd432c",
+      "policies": "6715d6c5",
+      "postcondition": "7ce6803d",
+      "trust": "8fcfcf36",
+      "approval": "7f5bf0e9"
+    }
+  },
+  "support.read_result_page": {
+    "version": "tv_de42a6e683a5163a",
+    "parts": {
+      "version": "391552c0",
+      "class": "0603af29",
+      "description": "20e0e799",
+      "input": "7d9de963",
+      "output": "a64cdc0c",
+      "upstream": "74234e98",
+      "policies": "45b1efba",
+      "postcondition": "28dbdf18",
+      "trust": "cf94f060",
+      "approval": "7f5bf0e9"
+    }
+  }
+};

@@ -13,7 +13,7 @@ import { canonicalJson } from "../core/canonical-json";
 import type { Env } from "../env";
 import type { RunMeta } from "../machine/run-state";
 import type { ApprovalDecisionRecord } from "../machine/writes";
-import type { ApprovalEdit } from "../wire/approval";
+import type { ApprovalEdit, PolicyBinding } from "../wire/approval";
 import type { ApprovalExecution, ApprovalState, Envelope } from "../wire/envelope";
 
 interface ApprovalRow extends Record<string, SqlStorageValue> {
@@ -50,6 +50,8 @@ interface ApprovalRow extends Record<string, SqlStorageValue> {
   edit: string | null;
   /** Added by the approval execution migration: what the call did, once its outcome is known. */
   execution: string | null;
+  /** Added by the tool versions migration: what `policy_version` is made of (JSON). */
+  policy_binding: string | null;
 }
 
 /** The run that holds the approvals, as they read it: its tenant, its id, and whom it acts for. */
@@ -130,8 +132,8 @@ export class ApprovalStore {
     this.#counts = null;
     this.#sql.exec(
       `INSERT INTO approvals (id, idempotency_key, tool, side_effect, args, args_digest, policy_version, reasons, state,
-         requested_call_id, created_at, expires_at, cross_run, sla_due_at, approvers)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
+         requested_call_id, created_at, expires_at, cross_run, sla_due_at, approvers, policy_binding)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,
       approval.id,
       approval.idempotency_key,
       approval.tool,
@@ -148,6 +150,7 @@ export class ApprovalStore {
         : null,
       approval.sla_due_at === null ? null : Date.parse(approval.sla_due_at),
       storedApprovers(approval),
+      approval.policy_binding === null ? null : JSON.stringify(approval.policy_binding),
     );
   }
 
@@ -282,6 +285,8 @@ export class ApprovalStore {
         args: JSON.parse(row.args) as Record<string, unknown>,
         args_digest: row.args_digest,
         policy_version: row.policy_version,
+        policy_binding:
+          row.policy_binding === null ? null : (JSON.parse(row.policy_binding) as PolicyBinding),
         reasons: JSON.parse(row.reasons) as string[],
         state: row.state as ApprovalState,
         execution: executionOfRow(row),

@@ -1,9 +1,24 @@
 import type { Env } from "../env";
 import { catalog } from "../tools";
+import type { LiveCatalog } from "./catalog-beacon";
+
+export type { LiveCatalog } from "./catalog-beacon";
 
 /** The one beacon of the deployment. */
 function beacon(env: Env) {
   return env.CATALOG_BEACON.get(env.CATALOG_BEACON.idFromName("catalog"));
+}
+
+/** The catalog this isolate serves: its version and each of its tools'. */
+export async function servedCatalog(): Promise<LiveCatalog> {
+  const tools = catalog.all();
+  const versions = await Promise.all(tools.map((tool) => catalog.toolVersion(tool)));
+  return {
+    version: await catalog.version(),
+    tools: Object.fromEntries(
+      tools.map((tool, index) => [`${tool.namespace}.${tool.name}`, versions[index]?.version ?? ""]),
+    ),
+  };
 }
 
 let announced = false;
@@ -16,9 +31,8 @@ export function announceCatalog(env: Env, ctx: ExecutionContext): void {
   if (announced) return;
   announced = true;
   ctx.waitUntil(
-    catalog
-      .version()
-      .then((version) => beacon(env).announce(version))
+    servedCatalog()
+      .then((served) => beacon(env).announce(served.version, served.tools ?? undefined))
       .catch(() => {
         announced = false;
       }),
@@ -31,6 +45,6 @@ export function forgetAnnouncement(): void {
 }
 
 /** The catalog live in the deployment, as the beacon last heard it; null when unknown. */
-export async function liveCatalog(env: Env): Promise<string | null> {
+export async function liveCatalog(env: Env): Promise<LiveCatalog | null> {
   return beacon(env).live();
 }

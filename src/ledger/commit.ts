@@ -209,6 +209,12 @@ export function commitWrites(
           next = { ...next, tainted_by: write.taint };
         }
         break;
+      case "tool_pins": {
+        const pins = { ...next.tool_versions, ...write.pins };
+        stores.run.writeToolPins(pins);
+        next = { ...next, tool_versions: pins };
+        break;
+      }
       case "trace_open": {
         const completion = closes.get(write.entry.call_id) ?? null;
         stores.run.insertTrace(write.entry, completion);
@@ -369,13 +375,16 @@ export class DeferredReads {
 
 /**
  * The run as a read's admission leaves it, without touching storage, or null when the writes may
- * not wait for the call's outcome: only a trace entry and spent counters may (a read reserves
- * nothing); anything else must be durable before the call goes on, so the caller commits it.
+ * not wait for the call's outcome: only a trace entry, spent counters and a tool's pin may (a read
+ * reserves nothing); anything else must be durable before the call goes on, so the caller commits it.
  */
 export function spendInMemory(run: RunMeta, writes: readonly Write[]): RunMeta | null {
   let next = run;
   for (const write of writes) {
     if (write.kind === "counters") next = { ...next, counters: write.counters };
+    // A read's first call of a tool pins it: kept in memory with the run, and stored with the outcome.
+    else if (write.kind === "tool_pins")
+      next = { ...next, tool_versions: { ...next.tool_versions, ...write.pins } };
     else if (write.kind !== "trace_open") return null;
   }
   return next;

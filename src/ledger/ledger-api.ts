@@ -79,6 +79,8 @@ export interface PendingOpen {
   user?: RunUser | null;
   /** The agent profile that opened it; null for a tenant key. */
   profile?: string | null;
+  /** What the open's tool list showed of each tool (`shownTools`); absent from older tokens. */
+  tools_seen?: string | undefined;
 }
 
 export interface DecideInput {

@@ -7,7 +7,6 @@ import type { RunToolSet } from "../machine/grants";
 import { newRun, type RunMeta } from "../machine/run-state";
 import { runStatus } from "../machine/run-status";
 import type { Write } from "../machine/writes";
-import { catalog } from "../tools";
 import type { Envelope } from "../wire/envelope";
 import type { RunStatus } from "../wire/run-status";
 import type { RunTrace } from "../wire/run-trace";
@@ -16,7 +15,7 @@ import { agentCall } from "../workflow/agent-call";
 import { decide, withdraw } from "../workflow/decision";
 import type { RunPorts } from "../workflow/ports";
 import { end, pastPendingDeadline, reopened, ringAlarm, touchSession } from "../workflow/run-lifecycle";
-import { toolSetOf, toolsToAdd } from "../workflow/run-tools";
+import { type ShownTools, shownTools, toolSetOf, toolsToAdd } from "../workflow/run-tools";
 import { effectFate } from "../workflow/tenant-wide";
 import { ApprovalWaiters } from "./approval-waiters";
 import * as tables from "./commit";
@@ -107,19 +106,19 @@ export class RunLedger extends DurableObject<Env> {
   async open(input: api.OpenRunInput): Promise<api.OpenRunAnswer> {
     // Awaited before the run is looked at: between the check and the insert nothing may interleave,
     // so concurrent opens of one task's run find one run.
-    const catalogVersion = await catalog.version();
+    const shown = await shownTools(input);
     if (this.#run) return reopened(this.#run, this.#stores.run.task(), input, Date.now());
     const retired = this.#schemaHere ? null : retiredRun(this.ctx.storage.kv);
     if (retired) return { kind: "retired", run_id: retired.run_id, deleted_at: retired.deleted_at };
     const now = Date.now();
-    const run = this.#create(input, catalogVersion, now, now);
+    const run = this.#create(input, shown, now, now);
     await this.#publisher.scheduleAlarm();
     return { kind: "opened", status: runStatus(run, now) };
   }
 
   /**
    * Creates the run an open stored nothing of (`PendingOpen`), on its first request, as that open
-   * would have (its clock, its catalog version); past its deadline nothing is created, and its
+   * would have (its clock, the catalog it showed); past its deadline nothing is created, and its
    * requests find no run. Whether the run is here now.
    */
   async openPending(tenant: string, pending: api.PendingOpen): Promise<boolean> {
@@ -131,7 +130,8 @@ export class RunLedger extends DurableObject<Env> {
 
   /** Creates the run of a pending open its caller found absent and not past its deadline, and sets its alarm. */
   async #createPending(tenant: string, pending: api.PendingOpen): Promise<void> {
-    this.#create({ tenant, ...pending }, pending.catalog_version, pending.opened_at, Date.now());
+    const shown = await shownTools(pending, pending);
+    this.#create({ tenant, ...pending }, shown, pending.opened_at, Date.now());
     await this.#publisher.scheduleAlarm();
   }
 
@@ -139,12 +139,12 @@ export class RunLedger extends DurableObject<Env> {
    * Stores a new run, its task, its scenario and its directory entry in one commit. The alarm is
    * the caller's to set, right after.
    */
-  #create(input: api.OpenRunInput, catalogVersion: string, openedAt: number, now: number): RunMeta {
+  #create(input: api.OpenRunInput, shown: ShownTools, openedAt: number, now: number): RunMeta {
     // The schema is created in an object that has none (a fresh one, or one retention emptied); a
     // woken object's was brought up to date when it woke.
     if (!this.#schemaHere) this.#stores.run.create();
     this.#schemaHere = true;
-    const run = newRun(input, loadConfig(this.env).environment, catalogVersion, openedAt);
+    const run = newRun(input, loadConfig(this.env).environment, shown, openedAt);
     // A new run's outbox holds nothing: its entry is written without looking for an older one, and
     // when the alarm must ring for it is known without a statement.
     this.#stores.outbox.opened();

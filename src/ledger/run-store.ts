@@ -1,6 +1,7 @@
 import type { Counters } from "../machine/budget";
 import type { OpenEntry } from "../machine/run-events";
 import type { NewTraceEntry, RunMeta, Taint, TraceCompletion } from "../machine/run-state";
+import type { ToolPins } from "../machine/tool-pins";
 import type { EnvironmentName } from "../wire/envelope";
 import type { RunLimits } from "../wire/run-status";
 import type { RunUser } from "../wire/run-user";
@@ -30,6 +31,7 @@ interface RunRow extends Record<string, SqlStorageValue> {
   told: string | null;
   acts_for: string | null;
   profile: string | null;
+  tool_versions: string | null;
 }
 
 /**
@@ -111,8 +113,8 @@ export class RunStore {
     this.#sql.exec(
       `INSERT INTO run (id, tenant, run_id, namespace, environment, catalog_version, limits, repeat_threshold, state,
          created_at, deadline_at, ended_at, calls_used, writes_used, destructive_used, fence_marker, tools, reach, acts_for,
-         profile)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?, ?, ?, ?, ?)`,
+         profile, tool_versions)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, 0, 0, ?, ?, ?, ?, ?, ?)`,
       run.tenant,
       run.run_id,
       run.namespace,
@@ -128,7 +130,13 @@ export class RunStore {
       JSON.stringify(run.reach ?? [run.namespace]),
       run.user == null ? null : JSON.stringify(run.user),
       run.profile ?? null,
+      JSON.stringify(run.tool_versions ?? {}),
     );
+  }
+
+  /** The run's pins of its tools' versions, as they are after a commit that pinned more. */
+  writeToolPins(pins: ToolPins): void {
+    this.#sql.exec("UPDATE run SET tool_versions = ? WHERE id = 1", JSON.stringify(pins));
   }
 
   /** Records the run's tool set after an add: the refs it holds now. */
@@ -383,5 +391,7 @@ function runOf(row: RunRow): RunMeta {
     reach: row.reach === null ? [row.namespace] : (JSON.parse(row.reach) as string[]),
     user: row.acts_for === null ? null : (JSON.parse(row.acts_for) as RunUser),
     profile: row.profile ?? null,
+    // A run opened before pins were kept pins each tool at its next call.
+    tool_versions: row.tool_versions === null ? {} : (JSON.parse(row.tool_versions) as ToolPins),
   };
 }

@@ -194,6 +194,18 @@ const V20_RUN_PROFILE = `
 ALTER TABLE run ADD COLUMN profile TEXT;
 `;
 
+/**
+ * Versions per tool (src/catalog/tool-version.ts): the version of each tool the run was shown or
+ * called (JSON, `namespace.tool` → version and part digests; NULL for a run opened before, which
+ * pins each tool at its next call), and what an approval is bound to beside its call: its tool's
+ * version and the tenant's rules for that tool (JSON; NULL for one asked before, judged by its
+ * `policy_version` alone).
+ */
+const V21_TOOL_VERSIONS = `
+ALTER TABLE run ADD COLUMN tool_versions TEXT;
+ALTER TABLE approvals ADD COLUMN policy_binding TEXT;
+`;
+
 export const LEDGER_MIGRATIONS: readonly string[] = [
   V1,
   V2,
@@ -215,6 +227,7 @@ export const LEDGER_MIGRATIONS: readonly string[] = [
   V18_APPROVAL_EXECUTION,
   V19_RUN_USER,
   V20_RUN_PROFILE,
+  V21_TOOL_VERSIONS,
 ];
 
 /**

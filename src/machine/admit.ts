@@ -7,6 +7,7 @@ import {
   approvalUserOf,
   slaDueAt,
 } from "../approvals/model";
+import type { CurrentPolicy } from "../approvals/policy-version";
 import type { ToolSpec } from "../catalog/define-tool";
 import { canonicalJson } from "../core/canonical-json";
 import { newApprovalId } from "../core/ids";
@@ -22,6 +23,7 @@ import { pollPrice } from "./poll-price";
 import type { PreparedCall, ValidCall } from "./prepare";
 import { completionOf } from "./record";
 import type { CallRecord, RunMeta, StoredRequest } from "./run-state";
+import type { ToolPins } from "./tool-pins";
 import { expireWrite, type KeyToSend, sendKey, type Write, whyCannotExecute } from "./writes";
 
 /**
@@ -52,6 +54,10 @@ export interface AgentCall {
   request: StoredRequest | null;
   /** The policy version the call is judged under (only when it needs a human). */
   policy_version: string | null;
+  /** That policy and what it is made of (`approvals/policy-version.ts`), when the caller knows it. */
+  policy?: CurrentPolicy | null;
+  /** The called tool's version, when the run pins it with this call (its first call of the tool). */
+  pins?: ToolPins | null;
   /** The arguments as the trace keeps them (sensitive fields masked). */
   trace_args: unknown;
   /** The caller's W3C trace context, or null (absent or malformed: the call starts its own span in the run's trace). */
@@ -122,7 +128,8 @@ interface Turn {
 
 /** Event "agent call": charge, refuse, replay, join, wait for a human, or send. */
 export function admitCall(view: CallView, call: AgentCall): CallStep {
-  const opened: Turn = { view, call, writes: [traceOpen(view, call)], counters: view.run.counters };
+  const pins: Write[] = call.pins ? [{ kind: "tool_pins", pins: call.pins }] : [];
+  const opened: Turn = { view, call, writes: [traceOpen(view, call), ...pins], counters: view.run.counters };
   const poll = pollOf(opened);
   if (poll) return poll;
   const runRefusal = refuseForRun(opened);
@@ -409,6 +416,7 @@ function openApproval(
     args: JSON.parse(canonicalJson(prepared.args)) as Record<string, unknown>,
     args_digest: call.digest,
     policy_version: call.policy_version ?? "",
+    policy_binding: call.policy?.binding ?? null,
     reasons: [...prepared.approval.reasons, ...crossRunReasons(cross.earlier_effects, cross.limit)],
     state: "pending",
     execution: null,
@@ -439,7 +447,8 @@ function waitOrFinal(turn: Turn, approval: ApprovalRecord, record: CallRecord): 
   const block = approvalBlock(approval);
   switch (approval.state) {
     case "pending": {
-      const why = whyCannotExecute(view.run, turn.counters, approval, call.now, call.policy_version);
+      const policy = call.policy ? new Map([[approval.tool, call.policy]]) : call.policy_version;
+      const why = whyCannotExecute(view.run, turn.counters, approval, call.now, policy);
       if (why) {
         writes.push(expireWrite(approval.id, why, call.now));
         return answerWith(turn, expiredSpec({ id: approval.id, decision_reason: why }), {

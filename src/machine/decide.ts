@@ -13,6 +13,7 @@ import {
   type ApprovalDecisionRecord,
   type DecisionSeen,
   expireWrite,
+  type PolicyNow,
   sendKey,
   type Write,
   whyCannotExecute,
@@ -50,6 +51,11 @@ export interface Decision {
   call_id: string;
   now: number;
   policy_version: string;
+  /**
+   * The policy of each tool of the run's pending approvals now (`writes.ts`): when given, the
+   * decided approval and the others its execution sweeps are each judged under their own tool's.
+   */
+  policies?: PolicyNow;
   /** The arguments the operator approves instead of the asked ones, prepared by `edit.ts`. */
   edit?: EditPlan | null;
   /** The operator saw the earlier effects of other runs the edited call repeats, and approves it anyway. */
@@ -120,7 +126,13 @@ export function decideApproval(view: DecisionView, decision: Decision): DecideSt
   if (approval.state !== "pending") {
     return refusedOrDone(decidedAgain(approval, decision.decision, decision.approving));
   }
-  const why = whyCannotExecute(run, run.counters, approval, decision.now, decision.policy_version);
+  const why = whyCannotExecute(
+    run,
+    run.counters,
+    approval,
+    decision.now,
+    decision.policies ?? decision.policy_version,
+  );
   if (why) {
     return refused({ code: "conflict_error", message: `This approval can no longer be granted: ${why}.` }, [
       expireWrite(approval.id, why, decision.now),
@@ -376,7 +388,7 @@ function approve(
         spendEffect(tool.side_effect, run.counters),
         others,
         decision.now,
-        decision.policy_version,
+        decision.policies ?? decision.policy_version,
       ),
     ],
   };

@@ -1,4 +1,5 @@
-import { resendsInDoubt, type SettleVerdict, type ToolSpec } from "../catalog/define-tool";
+import type { SettleVerdict, ToolSpec } from "../catalog/define-tool";
+import { resendsInDoubt } from "../catalog/key-promise";
 import type { FailureSpec } from "../wire/envelope";
 
 /**

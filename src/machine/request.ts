@@ -1,4 +1,5 @@
-import { idempotencyHeaderOf, type ToolSpec } from "../catalog/define-tool";
+import type { ToolSpec } from "../catalog/define-tool";
+import { idempotencyHeaderOf } from "../catalog/key-promise";
 import { canonicalJson } from "../core/canonical-json";
 import type { FailureSpec } from "../wire/envelope";
 import type { AttemptRecord } from "../wire/trace-entry";

@@ -1,5 +1,6 @@
 import type { Catalog } from "../catalog/catalog";
 import type { ToolSpec } from "../catalog/define-tool";
+import { isRetired } from "../catalog/deprecation";
 import { FIND_TOOLS } from "../catalog/subset";
 import type { FailureSpec } from "../wire/envelope";
 
@@ -26,16 +27,15 @@ export function resolveTool(catalog: Catalog, scope: string | readonly ToolSpec[
 }
 
 /**
- * A run keeps the tools it opened with: a deploy that changed the catalog must not change a running
- * agent's tools under it, so the run is told, plainly, to start over.
+ * A deprecated tool past its sunset is refused for good, pointing at its successor; before it, the
+ * call goes on and its answer carries the notice (`catalog/deprecation.ts`).
  */
-export function refuseChangedCatalog(runVersion: string, current: string): FailureSpec | null {
-  if (current === runVersion) return null;
+export function refuseRetired(tool: ToolSpec, now: number): FailureSpec | null {
+  const deprecated = tool.deprecated;
+  if (!deprecated || !isRetired(deprecated, now)) return null;
   return {
-    code: "conflict_error",
-    message: `The tool catalog changed since this run opened (${runVersion} → ${current}). Open a new run to use the current tools.`,
-    recommended_next_action: "stop",
-    side_effect_confirmed: false,
-    details: { run_catalog_version: runVersion, current_catalog_version: current },
+    code: "tool_retired",
+    message: `${tool.name} was retired on ${deprecated.sunset}: ${deprecated.why} This call was not made; use ${deprecated.use_instead} instead.`,
+    details: { ...deprecated },
   };
 }

@@ -2,7 +2,7 @@ import type { ApprovalRecord } from "../approvals/model";
 import { failure } from "../wire/envelope";
 import { context } from "./answers";
 import type { CallRecord, RunMeta, TraceCompletion } from "./run-state";
-import { sweepApprovals, type Write } from "./writes";
+import { type PolicyNow, sweepApprovals, type Write } from "./writes";
 
 /** The admission machine's events of the run itself, which no call brings, and when they come. */
 
@@ -55,10 +55,10 @@ export function alarmRings(
   run: RunMeta,
   pending: readonly ApprovalRecord[],
   now: number,
-  policyVersion: string,
+  policy: PolicyNow,
   escalationRole: string | null = null,
 ): Write[] {
-  const expiring = sweepApprovals(run, pending, now, policyVersion);
+  const expiring = sweepApprovals(run, pending, now, policy);
   const expired = new Set(expiring.map((write) => (write.kind === "approval_state" ? write.id : "")));
   const escalations: Write[] = pending
     .filter(

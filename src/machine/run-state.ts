@@ -6,6 +6,7 @@ import type { RunLimits, Taint } from "../wire/run-status";
 import type { RunUser } from "../wire/run-user";
 import type { AttemptRecord, TraceEntry } from "../wire/trace-entry";
 import type { Counters } from "./budget";
+import type { ToolPins } from "./tool-pins";
 
 /**
  * The state the run's ledger keeps and the admission machine (`admit.ts`) reasons about: the run,
@@ -41,6 +42,8 @@ export interface RunMeta {
   user?: RunUser | null;
   /** The agent profile it was opened with (an agent key or an OAuth grant); null for a tenant key's. */
   profile?: string | null;
+  /** Each tool's version as the run was shown it or first called it (`tool-pins.ts`); none before pins were kept. */
+  tool_versions?: ToolPins;
 }
 
 /**
@@ -141,7 +144,7 @@ export function newRun(
     profile?: string | null | undefined;
   },
   environment: EnvironmentName,
-  catalogVersion: string,
+  shown: { catalog_version: string; tool_versions: ToolPins },
   now: number,
 ): RunMeta {
   return {
@@ -149,7 +152,7 @@ export function newRun(
     run_id: input.run_id,
     namespace: input.namespace,
     environment,
-    catalog_version: catalogVersion,
+    catalog_version: shown.catalog_version,
     limits: input.limits,
     repeat_threshold: input.repeat_threshold,
     state: "open",
@@ -164,5 +167,6 @@ export function newRun(
     reach: input.reach ?? [input.namespace],
     user: input.user ?? null,
     profile: input.profile ?? null,
+    tool_versions: shown.tool_versions,
   };
 }

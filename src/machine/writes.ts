@@ -1,10 +1,12 @@
 import type { Approver } from "../approvals/approvers";
 import type { ApprovalRecord, EditedApproval } from "../approvals/model";
+import { type CurrentPolicy, policyChange } from "../approvals/policy-version";
 import type { SideEffect } from "../catalog/define-tool";
 import type { ClaimedValue } from "../effects/claim";
 import type { ApprovalExecution, ApprovalState, Envelope } from "../wire/envelope";
 import { type Counters, canSpendEffect } from "./budget";
 import type { CallRecord, NewTraceEntry, RunMeta, StoredRequest, Taint, TraceCompletion } from "./run-state";
+import type { ToolPins } from "./tool-pins";
 
 /**
  * The admission machine's vocabulary: the writes every event returns, and the rules more than one
@@ -38,6 +40,8 @@ export type Write =
   | { kind: "counters"; counters: Counters }
   | { kind: "close_run"; at: number }
   | { kind: "taint"; taint: Taint }
+  /** Tools the run now knows at these versions (`tool-pins.ts`), merged into its pins. */
+  | { kind: "tool_pins"; pins: ToolPins }
   | { kind: "trace_open"; entry: NewTraceEntry }
   | { kind: "trace_close"; call_id: string; completion: TraceCompletion }
   | { kind: "key_hold"; record: CallRecord; now: number }
@@ -119,22 +123,43 @@ export interface DecisionSeen {
 export const UNDECIDED = "nobody decided within the approval window";
 
 /**
+ * The policy pending approvals are judged under now (`approvals/policy-version.ts`): by tool name,
+ * each tool's current policy (null: the tool is no longer the run's), a tool not named being left
+ * unjudged; or one version every approval is held to; or null, judging none.
+ */
+export type PolicyNow = string | ReadonlyMap<string, CurrentPolicy | null> | null;
+
+/** Why an approval's policy no longer holds, or null when it does (or is not judged here). */
+function policyMoved(
+  approval: Pick<ApprovalRecord, "tool" | "policy_version" | "policy_binding">,
+  policy: PolicyNow,
+): string | null {
+  if (policy === null) return null;
+  if (typeof policy === "string") {
+    return approval.policy_version === policy ? null : "the policy changed since it was requested";
+  }
+  if (!policy.has(approval.tool)) return null;
+  const current = policy.get(approval.tool) ?? null;
+  if (current?.version === approval.policy_version) return null;
+  return policyChange(approval.tool, approval.policy_binding ?? null, current);
+}
+
+/**
  * Why a pending approval can no longer execute, or null when it still can: the one rule behind
  * "no dead ends", used when an agent asks again, when an operator decides and by the sweep.
  */
 export function whyCannotExecute(
   run: RunMeta,
   counters: Counters,
-  approval: Pick<ApprovalRecord, "side_effect" | "expires_at" | "policy_version">,
+  approval: Pick<ApprovalRecord, "side_effect" | "expires_at" | "tool" | "policy_version" | "policy_binding">,
   now: number,
-  policyVersion: string | null,
+  policy: PolicyNow,
 ): string | null {
   if (run.state === "closed") return "the run was ended";
   if (now >= run.deadline_at) return "the run passed its deadline";
   if (Date.parse(approval.expires_at) <= now) return UNDECIDED;
-  if (policyVersion !== null && approval.policy_version !== policyVersion) {
-    return "the policy changed since it was requested";
-  }
+  const moved = policyMoved(approval, policy);
+  if (moved !== null) return moved;
   const effect = canSpendEffect(approval.side_effect, run.limits, counters);
   if (!effect.ok) return `the run's ${effect.limit} budget is spent`;
   return null;
@@ -150,19 +175,19 @@ export function expireWrite(id: string, why: string, now: number): Write {
 }
 
 /**
- * Every pending approval that can no longer execute expires, each saying why. A policy version of
- * null leaves the policy unjudged (only the events that know the current one pass it).
+ * Every pending approval that can no longer execute expires, each saying why. A policy of null
+ * leaves the policy unjudged (only the events that know the current one pass it).
  */
 export function sweepApprovals(
   run: RunMeta,
   pending: readonly ApprovalRecord[],
   now: number,
-  policyVersion: string | null,
+  policy: PolicyNow,
 ): Write[] {
   const writes: Write[] = [];
   for (const approval of pending) {
     if (approval.state !== "pending") continue;
-    const why = whyCannotExecute(run, run.counters, approval, now, policyVersion);
+    const why = whyCannotExecute(run, run.counters, approval, now, policy);
     if (why) writes.push(expireWrite(approval.id, why, now));
   }
   return writes;
@@ -184,7 +209,7 @@ export function sendKey(
   counters: Counters,
   pending: readonly ApprovalRecord[],
   now: number,
-  policyVersion: string | null,
+  policy: PolicyNow,
 ): Write[] {
   return [
     { kind: "counters", counters },
@@ -196,6 +221,6 @@ export function sendKey(
       request: key.request,
       now,
     },
-    ...sweepApprovals({ ...run, counters }, pending, now, policyVersion),
+    ...sweepApprovals({ ...run, counters }, pending, now, policy),
   ];
 }

@@ -1,13 +1,21 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
+import { deprecationNotice } from "../catalog/deprecation";
 import type { ApprovalExecution, ApprovalState, Envelope } from "../wire/envelope";
 
 /**
  * What a model reads when its client shows only `content` (many pass nothing else on): what
  * happened, the shaped data on success, and on failure the code, the problems and the next step;
- * a pending approval's id, expiry and when to call again; the budget left, on every answer. The
- * full envelope travels in `structuredContent`; this text never says more than the envelope does.
+ * a pending approval's id, expiry and when to call again; the budget left, on every answer; a
+ * deprecated tool's notice first. The full envelope travels in `structuredContent`; this text never
+ * says more than the envelope does.
  */
 function envelopeText(envelope: Envelope): string {
+  const text = answerText(envelope);
+  const { deprecation } = envelope;
+  return deprecation ? `${deprecationNotice(envelope.tool ?? "This tool", deprecation)} ${text}` : text;
+}
+
+function answerText(envelope: Envelope): string {
   const tool = envelope.tool ?? "The call";
   const { error } = envelope;
   const edited = editText(envelope);

@@ -63,7 +63,7 @@ export async function serveCurrent(
     legacy: "reject",
     responseMode: "auto",
     maxRequestBodySize,
-    bus: catalogWatch(ctx.env, ctx.catalogVersion),
+    bus: catalogWatch(ctx.env, listedSet(ctx.env, ctx.caller)),
   });
   return handler.fetch(request, parsedBody === undefined ? undefined : { parsedBody });
 }
@@ -137,12 +137,16 @@ function createCurrentServer(ctx: CurrentContext): Server {
   return server;
 }
 
+/** The tools a caller lists: its run's as opened, or what an agent's runs open with. */
+function listedSet(env: Env, caller: CurrentCaller): { namespace: string; tools: string[] | null } {
+  return caller.kind === "run"
+    ? { namespace: caller.claims.ns, tools: caller.claims.tools ?? null }
+    : { namespace: caller.agent.namespace, tools: agentToolRefs(env, caller.agent) };
+}
+
 /** The run's namespace, in a stable order; an agent's adds `start_task` and `run_handle` on every tool. */
 function listing(env: Env, caller: CurrentCaller): Tool[] {
-  const set =
-    caller.kind === "run"
-      ? { namespace: caller.claims.ns, tools: caller.claims.tools ?? null }
-      : { namespace: caller.agent.namespace, tools: agentToolRefs(env, caller.agent) };
+  const set = listedSet(env, caller);
   const tools = [...(runSpecs(set, "mcp", "opened").tools as Tool[])].sort((a, b) =>
     a.name.localeCompare(b.name),
   );

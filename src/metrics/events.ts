@@ -100,6 +100,8 @@ export function isInvalidCall(code: ErrorCode): boolean {
     case "approval_expired":
     case "run_closed":
     case "configuration_error":
+    case "tool_changed":
+    case "tool_retired":
     case "internal_error":
       return false;
     default:

@@ -22,6 +22,7 @@ import type { RunOpened } from "../wire/run-open";
 import type { RunLimits } from "../wire/run-status";
 import type { RunUser } from "../wire/run-user";
 import type { ScenarioStepInput } from "../wire/scenario";
+import { toolsSeenBy } from "../workflow/run-tools";
 
 /** Run tokens outlive the deadline a little, so an agent can still read its status and trace. */
 export const TOKEN_GRACE_MS = 60 * 60 * 1000;
@@ -320,12 +321,13 @@ export async function openRunFor(
  * and what its token carries for the ledger to create the run from on its first request.
  */
 async function pendingOpen(
-  input: Omit<PendingOpen, "opened_at" | "catalog_version"> & { tenant: string },
+  input: Omit<PendingOpen, "opened_at" | "catalog_version" | "tools_seen"> & { tenant: string },
   environment: EnvironmentName,
 ): Promise<{ answer: OpenRunAnswer; claim: PendingOpenClaims }> {
   const now = Date.now();
   const catalogVersion = await catalog.version();
-  const run = newRun(input, environment, catalogVersion, now);
+  // Its tools are pinned when the ledger creates it (`shownTools`), from the catalog it carries.
+  const run = newRun(input, environment, { catalog_version: catalogVersion, tool_versions: {} }, now);
   return {
     answer: { kind: "opened", status: runStatus(run, now) },
     claim: {
@@ -333,6 +335,7 @@ async function pendingOpen(
       limits: input.limits,
       repeat_threshold: input.repeat_threshold,
       catalog_version: catalogVersion,
+      tools_seen: await toolsSeenBy(input),
       reach: input.reach,
       ...(input.user ? { user: input.user } : {}),
       ...(input.profile ? { profile: input.profile } : {}),

@@ -30,6 +30,7 @@ export function pendingOpenOf(claims: RunClaims): PendingOpen | undefined {
     catalog_version: open.catalog_version,
     ...(open.user === undefined ? {} : { user: open.user }),
     profile: open.profile ?? null,
+    tools_seen: open.tools_seen,
   };
 }
 

@@ -72,7 +72,12 @@ export function specFor(tool: ToolSpec, format: SpecFormat): AnySpec {
  * Catalogs are fixed for an isolate's lifetime and turning zod into JSON Schema is not free on
  * Workers (no JIT), so each namespace's specs are built once per format and kept.
  */
-const cache = new WeakMap<Catalog, Map<string, NamespaceSpecs>>();
+let cache = new WeakMap<Catalog, Map<string, NamespaceSpecs>>();
+
+/** Forgets every namespace's specs built here, as a new deploy's isolate starts without them. */
+export function forgetNamespaceSpecs(): void {
+  cache = new WeakMap();
+}
 
 /**
  * Every tool of one namespace in one format, with the estimated token cost of pasting them into a

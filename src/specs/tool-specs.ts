@@ -1,7 +1,7 @@
 import { type RunToolSet, runTools } from "../machine/grants";
 import { catalog, discoveryTools } from "../tools";
 import type { SpecFormat } from "../wire/requests";
-import { type NamespaceSpecs, specsFor, specsOfTools } from "./formats";
+import { forgetNamespaceSpecs, type NamespaceSpecs, specsFor, specsOfTools } from "./formats";
 
 /**
  * The tools a new run gets in its `POST /v1/runs` answer: the neutral `jsonschema` format of
@@ -46,3 +46,12 @@ export function runSpecs<F extends SpecFormat>(
  */
 const subsetSpecs = new Map<string, NamespaceSpecs>();
 const MAX_CACHED_SUBSETS = 256;
+
+/**
+ * Forgets the specs built in this isolate, namespaces' and runs' sets alike: for a catalog a test
+ * changed while the isolate lives, as a new deploy's isolate would start without them.
+ */
+export function forgetSpecs(): void {
+  subsetSpecs.clear();
+  forgetNamespaceSpecs();
+}

@@ -1,7 +1,7 @@
 import { lazyCatalog } from "../catalog/catalog";
 import { declaredTools } from "../catalog/declared-tool";
 import type { ToolSpec } from "../catalog/define-tool";
-import { declaredNamespaces, servedCatalogVersion } from "../generated/catalog";
+import { declaredNamespaces, servedCatalogVersion, servedToolVersions } from "../generated/catalog";
 import { readResultPage } from "./builtins";
 import { findTools, useTool } from "./discovery";
 
@@ -18,7 +18,8 @@ import { findTools, useTool } from "./discovery";
  * generated module is written only after `catalogProblems` with every rule passed over the very
  * same zod source (scripts/tools/catalog-check.ts evaluates the text it then writes) and over these
  * built-in tools, and `npm run lint` fails when the module is not what compile would write now.
- * A schema is built on its tool's first use; the catalog's version was computed by compile too.
+ * A schema is built on its tool's first use; the catalog's version and each of its tools' were
+ * computed by compile too.
  */
 export const catalog = lazyCatalog(
   () =>
@@ -29,6 +30,7 @@ export const catalog = lazyCatalog(
   undefined,
   "structure",
   servedCatalogVersion,
+  servedToolVersions,
 );
 
 const discovery = new Map<string, readonly ToolSpec[]>();

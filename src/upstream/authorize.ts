@@ -1,4 +1,5 @@
-import { idempotencyHeaderOf, type ToolSpec } from "../catalog/define-tool";
+import type { ToolSpec } from "../catalog/define-tool";
+import { idempotencyHeaderOf } from "../catalog/key-promise";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import type { Execution } from "../machine/request";

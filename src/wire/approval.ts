@@ -32,8 +32,30 @@ export const ApprovalEditSchema = z.strictObject({
 export type ApprovalEdit = z.infer<typeof ApprovalEditSchema>;
 
 /**
+ * What an approval is bound to beside its call (docs/own-api.md, "Tool versions"): its tool's
+ * version with a digest per part of the tool's contract, and a digest of each of the tenant's rules
+ * that apply to that tool. A change to either invalidates the approval, naming what changed; any
+ * other change (another tool, namespace or tenant, an unrelated setting) leaves it.
+ */
+export const PolicyBindingSchema = z.strictObject({
+  tool: z.strictObject({
+    version: z.string().describe("The tool's version when the call asked (tv_…)."),
+    parts: z
+      .record(z.string(), z.string())
+      .describe("A digest of each part of its contract: input, policies, …"),
+  }),
+  tenant: z
+    .record(z.string(), z.string())
+    .describe(
+      "A digest of each of the tenant's rules for the tool, by name: max_refund_cents, approvers.support.issue_refund, …",
+    ),
+});
+export type PolicyBinding = z.infer<typeof PolicyBindingSchema>;
+
+/**
  * One human decision about one exact call: bound to the run, the tool, the idempotency key (and so
- * the canonical arguments), the digest of those arguments and the policy version it was asked under.
+ * the canonical arguments), the digest of those arguments and the policy version it was asked under:
+ * the version of its tool and of the tenant's rules for that tool (`policy_binding`).
  */
 export const ApprovalRecordSchema = z.strictObject({
   id: z.string(),
@@ -45,6 +67,9 @@ export const ApprovalRecordSchema = z.strictObject({
   args: z.record(z.string(), z.unknown()),
   args_digest: z.string(),
   policy_version: z.string(),
+  policy_binding: PolicyBindingSchema.nullable().describe(
+    "What policy_version is made of: the tool's version and the tenant's rules for the tool. Null for an approval asked before this was recorded, which policy_version alone judges.",
+  ),
   reasons: z.array(z.string()),
   state: ApprovalStateSchema,
   execution: ApprovalExecutionSchema.nullable().describe(

@@ -32,6 +32,13 @@ export const ERROR_CODES = [
   /** An upstream answer past the proxy's bounds (bytes, items, nesting, one string): cut off, not kept. */
   "upstream_too_large",
   /**
+   * The tool's contract changed since this run was shown it or last called it: not called. The
+   * run now knows the new contract; list the tools again, then call it as it is now.
+   */
+  "tool_changed",
+  /** The tool's sunset has passed: it is refused for good, and `details.use_instead` names its successor. */
+  "tool_retired",
+  /**
    * The proxy's own deployment lacks what the call needs (a declared secret): nothing was sent, and
    * a retry fails alike until an operator sets it.
    */
@@ -49,6 +56,8 @@ export const NEXT_ACTIONS = [
   "escalate_to_human",
   "stop",
   "use_other_tool",
+  /** The run's tools changed: list them again (`GET /v1/runs/{run_id}/tools`, MCP `tools/list`). */
+  "list_tools",
 ] as const;
 export const NextActionSchema = z.enum(NEXT_ACTIONS);
 export type NextAction = z.infer<typeof NextActionSchema>;
@@ -137,6 +146,15 @@ export const approvalBlockSchema = lazily(() =>
 );
 export type ApprovalBlock = z.infer<ReturnType<typeof approvalBlockSchema>>;
 
+/**
+ * A deprecated tool's notice (src/catalog/deprecation.ts): since when (ISO 8601), from when its calls
+ * are refused (`sunset`), the tool to call instead and why. Left undescribed in the schema: it rides
+ * in every tool's MCP output schema, and its names say what they are.
+ */
+export const deprecationSchema = lazily(() =>
+  z.object({ since: z.string(), sunset: z.string(), use_instead: z.string(), why: z.string() }),
+);
+
 export const envelopeSchema = lazily(() =>
   z
     .object({
@@ -152,6 +170,11 @@ export const envelopeSchema = lazily(() =>
       budget: budgetSchema().nullable(),
       /** Set when the call waits for, or was decided by, a human approval. */
       approval: approvalBlockSchema().nullable(),
+      /**
+       * Present when the called tool is deprecated: until its sunset, then refused (`tool_retired`).
+       * REST answers carry it in the `Deprecation` (RFC 9745) and `Sunset` (RFC 8594) headers too.
+       */
+      deprecation: deprecationSchema().optional(),
     })
     .strict()
     .refine((envelope) => (envelope.outcome === "success") === (envelope.error === null), {
@@ -209,6 +232,8 @@ export function effectKnownAbsent(code: ErrorCode): boolean {
     case "run_closed":
     case "rate_limited":
     case "configuration_error":
+    case "tool_changed":
+    case "tool_retired":
       return true;
     case "transient_error":
     case "timeout":
@@ -258,6 +283,10 @@ export function defaultsFor(code: ErrorCode): CodeDefaults {
       return { outcome: "terminal_failure", next: "escalate_to_human" };
     case "run_closed":
       return { outcome: "terminal_failure", next: "stop" };
+    case "tool_changed":
+      return { outcome: "terminal_failure", next: "list_tools" };
+    case "tool_retired":
+      return { outcome: "terminal_failure", next: "use_other_tool" };
     case "internal_error":
       return { outcome: "retryable_failure", next: "retry" };
     default:
@@ -336,7 +365,11 @@ export function httpStatusFor(envelope: Envelope, opts: { authFailure?: boolean 
     case "repeat_detected":
     case "run_closed":
     case "approval_required":
+    case "tool_changed":
       return 409;
+    // Gone: the tool was retired at its sunset (RFC 8594).
+    case "tool_retired":
+      return 410;
     case "approval_rejected":
     case "approval_expired":
       return 403;

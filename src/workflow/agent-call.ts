@@ -44,7 +44,15 @@ export async function callOnce(ports: RunPorts, input: CallInput): Promise<Envel
   if (limited) return limited;
   const own = ports.reads.run();
   const taken = await takeCall(ports, own?.tenant === input.tenant ? own : null, input, true);
-  if (taken.kind === "refused") return taken.envelope;
+  if (taken.kind === "refused") {
+    // What the refusal taught the run (a changed tool's new pin) is kept before it is answered.
+    const { teaches } = taken;
+    if (teaches) {
+      const writes = () => ({ writes: teaches(loadedRun(ports.reads), ports.reads.pending()) });
+      await ports.outbox.publish(ports.commit(writes).changed);
+    }
+    return taken.envelope;
+  }
   const toolLimit = await toolLimited(ports, loadedRun(ports.reads), taken);
   if (toolLimit) return toolLimit;
   const claimed = await claimOfCall(ports, taken);

@@ -11,7 +11,7 @@ import { approvingOf } from "../machine/late-decision";
 import type { RunMeta } from "../machine/run-state";
 import { catalog } from "../tools";
 import type { Envelope } from "../wire/envelope";
-import { currentPolicyVersion } from "./intake-call";
+import { currentPolicies } from "./intake-call";
 import type { RunPorts } from "./ports";
 import { executeAndSettle } from "./send";
 import { claimTenantWide, releaseUncommitted } from "./tenant-wide";
@@ -29,7 +29,8 @@ type PreparedEdit =
 export async function decide(ports: RunPorts, run: RunMeta, input: DecideInput): Promise<DecideResult> {
   // What the operator decided on: the approval as it stood when the decision reached the run.
   const seen = ports.reads.approval(input.approval_id);
-  const policy = await currentPolicyVersion(ports.env, run);
+  const pending = ports.reads.pending().map((approval) => approval.tool);
+  const policies = await currentPolicies(ports.env, run, seen ? [seen.tool, ...pending] : pending);
   const callId = newCallId();
   const edit = await editOf(ports, run, input, seen);
   if (edit.kind === "refused") return edit.result;
@@ -44,7 +45,8 @@ export async function decide(ports: RunPorts, run: RunMeta, input: DecideInput):
           ...input,
           call_id: callId,
           now: ports.now(),
-          policy_version: policy,
+          policy_version: (seen && policies.get(seen.tool)?.version) ?? "",
+          policies,
           edit: edit.plan,
           confirm_duplicate: input.confirm_duplicate ?? false,
           approving: approvingOf(input.decision, seen, tool, input.args),

@@ -19,7 +19,12 @@ export async function takeCall(
   countDiscovery = false,
 ): Promise<TakenCall> {
   const discovery = countDiscovery ? () => ports.reads.discoveryUsed() : undefined;
-  const keys = { read: (key: string) => ports.reads.key(key, null) };
+  const keys = {
+    read: (key: string) => ports.reads.key(key, null),
+    // A key an operator's edit replaced holds nothing any more: the call stands for the edited one.
+    standsFor: (key: string) =>
+      ports.reads.key(key, null) ? key : (ports.reads.approvalOfAskedKey(key)?.idempotency_key ?? key),
+  };
   const taken = await intakeCall(ports.env, run, input, keys, discovery);
   if (taken.kind !== "ready") return taken;
   const { key } = taken.call;

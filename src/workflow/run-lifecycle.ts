@@ -9,7 +9,7 @@ import type { RunMeta } from "../machine/run-state";
 import { runStatus } from "../machine/run-status";
 import type { Write } from "../machine/writes";
 import { catalog } from "../tools";
-import { currentPolicyVersion } from "./intake-call";
+import { currentPolicies } from "./intake-call";
 import type { RunPorts } from "./ports";
 
 /**
@@ -57,7 +57,9 @@ const UNKNOWN_TOOL_CALL_AGAIN =
  */
 export async function ringAlarm(ports: RunPorts, run: RunMeta): Promise<"retained" | "expired"> {
   const now = ports.now();
-  const policy = await currentPolicyVersion(ports.env, run);
+  // Judged in the commit's turn below: an approval asked meanwhile, of a tool not named here, waits for the next.
+  const tools = ports.reads.pending().map((approval) => approval.tool);
+  const policies = await currentPolicies(ports.env, run, tools);
   const escalationRole = loadConfig(ports.env).tenants[run.tenant]?.escalation_role ?? null;
   const interrupted = ports.reads.interruptedView(run);
   await commitRunEvent(ports, () => [
@@ -65,7 +67,7 @@ export async function ringAlarm(ports: RunPorts, run: RunMeta): Promise<"retaine
       const tool = toolOfRun(catalog, run, name);
       return tool ? callAgainSentence(tool) : UNKNOWN_TOOL_CALL_AGAIN;
     }),
-    ...alarmRings(run, ports.reads.pending(), now, policy, escalationRole),
+    ...alarmRings(run, ports.reads.pending(), now, policies, escalationRole),
   ]);
   await ports.outbox.deliverOwed(run.tenant);
   // A receipt the audit log has not acknowledged keeps the run's storage: it is retried, not lost.

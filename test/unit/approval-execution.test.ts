@@ -145,7 +145,7 @@ describe("the alarm's reconciliation of a send a restart cut off", () => {
         repeat_threshold: 3,
       },
       "sandbox",
-      "v1",
+      { catalog_version: "v1", tool_versions: {} },
       T0,
     );
     const record = {

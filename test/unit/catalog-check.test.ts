@@ -57,6 +57,20 @@ describe("npm run tools -- check", () => {
     );
   });
 
+  it("refuses a deprecation whose replacement is not a tool, whose sunset is not after it, or whose date is none", () => {
+    expectProblem(
+      "deprecated",
+      "tools[1].deprecated",
+      'use_instead names "read_parcel_v2", which is not a tool of the catalog',
+    );
+    expectProblem(
+      "deprecated",
+      "tools[2].deprecated",
+      "deprecated.sunset (2026-03-01) must come after deprecated.since (2026-09-01)",
+    );
+    expectProblem("deprecated", "tools[3].deprecated.since", "since must be an ISO 8601 day or date-time");
+  });
+
   it("refuses a write through an upstream that leaves undecided whether it honours keys", () => {
     expectProblem(
       "idempotency",

@@ -371,6 +371,26 @@ describe("catalog loading", () => {
     expect(await loadCatalog([broken({ listed_by_default: true })]).version()).not.toBe(plain);
   });
 
+  it("refuses a deprecation whose successor is not served or whose sunset is not after it", () => {
+    const notice = {
+      since: "2026-01-01",
+      sunset: "2026-06-01",
+      use_instead: "lookup_widget",
+      why: "Widgets are listed in bulk now.",
+    };
+    const old = (deprecated: Record<string, string>) => broken({ name: "lookup_widget_v0", deprecated });
+    expect(() => loadCatalog([validTool, old(notice)])).not.toThrow();
+    expect(loadError([validTool, old({ ...notice, use_instead: "lookup_gizmo" })])).toMatch(
+      /deprecated.use_instead names "lookup_gizmo", which is not a tool of the catalog/,
+    );
+    expect(loadError([validTool, old({ ...notice, sunset: "2025-12-31" })])).toMatch(
+      /deprecated.sunset \(2025-12-31\) must come after deprecated.since \(2026-01-01\)/,
+    );
+    expect(loadError([validTool, old({ ...notice, use_instead: "lookup_widget_v0" })])).toMatch(
+      /names the tool itself/,
+    );
+  });
+
   it("gives the catalog a content version that changes when a tool's contract does", async () => {
     const before = await loadCatalog([validTool]).version();
     const same = await loadCatalog([validTool]).version();

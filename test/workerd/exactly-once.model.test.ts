@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, it } from "vitest";
 import { fleetLimits, limits, modelCommand } from "./model/arbitraries";
+import { undoCatalogChanges } from "./model/catalog-commands";
 import { openSequence, type SequenceStats } from "./model/commands";
 import { settleAndCheckViews } from "./model/derived-views";
 import { openRunsOf, type ReferenceModel, TIMEOUT_MS } from "./model/reference";
@@ -10,8 +11,10 @@ import { openRunsOf, type ReferenceModel, TIMEOUT_MS } from "./model/reference";
  * A model-based test of the run ledger against its guarantees (test/workerd/model/violation.ts): random sequences of agent
  * calls (REST and MCP, reordered arguments, intents, bursts), operator decisions (two-person rules
  * and approvals with edited arguments among them), upstream faults,
- * ledger and effect shard restarts, an operators' directory that goes down, deadlines and /end, run
- * against the real worker and sandbox. Several runs of one tenant (hooli) share its orders and value
+ * ledger and effect shard restarts, an operators' directory that goes down, deadlines and /end,
+ * deploys that change the catalog or the tenants' table while runs are open (a tool the runs call,
+ * or nothing they depend on: test/workerd/model/catalog-commands.ts), run against the real worker
+ * and sandbox. Several runs of one tenant (hooli) share its orders and value
  * caps: one repeats another's refund, as it was or with another reason or amount, and the sandbox's
  * records of every run are held to rules 9 and 10 (test/workerd/model/across-runs.ts). After every step the answers are checked (test/workerd/model/answer-checks.ts),
  * then the run status, the approvals API and the sandbox's own records
@@ -64,6 +67,7 @@ describe("exactly-once under any interleaving (model-based)", () => {
         sequencesOpened: 0,
         acrossRuns: {},
         twoPerson: { decided: 0, reachedUpstream: 0 },
+        catalog: { unrelated: 0, related: 0, voided: 0 },
       };
       let firstFailureAt: number | null = null;
       const property = fc.asyncProperty(
@@ -103,8 +107,9 @@ describe("exactly-once under any interleaving (model-based)", () => {
       try {
         await fc.assert(property, { numRuns: PLAN.numRuns, seed: PLAN.seed });
       } finally {
+        undoCatalogChanges();
         console.log(
-          `model-based: ${stats.sequences} sequences, ${stats.commands} commands tried (seed ${PLAN.seed}); across runs: ${JSON.stringify(stats.acrossRuns)}; two-person approvals (rule 11): ${stats.twoPerson.decided} refunds over the threshold decided at once, ${stats.twoPerson.reachedUpstream} reached the upstream after two people approved`,
+          `model-based: ${stats.sequences} sequences, ${stats.commands} commands tried (seed ${PLAN.seed}); across runs: ${JSON.stringify(stats.acrossRuns)}; two-person approvals (rule 11): ${stats.twoPerson.decided} refunds over the threshold decided at once, ${stats.twoPerson.reachedUpstream} reached the upstream after two people approved; catalog changes (rule 14): ${stats.catalog.unrelated} unrelated, ${stats.catalog.related} to a called tool, voiding ${stats.catalog.voided} pending approvals`,
         );
       }
     },

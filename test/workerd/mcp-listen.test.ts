@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { Client } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
+import { servedCatalog } from "../../src/ledger/catalog-client";
 import { catalogWatch, MAX_LISTENERS } from "../../src/mcp/catalog-watch";
 import { catalog } from "../../src/tools";
 import { bearer, connect, MCP_URL, rpc, workerFetch } from "./mcp-client";
@@ -89,8 +90,8 @@ async function listen(notifications: Record<string, unknown>, id: number | strin
   return response;
 }
 
-const announce = (version: string) =>
-  env.CATALOG_BEACON.get(env.CATALOG_BEACON.idFromName("catalog")).announce(version);
+const announce = (version: string, tools?: Record<string, string>) =>
+  env.CATALOG_BEACON.get(env.CATALOG_BEACON.idFromName("catalog")).announce(version, tools);
 
 async function callTool(name: string, args: Record<string, unknown>) {
   return rpc(headersFor(AGENT, "tools/call", name), {
@@ -122,6 +123,30 @@ describe("subscriptions/listen", () => {
     // Told once per change: the same live catalog says nothing more; the next one does.
     expect(await stream.next(200)).toBeNull();
     await announce("cat_rollback");
+    expect(await stream.next()).toMatchObject({ method: "notifications/tools/list_changed" });
+    await stream.close();
+  });
+
+  it("tells a client only of a catalog that changed a tool it lists, not of another namespace's", async () => {
+    const served = await servedCatalog();
+    const tools = served.tools ?? {};
+    await announce(served.version, tools);
+    const stream = framesOf(await listen({ toolsListChanged: true }));
+    expect((await stream.next())?.method).toBe("notifications/subscriptions/acknowledged");
+
+    // A deploy that changed a shipping tool: acme's support agent lists none of them.
+    const shipping = { ...tools, "shipping.lookup_shipment": "tv_shipping_changed" };
+    await announce("cat_shipping_changed", shipping);
+    expect(await stream.next(300)).toBeNull();
+    // Then one that changed a tool it lists.
+    await announce("cat_refund_changed", { ...shipping, "support.issue_refund": "tv_refund_changed" });
+    expect(await stream.next()).toMatchObject({ method: "notifications/tools/list_changed" });
+    // And one that added a tool to its namespace.
+    await announce("cat_tool_added", {
+      ...shipping,
+      "support.issue_refund": "tv_refund_changed",
+      "support.void_order": "tv_new",
+    });
     expect(await stream.next()).toMatchObject({ method: "notifications/tools/list_changed" });
     await stream.close();
   });
@@ -175,7 +200,7 @@ describe("subscriptions/listen", () => {
     // The isolate's other streams, held here: the proxy runs in the tests' isolate, so these count
     // against its limit. They ask the beacon only every 10 minutes, long after the test is over.
     const slow = { ...env, CATALOG_WATCH_MS: "600000" };
-    const bus = catalogWatch(slow, await catalog.version());
+    const bus = catalogWatch(slow, { namespace: "support", tools: null });
     const held = Array.from({ length: MAX_LISTENERS }, () => bus.subscribe(() => {}));
     try {
       const refused = await rpc(headersFor(AGENT, "subscriptions/listen"), {

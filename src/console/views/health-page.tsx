@@ -7,10 +7,12 @@ import type { MetricsReading } from "../../metrics/read";
 import type { EnvironmentName } from "../../wire/envelope";
 import type { FiringAlert, MetricSeries } from "../../wire/metrics";
 import { type ComparedMeasure, compareDays, type DayComparison } from "../day-comparison";
+import type { DeprecatedUse } from "../deprecated-callers";
 import { formatSpan } from "../format";
 import { plural } from "../plural";
 import type { TenantUpstream } from "../tenant-tools";
 import { BarChart, CHART_COLORS, LineChart } from "./charts";
+import { DeprecatedTools } from "./deprecated-tools";
 import { Layout, Notice } from "./layout";
 
 export interface HealthPageProps {
@@ -22,6 +24,8 @@ export interface HealthPageProps {
   split: number;
   /** The upstreams the tenant's tools reach: whether each applies a key once, and on what evidence. */
   upstreams: readonly TenantUpstream[];
+  /** The tenant's deprecated tools, with the runs that still call them. */
+  deprecated: readonly DeprecatedUse[];
 }
 
 /**
@@ -317,7 +321,14 @@ function isQuiet(series: MetricSeries): boolean {
 }
 
 /** `/console/health`: is any agent looping or failing more than yesterday, per namespace. */
-export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading, split, upstreams }) => {
+export const HealthPage: FC<HealthPageProps> = ({
+  environment,
+  session,
+  reading,
+  split,
+  upstreams,
+  deprecated,
+}) => {
   if (!reading.ok) {
     return (
       <Layout title="Agent health" environment={environment} session={session} section="health">
@@ -325,6 +336,7 @@ export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading,
         <Notice kind="error">
           <p>{reading.message}</p>
         </Notice>
+        <DeprecatedTools uses={deprecated} />
         <Upstreams upstreams={upstreams} />
       </Layout>
     );
@@ -360,6 +372,7 @@ export const HealthPage: FC<HealthPageProps> = ({ environment, session, reading,
           : no calls or approvals to chart.
         </p>
       ) : null}
+      <DeprecatedTools uses={deprecated} />
       <Upstreams upstreams={upstreams} />
     </Layout>
   );

@@ -28,6 +28,7 @@ export function pendingApproval(input: {
     args: input.args,
     args_digest: input.digest,
     policy_version: input.policy,
+    policy_binding: null,
     reasons: input.reasons ?? ["destructive tools need a human approval"],
     state: "pending",
     execution: null,

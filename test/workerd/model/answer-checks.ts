@@ -46,7 +46,7 @@ export function callContext(run: RunModel, call: AgentCall): CallContext {
 /** The upstream's own verdict on the business request (a cancelled order, too large an amount). */
 const UPSTREAM_BUSINESS_REFUSALS = new Set(["order_not_refundable", "amount_exceeds_refundable"]);
 /** Refusals that, for a key that already completed, must say what is stored under it (rule 5). */
-const REFUSALS = new Set(["repeat_detected", "run_closed", "budget_exhausted"]);
+const REFUSALS = new Set(["repeat_detected", "run_closed", "budget_exhausted", "tool_changed"]);
 
 function sameOutcome(a: Envelope, b: Envelope): boolean {
   return (
@@ -133,6 +133,9 @@ function checkWaitIsNoDeadEnd(ctx: CallContext, answer: Envelope): void {
   if (answer.error?.code !== "approval_required") return;
   if (answer.approval?.state !== "pending") {
     violated("3", "approval_required without a pending approval to wait for", shown(answer));
+  }
+  if (ctx.run.approvals.get(answer.approval.id)?.voided) {
+    violated("14", "an agent was told to wait for an approval its tool's change voided", shown(answer));
   }
   if (ctx.lifecycleBefore !== "open") {
     violated("3", `approval_required in a run that is ${ctx.lifecycleBefore}`, shown(answer));

@@ -1,4 +1,5 @@
 import fc from "fast-check";
+import { type CatalogChange, CatalogChangeCommand, RefundAcrossDeployCommand } from "./catalog-commands";
 import {
   AgentCallCommand,
   ArmFaultCommand,
@@ -400,6 +401,51 @@ const polluted = fc
   })
   .map(({ run, key, nested }) => new PollutedArgumentsCommand(run, key, nested));
 
+/**
+ * A deploy changes the catalog or the tenants' table while runs are open: as often something no
+ * run's call depends on as the contract of a tool they call (mostly the refund, whose approvals it voids).
+ */
+const catalogChange = fc
+  .oneof(
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<CatalogChange>(
+        { kind: "unrelated", what: "another namespace's tool" },
+        { kind: "unrelated", what: "a tool no call uses" },
+        { kind: "unrelated", what: "another tenant's namespaces" },
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<CatalogChange>(
+        { kind: "related", tool: "issue_refund" },
+        { kind: "related", tool: "issue_refund" },
+        { kind: "related", tool: "create_internal_ticket" },
+      ),
+    },
+  )
+  .map((change) => new CatalogChangeCommand(change));
+
+/**
+ * acme's refund asked for, a deploy while it waits, then approved and asked again: of an order
+ * still refundable, so an approval that executes reaches the upstream's yes.
+ */
+const refundAcrossDeploy = fc
+  .record({
+    order: fc.nat(1),
+    keyOrder: fc.nat(5),
+    door,
+    change: fc.constantFrom<CatalogChange>(
+      { kind: "related", tool: "issue_refund" },
+      { kind: "unrelated", what: "a tool no call uses" },
+      { kind: "unrelated", what: "another tenant's namespaces" },
+    ),
+  })
+  .map(
+    ({ order, keyOrder, door, change }) =>
+      new RefundAcrossDeployCommand(acmeRefund(order, AMOUNTS.acme[0] ?? 25, keyOrder, door), change),
+  );
+
 /** Every command, weighted so that calls and decisions dominate and slow or drastic steps are rare. */
 export const modelCommand: fc.Arbitrary<ModelCommand> = fc.oneof(
   { weight: 10, arbitrary: singleCall },
@@ -418,6 +464,8 @@ export const modelCommand: fc.Arbitrary<ModelCommand> = fc.oneof(
   { weight: 2, arbitrary: refundSpree },
   { weight: 1, arbitrary: polluted },
   { weight: 3, arbitrary: lostAnswerResend },
+  { weight: 1, arbitrary: catalogChange },
+  { weight: 2, arbitrary: refundAcrossDeploy },
   { weight: 3, arbitrary: tenant.map((run) => new DirectoryDownCommand(run)) },
   {
     weight: 1,

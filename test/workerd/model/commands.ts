@@ -11,6 +11,7 @@ import {
 } from "../helpers";
 import { fleetOrdersFor, nameRun, spendFleetDayElsewhere } from "./across-runs";
 import { callContext, checkAnswers } from "./answer-checks";
+import { undoCatalogChanges } from "./catalog-commands";
 import { directoryRefusesWrites, forgetRefusingDirectories, restoreEveryDirectory } from "./derived-views";
 import {
   type AgentCall,
@@ -70,6 +71,8 @@ export interface SequenceStats {
    * and approvals that needed two people and reached the upstream (however they were decided).
    */
   twoPerson: { decided: number; reachedUpstream: number };
+  /** Rule 14 put to the test: deploys that changed nothing the runs use, ones that changed a tool they call, approvals those voided. */
+  catalog: { unrelated: number; related: number; voided: number };
 }
 
 function count(stats: SequenceStats, event: string): void {
@@ -108,8 +111,10 @@ export async function openSequence(
   start: SequenceStart,
   stats: SequenceStats,
 ): Promise<{ model: ReferenceModel; real: RealWorld }> {
-  // A failed sequence may have left a directory refusing writes; the next one (a shrink) starts clean.
+  // A failed sequence may have left a directory refusing writes; the next one (a shrink) starts clean,
+  // on the catalog and configuration the project started with.
   await restoreEveryDirectory();
+  undoCatalogChanges();
   await spendFleetDayElsewhere(start.fleetDaySpent);
   const [acme, globex, hooli, hooli2] = await Promise.all([
     openModelRun("acme", start.acme),
@@ -413,8 +418,12 @@ export class DecideCommand implements ModelCommand {
     if (!approval || !key) throw new Error("check() admits a decision only once an approval was seen");
     const wasExpired = approval.state === "expired";
     const approvedBefore = new Set(approval.approvedBy);
+    const voided = approval.voided === true;
     const executable =
-      run.lifecycle === "open" && approval.state === "pending" && !effectBudgetSpent(run, approval.tool);
+      run.lifecycle === "open" &&
+      approval.state === "pending" &&
+      !voided &&
+      !effectBudgetSpent(run, approval.tool);
     const seen = (await upstreamRequestsOf(run.handle)).length;
     // After an I/O, so every decision made before this one carries an earlier time.
     const decisionStarted = Date.now();
@@ -437,6 +446,15 @@ export class DecideCommand implements ModelCommand {
     });
     for (const decision of decisions) learnFromDecision(key, approval, decision);
     learnEdit(key, decisions, world);
+    // Rule 14: an approval its tool's change voided is refused, whoever decides, and sends nothing.
+    if (voided) {
+      const granted = decisions.find(({ status }) => status === 200);
+      if (granted)
+        violated("14", `approval ${approval.id} was decided after its tool's change voided it`, granted);
+      if ((await upstreamRequestsOf(run.handle)).length > seen) {
+        violated("14", `approval ${approval.id} reached the upstream after its tool's change voided it`);
+      }
+    }
     // Rule 11: an approval that needs two people reaches the upstream only once two different
     // people approved it, whatever keys, races, restarts and expiries came between.
     if ((await upstreamRequestsOf(run.handle)).length > seen) {

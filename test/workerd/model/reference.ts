@@ -134,6 +134,11 @@ export interface ApprovalModel {
    * have recorded them): under the two-person rule it executes only once two of them did (rule 11).
    */
   approvedBy: Set<string>;
+  /**
+   * A deploy changed its tool's contract while it was pending (`catalog-commands.ts`): it was asked
+   * under a policy that no longer holds, so it must never execute, and no agent may wait for it (rule 14).
+   */
+  voided?: boolean;
 }
 
 export type Lifecycle = "open" | "ended" | "past_deadline";
@@ -359,6 +364,7 @@ export function learnFromAnswers(run: RunModel, call: AgentCall, answers: readon
           earlierEffectsOf(answer),
         ),
         approvedBy: run.approvals.get(answer.approval.id)?.approvedBy ?? new Set(),
+        ...(run.approvals.get(answer.approval.id)?.voided ? { voided: true } : {}),
       });
     }
     learnKeyState(key, answer);

@@ -33,6 +33,9 @@ import type { Envelope } from "../../../src/wire/envelope";
  *    published keys, holds each receipt once, and holds exactly one receipt of each approval decision
  *    and exactly one `made` receipt of each write a run's ledger holds as done, and no other,
  *    whatever restarted between a decision's commit and its delivery (docs/audit.md).
+ * 14. An approval executes only under the policy it was asked under: once a deploy changed its tool's
+ *    contract while it was pending, it is never approved, never executed and never waited for, and
+ *    a change to any other tool, namespace or tenant leaves the runs' calls and approvals as they were.
  *
  * A failure names its rule and shows the answer that broke it, so a shrunk counterexample reads as
  * "this sequence of commands breaks rule N, and here is the answer that did it".

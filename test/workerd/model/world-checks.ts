@@ -177,6 +177,9 @@ async function checkApprovals(run: RunModel, answered: readonly Answered[]): Pro
       ? await ledgerApprovalOf(run, approval.id)
       : await approvalOf(run.tenant, approval.id);
     approval.state = view.state;
+    if (approval.voided && (view.state === "approved" || view.state === "executed")) {
+      violated("14", `approval ${approval.id} was ${view.state} after its tool's change voided it`, view);
+    }
     if (view.state === "pending") {
       if (run.lifecycle !== "open" || effectBudgetSpent(run, approval.tool)) {
         violated("3", `approval ${approval.id} is still pending though it can no longer execute`, {

@@ -1,7 +1,10 @@
 import * as z from "zod";
-import { loadCatalog } from "../../../src/catalog/catalog";
+import { Catalog, loadCatalog } from "../../../src/catalog/catalog";
 import type { StaticHeaderCredential, ToolSpec } from "../../../src/catalog/define-tool";
 import { settleReadOf } from "../../../src/catalog/settle-read";
+import type { ToolVersion } from "../../../src/catalog/tool-version";
+import { forgetAnnouncement } from "../../../src/ledger/catalog-client";
+import { forgetSpecs } from "../../../src/specs/tool-specs";
 import { catalog as productCatalog, discoveryTools as productDiscoveryTools } from "../../../src/tools";
 
 /**
@@ -187,21 +190,90 @@ const SHORT_TIMEOUT_RULE = { readMinMs: SHORT_TIMEOUT_MS, keyedMaxMs: SHORT_TIME
  */
 const product = productCatalog.all().filter((tool) => tool.name !== "search_refund_policy");
 
-export const catalog = loadCatalog(
-  [
-    ...product,
-    ...refundWithoutKeys(product),
-    ...wideHelpdesk(product),
-    ...withoutTheirSecret(product),
-    ...overSessions(product),
-    ...relistedSooner(product),
-  ].map((tool) =>
-    listedByDefault(
-      expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
-    ),
+const served = [
+  ...product,
+  ...refundWithoutKeys(product),
+  ...wideHelpdesk(product),
+  ...withoutTheirSecret(product),
+  ...overSessions(product),
+  ...relistedSooner(product),
+].map((tool) =>
+  listedByDefault(
+    expectingMore(ignoringKeys({ ...tool, timeout_ms: Math.min(tool.timeout_ms, SHORT_TIMEOUT_MS) })),
   ),
-  SHORT_TIMEOUT_RULE,
 );
+
+/**
+ * The catalog, as a deploy may change it while runs are open (catalog-changes.test.ts and the
+ * model-based test's catalog steps): every use asks the catalog served now, which `reviseCatalog`
+ * replaces. The rest of the Worker holds this one object, as it holds src/tools/index.ts's.
+ */
+class RevisableCatalog extends Catalog {
+  #current: Catalog;
+
+  constructor(initial: Catalog) {
+    super(new Map());
+    this.#current = initial;
+  }
+
+  serve(next: Catalog): void {
+    this.#current = next;
+  }
+
+  override namespaces(): string[] {
+    return this.#current.namespaces();
+  }
+
+  override hasNamespace(namespace: string): boolean {
+    return this.#current.hasNamespace(namespace);
+  }
+
+  override tools(namespace: string): ToolSpec[] {
+    return this.#current.tools(namespace);
+  }
+
+  override listedByDefault(namespace: string): string[] | null {
+    return this.#current.listedByDefault(namespace);
+  }
+
+  override find(namespace: string, name: string): ToolSpec | undefined {
+    return this.#current.find(namespace, name);
+  }
+
+  override all(): ToolSpec[] {
+    return this.#current.all();
+  }
+
+  override version(): Promise<string> {
+    return this.#current.version();
+  }
+
+  override toolVersion(tool: ToolSpec): Promise<ToolVersion> {
+    return this.#current.toolVersion(tool);
+  }
+}
+
+const original = loadCatalog(served, SHORT_TIMEOUT_RULE);
+
+export const catalog = new RevisableCatalog(original);
+
+/**
+ * Serves the catalog `edit` makes of the tools served now, checked by the same rules, as a deploy
+ * would: the isolate forgets what it built from the one before (specs) and announces the new one to
+ * the deployment's beacon on its next request, as a new deploy's isolates do.
+ */
+export function reviseCatalog(edit: (tools: readonly ToolSpec[]) => ToolSpec[]): void {
+  catalog.serve(loadCatalog(edit(catalog.all()), SHORT_TIMEOUT_RULE));
+  forgetSpecs();
+  forgetAnnouncement();
+}
+
+/** Serves the catalog this project started with again. */
+export function restoreCatalog(): void {
+  catalog.serve(original);
+  forgetSpecs();
+  forgetAnnouncement();
+}
 
 /** The built-ins `find_tools` and `use_tool`, as the product's catalog module gives them. */
 export const discoveryTools = productDiscoveryTools;
