@@ -1,5 +1,6 @@
 import * as z from "zod";
 import { SIDE_EFFECTS } from "../wire/side-effect";
+import { CredentialSchema, HttpCredentialSchema } from "./declaration-credentials";
 import { MAX_LISTED_TOOLS } from "./default-tools";
 import { MAX_INLINE_RESULT_BYTES } from "./define-tool";
 import { instantOf } from "./deprecation";
@@ -44,45 +45,6 @@ const DescriptionSchema = z.strictObject({
   avoid_when: z.string(),
   side_effects: z.string(),
 });
-
-const SecretNameSchema = z
-  .string()
-  .regex(/^[A-Z][A-Z0-9_]*$/, "a Workers secret name such as SHIPMENTS_API_KEY");
-
-const ProxyJwtCredentialSchema = z.strictObject({
-  kind: z.literal("proxy_jwt"),
-  /** The JWT's `aud`: the tool's name when absent; an MCP server is one audience for its tools. */
-  audience: z.string().min(1).optional(),
-});
-/** Nothing is sent: a server reached only through a private binding. */
-const NoCredentialSchema = z.strictObject({ kind: z.literal("none") });
-const StaticHeaderCredentialSchema = z.strictObject({
-  kind: z.literal("static_header"),
-  header: z.string().min(1),
-  secret: SecretNameSchema,
-  prefix: z.string().optional(),
-});
-/**
- * An API key the API reads from a query parameter: added to each attempt's URL as it is sent, so
- * the request stored under the call's key, the trace and the logs never hold it. HTTP APIs only.
- */
-const StaticQueryCredentialSchema = z.strictObject({
-  kind: z.literal("static_query"),
-  param: z.string().min(1),
-  secret: SecretNameSchema,
-});
-
-const CredentialSchema = z.discriminatedUnion("kind", [
-  ProxyJwtCredentialSchema,
-  NoCredentialSchema,
-  StaticHeaderCredentialSchema,
-]);
-const HttpCredentialSchema = z.discriminatedUnion("kind", [
-  ProxyJwtCredentialSchema,
-  NoCredentialSchema,
-  StaticHeaderCredentialSchema,
-  StaticQueryCredentialSchema,
-]);
 
 const BaseUrlSchema = z
   .string()

@@ -1,6 +1,5 @@
 import { ANY_OPERATOR } from "../approvals/approvers";
 import {
-  APPROVAL_POLL_MS,
   APPROVAL_TTL_MS,
   type ApprovalRecord,
   approvalBlock,
@@ -19,7 +18,7 @@ import { type ApprovalBlock, type Envelope, type FailureSpec, failure } from "..
 import { context, expiredSpec, rejectedSpec, waitSpec } from "./answers";
 import { budgetLeft, type Counters, canChargeCall, canSpendEffect, spendEffect } from "./budget";
 import { callAgainSentence, inDoubtRuleOf } from "./in-doubt";
-import { pollPrice } from "./poll-price";
+import { chargedPollRefusal, pollPrice } from "./poll-price";
 import type { PreparedCall, ValidCall } from "./prepare";
 import { completionOf } from "./record";
 import type { CallRecord, RunMeta, StoredRequest } from "./run-state";
@@ -186,16 +185,10 @@ function pollOf(turn: Turn): CallStep | null {
   if (!price.charged) return waitOrFinal(turn, approval, record);
   if (open?.kind === "trace_open") open.entry.poll_charged = true;
   if (turn.counters.calls_used >= run.limits.max_calls) {
-    return answerWith(
-      turn,
-      {
-        code: "budget_exhausted",
-        message: `The run used all ${run.limits.max_calls} tool calls it was given (max_calls), and this poll, ${price.why}, is charged as one. Ask again after retry_after_ms, which is free, or wait for the decision with Prefer: wait.`,
-        retry_after_ms: APPROVAL_POLL_MS,
-        details: { limit: "max_calls" },
-      },
-      { record, approval: approvalBlock(approval) },
-    );
+    return answerWith(turn, chargedPollRefusal(run.limits.max_calls, price.why), {
+      record,
+      approval: approvalBlock(approval),
+    });
   }
   const charged = { ...turn.counters, calls_used: turn.counters.calls_used + 1 };
   return waitOrFinal({ ...turn, counters: charged }, approval, record);

@@ -1,4 +1,5 @@
 import { APPROVAL_POLL_MS } from "../approvals/model";
+import type { FailureSpec } from "../wire/envelope";
 
 /**
  * What asking again about a pending approval costs. Waiting is what the agent was told to do, so a
@@ -41,4 +42,14 @@ export function pollPrice(input: {
     return { charged: true, why: `sooner than its retry_after_ms of ${hint} ms` };
   }
   return { charged: false };
+}
+
+/** A charged poll with the run's calls spent: refused, telling the agent how to wait for free. */
+export function chargedPollRefusal(maxCalls: number, why: string): FailureSpec {
+  return {
+    code: "budget_exhausted",
+    message: `The run used all ${maxCalls} tool calls it was given (max_calls), and this poll, ${why}, is charged as one. Ask again after retry_after_ms, which is free, or wait for the decision with Prefer: wait.`,
+    retry_after_ms: APPROVAL_POLL_MS,
+    details: { limit: "max_calls" },
+  };
 }
