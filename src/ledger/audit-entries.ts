@@ -7,7 +7,7 @@ import type { CallRecord, RunMeta, TraceCompletion } from "../machine/run-state"
 import type { DecisionSeen, Write } from "../machine/writes";
 import { applyMasks } from "../shaping/mask";
 import { catalog } from "../tools";
-import type { AuditDraft, AuditEvent } from "../wire/audit";
+import type { AuditContract, AuditDraft, AuditEvent } from "../wire/audit";
 import type { Envelope } from "../wire/envelope";
 import type { LedgerStores } from "./commit";
 import type { OpenCall } from "./run-store";
@@ -117,8 +117,18 @@ function completionOf(writes: readonly Write[], settle: Settle): TraceCompletion
 }
 
 /**
- * What every receipt of the run says first. A tool has no contract digest of its own: its contract
- * is named by the run's catalog version, the hash of every tool's (src/catalog/catalog.ts).
+ * The tool's contract as the run used it: the version the run pinned (the call was admitted under
+ * it, `machine/tool-pins.ts`), or the run's catalog version for a run that pinned none.
+ */
+function contractOf(run: RunMeta, namespace: string, name: string): AuditContract {
+  const pinned = run.tool_versions?.[`${namespace}.${name}`];
+  return pinned
+    ? { kind: "tool_version", digest: pinned.version }
+    : { kind: "catalog_version", digest: run.catalog_version };
+}
+
+/**
+ * What every receipt of the run says first.
  */
 function base(
   run: RunMeta,
@@ -139,7 +149,7 @@ function base(
       // A tool the catalog no longer has is named as the run's namespace holds it.
       namespace: tool?.namespace ?? run.namespace,
       side_effect: called.side_effect,
-      contract: { kind: "catalog_version", digest: run.catalog_version },
+      contract: contractOf(run, tool?.namespace ?? run.namespace, called.name),
     },
   };
 }

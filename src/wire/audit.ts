@@ -53,15 +53,19 @@ const AuditActorSchema = z.strictObject({
   name: z.string().nullable().describe("The operator's display name, when configured."),
 });
 
+const AuditContractSchema = z.strictObject({
+  kind: z.enum(["tool_version", "catalog_version"]),
+  digest: z.string(),
+});
+export type AuditContract = z.infer<typeof AuditContractSchema>;
+
 const AuditToolSchema = z.strictObject({
   name: z.string(),
   namespace: z.string(),
   side_effect: SideEffectSchema,
-  contract: z
-    .strictObject({ kind: z.literal("catalog_version"), digest: z.string() })
-    .describe(
-      "What the tool's contract was when the run used it: the catalog version of the run, a hash of every tool's contract (schemas, descriptions, versions).",
-    ),
+  contract: AuditContractSchema.describe(
+    "What the tool's contract was when the run used it: the tool's own version as the run pinned it (a digest of its schemas, description, upstream, policies and trust), or, for a run that pinned none, the run's catalog version (a hash of every tool's).",
+  ),
 });
 
 const AuditCallSchema = z.strictObject({
