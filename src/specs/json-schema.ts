@@ -40,9 +40,16 @@ export function inputJsonSchema(tool: Pick<ToolSpec, "input">): ObjectJsonSchema
  * The envelope a call of this tool answers with, its `data` narrowed to the tool's output whitelist.
  * It is what MCP `structuredContent` carries, so it is the tool's MCP `outputSchema`.
  */
-export function envelopeJsonSchema(tool: Pick<ToolSpec, "output">): ObjectJsonSchema {
-  // Built from the envelope's own shape so a field added to the envelope appears here too.
-  const envelope = z.strictObject({ ...envelopeSchema().shape, data: tool.output.nullable() });
+export function envelopeJsonSchema(tool: Pick<ToolSpec, "output" | "deprecated">): ObjectJsonSchema {
+  // Built from the envelope's own shape so a field added to the envelope appears here too. Only a
+  // deprecated tool answers with a `deprecation` notice, so only its schema names one: a namespace
+  // of hundreds of tools exported at once does not repeat the notice's schema for every tool.
+  const { deprecation, ...shape } = envelopeSchema().shape;
+  const envelope = z.strictObject({
+    ...shape,
+    ...(tool.deprecated ? { deprecation } : {}),
+    data: tool.output.nullable(),
+  });
   return toJsonSchema(envelope, "output") as ObjectJsonSchema;
 }
 
