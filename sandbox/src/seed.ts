@@ -244,44 +244,57 @@ function loadTestOrders(): SeedOrder[] {
   }));
 }
 
+/** `count` delivered orders of one tenant, numbered from 1 after `prefix`, alike but for `extra`. */
+function bulkOrders(
+  shape: { tenant: string; prefix: string; customers: string; item: SeedOrder["items"][number] },
+  rest: Pick<SeedOrder, "internal_notes" | "warehouse_id">,
+  count: number,
+  extra: (index: number) => Partial<SeedOrder> = () => ({}),
+): SeedOrder[] {
+  return Array.from({ length: count }, (_, index) => ({
+    tenant: shape.tenant,
+    order_id: `${shape.prefix}${String(index + 1).padStart(4, "0")}`,
+    customer_id: `${shape.customers}${index % 10}`,
+    status: "delivered" as const,
+    currency: "USD",
+    placed_at: "2026-02-02T08:00:00.000Z",
+    updated_at: "2026-02-06T08:00:00.000Z",
+    version: 1,
+    items: [shape.item],
+    refunds: [],
+    ...rest,
+    ...extra(index),
+  }));
+}
+
 /**
  * Orders for fleet-scale tests of effects across runs: many runs, each refunding its own orders,
  * every order refundable far above the tenant's auto-approval limit (1000 cents).
  */
 function fleetOrders(): SeedOrder[] {
-  return Array.from({ length: 200 }, (_, index) => ({
-    tenant: "hooli",
-    order_id: `H${String(index + 1).padStart(4, "0")}`,
-    customer_id: `C50${index % 10}`,
-    status: "delivered" as const,
-    currency: "USD",
-    placed_at: "2026-02-02T08:00:00.000Z",
-    updated_at: "2026-02-06T08:00:00.000Z",
-    version: 1,
-    items: [item("PP-CASE-12", "Pied Piper Server Case", 1, 12000)],
-    refunds: [],
-    internal_notes: "Fleet account; refunds reconciled monthly.",
-    warehouse_id: "wh-sjc-1",
-  }));
+  return bulkOrders(
+    {
+      tenant: "hooli",
+      prefix: "H",
+      customers: "C50",
+      item: item("PP-CASE-12", "Pied Piper Server Case", 1, 12000),
+    },
+    { internal_notes: "Fleet account; refunds reconciled monthly.", warehouse_id: "wh-sjc-1" },
+    200,
+  );
 }
 
-/** Orders of wayne, whose runs act for its users: W0001-W0040, each refundable up to 500.00. */
+/**
+ * Orders of wayne, whose runs act for its users: W0001-W0040, each refundable up to 500.00;
+ * W0031-W0035 belong to alice and W0036-W0040 to bob.
+ */
 function userOrders(): SeedOrder[] {
-  return Array.from({ length: 40 }, (_, index) => ({
-    tenant: "wayne",
-    order_id: `W${String(index + 1).padStart(4, "0")}`,
-    customer_id: `C70${index % 10}`,
-    status: "delivered" as const,
-    currency: "USD",
-    placed_at: "2026-02-02T08:00:00.000Z",
-    updated_at: "2026-02-06T08:00:00.000Z",
-    version: 1,
-    items: [item("BAT-CAPE-01", "Utility Cape", 1, 50000)],
-    refunds: [],
-    internal_notes: "Household account.",
-    warehouse_id: "wh-gtm-1",
-    ...(index >= 30 ? { owner: index >= 35 ? "bob" : "alice" } : {}),
-  }));
+  return bulkOrders(
+    { tenant: "wayne", prefix: "W", customers: "C70", item: item("BAT-CAPE-01", "Utility Cape", 1, 50000) },
+    { internal_notes: "Household account.", warehouse_id: "wh-gtm-1" },
+    40,
+    (index) => (index >= 30 ? { owner: index >= 35 ? "bob" : "alice" } : {}),
+  );
 }
 
 /** Shared by every tenant: policies are company-wide documents, not customer data. */
