@@ -131,6 +131,8 @@ export class RunLedger extends DurableObject<Env> {
   /** Creates the run of a pending open its caller found absent and not past its deadline, and sets its alarm. */
   async #createPending(tenant: string, pending: api.PendingOpen): Promise<void> {
     const shown = await shownTools(pending, pending);
+    // Another first request of the run may have created it while the shown tools were computed.
+    if (this.#run) return;
     this.#create({ tenant, ...pending }, shown, pending.opened_at, Date.now());
     await this.#publisher.scheduleAlarm();
   }

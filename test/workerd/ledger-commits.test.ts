@@ -55,6 +55,19 @@ describe("what a call commits", () => {
     });
   });
 
+  it("creates a run its open stored nothing of once, when its first calls arrive together", async () => {
+    const run = await openRun("initech");
+    const reads = await Promise.all(
+      Array.from({ length: 12 }, (_, index) =>
+        callTool(run, "lookup_order", { order_id: `I30${String(index + 1).padStart(2, "0")}` }),
+      ),
+    );
+    expect(reads.map((read) => read.body.error?.code ?? read.body.outcome)).toEqual(
+      Array.from({ length: 12 }, () => "success"),
+    );
+    expect(await traceOf(run)).toHaveLength(12);
+  });
+
   it("commits a read once, after the upstream answered, with its trace entry and the calls it spent", async () => {
     const run = await openRun("initech");
     await storeRun(run);
