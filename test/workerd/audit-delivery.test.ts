@@ -11,6 +11,7 @@ import type { Receipt } from "../../src/wire/audit";
 import {
   asOperator,
   callTool,
+  expectQueryRefused,
   failWebhookDeliveries,
   KEYS,
   ledgerStubOf,
@@ -315,12 +316,5 @@ describe("who reads the audit log", () => {
     ["/v1/audit?limit=0", "query.limit", "must be at least 1"],
     ["/v1/audit?format=csv", "query.format", ""],
     ["/v1/audit?tenant=globex", "query.tenant", "unknown field"],
-  ])("%s is a validation_error naming %s", async (path, field, reason) => {
-    const { status, body } = await asOperator(path);
-    expect(status).toBe(422);
-    expect(body.error?.code).toBe("validation_error");
-    expect(body.error?.problems).toEqual([
-      expect.objectContaining({ field, reason: expect.stringContaining(reason) }),
-    ]);
-  });
+  ])("%s is a validation_error naming %s", (path, field, reason) => expectQueryRefused(path, field, reason));
 });

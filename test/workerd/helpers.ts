@@ -229,6 +229,19 @@ export function asOperator(
 }
 
 /**
+ * An operator's query the API refuses: 422 `validation_error` with one problem, at `field`, whose
+ * reason contains `reason`.
+ */
+export async function expectQueryRefused(path: string, field: string, reason: string): Promise<void> {
+  const { status, body } = await asOperator(path);
+  expect(status).toBe(422);
+  expect(body.error?.code).toBe("validation_error");
+  expect(body.error?.problems).toEqual([
+    expect.objectContaining({ field, reason: expect.stringContaining(reason) }),
+  ]);
+}
+
+/**
  * An operator's decision. `confirm_duplicate` is the operator saying they saw that another run
  * already acted on the same thing (a test whose file refunds one order in several runs needs it).
  */

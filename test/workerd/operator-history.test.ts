@@ -13,6 +13,7 @@ import {
   decide,
   deliverUncalledRun,
   directoryStubOf,
+  expectQueryRefused,
   failDirectoryWritesOf,
   KEYS,
   ledgerStubOf,
@@ -430,14 +431,7 @@ describe("bad list parameters", () => {
     ["/v1/runs?tool=Issue%20Refund", "query.tool", "not a tool name"],
     ["/v1/runs?subject=order_id%3D", "query.subject", "names a key but no value"],
     ["/v1/runs?subjet=A1002", "query.subjet", "unknown field"],
-  ])("%s is a validation_error naming %s", async (path, field, reason) => {
-    const { status, body } = await asOperator(path);
-    expect(status).toBe(422);
-    expect(body.error?.code).toBe("validation_error");
-    expect(body.error?.problems).toEqual([
-      expect.objectContaining({ field, reason: expect.stringContaining(reason) }),
-    ]);
-  });
+  ])("%s is a validation_error naming %s", (path, field, reason) => expectQueryRefused(path, field, reason));
 });
 
 describe("a directory written before history and search", () => {
