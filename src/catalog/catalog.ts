@@ -5,6 +5,7 @@ import { MAX_INLINE_RESULT_BYTES, type ToolSpec } from "./define-tool";
 import { deprecationProblems } from "./deprecation";
 import { checkEffect } from "./effect-rules";
 import { checkSchemas, type Report } from "./schema-checks";
+import { toolRef } from "./subset";
 import { TIMEOUT_RULE, type TimeoutRule, timeoutProblem } from "./timeout-rules";
 import { computeToolVersion, type ToolVersion } from "./tool-version";
 
@@ -300,7 +301,7 @@ export class Catalog {
    * else computed here once per tool (any other tool, such as a run's discovery built-ins).
    */
   toolVersion(tool: ToolSpec): Promise<ToolVersion> {
-    const known = this.#knownTools[`${tool.namespace}.${tool.name}`];
+    const known = this.#knownTools[toolRef(tool)];
     if (known && this.find(tool.namespace, tool.name) === tool) return Promise.resolve(known);
     return computeToolVersion(tool);
   }
@@ -319,11 +320,7 @@ export class Catalog {
  */
 export function catalogContract(tools: readonly ToolSpec[], versions: readonly ToolVersion[]): string {
   return JSON.stringify(
-    tools.map((tool, index) => [
-      `${tool.namespace}.${tool.name}`,
-      versions[index]?.version ?? null,
-      tool.listed_by_default,
-    ]),
+    tools.map((tool, index) => [toolRef(tool), versions[index]?.version ?? null, tool.listed_by_default]),
   );
 }
 

@@ -1,6 +1,7 @@
 import { RunFiltersSchema } from "../approvals/list-filters";
 import type { Deprecation } from "../catalog/deprecation";
 import { isRetired } from "../catalog/deprecation";
+import { toolRef } from "../catalog/subset";
 import { loadConfig } from "../config/load";
 import type { Env } from "../env";
 import { listRuns } from "../ledger/operator-client";
@@ -43,7 +44,7 @@ export async function deprecatedCallers(env: Env, tenant: string, since: number)
       const page = await listRuns(env, tenant, filters);
       const notice = tool.deprecated as Deprecation;
       return {
-        tool: `${tool.namespace}.${tool.name}`,
+        tool: toolRef(tool),
         deprecated: notice,
         retired: isRetired(notice, now),
         runs: page.runs,

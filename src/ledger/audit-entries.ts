@@ -1,5 +1,6 @@
 import { type ApprovalRecord, approvalUserOf, WITHDRAWN_PREFIX } from "../approvals/model";
 import type { SideEffect, ToolSpec } from "../catalog/define-tool";
+import { toolRef } from "../catalog/subset";
 import { newReceiptId } from "../core/ids";
 import { knownEffect } from "../effects/known-effect";
 import { toolOfRun } from "../machine/grants";
@@ -121,7 +122,7 @@ function completionOf(writes: readonly Write[], settle: Settle): TraceCompletion
  * it, `machine/tool-pins.ts`), or the run's catalog version for a run that pinned none.
  */
 function contractOf(run: RunMeta, namespace: string, name: string): AuditContract {
-  const pinned = run.tool_versions?.[`${namespace}.${name}`];
+  const pinned = run.tool_versions?.[toolRef({ namespace, name })];
   return pinned
     ? { kind: "tool_version", digest: pinned.version }
     : { kind: "catalog_version", digest: run.catalog_version };

@@ -1,3 +1,4 @@
+import { toolRef } from "../catalog/subset";
 import type { Env } from "../env";
 import { catalog } from "../tools";
 import type { LiveCatalog } from "./catalog-beacon";
@@ -15,9 +16,7 @@ export async function servedCatalog(): Promise<LiveCatalog> {
   const versions = await Promise.all(tools.map((tool) => catalog.toolVersion(tool)));
   return {
     version: await catalog.version(),
-    tools: Object.fromEntries(
-      tools.map((tool, index) => [`${tool.namespace}.${tool.name}`, versions[index]?.version ?? ""]),
-    ),
+    tools: Object.fromEntries(tools.map((tool, index) => [toolRef(tool), versions[index]?.version ?? ""])),
   };
 }
 

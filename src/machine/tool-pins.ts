@@ -1,4 +1,5 @@
 import type { ToolSpec } from "../catalog/define-tool";
+import { toolRef } from "../catalog/subset";
 import { changedParts, PART_WORDS, type ToolVersion } from "../catalog/tool-version";
 import type { FailureSpec } from "../wire/envelope";
 
@@ -22,13 +23,11 @@ export type PinCheck =
   /** The tool changed under the run: the call is refused, and the run pinned to the version it now knows. */
   | { kind: "changed"; refusal: FailureSpec; pins: ToolPins };
 
-const refOf = (tool: Pick<ToolSpec, "namespace" | "name">) => `${tool.namespace}.${tool.name}`;
-
 /** The pins of tools a run is shown, by their versions in the same order. */
 export function pinsOf(tools: readonly ToolSpec[], versions: readonly (ToolVersion | null)[]): ToolPins {
   const pins: Record<string, ToolVersion | null> = {};
   tools.forEach((tool, index) => {
-    pins[refOf(tool)] = versions[index] ?? null;
+    pins[toolRef(tool)] = versions[index] ?? null;
   });
   return pins;
 }
@@ -41,7 +40,7 @@ export function isPinned(tool: ToolSpec): boolean {
 /** A call's tool against the run's pin of it, the tool's version being `current`. */
 export function checkPin(pins: ToolPins | undefined, tool: ToolSpec, current: ToolVersion): PinCheck {
   if (!isPinned(tool)) return { kind: "same" };
-  const ref = refOf(tool);
+  const ref = toolRef(tool);
   const known = pins ?? {};
   if (!(ref in known)) return { kind: "new", pins: { [ref]: current } };
   const pinned = known[ref] ?? null;
@@ -66,7 +65,7 @@ export function toolChangedSpec(
     code: "tool_changed",
     message: `The tool ${tool.name} changed since this run last saw it (${changeWords(pinned, current)}), so this call was not made. List the tools again and read ${tool.name}'s definition, then call it as it is now.`,
     details: {
-      tool: refOf(tool),
+      tool: toolRef(tool),
       changed: pinned === null ? null : changedParts(pinned.parts, current.parts),
       run_tool_version: pinned?.version ?? null,
       current_tool_version: current.version,
